@@ -1,0 +1,30 @@
+"""mnnpy: NumPy-, OpenCV- and MNN-compatible APIs on one lazy expression graph.
+
+Every call builds a node of the graph and returns a ``Var`` whose shape and dtype are known
+at once; values are computed by the C++ executor when asked for (``numpy()``, ``read()``,
+``print``, ``float()`` ...) or with :func:`eval`.
+"""
+from . import _core
+from ._core import Var, get_num_threads, set_num_threads
+
+__version__ = "0.1.0"
+
+from . import expr  # noqa: E402  (attaches Var methods)
+
+
+def eval(*vars):
+    """Compute several Vars with one plan; returns their values as NumPy arrays."""
+    return _core.evaluate(list(vars))
+
+
+def runtime_info():
+    """Version, chosen SIMD instruction set, thread count and available backends."""
+    return {
+        "version": __version__,
+        "isa": _core.simd_target(),
+        "threads": get_num_threads(),
+        "backends": ["cpu"],
+    }
+
+
+__all__ = ["Var", "expr", "eval", "runtime_info", "set_num_threads", "get_num_threads"]

@@ -1,0 +1,244 @@
+"""The Express layer, with the names, argument orders and defaults of MNN's ``MNN.expr``.
+
+Differences from MNN, on purpose: ``Var.shape`` is a tuple and ``Var.dtype`` a NumPy dtype,
+as in NumPy; ``const`` keeps a NumPy array's dtype (MNN casts to ``dtype``, float by default,
+which is still what a Python list or number becomes).
+"""
+import numpy as _np
+
+from . import _core
+from ._core import Var
+
+__all__ = []  # filled at the bottom
+
+
+class data_format:
+    """Memory layouts a Var can be in (MNN's ``expr.data_format``)."""
+    NCHW = "NCHW"
+    NHWC = "NHWC"
+    NC4HW4 = "NC4HW4"
+
+
+NCHW, NHWC, NC4HW4 = data_format.NCHW, data_format.NHWC, data_format.NC4HW4
+_FORMATS = (NCHW, NHWC, NC4HW4)
+
+
+class dtype:
+    """Element types (MNN's ``expr.dtype`` names, plus the rest NumPy has)."""
+    float = _np.dtype("float32")
+    double = _np.dtype("float64")
+    int = _np.dtype("int32")
+    int64 = _np.dtype("int64")
+    int16 = _np.dtype("int16")
+    int8 = _np.dtype("int8")
+    uint8 = _np.dtype("uint8")
+    bool = _np.dtype("bool")
+    float16 = _np.dtype("float16")
+    bfloat16 = "bfloat16"
+
+
+def _check_format(fmt):
+    if fmt not in _FORMATS:
+        raise ValueError(f"unknown data format {fmt!r}; expected one of {_FORMATS}")
+    return fmt
+
+
+def const(value_list, shape=None, data_format=NCHW, dtype=None):
+    """A constant Var holding a copy of ``value_list`` (NumPy array, list or number)."""
+    _check_format(data_format)
+    if dtype is None and not isinstance(value_list, _np.ndarray) and not _np.isscalar(value_list):
+        dtype = _np.float32
+    elif dtype is None and isinstance(value_list, (bool, int, float)):
+        dtype = _np.float32
+    v = _core.const(value_list, dtype, data_format)
+    if shape is not None:
+        shape = tuple(int(d) for d in shape)
+        if int(_np.prod(shape, dtype=_np.int64)) != v.size:
+            raise ValueError(f"const: {v.size} values do not fill shape {shape}")
+        v = _core.reshape(v, shape)
+    return v
+
+
+def scalar(value, dtype=None):
+    """A 0-d constant."""
+    return const(_np.asarray(value, dtype=dtype if dtype is not None else None)) if dtype is not None else const(value)
+
+
+def placeholder(shape=(), data_format=NCHW, dtype=_np.float32):
+    """An input to be given a value with ``Var.write`` before evaluation."""
+    _check_format(data_format)
+    return _core.placeholder(tuple(int(d) for d in shape), dtype, data_format)
+
+
+def cast(x, dtype):
+    return _core.cast(_as_var(x), dtype)
+
+
+def _as_var(x):
+    return x if isinstance(x, Var) else _core.scalar(x)
+
+
+def lazy_eval(on=True):
+    """Kept for MNN compatibility: mnnpy is always lazy."""
+    return None
+
+
+def set_thread_number(n):
+    _core.set_num_threads(int(n))
+
+
+def gc(full=False):
+    """Drop cached execution plans (MNN's ``expr.gc``)."""
+    _core.clear_plan_cache()
+
+
+# ---------------------------------------------------------------- elementwise math
+def _unary(op):
+    def f(x):
+        return _core.unary(op, _as_var(x))
+    return f
+
+
+def _binary(op):
+    def f(x, y):
+        return _core.binary(op, x, y)
+    return f
+
+
+_UNARY = {
+    "abs": "Abs", "negative": "Neg", "sign": "Sign", "square": "Square", "sqrt": "Sqrt", "rsqrt": "Rsqrt",
+    "reciprocal": "Reciprocal", "exp": "Exp", "expm1": "Expm1", "log": "Log", "log1p": "Log1p",
+    "sin": "Sin", "cos": "Cos", "tan": "Tan", "asin": "Asin", "acos": "Acos", "atan": "Atan",
+    "sinh": "Sinh", "cosh": "Cosh", "tanh": "Tanh", "asinh": "Asinh", "acosh": "Acosh", "atanh": "Atanh",
+    "floor": "Floor", "ceil": "Ceil", "round": "Round", "erf": "Erf", "erfc": "Erfc", "sigmoid": "Sigmoid",
+    "softplus": "Softplus", "softsign": "Softsign", "relu6_": "Relu6", "trunc": "Trunc", "log2": "Log2",
+    "log10": "Log10", "exp2": "Exp2", "cbrt": "Cbrt", "logical_not": "LogicalNot", "isnan": "IsNan",
+    "isinf": "IsInf", "isfinite": "IsFinite", "bitwise_not": "BitwiseNot",
+}
+_BINARY = {
+    "add": "Add", "subtract": "Sub", "multiply": "Mul", "divide": "Div", "floordiv": "FloorDiv",
+    "floormod": "Mod", "mod": "Fmod", "pow": "Pow", "maximum": "Maximum", "minimum": "Minimum",
+    "atan2": "Atan2", "squared_difference": "SquaredDifference", "equal": "Equal", "not_equal": "NotEqual",
+    "less": "Less", "less_equal": "LessEqual", "greater": "Greater", "greater_equal": "GreaterEqual",
+    "logical_and": "LogicalAnd", "logical_or": "LogicalOr", "logical_xor": "LogicalXor",
+    "bitwise_and": "BitwiseAnd", "bitwise_or": "BitwiseOr", "bitwise_xor": "BitwiseXor",
+    "left_shift": "LeftShift", "right_shift": "RightShift", "fmax": "Fmax", "fmin": "Fmin", "hypot": "Hypot",
+}
+for _name, _op in _UNARY.items():
+    globals()[_name] = _unary(_op)
+for _name, _op in _BINARY.items():
+    globals()[_name] = _binary(_op)
+del relu6_  # noqa: F821  (relu6 takes bounds, below)
+
+
+def relu(x, slope=0.0):
+    x = _as_var(x)
+    if slope == 0.0:
+        return _core.unary("Relu", x)
+    return select(greater(x, 0), x, multiply(x, slope))
+
+
+def relu6(x, min=0.0, max=6.0):
+    x = _as_var(x)
+    if min == 0.0 and max == 6.0:
+        return _core.unary("Relu6", x)
+    return minimum(maximum(x, min), max)
+
+
+def gelu(x, approximate=False):
+    return _core.unary("GeluTanh" if approximate else "Gelu", _as_var(x))
+
+
+def selu(x, scale=1.0507009873554804934, alpha=1.6732632423543772848):
+    x = _as_var(x)
+    if scale == 1.0507009873554804934 and alpha == 1.6732632423543772848:
+        return _core.unary("Selu", x)
+    return multiply(select(greater(x, 0), x, multiply(expm1(x), alpha)), scale)
+
+
+def elu(x, alpha=1.0):
+    x = _as_var(x)
+    return select(greater(x, 0), x, multiply(expm1(x), alpha))
+
+
+def select(cond, x, y):
+    """Elementwise ``x if cond else y`` with broadcasting (MNN's ``select``)."""
+    return _core.where(_as_var(cond), _as_var(x), _as_var(y))
+
+
+def where_(cond, x, y):
+    return select(cond, x, y)
+
+
+def clip(x, min, max):
+    return minimum(maximum(_as_var(x), min), max)
+
+
+# MNN-style elementwise aliases.
+def eltwise_sum(x, y): return add(x, y)  # noqa: E704
+def eltwise_sub(x, y): return subtract(x, y)  # noqa: E704
+def eltwise_prod(x, y): return multiply(x, y)  # noqa: E704
+def eltwise_max(x, y): return maximum(x, y)  # noqa: E704
+
+
+# ---------------------------------------------------------------- reductions
+def _axes(axis):
+    if axis is None:
+        return None
+    if isinstance(axis, (int, _np.integer)):
+        return [int(axis)]
+    axis = [int(a) for a in axis]
+    return None if len(axis) == 0 else axis
+
+
+def _reduction(kind):
+    def f(x, axis=[], keepdims=False):  # noqa: B006  (MNN's default: all axes)
+        return _core.reduce(kind, _as_var(x), _axes(axis), bool(keepdims))
+    f.__name__ = "reduce_" + kind
+    return f
+
+
+reduce_sum = _reduction("sum")
+reduce_mean = _reduction("mean")
+reduce_prod = _reduction("prod")
+reduce_min = _reduction("min")
+reduce_max = _reduction("max")
+reduce_any = _reduction("any")
+reduce_all = _reduction("all")
+
+
+def argmax(x, axis=0):
+    return _core.reduce("argmax", _as_var(x), None if axis is None else [int(axis)], False)
+
+
+def argmin(x, axis=0):
+    return _core.reduce("argmin", _as_var(x), None if axis is None else [int(axis)], False)
+
+
+def reshape(x, shape, original_format=NCHW):
+    return _core.reshape(_as_var(x), tuple(int(d) for d in shape))
+
+
+def save(vars, filename):
+    raise NotImplementedError
+
+
+# ---------------------------------------------------------------- Var methods
+def _var_repr(self):
+    if self.is_placeholder and not self.is_evaluated:
+        return f"Var(placeholder, shape={self.shape}, dtype={self.dtype})"
+    return repr(self.read())
+
+
+def _var_str(self):
+    if self.is_placeholder and not self.is_evaluated:
+        return _var_repr(self)
+    return str(self.read())
+
+
+Var.__repr__ = _var_repr
+Var.__str__ = _var_str
+Var.__array_ufunc__ = None  # NumPy defers to Var's reflected operators: ndarray + Var -> Var
+Var.__array_priority__ = 1000
+
+__all__ = [n for n in globals() if not n.startswith("_") and n not in ("where_",)]

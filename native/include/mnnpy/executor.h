@@ -1,0 +1,26 @@
+// The executor: turns the pending subgraph behind some Vars into a cached plan
+// (CSE, constant folding, elementwise fusion, memory planning) and runs it.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mnnpy/graph.h"
+
+namespace mnnpy {
+
+struct ExecutorStats {
+  uint64_t plans_built = 0, plan_cache_hits = 0, runs = 0;
+  uint64_t last_nodes_before = 0, last_nodes_after = 0, last_kernels = 0, last_fused_groups = 0;
+  uint64_t last_arena_bytes = 0, last_folded = 0;
+};
+
+// Computes the values of `targets`; caches them on nodes that read no placeholder.
+// Safe to call from several threads; releases nothing itself (callers release the GIL).
+std::vector<std::shared_ptr<Tensor>> evaluate(const std::vector<Var>& targets);
+ExecutorStats executor_stats();
+void clear_plan_cache();
+// Plan options: individual passes can be turned off to compare their effect.
+void set_executor_option(const std::string& name, bool on);
+
+}  // namespace mnnpy

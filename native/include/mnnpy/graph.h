@@ -1,0 +1,82 @@
+// The lazy expression graph: a Node is one op application (op + attributes + inputs) whose
+// output types are inferred when it is built; a Var names one output of a node.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "mnnpy/tensor.h"
+
+namespace mnnpy {
+
+struct OpDef;
+struct Node;
+
+using AttrValue = std::variant<int64_t, double, std::vector<int64_t>, std::string>;
+
+// Op attributes, ordered by name so that equal attribute sets hash and compare equal.
+class Attrs {
+ public:
+  Attrs() = default;
+  Attrs& set(const std::string& key, AttrValue v) { items_[key] = std::move(v); return *this; }
+  bool has(const std::string& key) const { return items_.count(key) != 0; }
+  int64_t get_int(const std::string& key) const;
+  int64_t get_int(const std::string& key, int64_t fallback) const;
+  double get_float(const std::string& key) const;
+  const std::vector<int64_t>& get_ints(const std::string& key) const;
+  const std::string& get_string(const std::string& key) const;
+  const std::map<std::string, AttrValue>& items() const { return items_; }
+  size_t hash() const;
+  bool operator==(const Attrs& o) const { return items_ == o.items_; }
+
+ private:
+  std::map<std::string, AttrValue> items_;
+};
+
+struct Var {
+  std::shared_ptr<Node> node;
+  int index = 0;
+  const TensorType& type() const;
+  bool valid() const { return node != nullptr; }
+};
+
+// How a node came to be, which decides whether its value may be cached.
+enum class NodeKind : uint8_t { Op, Const, Placeholder };
+
+struct Node {
+  const OpDef* op = nullptr;
+  NodeKind kind = NodeKind::Op;
+  Attrs attrs;
+  std::vector<Var> inputs;
+  std::vector<TensorType> outputs;
+  // Const data, a placeholder's written value, or an evaluated result kept for reuse.
+  std::vector<std::shared_ptr<Tensor>> values;
+  std::string name;
+  std::string data_format = "NCHW";
+  uint64_t id = 0;                 // unique for the process lifetime, never reused
+  bool uses_placeholder = false;   // reads a placeholder somewhere upstream: never cache values
+
+  bool has_values() const {
+    if (values.size() < outputs.size()) return false;
+    for (auto& v : values) if (!v) return false;
+    return true;
+  }
+  static uint64_t next_id();
+};
+
+// Building blocks used by every front-end; all check their arguments and throw
+// ValueError/TypeError with a message naming the problem.
+Var make_op(const std::string& op_name, std::vector<Var> inputs, Attrs attrs = {});
+std::vector<Var> make_op_multi(const std::string& op_name, std::vector<Var> inputs, Attrs attrs = {});
+Var make_const(std::shared_ptr<Tensor> value, const std::string& data_format = "NCHW");
+Var make_placeholder(const TensorType& type, const std::string& data_format = "NCHW");
+Var cast(const Var& v, DType to);
+// A 0-d constant of dtype t holding `value` converted as a C cast would.
+Var make_scalar(double value, DType t);
+Var reshape(const Var& v, const Shape& shape);
+
+}  // namespace mnnpy

@@ -1,0 +1,75 @@
+// The op registry: the single source of truth for what an op is. Each op file registers its
+// definition (inference + CPU kernel factory + elementwise description for fusion) with
+// MNNPY_REGISTER_OP; nothing else in the engine names ops.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mnnpy/graph.h"
+
+namespace mnnpy {
+
+class ThreadPool;
+
+struct KernelArgs {
+  std::vector<const Tensor*> inputs;
+  std::vector<Tensor*> outputs;
+  ThreadPool* pool = nullptr;
+};
+
+// A backend kernel: resize() once per plan (choose scheme, pack constants, size scratch),
+// execute() every run.
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  // Bytes of scratch that execute() needs (allocated from the plan's arena).
+  virtual size_t scratch_bytes() const { return 0; }
+  virtual void execute(const KernelArgs& args, void* scratch) = 0;
+};
+
+struct KernelContext {
+  const Attrs& attrs;
+  const std::vector<TensorType>& input_types;
+  const std::vector<TensorType>& output_types;
+};
+
+// Elementwise ops fuse into one pass; they name their math by a code the elementwise
+// kernels understand (see backend/cpu/elementwise.h).
+enum class EwArity : uint8_t { None, Unary, Binary, Ternary, Cast };
+struct ElementwiseInfo {
+  EwArity arity = EwArity::None;
+  int code = 0;
+};
+
+using InferFn = std::function<std::vector<TensorType>(const std::vector<TensorType>& inputs, Attrs& attrs)>;
+using KernelFactory = std::function<std::unique_ptr<Kernel>(const KernelContext&)>;
+
+struct OpDef {
+  std::string name;
+  int min_inputs = 0, max_inputs = 0;  // max -1: variadic
+  InferFn infer;
+  KernelFactory cpu_kernel;
+  ElementwiseInfo elementwise;
+  bool view_only = false;  // output is a reinterpretation of input 0's bytes (reshape)
+};
+
+const OpDef* find_op(const std::string& name);  // nullptr when unknown
+const OpDef& get_op(const std::string& name);    // throws ValueError when unknown
+std::vector<std::string> registered_op_names();
+
+struct OpRegistrar {
+  explicit OpRegistrar(OpDef def);
+};
+
+#define MNNPY_CONCAT_INNER(a, b) a##b
+#define MNNPY_CONCAT(a, b) MNNPY_CONCAT_INNER(a, b)
+#define MNNPY_REGISTER_OP(...) static ::mnnpy::OpRegistrar MNNPY_CONCAT(op_registrar_, __LINE__)(__VA_ARGS__)
+
+// Shared inference helpers.
+Shape broadcast_shapes(const Shape& a, const Shape& b);  // throws ValueError on mismatch
+int64_t normalize_axis(int64_t axis, int64_t rank);       // throws IndexError when out of range
+std::vector<int64_t> normalize_axes(const std::vector<int64_t>& axes, int64_t rank);  // sorted, unique
+
+}  // namespace mnnpy

@@ -1,0 +1,276 @@
+// Reductions, compiled per SIMD target. Rows (inner == 1) use explicit vectors with
+// several accumulators; columns (inner > 1) combine whole rows elementwise, which the
+// compiler vectorizes for each target.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "backend/cpu/reduce.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "backend/cpu/reduce.h"
+#include "mnnpy/thread_pool.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace mnnpy {
+namespace cpu {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+template <class T> HWY_INLINE bool is_nan(T v) {
+  if constexpr (std::is_floating_point_v<T>) return v != v; else return false;
+}
+// NaN-propagating max/min, as NumPy's.
+template <class T> HWY_INLINE T max_nan(T a, T b) { return (a >= b || is_nan(a)) ? a : b; }
+template <class T> HWY_INLINE T min_nan(T a, T b) { return (a <= b || is_nan(a)) ? a : b; }
+
+// Sum of a contiguous float run: 4 vector accumulators per block of 2048, blocks added in double.
+template <class T> double sum_float_run(const T* HWY_RESTRICT x, int64_t n) {
+  const hn::ScalableTag<T> d;
+  const int64_t N = (int64_t)hn::Lanes(d);
+  double total = 0;
+  constexpr int64_t kBlock = 2048;
+  for (int64_t b = 0; b < n; b += kBlock) {
+    const int64_t e = std::min(n, b + kBlock);
+    auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
+    int64_t i = b;
+    for (; i + 4 * N <= e; i += 4 * N) {
+      a0 = hn::Add(a0, hn::LoadU(d, x + i));
+      a1 = hn::Add(a1, hn::LoadU(d, x + i + N));
+      a2 = hn::Add(a2, hn::LoadU(d, x + i + 2 * N));
+      a3 = hn::Add(a3, hn::LoadU(d, x + i + 3 * N));
+    }
+    T block = hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3))));
+    for (; i < e; ++i) block += x[i];
+    total += (double)block;
+  }
+  return total;
+}
+
+template <class T, bool kMax> T extreme_float_run(const T* HWY_RESTRICT x, int64_t n) {
+  const hn::ScalableTag<T> d;
+  const int64_t N = (int64_t)hn::Lanes(d);
+  int64_t i = 0;
+  T best = x[0];
+  if (n >= 2 * N) {
+    auto m0 = hn::LoadU(d, x), m1 = hn::LoadU(d, x + N);
+    auto nan_seen = hn::Ne(m0, m0);
+    nan_seen = hn::Or(nan_seen, hn::Ne(m1, m1));
+    for (i = 2 * N; i + 2 * N <= n; i += 2 * N) {
+      const auto v0 = hn::LoadU(d, x + i), v1 = hn::LoadU(d, x + i + N);
+      nan_seen = hn::Or(nan_seen, hn::Or(hn::Ne(v0, v0), hn::Ne(v1, v1)));
+      m0 = kMax ? hn::Max(m0, v0) : hn::Min(m0, v0);
+      m1 = kMax ? hn::Max(m1, v1) : hn::Min(m1, v1);
+    }
+    if (!hn::AllFalse(d, nan_seen)) return std::numeric_limits<T>::quiet_NaN();
+    const auto m = kMax ? hn::Max(m0, m1) : hn::Min(m0, m1);
+    best = hn::GetLane(kMax ? hn::MaxOfLanes(d, m) : hn::MinOfLanes(d, m));
+  }
+  for (; i < n; ++i) best = kMax ? max_nan(best, x[i]) : min_nan(best, x[i]);
+  return best;
+}
+
+template <class T> T reduce_run(int kind, const T* HWY_RESTRICT x, int64_t n) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (kind == kReduceSum) return (T)sum_float_run(x, n);
+    if (kind == kReduceMax) return extreme_float_run<T, true>(x, n);
+    if (kind == kReduceMin) return extreme_float_run<T, false>(x, n);
+  }
+  switch (kind) {
+    case kReduceSum: { T s = 0; for (int64_t i = 0; i < n; ++i) s += x[i]; return s; }
+    case kReduceProd: { T p = 1; for (int64_t i = 0; i < n; ++i) p *= x[i]; return p; }
+    case kReduceMax: { T m = x[0]; for (int64_t i = 1; i < n; ++i) m = x[i] > m ? x[i] : m; return m; }
+    case kReduceMin: { T m = x[0]; for (int64_t i = 1; i < n; ++i) m = x[i] < m ? x[i] : m; return m; }
+    case kReduceAny: { uint8_t r = 0; for (int64_t i = 0; i < n; ++i) r |= (x[i] != 0); return (T)r; }
+    case kReduceAll: { uint8_t r = 1; for (int64_t i = 0; i < n; ++i) r &= (x[i] != 0); return (T)r; }
+  }
+  return 0;
+}
+
+// First index of the max (min); a NaN wins at its first position. Blocks of 1024 are
+// scanned for their extreme first, so memory is read once.
+template <class T, bool kMax> int64_t arg_extreme_run(const T* HWY_RESTRICT x, int64_t n) {
+  constexpr int64_t kBlock = 1024;
+  int64_t best_i = 0;
+  T best = x[0];
+  if (is_nan(best)) return 0;
+  for (int64_t b = 0; b < n; b += kBlock) {
+    const int64_t e = std::min(n, b + kBlock);
+    T m;
+    if constexpr (std::is_floating_point_v<T>) {
+      m = extreme_float_run<T, kMax>(x + b, e - b);
+    } else {
+      m = x[b];
+      for (int64_t i = b + 1; i < e; ++i) m = kMax ? (x[i] > m ? x[i] : m) : (x[i] < m ? x[i] : m);
+    }
+    const bool better = is_nan(m) || (kMax ? m > best : m < best);
+    if (better) {
+      for (int64_t i = b; i < e; ++i) {
+        if (is_nan(m) ? is_nan(x[i]) : x[i] == m) { best_i = i; break; }
+      }
+      best = m;
+      if (is_nan(m)) return best_i;
+    }
+  }
+  return best_i;
+}
+
+template <class T>
+void reduce_rows_t(int kind, const void* px, int64_t rows, int64_t R, void* pout) {
+  const T* x = (const T*)px;
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* row = x + r * R;
+    if (kind == kReduceArgMax) ((int64_t*)pout)[r] = arg_extreme_run<T, true>(row, R);
+    else if (kind == kReduceArgMin) ((int64_t*)pout)[r] = arg_extreme_run<T, false>(row, R);
+    else ((T*)pout)[r] = R == 0 ? T(kind == kReduceProd || kind == kReduceAll ? 1 : 0) : reduce_run<T>(kind, row, R);
+  }
+}
+
+// out[i] for i in [i0, i1) of one outer slice: combine R rows of length `inner`.
+template <class T>
+void reduce_cols_t(int kind, const void* px, int64_t R, int64_t inner, int64_t i0, int64_t i1, void* pout) {
+  const T* x = (const T*)px;
+  const int64_t n = i1 - i0;
+  if (kind == kReduceArgMax || kind == kReduceArgMin) {
+    int64_t* idx = (int64_t*)pout + i0;
+    std::vector<T> best(x + i0, x + i1);
+    std::fill(idx, idx + n, 0);
+    for (int64_t r = 1; r < R; ++r) {
+      const T* row = x + r * inner + i0;
+      for (int64_t i = 0; i < n; ++i) {
+        const T v = row[i], b = best[i];
+        const bool better = !is_nan(b) && (is_nan(v) || (kind == kReduceArgMax ? v > b : v < b));
+        if (better) { best[i] = v; idx[i] = r; }
+      }
+    }
+    return;
+  }
+  T* HWY_RESTRICT out = (T*)pout + i0;
+  if (R == 0) {
+    std::fill(out, out + n, T(kind == kReduceProd || kind == kReduceAll ? 1 : 0));
+    return;
+  }
+  std::memcpy(out, x + i0, n * sizeof(T));
+  for (int64_t r = 1; r < R; ++r) {
+    const T* HWY_RESTRICT row = x + r * inner + i0;
+    switch (kind) {
+      case kReduceSum: for (int64_t i = 0; i < n; ++i) out[i] += row[i]; break;
+      case kReduceProd: for (int64_t i = 0; i < n; ++i) out[i] *= row[i]; break;
+      case kReduceMax: for (int64_t i = 0; i < n; ++i) out[i] = max_nan(out[i], row[i]); break;
+      case kReduceMin: for (int64_t i = 0; i < n; ++i) out[i] = min_nan(out[i], row[i]); break;
+      case kReduceAny: for (int64_t i = 0; i < n; ++i) out[i] = (out[i] != 0) | (row[i] != 0); break;
+      case kReduceAll: for (int64_t i = 0; i < n; ++i) out[i] = (out[i] != 0) & (row[i] != 0); break;
+    }
+  }
+  if (kind == kReduceAny || kind == kReduceAll) {
+    for (int64_t i = 0; i < n; ++i) out[i] = out[i] != 0;
+  }
+}
+
+#define MNNPY_REDUCE_DISPATCH(dt, FN, ...)                  \
+  switch (dt) {                                             \
+    case DType::Bool: case DType::UInt8: FN<uint8_t>(__VA_ARGS__); break; \
+    case DType::Int8: FN<int8_t>(__VA_ARGS__); break;       \
+    case DType::Int16: FN<int16_t>(__VA_ARGS__); break;     \
+    case DType::Int32: FN<int32_t>(__VA_ARGS__); break;     \
+    case DType::Int64: FN<int64_t>(__VA_ARGS__); break;     \
+    case DType::Float32: FN<float>(__VA_ARGS__); break;     \
+    case DType::Float64: FN<double>(__VA_ARGS__); break;    \
+    default: break;                                         \
+  }
+
+void ReduceRowsImpl(int kind, DType dt, const void* x, int64_t rows, int64_t R, void* out) {
+  MNNPY_REDUCE_DISPATCH(dt, reduce_rows_t, kind, x, rows, R, out);
+}
+void ReduceColsImpl(int kind, DType dt, const void* x, int64_t R, int64_t inner, int64_t i0, int64_t i1, void* out) {
+  MNNPY_REDUCE_DISPATCH(dt, reduce_cols_t, kind, x, R, inner, i0, i1, out);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace cpu
+}  // namespace mnnpy
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace mnnpy {
+namespace cpu {
+HWY_EXPORT(ReduceRowsImpl);
+HWY_EXPORT(ReduceColsImpl);
+
+namespace {
+constexpr int64_t kGrainElements = 1 << 16;
+
+// Combines per-chunk results of one long row.
+void combine_partials(int kind, DType dt, const char* x, const std::vector<int64_t>& starts,
+                      const std::vector<char>& partials, void* out) {
+  const size_t es = dtype_size(dt);
+  const int64_t chunks = (int64_t)starts.size();
+  if (kind == kReduceArgMax || kind == kReduceArgMin) {
+    // Gather each chunk's candidate value, then pick the first best among them.
+    std::vector<char> values(chunks * es);
+    const int64_t* idx = (const int64_t*)partials.data();
+    for (int64_t c = 0; c < chunks; ++c) std::memcpy(values.data() + c * es, x + (starts[c] + idx[c]) * es, es);
+    int64_t which = 0;
+    HWY_DYNAMIC_DISPATCH(ReduceRowsImpl)(kind, dt, values.data(), 1, chunks, &which);
+    *(int64_t*)out = starts[which] + idx[which];
+    return;
+  }
+  HWY_DYNAMIC_DISPATCH(ReduceRowsImpl)(kind, dt, partials.data(), 1, chunks, out);
+}
+}  // namespace
+
+void reduce(int kind, DType dt, const void* x, int64_t outer, int64_t R, int64_t inner, void* out, ThreadPool* pool) {
+  const size_t es = dtype_size(dt);
+  const bool arg = kind == kReduceArgMax || kind == kReduceArgMin;
+  const size_t out_es = arg ? 8 : es;
+  const char* xc = (const char*)x;
+  char* oc = (char*)out;
+  const int threads = pool ? pool->num_threads() : 1;
+  if (inner == 1) {
+    if (outer < threads && R >= 2 * kGrainElements && threads > 1) {
+      // Few long rows: split each row across threads and combine the partial results.
+      for (int64_t o = 0; o < outer; ++o) {
+        const char* row = xc + o * R * es;
+        const int64_t chunks = std::min<int64_t>(threads * 4, R / kGrainElements);
+        std::vector<int64_t> starts(chunks);
+        std::vector<char> partials(chunks * out_es);
+        const int64_t step = (R + chunks - 1) / chunks;
+        for (int64_t c = 0; c < chunks; ++c) starts[c] = std::min(R, c * step);
+        pool->parallel_for(chunks, 1, [&](int64_t c0, int64_t c1) {
+          for (int64_t c = c0; c < c1; ++c) {
+            const int64_t b = starts[c], e = std::min(R, b + step);
+            HWY_DYNAMIC_DISPATCH(ReduceRowsImpl)(kind, dt, row + b * es, 1, e - b, partials.data() + c * out_es);
+          }
+        });
+        combine_partials(kind, dt, row, starts, partials, oc + o * out_es);
+      }
+      return;
+    }
+    const int64_t grain = std::max<int64_t>(1, kGrainElements / std::max<int64_t>(1, R));
+    auto body = [&](int64_t o0, int64_t o1) {
+      HWY_DYNAMIC_DISPATCH(ReduceRowsImpl)(kind, dt, xc + o0 * R * es, o1 - o0, R, oc + o0 * out_es);
+    };
+    if (pool) pool->parallel_for(outer, grain, body); else body(0, outer);
+    return;
+  }
+  // Columns: tile the inner axis so each task combines R rows of a tile.
+  const int64_t tile = 4096;
+  const int64_t tiles_per_outer = (inner + tile - 1) / tile;
+  const int64_t grain = std::max<int64_t>(1, kGrainElements / std::max<int64_t>(1, R * tile));
+  auto body = [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t o = t / tiles_per_outer, i0 = (t % tiles_per_outer) * tile, i1 = std::min(inner, i0 + tile);
+      HWY_DYNAMIC_DISPATCH(ReduceColsImpl)(kind, dt, xc + o * R * inner * es, R, inner, i0, i1,
+                                           oc + o * inner * out_es);
+    }
+  };
+  if (pool) pool->parallel_for(outer * tiles_per_outer, grain, body); else body(0, outer * tiles_per_outer);
+}
+
+}  // namespace cpu
+}  // namespace mnnpy
+#endif

@@ -1,0 +1,150 @@
+#include "mnnpy/graph.h"
+
+#include <functional>
+
+#include "mnnpy/op_registry.h"
+
+namespace mnnpy {
+
+namespace {
+const AttrValue& lookup(const std::map<std::string, AttrValue>& items, const std::string& key) {
+  auto it = items.find(key);
+  if (it == items.end()) throw ValueError("missing attribute '" + key + "'");
+  return it->second;
+}
+
+void hash_combine(size_t& seed, size_t v) { seed ^= v + 0x9e3779b97f4a7c15ull + (seed << 6) + (seed >> 2); }
+}  // namespace
+
+int64_t Attrs::get_int(const std::string& key) const {
+  const AttrValue& v = lookup(items_, key);
+  if (auto p = std::get_if<int64_t>(&v)) return *p;
+  throw TypeError("attribute '" + key + "' is not an integer");
+}
+int64_t Attrs::get_int(const std::string& key, int64_t fallback) const { return has(key) ? get_int(key) : fallback; }
+double Attrs::get_float(const std::string& key) const {
+  const AttrValue& v = lookup(items_, key);
+  if (auto p = std::get_if<double>(&v)) return *p;
+  if (auto p = std::get_if<int64_t>(&v)) return (double)*p;
+  throw TypeError("attribute '" + key + "' is not a number");
+}
+const std::vector<int64_t>& Attrs::get_ints(const std::string& key) const {
+  const AttrValue& v = lookup(items_, key);
+  if (auto p = std::get_if<std::vector<int64_t>>(&v)) return *p;
+  throw TypeError("attribute '" + key + "' is not a list of integers");
+}
+const std::string& Attrs::get_string(const std::string& key) const {
+  const AttrValue& v = lookup(items_, key);
+  if (auto p = std::get_if<std::string>(&v)) return *p;
+  throw TypeError("attribute '" + key + "' is not a string");
+}
+
+size_t Attrs::hash() const {
+  size_t seed = items_.size();
+  for (auto& kv : items_) {
+    hash_combine(seed, std::hash<std::string>()(kv.first));
+    hash_combine(seed, kv.second.index());
+    std::visit(
+        [&](auto&& x) {
+          using X = std::decay_t<decltype(x)>;
+          if constexpr (std::is_same_v<X, std::vector<int64_t>>) {
+            for (int64_t e : x) hash_combine(seed, std::hash<int64_t>()(e));
+          } else {
+            hash_combine(seed, std::hash<X>()(x));
+          }
+        },
+        kv.second);
+  }
+  return seed;
+}
+
+const TensorType& Var::type() const { return node->outputs[index]; }
+
+uint64_t Node::next_id() {
+  static std::atomic<uint64_t> counter{1};
+  return counter.fetch_add(1);
+}
+
+std::vector<Var> make_op_multi(const std::string& op_name, std::vector<Var> inputs, Attrs attrs) {
+  const OpDef& op = get_op(op_name);
+  const int n = (int)inputs.size();
+  if (n < op.min_inputs || (op.max_inputs >= 0 && n > op.max_inputs)) {
+    throw ValueError(op_name + " takes " + std::to_string(op.min_inputs) +
+                     (op.max_inputs == op.min_inputs ? "" : (op.max_inputs < 0 ? " or more" : " to " + std::to_string(op.max_inputs))) +
+                     " inputs, got " + std::to_string(n));
+  }
+  std::vector<TensorType> in_types;
+  in_types.reserve(inputs.size());
+  auto node = std::make_shared<Node>();
+  for (auto& v : inputs) {
+    if (!v.valid()) throw ValueError(op_name + ": an input is an empty Var");
+    in_types.push_back(v.type());
+    node->uses_placeholder = node->uses_placeholder || v.node->uses_placeholder;
+  }
+  node->outputs = op.infer(in_types, attrs);
+  node->op = &op;
+  node->attrs = std::move(attrs);
+  node->id = Node::next_id();
+  if (!inputs.empty()) node->data_format = inputs[0].node->data_format;
+  node->inputs = std::move(inputs);
+  std::vector<Var> outs;
+  for (int i = 0; i < (int)node->outputs.size(); ++i) outs.push_back(Var{node, i});
+  return outs;
+}
+
+Var make_op(const std::string& op_name, std::vector<Var> inputs, Attrs attrs) {
+  auto outs = make_op_multi(op_name, std::move(inputs), std::move(attrs));
+  if (outs.size() != 1) throw ValueError(op_name + " has " + std::to_string(outs.size()) + " outputs, not one");
+  return outs[0];
+}
+
+Var make_const(std::shared_ptr<Tensor> value, const std::string& data_format) {
+  auto node = std::make_shared<Node>();
+  node->op = &get_op("Const");
+  node->kind = NodeKind::Const;
+  node->outputs = {value->type};
+  node->values = {std::move(value)};
+  node->id = Node::next_id();
+  node->data_format = data_format;
+  return Var{node, 0};
+}
+
+Var make_placeholder(const TensorType& type, const std::string& data_format) {
+  for (int64_t d : type.shape) {
+    if (d < 0) throw ValueError("placeholder shape " + shape_str(type.shape) + " has a negative dimension");
+  }
+  auto node = std::make_shared<Node>();
+  node->op = &get_op("Input");
+  node->kind = NodeKind::Placeholder;
+  node->outputs = {type};
+  node->id = Node::next_id();
+  node->uses_placeholder = true;
+  node->data_format = data_format;
+  return Var{node, 0};
+}
+
+Var cast(const Var& v, DType to) {
+  if (v.type().dtype == to) return v;
+  return make_op("Cast", {v}, Attrs().set("to", (int64_t)to));
+}
+
+namespace {
+std::vector<TensorType> no_infer(const std::vector<TensorType>&, Attrs&) {
+  throw ValueError("Const and Input nodes are made by const() and placeholder()");
+}
+}  // namespace
+
+MNNPY_REGISTER_OP(OpDef{"Const", 0, 0, no_infer, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"Input", 0, 0, no_infer, nullptr, {}, false});
+
+}  // namespace mnnpy
+
+#include "backend/cpu/elementwise.h"
+
+namespace mnnpy {
+Var make_scalar(double value, DType t) {
+  auto tensor = Tensor::allocate(TensorType{t, {}});
+  cpu::cast(DType::Float64, t, &value, tensor->data, 1);
+  return make_const(tensor);
+}
+}  // namespace mnnpy

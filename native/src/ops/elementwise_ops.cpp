@@ -1,0 +1,235 @@
+// Elementwise ops: unary and binary math, comparisons, logic, bit ops, Where and Cast.
+// They have no kernel of their own: the executor fuses chains of them into one pass over
+// the data (runtime/fused_elementwise.cpp) using the codes registered here.
+#include <algorithm>
+
+#include "backend/cpu/elementwise.h"
+#include "mnnpy/op_registry.h"
+#include "mnnpy/ops.h"
+
+namespace mnnpy {
+
+namespace {
+
+enum UnaryRule : uint8_t {
+  kFloatMath,   // integer/bool inputs become the smallest float that holds them
+  kKeepInt,     // defined on integers too
+  kIntOnly,     // integers and bool only (bitwise)
+  kAnyToBool,   // any input, bool result
+};
+enum BinaryRule : uint8_t { kArith, kTrueDivide, kFloatOnly, kBitwise, kCompare, kLogical };
+
+struct UnaryEntry { const char* name; int code; UnaryRule rule; const char* numpy_name; };
+struct BinaryEntry { const char* name; int code; BinaryRule rule; const char* numpy_name; };
+
+const UnaryEntry kUnary[] = {
+    {"Neg", cpu::kNeg, kKeepInt, "negative"},        {"Abs", cpu::kAbs, kKeepInt, "absolute"},
+    {"Sign", cpu::kSign, kKeepInt, "sign"},          {"Square", cpu::kSquare, kKeepInt, "square"},
+    {"Sqrt", cpu::kSqrt, kFloatMath, "sqrt"},        {"Rsqrt", cpu::kRsqrt, kFloatMath, "rsqrt"},
+    {"Reciprocal", cpu::kReciprocal, kKeepInt, "reciprocal"},
+    {"Exp", cpu::kExp, kFloatMath, "exp"},           {"Expm1", cpu::kExpm1, kFloatMath, "expm1"},
+    {"Exp2", cpu::kExp2, kFloatMath, "exp2"},        {"Log", cpu::kLog, kFloatMath, "log"},
+    {"Log1p", cpu::kLog1p, kFloatMath, "log1p"},     {"Log2", cpu::kLog2, kFloatMath, "log2"},
+    {"Log10", cpu::kLog10, kFloatMath, "log10"},     {"Sin", cpu::kSin, kFloatMath, "sin"},
+    {"Cos", cpu::kCos, kFloatMath, "cos"},           {"Tan", cpu::kTan, kFloatMath, "tan"},
+    {"Asin", cpu::kAsin, kFloatMath, "arcsin"},      {"Acos", cpu::kAcos, kFloatMath, "arccos"},
+    {"Atan", cpu::kAtan, kFloatMath, "arctan"},      {"Sinh", cpu::kSinh, kFloatMath, "sinh"},
+    {"Cosh", cpu::kCosh, kFloatMath, "cosh"},        {"Tanh", cpu::kTanh, kFloatMath, "tanh"},
+    {"Asinh", cpu::kAsinh, kFloatMath, "arcsinh"},   {"Acosh", cpu::kAcosh, kFloatMath, "arccosh"},
+    {"Atanh", cpu::kAtanh, kFloatMath, "arctanh"},   {"Floor", cpu::kFloor, kKeepInt, "floor"},
+    {"Ceil", cpu::kCeil, kKeepInt, "ceil"},          {"Round", cpu::kRint, kFloatMath, "rint"},
+    {"Trunc", cpu::kTrunc, kKeepInt, "trunc"},       {"Erf", cpu::kErf, kFloatMath, "erf"},
+    {"Erfc", cpu::kErfc, kFloatMath, "erfc"},        {"Sigmoid", cpu::kSigmoid, kFloatMath, "sigmoid"},
+    {"Relu", cpu::kRelu, kKeepInt, "relu"},          {"Relu6", cpu::kRelu6, kKeepInt, "relu6"},
+    {"Gelu", cpu::kGelu, kFloatMath, "gelu"},        {"GeluTanh", cpu::kGeluTanh, kFloatMath, "gelu_tanh"},
+    {"Softplus", cpu::kSoftplus, kFloatMath, "softplus"}, {"Softsign", cpu::kSoftsign, kFloatMath, "softsign"},
+    {"Selu", cpu::kSelu, kFloatMath, "selu"},        {"Cbrt", cpu::kCbrt, kFloatMath, "cbrt"},
+    {"LogicalNot", cpu::kLogicalNot, kAnyToBool, "logical_not"},
+    {"BitwiseNot", cpu::kBitwiseNot, kIntOnly, "invert"},
+    {"IsNan", cpu::kIsNan, kAnyToBool, "isnan"},     {"IsInf", cpu::kIsInf, kAnyToBool, "isinf"},
+    {"IsFinite", cpu::kIsFinite, kAnyToBool, "isfinite"}, {"Signbit", cpu::kSignbit, kAnyToBool, "signbit"},
+    {"Identity", cpu::kCopy, kKeepInt, "positive"},
+};
+
+const BinaryEntry kBinary[] = {
+    {"Add", cpu::kAdd, kArith, "add"},                  {"Sub", cpu::kSub, kArith, "subtract"},
+    {"Mul", cpu::kMul, kArith, "multiply"},             {"Div", cpu::kDiv, kTrueDivide, "divide"},
+    {"FloorDiv", cpu::kFloorDiv, kArith, "floor_divide"}, {"Mod", cpu::kMod, kArith, "remainder"},
+    {"Fmod", cpu::kFmod, kArith, "fmod"},               {"Pow", cpu::kPow, kArith, "power"},
+    {"Maximum", cpu::kMaximum, kArith, "maximum"},      {"Minimum", cpu::kMinimum, kArith, "minimum"},
+    {"Fmax", cpu::kFmax, kArith, "fmax"},               {"Fmin", cpu::kFmin, kArith, "fmin"},
+    {"Atan2", cpu::kAtan2, kFloatOnly, "arctan2"},      {"Hypot", cpu::kHypot, kFloatOnly, "hypot"},
+    {"CopySign", cpu::kCopysign, kFloatOnly, "copysign"},
+    {"SquaredDifference", cpu::kSquaredDiff, kArith, "squared_difference"},
+    {"Equal", cpu::kEqual, kCompare, "equal"},          {"NotEqual", cpu::kNotEqual, kCompare, "not_equal"},
+    {"Less", cpu::kLess, kCompare, "less"},             {"LessEqual", cpu::kLessEqual, kCompare, "less_equal"},
+    {"Greater", cpu::kGreater, kCompare, "greater"},    {"GreaterEqual", cpu::kGreaterEqual, kCompare, "greater_equal"},
+    {"LogicalAnd", cpu::kLogicalAnd, kLogical, "logical_and"}, {"LogicalOr", cpu::kLogicalOr, kLogical, "logical_or"},
+    {"LogicalXor", cpu::kLogicalXor, kLogical, "logical_xor"},
+    {"BitwiseAnd", cpu::kBitAnd, kBitwise, "bitwise_and"}, {"BitwiseOr", cpu::kBitOr, kBitwise, "bitwise_or"},
+    {"BitwiseXor", cpu::kBitXor, kBitwise, "bitwise_xor"}, {"LeftShift", cpu::kShiftLeft, kBitwise, "left_shift"},
+    {"RightShift", cpu::kShiftRight, kBitwise, "right_shift"},
+};
+
+const UnaryEntry* find_unary(const std::string& name) {
+  for (auto& e : kUnary) if (name == e.name) return &e;
+  return nullptr;
+}
+const BinaryEntry* find_binary(const std::string& name) {
+  for (auto& e : kBinary) if (name == e.name) return &e;
+  return nullptr;
+}
+
+bool is_half(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
+
+std::string unsupported(const char* numpy_name, DType a) {
+  return std::string("ufunc '") + numpy_name + "' not supported for the input type " + dtype_name(a);
+}
+
+std::vector<TensorType> infer_unary(const std::vector<TensorType>& in, Attrs& attrs) {
+  const int code = (int)attrs.get_int("code");
+  return {TensorType{cpu::unary_returns_bool(code) ? DType::Bool : in[0].dtype, in[0].shape}};
+}
+
+std::vector<TensorType> infer_binary(const std::vector<TensorType>& in, Attrs& attrs) {
+  if (in[0].dtype != in[1].dtype) throw TypeError("binary op inputs must share a dtype (the builder casts them)");
+  const int code = (int)attrs.get_int("code");
+  return {TensorType{cpu::binary_returns_bool(code) ? DType::Bool : in[0].dtype,
+                     broadcast_shapes(in[0].shape, in[1].shape)}};
+}
+
+std::vector<TensorType> infer_where(const std::vector<TensorType>& in, Attrs&) {
+  if (in[0].dtype != DType::Bool) throw TypeError("Where condition must be bool");
+  if (in[1].dtype != in[2].dtype) throw TypeError("Where branches must share a dtype");
+  return {TensorType{in[1].dtype, broadcast_shapes(broadcast_shapes(in[0].shape, in[1].shape), in[2].shape)}};
+}
+
+std::vector<TensorType> infer_cast(const std::vector<TensorType>& in, Attrs& attrs) {
+  const int64_t to = attrs.get_int("to");
+  if (to < 0 || to >= kNumDTypes) throw ValueError("Cast: bad target dtype code " + std::to_string(to));
+  return {TensorType{(DType)to, in[0].shape}};
+}
+
+struct Registration {
+  Registration() {
+    for (auto& e : kUnary) {
+      OpDef def{e.name, 1, 1, [code = e.code](const std::vector<TensorType>& in, Attrs& attrs) {
+                  attrs.set("code", (int64_t)code);
+                  return infer_unary(in, attrs);
+                }, nullptr, {EwArity::Unary, e.code}, false};
+      OpRegistrar{std::move(def)};
+    }
+    for (auto& e : kBinary) {
+      OpDef def{e.name, 2, 2, [code = e.code](const std::vector<TensorType>& in, Attrs& attrs) {
+                  attrs.set("code", (int64_t)code);
+                  return infer_binary(in, attrs);
+                }, nullptr, {EwArity::Binary, e.code}, false};
+      OpRegistrar{std::move(def)};
+    }
+    OpRegistrar{OpDef{"Where", 3, 3, infer_where, nullptr, {EwArity::Ternary, 0}, false}};
+    OpRegistrar{OpDef{"Cast", 1, 1, infer_cast, nullptr, {EwArity::Cast, 0}, false}};
+  }
+};
+Registration registration;
+
+}  // namespace
+
+bool is_elementwise_op(const std::string& op_name) {
+  const OpDef* op = find_op(op_name);
+  return op && op->elementwise.arity != EwArity::None;
+}
+
+std::vector<std::string> unary_op_names() {
+  std::vector<std::string> r;
+  for (auto& e : kUnary) r.push_back(e.name);
+  return r;
+}
+std::vector<std::string> binary_op_names() {
+  std::vector<std::string> r;
+  for (auto& e : kBinary) r.push_back(e.name);
+  return r;
+}
+
+Var unary(const std::string& op_name, const Var& x) {
+  const UnaryEntry* e = find_unary(op_name);
+  if (!e) throw ValueError("unknown unary op '" + op_name + "'");
+  DType t = x.type().dtype;
+  Var in = x;
+  switch (e->rule) {
+    case kFloatMath:
+      if (!is_float(t)) in = cast(in, t = promote_types(t, DType::Float16));
+      break;
+    case kKeepInt:
+      if (t == DType::Bool) {
+        if (e->code == cpu::kNeg) {
+          throw TypeError("The numpy boolean negative, the `-` operator, is not supported, use the `~` operator or "
+                          "the logical_not function instead.");
+        }
+        if (e->code != cpu::kAbs && e->code != cpu::kCopy) in = cast(in, t = DType::Int8);
+      }
+      break;
+    case kIntOnly:
+      if (is_float(t)) throw TypeError(unsupported(e->numpy_name, t));
+      break;
+    case kAnyToBool:
+      break;
+  }
+  if (is_half(t)) {
+    Var r = make_op(e->name, {cast(in, DType::Float32)});
+    return cpu::unary_returns_bool(e->code) ? r : cast(r, t);
+  }
+  return make_op(e->name, {in});
+}
+
+Var binary(const std::string& op_name, const Var& a, const Var& b) {
+  const BinaryEntry* e = find_binary(op_name);
+  if (!e) throw ValueError("unknown binary op '" + op_name + "'");
+  const DType ta = a.type().dtype, tb = b.type().dtype;
+  DType t = promote_types(ta, tb);
+  // Check shapes first so a mismatch is reported before any dtype issue.
+  broadcast_shapes(a.type().shape, b.type().shape);
+  switch (e->rule) {
+    case kArith:
+      if (t == DType::Bool) {
+        if (e->code == cpu::kSub) {
+          throw TypeError("numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, the `^` "
+                          "operator, or the logical_xor function instead.");
+        }
+        if (e->code != cpu::kAdd && e->code != cpu::kMul && e->code != cpu::kMaximum && e->code != cpu::kMinimum &&
+            e->code != cpu::kFmax && e->code != cpu::kFmin) {
+          t = DType::Int8;
+        }
+      }
+      break;
+    case kTrueDivide:
+      if (!is_float(t)) t = DType::Float64;
+      break;
+    case kFloatOnly:
+      if (!is_float(t)) t = promote_types(t, DType::Float16);
+      break;
+    case kBitwise:
+      if (is_float(t)) {
+        throw TypeError(std::string("ufunc '") + e->numpy_name + "' not supported for the input types " +
+                        dtype_name(ta) + " and " + dtype_name(tb));
+      }
+      if (t == DType::Bool && (e->code == cpu::kShiftLeft || e->code == cpu::kShiftRight)) t = DType::Int8;
+      break;
+    case kCompare:
+      break;
+    case kLogical:
+      t = DType::Bool;
+      break;
+  }
+  const bool half = is_half(t);
+  const DType compute = half ? DType::Float32 : t;
+  Var r = make_op(e->name, {cast(a, compute), cast(b, compute)});
+  if (half && !cpu::binary_returns_bool(e->code)) r = cast(r, t);
+  return r;
+}
+
+Var where(const Var& cond, const Var& a, const Var& b) {
+  const DType t = promote_types(a.type().dtype, b.type().dtype);
+  return make_op("Where", {cast(cond, DType::Bool), cast(a, t), cast(b, t)});
+}
+
+}  // namespace mnnpy

@@ -1,0 +1,153 @@
+// Reductions. The registered op reduces one contiguous run of axes (keepdims); the builder
+// turns any axis set into a chain of those, applies NumPy's result dtypes and computes mean.
+#include <algorithm>
+
+#include "backend/cpu/reduce.h"
+#include "mnnpy/op_registry.h"
+#include "mnnpy/ops.h"
+#include "mnnpy/thread_pool.h"
+
+namespace mnnpy {
+
+namespace {
+
+struct KindInfo { const char* name; int kind; const char* numpy_name; };
+const KindInfo kKinds[] = {
+    {"sum", cpu::kReduceSum, "add"},       {"prod", cpu::kReduceProd, "multiply"},
+    {"min", cpu::kReduceMin, "minimum"},   {"max", cpu::kReduceMax, "maximum"},
+    {"any", cpu::kReduceAny, "logical_or"}, {"all", cpu::kReduceAll, "logical_and"},
+    {"argmin", cpu::kReduceArgMin, "argmin"}, {"argmax", cpu::kReduceArgMax, "argmax"},
+};
+
+std::vector<TensorType> infer_reduce(const std::vector<TensorType>& in, Attrs& attrs) {
+  const int64_t kind = attrs.get_int("kind");
+  const int64_t rank = (int64_t)in[0].shape.size();
+  const int64_t first = attrs.get_int("first"), count = attrs.get_int("count");
+  if (first < 0 || count < 1 || first + count > rank) throw ValueError("Reduce: axis run out of range");
+  Shape out = in[0].shape;
+  int64_t r = 1;
+  for (int64_t i = first; i < first + count; ++i) {
+    r *= out[i];
+    out[i] = 1;
+  }
+  const bool no_identity = kind == cpu::kReduceMin || kind == cpu::kReduceMax || kind == cpu::kReduceArgMin ||
+                           kind == cpu::kReduceArgMax;
+  if (r == 0 && no_identity && in[0].numel() == 0 && shape_numel(out) != 0) {
+    throw ValueError(std::string("zero-size array to reduction operation ") + kKinds[kind].numpy_name +
+                     " which has no identity");
+  }
+  const bool arg = kind == cpu::kReduceArgMin || kind == cpu::kReduceArgMax;
+  return {TensorType{arg ? DType::Int64 : in[0].dtype, out}};
+}
+
+class ReduceKernel : public Kernel {
+ public:
+  explicit ReduceKernel(const KernelContext& ctx) : kind_((int)ctx.attrs.get_int("kind")), dtype_(ctx.input_types[0].dtype) {
+    const Shape& s = ctx.input_types[0].shape;
+    const int64_t first = ctx.attrs.get_int("first"), count = ctx.attrs.get_int("count");
+    for (int64_t i = 0; i < (int64_t)s.size(); ++i) {
+      if (i < first) outer_ *= s[i];
+      else if (i < first + count) r_ *= s[i];
+      else inner_ *= s[i];
+    }
+  }
+  void execute(const KernelArgs& args, void*) override {
+    if (outer_ * inner_ == 0) return;
+    cpu::reduce(kind_, dtype_, args.inputs[0]->data, outer_, r_, inner_, args.outputs[0]->data, args.pool);
+  }
+
+ private:
+  int kind_;
+  DType dtype_;
+  int64_t outer_ = 1, r_ = 1, inner_ = 1;
+};
+
+MNNPY_REGISTER_OP(OpDef{"Reduce", 1, 1, infer_reduce,
+                        [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new ReduceKernel(ctx)); },
+                        {}, false});
+
+const KindInfo* find_kind(const std::string& name) {
+  for (auto& k : kKinds) if (name == k.name) return &k;
+  return nullptr;
+}
+
+// One Reduce node per contiguous run of axes, last run first, all with kept dims.
+Var reduce_runs(int kind, Var x, const std::vector<int64_t>& axes) {
+  size_t i = axes.size();
+  while (i > 0) {
+    size_t j = i - 1;
+    while (j > 0 && axes[j - 1] == axes[j] - 1) --j;
+    x = make_op("Reduce", {x}, Attrs().set("kind", (int64_t)kind).set("first", axes[j]).set("count", (int64_t)(i - j)));
+    i = j;
+  }
+  return x;
+}
+
+}  // namespace
+
+Var reduce(const std::string& kind_name, const Var& x, const std::optional<std::vector<int64_t>>& axes_opt,
+           bool keepdims) {
+  const bool mean = kind_name == "mean";
+  const KindInfo* info = find_kind(mean ? "sum" : kind_name);
+  if (!info) throw ValueError("unknown reduction '" + kind_name + "'");
+  const int kind = info->kind;
+  const bool arg = kind == cpu::kReduceArgMin || kind == cpu::kReduceArgMax;
+  const Shape& shape = x.type().shape;
+  const int64_t rank = (int64_t)shape.size();
+  std::vector<int64_t> axes;
+  if (axes_opt) {
+    axes = normalize_axes(*axes_opt, rank);
+  } else {
+    for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+  }
+  if (arg && axes.size() > 1) throw ValueError(kind_name + " takes a single axis or None");
+
+  Shape out_shape;
+  int64_t count = 1;
+  for (int64_t i = 0; i < rank; ++i) {
+    const bool reduced = std::find(axes.begin(), axes.end(), i) != axes.end();
+    if (reduced) count *= shape[i];
+    if (!reduced) out_shape.push_back(shape[i]);
+    else if (keepdims) out_shape.push_back(1);
+  }
+  if (count == 0 && (arg || kind == cpu::kReduceMin || kind == cpu::kReduceMax)) {
+    if (arg) throw ValueError("attempt to get " + kind_name + " of an empty sequence");
+    throw ValueError(std::string("zero-size array to reduction operation ") + info->numpy_name +
+                     " which has no identity");
+  }
+
+  // Input and result dtypes, as NumPy's.
+  const DType t = x.type().dtype;
+  DType compute = t, result = t;
+  if (kind == cpu::kReduceSum || kind == cpu::kReduceProd) {
+    if (!is_float(t)) compute = result = DType::Int64;
+    if (t == DType::Float16 || t == DType::BFloat16) compute = DType::Float32;
+    if (mean) {
+      if (!is_float(t)) compute = result = DType::Float64;
+    }
+  } else if (kind == cpu::kReduceAny || kind == cpu::kReduceAll) {
+    compute = result = DType::Bool;
+  } else {
+    if (t == DType::Float16 || t == DType::BFloat16) compute = DType::Float32;
+    if (arg) result = DType::Int64;
+  }
+
+  Var v = cast(x, compute);
+  if (rank == 0) {
+    // Reducing a 0-d array leaves its value (argmin/argmax: index 0).
+    v = reshape(v, {1});
+    axes = {0};
+  }
+  if (!axes.empty()) {
+    if (arg && !axes_opt && rank > 1) {
+      v = reshape(v, {shape_numel(shape)});
+      axes = {0};
+    }
+    v = reduce_runs(kind, v, axes);
+  }
+  if (mean) v = binary("Div", v, make_scalar((double)count, compute));
+  if (!arg || compute != DType::Int64) v = cast(v, arg ? DType::Int64 : result);
+  return reshape(v, out_shape);
+}
+
+}  // namespace mnnpy

@@ -1,0 +1,127 @@
+#include "python/convert.h"
+
+#include <cstring>
+#include <limits>
+
+#include "backend/cpu/elementwise.h"
+
+namespace mnnpy {
+
+namespace {
+const char* const kNumpyNames[kNumDTypes] = {"bool", "int8", "uint8", "int16", "int32", "int64",
+                                             "float16", nullptr, "float32", "float64"};
+
+py::dtype bfloat16_dtype() {
+  static py::object dt;
+  if (!dt) {
+    try {
+      dt = py::dtype::from_args(py::module_::import("ml_dtypes").attr("bfloat16"));
+    } catch (py::error_already_set&) {
+      throw TypeError("bfloat16 arrays need the ml_dtypes package (pip install ml_dtypes)");
+    }
+  }
+  return py::reinterpret_borrow<py::dtype>(dt);
+}
+}  // namespace
+
+py::dtype numpy_dtype(DType t) {
+  if (t == DType::BFloat16) return bfloat16_dtype();
+  return py::dtype(kNumpyNames[(int)t]);
+}
+
+DType dtype_from_python(py::handle obj) {
+  if (py::isinstance<py::str>(obj)) {
+    DType t;
+    if (dtype_from_name(obj.cast<std::string>(), &t)) return t;
+  }
+  py::dtype dt;
+  try {
+    dt = py::dtype::from_args(py::reinterpret_borrow<py::object>(obj));
+  } catch (py::error_already_set&) {
+    throw TypeError("data type '" + py::str(obj).cast<std::string>() + "' not understood");
+  }
+  const std::string name = py::str(dt.attr("name")).cast<std::string>();
+  DType t;
+  if (dtype_from_name(name, &t)) return t;
+  throw TypeError("mnnpy does not support dtype " + name +
+                  " (supported: bool, int8, uint8, int16, int32, int64, float16, bfloat16, float32, float64)");
+}
+
+std::shared_ptr<Tensor> tensor_from_numpy(py::handle obj, const DType* force) {
+  py::module_ np = py::module_::import("numpy");
+  py::object arr_obj = np.attr("asarray")(obj);
+  py::array arr = py::reinterpret_borrow<py::array>(arr_obj);
+  const py::dtype dt = arr.dtype();
+  const char kind = dt.kind();
+  if (kind == 'O' || kind == 'U' || kind == 'S' || kind == 'c' || kind == 'M' || kind == 'm') {
+    throw TypeError("cannot make a tensor from an array of dtype " + py::str(dt).cast<std::string>());
+  }
+  DType src = dtype_from_python(dt);
+  if (arr.ndim() > 32) throw ValueError("arrays of more than 32 dimensions are not supported");
+  Shape shape(arr.shape(), arr.shape() + arr.ndim());
+  py::array contiguous = np.attr("ascontiguousarray")(arr);
+  auto tensor = Tensor::allocate(TensorType{src, shape});
+  std::memcpy(tensor->data, contiguous.data(), tensor->nbytes());
+  if (force && *force != src) {
+    auto converted = Tensor::allocate(TensorType{*force, shape});
+    cpu::cast(src, *force, tensor->data, converted->data, (size_t)tensor->numel());
+    return converted;
+  }
+  return tensor;
+}
+
+py::array numpy_from_tensor(const std::shared_ptr<Tensor>& t) {
+  auto* keep = new std::shared_ptr<Tensor>(t);
+  py::capsule owner(keep, [](void* p) { delete static_cast<std::shared_ptr<Tensor>*>(p); });
+  std::vector<py::ssize_t> shape(t->type.shape.begin(), t->type.shape.end());
+  std::vector<py::ssize_t> strides(shape.size());
+  py::ssize_t s = (py::ssize_t)dtype_size(t->type.dtype);
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = s;
+    s *= std::max<py::ssize_t>(shape[i], 1);
+  }
+  py::array a(numpy_dtype(t->type.dtype), shape, strides, t->data, owner);
+  // Values may be shared with the graph (cached results, constants): never writable.
+  py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+  return a;
+}
+
+Var operand_to_var(py::handle obj, const Var* partner) {
+  if (py::isinstance<Var>(obj)) return obj.cast<Var>();
+  const DType p = partner ? partner->type().dtype : DType::Float64;
+  if (PyBool_Check(obj.ptr())) return make_scalar(obj.ptr() == Py_True ? 1.0 : 0.0, DType::Bool);
+  if (PyLong_Check(obj.ptr())) {
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
+    const DType t = !partner || p == DType::Bool ? DType::Int64 : p;
+    if (is_integer(t)) {
+      long long lo = 0, hi = 0;
+      switch (t) {
+        case DType::Int8: lo = INT8_MIN; hi = INT8_MAX; break;
+        case DType::UInt8: lo = 0; hi = UINT8_MAX; break;
+        case DType::Int16: lo = INT16_MIN; hi = INT16_MAX; break;
+        case DType::Int32: lo = INT32_MIN; hi = INT32_MAX; break;
+        default: lo = std::numeric_limits<long long>::min(); hi = std::numeric_limits<long long>::max();
+      }
+      if (overflow || v < lo || v > hi) {
+        const std::string msg = "Python integer " + py::str(obj).cast<std::string>() + " out of bounds for " + dtype_name(t);
+        PyErr_SetString(PyExc_OverflowError, msg.c_str());
+        throw py::error_already_set();
+      }
+      auto tensor = Tensor::allocate(TensorType{t, {}});
+      cpu::cast(DType::Int64, t, &v, tensor->data, 1);
+      return make_const(tensor);
+    }
+    const double d = PyLong_AsDouble(obj.ptr());
+    if (d == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+    return make_scalar(d, t);
+  }
+  if (PyFloat_Check(obj.ptr())) {
+    const DType t = partner && is_float(p) ? p : DType::Float64;
+    return make_scalar(PyFloat_AsDouble(obj.ptr()), t);
+  }
+  if (PyComplex_Check(obj.ptr())) throw TypeError("mnnpy does not support complex numbers");
+  return make_const(tensor_from_numpy(obj));
+}
+
+}  // namespace mnnpy

@@ -1,0 +1,24 @@
+// NumPy <-> Tensor conversion and Python operand rules, shared by the binding files.
+#pragma once
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include "mnnpy/graph.h"
+
+namespace mnnpy {
+namespace py = pybind11;
+
+// NumPy dtype object for a DType (bfloat16 comes from ml_dtypes, imported on first use).
+py::dtype numpy_dtype(DType t);
+// DType for anything np.dtype() accepts, or a DType name; TypeError when unsupported.
+DType dtype_from_python(py::handle obj);
+// A tensor holding a copy of the array's values (any layout) in C order.
+std::shared_ptr<Tensor> tensor_from_numpy(py::handle obj, const DType* force = nullptr);
+// A NumPy array viewing the tensor's bytes, keeping the tensor alive; read-only.
+py::array numpy_from_tensor(const std::shared_ptr<Tensor>& t);
+
+// Turns an operand of a binary operation into a Var. Python bool/int/float are "weak"
+// (NEP 50): they take the dtype of `partner` where NumPy 2 would.
+Var operand_to_var(py::handle obj, const Var* partner);
+
+}  // namespace mnnpy

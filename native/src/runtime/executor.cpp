@@ -1,0 +1,557 @@
+// The executor. evaluate() collects the pending subgraph behind the requested Vars, looks
+// its plan up by structure and input types, and runs it. A plan is built once per key:
+// common-subexpression elimination, elementwise fusion, kernel creation (resize), and
+// memory planning of intermediates into one arena by liveness.
+#include "mnnpy/executor.h"
+
+#include <algorithm>
+#include <cstring>
+#include <list>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+#include "mnnpy/op_registry.h"
+#include "mnnpy/thread_pool.h"
+#include "runtime/fused_elementwise.h"
+
+namespace mnnpy {
+
+namespace {
+
+// ------------------------------------------------------------------ collected graph
+struct Ref {
+  int node = -1;  // index into Collected::nodes, or -1 for a leaf
+  int index = 0;  // output index, or leaf index
+  bool operator==(const Ref& o) const { return node == o.node && index == o.index; }
+};
+
+struct Collected {
+  std::vector<Node*> nodes;                // op nodes in topological order
+  std::vector<std::vector<Ref>> inputs;    // per node
+  std::vector<std::pair<Node*, int>> leaves;
+  std::vector<Ref> targets;
+};
+
+Collected collect(const std::vector<Var>& targets) {
+  Collected g;
+  std::unordered_map<Node*, int> node_index;
+  std::map<std::pair<Node*, int>, int> leaf_index;
+  auto leaf_ref = [&](Node* n, int idx) {
+    auto key = std::make_pair(n, idx);
+    auto it = leaf_index.find(key);
+    if (it != leaf_index.end()) return Ref{-1, it->second};
+    if (n->kind == NodeKind::Placeholder && !n->has_values()) {
+      throw ValueError("placeholder" + (n->name.empty() ? std::string() : " '" + n->name + "'") +
+                       " has no value: write() one before evaluating");
+    }
+    const int i = (int)g.leaves.size();
+    g.leaves.push_back(key);
+    leaf_index[key] = i;
+    return Ref{-1, i};
+  };
+  auto is_leaf = [](Node* n) { return n->kind != NodeKind::Op || n->has_values(); };
+  // Iterative post-order DFS.
+  std::vector<std::pair<Node*, size_t>> stack;
+  for (const Var& t : targets) {
+    if (!t.valid()) throw ValueError("cannot evaluate an empty Var");
+    if (is_leaf(t.node.get()) || node_index.count(t.node.get())) continue;
+    stack.push_back({t.node.get(), 0});
+    while (!stack.empty()) {
+      auto& [n, next] = stack.back();
+      if (next < n->inputs.size()) {
+        Node* in = n->inputs[next++].node.get();
+        if (!is_leaf(in) && !node_index.count(in)) stack.push_back({in, 0});
+        continue;
+      }
+      std::vector<Ref> refs;
+      for (const Var& v : n->inputs) {
+        Node* in = v.node.get();
+        refs.push_back(is_leaf(in) ? leaf_ref(in, v.index) : Ref{node_index.at(in), v.index});
+      }
+      node_index[n] = (int)g.nodes.size();
+      g.nodes.push_back(n);
+      g.inputs.push_back(std::move(refs));
+      stack.pop_back();
+    }
+  }
+  for (const Var& t : targets) {
+    Node* n = t.node.get();
+    g.targets.push_back(is_leaf(n) ? leaf_ref(n, t.index) : Ref{node_index.at(n), t.index});
+  }
+  return g;
+}
+
+// The plan cache key: the whole structure, spelled out so that equal keys mean equal graphs.
+void put(std::string& k, const void* p, size_t n) { k.append((const char*)p, n); }
+template <class T> void put(std::string& k, T v) { put(k, &v, sizeof(v)); }
+
+void put_attrs(std::string& k, const Attrs& attrs) {
+  put(k, attrs.items().size());
+  for (auto& [name, value] : attrs.items()) {
+    put(k, name.size());
+    k += name;
+    put(k, (uint8_t)value.index());
+    std::visit(
+        [&](auto&& x) {
+          using X = std::decay_t<decltype(x)>;
+          if constexpr (std::is_same_v<X, std::vector<int64_t>>) {
+            put(k, x.size());
+            put(k, x.data(), x.size() * sizeof(int64_t));
+          } else if constexpr (std::is_same_v<X, std::string>) {
+            put(k, x.size());
+            k += x;
+          } else {
+            put(k, x);
+          }
+        },
+        value);
+  }
+}
+
+std::string plan_key(const Collected& g) {
+  std::string k;
+  k.reserve(64 + 32 * g.nodes.size());
+  put(k, g.leaves.size());
+  for (auto& [n, idx] : g.leaves) {
+    const TensorType& t = n->outputs[idx];
+    put(k, (uint8_t)t.dtype);
+    put(k, t.shape.size());
+    put(k, t.shape.data(), t.shape.size() * sizeof(int64_t));
+  }
+  put(k, g.nodes.size());
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    put(k, (const void*)g.nodes[i]->op);
+    put_attrs(k, g.nodes[i]->attrs);
+    put(k, g.inputs[i].size());
+    for (const Ref& r : g.inputs[i]) {
+      put(k, r.node);
+      put(k, r.index);
+    }
+  }
+  for (const Ref& r : g.targets) {
+    put(k, r.node);
+    put(k, r.index);
+  }
+  return k;
+}
+
+// ------------------------------------------------------------------ plan
+enum class StorageKind : uint8_t { Leaf, Arena, Heap };
+
+struct PlanValue {
+  TensorType type;
+  StorageKind storage = StorageKind::Arena;
+  int root = -1;  // value whose bytes this one shares (views), or itself
+  int leaf = -1;
+  size_t arena_offset = 0;
+};
+
+struct Step {
+  std::unique_ptr<Kernel> kernel;
+  std::vector<int> inputs, outputs;  // value ids
+  size_t scratch_offset = 0;
+};
+
+struct Plan {
+  std::vector<PlanValue> values;
+  std::vector<Step> steps;
+  std::vector<int> targets;
+  size_t arena_bytes = 0;
+  uint64_t nodes_before = 0, nodes_after = 0, fused_groups = 0;
+};
+
+bool g_cse = true, g_fusion = true;
+
+struct Interval {
+  int begin, end;
+  size_t size;
+  size_t* offset;
+};
+
+// Greedy by size: place the largest buffers first at the lowest offset free during their life.
+size_t plan_arena(std::vector<Interval>& items) {
+  std::sort(items.begin(), items.end(), [](const Interval& a, const Interval& b) { return a.size > b.size; });
+  std::vector<const Interval*> placed;
+  size_t total = 0;
+  for (Interval& it : items) {
+    std::vector<std::pair<size_t, size_t>> busy;
+    for (const Interval* p : placed) {
+      if (p->begin <= it.end && it.begin <= p->end) busy.push_back({*p->offset, *p->offset + p->size});
+    }
+    std::sort(busy.begin(), busy.end());
+    size_t offset = 0;
+    for (auto& [b, e] : busy) {
+      if (offset + it.size <= b) break;
+      offset = std::max(offset, e);
+    }
+    *it.offset = offset;
+    total = std::max(total, offset + it.size);
+    placed.push_back(&it);
+  }
+  return total;
+}
+
+size_t align64(size_t n) { return (n + 63) & ~size_t(63); }
+
+std::unique_ptr<Plan> build_plan(const Collected& g) {
+  auto plan = std::make_unique<Plan>();
+  const int L = (int)g.leaves.size();
+  // Value ids: leaves first, then each node output.
+  std::vector<int> first_value(g.nodes.size());
+  std::vector<PlanValue>& values = plan->values;
+  for (int i = 0; i < L; ++i) {
+    PlanValue v;
+    v.type = g.leaves[i].first->outputs[g.leaves[i].second];
+    v.storage = StorageKind::Leaf;
+    v.leaf = i;
+    values.push_back(v);
+  }
+  auto value_of = [&](const Ref& r) { return r.node < 0 ? r.index : first_value[r.node] + r.index; };
+
+  // CSE: a node equal in op, attributes and inputs to an earlier one is replaced by it.
+  struct Local {
+    const OpDef* op;
+    const Attrs* attrs;
+    std::vector<int> inputs;
+    int first_output;
+    int num_outputs;
+    bool alive = true;
+  };
+  std::vector<Local> nodes;
+  std::vector<int> replaced(values.size());  // value id -> canonical value id
+  for (int i = 0; i < L; ++i) replaced[i] = i;
+  std::unordered_multimap<size_t, int> seen;
+  plan->nodes_before = g.nodes.size();
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    Node* n = g.nodes[i];
+    std::vector<int> ins;
+    for (const Ref& r : g.inputs[i]) ins.push_back(replaced[value_of(r)]);
+    first_value[i] = (int)values.size();
+    size_t h = std::hash<const void*>()(n->op) ^ n->attrs.hash();
+    for (int x : ins) h = h * 1000003u + (size_t)x;
+    int same = -1;
+    if (g_cse) {
+      auto range = seen.equal_range(h);
+      for (auto it = range.first; it != range.second; ++it) {
+        const Local& o = nodes[it->second];
+        if (o.op == n->op && *o.attrs == n->attrs && o.inputs == ins) same = it->second;
+      }
+    }
+    for (size_t k = 0; k < n->outputs.size(); ++k) {
+      PlanValue v;
+      v.type = n->outputs[k];
+      values.push_back(v);
+      replaced.push_back(same >= 0 ? nodes[same].first_output + (int)k : (int)values.size() - 1);
+    }
+    if (same >= 0) continue;
+    seen.insert({h, (int)nodes.size()});
+    nodes.push_back(Local{n->op, &n->attrs, ins, first_value[i], (int)n->outputs.size()});
+  }
+  for (const Ref& r : g.targets) plan->targets.push_back(replaced[value_of(r)]);
+  plan->nodes_after = nodes.size();
+
+  // Producer and consumer counts per value; targets count as a consumer that needs the value.
+  std::vector<int> producer(values.size(), -1), consumers(values.size(), 0);
+  std::vector<char> is_target(values.size(), 0);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    for (int k = 0; k < nodes[i].num_outputs; ++k) producer[nodes[i].first_output + k] = (int)i;
+  }
+  for (int t : plan->targets) is_target[t] = 1;
+  // Dead code elimination: only nodes the targets need stay.
+  std::vector<char> needed(nodes.size(), 0);
+  for (int i = (int)nodes.size() - 1; i >= 0; --i) {
+    bool any = false;
+    for (int k = 0; k < nodes[i].num_outputs; ++k) {
+      const int v = nodes[i].first_output + k;
+      any = any || is_target[v] || consumers[v] > 0;
+    }
+    needed[i] = any;
+    if (!any) continue;
+    for (int x : nodes[i].inputs) ++consumers[x];
+  }
+  for (int t : plan->targets) ++consumers[t];
+
+  // Fusion groups: walk from the last node back; an elementwise producer joins its
+  // consumer's group when the consumer is its only user and the shapes are equal.
+  std::vector<int> group(nodes.size(), -1);
+  std::vector<int> group_roots;
+  auto fusable = [&](int i) { return nodes[i].op->elementwise.arity != EwArity::None; };
+  for (int i = (int)nodes.size() - 1; i >= 0; --i) {
+    if (!needed[i] || group[i] >= 0 || !fusable(i)) continue;
+    const int gid = (int)group_roots.size();
+    group_roots.push_back(i);
+    group[i] = gid;
+    std::vector<int> work{i};
+    const Shape& shape = values[nodes[i].first_output].type.shape;
+    while (g_fusion && !work.empty()) {
+      const int m = work.back();
+      work.pop_back();
+      for (int x : nodes[m].inputs) {
+        const int p = producer[x];
+        if (p < 0 || group[p] >= 0 || !fusable(p) || consumers[x] != 1 || is_target[x]) continue;
+        if (values[x].type.shape != shape) continue;
+        group[p] = gid;
+        work.push_back(p);
+      }
+    }
+  }
+
+  // Steps in topological order: a group runs where its root is.
+  std::vector<int> defined_at(values.size(), -1), last_use(values.size(), -1);
+  for (int i = 0; i < (int)nodes.size(); ++i) {
+    if (!needed[i]) continue;
+    const Local& n = nodes[i];
+    if (n.op->view_only) {
+      const int out = n.first_output;
+      values[out].root = values[n.inputs[0]].root >= 0 ? values[n.inputs[0]].root : n.inputs[0];
+      continue;
+    }
+    if (group[i] >= 0 && group_roots[group[i]] != i) continue;  // emitted with its root
+    Step step;
+    if (group[i] >= 0) {
+      // Members of the group in topological order, then translate into a program.
+      const int gid = group[i];
+      std::vector<int> members;
+      for (int j = 0; j <= i; ++j) if (group[j] == gid) members.push_back(j);
+      std::vector<EwInstr> program;
+      std::map<int, int> reg_of_value;
+      std::vector<TensorType> input_types;
+      auto operand = [&](int v) {
+        auto it = reg_of_value.find(v);
+        if (it != reg_of_value.end()) return it->second;
+        EwInstr load;
+        load.arity = EwArity::None;
+        load.a = (int)step.inputs.size();
+        step.inputs.push_back(v);
+        input_types.push_back(values[v].type);
+        program.push_back(load);
+        return reg_of_value[v] = (int)program.size() - 1;
+      };
+      for (int j : members) {
+        const Local& m = nodes[j];
+        EwInstr ins;
+        ins.arity = m.op->elementwise.arity;
+        ins.code = m.op->elementwise.code;
+        ins.in_dtype = values[m.inputs[ins.arity == EwArity::Ternary ? 1 : 0]].type.dtype;
+        ins.out_dtype = values[m.first_output].type.dtype;
+        int regs[3] = {-1, -1, -1};
+        for (size_t k = 0; k < m.inputs.size(); ++k) regs[k] = operand(m.inputs[k]);
+        ins.a = regs[0];
+        ins.b = regs[1];
+        ins.c = regs[2];
+        program.push_back(ins);
+        reg_of_value[m.first_output] = (int)program.size() - 1;
+      }
+      step.outputs = {n.first_output};
+      step.kernel = make_fused_elementwise_kernel(std::move(program), input_types, values[n.first_output].type);
+      ++plan->fused_groups;
+    } else {
+      if (!n.op->cpu_kernel) throw ValueError("op '" + n.op->name + "' has no CPU kernel");
+      std::vector<TensorType> in_types, out_types;
+      for (int x : n.inputs) in_types.push_back(values[x].type);
+      for (int k = 0; k < n.num_outputs; ++k) out_types.push_back(values[n.first_output + k].type);
+      step.kernel = n.op->cpu_kernel(KernelContext{*n.attrs, in_types, out_types});
+      step.inputs = n.inputs;
+      for (int k = 0; k < n.num_outputs; ++k) step.outputs.push_back(n.first_output + k);
+    }
+    const int s = (int)plan->steps.size();
+    for (int x : step.inputs) {
+      const int r = values[x].root >= 0 ? values[x].root : x;
+      last_use[r] = s;
+      last_use[x] = s;
+    }
+    for (int y : step.outputs) defined_at[y] = s;
+    plan->steps.push_back(std::move(step));
+  }
+
+  // Storage: targets (and bytes a target view shares) live on the heap and are handed to
+  // the caller; other intermediates share one arena.
+  const int S = (int)plan->steps.size();
+  for (int t : plan->targets) {
+    const int r = values[t].root >= 0 ? values[t].root : t;
+    if (values[r].storage == StorageKind::Arena) values[r].storage = StorageKind::Heap;
+  }
+  for (size_t v = 0; v < values.size(); ++v) {
+    if (values[v].root >= 0) {
+      // A view lives as long as its root must.
+      const int r = values[v].root;
+      values[v].storage = values[r].storage;
+      last_use[r] = std::max(last_use[r], last_use[v]);
+    }
+  }
+  std::vector<Interval> intervals;
+  for (size_t v = 0; v < values.size(); ++v) {
+    PlanValue& pv = values[v];
+    if (pv.root >= 0 || pv.storage != StorageKind::Arena || defined_at[v] < 0) continue;
+    intervals.push_back(Interval{defined_at[v], std::max(defined_at[v], last_use[v]), align64(pv.type.nbytes()),
+                                 &pv.arena_offset});
+  }
+  for (int s = 0; s < S; ++s) {
+    const size_t scratch = plan->steps[s].kernel->scratch_bytes();
+    if (scratch) intervals.push_back(Interval{s, s, align64(scratch), &plan->steps[s].scratch_offset});
+  }
+  plan->arena_bytes = plan_arena(intervals);
+  return plan;
+}
+
+// ------------------------------------------------------------------ cache and run
+struct CacheEntry {
+  std::shared_ptr<Plan> plan;
+  std::list<std::string>::iterator lru;
+};
+
+constexpr size_t kMaxCachedPlans = 512;
+
+std::mutex g_cache_mutex;
+std::unordered_map<std::string, CacheEntry> g_cache;
+std::list<std::string> g_lru;
+ExecutorStats g_stats;
+
+std::shared_ptr<Plan> lookup_or_build(const Collected& g) {
+  std::string key = plan_key(g);
+  {
+    std::lock_guard<std::mutex> lock(g_cache_mutex);
+    auto it = g_cache.find(key);
+    if (it != g_cache.end()) {
+      g_lru.splice(g_lru.begin(), g_lru, it->second.lru);
+      ++g_stats.plan_cache_hits;
+      return it->second.plan;
+    }
+  }
+  std::shared_ptr<Plan> plan = build_plan(g);
+  std::lock_guard<std::mutex> lock(g_cache_mutex);
+  ++g_stats.plans_built;
+  g_stats.last_nodes_before = plan->nodes_before;
+  g_stats.last_nodes_after = plan->nodes_after;
+  g_stats.last_kernels = plan->steps.size();
+  g_stats.last_fused_groups = plan->fused_groups;
+  g_stats.last_arena_bytes = plan->arena_bytes;
+  if (g_cache.count(key)) return g_cache[key].plan;
+  g_lru.push_front(key);
+  g_cache[key] = CacheEntry{plan, g_lru.begin()};
+  if (g_cache.size() > kMaxCachedPlans) {
+    g_cache.erase(g_lru.back());
+    g_lru.pop_back();
+  }
+  return plan;
+}
+
+// Intermediates live in a per-thread arena that grows to the largest plan it has run.
+struct Arena {
+  void* data = nullptr;
+  size_t size = 0;
+  ~Arena() { std::free(data); }
+  void* reserve(size_t n) {
+    if (n > size) {
+      std::free(data);
+      data = std::aligned_alloc(64, align64(n));
+      if (!data) throw std::bad_alloc();
+      size = align64(n);
+    }
+    return data;
+  }
+};
+
+std::vector<std::shared_ptr<Tensor>> run_plan(const Plan& plan, const Collected& g) {
+  thread_local Arena arena;
+  char* base = plan.arena_bytes ? (char*)arena.reserve(plan.arena_bytes) : nullptr;
+  std::vector<std::shared_ptr<Tensor>> tensors(plan.values.size());
+  for (size_t v = 0; v < plan.values.size(); ++v) {
+    const PlanValue& pv = plan.values[v];
+    if (pv.root >= 0) continue;
+    if (pv.storage == StorageKind::Leaf) {
+      tensors[v] = g.leaves[pv.leaf].first->values[g.leaves[pv.leaf].second];
+    } else if (pv.storage == StorageKind::Heap) {
+      tensors[v] = Tensor::allocate(pv.type);
+    } else {
+      auto t = std::make_shared<Tensor>();
+      t->type = pv.type;
+      t->data = base + pv.arena_offset;
+      tensors[v] = std::move(t);
+    }
+  }
+  for (size_t v = 0; v < plan.values.size(); ++v) {
+    const PlanValue& pv = plan.values[v];
+    if (pv.root < 0 || !tensors[pv.root]) continue;
+    auto t = std::make_shared<Tensor>(*tensors[pv.root]);
+    t->type = pv.type;
+    tensors[v] = std::move(t);
+  }
+  KernelArgs args;
+  args.pool = &ThreadPool::global();
+  for (const Step& step : plan.steps) {
+    args.inputs.clear();
+    args.outputs.clear();
+    for (int x : step.inputs) args.inputs.push_back(tensors[x].get());
+    for (int y : step.outputs) args.outputs.push_back(tensors[y].get());
+    step.kernel->execute(args, base ? base + step.scratch_offset : nullptr);
+  }
+  std::vector<std::shared_ptr<Tensor>> out;
+  for (int t : plan.targets) out.push_back(tensors[t]);
+  return out;
+}
+
+std::mutex g_value_mutex;
+
+}  // namespace
+
+std::vector<std::shared_ptr<Tensor>> evaluate(const std::vector<Var>& targets) {
+  Collected g = collect(targets);
+  // Constant folding: in a graph that reads placeholders, parts that read none are computed
+  // once (and kept on their nodes), so every later run starts from their values.
+  bool uses_placeholder = false;
+  for (Node* n : g.nodes) uses_placeholder = uses_placeholder || n->uses_placeholder;
+  if (uses_placeholder) {
+    std::vector<Var> frontier;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      if (!g.nodes[i]->uses_placeholder) continue;
+      for (const Var& in : g.nodes[i]->inputs) {
+        if (!in.node->uses_placeholder && in.node->kind == NodeKind::Op && !in.node->has_values()) frontier.push_back(in);
+      }
+    }
+    if (!frontier.empty()) {
+      evaluate(frontier);
+      g = collect(targets);
+      std::lock_guard<std::mutex> lock(g_cache_mutex);
+      g_stats.last_folded = frontier.size();
+    }
+  }
+  std::shared_ptr<Plan> plan = lookup_or_build(g);
+  std::vector<std::shared_ptr<Tensor>> out = run_plan(*plan, g);
+  {
+    std::lock_guard<std::mutex> lock(g_value_mutex);
+    for (size_t i = 0; i < targets.size(); ++i) {
+      Node* n = targets[i].node.get();
+      if (n->kind == NodeKind::Op && !n->uses_placeholder) {
+        if (n->values.size() < n->outputs.size()) n->values.resize(n->outputs.size());
+        n->values[targets[i].index] = out[i];
+      }
+    }
+  }
+  std::lock_guard<std::mutex> lock(g_cache_mutex);
+  ++g_stats.runs;
+  return out;
+}
+
+ExecutorStats executor_stats() {
+  std::lock_guard<std::mutex> lock(g_cache_mutex);
+  return g_stats;
+}
+
+void clear_plan_cache() {
+  std::lock_guard<std::mutex> lock(g_cache_mutex);
+  g_cache.clear();
+  g_lru.clear();
+}
+
+void set_executor_option(const std::string& name, bool on) {
+  std::lock_guard<std::mutex> lock(g_cache_mutex);
+  if (name == "cse") g_cse = on;
+  else if (name == "fusion") g_fusion = on;
+  else throw ValueError("unknown executor option '" + name + "' (known: cse, fusion)");
+  g_cache.clear();
+  g_lru.clear();
+}
+
+}  // namespace mnnpy

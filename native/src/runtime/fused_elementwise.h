@@ -1,0 +1,25 @@
+// One kernel for any connected group of elementwise nodes of the same output shape: the
+// group runs as a small program over tiles that stay in cache, reading its inputs in place
+// (broadcast ones are expanded per tile) and writing only the final result.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "mnnpy/op_registry.h"
+
+namespace mnnpy {
+
+struct EwInstr {
+  EwArity arity = EwArity::None;  // None: load input `a`
+  int code = 0;
+  DType in_dtype = DType::Float32, out_dtype = DType::Float32;
+  int a = -1, b = -1, c = -1;  // operand registers (for a load: the kernel input index)
+};
+
+// `program` is in evaluation order; register i is the result of instruction i; the last
+// instruction is the group's output.
+std::unique_ptr<Kernel> make_fused_elementwise_kernel(std::vector<EwInstr> program,
+                                                      const std::vector<TensorType>& input_types,
+                                                      const TensorType& output_type);
+
+}  // namespace mnnpy

@@ -1,0 +1,100 @@
+#include "mnnpy/thread_pool.h"
+
+#include <algorithm>
+
+namespace mnnpy {
+
+namespace {
+thread_local bool t_inside_job = false;
+}
+
+ThreadPool& ThreadPool::global() {
+  static ThreadPool* pool = new ThreadPool();  // never destroyed: workers may outlive static teardown
+  return *pool;
+}
+
+ThreadPool::ThreadPool() {
+  unsigned hw = std::thread::hardware_concurrency();
+  set_num_threads(hw == 0 ? 1 : (int)hw);
+}
+
+ThreadPool::~ThreadPool() { stop_workers(); }
+
+void ThreadPool::stop_workers() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  for (auto& t : workers_) t.join();
+  workers_.clear();
+  stopping_ = false;
+}
+
+void ThreadPool::set_num_threads(int n) {
+  n = std::max(1, n);
+  std::lock_guard<std::mutex> job_lock(job_mutex_);
+  if (n == num_threads_ && (int)workers_.size() == n - 1) return;
+  stop_workers();
+  num_threads_ = n;
+  for (int i = 0; i < n - 1; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+}
+
+void ThreadPool::worker_loop(int) {
+  uint64_t seen = 0;
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+    if (stopping_) return;
+    seen = generation_;
+    while (job_ && next_chunk_ < job_chunks_) {
+      const int64_t c = next_chunk_++;
+      const auto* fn = job_;
+      const int64_t begin = c * job_chunk_, end = std::min(job_n_, begin + job_chunk_);
+      lock.unlock();
+      t_inside_job = true;
+      (*fn)(begin, end);
+      t_inside_job = false;
+      lock.lock();
+      if (++chunks_done_ == job_chunks_) done_.notify_all();
+    }
+  }
+}
+
+void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  grain = std::max<int64_t>(1, grain);
+  if (num_threads_ == 1 || n <= grain || t_inside_job) {
+    fn(0, n);
+    return;
+  }
+  std::lock_guard<std::mutex> job_lock(job_mutex_);
+  const int64_t max_chunks = (int64_t)num_threads_ * 4;
+  int64_t chunks = std::min(max_chunks, (n + grain - 1) / grain);
+  const int64_t chunk = (n + chunks - 1) / chunks;
+  chunks = (n + chunk - 1) / chunk;
+  std::unique_lock<std::mutex> lock(mutex_);
+  job_ = &fn;
+  job_n_ = n;
+  job_chunk_ = chunk;
+  job_chunks_ = chunks;
+  next_chunk_ = 0;
+  chunks_done_ = 0;
+  ++generation_;
+  wake_.notify_all();
+  // The caller works too.
+  while (next_chunk_ < job_chunks_) {
+    const int64_t c = next_chunk_++;
+    const int64_t begin = c * chunk, end = std::min(n, begin + chunk);
+    lock.unlock();
+    t_inside_job = true;
+    fn(begin, end);
+    t_inside_job = false;
+    lock.lock();
+    ++chunks_done_;
+  }
+  done_.wait(lock, [&] { return chunks_done_ == job_chunks_; });
+  job_ = nullptr;
+}
+
+}  // namespace mnnpy
