@@ -4,7 +4,13 @@ Every call builds a node of the graph and returns a ``Var`` whose shape and dtyp
 at once; values are computed by the C++ executor when asked for (``numpy()``, ``read()``,
 ``print``, ``float()`` ...) or with :func:`eval`.
 """
-from . import _core
+import os as _os
+
+if _os.environ.get("MNNPY_CORE_DIR"):
+    # Development builds: load _core from a CMake build folder instead of the package.
+    __path__.insert(0, _os.environ["MNNPY_CORE_DIR"])
+
+from . import _core  # noqa: E402
 from ._core import Var, get_num_threads, set_num_threads
 
 __version__ = "0.1.0"

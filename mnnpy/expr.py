@@ -219,10 +219,6 @@ def reshape(x, shape, original_format=NCHW):
     return _core.reshape(_as_var(x), tuple(int(d) for d in shape))
 
 
-def save(vars, filename):
-    raise NotImplementedError
-
-
 # ---------------------------------------------------------------- Var methods
 def _var_repr(self):
     if self.is_placeholder and not self.is_evaluated:
@@ -240,5 +236,9 @@ Var.__repr__ = _var_repr
 Var.__str__ = _var_str
 Var.__array_ufunc__ = None  # NumPy defers to Var's reflected operators: ndarray + Var -> Var
 Var.__array_priority__ = 1000
+
+from ._expr_shape import *  # noqa: E402,F401,F403
+from ._expr_linalg import *  # noqa: E402,F401,F403
+from ._expr_io import *  # noqa: E402,F401,F403
 
 __all__ = [n for n in globals() if not n.startswith("_") and n not in ("where_",)]

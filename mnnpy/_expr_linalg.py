@@ -1,0 +1,2 @@
+"""Matrix products of mnnpy.expr."""
+__all__ = []

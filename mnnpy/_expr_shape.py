@@ -1,0 +1,2 @@
+"""Shape and data-movement ops of mnnpy.expr (reshape, transpose, concat, slicing, indexing ...)."""
+__all__ = []
