@@ -46,10 +46,8 @@ def _check_format(fmt):
 def const(value_list, shape=None, data_format=NCHW, dtype=None):
     """A constant Var holding a copy of ``value_list`` (NumPy array, list or number)."""
     _check_format(data_format)
-    if dtype is None and not isinstance(value_list, _np.ndarray) and not _np.isscalar(value_list):
-        dtype = _np.float32
-    elif dtype is None and isinstance(value_list, (bool, int, float)):
-        dtype = _np.float32
+    if dtype is None and not isinstance(value_list, (_np.ndarray, _np.generic, Var)):
+        dtype = _np.float32  # MNN's default for Python lists and numbers
     v = _core.const(value_list, dtype, data_format)
     if shape is not None:
         shape = tuple(int(d) for d in shape)

@@ -100,7 +100,7 @@ Var reduce(const std::string& kind_name, const Var& x, const std::optional<std::
   } else {
     for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
   }
-  if (arg && axes.size() > 1) throw ValueError(kind_name + " takes a single axis or None");
+  if (arg && axes_opt && axes.size() > 1) throw ValueError(kind_name + " takes a single axis or None");
 
   Shape out_shape;
   int64_t count = 1;
@@ -146,7 +146,7 @@ Var reduce(const std::string& kind_name, const Var& x, const std::optional<std::
     v = reduce_runs(kind, v, axes);
   }
   if (mean) v = binary("Div", v, make_scalar((double)count, compute));
-  if (!arg || compute != DType::Int64) v = cast(v, arg ? DType::Int64 : result);
+  v = cast(v, result);
   return reshape(v, out_shape);
 }
 

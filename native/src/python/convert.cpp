@@ -86,7 +86,7 @@ py::array numpy_from_tensor(const std::shared_ptr<Tensor>& t) {
   return a;
 }
 
-Var operand_to_var(py::handle obj, const Var* partner) {
+Var operand_to_var(py::handle obj, const Var* partner, bool for_comparison) {
   if (py::isinstance<Var>(obj)) return obj.cast<Var>();
   const DType p = partner ? partner->type().dtype : DType::Float64;
   if (PyBool_Check(obj.ptr())) return make_scalar(obj.ptr() == Py_True ? 1.0 : 0.0, DType::Bool);
@@ -102,6 +102,12 @@ Var operand_to_var(py::handle obj, const Var* partner) {
         case DType::Int16: lo = INT16_MIN; hi = INT16_MAX; break;
         case DType::Int32: lo = INT32_MIN; hi = INT32_MAX; break;
         default: lo = std::numeric_limits<long long>::min(); hi = std::numeric_limits<long long>::max();
+      }
+      if ((overflow || v < lo || v > hi) && for_comparison) {
+        if (overflow) return make_scalar(PyLong_AsDouble(obj.ptr()), DType::Float64);
+        auto wide = Tensor::allocate(TensorType{DType::Int64, {}});
+        *wide->ptr<int64_t>() = v;
+        return make_const(wide);
       }
       if (overflow || v < lo || v > hi) {
         const std::string msg = "Python integer " + py::str(obj).cast<std::string>() + " out of bounds for " + dtype_name(t);

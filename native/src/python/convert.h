@@ -19,6 +19,7 @@ py::array numpy_from_tensor(const std::shared_ptr<Tensor>& t);
 
 // Turns an operand of a binary operation into a Var. Python bool/int/float are "weak"
 // (NEP 50): they take the dtype of `partner` where NumPy 2 would.
-Var operand_to_var(py::handle obj, const Var* partner);
+// In comparisons an int outside the partner's range is compared exactly, as NumPy 2 does.
+Var operand_to_var(py::handle obj, const Var* partner, bool for_comparison = false);
 
 }  // namespace mnnpy

@@ -44,8 +44,8 @@ py::object attr_to_python(const AttrValue& v) {
   return std::visit([](auto&& x) -> py::object { return py::cast(x); }, v);
 }
 
-Var binary_operand(const std::string& op, const Var& self, py::handle other, bool reflected) {
-  Var o = operand_to_var(other, &self);
+Var binary_operand(const std::string& op, const Var& self, py::handle other, bool reflected, bool comparison = false) {
+  Var o = operand_to_var(other, &self, comparison);
   return reflected ? binary(op, o, self) : binary(op, self, o);
 }
 
@@ -160,7 +160,7 @@ void bind_var(py::module_& m) {
   };
   for (const auto& [name, op_name] : comparisons) {
     const std::string op = op_name;
-    var.def(name, [op](const Var& a, py::handle b) { return binary_operand(op, a, b, false); }, py::is_operator());
+    var.def(name, [op](const Var& a, py::handle b) { return binary_operand(op, a, b, false, true); }, py::is_operator());
   }
   var.attr("__hash__") = py::none();
 }

@@ -58,11 +58,10 @@ template <class T, bool kMax> T extreme_float_run(const T* HWY_RESTRICT x, int64
   T best = x[0];
   if (n >= 2 * N) {
     auto m0 = hn::LoadU(d, x), m1 = hn::LoadU(d, x + N);
-    auto nan_seen = hn::Ne(m0, m0);
-    nan_seen = hn::Or(nan_seen, hn::Ne(m1, m1));
+    auto nan_seen = hn::Or(hn::IsNaN(m0), hn::IsNaN(m1));
     for (i = 2 * N; i + 2 * N <= n; i += 2 * N) {
       const auto v0 = hn::LoadU(d, x + i), v1 = hn::LoadU(d, x + i + N);
-      nan_seen = hn::Or(nan_seen, hn::Or(hn::Ne(v0, v0), hn::Ne(v1, v1)));
+      nan_seen = hn::Or(nan_seen, hn::Or(hn::IsNaN(v0), hn::IsNaN(v1)));
       m0 = kMax ? hn::Max(m0, v0) : hn::Min(m0, v0);
       m1 = kMax ? hn::Max(m1, v1) : hn::Min(m1, v1);
     }

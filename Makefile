@@ -1,0 +1,14 @@
+# The two set-up commands of the README.
+.PHONY: demo test bench
+
+demo:
+	scripts/setup.sh
+	.venv/bin/python examples/demo.py
+
+test:
+	scripts/setup.sh test
+	cd tests && ../.venv/bin/python -m pytest -q -p no:cacheprovider
+
+bench:
+	scripts/setup.sh test
+	for b in benchmarks/bench_*.py; do .venv/bin/python $$b || exit 1; done

@@ -1,0 +1,39 @@
+// mnnpy's graph file format (docs/file_format.md): saving the graph behind some Vars and
+// loading it back by replaying every node through make_op / make_const / make_placeholder.
+// Loaded constants point into a read-only mapping of the file instead of being copied.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mnnpy/graph.h"
+
+namespace mnnpy {
+
+constexpr uint32_t kGraphFormatMajor = 1;
+constexpr uint32_t kGraphFormatMinor = 0;
+
+// An operating-system error on a path; the bindings raise it as OSError(errno, message, path)
+// so that Python picks the matching subclass (FileNotFoundError, PermissionError ...).
+struct FileError : IOError {
+  FileError(int error_number, std::string path, const std::string& message)
+      : IOError(message), error_number(error_number), path(std::move(path)) {}
+  int error_number;
+  std::string path;
+};
+
+struct LoadedGraph {
+  std::vector<Var> outputs;
+  std::vector<std::string> names;  // one per output, as saved; empty when the Var had no name
+};
+
+// Writes the graph behind `outputs` to `path` (through a temporary file renamed into place, so
+// that mappings of an older file at `path` stay valid). Throws ValueError for graphs the format
+// cannot hold and FileError when writing fails.
+void save_graph(const std::vector<Var>& outputs, const std::string& path);
+
+// Reads a file written by save_graph. Every field is checked before use; a damaged or hostile
+// file raises ValueError (or FileError/IOError for problems reaching the file), never crashes.
+LoadedGraph load_graph(const std::string& path);
+
+}  // namespace mnnpy

@@ -1,0 +1,69 @@
+// CPU data movement: strided box copies (transpose, slice, broadcast, concat), gathers and
+// scatters along an axis, padding, and index grids. Kernels move bytes, so they only care
+// about the element size (1, 2, 4 or 8 bytes). Contiguous runs go through memcpy; large
+// copies are split across the thread pool.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "mnnpy/dtype.h"
+#include "mnnpy/tensor.h"
+
+namespace mnnpy {
+class ThreadPool;
+namespace cpu {
+
+// Row-major strides of a shape, in elements.
+std::vector<int64_t> contiguous_strides(const Shape& shape);
+
+// Copies `bytes` bytes, split across threads when large.
+void parallel_memcpy(void* dst, const void* src, size_t bytes, ThreadPool* pool);
+
+// A copy of an n-d box between two strided layouts, simplified once (size-1 dims dropped,
+// dims both sides walk contiguously merged, a scheme chosen) and run many times.
+// Strides are in elements; source strides may be negative, or 0 to broadcast.
+class StridedCopy {
+ public:
+  StridedCopy() = default;
+  StridedCopy(size_t elem_size, const Shape& dims, const std::vector<int64_t>& src_strides,
+              const std::vector<int64_t>& dst_strides);
+  // src and dst point at the box's first element.
+  void run(const void* src, void* dst, ThreadPool* pool) const;
+
+ private:
+  enum class Scheme : uint8_t { Empty, Runs, Fill, Tiles, Elements };
+  Scheme scheme_ = Scheme::Empty;
+  size_t elem_size_ = 1;
+  // Outer dims walked one index at a time; the innermost dim (and for Tiles the dim whose
+  // source stride is 1) is handled by the scheme.
+  std::vector<int64_t> outer_dims_, outer_src_, outer_dst_;
+  int64_t inner_ = 1, inner_src_ = 1, inner_dst_ = 1;
+  int64_t tile_dim_ = 1, tile_dst_ = 1;  // Tiles: the dim read contiguously, its destination stride
+  int64_t inner_chunk_ = 1;              // inner elements per parallel task
+};
+
+// Element gather along an axis of a [outer, axis_size, inner] block:
+//   out[o, j, i] = src[o, index[j], i]   for j < num_index.
+// Negative indices count from the end once; indices still out of range give zeros.
+// index_dtype is any integer dtype.
+void gather(size_t elem_size, DType index_dtype, const void* src, const void* index, int64_t outer,
+            int64_t axis_size, int64_t num_index, int64_t inner, void* dst, ThreadPool* pool);
+
+// The inverse of gather, writing into `dst` (which already holds the data to update):
+//   dst[o, index[j], i] = updates[o, j, i], later j winning on repeated indices.
+// Negative indices count from the end once; indices still out of range are skipped.
+void scatter(size_t elem_size, DType index_dtype, const void* updates, const void* index, int64_t outer,
+             int64_t axis_size, int64_t num_index, int64_t inner, void* dst, ThreadPool* pool);
+
+// Padding as per-axis source index maps: out[i0, i1, ...] = src[map0[i0], map1[i1], ...],
+// or `fill` (one element) when any map entry is -1. The last axis' map must be the identity
+// on [last_before, last_before + in_shape.back()).
+void pad(size_t elem_size, const Shape& in_shape, const Shape& out_shape, const std::vector<std::vector<int64_t>>& maps,
+         int64_t last_before, const void* fill, const void* src, void* dst, ThreadPool* pool);
+
+// out[i0, i1, ...] = start + sum(i_d * strides[d]) as int64, row-major over `dims`.
+void iota(int64_t start, const Shape& dims, const std::vector<int64_t>& strides, int64_t* out, ThreadPool* pool);
+
+}  // namespace cpu
+}  // namespace mnnpy

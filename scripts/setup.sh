@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs everything mnnpy needs on a fresh Debian/Ubuntu machine into ./.venv:
+# the Debian packages the C++ core builds against, then mnnpy and its Python dependencies.
+#   scripts/setup.sh          core + demo dependencies
+#   scripts/setup.sh test     also the test and reference libraries
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+want_tests=0
+[ "${1:-}" = "test" ] && want_tests=1
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+# Google Highway (SIMD with run-time dispatch) and a C++ compiler.
+need_apt=()
+dpkg -s libhwy-dev >/dev/null 2>&1 || need_apt+=(libhwy-dev)
+command -v g++ >/dev/null 2>&1 || need_apt+=(g++)
+python3 -c "import venv, ensurepip" >/dev/null 2>&1 || need_apt+=(python3-venv)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+PY=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+extras=""
+[ $want_tests = 1 ] && extras="[test]"
+.venv/bin/python -m pip install -q ".${extras}"
+echo "mnnpy installed in .venv: $(.venv/bin/python -c 'import mnnpy; print(mnnpy.runtime_info())')"

@@ -1,0 +1,22 @@
+import zlib
+
+import numpy as np
+import pytest
+
+import mnnpy
+
+
+@pytest.fixture
+def rng(request):
+    # A fresh, reproducible stream per test.
+    return np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
+
+
+@pytest.fixture
+def portable_simd():
+    """Runs the test body on the portable (non-SIMD-specific) kernels."""
+    mnnpy._core.force_portable_simd(True)
+    try:
+        yield
+    finally:
+        mnnpy._core.force_portable_simd(False)

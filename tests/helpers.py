@@ -1,0 +1,35 @@
+"""Shared test helpers: random arrays of every dtype and per-dtype tolerances."""
+import numpy as np
+
+ALL_DTYPES = ["bool", "int8", "uint8", "int16", "int32", "int64", "float16", "float32", "float64"]
+FLOAT_DTYPES = ["float16", "float32", "float64"]
+INT_DTYPES = ["int8", "uint8", "int16", "int32", "int64"]
+
+# Relative tolerance for results computed in one dtype (transcendental functions may differ
+# from NumPy's by a few units in the last place).
+RTOL = {"float16": 2e-3, "float32": 2e-6, "float64": 1e-13}
+RTOL_TRANSCENDENTAL = {"float16": 2e-3, "float32": 1e-5, "float64": 1e-12}
+
+
+def random_array(rng, shape, dtype, low=-10, high=10):
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return rng.integers(max(low, info.min), min(high, info.max) + 1, size=shape).astype(dtype)
+    return (rng.random(shape) * (high - low) + low).astype(dtype)
+
+
+def assert_same(ours, expected, rtol=None, atol=0.0, check_dtype=True):
+    ours = np.asarray(ours)
+    expected = np.asarray(expected)
+    if check_dtype:
+        assert ours.dtype == expected.dtype, f"dtype {ours.dtype} != NumPy's {expected.dtype}"
+    assert ours.shape == expected.shape, f"shape {ours.shape} != NumPy's {expected.shape}"
+    if expected.dtype.kind == "f":
+        tol = RTOL[str(expected.dtype)] if rtol is None else rtol
+        np.testing.assert_allclose(ours.astype(np.float64), expected.astype(np.float64), rtol=tol, atol=atol,
+                                   equal_nan=True)
+    else:
+        np.testing.assert_array_equal(ours, expected)
