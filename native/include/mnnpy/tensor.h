@@ -36,6 +36,9 @@ struct Tensor {
   static std::shared_ptr<Tensor> allocate(const TensorType& t);
 };
 
+// Frees the large blocks kept for reuse by Tensor::allocate.
+void release_cached_blocks();
+
 // Errors that the bindings turn into the matching Python exceptions.
 struct ValueError : std::runtime_error { using std::runtime_error::runtime_error; };
 struct TypeError : std::runtime_error { using std::runtime_error::runtime_error; };

@@ -549,7 +549,8 @@ void set_executor_option(const std::string& name, bool on) {
   std::lock_guard<std::mutex> lock(g_cache_mutex);
   if (name == "cse") g_cse = on;
   else if (name == "fusion") g_fusion = on;
-  else throw ValueError("unknown executor option '" + name + "' (known: cse, fusion)");
+  else if (name == "streaming_stores") g_streaming_stores = on;
+  else throw ValueError("unknown executor option '" + name + "' (known: cse, fusion, streaming_stores)");
   g_cache.clear();
   g_lru.clear();
 }

@@ -8,10 +8,14 @@
 
 namespace mnnpy {
 
+bool g_streaming_stores = true;
+
 namespace {
 
 constexpr int64_t kTile = 2048;              // elements per tile: a few tiles fit in L2
 constexpr int64_t kParallelGrainTiles = 16;  // below ~32K elements one thread is faster
+// Outputs this large do not stay in cache: they are written with streaming stores.
+constexpr size_t kStreamingOutputBytes = size_t(8) << 20;
 
 // How one input maps onto the output index space.
 struct InputLayout {
@@ -94,6 +98,7 @@ class FusedElementwiseKernel : public Kernel {
   FusedElementwiseKernel(std::vector<EwInstr> program, const std::vector<TensorType>& inputs, const TensorType& out)
       : program_(std::move(program)), out_(out) {
     for (auto& t : inputs) layouts_.push_back(describe_input(t, out.shape));
+    streaming_ = g_streaming_stores && out.nbytes() >= kStreamingOutputBytes;
     // Give each computed register a tile buffer, reusing buffers whose value is dead.
     const int n = (int)program_.size();
     std::vector<int> last_use(n, -1);
@@ -130,7 +135,7 @@ class FusedElementwiseKernel : public Kernel {
     const int64_t tiles = (total + kTile - 1) / kTile;
     auto run_tiles = [&](int64_t t0, int64_t t1) {
       thread_local std::vector<char> scratch;
-      const size_t need = (size_t)num_buffers_ * kTile * 8;
+      const size_t need = (size_t)(num_buffers_ + 1) * kTile * 8;
       if (scratch.size() < need) scratch.resize(need);
       for (int64_t t = t0; t < t1; ++t) run_tile(args, t * kTile, std::min(kTile, total - t * kTile), scratch.data());
     };
@@ -147,9 +152,10 @@ class FusedElementwiseKernel : public Kernel {
     const void** reg = program_.size() <= 64 ? regs : new const void*[program_.size()];
     const int last = (int)program_.size() - 1;
     char* out = (char*)args.outputs[0]->data + start * dtype_size(out_.dtype);
+    char* result = streaming_ ? scratch + (size_t)num_buffers_ * kTile * 8 : out;
     for (int i = 0; i <= last; ++i) {
       const EwInstr& ins = program_[i];
-      char* dst = i == last ? out : (buffer_of_[i] >= 0 ? scratch + (size_t)buffer_of_[i] * kTile * 8 : nullptr);
+      char* dst = i == last ? result : (buffer_of_[i] >= 0 ? scratch + (size_t)buffer_of_[i] * kTile * 8 : nullptr);
       switch (ins.arity) {
         case EwArity::None: {
           const InputLayout& L = layouts_[ins.a];
@@ -173,6 +179,7 @@ class FusedElementwiseKernel : public Kernel {
       }
       reg[i] = dst;
     }
+    if (streaming_) cpu::stream_copy(result, out, n * dtype_size(out_.dtype));
     if (reg != regs) delete[] reg;
   }
 
@@ -181,6 +188,7 @@ class FusedElementwiseKernel : public Kernel {
   std::vector<InputLayout> layouts_;
   std::vector<int> buffer_of_;
   int num_buffers_ = 0;
+  bool streaming_ = false;
 };
 
 }  // namespace

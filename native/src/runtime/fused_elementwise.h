@@ -16,6 +16,9 @@ struct EwInstr {
   int a = -1, b = -1, c = -1;  // operand registers (for a load: the kernel input index)
 };
 
+// Whether large results are written with non-temporal stores (an executor option).
+extern bool g_streaming_stores;
+
 // `program` is in evaluation order; register i is the result of instruction i; the last
 // instruction is the group's output.
 std::unique_ptr<Kernel> make_fused_elementwise_kernel(std::vector<EwInstr> program,

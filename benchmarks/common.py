@@ -1,0 +1,60 @@
+"""Side-by-side timing helpers shared by the benchmarks: interleaved runs, medians, ratios."""
+import os
+import platform
+import statistics
+import time
+
+
+def machine_summary():
+    import mnnpy
+    flags = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    have = set(line.split(":", 1)[1].split())
+                    flags = ",".join(x for x in ("avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16") if x in have)
+                    break
+    except OSError:
+        pass
+    return (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, ISA flags [{flags}], "
+            f"mnnpy kernels: {mnnpy.runtime_info()['isa']}")
+
+
+def compare(ours, reference, repeats=15, warmup=2, min_time=0.0):
+    """Runs both callables alternately; returns (median ours, median reference) in seconds."""
+    for _ in range(warmup):
+        ours()
+        reference()
+    t_ours, t_ref = [], []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        ours()
+        t1 = time.perf_counter()
+        reference()
+        t2 = time.perf_counter()
+        t_ours.append(t1 - t0)
+        t_ref.append(t2 - t1)
+    return statistics.median(t_ours), statistics.median(t_ref)
+
+
+def fmt_time(t):
+    if t < 1e-3:
+        return f"{t * 1e6:8.2f} us"
+    return f"{t * 1e3:8.2f} ms"
+
+
+class Table:
+    def __init__(self, title, reference_name):
+        self.rows = []
+        self.title = title
+        self.reference_name = reference_name
+
+    def add(self, name, threads, t_ours, t_ref, extra=""):
+        self.rows.append((name, threads, t_ours, t_ref, extra))
+        print(f"  {name:<34} {threads}T  mnnpy {fmt_time(t_ours)}  {self.reference_name} {fmt_time(t_ref)}"
+              f"  ratio {t_ours / t_ref:6.2f}  {extra}", flush=True)
+
+    def header(self):
+        print(f"\n== {self.title} ({machine_summary()})")
+        print("   ratio = mnnpy time / reference time (below 1: mnnpy is faster)")
