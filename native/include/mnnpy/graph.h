@@ -72,6 +72,9 @@ struct Node {
 // ValueError/TypeError with a message naming the problem.
 Var make_op(const std::string& op_name, std::vector<Var> inputs, Attrs attrs = {});
 std::vector<Var> make_op_multi(const std::string& op_name, std::vector<Var> inputs, Attrs attrs = {});
+// The same for callers that hold the op definition already (hot paths: no name lookup).
+Var make_op(const OpDef& op, std::vector<Var> inputs, Attrs attrs = {});
+std::vector<Var> make_op_multi(const OpDef& op, std::vector<Var> inputs, Attrs attrs = {});
 Var make_const(std::shared_ptr<Tensor> value, const std::string& data_format = "NCHW");
 Var make_placeholder(const TensorType& type, const std::string& data_format = "NCHW");
 Var cast(const Var& v, DType to);

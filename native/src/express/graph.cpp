@@ -66,7 +66,15 @@ uint64_t Node::next_id() {
 }
 
 std::vector<Var> make_op_multi(const std::string& op_name, std::vector<Var> inputs, Attrs attrs) {
-  const OpDef& op = get_op(op_name);
+  return make_op_multi(get_op(op_name), std::move(inputs), std::move(attrs));
+}
+
+Var make_op(const std::string& op_name, std::vector<Var> inputs, Attrs attrs) {
+  return make_op(get_op(op_name), std::move(inputs), std::move(attrs));
+}
+
+std::vector<Var> make_op_multi(const OpDef& op, std::vector<Var> inputs, Attrs attrs) {
+  const std::string& op_name = op.name;
   const int n = (int)inputs.size();
   if (n < op.min_inputs || (op.max_inputs >= 0 && n > op.max_inputs)) {
     throw ValueError(op_name + " takes " + std::to_string(op.min_inputs) +
@@ -75,6 +83,7 @@ std::vector<Var> make_op_multi(const std::string& op_name, std::vector<Var> inpu
   }
   std::vector<TensorType> in_types;
   in_types.reserve(inputs.size());
+  // (Node is built before inference so that inputs can be moved in afterwards.)
   auto node = std::make_shared<Node>();
   for (auto& v : inputs) {
     if (!v.valid()) throw ValueError(op_name + ": an input is an empty Var");
@@ -92,9 +101,9 @@ std::vector<Var> make_op_multi(const std::string& op_name, std::vector<Var> inpu
   return outs;
 }
 
-Var make_op(const std::string& op_name, std::vector<Var> inputs, Attrs attrs) {
-  auto outs = make_op_multi(op_name, std::move(inputs), std::move(attrs));
-  if (outs.size() != 1) throw ValueError(op_name + " has " + std::to_string(outs.size()) + " outputs, not one");
+Var make_op(const OpDef& op, std::vector<Var> inputs, Attrs attrs) {
+  auto outs = make_op_multi(op, std::move(inputs), std::move(attrs));
+  if (outs.size() != 1) throw ValueError(op.name + " has " + std::to_string(outs.size()) + " outputs, not one");
   return outs[0];
 }
 
@@ -125,7 +134,8 @@ Var make_placeholder(const TensorType& type, const std::string& data_format) {
 
 Var cast(const Var& v, DType to) {
   if (v.type().dtype == to) return v;
-  return make_op("Cast", {v}, Attrs().set("to", (int64_t)to));
+  static const OpDef& cast_op = get_op("Cast");
+  return make_op(cast_op, {v}, Attrs().set("to", (int64_t)to));
 }
 
 namespace {

@@ -71,13 +71,17 @@ const BinaryEntry kBinary[] = {
     {"RightShift", cpu::kShiftRight, kBitwise, "right_shift"},
 };
 
-const UnaryEntry* find_unary(const std::string& name) {
-  for (auto& e : kUnary) if (name == e.name) return &e;
+template <class Entry, size_t N> const Entry* find_entry(const Entry (&table)[N], const std::string& name) {
+  for (auto& e : table) if (name == e.name) return &e;
   return nullptr;
 }
-const BinaryEntry* find_binary(const std::string& name) {
-  for (auto& e : kBinary) if (name == e.name) return &e;
-  return nullptr;
+
+// Registered definitions of the table entries, looked up once.
+template <class Entry, size_t N> const OpDef& op_of(const Entry (&table)[N], const Entry* e) {
+  static const OpDef* defs[N] = {};
+  const size_t i = e - table;
+  if (!defs[i]) defs[i] = &get_op(e->name);
+  return *defs[i];
 }
 
 bool is_half(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
@@ -86,14 +90,12 @@ std::string unsupported(const char* numpy_name, DType a) {
   return std::string("ufunc '") + numpy_name + "' not supported for the input type " + dtype_name(a);
 }
 
-std::vector<TensorType> infer_unary(const std::vector<TensorType>& in, Attrs& attrs) {
-  const int code = (int)attrs.get_int("code");
+std::vector<TensorType> infer_unary(const std::vector<TensorType>& in, int code) {
   return {TensorType{cpu::unary_returns_bool(code) ? DType::Bool : in[0].dtype, in[0].shape}};
 }
 
-std::vector<TensorType> infer_binary(const std::vector<TensorType>& in, Attrs& attrs) {
+std::vector<TensorType> infer_binary(const std::vector<TensorType>& in, int code) {
   if (in[0].dtype != in[1].dtype) throw TypeError("binary op inputs must share a dtype (the builder casts them)");
-  const int code = (int)attrs.get_int("code");
   return {TensorType{cpu::binary_returns_bool(code) ? DType::Bool : in[0].dtype,
                      broadcast_shapes(in[0].shape, in[1].shape)}};
 }
@@ -113,16 +115,14 @@ std::vector<TensorType> infer_cast(const std::vector<TensorType>& in, Attrs& att
 struct Registration {
   Registration() {
     for (auto& e : kUnary) {
-      OpDef def{e.name, 1, 1, [code = e.code](const std::vector<TensorType>& in, Attrs& attrs) {
-                  attrs.set("code", (int64_t)code);
-                  return infer_unary(in, attrs);
+      OpDef def{e.name, 1, 1, [code = e.code](const std::vector<TensorType>& in, Attrs&) {
+                  return infer_unary(in, code);
                 }, nullptr, {EwArity::Unary, e.code}, false};
       OpRegistrar{std::move(def)};
     }
     for (auto& e : kBinary) {
-      OpDef def{e.name, 2, 2, [code = e.code](const std::vector<TensorType>& in, Attrs& attrs) {
-                  attrs.set("code", (int64_t)code);
-                  return infer_binary(in, attrs);
+      OpDef def{e.name, 2, 2, [code = e.code](const std::vector<TensorType>& in, Attrs&) {
+                  return infer_binary(in, code);
                 }, nullptr, {EwArity::Binary, e.code}, false};
       OpRegistrar{std::move(def)};
     }
@@ -151,7 +151,7 @@ std::vector<std::string> binary_op_names() {
 }
 
 Var unary(const std::string& op_name, const Var& x) {
-  const UnaryEntry* e = find_unary(op_name);
+  const UnaryEntry* e = find_entry(kUnary, op_name);
   if (!e) throw ValueError("unknown unary op '" + op_name + "'");
   DType t = x.type().dtype;
   Var in = x;
@@ -175,14 +175,14 @@ Var unary(const std::string& op_name, const Var& x) {
       break;
   }
   if (is_half(t)) {
-    Var r = make_op(e->name, {cast(in, DType::Float32)});
+    Var r = make_op(op_of(kUnary, e), {cast(in, DType::Float32)});
     return cpu::unary_returns_bool(e->code) ? r : cast(r, t);
   }
-  return make_op(e->name, {in});
+  return make_op(op_of(kUnary, e), {in});
 }
 
 Var binary(const std::string& op_name, const Var& a, const Var& b) {
-  const BinaryEntry* e = find_binary(op_name);
+  const BinaryEntry* e = find_entry(kBinary, op_name);
   if (!e) throw ValueError("unknown binary op '" + op_name + "'");
   const DType ta = a.type().dtype, tb = b.type().dtype;
   DType t = promote_types(ta, tb);
@@ -222,14 +222,15 @@ Var binary(const std::string& op_name, const Var& a, const Var& b) {
   }
   const bool half = is_half(t);
   const DType compute = half ? DType::Float32 : t;
-  Var r = make_op(e->name, {cast(a, compute), cast(b, compute)});
+  Var r = make_op(op_of(kBinary, e), {cast(a, compute), cast(b, compute)});
   if (half && !cpu::binary_returns_bool(e->code)) r = cast(r, t);
   return r;
 }
 
 Var where(const Var& cond, const Var& a, const Var& b) {
   const DType t = promote_types(a.type().dtype, b.type().dtype);
-  return make_op("Where", {cast(cond, DType::Bool), cast(a, t), cast(b, t)});
+  static const OpDef& where_op = get_op("Where");
+  return make_op(where_op, {cast(cond, DType::Bool), cast(a, t), cast(b, t)});
 }
 
 }  // namespace mnnpy

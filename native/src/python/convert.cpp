@@ -26,7 +26,10 @@ py::dtype bfloat16_dtype() {
 
 py::dtype numpy_dtype(DType t) {
   if (t == DType::BFloat16) return bfloat16_dtype();
-  return py::dtype(kNumpyNames[(int)t]);
+  static PyObject* cache[kNumDTypes] = {};  // kept for the process lifetime
+  PyObject*& d = cache[(int)t];
+  if (!d) d = py::dtype(kNumpyNames[(int)t]).release().ptr();
+  return py::reinterpret_borrow<py::dtype>(d);
 }
 
 DType dtype_from_python(py::handle obj) {

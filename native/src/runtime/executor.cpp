@@ -33,21 +33,52 @@ struct Collected {
   std::vector<Ref> targets;
 };
 
+// Maps keys to indices: a linear scan while there are few (most graphs evaluated one
+// expression at a time are tiny), a hash table beyond that.
+template <class K, class Hash = std::hash<K>> class IndexOf {
+ public:
+  int find(const K& k) const {
+    if (big_.empty()) {
+      for (auto& [key, i] : small_) if (key == k) return i;
+      return -1;
+    }
+    auto it = big_.find(k);
+    return it == big_.end() ? -1 : it->second;
+  }
+  void insert(const K& k, int i) {
+    if (big_.empty() && small_.size() < kSmall) {
+      small_.emplace_back(k, i);
+      return;
+    }
+    if (big_.empty()) for (auto& [key, j] : small_) big_.emplace(key, j);
+    big_.emplace(k, i);
+  }
+
+ private:
+  static constexpr size_t kSmall = 24;
+  std::vector<std::pair<K, int>> small_;
+  std::unordered_map<K, int, Hash> big_;
+};
+
+struct OutputHash {
+  size_t operator()(const std::pair<Node*, int>& k) const { return std::hash<Node*>()(k.first) * 31 + k.second; }
+};
+
 Collected collect(const std::vector<Var>& targets) {
   Collected g;
-  std::unordered_map<Node*, int> node_index;
-  std::map<std::pair<Node*, int>, int> leaf_index;
+  IndexOf<Node*> node_index;
+  IndexOf<std::pair<Node*, int>, OutputHash> leaf_index;
   auto leaf_ref = [&](Node* n, int idx) {
     auto key = std::make_pair(n, idx);
-    auto it = leaf_index.find(key);
-    if (it != leaf_index.end()) return Ref{-1, it->second};
+    const int found = leaf_index.find(key);
+    if (found >= 0) return Ref{-1, found};
     if (n->kind == NodeKind::Placeholder && !n->has_values()) {
       throw ValueError("placeholder" + (n->name.empty() ? std::string() : " '" + n->name + "'") +
                        " has no value: write() one before evaluating");
     }
     const int i = (int)g.leaves.size();
     g.leaves.push_back(key);
-    leaf_index[key] = i;
+    leaf_index.insert(key, i);
     return Ref{-1, i};
   };
   auto is_leaf = [](Node* n) { return n->kind != NodeKind::Op || n->has_values(); };
@@ -55,21 +86,21 @@ Collected collect(const std::vector<Var>& targets) {
   std::vector<std::pair<Node*, size_t>> stack;
   for (const Var& t : targets) {
     if (!t.valid()) throw ValueError("cannot evaluate an empty Var");
-    if (is_leaf(t.node.get()) || node_index.count(t.node.get())) continue;
+    if (is_leaf(t.node.get()) || node_index.find(t.node.get()) >= 0) continue;
     stack.push_back({t.node.get(), 0});
     while (!stack.empty()) {
       auto& [n, next] = stack.back();
       if (next < n->inputs.size()) {
         Node* in = n->inputs[next++].node.get();
-        if (!is_leaf(in) && !node_index.count(in)) stack.push_back({in, 0});
+        if (!is_leaf(in) && node_index.find(in) < 0) stack.push_back({in, 0});
         continue;
       }
       std::vector<Ref> refs;
       for (const Var& v : n->inputs) {
         Node* in = v.node.get();
-        refs.push_back(is_leaf(in) ? leaf_ref(in, v.index) : Ref{node_index.at(in), v.index});
+        refs.push_back(is_leaf(in) ? leaf_ref(in, v.index) : Ref{node_index.find(in), v.index});
       }
-      node_index[n] = (int)g.nodes.size();
+      node_index.insert(n, (int)g.nodes.size());
       g.nodes.push_back(n);
       g.inputs.push_back(std::move(refs));
       stack.pop_back();
@@ -77,7 +108,7 @@ Collected collect(const std::vector<Var>& targets) {
   }
   for (const Var& t : targets) {
     Node* n = t.node.get();
-    g.targets.push_back(is_leaf(n) ? leaf_ref(n, t.index) : Ref{node_index.at(n), t.index});
+    g.targets.push_back(is_leaf(n) ? leaf_ref(n, t.index) : Ref{node_index.find(n), t.index});
   }
   return g;
 }
