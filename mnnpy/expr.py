@@ -217,6 +217,70 @@ def reshape(x, shape, original_format=NCHW):
     return _core.reshape(_as_var(x), tuple(int(d) for d in shape))
 
 
+def softmax(logits, axis=-1):
+    """exp(x - max) / sum(exp(x - max)) along ``axis``."""
+    x = _as_var(logits)
+    e = exp(subtract(x, reduce_max(x, axis=[axis], keepdims=True)))
+    return divide(e, reduce_sum(e, axis=[axis], keepdims=True))
+
+
+def moments(x, axes=[2, 3], shift=None, keep_dims=True):  # noqa: B006  (MNN's default)
+    """Mean and (biased) variance over ``axes``."""
+    x = _as_var(x)
+    mean = reduce_mean(x, axis=axes, keepdims=True)
+    variance = reduce_mean(squared_difference(x, mean), axis=axes, keepdims=keep_dims)
+    if not keep_dims:
+        mean = reduce_mean(x, axis=axes, keepdims=False)
+    return mean, variance
+
+
+def bias_add(value, bias):
+    """Adds a 1-D bias along the last dimension."""
+    return add(_as_var(value), bias)
+
+
+def clone(x, deepcopy=False):
+    """A new Var with the same value; with ``deepcopy`` its value is computed now and kept."""
+    y = _core.unary("Identity", _as_var(x))
+    if deepcopy:
+        y.fix_as_const()
+    return y
+
+
+def rank(x):
+    return const(_np.array(_as_var(x).ndim, _np.int32))
+
+
+def size(x):
+    return const(_np.array(_as_var(x).size, _np.int32))
+
+
+def shape(x):
+    return const(_np.array(_as_var(x).shape, _np.int32))
+
+
+def one_hot(indices, depth, on_value=1.0, off_value=0.0, axis=-1):
+    """``on_value`` where the index equals the position along a new axis of size ``depth``."""
+    indices = _as_var(indices)
+    positions = _np.arange(int(depth), dtype=_np.int64)
+    axis = axis if axis >= 0 else indices.ndim + 1 + axis
+    positions = positions.reshape((int(depth),) + (1,) * (indices.ndim - axis))
+    expanded = reshape(indices, indices.shape[:axis] + (1,) + indices.shape[axis:])
+    hit = equal(expanded, const(positions))
+    return select(hit, const(_np.float32(on_value)), const(_np.float32(off_value)))
+
+
+def set_lazy_mode(mode):
+    """Kept for MNN compatibility: mnnpy is always lazy."""
+    return None
+
+
+def set_global_executor_config(backend=0, precision=0, threadnum=None):
+    """MNN's executor configuration: only the thread count applies to the CPU backend."""
+    if threadnum:
+        _core.set_num_threads(int(threadnum))
+
+
 # ---------------------------------------------------------------- Var methods
 def _var_repr(self):
     if self.is_placeholder and not self.is_evaluated:
