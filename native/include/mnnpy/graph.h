@@ -60,6 +60,11 @@ struct Node {
   uint64_t id = 0;                 // unique for the process lifetime, never reused
   bool uses_placeholder = false;   // reads a placeholder somewhere upstream: never cache values
 
+  Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+  ~Node();
+
   bool has_values() const {
     if (values.size() < outputs.size()) return false;
     for (auto& v : values) if (!v) return false;

@@ -13,7 +13,7 @@ namespace mnnpy {
 constexpr uint32_t kGraphFormatMajor = 1;
 constexpr uint32_t kGraphFormatMinor = 0;
 
-// An operating-system error on a path; the bindings raise it as OSError(errno, message, path)
+// An operating-system error on a path; the bindings raise it as OSError(errno, strerror, path)
 // so that Python picks the matching subclass (FileNotFoundError, PermissionError ...).
 struct FileError : IOError {
   FileError(int error_number, std::string path, const std::string& message)
@@ -25,6 +25,9 @@ struct FileError : IOError {
 struct LoadedGraph {
   std::vector<Var> outputs;
   std::vector<std::string> names;  // one per output, as saved; empty when the Var had no name
+  // Every named single-output node of the graph, in file order (how MNN's load_as_dict
+  // finds inputs by name).
+  std::vector<std::pair<std::string, Var>> named_nodes;
 };
 
 // Writes the graph behind `outputs` to `path` (through a temporary file renamed into place, so

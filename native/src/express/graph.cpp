@@ -60,6 +60,24 @@ size_t Attrs::hash() const {
 
 const TensorType& Var::type() const { return node->outputs[index]; }
 
+Node::~Node() {
+  // Release input chains iteratively: recursive destruction would need stack in proportion to
+  // the graph's depth (x = x + 1 in a loop builds chains of any length).
+  std::vector<std::shared_ptr<Node>> pending;
+  auto detach = [&pending](std::vector<Var>& ins) {
+    for (Var& v : ins) {
+      if (v.node && v.node.use_count() == 1) pending.push_back(std::move(v.node));
+    }
+    ins.clear();
+  };
+  detach(inputs);
+  while (!pending.empty()) {
+    std::shared_ptr<Node> n = std::move(pending.back());
+    pending.pop_back();
+    detach(n->inputs);
+  }
+}
+
 uint64_t Node::next_id() {
   static std::atomic<uint64_t> counter{1};
   return counter.fetch_add(1);

@@ -21,6 +21,7 @@ const KindInfo kKinds[] = {
 
 std::vector<TensorType> infer_reduce(const std::vector<TensorType>& in, Attrs& attrs) {
   const int64_t kind = attrs.get_int("kind");
+  if (kind < cpu::kReduceSum || kind > cpu::kReduceArgMax) throw ValueError("Reduce: unknown kind " + std::to_string(kind));
   const int64_t rank = (int64_t)in[0].shape.size();
   const int64_t first = attrs.get_int("first"), count = attrs.get_int("count");
   if (first < 0 || count < 1 || first + count > rank) throw ValueError("Reduce: axis run out of range");
