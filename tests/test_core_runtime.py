@@ -241,3 +241,19 @@ def test_bad_arguments_raise():
         mnnpy._core.op("Exp", [a, a])
     with pytest.raises(ValueError, match="negative"):
         F.placeholder((2, -3))
+
+
+def test_very_deep_graphs_build_evaluate_and_release():
+    x = F.const(np.zeros(4, np.float32))
+    for _ in range(300_000):
+        x = x + 1.0
+    assert_same(x.numpy(), np.full(4, 300_000, np.float32))
+    del x  # releasing the chain must not recurse once per node
+
+
+def test_op_attributes_are_checked():
+    a = F.const(np.zeros((2, 3), np.float32))
+    with pytest.raises(ValueError, match="unknown kind"):
+        mnnpy._core.op("Reduce", [a], {"kind": 7 + 2**32, "first": 0, "count": 1})
+    with pytest.raises(ValueError, match="bad target dtype"):
+        mnnpy._core.op("Cast", [a], {"to": 99})
