@@ -56,17 +56,25 @@ template <class T, bool kMax> T extreme_float_run(const T* HWY_RESTRICT x, int64
   const int64_t N = (int64_t)hn::Lanes(d);
   int64_t i = 0;
   T best = x[0];
-  if (n >= 2 * N) {
-    auto m0 = hn::LoadU(d, x), m1 = hn::LoadU(d, x + N);
-    auto nan_seen = hn::Or(hn::IsNaN(m0), hn::IsNaN(m1));
-    for (i = 2 * N; i + 2 * N <= n; i += 2 * N) {
+  if (n >= 4 * N) {
+    auto m0 = hn::LoadU(d, x), m1 = hn::LoadU(d, x + N), m2 = hn::LoadU(d, x + 2 * N), m3 = hn::LoadU(d, x + 3 * N);
+    // A NaN anywhere makes the running sum NaN (so does inf - inf: then look again, exactly).
+    auto probe = hn::Add(hn::Add(m0, m1), hn::Add(m2, m3));
+    for (i = 4 * N; i + 4 * N <= n; i += 4 * N) {
       const auto v0 = hn::LoadU(d, x + i), v1 = hn::LoadU(d, x + i + N);
-      nan_seen = hn::Or(nan_seen, hn::Or(hn::IsNaN(v0), hn::IsNaN(v1)));
+      const auto v2 = hn::LoadU(d, x + i + 2 * N), v3 = hn::LoadU(d, x + i + 3 * N);
+      probe = hn::Add(probe, hn::Sub(hn::Add(v0, v1), hn::Add(v2, v3)));
       m0 = kMax ? hn::Max(m0, v0) : hn::Min(m0, v0);
       m1 = kMax ? hn::Max(m1, v1) : hn::Min(m1, v1);
+      m2 = kMax ? hn::Max(m2, v2) : hn::Min(m2, v2);
+      m3 = kMax ? hn::Max(m3, v3) : hn::Min(m3, v3);
     }
-    if (!hn::AllFalse(d, nan_seen)) return std::numeric_limits<T>::quiet_NaN();
-    const auto m = kMax ? hn::Max(m0, m1) : hn::Min(m0, m1);
+    if (!hn::AllFalse(d, hn::IsNaN(probe))) {
+      for (int64_t j = 0; j < i; ++j) {
+        if (x[j] != x[j]) return x[j];
+      }
+    }
+    const auto m = kMax ? hn::Max(hn::Max(m0, m1), hn::Max(m2, m3)) : hn::Min(hn::Min(m0, m1), hn::Min(m2, m3));
     best = hn::GetLane(kMax ? hn::MaxOfLanes(d, m) : hn::MinOfLanes(d, m));
   }
   for (; i < n; ++i) best = kMax ? max_nan(best, x[i]) : min_nan(best, x[i]);
