@@ -435,6 +435,11 @@ void binary_bool(int code, const uint8_t* a, const uint8_t* b, uint8_t* y, size_
   }
 
 void UnaryImpl(int code, DType dt, const void* x, void* y, size_t n) {
+  const bool identity = code == kCopy || (!is_float(dt) && (code == kFloor || code == kCeil || code == kTrunc || code == kRint));
+  if (identity) {
+    std::memcpy(y, x, n * dtype_size(dt));
+    return;
+  }
   if (dt == DType::Bool) {
     const uint8_t* xs = (const uint8_t*)x;
     uint8_t* ys = (uint8_t*)y;

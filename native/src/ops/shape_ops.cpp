@@ -1,0 +1,868 @@
+// Shape and data-movement ops: Transpose, BroadcastTo, Concat, Split, StridedSlice,
+// SliceAssign, Gather, Scatter, Pad, Iota, and the builders composed from them (stack,
+// tile, expand_dims, squeeze, data formats). Kernels only move bytes, so every dtype works.
+// Indexing (x[...] and x[...] = v) lives in shape_index.cpp.
+#include <algorithm>
+#include <cctype>
+
+#include "backend/cpu/copy.h"
+#include "backend/cpu/elementwise.h"
+#include "mnnpy/op_registry.h"
+#include "mnnpy/shape_ops.h"
+#include "ops/shape_common.h"
+
+namespace mnnpy {
+
+namespace {
+
+using cpu::contiguous_strides;
+
+// ------------------------------------------------------------------ kernels
+// One strided copy from input 0 (at a byte offset) to the contiguous output.
+class CopyKernel : public Kernel {
+ public:
+  CopyKernel(cpu::StridedCopy copy, int64_t src_offset_bytes) : copy_(std::move(copy)), offset_(src_offset_bytes) {}
+  void execute(const KernelArgs& args, void*) override {
+    copy_.run((const char*)args.inputs[0]->data + offset_, args.outputs[0]->data, args.pool);
+  }
+
+ private:
+  cpu::StridedCopy copy_;
+  int64_t offset_;
+};
+
+template <class K, class... A> std::unique_ptr<Kernel> make_kernel(A&&... a) {
+  return std::unique_ptr<Kernel>(new K(std::forward<A>(a)...));
+}
+
+// ------------------------------------------------------------------ Transpose
+std::vector<TensorType> infer_transpose(const std::vector<TensorType>& in, Attrs& attrs) {
+  const std::vector<int64_t> perm = normalize_perm(attrs.get_ints("perm"), (int64_t)in[0].shape.size());
+  Shape out;
+  for (int64_t p : perm) out.push_back(in[0].shape[p]);
+  attrs.set("perm", perm);
+  return {TensorType{in[0].dtype, out}};
+}
+
+std::unique_ptr<Kernel> transpose_kernel(const KernelContext& ctx) {
+  const std::vector<int64_t>& perm = ctx.attrs.get_ints("perm");
+  const std::vector<int64_t> in_strides = contiguous_strides(ctx.input_types[0].shape);
+  std::vector<int64_t> src;
+  for (int64_t p : perm) src.push_back(in_strides[p]);
+  const Shape& out = ctx.output_types[0].shape;
+  return make_kernel<CopyKernel>(cpu::StridedCopy(dtype_size(ctx.input_types[0].dtype), out, src, contiguous_strides(out)), 0);
+}
+
+MNNPY_REGISTER_OP(OpDef{"Transpose", 1, 1, infer_transpose, transpose_kernel, {}, false});
+
+// ------------------------------------------------------------------ BroadcastTo
+// The input's strides over `out` with 0 where it repeats (inputs right-aligned).
+std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out) {
+  std::vector<int64_t> s(out.size(), 0);
+  const std::vector<int64_t> cs = contiguous_strides(in);
+  const size_t lead = out.size() - in.size();
+  for (size_t k = 0; k < in.size(); ++k) s[lead + k] = in[k] == 1 ? 0 : cs[k];
+  return s;
+}
+
+std::vector<TensorType> infer_broadcast_to(const std::vector<TensorType>& in, Attrs& attrs) {
+  const Shape& target = attrs.get_ints("shape");
+  check_broadcast_to(in[0].shape, target);
+  return {TensorType{in[0].dtype, target}};
+}
+
+std::unique_ptr<Kernel> broadcast_to_kernel(const KernelContext& ctx) {
+  const Shape& out = ctx.output_types[0].shape;
+  return make_kernel<CopyKernel>(cpu::StridedCopy(dtype_size(ctx.input_types[0].dtype), out,
+                                                  broadcast_strides(ctx.input_types[0].shape, out),
+                                                  contiguous_strides(out)),
+                                 0);
+}
+
+MNNPY_REGISTER_OP(OpDef{"BroadcastTo", 1, 1, infer_broadcast_to, broadcast_to_kernel, {}, false});
+
+// ------------------------------------------------------------------ Concat / Split
+// Rows of a concatenation: outer = prod(shape[:axis]); each input k contributes a contiguous
+// run of pieces[k] bytes to each output row.
+struct Rows {
+  int64_t outer = 1;
+  std::vector<int64_t> pieces;  // bytes per row, per part
+};
+
+Rows concat_rows(const std::vector<TensorType>& parts, int64_t axis) {
+  Rows r;
+  const Shape& s = parts[0].shape;
+  for (int64_t k = 0; k < axis; ++k) r.outer *= s[k];
+  int64_t inner = (int64_t)dtype_size(parts[0].dtype);
+  for (size_t k = axis + 1; k < s.size(); ++k) inner *= s[k];
+  for (const TensorType& t : parts) r.pieces.push_back(t.shape[axis] * inner);
+  return r;
+}
+
+class ConcatKernel : public Kernel {
+ public:
+  explicit ConcatKernel(const KernelContext& ctx)
+      : rows_(concat_rows(ctx.input_types, ctx.attrs.get_int("axis"))) {}
+  void execute(const KernelArgs& args, void*) override {
+    std::vector<char*> parts;
+    for (const Tensor* t : args.inputs) parts.push_back((char*)t->data);
+    cpu::join_rows(rows_.outer, rows_.pieces, parts, (char*)args.outputs[0]->data, true, args.pool);
+  }
+
+ private:
+  Rows rows_;
+};
+
+std::vector<TensorType> infer_concat(const std::vector<TensorType>& in, Attrs& attrs) {
+  const Shape& first = in[0].shape;
+  if (first.empty()) throw ValueError("zero-dimensional arrays cannot be concatenated");
+  const int64_t axis = normalize_axis(attrs.get_int("axis"), (int64_t)first.size());
+  Shape out = first;
+  for (size_t i = 1; i < in.size(); ++i) {
+    const Shape& s = in[i].shape;
+    if (in[i].dtype != in[0].dtype) throw TypeError("Concat inputs must share a dtype (the builder casts them)");
+    if (s.size() != first.size()) {
+      throw ValueError("all the input arrays must have same number of dimensions, but the array at index 0 has " +
+                       std::to_string(first.size()) + " dimension(s) and the array at index " + std::to_string(i) +
+                       " has " + std::to_string(s.size()) + " dimension(s)");
+    }
+    for (size_t d = 0; d < s.size(); ++d) {
+      if ((int64_t)d == axis) continue;
+      if (s[d] != first[d]) {
+        throw ValueError("all the input array dimensions except for the concatenation axis must match exactly, but "
+                         "along dimension " + std::to_string(d) + ", the array at index 0 has size " +
+                         std::to_string(first[d]) + " and the array at index " + std::to_string(i) + " has size " +
+                         std::to_string(s[d]));
+      }
+    }
+    out[axis] += s[axis];
+  }
+  attrs.set("axis", axis);
+  return {TensorType{in[0].dtype, out}};
+}
+
+MNNPY_REGISTER_OP(OpDef{"Concat", 1, -1, infer_concat,
+                        [](const KernelContext& ctx) { return make_kernel<ConcatKernel>(ctx); }, {}, false});
+
+class SplitKernel : public Kernel {
+ public:
+  explicit SplitKernel(const KernelContext& ctx)
+      : rows_(concat_rows(ctx.output_types, ctx.attrs.get_int("axis"))) {}
+  void execute(const KernelArgs& args, void*) override {
+    std::vector<char*> parts;
+    for (Tensor* t : args.outputs) parts.push_back((char*)t->data);
+    cpu::join_rows(rows_.outer, rows_.pieces, parts, (char*)args.inputs[0]->data, false, args.pool);
+  }
+
+ private:
+  Rows rows_;
+};
+
+std::vector<TensorType> infer_split(const std::vector<TensorType>& in, Attrs& attrs) {
+  const Shape& s = in[0].shape;
+  if (s.empty()) throw ValueError("cannot split a zero-dimensional array");
+  const int64_t axis = normalize_axis(attrs.get_int("axis"), (int64_t)s.size());
+  const std::vector<int64_t>& sizes = attrs.get_ints("sizes");
+  if (sizes.empty()) throw ValueError("split needs at least one piece");
+  int64_t total = 0;
+  std::vector<TensorType> out;
+  for (int64_t n : sizes) {
+    if (n < 0) throw ValueError("split sizes must not be negative, got " + shape_str(sizes));
+    total += n;
+    Shape piece = s;
+    piece[axis] = n;
+    out.push_back(TensorType{in[0].dtype, piece});
+  }
+  if (total != s[axis]) {
+    throw ValueError("split sizes " + shape_str(sizes) + " add up to " + std::to_string(total) + ", not to the length " +
+                     std::to_string(s[axis]) + " of axis " + std::to_string(axis));
+  }
+  attrs.set("axis", axis);
+  return out;
+}
+
+MNNPY_REGISTER_OP(OpDef{"Split", 1, 1, infer_split,
+                        [](const KernelContext& ctx) { return make_kernel<SplitKernel>(ctx); }, {}, false});
+
+// ------------------------------------------------------------------ StridedSlice / SliceAssign
+// attrs: per axis a first index, a step and a count, already normalized by the builder.
+struct Box {
+  std::vector<int64_t> begin, step, size;
+};
+
+Box read_box(const Attrs& attrs, const Shape& shape) {
+  Box b{attrs.get_ints("begin"), attrs.get_ints("step"), attrs.get_ints("size")};
+  const size_t rank = shape.size();
+  if (b.begin.size() != rank || b.step.size() != rank || b.size.size() != rank) {
+    throw ValueError("StridedSlice: begin, step and size need one entry per axis (" + std::to_string(rank) + ")");
+  }
+  for (size_t d = 0; d < rank; ++d) {
+    const int64_t n = shape[d], first = b.begin[d], count = b.size[d], st = b.step[d];
+    if (st == 0) throw ValueError("slice step cannot be zero");
+    if (count < 0) throw ValueError("StridedSlice: negative size on axis " + std::to_string(d));
+    if (count == 0) continue;
+    const int64_t last = first + (count - 1) * st;
+    if (first < 0 || first >= n || last < 0 || last >= n) {
+      throw IndexError("StridedSlice: box out of range on axis " + std::to_string(d) + " of size " + std::to_string(n));
+    }
+  }
+  return b;
+}
+
+// The source strides and first-element offset (in elements) of a box of a contiguous array.
+std::pair<std::vector<int64_t>, int64_t> box_strides(const Box& b, const Shape& shape) {
+  const std::vector<int64_t> cs = contiguous_strides(shape);
+  std::vector<int64_t> strides(shape.size());
+  int64_t offset = 0;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    strides[d] = b.step[d] * cs[d];
+    if (b.size[d] > 0) offset += b.begin[d] * cs[d];
+  }
+  return {strides, offset};
+}
+
+std::vector<TensorType> infer_strided_slice(const std::vector<TensorType>& in, Attrs& attrs) {
+  const Box b = read_box(attrs, in[0].shape);
+  return {TensorType{in[0].dtype, b.size}};
+}
+
+std::unique_ptr<Kernel> strided_slice_kernel(const KernelContext& ctx) {
+  const Shape& shape = ctx.input_types[0].shape;
+  const Box b = read_box(ctx.attrs, shape);
+  auto [strides, offset] = box_strides(b, shape);
+  const size_t es = dtype_size(ctx.input_types[0].dtype);
+  return make_kernel<CopyKernel>(cpu::StridedCopy(es, b.size, strides, contiguous_strides(b.size)), offset * (int64_t)es);
+}
+
+MNNPY_REGISTER_OP(OpDef{"StridedSlice", 1, 1, infer_strided_slice, strided_slice_kernel, {}, false});
+
+// out = x with the box replaced by `value` (broadcast over the box).
+class SliceAssignKernel : public Kernel {
+ public:
+  explicit SliceAssignKernel(const KernelContext& ctx) {
+    const Shape& shape = ctx.input_types[0].shape;
+    const Box b = read_box(ctx.attrs, shape);
+    auto [dst_strides, offset] = box_strides(b, shape);
+    const size_t es = dtype_size(ctx.input_types[0].dtype);
+    copy_ = cpu::StridedCopy(es, b.size, broadcast_strides(ctx.input_types[1].shape, b.size), dst_strides);
+    offset_bytes_ = offset * (int64_t)es;
+  }
+  void execute(const KernelArgs& args, void*) override {
+    char* out = (char*)args.outputs[0]->data;
+    cpu::parallel_memcpy(out, args.inputs[0]->data, args.inputs[0]->nbytes(), args.pool);
+    copy_.run(args.inputs[1]->data, out + offset_bytes_, args.pool);
+  }
+
+ private:
+  cpu::StridedCopy copy_;
+  int64_t offset_bytes_ = 0;
+};
+
+std::vector<TensorType> infer_slice_assign(const std::vector<TensorType>& in, Attrs& attrs) {
+  const Box b = read_box(attrs, in[0].shape);
+  if (in[1].dtype != in[0].dtype) throw TypeError("SliceAssign: the value must have the array's dtype (the builder casts it)");
+  check_broadcast_to(in[1].shape, b.size);
+  return {in[0]};
+}
+
+MNNPY_REGISTER_OP(OpDef{"SliceAssign", 2, 2, infer_slice_assign,
+                        [](const KernelContext& ctx) { return make_kernel<SliceAssignKernel>(ctx); }, {}, false});
+
+// ------------------------------------------------------------------ Gather / Scatter
+struct AxisSplit {
+  int64_t outer = 1, axis_size = 1, inner = 1;
+};
+AxisSplit split_at_axis(const Shape& s, int64_t axis) {
+  AxisSplit r;
+  for (int64_t k = 0; k < (int64_t)s.size(); ++k) {
+    if (k < axis) r.outer *= s[k];
+    else if (k == axis) r.axis_size = s[k];
+    else r.inner *= s[k];
+  }
+  return r;
+}
+
+Shape gathered_shape(const Shape& params, const Shape& indices, int64_t axis) {
+  Shape out(params.begin(), params.begin() + axis);
+  out.insert(out.end(), indices.begin(), indices.end());
+  out.insert(out.end(), params.begin() + axis + 1, params.end());
+  return out;
+}
+
+void check_index_dtype(DType t) {
+  if (!is_integer(t)) throw IndexError("arrays used as indices must be of integer (or boolean) type");
+}
+
+std::vector<TensorType> infer_gather(const std::vector<TensorType>& in, Attrs& attrs) {
+  check_index_dtype(in[1].dtype);
+  const int64_t axis = normalize_axis(attrs.get_int("axis", 0), (int64_t)in[0].shape.size());
+  attrs.set("axis", axis);
+  return {TensorType{in[0].dtype, gathered_shape(in[0].shape, in[1].shape, axis)}};
+}
+
+class GatherKernel : public Kernel {
+ public:
+  explicit GatherKernel(const KernelContext& ctx)
+      : split_(split_at_axis(ctx.input_types[0].shape, ctx.attrs.get_int("axis"))),
+        elem_size_(dtype_size(ctx.input_types[0].dtype)),
+        index_dtype_(ctx.input_types[1].dtype),
+        num_index_(ctx.input_types[1].numel()) {}
+  void execute(const KernelArgs& args, void*) override {
+    cpu::gather(elem_size_, index_dtype_, args.inputs[0]->data, args.inputs[1]->data, split_.outer, split_.axis_size,
+                num_index_, split_.inner, args.outputs[0]->data, args.pool);
+  }
+
+ private:
+  AxisSplit split_;
+  size_t elem_size_;
+  DType index_dtype_;
+  int64_t num_index_;
+};
+
+MNNPY_REGISTER_OP(OpDef{"Gather", 2, 2, infer_gather,
+                        [](const KernelContext& ctx) { return make_kernel<GatherKernel>(ctx); }, {}, false});
+
+// Inputs: data, indices, and updates of data.shape[:axis] + indices.shape + data.shape[axis+1:]
+// (or one value, or one row of data.shape[axis+1:] used for every index).
+cpu::ScatterUpdates scatter_updates(const Shape& data, const Shape& indices, const Shape& updates, int64_t axis) {
+  const Shape want = gathered_shape(data, indices, axis);
+  if (updates == want) return cpu::ScatterUpdates::Full;
+  if (shape_numel(updates) == 1 && updates.size() <= want.size()) return cpu::ScatterUpdates::Scalar;
+  if (updates == Shape(data.begin() + axis + 1, data.end())) return cpu::ScatterUpdates::Row;
+  throw ValueError("Scatter: updates of shape " + shape_str(updates) + " do not match the indexed shape " +
+                   shape_str(want));
+}
+
+std::vector<TensorType> infer_scatter(const std::vector<TensorType>& in, Attrs& attrs) {
+  check_index_dtype(in[1].dtype);
+  const int64_t axis = normalize_axis(attrs.get_int("axis", 0), (int64_t)in[0].shape.size());
+  if (in[2].dtype != in[0].dtype) throw TypeError("Scatter: updates must have the data's dtype (the builder casts them)");
+  scatter_updates(in[0].shape, in[1].shape, in[2].shape, axis);
+  attrs.set("axis", axis);
+  return {in[0]};
+}
+
+class ScatterKernel : public Kernel {
+ public:
+  explicit ScatterKernel(const KernelContext& ctx)
+      : split_(split_at_axis(ctx.input_types[0].shape, ctx.attrs.get_int("axis"))),
+        updates_(scatter_updates(ctx.input_types[0].shape, ctx.input_types[1].shape, ctx.input_types[2].shape,
+                                 ctx.attrs.get_int("axis"))),
+        elem_size_(dtype_size(ctx.input_types[0].dtype)),
+        index_dtype_(ctx.input_types[1].dtype),
+        num_index_(ctx.input_types[1].numel()) {}
+  void execute(const KernelArgs& args, void*) override {
+    void* out = args.outputs[0]->data;
+    cpu::parallel_memcpy(out, args.inputs[0]->data, args.inputs[0]->nbytes(), args.pool);
+    cpu::scatter(elem_size_, index_dtype_, args.inputs[2]->data, updates_, args.inputs[1]->data, split_.outer,
+                 split_.axis_size, num_index_, split_.inner, out, args.pool);
+  }
+
+ private:
+  AxisSplit split_;
+  cpu::ScatterUpdates updates_;
+  size_t elem_size_;
+  DType index_dtype_;
+  int64_t num_index_;
+};
+
+MNNPY_REGISTER_OP(OpDef{"Scatter", 3, 3, infer_scatter,
+                        [](const KernelContext& ctx) { return make_kernel<ScatterKernel>(ctx); }, {}, false});
+
+// ------------------------------------------------------------------ Pad
+const char* const kPadModes[] = {"constant", "edge", "reflect", "symmetric", "wrap"};
+
+std::vector<TensorType> infer_pad(const std::vector<TensorType>& in, Attrs& attrs) {
+  const Shape& s = in[0].shape;
+  const std::vector<int64_t>& pads = attrs.get_ints("pads");
+  const std::string& mode = attrs.get_string("mode");
+  if (std::find(std::begin(kPadModes), std::end(kPadModes), mode) == std::end(kPadModes)) {
+    throw ValueError("mode '" + mode + "' is not supported");
+  }
+  if (pads.size() != 2 * s.size()) {
+    throw ValueError("pad widths need a (before, after) pair for each of the " + std::to_string(s.size()) + " axes");
+  }
+  Shape out = s;
+  for (size_t d = 0; d < s.size(); ++d) {
+    const int64_t before = pads[2 * d], after = pads[2 * d + 1];
+    if (before < 0 || after < 0) throw ValueError("index can't contain negative values");
+    if (s[d] == 0 && (before || after) && mode != "constant") {
+      throw ValueError("can't extend empty axis " + std::to_string(d) + " using modes other than 'constant' or 'empty'");
+    }
+    out[d] += before + after;
+  }
+  return {TensorType{in[0].dtype, out}};
+}
+
+int64_t floor_mod(int64_t a, int64_t b) { return ((a % b) + b) % b; }
+
+// Where output position j of a padded axis reads from (-1: the constant).
+std::vector<int64_t> pad_map(int64_t n, int64_t before, int64_t after, const std::string& mode) {
+  std::vector<int64_t> map(n + before + after);
+  for (int64_t j = 0; j < (int64_t)map.size(); ++j) {
+    const int64_t i = j - before;
+    int64_t m = i;
+    if (i < 0 || i >= n) {
+      if (mode == "constant") {
+        m = -1;
+      } else if (mode == "edge") {
+        m = i < 0 ? 0 : n - 1;
+      } else if (mode == "reflect") {
+        const int64_t period = 2 * (n - 1);
+        m = n == 1 ? 0 : floor_mod(i, period);
+        if (m >= n) m = period - m;
+      } else if (mode == "symmetric") {
+        m = floor_mod(i, 2 * n);
+        if (m >= n) m = 2 * n - 1 - m;
+      } else {  // wrap
+        m = floor_mod(i, n);
+      }
+    }
+    map[j] = m;
+  }
+  return map;
+}
+
+class PadKernel : public Kernel {
+ public:
+  explicit PadKernel(const KernelContext& ctx)
+      : in_shape_(ctx.input_types[0].shape), out_shape_(ctx.output_types[0].shape),
+        elem_size_(dtype_size(ctx.input_types[0].dtype)) {
+    const std::vector<int64_t>& pads = ctx.attrs.get_ints("pads");
+    const std::string& mode = ctx.attrs.get_string("mode");
+    for (size_t d = 0; d < in_shape_.size(); ++d) maps_.push_back(pad_map(in_shape_[d], pads[2 * d], pads[2 * d + 1], mode));
+    last_before_ = in_shape_.empty() ? 0 : pads[2 * in_shape_.size() - 2];
+    const double value = ctx.attrs.get_float("value");
+    cpu::cast(DType::Float64, ctx.input_types[0].dtype, &value, fill_, 1);
+  }
+  void execute(const KernelArgs& args, void*) override {
+    cpu::pad(elem_size_, in_shape_, out_shape_, maps_, last_before_, fill_, args.inputs[0]->data, args.outputs[0]->data,
+             args.pool);
+  }
+
+ private:
+  Shape in_shape_, out_shape_;
+  size_t elem_size_;
+  std::vector<std::vector<int64_t>> maps_;
+  int64_t last_before_ = 0;
+  alignas(8) unsigned char fill_[8] = {};
+};
+
+MNNPY_REGISTER_OP(OpDef{"Pad", 1, 1, infer_pad, [](const KernelContext& ctx) { return make_kernel<PadKernel>(ctx); },
+                        {}, false});
+
+// ------------------------------------------------------------------ Iota
+// No inputs; int64 out[i...] = start + sum(i_d * strides[d]) (flat positions of a strided view).
+std::vector<TensorType> infer_iota(const std::vector<TensorType>&, Attrs& attrs) {
+  const Shape& shape = attrs.get_ints("shape");
+  if (attrs.get_ints("strides").size() != shape.size()) throw ValueError("Iota: one stride per axis");
+  for (int64_t d : shape) if (d < 0) throw ValueError("negative dimensions are not allowed");
+  return {TensorType{DType::Int64, shape}};
+}
+
+class IotaKernel : public Kernel {
+ public:
+  explicit IotaKernel(const KernelContext& ctx)
+      : start_(ctx.attrs.get_int("start")), shape_(ctx.attrs.get_ints("shape")), strides_(ctx.attrs.get_ints("strides")) {}
+  void execute(const KernelArgs& args, void*) override {
+    cpu::iota(start_, shape_, strides_, args.outputs[0]->ptr<int64_t>(), args.pool);
+  }
+
+ private:
+  int64_t start_;
+  Shape shape_;
+  std::vector<int64_t> strides_;
+};
+
+MNNPY_REGISTER_OP(OpDef{"Iota", 0, 0, infer_iota, [](const KernelContext& ctx) { return make_kernel<IotaKernel>(ctx); },
+                        {}, false});
+
+// ------------------------------------------------------------------ helpers for builders
+DType common_dtype(const std::vector<Var>& values) {
+  DType t = values[0].type().dtype;
+  for (size_t i = 1; i < values.size(); ++i) t = promote_types(t, values[i].type().dtype);
+  return t;
+}
+
+// A new node showing v in `format` (never relabels a node someone else holds).
+Var with_format(Var v, const Var& source, const std::string& format) {
+  if (v.node == source.node) v = make_op("Reshape", {v}, Attrs().set("shape", v.type().shape));
+  v.node->data_format = format;
+  return v;
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ shared checks
+std::vector<int64_t> normalize_perm(const std::vector<int64_t>& perm, int64_t rank) {
+  if ((int64_t)perm.size() != rank) throw ValueError("axes don't match array");
+  std::vector<int64_t> out;
+  std::vector<char> seen(rank, 0);
+  for (int64_t p : perm) {
+    const int64_t a = normalize_axis(p, rank);
+    if (seen[a]) throw ValueError("repeated axis in transpose");
+    seen[a] = 1;
+    out.push_back(a);
+  }
+  return out;
+}
+
+void check_broadcast_to(const Shape& from, const Shape& to) {
+  for (int64_t d : to) if (d < 0) throw ValueError("all elements of broadcast shape must be non-negative");
+  if (to.empty() && !from.empty()) throw ValueError("cannot broadcast a non-scalar to a scalar array");
+  if (from.size() > to.size()) throw ValueError("input operand has more dimensions than allowed by the axis remapping");
+  const size_t lead = to.size() - from.size();
+  for (size_t k = 0; k < from.size(); ++k) {
+    if (from[k] != 1 && from[k] != to[lead + k]) {
+      throw ValueError("operands could not be broadcast together with remapped shapes [original->remapped]: " +
+                       shape_str(from) + "  and requested shape " + shape_str(to));
+    }
+  }
+}
+
+std::shared_ptr<Tensor> known_value(const Var& v) {
+  return v.node->has_values() ? v.node->values[v.index] : nullptr;
+}
+
+std::vector<int64_t> int64_values(const Tensor& t) {
+  std::vector<int64_t> out((size_t)t.numel());
+  if (!out.empty()) cpu::cast(t.type.dtype, DType::Int64, t.data, out.data(), out.size());
+  return out;
+}
+
+void check_index_range(const std::vector<int64_t>& values, int64_t size, int64_t axis) {
+  for (int64_t i : values) {
+    if (i < -size || i >= size) {
+      throw IndexError("index " + std::to_string(i) + " is out of bounds for axis " + std::to_string(axis) +
+                       " with size " + std::to_string(size));
+    }
+  }
+}
+
+// ------------------------------------------------------------------ builders
+Var transpose(const Var& x, const std::optional<std::vector<int64_t>>& perm_opt) {
+  const Shape& s = x.type().shape;
+  const int64_t rank = (int64_t)s.size();
+  std::vector<int64_t> perm;
+  if (perm_opt) {
+    perm = normalize_perm(*perm_opt, rank);
+  } else {
+    for (int64_t k = rank - 1; k >= 0; --k) perm.push_back(k);
+  }
+  // Moving only length-1 axes keeps the bytes in place: a view.
+  Shape out;
+  int64_t last = -1;
+  bool in_order = true;
+  for (int64_t p : perm) {
+    out.push_back(s[p]);
+    if (s[p] == 1) continue;
+    in_order = in_order && p > last;
+    last = p;
+  }
+  if (in_order) return reshape(x, out);
+  return make_op("Transpose", {x}, Attrs().set("perm", perm));
+}
+
+Var broadcast_to(const Var& x, const Shape& shape) {
+  check_broadcast_to(x.type().shape, shape);
+  if (shape_numel(shape) == x.type().numel()) return reshape(x, shape);
+  return make_op("BroadcastTo", {x}, Attrs().set("shape", shape));
+}
+
+Var concat(const std::vector<Var>& values, int64_t axis) {
+  if (values.empty()) throw ValueError("need at least one array to concatenate");
+  const DType t = common_dtype(values);
+  std::vector<Var> inputs;
+  for (const Var& v : values) inputs.push_back(cast(v, t));
+  Var out = make_op("Concat", inputs, Attrs().set("axis", axis));
+  return inputs.size() == 1 ? inputs[0] : out;
+}
+
+Var stack(const std::vector<Var>& values, int64_t axis) {
+  if (values.empty()) throw ValueError("need at least one array to stack");
+  const Shape& s = values[0].type().shape;
+  for (const Var& v : values) {
+    if (v.type().shape != s) throw ValueError("all input arrays must have the same shape");
+  }
+  axis = normalize_axis(axis, (int64_t)s.size() + 1);
+  std::vector<Var> expanded;
+  for (const Var& v : values) expanded.push_back(expand_dims(v, {axis}));
+  return concat(expanded, axis);
+}
+
+std::vector<Var> split(const Var& x, const std::vector<int64_t>& sizes, int64_t axis) {
+  std::vector<Var> out = make_op_multi("Split", {x}, Attrs().set("sizes", sizes).set("axis", axis));
+  if (out.size() == 1) return {x};
+  return out;
+}
+
+std::vector<Var> split_sections(const Var& x, int64_t sections, int64_t axis, bool equal) {
+  const Shape& s = x.type().shape;
+  if (s.empty()) throw ValueError("cannot split a zero-dimensional array");
+  axis = normalize_axis(axis, (int64_t)s.size());
+  if (sections <= 0) throw ValueError("number sections must be larger than 0.");
+  const int64_t n = s[axis];
+  if (equal && n % sections != 0) throw ValueError("array split does not result in an equal division");
+  std::vector<int64_t> sizes(sections, n / sections);
+  for (int64_t k = 0; k < n % sections; ++k) ++sizes[k];
+  return split(x, sizes, axis);
+}
+
+std::vector<Var> split_at(const Var& x, const std::vector<int64_t>& indices, int64_t axis) {
+  const Shape& s = x.type().shape;
+  if (s.empty()) throw ValueError("cannot split a zero-dimensional array");
+  axis = normalize_axis(axis, (int64_t)s.size());
+  const int64_t n = s[axis];
+  // Piece k is x[p_k : p_{k+1}] along the axis, with slicing's clamping and negative indices.
+  std::vector<std::optional<int64_t>> points{std::nullopt};
+  for (int64_t i : indices) points.push_back(i);
+  points.push_back(std::nullopt);
+  std::vector<SliceRange> ranges;
+  std::vector<int64_t> sizes;
+  bool partition = true;
+  int64_t covered = 0;
+  for (size_t k = 0; k + 1 < points.size(); ++k) {
+    const SliceRange r = normalize_slice(points[k], points[k + 1], 1, n);
+    partition = partition && (r.count == 0 || r.begin == covered);
+    covered += r.count;
+    ranges.push_back(r);
+    sizes.push_back(r.count);
+  }
+  if (partition && covered == n) return split(x, sizes, axis);
+  std::vector<Var> out;
+  for (const SliceRange& r : ranges) {
+    std::vector<IndexItem> items((size_t)axis, IndexItem::make_slice(std::nullopt, std::nullopt, std::nullopt));
+    items.push_back(IndexItem::make_slice(r.begin, r.begin + r.count, 1));
+    out.push_back(index(x, items));
+  }
+  return out;
+}
+
+Var slice(const Var& x, const std::vector<int64_t>& starts, const std::vector<int64_t>& sizes) {
+  const Shape& s = x.type().shape;
+  if (starts.size() != s.size() || sizes.size() != s.size()) {
+    throw ValueError("slice: starts and sizes need one entry per axis (" + std::to_string(s.size()) + "), got " +
+                     std::to_string(starts.size()) + " and " + std::to_string(sizes.size()));
+  }
+  std::vector<IndexItem> items;
+  for (size_t d = 0; d < s.size(); ++d) {
+    const int64_t start = starts[d] < 0 ? starts[d] + s[d] : starts[d];
+    if (start < 0 || start > s[d]) {
+      throw IndexError("slice: start " + std::to_string(starts[d]) + " is out of bounds for axis " + std::to_string(d) +
+                       " with size " + std::to_string(s[d]));
+    }
+    items.push_back(IndexItem::make_slice(start, sizes[d] < 0 ? std::nullopt : std::optional<int64_t>(start + sizes[d]), 1));
+  }
+  return index(x, items);
+}
+
+Var strided_slice(const Var& x, const std::vector<int64_t>& begin, const std::vector<int64_t>& end,
+                  const std::vector<int64_t>& strides, int64_t begin_mask, int64_t end_mask, int64_t ellipsis_mask,
+                  int64_t new_axis_mask, int64_t shrink_axis_mask) {
+  if (begin.size() != end.size() || begin.size() != strides.size()) {
+    throw ValueError("strided_slice: begin, end and strides must have the same length");
+  }
+  std::vector<IndexItem> items;
+  for (size_t i = 0; i < begin.size(); ++i) {
+    const int64_t bit = int64_t(1) << i;
+    if (ellipsis_mask & bit) items.push_back(IndexItem::make_ellipsis());
+    else if (new_axis_mask & bit) items.push_back(IndexItem::make_new_axis());
+    else if (shrink_axis_mask & bit) items.push_back(IndexItem::make_integer(begin[i]));
+    else items.push_back(IndexItem::make_slice((begin_mask & bit) ? std::nullopt : std::optional<int64_t>(begin[i]),
+                                               (end_mask & bit) ? std::nullopt : std::optional<int64_t>(end[i]),
+                                               strides[i]));
+  }
+  return index(x, items);
+}
+
+Var gather(const Var& params, const Var& indices, int64_t axis) {
+  const Shape& s = params.type().shape;
+  if (!is_integer(indices.type().dtype)) {
+    throw TypeError(std::string("gather indices must be integers, got ") + dtype_name(indices.type().dtype));
+  }
+  axis = normalize_axis(axis, (int64_t)s.size());
+  if (auto t = known_value(indices)) check_index_range(int64_values(*t), s[axis], axis);
+  return make_op("Gather", {params, indices}, Attrs().set("axis", axis));
+}
+
+Var gather_nd(const Var& params, const Var& indices) {
+  const Shape& ps = params.type().shape;
+  const Shape& is = indices.type().shape;
+  if (!is_integer(indices.type().dtype)) {
+    throw TypeError(std::string("gather_nd indices must be integers, got ") + dtype_name(indices.type().dtype));
+  }
+  if (is.empty()) throw ValueError("gather_nd: indices need at least one dimension");
+  const int64_t k = is.back();
+  if (k > (int64_t)ps.size()) {
+    throw ValueError("gather_nd: the last axis of indices (" + std::to_string(k) + ") is longer than params' rank (" +
+                     std::to_string(ps.size()) + ")");
+  }
+  // params[idx[..., 0], idx[..., 1], ...]: one integer array per leading axis.
+  std::vector<IndexItem> items;
+  for (int64_t j = 0; j < k; ++j) {
+    std::vector<IndexItem> pick((size_t)is.size() - 1, IndexItem::make_slice(std::nullopt, std::nullopt, std::nullopt));
+    pick.push_back(IndexItem::make_integer(j));
+    items.push_back(IndexItem::make_array(index(indices, pick)));
+  }
+  if (k == 0) {
+    // Every index picks the whole of params.
+    Shape shape(is.begin(), is.end() - 1);
+    shape.insert(shape.end(), ps.begin(), ps.end());
+    Shape ones(is.size() - 1, 1);
+    ones.insert(ones.end(), ps.begin(), ps.end());
+    return broadcast_to(reshape(params, ones), shape);
+  }
+  return index(params, items);
+}
+
+Var pad(const Var& x, const std::vector<std::pair<int64_t, int64_t>>& pads, const std::string& mode_in, double value) {
+  std::string mode = mode_in;
+  for (char& c : mode) c = (char)std::tolower((unsigned char)c);
+  std::vector<int64_t> flat;
+  bool any = false;
+  for (auto& [b, a] : pads) {
+    flat.push_back(b);
+    flat.push_back(a);
+    any = any || b || a;
+  }
+  Var out = make_op("Pad", {x}, Attrs().set("pads", flat).set("mode", mode).set("value", value));
+  return any ? out : x;
+}
+
+Var expand_dims(const Var& x, const std::vector<int64_t>& axes) {
+  const Shape& s = x.type().shape;
+  const int64_t rank = (int64_t)(s.size() + axes.size());
+  std::vector<int64_t> norm;
+  for (int64_t a : axes) {
+    const int64_t n = normalize_axis(a, rank);
+    if (std::find(norm.begin(), norm.end(), n) != norm.end()) throw ValueError("repeated axis");
+    norm.push_back(n);
+  }
+  Shape out;
+  size_t next = 0;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (std::find(norm.begin(), norm.end(), d) != norm.end()) out.push_back(1);
+    else out.push_back(s[next++]);
+  }
+  return reshape(x, out);
+}
+
+Var squeeze(const Var& x, const std::optional<std::vector<int64_t>>& axes) {
+  const Shape& s = x.type().shape;
+  std::vector<int64_t> drop;
+  if (axes) {
+    drop = normalize_axes(*axes, (int64_t)s.size());
+    for (int64_t a : drop) {
+      if (s[a] != 1) throw ValueError("cannot select an axis to squeeze out which has size not equal to one");
+    }
+  } else {
+    for (int64_t d = 0; d < (int64_t)s.size(); ++d) if (s[d] == 1) drop.push_back(d);
+  }
+  Shape out;
+  for (int64_t d = 0; d < (int64_t)s.size(); ++d) {
+    if (std::find(drop.begin(), drop.end(), d) == drop.end()) out.push_back(s[d]);
+  }
+  return reshape(x, out);
+}
+
+Var tile(const Var& x, const std::vector<int64_t>& multiples) {
+  for (int64_t m : multiples) if (m < 0) throw ValueError("negative dimensions are not allowed");
+  Shape s = x.type().shape;
+  std::vector<int64_t> reps = multiples;
+  while (reps.size() < s.size()) reps.insert(reps.begin(), 1);
+  while (s.size() < reps.size()) s.insert(s.begin(), 1);
+  // x as (1, s0, 1, s1, ...) broadcast to (r0, s0, r1, s1, ...), then merged pairwise.
+  Shape spread, target, out;
+  for (size_t d = 0; d < s.size(); ++d) {
+    if (reps[d] != 1) {
+      spread.push_back(1);
+      target.push_back(reps[d]);
+    }
+    spread.push_back(s[d]);
+    target.push_back(s[d]);
+    out.push_back(s[d] * reps[d]);
+  }
+  return reshape(broadcast_to(reshape(x, spread), target), out);
+}
+
+Var convert_format(const Var& x, const std::string& format, int64_t channels) {
+  const std::string& from = x.node->data_format;
+  if (format != "NCHW" && format != "NHWC" && format != "NC4HW4") {
+    throw ValueError("unknown data format '" + format + "'; expected NCHW, NHWC or NC4HW4");
+  }
+  if (from == format) return x;
+  const Shape& s = x.type().shape;
+  const int64_t rank = (int64_t)s.size();
+  auto check_rank = [&](int64_t need) {
+    if (rank < need) {
+      throw ValueError("convert: a " + std::to_string(rank) + "-d Var has no " + from + " layout to convert to " + format +
+                       " (needs at least " + std::to_string(need) + " dimensions)");
+    }
+  };
+  // NHWC <-> NCHW: move the channel axis.
+  auto to_nchw = [](const Var& v) {
+    const int64_t r = (int64_t)v.type().shape.size();
+    std::vector<int64_t> perm{0, r - 1};
+    for (int64_t k = 1; k < r - 1; ++k) perm.push_back(k);
+    return transpose(v, perm);
+  };
+  auto to_nhwc = [](const Var& v) {
+    const int64_t r = (int64_t)v.type().shape.size();
+    std::vector<int64_t> perm{0};
+    for (int64_t k = 2; k < r; ++k) perm.push_back(k);
+    perm.push_back(1);
+    return transpose(v, perm);
+  };
+  if (from == "NC4HW4") {
+    check_rank(3);
+    if (s.back() != 4) throw ValueError("convert: an NC4HW4 Var must have a last axis of 4, got shape " + shape_str(s));
+    if (channels < 0) {
+      // The count recorded when the Var was packed, looking through same-shape NC4HW4 producers.
+      Var v = x;
+      while (v.node->data_format == "NC4HW4") {
+        if (v.node->attrs.has("channels")) { channels = v.node->attrs.get_int("channels"); break; }
+        if (v.node->inputs.empty() || v.node->inputs[0].type().shape != s) break;
+        v = v.node->inputs[0];
+      }
+    }
+    const int64_t padded = s[1] * 4;
+    if (channels < 0) channels = padded;
+    if (channels > padded || channels <= padded - 4) {
+      throw ValueError("convert: " + std::to_string(channels) + " channels do not fit an NC4HW4 shape " + shape_str(s));
+    }
+    // (N, C4, *S, 4) -> (N, C4, 4, *S) -> (N, C4*4, *S) -> the first `channels` channels.
+    std::vector<int64_t> perm{0, 1, rank - 1};
+    for (int64_t k = 2; k < rank - 1; ++k) perm.push_back(k);
+    Shape merged{s[0], padded};
+    merged.insert(merged.end(), s.begin() + 2, s.end() - 1);
+    Var v = reshape(transpose(x, perm), merged);
+    if (channels != padded) {
+      std::vector<IndexItem> items{IndexItem::make_slice(std::nullopt, std::nullopt, std::nullopt),
+                                   IndexItem::make_slice(0, channels, 1)};
+      v = index(v, items);
+    }
+    if (format == "NHWC") v = to_nhwc(v);
+    return with_format(v, x, format);
+  }
+  if (format == "NC4HW4") {
+    check_rank(from == "NHWC" ? 3 : 2);
+    Var v = from == "NHWC" ? to_nchw(x) : x;
+    const Shape c = v.type().shape;
+    const int64_t ch = c[1], c4 = (ch + 3) / 4;
+    std::vector<std::pair<int64_t, int64_t>> pads(c.size(), {0, 0});
+    pads[1].second = c4 * 4 - ch;
+    v = pad(v, pads, "constant", 0.0);
+    Shape split_c{c[0], c4, 4};
+    split_c.insert(split_c.end(), c.begin() + 2, c.end());
+    v = reshape(v, split_c);
+    std::vector<int64_t> perm{0, 1};
+    for (int64_t k = 3; k < (int64_t)split_c.size(); ++k) perm.push_back(k);
+    perm.push_back(2);
+    // Always a Transpose node: it records the channel count for the way back.
+    return with_format(make_op("Transpose", {v}, Attrs().set("perm", perm).set("channels", ch)), x, format);
+  }
+  check_rank(3);
+  return with_format(format == "NHWC" ? to_nhwc(x) : to_nchw(x), x, format);
+}
+
+}  // namespace mnnpy
