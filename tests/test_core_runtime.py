@@ -257,3 +257,16 @@ def test_op_attributes_are_checked():
         mnnpy._core.op("Reduce", [a], {"kind": 7 + 2**32, "first": 0, "count": 1})
     with pytest.raises(ValueError, match="bad target dtype"):
         mnnpy._core.op("Cast", [a], {"to": 99})
+
+
+def test_streaming_stores_option_gives_same_values(rng):
+    a = random_array(rng, (3_000_001,), "float32")
+    b = random_array(rng, (3_000_001,), "float32")
+    plain = (F.const(a) * F.const(b) + 1).numpy()
+    mnnpy._core.set_executor_option("streaming_stores", True)
+    try:
+        streamed = (F.const(a) * F.const(b) + 1).numpy()
+    finally:
+        mnnpy._core.set_executor_option("streaming_stores", False)
+    np.testing.assert_array_equal(plain, streamed)
+    assert_same(plain, a * b + 1)

@@ -8,12 +8,13 @@
 
 namespace mnnpy {
 
-bool g_streaming_stores = true;
+// Off by default: on the machines measured, plain stores into reused blocks were as fast or faster.
+bool g_streaming_stores = false;
 
 namespace {
 
-constexpr int64_t kTile = 2048;              // elements per tile: a few tiles fit in L2
-constexpr int64_t kParallelGrainTiles = 16;  // below ~32K elements one thread is faster
+constexpr int64_t kTile = 8192;  // elements per tile: long runs for the prefetchers, still within L2
+constexpr int64_t kParallelGrainTiles = 4;  // below ~32K elements one thread is faster
 // Outputs this large do not stay in cache: they are written with streaming stores.
 constexpr size_t kStreamingOutputBytes = size_t(8) << 20;
 
