@@ -1,0 +1,117 @@
+"""float32 matmul: mnnpy's GEMM against NumPy's BLAS (OpenBLAS), square sizes, 1 and 2 threads.
+
+Each thread count runs in its own process with OPENBLAS_NUM_THREADS set before NumPy is
+imported (and mnnpy.set_num_threads to the same count); ours and NumPy's run interleaved there.
+With several threads the two alternate in bursts, each after a pause and untimed warm-up calls
+(at least 0.2 s of them): OpenBLAS's workers spin for about 0.1 s after every call, which would
+otherwise take cores from our measurement, and threads woken after a pause take a while to be
+spread over the cores again; the bursts measure both libraries in their steady state.
+The table gives medians of several repeats, the ratio ours/numpy (time; below 1 is faster),
+GFLOP/s of both, and our share of NumPy's peak GFLOP/s (the best NumPy reached at that thread
+count over the sizes measured).
+
+    python benchmarks/bench_matmul.py [--sizes 256 512 1024 2048] [--repeats 9] [--threads 1 2]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def measure_child(threads, sizes, repeats, pause, burst, warmup):
+    """Runs in a process whose BLAS thread count was fixed by the environment."""
+    import statistics
+    import time
+
+    import numpy as np
+
+    sys.path.insert(0, ROOT)  # run from a checkout
+    import mnnpy
+    from mnnpy import _core
+    from mnnpy import expr as F
+
+    mnnpy.set_num_threads(threads)
+    rows = []
+    for n in sizes:
+        rng = np.random.default_rng(n)
+        a = rng.standard_normal((n, n)).astype(np.float32)
+        b = rng.standard_normal((n, n)).astype(np.float32)
+        # Placeholders: their values are never cached, so every read() recomputes the product.
+        pa = F.placeholder((n, n), dtype=np.float32)
+        pb = F.placeholder((n, n), dtype=np.float32)
+        pa.write(a)
+        pb.write(b)
+        product = F.matmul(pa, pb)
+        ref = a @ b
+        err = np.linalg.norm(product.read() - ref) / np.linalg.norm(ref)
+        assert err < 1e-5, f"mismatch at n={n}: relative error {err}"
+        count = repeats if n < 2048 else max(3, (repeats + 1) // 2)
+        ours, theirs = [], []
+        for _ in range(count):
+            for run, times in ((product.read, ours), (lambda: np.matmul(a, b), theirs)):
+                time.sleep(pause)
+                start, calls = time.perf_counter(), 0
+                while warmup > 0 and (calls < 2 or time.perf_counter() - start < warmup):
+                    run()
+                    calls += 1
+                for _ in range(burst):
+                    t = time.perf_counter()
+                    run()
+                    times.append(time.perf_counter() - t)
+        rows.append({"n": n, "ours": statistics.median(ours), "numpy": statistics.median(theirs)})
+    info = _core.gemm_info()
+    print(json.dumps({"rows": rows, "target": info["target"], "tile": info["float32"], "numpy": np.__version__}))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[256, 512, 1024, 2048])
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--pause", type=float, default=0.2, help="seconds of idle time before each burst")
+    parser.add_argument("--warmup", type=float, default=0.2, help="seconds of untimed calls before each burst")
+    parser.add_argument("--burst", type=int, default=3, help="calls in a row per burst when threads > 1")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        multi = args.threads[0] > 1
+        measure_child(args.threads[0], args.sizes, args.repeats, args.pause if multi else 0.0,
+                      args.burst if multi else 1, args.warmup if multi else 0.0)
+        return
+
+    results = {}
+    for threads in args.threads:
+        env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
+                   MKL_NUM_THREADS=str(threads))
+        cmd = [sys.executable, os.path.abspath(__file__), "--child", "--threads", str(threads),
+               "--repeats", str(args.repeats), "--pause", str(args.pause), "--burst", str(args.burst), "--warmup", str(args.warmup), "--sizes", *map(str, args.sizes)]
+        out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
+        results[threads] = json.loads(out.strip().splitlines()[-1])
+
+    first = results[args.threads[0]]
+    print(f"mnnpy GEMM: target {first['target']}, float32 micro-kernel {first['tile']['mr']}x{first['tile']['nr']}; "
+          f"NumPy {first['numpy']} (OpenBLAS)")
+    print(f"\n{'threads':>7} {'size':>5} {'ours ms':>9} {'numpy ms':>9} {'ours/numpy':>10} "
+          f"{'ours GF/s':>9} {'numpy GF/s':>10} {'% numpy peak':>12}")
+    summary = []
+    for threads in args.threads:
+        rows = results[threads]["rows"]
+        gflops = lambda n, t: 2.0 * n ** 3 / t / 1e9  # noqa: E731
+        peak = max(gflops(r["n"], r["numpy"]) for r in rows)
+        for r in rows:
+            g_ours, g_np = gflops(r["n"], r["ours"]), gflops(r["n"], r["numpy"])
+            print(f"{threads:>7} {r['n']:>5} {r['ours'] * 1e3:>9.2f} {r['numpy'] * 1e3:>9.2f} "
+                  f"{r['ours'] / r['numpy']:>10.2f} {g_ours:>9.1f} {g_np:>10.1f} {100 * g_ours / peak:>11.0f}%")
+        big = max(rows, key=lambda r: r["n"])
+        summary.append(f"{big['n']}x{big['n']}x{big['n']} float32, {threads} thread(s): "
+                       f"mnnpy {gflops(big['n'], big['ours']):.1f} GFLOP/s, numpy {gflops(big['n'], big['numpy']):.1f} "
+                       f"GFLOP/s (numpy peak {peak:.1f})")
+    print()
+    print("\n".join(summary))
+
+
+if __name__ == "__main__":
+    main()
