@@ -1,16 +1,16 @@
 """float32 matmul: mnnpy's GEMM against NumPy's BLAS (OpenBLAS), square sizes, 1 and 2 threads.
 
 Each thread count runs in its own process with OPENBLAS_NUM_THREADS set before NumPy is
-imported (and mnnpy.set_num_threads to the same count); ours and NumPy's run interleaved there.
-With several threads the two alternate in bursts, each after a pause and untimed warm-up calls
-(at least 0.2 s of them): OpenBLAS's workers spin for about 0.1 s after every call, which would
-otherwise take cores from our measurement, and threads woken after a pause take a while to be
-spread over the cores again; the bursts measure both libraries in their steady state.
+imported (and mnnpy.set_num_threads to the same count); ours and NumPy's run interleaved there,
+in bursts of timed calls (at least 50 ms of them), each burst after 0.2 s of untimed warm-up
+calls. With several threads each burst also follows a pause: OpenBLAS's workers spin for about
+0.1 s after every call, which would otherwise take cores from our measurement, and threads woken
+after a pause take a while to be spread over the cores again; so both are measured steady.
 The table gives medians of several repeats, the ratio ours/numpy (time; below 1 is faster),
 GFLOP/s of both, and our share of NumPy's peak GFLOP/s (the best NumPy reached at that thread
 count over the sizes measured).
 
-    python benchmarks/bench_matmul.py [--sizes 256 512 1024 2048] [--repeats 9] [--threads 1 2]
+    python benchmarks/bench_matmul.py [--sizes 256 512 1024 2048] [--repeats 5] [--threads 1 2]
 """
 import argparse
 import json
@@ -54,10 +54,11 @@ def measure_child(threads, sizes, repeats, pause, burst, warmup):
             for run, times in ((product.read, ours), (lambda: np.matmul(a, b), theirs)):
                 time.sleep(pause)
                 start, calls = time.perf_counter(), 0
-                while warmup > 0 and (calls < 2 or time.perf_counter() - start < warmup):
+                while calls < 2 or time.perf_counter() - start < warmup:
                     run()
                     calls += 1
-                for _ in range(burst):
+                per_call = (time.perf_counter() - start) / calls
+                for _ in range(max(burst, int(0.05 / per_call))):
                     t = time.perf_counter()
                     run()
                     times.append(time.perf_counter() - t)
@@ -70,16 +71,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[256, 512, 1024, 2048])
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--repeats", type=int, default=9)
-    parser.add_argument("--pause", type=float, default=0.2, help="seconds of idle time before each burst")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--pause", type=float, default=0.2, help="seconds of idle time before each burst (threads > 1)")
     parser.add_argument("--warmup", type=float, default=0.2, help="seconds of untimed calls before each burst")
-    parser.add_argument("--burst", type=int, default=3, help="calls in a row per burst when threads > 1")
+    parser.add_argument("--burst", type=int, default=3, help="timed calls in a row per burst, at least")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        multi = args.threads[0] > 1
-        measure_child(args.threads[0], args.sizes, args.repeats, args.pause if multi else 0.0,
-                      args.burst if multi else 1, args.warmup if multi else 0.0)
+        measure_child(args.threads[0], args.sizes, args.repeats, args.pause if args.threads[0] > 1 else 0.0,
+                      args.burst, args.warmup)
         return
 
     results = {}

@@ -1,6 +1,7 @@
-// One process-wide pool sized by set_num_threads. Workers sleep on a condition variable
-// when idle; the calling thread takes part in the work, so one thread means no wake-ups.
+// One process-wide pool sized by set_num_threads. Workers spin for a few microseconds after
+// a job (back-to-back jobs then start at once), then sleep on a condition variable; the calling thread takes part in the work, so one thread means no wake-ups.
 #pragma once
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -33,7 +34,7 @@ class ThreadPool {
   const std::function<void(int64_t, int64_t)>* job_ = nullptr;
   int64_t job_n_ = 0, job_chunk_ = 0, job_chunks_ = 0;
   int64_t next_chunk_ = 0, chunks_done_ = 0;
-  uint64_t generation_ = 0;
+  std::atomic<uint64_t> generation_{0};
   bool stopping_ = false;
 };
 

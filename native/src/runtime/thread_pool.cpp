@@ -6,7 +6,16 @@ namespace mnnpy {
 
 namespace {
 thread_local bool t_inside_job = false;
+constexpr int kSpinIterations = 20000;
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
 }
+}  // namespace
 
 ThreadPool& ThreadPool::global() {
   static ThreadPool* pool = new ThreadPool();  // never destroyed: workers may outlive static teardown
@@ -44,6 +53,12 @@ void ThreadPool::worker_loop(int) {
   uint64_t seen = 0;
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
+    if (!stopping_ && generation_ == seen) {
+      // A short spin: a job that follows soon (the next kernel of a plan) starts without a wake-up.
+      lock.unlock();
+      for (int i = 0; i < kSpinIterations && generation_.load(std::memory_order_relaxed) == seen; ++i) cpu_relax();
+      lock.lock();
+    }
     wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
     if (stopping_) return;
     seen = generation_;

@@ -387,7 +387,7 @@ template <class T> T dot(const T* HWY_RESTRICT x, const T* HWY_RESTRICT y, int64
 }
 
 constexpr int64_t kThinLimit = 4;        // at most this many rows (or columns): dot products
-constexpr int64_t kStreamRows = 2;       // at most this many rows: B streamed row by row
+constexpr int64_t kStreamRows = 4;       // at most this many rows: B streamed row by row
 constexpr int64_t kDirectRowGroups = 3;  // at most this many micro-tile rows: no packing
 constexpr int64_t kGrainFlops = int64_t(1) << 16;
 
@@ -449,6 +449,9 @@ void direct_product(const GemmCall& g) {
   T* c = static_cast<T*>(g.c);
   const int64_t M = g.M, N = g.N, K = g.K;
   const int64_t full_blocks = N / P, blocks = ceil_div(N, P);
+  // Rows in groups of nearly equal size (13 rows: 5 + 4 + 4, not 6 + 6 + 1), no group
+  // so small that its loads outweigh its arithmetic.
+  const int64_t group_rows = ceil_div(M, ceil_div(M, MR));
   // Depth in steps, so that the rows of B in use stay few (pages in the TLB, lines in flight).
   const int64_t kc_step = ceil_div(K, ceil_div(K, Blocks<T>::kc));
   auto body = [&](int64_t j0, int64_t j1) {
@@ -460,8 +463,8 @@ void direct_product(const GemmCall& g) {
       for (int64_t jb = j0; jb < j1; ++jb) {
         const int64_t col = jb * P;
         if (jb < full_blocks) {
-          for (int64_t i = 0; i < M; i += MR)
-            direct_rows<T>((int)std::min(MR, M - i), kc, ak + i * g.a_rs, g.a_rs, g.a_cs, bk + col, g.b_rs,
+          for (int64_t i = 0; i < M; i += group_rows)
+            direct_rows<T>((int)std::min(group_rows, M - i), kc, ak + i * g.a_rs, g.a_rs, g.a_cs, bk + col, g.b_rs,
                            c + i * g.ldc + col, g.ldc, acc);
           continue;
         }
@@ -473,8 +476,8 @@ void direct_product(const GemmCall& g) {
           for (int64_t j = 0; j < n; ++j) strip[k * P + j] = bk[k * g.b_rs + col + j];
           for (int64_t j = n; j < P; ++j) strip[k * P + j] = 0;
         }
-        for (int64_t i = 0; i < M; i += MR) {
-          const int rows = (int)std::min(MR, M - i);
+        for (int64_t i = 0; i < M; i += group_rows) {
+          const int rows = (int)std::min(group_rows, M - i);
           direct_rows<T>(rows, kc, ak + i * g.a_rs, g.a_rs, g.a_cs, strip, P, tile, P, false);
           for (int r = 0; r < rows; ++r) {
             T* dst = c + (i + r) * g.ldc + col;
@@ -505,27 +508,47 @@ void stream_rows_t(const GemmCall& g, int64_t j0, int64_t j1) {
       crow[i] = static_cast<T*>(g.c) + i * g.ldc + jb;
       if (!g.accumulate) std::memset(crow[i], 0, sizeof(T) * n);
     }
-    for (int64_t k = 0; k < g.K; ++k) {
-      const T* HWY_RESTRICT brow = b + k * g.b_rs + jb;
-      T s[R];
-      for (int i = 0; i < R; ++i) s[i] = a[i * g.a_rs + k * g.a_cs];
+    // Four rows of B per pass over the rows of C, so that C is loaded and stored a quarter as often.
+    constexpr int64_t kRows = 4;
+    for (int64_t k0 = 0; k0 < g.K; k0 += kRows) {
+      const int64_t kr = std::min(kRows, g.K - k0);
+      const T* brow[kRows];
+      T s[R][kRows];
+      for (int64_t q = 0; q < kRows; ++q) {
+        // Missing rows (the last pass) repeat row k0 with a zero weight.
+        brow[q] = b + (k0 + (q < kr ? q : 0)) * g.b_rs + jb;
+        for (int i = 0; i < R; ++i) s[i][q] = q < kr ? a[i * g.a_rs + (k0 + q) * g.a_cs] : T(0);
+      }
       int64_t j = 0;
       for (; j + L <= n; j += L) {
-        const auto bv = hn::LoadU(d, brow + j);
-        for (int i = 0; i < R; ++i) hn::StoreU(hn::MulAdd(hn::Set(d, s[i]), bv, hn::LoadU(d, crow[i] + j)), d, crow[i] + j);
+        const auto b0 = hn::LoadU(d, brow[0] + j), b1 = hn::LoadU(d, brow[1] + j);
+        const auto b2 = hn::LoadU(d, brow[2] + j), b3 = hn::LoadU(d, brow[3] + j);
+        for (int i = 0; i < R; ++i) {
+          auto acc = hn::LoadU(d, crow[i] + j);
+          acc = hn::MulAdd(hn::Set(d, s[i][0]), b0, acc);
+          acc = hn::MulAdd(hn::Set(d, s[i][1]), b1, acc);
+          acc = hn::MulAdd(hn::Set(d, s[i][2]), b2, acc);
+          acc = hn::MulAdd(hn::Set(d, s[i][3]), b3, acc);
+          hn::StoreU(acc, d, crow[i] + j);
+        }
       }
       for (; j < n; ++j)
-        for (int i = 0; i < R; ++i) crow[i][j] += s[i] * brow[j];
+        for (int i = 0; i < R; ++i)
+          crow[i][j] += s[i][0] * brow[0][j] + s[i][1] * brow[1][j] + s[i][2] * brow[2][j] + s[i][3] * brow[3][j];
     }
   }
 }
 
 template <class T>
 void stream_rows(const GemmCall& g) {
-  static_assert(kStreamRows == 2, "one instantiation per row count");
+  static_assert(kStreamRows == 4, "one instantiation per row count");
   auto body = [&](int64_t j0, int64_t j1) {
-    if (g.M == 1) stream_rows_t<T, 1>(g, j0, j1);
-    else stream_rows_t<T, 2>(g, j0, j1);
+    switch (g.M) {
+      case 1: stream_rows_t<T, 1>(g, j0, j1); break;
+      case 2: stream_rows_t<T, 2>(g, j0, j1); break;
+      case 3: stream_rows_t<T, 3>(g, j0, j1); break;
+      default: stream_rows_t<T, 4>(g, j0, j1); break;
+    }
   };
   const int64_t grain = std::max<int64_t>(256, kGrainFlops / std::max<int64_t>(1, g.K * g.M));
   if (g.pool) g.pool->parallel_for(g.N, grain, body); else body(0, g.N);
