@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "backend/cpu/copy.h"
 #include "backend/cpu/elementwise.h"
 #include "mnnpy/thread_pool.h"
 

@@ -298,6 +298,11 @@ int64_t product(const std::vector<int64_t>& v) {
 
 }  // namespace
 
+void stream_copy(const void* src, void* dst, size_t bytes) {
+  HWY_DYNAMIC_DISPATCH(StreamRunImpl)(src, dst, bytes);
+  hwy::FlushStream();
+}
+
 std::vector<int64_t> contiguous_strides(const Shape& shape) {
   std::vector<int64_t> s(shape.size());
   int64_t acc = 1;

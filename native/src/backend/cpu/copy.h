@@ -20,6 +20,10 @@ std::vector<int64_t> contiguous_strides(const Shape& shape);
 // Results from this size on do not stay in cache: copies write them with streaming stores.
 constexpr size_t kStreamingBytes = size_t(8) << 20;
 
+// Copies with non-temporal stores (any alignment), then fences: for results too large to stay
+// in cache, this skips reading the destination lines before writing them.
+void stream_copy(const void* src, void* dst, size_t bytes);
+
 // Copies `bytes` bytes, split across threads when large (and bypassing the cache when very large).
 void parallel_memcpy(void* dst, const void* src, size_t bytes, ThreadPool* pool);
 

@@ -6,7 +6,6 @@
 #define HWY_TARGET_INCLUDE "backend/cpu/elementwise.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
-#include <hwy/cache_control.h>
 #include <hwy/contrib/math/math-inl.h>
 
 #include <cmath>
@@ -586,16 +585,6 @@ void FillImpl(size_t elem_size, const void* value, void* y, size_t n) {
   }
 }
 
-void StreamCopyImpl(const void* src, void* dst, size_t bytes) {
-  const hn::ScalableTag<uint8_t> d;
-  const size_t N = hn::Lanes(d);
-  const uint8_t* s = (const uint8_t*)src;
-  uint8_t* t = (uint8_t*)dst;
-  size_t i = 0;
-  for (; i + N <= bytes; i += N) hn::Stream(hn::LoadU(d, s + i), d, t + i);
-  if (i < bytes) std::memcpy(t + i, s + i, bytes - i);
-}
-
 }  // namespace HWY_NAMESPACE
 }  // namespace cpu
 }  // namespace mnnpy
@@ -609,7 +598,6 @@ HWY_EXPORT(BinaryImpl);
 HWY_EXPORT(SelectImpl);
 HWY_EXPORT(CastImpl);
 HWY_EXPORT(FillImpl);
-HWY_EXPORT(StreamCopyImpl);
 
 void unary(int code, DType dt, const void* x, void* y, size_t n) { HWY_DYNAMIC_DISPATCH(UnaryImpl)(code, dt, x, y, n); }
 void binary(int code, DType dt, const void* a, const void* b, void* y, size_t n) {
@@ -620,11 +608,6 @@ void select(size_t elem_size, const uint8_t* c, const void* a, const void* b, vo
 }
 void cast(DType from, DType to, const void* x, void* y, size_t n) { HWY_DYNAMIC_DISPATCH(CastImpl)(from, to, x, y, n); }
 void fill(size_t elem_size, const void* value, void* y, size_t n) { HWY_DYNAMIC_DISPATCH(FillImpl)(elem_size, value, y, n); }
-
-void stream_copy(const void* src, void* dst, size_t bytes) {
-  HWY_DYNAMIC_DISPATCH(StreamCopyImpl)(src, dst, bytes);
-  hwy::FlushStream();
-}
 
 const char* simd_target_name() {
   const int64_t targets = hwy::SupportedTargets();

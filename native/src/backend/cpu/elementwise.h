@@ -38,10 +38,6 @@ void cast(DType from, DType to, const void* x, void* y, size_t n);
 // Repeats one element of `elem_size` bytes n times.
 void fill(size_t elem_size, const void* value, void* y, size_t n);
 
-// Copies with non-temporal stores (dst 64-byte aligned): for results too large to stay in
-// cache, this skips reading the destination lines before writing them.
-void stream_copy(const void* src, void* dst, size_t bytes);
-
 // The SIMD target the dispatcher chose ("AVX2", "AVX3", "EMU128"...) and a switch to force the
 // portable fallback, so tests can compare it with the best path.
 const char* simd_target_name();
