@@ -580,6 +580,16 @@ void narrow_product(const GemmCall& g) {
   if (g.pool) g.pool->parallel_for(groups, grain, body); else body(0, groups);
 }
 
+// A strided operand (rows x K, element (i, k) at src[i * row_stride + k * k_stride]) copied
+// into contiguous rows in scratch, for the dot-product paths.
+template <class T>
+const T* contiguous_rows(const T* src, int64_t rows, int64_t K, int64_t row_stride, int64_t k_stride) {
+  T* tmp = static_cast<T*>(scratch(kScratchSmall, sizeof(T) * rows * K));
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t k = 0; k < K; ++k) tmp[i * K + k] = src[i * row_stride + k * k_stride];
+  return tmp;
+}
+
 // Few rows of C, B stored transposed: dot products of the rows of A with the columns of B.
 template <class T>
 bool thin_rows(const GemmCall& g) {
@@ -592,10 +602,7 @@ bool thin_rows(const GemmCall& g) {
   const T* arows = a;
   int64_t a_ld = g.a_rs;
   if (g.a_cs != 1) {
-    T* tmp = static_cast<T*>(scratch(kScratchSmall, sizeof(T) * M * K));
-    for (int64_t i = 0; i < M; ++i)
-      for (int64_t k = 0; k < K; ++k) tmp[i * K + k] = a[i * g.a_rs + k * g.a_cs];
-    arows = tmp;
+    arows = contiguous_rows(a, M, K, g.a_rs, g.a_cs);
     a_ld = K;
   }
   auto body = [&](int64_t j0, int64_t j1) {
@@ -623,10 +630,7 @@ bool thin_cols(const GemmCall& g) {
   const T* bcols = b;
   int64_t b_ld = g.b_cs;
   if (g.b_rs != 1) {
-    T* tmp = static_cast<T*>(scratch(kScratchSmall, sizeof(T) * N * K));
-    for (int64_t j = 0; j < N; ++j)
-      for (int64_t k = 0; k < K; ++k) tmp[j * K + k] = b[k * g.b_rs + j * g.b_cs];
-    bcols = tmp;
+    bcols = contiguous_rows(b, N, K, g.b_cs, g.b_rs);
     b_ld = K;
   }
   auto body = [&](int64_t i0, int64_t i1) {
