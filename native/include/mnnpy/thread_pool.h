@@ -38,4 +38,7 @@ class ThreadPool {
   bool stopping_ = false;
 };
 
+// Runs fn over [0, n) on `pool`, or on the calling thread alone when there is none.
+void parallel_for(ThreadPool* pool, int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+
 }  // namespace mnnpy

@@ -141,11 +141,7 @@ class FusedElementwiseKernel : public Kernel {
       if (scratch.size() < need) scratch.resize(need);
       for (int64_t t = t0; t < t1; ++t) run_tile(args, t * kTile, std::min(kTile, total - t * kTile), scratch.data());
     };
-    if (args.pool) {
-      args.pool->parallel_for(tiles, kParallelGrainTiles, run_tiles);
-    } else {
-      run_tiles(0, tiles);
-    }
+    parallel_for(args.pool, tiles, kParallelGrainTiles, run_tiles);
   }
 
  private:

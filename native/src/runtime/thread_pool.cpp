@@ -112,4 +112,9 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
   job_ = nullptr;
 }
 
+void parallel_for(ThreadPool* pool, int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+  if (pool) pool->parallel_for(n, grain, fn);
+  else if (n > 0) fn(0, n);
+}
+
 }  // namespace mnnpy

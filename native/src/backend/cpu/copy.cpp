@@ -232,10 +232,6 @@ template <class F> void with_index_type(DType t, F&& f) {
   }
 }
 
-void run_parallel(ThreadPool* pool, int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
-  if (pool) pool->parallel_for(n, grain, fn);
-  else if (n > 0) fn(0, n);
-}
 
 // A run of bytes, with streaming stores when the caller's result is too large for the cache.
 void copy_run(void* dst, const void* src, size_t bytes, bool stream) {
@@ -317,7 +313,7 @@ void parallel_memcpy(void* dst, const void* src, size_t bytes, ThreadPool* pool)
   if (bytes == 0 || dst == src) return;
   const bool stream = bytes >= kStreamingBytes;
   const int64_t chunks = (int64_t)((bytes + kMemcpyChunk - 1) / kMemcpyChunk);
-  run_parallel(pool, chunks, 2, [&](int64_t c0, int64_t c1) {
+  parallel_for(pool, chunks, 2, [&](int64_t c0, int64_t c1) {
     const size_t b = (size_t)c0 * kMemcpyChunk, e = std::min(bytes, (size_t)c1 * kMemcpyChunk);
     copy_run((char*)dst + b, (const char*)src + b, e - b, stream);
     if (stream) hwy::FlushStream();
@@ -338,7 +334,7 @@ void join_rows(int64_t rows, const std::vector<int64_t>& part_bytes, const std::
     return;
   }
   const bool stream = rows * row >= (int64_t)kStreamingBytes;
-  run_parallel(pool, rows, std::max<int64_t>(1, kTaskBytes / std::max<int64_t>(1, row)), [&](int64_t r0, int64_t r1) {
+  parallel_for(pool, rows, std::max<int64_t>(1, kTaskBytes / std::max<int64_t>(1, row)), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       char* w = whole + r * row;
       for (size_t k = 0; k < parts.size(); ++k) {
@@ -433,7 +429,7 @@ void StridedCopy::run(const void* src, void* dst, ThreadPool* pool) const {
     const int64_t tile_cols = inner_ <= 2 * kTile ? inner_ : kTile;
     const int64_t bands = (tile_dim_ + band_rows - 1) / band_rows;
     const int64_t unit_bytes = band_rows * inner_ * es;
-    run_parallel(pool, outer * bands, std::max<int64_t>(1, kTaskBytes / unit_bytes), [&](int64_t u0, int64_t u1) {
+    parallel_for(pool, outer * bands, std::max<int64_t>(1, kTaskBytes / unit_bytes), [&](int64_t u0, int64_t u1) {
       Walker w(outer_dims_, outer_src_, outer_dst_, u0 / bands);
       int64_t band = u0 % bands;
       for (int64_t u = u0; u < u1; ++u) {
@@ -452,7 +448,7 @@ void StridedCopy::run(const void* src, void* dst, ThreadPool* pool) const {
     return;
   }
   const int64_t chunks = (inner_ + inner_chunk_ - 1) / inner_chunk_;
-  run_parallel(pool, outer * chunks, std::max<int64_t>(1, kTaskBytes / (inner_chunk_ * es)), [&](int64_t u0, int64_t u1) {
+  parallel_for(pool, outer * chunks, std::max<int64_t>(1, kTaskBytes / (inner_chunk_ * es)), [&](int64_t u0, int64_t u1) {
     with_elem_type(elem_size_, [&](auto tag) {
       using T = decltype(tag);
       alignas(64) T fill_block[kFillBlock];
@@ -497,7 +493,7 @@ void gather(size_t elem_size, DType index_dtype, const void* src, const void* in
       const T* s = (const T*)src;
       const I* ix = (const I*)index;
       T* d = (T*)dst;
-      run_parallel(pool, units, std::max<int64_t>(1, kTaskBytes / unit_bytes), [&](int64_t u0, int64_t u1) {
+      parallel_for(pool, units, std::max<int64_t>(1, kTaskBytes / unit_bytes), [&](int64_t u0, int64_t u1) {
         int64_t o = u0 / num_index, j = u0 % num_index;
         for (int64_t u = u0; u < u1; ++u) {
           int64_t k = (int64_t)ix[j];
@@ -533,7 +529,7 @@ void scatter(size_t elem_size, DType index_dtype, const void* updates, ScatterUp
       const I* ix = (const I*)index;
       T* d = (T*)dst;
       // Threads split the outer slices only, so repeated indices keep their order.
-      run_parallel(pool, outer, std::max<int64_t>(1, kTaskBytes / unit_bytes), [&](int64_t o0, int64_t o1) {
+      parallel_for(pool, outer, std::max<int64_t>(1, kTaskBytes / unit_bytes), [&](int64_t o0, int64_t o1) {
         for (int64_t o = o0; o < o1; ++o) {
           for (int64_t j = 0; j < num_index; ++j) {
             int64_t k = (int64_t)ix[j];
@@ -573,7 +569,7 @@ void pad(size_t elem_size, const Shape& in_shape, const Shape& out_shape, const 
     T* d = (T*)dst;
     const T value = *(const T*)fill;
     const std::vector<int64_t>& last_map = maps[rank - 1];
-    run_parallel(pool, rows, std::max<int64_t>(1, kTaskBytes / (out_w * (int64_t)sizeof(T))), [&](int64_t r0, int64_t r1) {
+    parallel_for(pool, rows, std::max<int64_t>(1, kTaskBytes / (out_w * (int64_t)sizeof(T))), [&](int64_t r0, int64_t r1) {
       std::vector<int64_t> idx(rank - 1);
       int64_t flat = r0;
       for (size_t k = rank - 1; k-- > 0;) {
@@ -616,7 +612,7 @@ void iota(int64_t start, const Shape& dims, const std::vector<int64_t>& strides,
   }
   const size_t rank = dims.size();
   const int64_t w = dims.back(), step = strides.back(), rows = total / w;
-  run_parallel(pool, rows, std::max<int64_t>(1, kTaskBytes / (w * 8)), [&](int64_t r0, int64_t r1) {
+  parallel_for(pool, rows, std::max<int64_t>(1, kTaskBytes / (w * 8)), [&](int64_t r0, int64_t r1) {
     std::vector<int64_t> idx(rank - 1);
     int64_t flat = r0, base = start;
     for (size_t k = rank - 1; k-- > 0;) {

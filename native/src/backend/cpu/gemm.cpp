@@ -246,7 +246,7 @@ void pack_b_all(const T* b, int64_t rs, int64_t cs, int64_t K, int64_t N, int64_
   constexpr int P = Tile<T>::kPanel;
   auto body = [&](int64_t q0, int64_t q1) { pack_b_panels<T>(b, rs, cs, K, N, p0 + q0, p0 + q1, out + q0 * K * P); };
   const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 15) / std::max<int64_t>(1, K * P));
-  if (pool) pool->parallel_for(p1 - p0, grain, body); else body(0, p1 - p0);
+  parallel_for(pool, p1 - p0, grain, body);
 }
 
 // The depth of one step: a KC x NR micro-panel of B should take most of L1 but not more (wider
@@ -365,7 +365,7 @@ void run_tasks(const GemmCall& g, const PanelSource<T>& src, int64_t p0, int64_t
     }
   };
   const int64_t tasks = pl.n_ic * pl.n_jc;
-  if (g.pool && tasks > 1) g.pool->parallel_for(tasks, 1, body); else body(0, tasks);
+  parallel_for(g.pool, tasks, 1, body);
 }
 
 // ----------------------------------------------------------------- thin products
@@ -488,7 +488,7 @@ void direct_product(const GemmCall& g) {
     }
   };
   const int64_t grain = std::max<int64_t>(1, kGrainFlops / std::max<int64_t>(1, K * M * P));
-  if (g.pool) g.pool->parallel_for(blocks, grain, body); else body(0, blocks);
+  parallel_for(g.pool, blocks, grain, body);
 }
 
 // At most kStreamRows rows of C, rows of B contiguous (a vector times a matrix): B is read once,
@@ -551,7 +551,7 @@ void stream_rows(const GemmCall& g) {
     }
   };
   const int64_t grain = std::max<int64_t>(256, kGrainFlops / std::max<int64_t>(1, g.K * g.M));
-  if (g.pool) g.pool->parallel_for(g.N, grain, body); else body(0, g.N);
+  parallel_for(g.pool, g.N, grain, body);
 }
 
 // At most one panel of columns: B packed into one zero-padded strip (K x kPanel), past which
@@ -577,7 +577,7 @@ void narrow_product(const GemmCall& g) {
   };
   const int64_t groups = ceil_div(g.M, MR);
   const int64_t grain = std::max<int64_t>(1, kGrainFlops / std::max<int64_t>(1, g.K * MR * P));
-  if (g.pool) g.pool->parallel_for(groups, grain, body); else body(0, groups);
+  parallel_for(g.pool, groups, grain, body);
 }
 
 // A strided operand (rows x K, element (i, k) at src[i * row_stride + k * k_stride]) copied
@@ -615,7 +615,7 @@ bool thin_rows(const GemmCall& g) {
     }
   };
   const int64_t grain = std::max<int64_t>(1, kGrainFlops / std::max<int64_t>(1, K * M));
-  if (g.pool) g.pool->parallel_for(N, grain, body); else body(0, N);
+  parallel_for(g.pool, N, grain, body);
   return true;
 }
 
@@ -643,7 +643,7 @@ bool thin_cols(const GemmCall& g) {
     }
   };
   const int64_t grain = std::max<int64_t>(1, kGrainFlops / std::max<int64_t>(1, K * N));
-  if (g.pool) g.pool->parallel_for(M, grain, body); else body(0, M);
+  parallel_for(g.pool, M, grain, body);
   return true;
 }
 
@@ -761,7 +761,7 @@ void integral_t(int64_t M, int64_t N, int64_t K, const void* a, int64_t a_rs, in
                             static_cast<T*>(c), ldc);
   };
   const int64_t grain = std::max<int64_t>(1, kGrainFlops / std::max<int64_t>(1, N * K));
-  if (pool) pool->parallel_for(M, grain, body); else body(0, M);
+  parallel_for(pool, M, grain, body);
 }
 
 void IntegralImpl(DType dt, int64_t M, int64_t N, int64_t K, const void* a, int64_t a_rs, int64_t a_cs, const void* b,

@@ -261,7 +261,7 @@ void reduce(int kind, DType dt, const void* x, int64_t outer, int64_t R, int64_t
     auto body = [&](int64_t o0, int64_t o1) {
       HWY_DYNAMIC_DISPATCH(ReduceRowsImpl)(kind, dt, xc + o0 * R * es, o1 - o0, R, oc + o0 * out_es);
     };
-    if (pool) pool->parallel_for(outer, grain, body); else body(0, outer);
+    parallel_for(pool, outer, grain, body);
     return;
   }
   // Columns: tile the inner axis so each task combines R rows of a tile.
@@ -275,7 +275,7 @@ void reduce(int kind, DType dt, const void* x, int64_t outer, int64_t R, int64_t
                                            oc + o * inner * out_es);
     }
   };
-  if (pool) pool->parallel_for(outer * tiles_per_outer, grain, body); else body(0, outer * tiles_per_outer);
+  parallel_for(pool, outer * tiles_per_outer, grain, body);
 }
 
 }  // namespace cpu
