@@ -388,9 +388,8 @@ std::unique_ptr<Plan> build_plan(const Collected& g) {
     }
     const int s = (int)plan->steps.size();
     for (int x : step.inputs) {
-      const int r = values[x].root >= 0 ? values[x].root : x;
-      last_use[r] = s;
-      last_use[x] = s;
+      // Reading a view keeps the bytes of the value it views alive.
+      last_use[values[x].root >= 0 ? values[x].root : x] = s;
     }
     for (int y : step.outputs) defined_at[y] = s;
     plan->steps.push_back(std::move(step));
@@ -402,14 +401,6 @@ std::unique_ptr<Plan> build_plan(const Collected& g) {
   for (int t : plan->targets) {
     const int r = values[t].root >= 0 ? values[t].root : t;
     if (values[r].storage == StorageKind::Arena) values[r].storage = StorageKind::Heap;
-  }
-  for (size_t v = 0; v < values.size(); ++v) {
-    if (values[v].root >= 0) {
-      // A view lives as long as its root must.
-      const int r = values[v].root;
-      values[v].storage = values[r].storage;
-      last_use[r] = std::max(last_use[r], last_use[v]);
-    }
   }
   std::vector<Interval> intervals;
   for (size_t v = 0; v < values.size(); ++v) {
