@@ -66,13 +66,15 @@ def test_elementwise_chain_fuses_into_one_kernel(rng):
 def test_fusion_off_gives_same_values(rng):
     a, b = random_array(rng, (3, 100), "float32"), random_array(rng, (100,), "float32")
     expr = lambda: (F.sin(F.const(a)) * F.const(b) + F.const(a) ** 2).numpy()  # noqa: E731
-    fused = expr()
-    mnnpy._core.set_executor_option("fusion", False)
+    mnnpy._core.set_executor_option("mul_add", False)  # unfused kernels round the product first
     try:
+        fused = expr()
+        mnnpy._core.set_executor_option("fusion", False)
         unfused = expr()
         assert stats()["last_kernels"] > 1 and stats()["last_arena_bytes"] > 0
     finally:
         mnnpy._core.set_executor_option("fusion", True)
+        mnnpy._core.set_executor_option("mul_add", True)
     np.testing.assert_array_equal(fused, unfused)
 
 
@@ -262,11 +264,44 @@ def test_op_attributes_are_checked():
 def test_streaming_stores_option_gives_same_values(rng):
     a = random_array(rng, (3_000_001,), "float32")
     b = random_array(rng, (3_000_001,), "float32")
-    plain = (F.const(a) * F.const(b) + 1).numpy()
+    plain = (F.const(a) * F.const(b) - 1).numpy()
     mnnpy._core.set_executor_option("streaming_stores", True)
     try:
-        streamed = (F.const(a) * F.const(b) + 1).numpy()
+        streamed = (F.const(a) * F.const(b) - 1).numpy()
     finally:
         mnnpy._core.set_executor_option("streaming_stores", False)
     np.testing.assert_array_equal(plain, streamed)
-    assert_same(plain, a * b + 1)
+    assert_same(plain, a * b - 1)
+
+
+@pytest.mark.parametrize("n", [1000, 2_100_003])  # the larger one streams its result
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_multiply_add_is_fused_and_rounds_once(rng, dtype, n):
+    a, b, c = (random_array(rng, (n,), dtype) for _ in range(3))
+    # The product may be the left or the right operand; a broadcast addend is read per tile.
+    for expr, ref in [(lambda x, y, z: x * y + z, (a, b, c)), (lambda x, y, z: z + x * y, (a, b, c)),
+                      (lambda x, y, z: x * y + z[:1], (a, b, c[:1]))]:
+        ours = expr(F.const(a), F.const(b), F.const(c)).numpy()
+        x, y, z = ref
+        if dtype == "float32":
+            # The exact float64 product plus z, rounded once to float32: within an ulp.
+            exact = (x.astype(np.float64) * y + z).astype(np.float32)
+            assert np.all(np.abs(ours - exact) <= np.spacing(np.abs(exact)))
+        # Against NumPy, which rounds the product first: within an ulp of the product.
+        numpy_result = x * y + z
+        assert np.all(np.abs(ours - numpy_result) <= np.spacing(np.abs(x * y)) + np.spacing(np.abs(numpy_result)))
+    mnnpy._core.set_executor_option("mul_add", False)
+    try:
+        np.testing.assert_array_equal((F.const(a) * F.const(b) + F.const(c)).numpy(), a * b + c)
+    finally:
+        mnnpy._core.set_executor_option("mul_add", True)
+
+
+def test_product_used_twice_is_not_fused_away(rng):
+    a, b = random_array(rng, (5000,), "float32"), random_array(rng, (5000,), "float32")
+    p = F.const(a) * F.const(b)
+    ours = (p + F.const(b)) * p
+    np.testing.assert_allclose(ours.numpy(), (a * b + b) * (a * b), rtol=1e-5, atol=1e-3)
+    integers = random_array(rng, (5000,), "int32")
+    x = F.const(integers)
+    np.testing.assert_array_equal((x * x + x).numpy(), integers * integers + integers)

@@ -37,7 +37,8 @@ struct KernelContext {
 
 // Elementwise ops fuse into one pass; they name their math by a code the elementwise
 // kernels understand (see backend/cpu/elementwise.h).
-enum class EwArity : uint8_t { None, Unary, Binary, Ternary, Cast };
+// MulAdd is formed by the fused kernel from a float multiply feeding an add; ops never declare it.
+enum class EwArity : uint8_t { None, Unary, Binary, Ternary, Cast, MulAdd };
 struct ElementwiseInfo {
   EwArity arity = EwArity::None;
   int code = 0;

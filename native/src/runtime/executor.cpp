@@ -572,7 +572,8 @@ void set_executor_option(const std::string& name, bool on) {
   if (name == "cse") g_cse = on;
   else if (name == "fusion") g_fusion = on;
   else if (name == "streaming_stores") g_streaming_stores = on;
-  else throw ValueError("unknown executor option '" + name + "' (known: cse, fusion, streaming_stores)");
+  else if (name == "mul_add") g_fuse_mul_add = on;
+  else throw ValueError("unknown executor option '" + name + "' (known: cse, fusion, streaming_stores, mul_add)");
   g_cache.clear();
   g_lru.clear();
 }

@@ -18,6 +18,9 @@ struct EwInstr {
 
 // Whether large results are written with non-temporal stores (an executor option).
 extern bool g_streaming_stores;
+// Whether a float multiply feeding an add runs as one fused multiply-add (an executor option,
+// on by default; off gives NumPy's bits exactly).
+extern bool g_fuse_mul_add;
 
 // `program` is in evaluation order; register i is the result of instruction i; the last
 // instruction is the group's output.

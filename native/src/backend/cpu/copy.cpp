@@ -299,6 +299,8 @@ void stream_copy(const void* src, void* dst, size_t bytes) {
   hwy::FlushStream();
 }
 
+void stream_fence() { hwy::FlushStream(); }
+
 std::vector<int64_t> contiguous_strides(const Shape& shape) {
   std::vector<int64_t> s(shape.size());
   int64_t acc = 1;

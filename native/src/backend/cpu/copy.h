@@ -23,6 +23,8 @@ constexpr size_t kStreamingBytes = size_t(8) << 20;
 // Copies with non-temporal stores (any alignment), then fences: for results too large to stay
 // in cache, this skips reading the destination lines before writing them.
 void stream_copy(const void* src, void* dst, size_t bytes);
+// Orders earlier non-temporal stores before what follows.
+void stream_fence();
 
 // Copies `bytes` bytes, split across threads when large (and bypassing the cache when very large).
 void parallel_memcpy(void* dst, const void* src, size_t bytes, ThreadPool* pool);

@@ -461,6 +461,32 @@ void BinaryImpl(int code, DType dt, const void* a, const void* b, void* y, size_
   MNNPY_DISPATCH_NUMERIC(dt, binary_t, code, a, b, y, n);
 }
 
+// y = a * b + c in one rounding where the target has FMA. With `stream`, y (vector-aligned)
+// is written with non-temporal stores: a large result then costs no read of its lines.
+template <class T>
+void mul_add_t(const T* HWY_RESTRICT a, const T* HWY_RESTRICT b, const T* HWY_RESTRICT c, T* HWY_RESTRICT y, size_t n,
+               bool stream) {
+  const hn::ScalableTag<T> d;
+  const size_t N = hn::Lanes(d);
+  size_t i = 0;
+  if (stream) {
+    for (; i + N <= n; i += N) hn::Stream(hn::MulAdd(hn::LoadU(d, a + i), hn::LoadU(d, b + i), hn::LoadU(d, c + i)), d, y + i);
+  } else {
+    for (; i + N <= n; i += N) hn::StoreU(hn::MulAdd(hn::LoadU(d, a + i), hn::LoadU(d, b + i), hn::LoadU(d, c + i)), d, y + i);
+  }
+  for (; i < n; ++i) {
+#if HWY_NATIVE_FMA
+    y[i] = std::fma(a[i], b[i], c[i]);  // as the vector lanes round
+#else
+    y[i] = a[i] * b[i] + c[i];
+#endif
+  }
+}
+void MulAddImpl(DType dt, const void* a, const void* b, const void* c, void* y, size_t n, bool stream) {
+  if (dt == DType::Float64) return mul_add_t((const double*)a, (const double*)b, (const double*)c, (double*)y, n, stream);
+  mul_add_t((const float*)a, (const float*)b, (const float*)c, (float*)y, n, stream);
+}
+
 template <class T>
 void select_t(const uint8_t* HWY_RESTRICT c, const T* HWY_RESTRICT a, const T* HWY_RESTRICT b, T* HWY_RESTRICT y, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] = c[i] ? a[i] : b[i];
@@ -595,6 +621,7 @@ namespace mnnpy {
 namespace cpu {
 HWY_EXPORT(UnaryImpl);
 HWY_EXPORT(BinaryImpl);
+HWY_EXPORT(MulAddImpl);
 HWY_EXPORT(SelectImpl);
 HWY_EXPORT(CastImpl);
 HWY_EXPORT(FillImpl);
@@ -602,6 +629,9 @@ HWY_EXPORT(FillImpl);
 void unary(int code, DType dt, const void* x, void* y, size_t n) { HWY_DYNAMIC_DISPATCH(UnaryImpl)(code, dt, x, y, n); }
 void binary(int code, DType dt, const void* a, const void* b, void* y, size_t n) {
   HWY_DYNAMIC_DISPATCH(BinaryImpl)(code, dt, a, b, y, n);
+}
+void mul_add(DType dt, const void* a, const void* b, const void* c, void* y, size_t n, bool stream) {
+  HWY_DYNAMIC_DISPATCH(MulAddImpl)(dt, a, b, c, y, n, stream);
 }
 void select(size_t elem_size, const uint8_t* c, const void* a, const void* b, void* y, size_t n) {
   HWY_DYNAMIC_DISPATCH(SelectImpl)(elem_size, c, a, b, y, n);

@@ -32,6 +32,10 @@ inline bool binary_returns_bool(int code) { return code >= kEqual && code <= kLo
 // `dt` is the input dtype; the output dtype is `dt` or bool as above.
 void unary(int code, DType dt, const void* x, void* y, size_t n);
 void binary(int code, DType dt, const void* a, const void* b, void* y, size_t n);
+// y = a * b + c for float32 or float64, fused into one rounding where the CPU has FMA.
+// `stream`: y is aligned to the vector size and is written with non-temporal stores (the
+// caller fences).
+void mul_add(DType dt, const void* a, const void* b, const void* c, void* y, size_t n, bool stream = false);
 // y[i] = c[i] ? a[i] : b[i] over elements of `elem_size` bytes.
 void select(size_t elem_size, const uint8_t* c, const void* a, const void* b, void* y, size_t n);
 void cast(DType from, DType to, const void* x, void* y, size_t n);
