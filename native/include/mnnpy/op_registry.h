@@ -33,6 +33,11 @@ struct KernelContext {
   const Attrs& attrs;
   const std::vector<TensorType>& input_types;
   const std::vector<TensorType>& output_types;
+  // Per input: its value when it is constant at plan time and the op lists the input in
+  // OpDef::packed_inputs (so a kernel can pack weights once); null otherwise. A plan that
+  // used a constant is cached under that tensor's id, never reused for other values. Kernels
+  // copy what they need: the tensor may die before the plan.
+  const std::vector<const Tensor*>& constants;
 };
 
 // Elementwise ops fuse into one pass; they name their math by a code the elementwise
@@ -54,6 +59,8 @@ struct OpDef {
   KernelFactory cpu_kernel;
   ElementwiseInfo elementwise;
   bool view_only = false;  // output is a reinterpretation of input 0's bytes (reshape)
+  // Bit i set: the kernel may read input i at plan time when it is constant (weights it packs).
+  uint32_t packed_inputs = 0;
 };
 
 const OpDef* find_op(const std::string& name);  // nullptr when unknown

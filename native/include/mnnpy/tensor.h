@@ -23,10 +23,15 @@ struct TensorType {
   bool operator==(const TensorType& o) const { return dtype == o.dtype && shape == o.shape; }
 };
 
+// A process-wide unique number for each tensor, so caches can tell values apart even when
+// memory is reused.
+uint64_t next_tensor_id();
+
 struct Tensor {
   TensorType type;
   void* data = nullptr;
   std::shared_ptr<void> owner;  // keeps `data` alive
+  const uint64_t id = next_tensor_id();
 
   int64_t numel() const { return type.numel(); }
   size_t nbytes() const { return type.nbytes(); }

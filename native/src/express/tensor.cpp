@@ -1,3 +1,4 @@
+#include <atomic>
 #include "mnnpy/tensor.h"
 
 #include <cstdlib>
@@ -83,6 +84,11 @@ void give_back_block(void* p, size_t bytes) {
 }
 
 }  // namespace
+
+uint64_t next_tensor_id() {
+  static std::atomic<uint64_t> counter{0};
+  return ++counter;
+}
 
 void release_cached_blocks() {
   BlockCache& c = block_cache();

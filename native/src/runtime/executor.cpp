@@ -140,6 +140,15 @@ void put_attrs(std::string& k, const Attrs& attrs) {
   }
 }
 
+// The value of input j (ref r) of a node running `op`, when the op packs that input and it is
+// constant at plan time (a leaf that is not a placeholder); null otherwise.
+const Tensor* packed_constant(const Collected& g, const OpDef* op, size_t j, const Ref& r) {
+  if (j >= 32 || !(op->packed_inputs >> j & 1u) || r.node >= 0) return nullptr;
+  const auto& [leaf, index] = g.leaves[r.index];
+  if (leaf->kind == NodeKind::Placeholder) return nullptr;
+  return leaf->values[index].get();
+}
+
 std::string plan_key(const Collected& g) {
   std::string k;
   k.reserve(64 + 32 * g.nodes.size());
@@ -152,12 +161,16 @@ std::string plan_key(const Collected& g) {
   }
   put(k, g.nodes.size());
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    put(k, (const void*)g.nodes[i]->op);
+    const OpDef* op = g.nodes[i]->op;
+    put(k, (const void*)op);
     put_attrs(k, g.nodes[i]->attrs);
     put(k, g.inputs[i].size());
-    for (const Ref& r : g.inputs[i]) {
+    for (size_t j = 0; j < g.inputs[i].size(); ++j) {
+      const Ref& r = g.inputs[i][j];
       put(k, r.node);
       put(k, r.index);
+      // A kernel that packs this constant is valid only for this very tensor.
+      if (const Tensor* c = packed_constant(g, op, j, r)) put(k, c->id);
     }
   }
   for (const Ref& r : g.targets) {
@@ -382,7 +395,12 @@ std::unique_ptr<Plan> build_plan(const Collected& g) {
       std::vector<TensorType> in_types, out_types;
       for (int x : n.inputs) in_types.push_back(values[x].type);
       for (int k = 0; k < n.num_outputs; ++k) out_types.push_back(values[n.first_output + k].type);
-      step.kernel = n.op->cpu_kernel(KernelContext{*n.attrs, in_types, out_types});
+      std::vector<const Tensor*> constants(n.inputs.size(), nullptr);
+      for (size_t k = 0; k < n.inputs.size(); ++k) {
+        const PlanValue& in = values[n.inputs[k]];
+        if (in.storage == StorageKind::Leaf) constants[k] = packed_constant(g, n.op, k, Ref{-1, in.leaf});
+      }
+      step.kernel = n.op->cpu_kernel(KernelContext{*n.attrs, in_types, out_types, constants});
       step.inputs = n.inputs;
       for (int k = 0; k < n.num_outputs; ++k) step.outputs.push_back(n.first_output + k);
     }

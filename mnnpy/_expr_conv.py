@@ -1,0 +1,2 @@
+"""Convolution ops of MNN.expr (filled in by the convolution work)."""
+__all__ = []
