@@ -230,6 +230,13 @@ PYBIND11_MODULE(_core, m) {
     for (auto& t : tensors) out.append(numpy_from_tensor(t));
     return out;
   }, "Compute several Vars in one plan; returns their values as NumPy arrays.");
+  m.def("evaluate_as_constants", [](const std::vector<Var>& vars) {
+    auto tensors = evaluate_without_gil(vars);
+    std::vector<Var> out;
+    for (size_t i = 0; i < tensors.size(); ++i) out.push_back(make_const(tensors[i], vars[i].node->data_format));
+    return out;
+  }, "Compute several Vars in one plan; returns new constant Vars sharing the computed values "
+     "(values are never written again, so later runs of the same graph leave them alone).");
   m.def("promote_types", [](py::handle a, py::handle b) {
     return numpy_dtype(promote_types(dtype_from_python(a), dtype_from_python(b)));
   });

@@ -1,0 +1,622 @@
+"""ONNX operators as mnnpy.expr calls. `instantiate` turns a converted Graph into an expr graph
+for one set of input shapes: inputs become placeholders, weights constants, and each node the
+expr ops that compute it. Values that shape arguments need (Reshape targets, Slice bounds...)
+are constants at that point and are read eagerly."""
+import numpy as np
+
+from .. import _core
+from .. import expr as F
+from .._core import Var
+
+HANDLERS = {}
+
+
+def handles(*ops):
+    def register(fn):
+        for op in ops:
+            HANDLERS[op] = fn
+        return fn
+    return register
+
+
+class UnsupportedOperator(ValueError):
+    pass
+
+
+class Context:
+    def __init__(self, graph):
+        self.graph = graph
+        self.opset = graph.opset
+
+    def static(self, v, node, what):
+        """The value of a Var that must be known before running (a shape, axes...)."""
+        if v is None:
+            return None
+        if isinstance(v, np.ndarray):
+            return v
+        try:
+            return np.asarray(v.read())
+        except ValueError as e:
+            raise ValueError(f"node '{node.name}' ({node.op}): its {what} must be a constant or computed from "
+                             f"shapes, but it depends on the model's input values ({e})") from None
+
+
+def instantiate(graph, weights, input_values_or_types):
+    """(placeholders by input name, output Vars) for inputs of the given (shape, dtype)."""
+    ctx = Context(graph)
+    env = dict(weights)
+    placeholders = {}
+    for info in graph.inputs:
+        shape, dtype = input_values_or_types[info.name]
+        p = F.placeholder(tuple(shape), dtype=np.dtype(dtype))
+        p.name = info.name
+        placeholders[info.name] = env[info.name] = p
+    for node in graph.nodes:
+        handler = HANDLERS.get(node.op)
+        if handler is None:
+            raise UnsupportedOperator(f"node '{node.name}': operator {node.op} is not supported by mnnpy")
+        ins = [env[x] if x else None for x in node.inputs]
+        for x, v in zip(node.inputs, ins):
+            if x and v is None:
+                raise ValueError(f"node '{node.name}' ({node.op}): input '{x}' is not produced by any node")
+        try:
+            outs = handler(ctx, node, ins)
+        except UnsupportedOperator:
+            raise
+        except (ValueError, TypeError, IndexError) as e:
+            raise type(e)(f"node '{node.name}' ({node.op}): {e}") from None
+        if isinstance(outs, Var):
+            outs = [outs]
+        for name, v in zip(node.outputs, outs):
+            if name:
+                env[name] = v
+    missing = [o.name for o in graph.outputs if o.name not in env]
+    if missing:
+        raise ValueError(f"graph outputs {missing} are not produced by any node")
+    return placeholders, [env[o.name] for o in graph.outputs]
+
+
+def _attr(node, name, default=None):
+    return node.attrs.get(name, default)
+
+
+def _axis(axis, rank):
+    return axis + rank if axis < 0 else axis
+
+
+# ------------------------------------------------------------------ elementwise
+_UNARY = {"Relu": F.relu, "Sigmoid": F.sigmoid, "Tanh": F.tanh, "Exp": F.exp, "Log": F.log, "Sqrt": F.sqrt,
+          "Neg": F.negative, "Abs": F.abs, "Erf": F.erf, "Floor": F.floor, "Ceil": F.ceil,
+          "Reciprocal": F.reciprocal, "Sin": F.sin, "Cos": F.cos, "Tan": F.tan, "Sign": F.sign,
+          "Softplus": F.softplus, "Softsign": F.softsign, "Round": F.round, "Not": F.logical_not,
+          "Asin": F.asin, "Acos": F.acos, "Atan": F.atan, "Sinh": F.sinh, "Cosh": F.cosh,
+          "Asinh": F.asinh, "Acosh": F.acosh, "Atanh": F.atanh, "IsNaN": F.isnan, "IsInf": F.isinf}
+
+
+@handles(*_UNARY)
+def _unary(ctx, node, ins):
+    return _UNARY[node.op](ins[0])
+
+
+_BINARY = {"Add": F.add, "Sub": F.subtract, "Mul": F.multiply, "Pow": F.pow, "Equal": F.equal,
+           "Less": F.less, "Greater": F.greater, "LessOrEqual": F.less_equal,
+           "GreaterOrEqual": F.greater_equal, "And": F.logical_and, "Or": F.logical_or,
+           "Xor": F.logical_xor, "BitwiseAnd": F.bitwise_and, "BitwiseOr": F.bitwise_or,
+           "BitwiseXor": F.bitwise_xor}
+
+
+@handles(*_BINARY)
+def _binary(ctx, node, ins):
+    a, b = ins
+    if node.op == "Pow" and a.dtype != b.dtype:
+        b = F.cast(b, a.dtype)  # ONNX Pow keeps the base's type
+    return _BINARY[node.op](a, b)
+
+
+@handles("Div")
+def _div(ctx, node, ins):
+    a, b = ins
+    if np.dtype(a.dtype).kind in "iu":
+        # ONNX integer division truncates toward zero; floor division differs on mixed signs.
+        q = F.floordiv(a, b)
+        inexact = F.logical_and(F.not_equal(F.multiply(q, b), a), F.not_equal(F.less(a, 0), F.less(b, 0)))
+        return F.add(q, F.cast(inexact, a.dtype))
+    return F.divide(a, b)
+
+
+@handles("Mod")
+def _mod(ctx, node, ins):
+    if _attr(node, "fmod", 0):
+        return _core.binary("Fmod", ins[0], ins[1])
+    return F.mod(ins[0], ins[1])
+
+
+@handles("Max", "Min", "Sum", "Mean")
+def _variadic(ctx, node, ins):
+    fn = {"Max": F.maximum, "Min": F.minimum, "Sum": F.add, "Mean": F.add}[node.op]
+    out = ins[0]
+    for x in ins[1:]:
+        out = fn(out, x)
+    if node.op == "Mean":
+        out = F.divide(out, np.asarray(len(ins), dtype=out.dtype))
+    return out
+
+
+@handles("Where")
+def _where(ctx, node, ins):
+    return F.select(ins[0], ins[1], ins[2])
+
+
+@handles("Cast")
+def _cast(ctx, node, ins):
+    from .onnx import ONNX_DTYPES
+    to = _attr(node, "to")
+    if to not in ONNX_DTYPES:
+        raise ValueError(f"cast to ONNX data type {to} is not supported")
+    return F.cast(ins[0], np.dtype(ONNX_DTYPES[to]) if ONNX_DTYPES[to] != "bfloat16" else "bfloat16")
+
+
+@handles("Clip")
+def _clip(ctx, node, ins):
+    x = ins[0]
+    lo = ins[1] if len(ins) > 1 and ins[1] is not None else _attr(node, "min")
+    hi = ins[2] if len(ins) > 2 and ins[2] is not None else _attr(node, "max")
+    if lo is not None:
+        x = F.maximum(x, lo if isinstance(lo, Var) else np.asarray(lo, dtype=x.dtype))
+    if hi is not None:
+        x = F.minimum(x, hi if isinstance(hi, Var) else np.asarray(hi, dtype=x.dtype))
+    return x
+
+
+@handles("LeakyRelu")
+def _leaky_relu(ctx, node, ins):
+    return F.relu(ins[0], _attr(node, "alpha", 0.01))
+
+
+@handles("PRelu")
+def _prelu(ctx, node, ins):
+    x, slope = ins
+    return F.select(F.less(x, 0), F.multiply(x, slope), x)
+
+
+@handles("Elu")
+def _elu(ctx, node, ins):
+    return F.elu(ins[0], _attr(node, "alpha", 1.0))
+
+
+@handles("Selu")
+def _selu(ctx, node, ins):
+    return F.selu(ins[0], _attr(node, "gamma", 1.0507009873554804934), _attr(node, "alpha", 1.6732632423543772848))
+
+
+@handles("HardSigmoid")
+def _hard_sigmoid(ctx, node, ins):
+    x = ins[0]
+    a, b = _attr(node, "alpha", 0.2), _attr(node, "beta", 0.5)
+    return F.minimum(F.maximum(F.add(F.multiply(x, np.float32(a)), np.float32(b)), np.float32(0)), np.float32(1))
+
+
+@handles("HardSwish")
+def _hard_swish(ctx, node, ins):
+    x = ins[0]
+    return F.multiply(x, F.divide(F.relu6(F.add(x, np.float32(3))), np.float32(6)))
+
+
+@handles("Gelu")
+def _gelu(ctx, node, ins):
+    return F.gelu(ins[0], approximate=_attr(node, "approximate", "none") == "tanh")
+
+
+@handles("Identity", "Dropout")
+def _identity(ctx, node, ins):
+    return [ins[0]]
+
+
+# ------------------------------------------------------------------ shapes
+def _ints(ctx, node, v, what):
+    return [int(x) for x in np.asarray(ctx.static(v, node, what)).reshape(-1)]
+
+
+@handles("Shape")
+def _shape(ctx, node, ins):
+    shape = list(ins[0].shape)
+    start, end = _attr(node, "start", 0), _attr(node, "end", None)
+    return F.const(np.asarray(shape[start:end], dtype=np.int64))
+
+
+@handles("Size")
+def _size(ctx, node, ins):
+    return F.const(np.asarray(int(np.prod(ins[0].shape)), dtype=np.int64))
+
+
+@handles("Reshape")
+def _reshape(ctx, node, ins):
+    x = ins[0]
+    target = _ints(ctx, node, ins[1], "target shape")
+    if not _attr(node, "allowzero", 0):
+        target = [x.shape[i] if t == 0 else t for i, t in enumerate(target)]
+    return F.reshape(x, target)
+
+
+@handles("Flatten")
+def _flatten(ctx, node, ins):
+    x = ins[0]
+    axis = _axis(_attr(node, "axis", 1), x.ndim)
+    outer = int(np.prod(x.shape[:axis]))
+    return F.reshape(x, [outer, int(np.prod(x.shape[axis:]))])
+
+
+@handles("Transpose")
+def _transpose(ctx, node, ins):
+    return F.transpose(ins[0], _attr(node, "perm"))
+
+
+@handles("Concat")
+def _concat(ctx, node, ins):
+    values = [v for v in ins if v is not None and (v.ndim == 0 or 0 not in v.shape or len(ins) == 1)]
+    values = values or [ins[0]]
+    return F.concat(values, _attr(node, "axis"))
+
+
+@handles("Split")
+def _split(ctx, node, ins):
+    x = ins[0]
+    axis = _axis(_attr(node, "axis", 0), x.ndim)
+    sizes = None
+    if len(ins) > 1 and ins[1] is not None:
+        sizes = _ints(ctx, node, ins[1], "split sizes")
+    elif "split" in node.attrs:
+        sizes = list(node.attrs["split"])
+    if sizes is None:
+        parts = _attr(node, "num_outputs", len(node.outputs))
+        step = -(-x.shape[axis] // parts)  # the last piece may be smaller
+        sizes = [min(step, x.shape[axis] - i * step) for i in range(parts)]
+    return F.split(x, sizes, axis)
+
+
+def _axes_argument(ctx, node, ins, index):
+    if len(ins) > index and ins[index] is not None:
+        return _ints(ctx, node, ins[index], "axes")
+    return node.attrs.get("axes")
+
+
+@handles("Unsqueeze")
+def _unsqueeze(ctx, node, ins):
+    axes = _axes_argument(ctx, node, ins, 1)
+    rank = ins[0].ndim + len(axes)
+    return F.unsqueeze(ins[0], sorted(_axis(a, rank) for a in axes))
+
+
+@handles("Squeeze")
+def _squeeze(ctx, node, ins):
+    axes = _axes_argument(ctx, node, ins, 1)
+    return F.squeeze(ins[0], None if axes is None else [_axis(a, ins[0].ndim) for a in axes])
+
+
+@handles("Slice")
+def _slice(ctx, node, ins):
+    x = ins[0]
+    if ctx.opset < 10 and "starts" in node.attrs:
+        starts, ends = node.attrs["starts"], node.attrs["ends"]
+        axes = node.attrs.get("axes", list(range(len(starts))))
+        steps = [1] * len(starts)
+    else:
+        starts = _ints(ctx, node, ins[1], "starts")
+        ends = _ints(ctx, node, ins[2], "ends")
+        axes = _ints(ctx, node, ins[3], "axes") if len(ins) > 3 and ins[3] is not None else list(range(len(starts)))
+        steps = _ints(ctx, node, ins[4], "steps") if len(ins) > 4 and ins[4] is not None else [1] * len(starts)
+    index = [slice(None)] * x.ndim
+    for s, e, a, st in zip(starts, ends, axes, steps):
+        a = _axis(a, x.ndim)
+        big = 2 ** 62
+        s = max(min(s, big), -big)
+        e = max(min(e, big), -big)
+        index[a] = slice(s, e, st)
+    return x[tuple(index)]
+
+
+@handles("Gather")
+def _gather(ctx, node, ins):
+    x, idx = ins
+    axis = _axis(_attr(node, "axis", 0), x.ndim)
+    return F.gather(x, idx, axis)
+
+
+@handles("Expand")
+def _expand(ctx, node, ins):
+    x = ins[0]
+    shape = _ints(ctx, node, ins[1], "shape")
+    # Bidirectional broadcast: dimensions of 1 in `shape` keep x's.
+    full = np.broadcast_shapes(tuple(x.shape), tuple(shape))
+    return F.broadcast_to(x, list(full))
+
+
+@handles("Tile")
+def _tile(ctx, node, ins):
+    return F.tile(ins[0], _ints(ctx, node, ins[1], "repeats"))
+
+
+@handles("ConstantOfShape")
+def _constant_of_shape(ctx, node, ins):
+    shape = _ints(ctx, node, ins[0], "shape")
+    value = _attr(node, "value", np.zeros(1, np.float32))
+    return F.const(np.full(shape, value.reshape(-1)[0], dtype=value.dtype))
+
+
+@handles("Range")
+def _range(ctx, node, ins):
+    start, limit, delta = (ctx.static(v, node, "range bound") for v in ins)
+    return F.const(np.arange(start[()], limit[()], delta[()], dtype=start.dtype))
+
+
+@handles("Pad")
+def _pad(ctx, node, ins):
+    x = ins[0]
+    mode = _attr(node, "mode", "constant")
+    if len(ins) > 1 and ins[1] is not None:
+        pads = _ints(ctx, node, ins[1], "pads")
+        value = ctx.static(ins[2], node, "constant value") if len(ins) > 2 and ins[2] is not None else 0
+        axes = _ints(ctx, node, ins[3], "axes") if len(ins) > 3 and ins[3] is not None else None
+    else:
+        pads, value, axes = node.attrs["pads"], _attr(node, "value", 0.0), None
+    axes = list(range(x.ndim)) if axes is None else [_axis(a, x.ndim) for a in axes]
+    n = len(axes)
+    widths = [[0, 0] for _ in range(x.ndim)]
+    for i, a in enumerate(axes):
+        widths[a] = [pads[i], pads[i + n]]
+    if any(w < 0 for pair in widths for w in pair):
+        crop = tuple(slice(-min(b, 0), (d + min(a, 0)) or None) for (b, a), d in zip(widths, x.shape))
+        x = x[crop]
+        widths = [[max(b, 0), max(a, 0)] for b, a in widths]
+    np_mode = {"constant": "CONSTANT", "reflect": "REFLECT", "edge": "edge", "wrap": "wrap"}.get(mode)
+    if np_mode is None:
+        raise ValueError(f"pad mode '{mode}' is not supported")
+    return F.pad(x, widths, np_mode, float(np.asarray(value).reshape(-1)[0]) if np.size(value) else 0.0)
+
+
+# ------------------------------------------------------------------ reductions, softmax, norms
+def _reduce_axes(ctx, node, ins):
+    x = ins[0]
+    axes = _axes_argument(ctx, node, ins, 1)
+    if not axes:
+        if _attr(node, "noop_with_empty_axes", 0):
+            return x, None
+        return x, list(range(x.ndim))
+    return x, [_axis(a, x.ndim) for a in axes]
+
+
+_REDUCERS = {"ReduceMean": F.reduce_mean, "ReduceSum": F.reduce_sum, "ReduceMax": F.reduce_max,
+             "ReduceMin": F.reduce_min, "ReduceProd": F.reduce_prod}
+
+
+@handles(*_REDUCERS, "ReduceL2", "ReduceSumSquare", "ReduceL1", "ReduceLogSumExp")
+def _reduce(ctx, node, ins):
+    x, axes = _reduce_axes(ctx, node, ins)
+    keep = bool(_attr(node, "keepdims", 1))
+    if axes is None:
+        return x
+    if node.op == "ReduceL2":
+        return F.sqrt(F.reduce_sum(F.square(x), axes, keep))
+    if node.op == "ReduceSumSquare":
+        return F.reduce_sum(F.square(x), axes, keep)
+    if node.op == "ReduceL1":
+        return F.reduce_sum(F.abs(x), axes, keep)
+    if node.op == "ReduceLogSumExp":
+        m = F.reduce_max(x, axes, True)
+        out = F.add(F.log(F.reduce_sum(F.exp(F.subtract(x, m)), axes, True)), m)
+        return out if keep else F.squeeze(out, axes)
+    return _REDUCERS[node.op](x, axes, keep)
+
+
+@handles("ArgMax", "ArgMin")
+def _arg_reduce(ctx, node, ins):
+    x = ins[0]
+    axis = _axis(_attr(node, "axis", 0), x.ndim)
+    if _attr(node, "select_last_index", 0):
+        flipped = x[tuple(slice(None, None, -1) if i == axis else slice(None) for i in range(x.ndim))]
+        idx = (F.argmax if node.op == "ArgMax" else F.argmin)(flipped, axis)
+        idx = F.subtract(np.int64(x.shape[axis] - 1), idx)
+    else:
+        idx = (F.argmax if node.op == "ArgMax" else F.argmin)(x, axis)
+    idx = F.cast(idx, np.int64)
+    return F.unsqueeze(idx, [axis]) if _attr(node, "keepdims", 1) else idx
+
+
+@handles("Softmax", "LogSoftmax")
+def _softmax(ctx, node, ins):
+    x = ins[0]
+    default_axis = -1 if ctx.opset >= 13 else 1
+    axis = _axis(_attr(node, "axis", default_axis), x.ndim)
+    shape = x.shape
+    if ctx.opset < 13 and axis != x.ndim - 1:
+        # Before opset 13 the input is coerced to 2-D at `axis`.
+        x = F.reshape(x, [int(np.prod(shape[:axis])), int(np.prod(shape[axis:]))])
+        axis = 1
+    if node.op == "Softmax":
+        y = F.softmax(x, axis)
+    else:
+        shifted = F.subtract(x, F.reduce_max(x, [axis], True))
+        y = F.subtract(shifted, F.log(F.reduce_sum(F.exp(shifted), [axis], True)))
+    return F.reshape(y, list(shape)) if tuple(y.shape) != tuple(shape) else y
+
+
+@handles("BatchNormalization")
+def _batch_norm(ctx, node, ins):
+    x, scale, bias, mean, var = ins[:5]
+    eps = np.float32(_attr(node, "epsilon", 1e-5))
+    shape = [1, -1] + [1] * (x.ndim - 2)
+    factor = F.divide(scale, F.sqrt(F.add(var, eps)))
+    shift = F.subtract(bias, F.multiply(mean, factor))
+    return [F.add(F.multiply(x, F.reshape(factor, shape)), F.reshape(shift, shape))]
+
+
+@handles("LayerNormalization")
+def _layer_norm(ctx, node, ins):
+    x, scale = ins[0], ins[1]
+    bias = ins[2] if len(ins) > 2 else None
+    axis = _axis(_attr(node, "axis", -1), x.ndim)
+    eps = np.float32(_attr(node, "epsilon", 1e-5))
+    axes = list(range(axis, x.ndim))
+    mean = F.reduce_mean(x, axes, True)
+    centered = F.subtract(x, mean)
+    var = F.reduce_mean(F.square(centered), axes, True)
+    y = F.multiply(F.multiply(centered, F.rsqrt(F.add(var, eps))), scale)
+    return y if bias is None else F.add(y, bias)
+
+
+@handles("InstanceNormalization")
+def _instance_norm(ctx, node, ins):
+    x, scale, bias = ins
+    eps = np.float32(_attr(node, "epsilon", 1e-5))
+    axes = list(range(2, x.ndim))
+    shape = [1, -1] + [1] * (x.ndim - 2)
+    mean = F.reduce_mean(x, axes, True)
+    centered = F.subtract(x, mean)
+    var = F.reduce_mean(F.square(centered), axes, True)
+    y = F.multiply(centered, F.rsqrt(F.add(var, eps)))
+    return F.add(F.multiply(y, F.reshape(scale, shape)), F.reshape(bias, shape))
+
+
+# ------------------------------------------------------------------ linear algebra
+@handles("MatMul")
+def _matmul(ctx, node, ins):
+    return F.matmul(ins[0], ins[1])
+
+
+@handles("Gemm")
+def _gemm(ctx, node, ins):
+    a, b = ins[0], ins[1]
+    c = ins[2] if len(ins) > 2 else None
+    alpha, beta = _attr(node, "alpha", 1.0), _attr(node, "beta", 1.0)
+    y = F.matmul(a, b, bool(_attr(node, "transA", 0)), bool(_attr(node, "transB", 0)))
+    if alpha != 1.0:
+        y = F.multiply(y, np.asarray(alpha, dtype=y.dtype))
+    if c is not None:
+        y = F.add(y, c if beta == 1.0 else F.multiply(c, np.asarray(beta, dtype=y.dtype)))
+    return y
+
+
+# ------------------------------------------------------------------ convolution, pooling, resize
+def _spatial_pads(node, in_hw, kernel, strides, dilations):
+    auto_pad = _attr(node, "auto_pad", "NOTSET")
+    n = len(kernel)
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        before, after = [], []
+        for i in range(n):
+            out = -(-in_hw[i] // strides[i])
+            total = max(0, (out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - in_hw[i])
+            small, large = total // 2, total - total // 2
+            before.append(small if auto_pad == "SAME_UPPER" else large)
+            after.append(large if auto_pad == "SAME_UPPER" else small)
+        return before + after
+    if auto_pad == "VALID":
+        return [0] * (2 * n)
+    return list(_attr(node, "pads", [0] * (2 * n)))
+
+
+def _as_2d(x):
+    """A 1-D (N, C, L) tensor as (N, C, 1, L) for the 2-D kernels."""
+    return F.unsqueeze(x, [2])
+
+
+@handles("Conv")
+def _conv(ctx, node, ins):
+    from .._expr_conv import _conv2d_nchw
+    x, w = ins[0], ins[1]
+    bias = ins[2] if len(ins) > 2 else None
+    spatial = x.ndim - 2
+    if spatial not in (1, 2):
+        raise ValueError(f"{spatial}-D convolution is not supported (1-D and 2-D are)")
+    kernel = list(w.shape[2:])
+    strides = list(_attr(node, "strides", [1] * spatial))
+    dilations = list(_attr(node, "dilations", [1] * spatial))
+    pads = _spatial_pads(node, x.shape[2:], kernel, strides, dilations)
+    if spatial == 1:
+        x, w = _as_2d(x), _as_2d(w)
+        strides, dilations, pads = [1] + strides, [1] + dilations, [0, pads[0], 0, pads[1]]
+    else:
+        pads = [pads[0], pads[1], pads[2], pads[3]]
+    y = _conv2d_nchw(x, w, bias, strides, pads, dilations, _attr(node, "group", 1),
+                     _attr(node, "activation", 0), _attr(node, "clip_min", 0.0), _attr(node, "clip_max", 6.0),
+                     _attr(node, "alpha", 0.2), _attr(node, "beta", 0.5))
+    return F.squeeze(y, [2]) if spatial == 1 else y
+
+
+def _pool_args(node, x):
+    kernel = list(node.attrs["kernel_shape"])
+    strides = list(_attr(node, "strides", [1] * len(kernel)))
+    dilations = list(_attr(node, "dilations", [1] * len(kernel)))
+    pads = _spatial_pads(node, x.shape[2:], kernel, strides, dilations)
+    return kernel, strides, dilations, pads
+
+
+@handles("MaxPool")
+def _max_pool(ctx, node, ins):
+    from .._expr_pool import _max_pool_nchw
+    if len([o for o in node.outputs if o]) > 1:
+        raise ValueError("MaxPool's Indices output is not supported")
+    x = ins[0]
+    if x.ndim != 4:
+        raise ValueError(f"only 2-D max pooling is supported, input has rank {x.ndim}")
+    if _attr(node, "storage_order", 0):
+        raise ValueError("MaxPool storage_order=1 is not supported")
+    kernel, strides, dilations, pads = _pool_args(node, x)
+    return _max_pool_nchw(x, kernel, strides, pads, dilations, bool(_attr(node, "ceil_mode", 0)))
+
+
+@handles("AveragePool")
+def _avg_pool(ctx, node, ins):
+    from .._expr_pool import _avg_pool_nchw
+    x = ins[0]
+    if x.ndim != 4:
+        raise ValueError(f"only 2-D average pooling is supported, input has rank {x.ndim}")
+    kernel, strides, dilations, pads = _pool_args(node, x)
+    if any(d != 1 for d in dilations):
+        raise ValueError("AveragePool with dilations is not supported")
+    return _avg_pool_nchw(x, kernel, strides, pads, bool(_attr(node, "ceil_mode", 0)),
+                          bool(_attr(node, "count_include_pad", 0)))
+
+
+@handles("GlobalAveragePool", "GlobalMaxPool")
+def _global_pool(ctx, node, ins):
+    x = ins[0]
+    axes = list(range(2, x.ndim))
+    return (F.reduce_mean if node.op == "GlobalAveragePool" else F.reduce_max)(x, axes, True)
+
+
+@handles("Resize", "Upsample")
+def _resize(ctx, node, ins):
+    from .._expr_pool import _resize_nchw
+    x = ins[0]
+    if node.op == "Upsample" or ctx.opset < 11:
+        scales = ctx.static(ins[1], node, "scales") if len(ins) > 1 else np.asarray(node.attrs["scales"])
+        sizes = None
+        mode = _attr(node, "mode", "nearest")
+        coord = "asymmetric"
+    else:
+        scales = ctx.static(ins[2], node, "scales") if len(ins) > 2 and ins[2] is not None else None
+        sizes = ctx.static(ins[3], node, "sizes") if len(ins) > 3 and ins[3] is not None else None
+        mode = _attr(node, "mode", "nearest")
+        coord = _attr(node, "coordinate_transformation_mode", "half_pixel")
+    if sizes is not None and sizes.size:
+        out = [int(s) for s in sizes.reshape(-1)]
+        axes = _attr(node, "axes")
+        if axes is not None:
+            full = list(x.shape)
+            for a, s in zip(axes, out):
+                full[_axis(a, x.ndim)] = s
+            out = full
+    else:
+        scales = np.asarray(scales, np.float64).reshape(-1)
+        out = [int(np.floor(d * s)) for d, s in zip(x.shape, scales)]
+    if x.ndim != 4 or out[:2] != list(x.shape[:2]):
+        raise ValueError(f"only resizing the last two axes of a 4-D input is supported (input {tuple(x.shape)}, "
+                         f"output {tuple(out)})")
+    if mode == "linear" and coord == "tf_crop_and_resize":
+        raise ValueError("Resize coordinate_transformation_mode tf_crop_and_resize is not supported")
+    return _resize_nchw(x, out[2:], mode, coord, _attr(node, "nearest_mode", "round_prefer_floor"),
+                        _attr(node, "cubic_coeff_a", -0.75), bool(_attr(node, "exclude_outside", 0)))
+
+
+def supported_operators():
+    return sorted(HANDLERS)

@@ -1,0 +1,261 @@
+"""ONNX models into mnnpy's graph: parse with the onnx package, then simplify the graph
+(constants folded into weights, Identity/Dropout dropped, BatchNorm folded into Conv/Gemm,
+activations fused into Conv) before it is saved or run."""
+import os
+
+import numpy as np
+
+from ._graph import Graph, Node, ValueInfo
+
+# ONNX TensorProto data types -> NumPy dtype names.
+ONNX_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 5: "int16", 6: "int32", 7: "int64", 9: "bool",
+               10: "float16", 11: "float64", 12: "uint32", 13: "uint64", 16: "bfloat16"}
+
+# Activations a Conv can run in its epilogue: ONNX op -> (activation code, attrs it needs).
+ACTIVATION_CODES = {"Relu": 1, "Clip": 2, "Sigmoid": 3, "HardSwish": 5, "Gelu": 6, "HardSigmoid": 7}
+SILU_CODE = 4
+
+
+def _onnx():
+    try:
+        import onnx
+    except ImportError:
+        raise ImportError("reading ONNX files needs the onnx package: pip install onnx") from None
+    return onnx
+
+
+def read_onnx(model):
+    """An ONNX ModelProto, bytes or path into a Graph (no simplification yet)."""
+    onnx = _onnx()
+    from onnx import numpy_helper
+    if isinstance(model, (str, os.PathLike)):
+        if not os.path.exists(model):
+            raise FileNotFoundError(f"no such ONNX file: '{model}'")
+        try:
+            model = onnx.load(str(model))
+        except Exception as e:  # the protobuf parser raises several types
+            raise ValueError(f"'{model}' is not a readable ONNX model: {e}") from None
+    elif isinstance(model, (bytes, bytearray)):
+        try:
+            model = onnx.load_from_string(bytes(model))
+        except Exception as e:
+            raise ValueError(f"not a readable ONNX model: {e}") from None
+    opset = 1
+    for imp in model.opset_import:
+        if imp.domain in ("", "ai.onnx"):
+            opset = imp.version
+    g = model.graph
+    weights = {}
+    for t in g.initializer:
+        weights[t.name] = _tensor_to_array(t, numpy_helper)
+    nodes = []
+    for i, n in enumerate(g.node):
+        if n.domain not in ("", "ai.onnx"):
+            raise ValueError(f"node '{n.name or i}': operator domain '{n.domain}' ({n.op_type}) is not supported")
+        attrs = {a.name: _attribute(a, n, numpy_helper) for a in n.attribute}
+        if n.op_type == "Constant":
+            weights[n.output[0]] = _constant_value(attrs, n)
+            continue
+        nodes.append(Node(n.op_type, list(n.input), list(n.output), attrs, n.name or f"{n.op_type}_{i}"))
+    inputs = [_value_info(v) for v in g.input if v.name not in weights]
+    outputs = [_value_info(v) for v in g.output]
+    return Graph(nodes, weights, inputs, outputs, opset, model.producer_name)
+
+
+def _tensor_to_array(t, numpy_helper):
+    if t.data_location == 1:
+        raise ValueError(f"tensor '{t.name}' keeps its data in an external file; load the model with "
+                         "onnx.load(path, load_external_data=True) and pass the ModelProto")
+    a = numpy_helper.to_array(t)
+    return np.ascontiguousarray(a)
+
+
+def _attribute(a, node, numpy_helper):
+    onnx = _onnx()
+    T = onnx.AttributeProto
+    if a.type == T.FLOAT:
+        return float(a.f)
+    if a.type == T.INT:
+        return int(a.i)
+    if a.type == T.STRING:
+        return a.s.decode("utf-8", errors="replace")
+    if a.type == T.FLOATS:
+        return [float(x) for x in a.floats]
+    if a.type == T.INTS:
+        return [int(x) for x in a.ints]
+    if a.type == T.STRINGS:
+        return [s.decode("utf-8", errors="replace") for s in a.strings]
+    if a.type == T.TENSOR:
+        return _tensor_to_array(a.t, numpy_helper)
+    raise ValueError(f"node '{node.name}' ({node.op_type}): attribute '{a.name}' holds a subgraph or "
+                     "another kind mnnpy cannot convert")
+
+
+def _constant_value(attrs, n):
+    if "value" in attrs:
+        return attrs["value"]
+    for key, dtype in (("value_float", np.float32), ("value_int", np.int64)):
+        if key in attrs:
+            return np.array(attrs[key], dtype)
+    for key, dtype in (("value_floats", np.float32), ("value_ints", np.int64)):
+        if key in attrs:
+            return np.array(attrs[key], dtype)
+    raise ValueError(f"Constant node '{n.name}': no value attribute mnnpy understands ({sorted(attrs)})")
+
+
+def _value_info(v):
+    tt = v.type.tensor_type
+    dtype = ONNX_DTYPES.get(tt.elem_type, "float32")
+    shape = []
+    if tt.HasField("shape"):
+        for d in tt.shape.dim:
+            if d.HasField("dim_value"):
+                shape.append(int(d.dim_value))
+            else:
+                shape.append(d.dim_param or None)
+    return ValueInfo(v.name, dtype, shape)
+
+
+# ------------------------------------------------------------------ simplification passes
+def simplify(graph, level=2):
+    """Graph passes by optimize level: 0 none; 1 drop Identity/Dropout and dead nodes; 2 also
+    fold BatchNorm into Conv/Gemm and fuse activations into Conv."""
+    if level >= 1:
+        _drop_identities(graph)
+        _drop_dead_nodes(graph)
+    if level >= 2:
+        _fold_batch_norm(graph)
+        _fuse_conv_activations(graph)
+        _drop_dead_nodes(graph)
+    return graph
+
+
+def _rename_uses(graph, old, new):
+    for n in graph.nodes:
+        n.inputs = [new if x == old else x for x in n.inputs]
+
+
+def _drop_identities(graph):
+    outputs = {v.name for v in graph.outputs}
+    kept = []
+    for n in graph.nodes:
+        passthrough = n.op == "Identity" or (n.op == "Dropout" and len(n.outputs) == 1 or
+                                             n.op == "Dropout" and not any(n.outputs[1:]))
+        if passthrough and n.inputs and n.outputs[0] not in outputs:
+            _rename_uses(graph, n.outputs[0], n.inputs[0])
+            continue
+        if passthrough and n.outputs[0] in outputs and n.inputs[0] not in {v.name for v in graph.inputs} \
+                and n.inputs[0] not in graph.weights and n.inputs[0] not in outputs:
+            # Let the producer write the graph output directly.
+            for p in kept:
+                p.outputs = [n.outputs[0] if o == n.inputs[0] else o for o in p.outputs]
+            _rename_uses(graph, n.inputs[0], n.outputs[0])
+            continue
+        kept.append(n)
+    graph.nodes = kept
+
+
+def _drop_dead_nodes(graph):
+    live = {v.name for v in graph.outputs}
+    kept = []
+    for n in reversed(graph.nodes):
+        if any(o in live for o in n.outputs if o):
+            kept.append(n)
+            live.update(x for x in n.inputs if x)
+    graph.nodes = kept[::-1]
+    graph.weights = {k: w for k, w in graph.weights.items() if k in live}
+
+
+def _single_consumer(graph, name):
+    uses = graph.consumers().get(name, [])
+    is_output = any(v.name == name for v in graph.outputs)
+    return uses[0][0] if len(uses) == 1 and not is_output else None
+
+
+def _fold_batch_norm(graph):
+    producers = graph.producers()
+    removed = set()
+    for i, bn in enumerate(graph.nodes):
+        if bn.op != "BatchNormalization" or len([o for o in bn.outputs if o]) != 1:
+            continue
+        src = producers.get(bn.inputs[0])
+        if src is None or graph.nodes[src].op != "Conv" or _single_consumer(graph, bn.inputs[0]) != i:
+            continue
+        conv = graph.nodes[src]
+        names = bn.inputs[1:5]
+        if not all(x in graph.weights for x in names) or conv.inputs[1] not in graph.weights:
+            continue
+        if len(conv.inputs) > 2 and conv.inputs[2] and conv.inputs[2] not in graph.weights:
+            continue
+        scale, shift, mean, var = (graph.weights[x].astype(np.float64) for x in names)
+        eps = bn.attrs.get("epsilon", 1e-5)
+        factor = scale / np.sqrt(var + eps)
+        w = graph.weights[conv.inputs[1]]
+        folded_w = (w.astype(np.float64) * factor.reshape(-1, *([1] * (w.ndim - 1)))).astype(w.dtype)
+        bias = graph.weights[conv.inputs[2]].astype(np.float64) if len(conv.inputs) > 2 and conv.inputs[2] \
+            else np.zeros(w.shape[0])
+        folded_b = ((bias - mean) * factor + shift).astype(w.dtype)
+        wname, bname = conv.name + ".weight_bn", conv.name + ".bias_bn"
+        graph.weights[wname], graph.weights[bname] = folded_w, folded_b
+        conv.inputs = [conv.inputs[0], wname, bname]
+        conv.outputs = [bn.outputs[0]]
+        removed.add(i)
+    graph.nodes = [n for i, n in enumerate(graph.nodes) if i not in removed]
+
+
+def _fuse_conv_activations(graph):
+    while True:
+        producers = graph.producers()
+        consumers = graph.consumers()
+        outputs = {v.name for v in graph.outputs}
+        fused = None
+        for i, conv in enumerate(graph.nodes):
+            if conv.op != "Conv" or "activation" in conv.attrs:
+                continue
+            y = conv.outputs[0]
+            if y in outputs:
+                continue
+            uses = consumers.get(y, [])
+            users = sorted({j for j, _ in uses})
+            acts = [graph.nodes[j] for j in users]
+            if len(users) == 1 and acts[0].op in ACTIVATION_CODES:
+                act = acts[0]
+                attrs = _activation_attrs(graph, act)
+                if attrs is None:
+                    continue
+                conv.attrs.update(attrs)
+                conv.outputs = [act.outputs[0]]
+                fused = {users[0]}
+                break
+            # SiLU: Sigmoid(y) and Mul(y, Sigmoid(y)), y used by exactly these two.
+            if len(users) == 2 and {a.op for a in acts} == {"Sigmoid", "Mul"}:
+                sig = next(a for a in acts if a.op == "Sigmoid")
+                mul = next(a for a in acts if a.op == "Mul")
+                if set(mul.inputs) == {y, sig.outputs[0]} and len(consumers.get(sig.outputs[0], [])) == 1 \
+                        and sig.outputs[0] not in outputs:
+                    conv.attrs["activation"] = SILU_CODE
+                    conv.outputs = [mul.outputs[0]]
+                    fused = {graph.nodes.index(sig), graph.nodes.index(mul)}
+                    break
+        if fused is None:
+            return
+        graph.nodes = [n for j, n in enumerate(graph.nodes) if j not in fused]
+        _ = producers
+
+
+def _activation_attrs(graph, act):
+    code = ACTIVATION_CODES[act.op]
+    if act.op == "Clip":
+        lo, hi = act.attrs.get("min", -np.inf), act.attrs.get("max", np.inf)
+        for k, slot in ((1, "min"), (2, "max")):
+            if len(act.inputs) > k and act.inputs[k]:
+                if act.inputs[k] not in graph.weights:
+                    return None
+                value = float(graph.weights[act.inputs[k]])
+                lo, hi = (value, hi) if slot == "min" else (lo, value)
+        return {"activation": code, "clip_min": float(lo), "clip_max": float(hi)}
+    if act.op == "Gelu" and act.attrs.get("approximate", "none") != "none":
+        return None
+    if act.op == "HardSigmoid":
+        return {"activation": code, "alpha": act.attrs.get("alpha", 0.2), "beta": act.attrs.get("beta", 0.5)}
+    return {"activation": code}

@@ -1,0 +1,261 @@
+"""Modules: models written in Python from expr ops, and converted models loaded from files
+(`load_module_from_file`), with MNN.nn's names."""
+import os
+
+import numpy as np
+
+from .. import _core
+from .. import expr as F
+from .._core import Var
+
+__all__ = ["Module", "load_module_from_file", "load_module", "RuntimeManager", "create_runtime_manager"]
+
+
+class Module:
+    """A model: subclass and define ``forward``; Var attributes are its parameters and Module
+    attributes its children (as in MNN.nn.Module and torch.nn.Module)."""
+
+    def __init__(self):
+        object.__setattr__(self, "_params", {})
+        object.__setattr__(self, "_children", {})
+        object.__setattr__(self, "is_training", False)
+        object.__setattr__(self, "name", type(self).__name__)
+
+    def __setattr__(self, key, value):
+        if "_params" not in self.__dict__:
+            Module.__init__(self)
+        self._params.pop(key, None)
+        self._children.pop(key, None)
+        if isinstance(value, Var):
+            self._params[key] = value
+        elif isinstance(value, Module):
+            self._children[key] = value
+        object.__setattr__(self, key, value)
+
+    def forward(self, *inputs):
+        raise NotImplementedError(f"{type(self).__name__} does not define forward()")
+
+    def onForward(self, inputs):  # noqa: N802  (MNN's name)
+        out = self.forward(*inputs)
+        return list(out) if isinstance(out, (list, tuple)) else [out]
+
+    def __call__(self, *inputs):
+        return self.forward(*inputs)
+
+    def named_parameters(self, prefix=""):
+        for k, v in self._params.items():
+            yield prefix + k, v
+        for k, child in self._children.items():
+            yield from child.named_parameters(prefix + k + ".")
+
+    @property
+    def parameters(self):
+        return [v for _, v in self.named_parameters()]
+
+    def load_parameters(self, parameters):
+        """Replaces the parameters, in the order ``parameters`` lists them; shapes must match."""
+        named = list(self.named_parameters())
+        parameters = list(parameters)
+        if len(parameters) != len(named):
+            raise ValueError(f"load_parameters: the module has {len(named)} parameters, got {len(parameters)}")
+        for (name, old), new in zip(named, parameters):
+            new = new if isinstance(new, Var) else F.const(np.asarray(new))
+            if tuple(new.shape) != tuple(old.shape):
+                raise ValueError(f"load_parameters: '{name}' has shape {tuple(old.shape)}, got {tuple(new.shape)}")
+            owner, attr = self._owner_of(name)
+            setattr(owner, attr, F.cast(new, old.dtype) if new.dtype != old.dtype else new)
+        return True
+
+    def _owner_of(self, dotted):
+        parts = dotted.split(".")
+        owner = self
+        for p in parts[:-1]:
+            owner = owner._children[p]
+        return owner, parts[-1]
+
+    def save(self, path):
+        """Writes the parameters (named by their attribute paths) to an mnnpy graph file."""
+        named = []
+        for name, v in self.named_parameters():
+            c = F.const(np.asarray(v.read()))
+            c.name = name
+            named.append(c)
+        F.save(named, str(path))
+
+    def train(self, is_training=True):
+        object.__setattr__(self, "is_training", bool(is_training))
+        for child in self._children.values():
+            child.train(is_training)
+
+    def __repr__(self):
+        return f"{type(self).__name__}(parameters={len(self.parameters)})"
+
+
+class RuntimeManager:
+    """Runtime options shared by modules (MNN's RuntimeManager): threads and precision."""
+
+    def __init__(self, config=None):
+        config = dict(config or {})
+        self.thread_num = int(config.get("numThread", config.get("thread_num", 0)) or 0)
+        self.precision = config.get("precision", "normal")
+        self.backend = config.get("backend", "CPU")
+
+
+def create_runtime_manager(config=None):
+    if isinstance(config, (list, tuple)):
+        config = config[0] if config else None
+    return RuntimeManager(config)
+
+
+_BACKENDS = ("CPU", 0, None)
+
+
+class _ConvertedModule(Module):
+    """A converted model: one expr graph per set of input shapes, planned once and reused."""
+
+    def __init__(self, graph, weights, input_names, output_names, shape_mutable=True, thread_num=0):
+        super().__init__()
+        object.__setattr__(self, "graph", graph)
+        inputs = [v.name for v in graph.inputs]
+        input_names = list(input_names or inputs)
+        unknown = [n for n in input_names if n not in inputs]
+        if unknown:
+            raise ValueError(f"input names {unknown} are not inputs of the model (its inputs: {inputs})")
+        if sorted(input_names) != sorted(inputs):
+            raise ValueError(f"input_names must list every model input (its inputs: {inputs})")
+        produced = {o for n in graph.nodes for o in n.outputs} | set(inputs) | set(weights)
+        output_names = list(output_names or [v.name for v in graph.outputs])
+        unknown = [n for n in output_names if n not in produced]
+        if unknown:
+            raise ValueError(f"output names {unknown} are not tensors of the model "
+                             f"(its outputs: {[v.name for v in graph.outputs]})")
+        object.__setattr__(self, "input_names", input_names)
+        object.__setattr__(self, "output_names", output_names)
+        object.__setattr__(self, "shape_mutable", bool(shape_mutable))
+        object.__setattr__(self, "thread_num", int(thread_num or 0))
+        # Float16 weights are computed in float32: the casts fold once into constants.
+        consts = {}
+        for k, w in weights.items():
+            v = w if isinstance(w, Var) else F.const(np.ascontiguousarray(w))
+            consts[k] = F.cast(v, np.float32) if v.dtype == np.float16 else v
+        object.__setattr__(self, "_weights", consts)
+        object.__setattr__(self, "_instances", {})
+        object.__setattr__(self, "_declared", {v.name: v for v in graph.inputs})
+
+    @property
+    def parameters(self):
+        return [v for k, v in self._weights.items() if np.dtype(v.dtype).kind == "f"]
+
+    def _instance(self, key):
+        inst = self._instances.get(key)
+        if inst is None:
+            types = {name: (shape, dtype) for name, (shape, dtype) in zip(self.input_names, key)}
+            placeholders, outputs = _instantiate_named(self.graph, self._weights, types, self.output_names)
+            if not self.shape_mutable and self._instances:
+                raise ValueError("this module was loaded with shape_mutable=False; inputs must keep the shapes "
+                                 f"of the first call {next(iter(self._instances))}")
+            if len(self._instances) >= 16:  # a few shapes at a time; each holds its plan
+                self._instances.pop(next(iter(self._instances)))
+            inst = self._instances[key] = (placeholders, outputs)
+        return inst
+
+    def forward(self, *inputs):
+        if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)):
+            inputs = tuple(inputs[0])
+        if len(inputs) == 1 and isinstance(inputs[0], dict):
+            given = inputs[0]
+            missing = [n for n in self.input_names if n not in given]
+            if missing:
+                raise ValueError(f"missing inputs {missing}")
+            inputs = tuple(given[n] for n in self.input_names)
+        if len(inputs) != len(self.input_names):
+            raise ValueError(f"the module takes {len(self.input_names)} inputs {self.input_names}, got {len(inputs)}")
+        arrays = []
+        for name, x in zip(self.input_names, inputs):
+            a = x.read() if isinstance(x, Var) else np.asarray(x)
+            want = self._declared[name]
+            if a.dtype != np.dtype(want.dtype):
+                if a.dtype.kind != np.dtype(want.dtype).kind and not (a.dtype.kind in "iu" and
+                                                                      np.dtype(want.dtype).kind in "iu"):
+                    raise TypeError(f"input '{name}' must be {want.dtype}, got {a.dtype}")
+                a = a.astype(want.dtype)
+            if len(want.shape) and a.ndim != len(want.shape):
+                raise ValueError(f"input '{name}' must have {len(want.shape)} dimensions {tuple(want.shape)}, "
+                                 f"got shape {a.shape}")
+            for i, (d, w) in enumerate(zip(a.shape, want.shape)):
+                if isinstance(w, int) and w > 0 and d != w:
+                    raise ValueError(f"input '{name}' dimension {i} must be {w} (model shape {tuple(want.shape)}), "
+                                     f"got shape {a.shape}")
+            arrays.append(a)
+        key = tuple((a.shape, str(a.dtype)) for a in arrays)
+        placeholders, outputs = self._instance(key)
+        for name, a in zip(self.input_names, arrays):
+            placeholders[name].write(a)
+        if self.thread_num:
+            from .. import set_num_threads
+            set_num_threads(self.thread_num)
+        results = _core.evaluate_as_constants(outputs)
+        for name, r in zip(self.output_names, results):
+            r.name = name
+        return results[0] if len(results) == 1 else results
+
+
+def _instantiate_named(graph, weights, types, output_names):
+    from ..convert._graph import Graph, ValueInfo
+    from ..convert._onnx_ops import instantiate
+    view = Graph(graph.nodes, graph.weights, graph.inputs, [ValueInfo(n, "", []) for n in output_names],
+                 graph.opset, graph.producer)
+    return instantiate(view, weights, types)
+
+
+def load_module_from_file(file_name, input_names=None, output_names=None, dynamic=False, shape_mutable=True,
+                          rearrange=False, backend=None, memory_mode=None, power_mode=None, precision_mode=None,
+                          thread_num=0, runtime_manager=None, **kwargs):
+    """Loads a model converted to mnnpy's format, or an ``.onnx`` file (converted in memory),
+    with MNN's argument names. ``input_names``/``output_names`` pick and order the inputs and
+    outputs (empty: the model's own)."""
+    path = os.fspath(file_name)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"no such model file: '{path}'")
+    if backend not in _BACKENDS and str(backend).upper() not in ("CPU", "BACKEND.CPU"):
+        raise ValueError(f"backend {backend!r} is not available (available: CPU)")
+    if runtime_manager is not None and not thread_num:
+        thread_num = runtime_manager.thread_num
+    with open(path, "rb") as f:
+        head = f.read(8)
+    from ..convert import from_onnx, load_model
+    if head == b"MNNPY\0GR" or not path.endswith(".onnx"):
+        try:
+            graph = load_model(path)
+        except (ValueError, OSError) as e:
+            if path.endswith(".onnx"):
+                raise
+            raise ValueError(f"'{path}' is not an mnnpy model file: {e}") from None
+        weights = graph.weights
+    else:
+        graph, _ = from_onnx(path)
+        weights = graph.weights
+    return _ConvertedModule(graph, weights, input_names, output_names, shape_mutable, thread_num)
+
+
+def load_module(inputs, outputs, for_training=False):
+    """A module computing ``outputs`` from the placeholders ``inputs`` (MNN's load_module over
+    an expr graph)."""
+    return _ExprModule(list(inputs), list(outputs))
+
+
+class _ExprModule(Module):
+    def __init__(self, inputs, outputs):
+        super().__init__()
+        object.__setattr__(self, "_inputs", inputs)
+        object.__setattr__(self, "_outputs", outputs)
+
+    def forward(self, *values):
+        if len(values) == 1 and isinstance(values[0], (list, tuple)):
+            values = tuple(values[0])
+        if len(values) != len(self._inputs):
+            raise ValueError(f"the module takes {len(self._inputs)} inputs, got {len(values)}")
+        for p, v in zip(self._inputs, values):
+            p.write(v.read() if isinstance(v, Var) else v)
+        results = _core.evaluate_as_constants(self._outputs)
+        return results[0] if len(results) == 1 else results
