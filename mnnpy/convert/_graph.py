@@ -113,7 +113,7 @@ def save_model(graph, path):
     from .. import expr as F
     consts = []
     for name, w in graph.weights.items():
-        v = F.const(np.ascontiguousarray(w))
+        v = F.const(np.asarray(w, order="C"))
         v.name = name
         consts.append(v)
     desc = F.const(np.frombuffer(graph.to_json().encode("utf-8"), dtype=np.uint8))

@@ -67,7 +67,7 @@ def _tensor_to_array(t, numpy_helper):
         raise ValueError(f"tensor '{t.name}' keeps its data in an external file; load the model with "
                          "onnx.load(path, load_external_data=True) and pass the ModelProto")
     a = numpy_helper.to_array(t)
-    return np.ascontiguousarray(a)
+    return np.asarray(a, order="C")
 
 
 def _attribute(a, node, numpy_helper):

@@ -136,7 +136,7 @@ class _ConvertedModule(Module):
         # Float16 weights are computed in float32: the casts fold once into constants.
         consts = {}
         for k, w in weights.items():
-            v = w if isinstance(w, Var) else F.const(np.ascontiguousarray(w))
+            v = w if isinstance(w, Var) else F.const(np.asarray(w, order="C"))
             consts[k] = F.cast(v, np.float32) if v.dtype == np.float16 else v
         object.__setattr__(self, "_weights", consts)
         object.__setattr__(self, "_instances", {})

@@ -1,0 +1,342 @@
+"""ONNX models converted and run by mnnpy against onnxruntime: single operators over their
+attribute variants and opsets, graph passes, the model file, modules with dynamic shapes,
+the command line, and bad input."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+from onnx import TensorProto as T  # noqa: E402
+from onnx import helper as h  # noqa: E402
+from onnx import numpy_helper  # noqa: E402
+
+import mnnpy  # noqa: E402
+from mnnpy import convert, nn  # noqa: E402
+
+ONNX_TYPES = {np.dtype(np.float32): T.FLOAT, np.dtype(np.int64): T.INT64, np.dtype(np.int32): T.INT32,
+              np.dtype(np.bool_): T.BOOL, np.dtype(np.float64): T.DOUBLE}
+
+
+def make_model(nodes, inputs, outputs, weights=None, opset=13, batch_dim=None):
+    """`batch_dim`: a name for a first dimension left free, as exporters write dynamic axes."""
+    def shape(v):
+        return ([batch_dim] + list(v.shape[1:])) if batch_dim else list(v.shape)
+    graph = h.make_graph(
+        nodes, "test",
+        [h.make_tensor_value_info(k, ONNX_TYPES[v.dtype], shape(v)) for k, v in inputs.items()],
+        [h.make_empty_tensor_value_info(o) for o in outputs],
+        initializer=[numpy_helper.from_array(np.asarray(v), k) for k, v in (weights or {}).items()])
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", opset)])
+
+
+def check(model, inputs, rtol=1e-5, atol=1e-5, tmp_path=None):
+    """Runs the model in onnxruntime and in mnnpy (from the ONNX bytes and from a converted
+    file); the outputs must agree."""
+    data = model.SerializeToString()
+    expected = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, inputs)
+    graph, _ = convert.from_onnx(data)
+    module = nn._ConvertedModule(graph, graph.weights, list(inputs), [])
+    got = module.forward(*inputs.values())
+    got = got if isinstance(got, list) else [got]
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected):
+        g = g.numpy()
+        assert g.shape == e.shape, f"shape {g.shape} != onnxruntime's {e.shape}"
+        if e.dtype.kind == "f":
+            np.testing.assert_allclose(g, e, rtol=rtol, atol=atol)
+        else:
+            assert g.dtype == e.dtype, f"dtype {g.dtype} != onnxruntime's {e.dtype}"
+            np.testing.assert_array_equal(g, e)
+    return got
+
+
+def rand(rng, *shape, low=-3, high=3):
+    return rng.uniform(low, high, shape).astype(np.float32)
+
+
+UNARY = ["Relu", "Sigmoid", "Tanh", "Exp", "Neg", "Abs", "Erf", "Floor", "Ceil", "Sin", "Cos", "Sign", "Softplus",
+         "Softsign", "Round", "Atan", "Sinh", "Asinh"]
+
+
+@pytest.mark.parametrize("op", UNARY)
+def test_unary(rng, op):
+    x = rand(rng, 3, 17)
+    check(make_model([h.make_node(op, ["x"], ["y"])], {"x": x}, ["y"]), {"x": x})
+
+
+@pytest.mark.parametrize("op", ["Log", "Sqrt", "Reciprocal"])
+def test_unary_positive_domain(rng, op):
+    x = rand(rng, 4, 9, low=0.1, high=5)
+    check(make_model([h.make_node(op, ["x"], ["y"])], {"x": x}, ["y"]), {"x": x})
+
+
+@pytest.mark.parametrize("op", ["Add", "Sub", "Mul", "Div", "Max", "Min", "Sum", "Mean", "Equal", "Less", "Greater",
+                                "LessOrEqual", "GreaterOrEqual"])
+def test_binary_broadcasting(rng, op):
+    a, b = rand(rng, 2, 3, 5), rand(rng, 3, 1, low=0.5, high=3)
+    if op in ("Equal",):
+        b = np.round(b)
+        a = np.round(a)
+    check(make_model([h.make_node(op, ["a", "b"], ["y"])], {"a": a, "b": b}, ["y"], opset=16), {"a": a, "b": b})
+
+
+def test_integer_division_truncates_and_pow(rng):
+    a = rng.integers(-20, 20, (4, 6)).astype(np.int64)
+    b = rng.integers(1, 7, (6,)).astype(np.int64) * rng.choice([-1, 1], 6)
+    check(make_model([h.make_node("Div", ["a", "b"], ["y"])], {"a": a, "b": b}, ["y"]), {"a": a, "b": b})
+    x, p = rand(rng, 3, 4, low=0.5, high=2), rand(rng, 4, low=-2, high=2)
+    check(make_model([h.make_node("Pow", ["x", "p"], ["y"])], {"x": x, "p": p}, ["y"]), {"x": x, "p": p})
+
+
+@pytest.mark.parametrize("opset", [6, 13])
+def test_clip_from_attributes_and_inputs(rng, opset):
+    x = rand(rng, 5, 8, low=-10, high=10)
+    if opset < 11:
+        node, weights = h.make_node("Clip", ["x"], ["y"], min=-1.5, max=6.0), {}
+    else:
+        node, weights = h.make_node("Clip", ["x", "lo", "hi"], ["y"]), {"lo": np.float32(-1.5), "hi": np.float32(6)}
+    check(make_model([node], {"x": x}, ["y"], weights, opset=opset), {"x": x})
+
+
+@pytest.mark.parametrize("node", [
+    h.make_node("LeakyRelu", ["x"], ["y"], alpha=0.1), h.make_node("Elu", ["x"], ["y"], alpha=0.7),
+    h.make_node("Selu", ["x"], ["y"]), h.make_node("HardSigmoid", ["x"], ["y"], alpha=0.25, beta=0.4),
+    h.make_node("HardSwish", ["x"], ["y"]), h.make_node("Gelu", ["x"], ["y"]),
+    h.make_node("Gelu", ["x"], ["y"], approximate="tanh")], ids=lambda n: n.op_type)
+def test_activations(rng, node):
+    x = rand(rng, 4, 33, low=-6, high=6)
+    check(make_model([node], {"x": x}, ["y"], opset=20), {"x": x}, atol=2e-5)
+
+
+def test_prelu_broadcasts_its_slope(rng):
+    x = rand(rng, 2, 4, 3, 3)
+    slope = rand(rng, 4, 1, 1)
+    check(make_model([h.make_node("PRelu", ["x", "s"], ["y"])], {"x": x}, ["y"], {"s": slope}), {"x": x})
+
+
+@pytest.mark.parametrize("opset,axis", [(11, 1), (11, -1), (13, 1), (13, -1)])
+def test_softmax_follows_each_opsets_axis_rule(rng, opset, axis):
+    x = rand(rng, 2, 3, 4)
+    for op in ("Softmax", "LogSoftmax"):
+        check(make_model([h.make_node(op, ["x"], ["y"], axis=axis)], {"x": x}, ["y"], opset=opset), {"x": x})
+
+
+@pytest.mark.parametrize("op", ["ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2",
+                                "ReduceSumSquare", "ReduceL1", "ReduceLogSumExp"])
+@pytest.mark.parametrize("keepdims", [0, 1])
+def test_reductions_with_axes_as_attribute_and_as_input(rng, op, keepdims):
+    x = rand(rng, 3, 4, 5, low=0.5, high=1.5)
+    check(make_model([h.make_node(op, ["x"], ["y"], axes=[0, -1], keepdims=keepdims)], {"x": x}, ["y"], opset=11),
+          {"x": x})
+    check(make_model([h.make_node(op, ["x", "axes"], ["y"], keepdims=keepdims)], {"x": x}, ["y"],
+                     {"axes": np.array([1], np.int64)}, opset=18), {"x": x})
+
+
+@pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
+def test_arg_reductions(rng, op):
+    x = np.round(rand(rng, 3, 6))  # ties, for select_last_index
+    for attrs in ({"axis": 1}, {"axis": 0, "keepdims": 0}, {"axis": -1, "select_last_index": 1}):
+        check(make_model([h.make_node(op, ["x"], ["y"], **attrs)], {"x": x}, ["y"]), {"x": x})
+
+
+def test_shape_ops_chain_with_shape_computation(rng):
+    # The pattern exporters emit for flattening: Shape -> Gather -> Unsqueeze -> Concat -> Reshape.
+    x = rand(rng, 2, 3, 4, 5)
+    nodes = [h.make_node("Shape", ["x"], ["s"]),
+             h.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+             h.make_node("Unsqueeze", ["n", "ax0"], ["n1"]),
+             h.make_node("Concat", ["n1", "minus1"], ["target"], axis=0),
+             h.make_node("Reshape", ["x", "target"], ["flat"]),
+             h.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 3, 1]),
+             h.make_node("Flatten", ["t"], ["f2"], axis=2),
+             h.make_node("Shape", ["x"], ["tail"], start=-2)]
+    weights = {"zero": np.array(0, np.int64), "ax0": np.array([0], np.int64), "minus1": np.array([-1], np.int64)}
+    check(make_model(nodes, {"x": x}, ["flat", "f2", "tail"], weights, opset=15), {"x": x})
+
+
+def test_slice_split_concat_gather(rng):
+    x = rand(rng, 6, 8, 5)
+    nodes = [h.make_node("Slice", ["x", "st", "en", "ax", "sp"], ["s1"]),
+             h.make_node("Split", ["x", "sizes"], ["p0", "p1"], axis=1),
+             h.make_node("Concat", ["p1", "p0"], ["c"], axis=1),
+             h.make_node("Gather", ["x", "idx"], ["g"], axis=1),
+             h.make_node("Squeeze", ["g1", "sq"], ["g2"]),
+             h.make_node("Gather", ["x", "one"], ["g1"], axis=2)]
+    nodes = nodes[:4] + [nodes[5], nodes[4]]
+    weights = {"st": np.array([-1, 1], np.int64), "en": np.array([-100, 7], np.int64),
+               "ax": np.array([0, 2], np.int64), "sp": np.array([-2, 3], np.int64),
+               "sizes": np.array([3, 5], np.int64), "idx": np.array([[0, -1], [2, 3]], np.int64),
+               "one": np.array([1], np.int64), "sq": np.array([2], np.int64)}
+    check(make_model(nodes, {"x": x}, ["s1", "c", "g", "g2"], weights), {"x": x})
+    # Opset 18: Split into equal parts by num_outputs, the last one smaller.
+    check(make_model([h.make_node("Split", ["x"], ["a", "b", "c"], axis=1, num_outputs=3)], {"x": x},
+                     ["a", "b", "c"], opset=18), {"x": x})
+
+
+def test_unsqueeze_squeeze_across_opsets(rng):
+    x = rand(rng, 3, 1, 4)
+    check(make_model([h.make_node("Unsqueeze", ["x"], ["u"], axes=[0, -1]), h.make_node("Squeeze", ["u"], ["y"])],
+                     {"x": x}, ["u", "y"], opset=11), {"x": x})
+    check(make_model([h.make_node("Unsqueeze", ["x", "a"], ["u"]), h.make_node("Squeeze", ["u", "b"], ["y"])],
+                     {"x": x}, ["u", "y"], {"a": np.array([1], np.int64), "b": np.array([2], np.int64)}), {"x": x})
+
+
+def test_expand_tile_where_cast_range_constant_of_shape(rng):
+    x = rand(rng, 3, 1)
+    c = rng.random((2, 3, 4)) < 0.5
+    nodes = [h.make_node("Expand", ["x", "shape"], ["e"]),
+             h.make_node("Tile", ["x", "reps"], ["t"]),
+             h.make_node("Where", ["c", "e", "x"], ["w"]),
+             h.make_node("Cast", ["w"], ["i"], to=T.INT32),
+             h.make_node("Range", ["r0", "r1", "r2"], ["r"]),
+             h.make_node("ConstantOfShape", ["shape"], ["z"], value=numpy_helper.from_array(np.array([1.5], np.float32)))]
+    weights = {"shape": np.array([2, 1, 4], np.int64), "reps": np.array([2, 3], np.int64),
+               "r0": np.array(1, np.int64), "r1": np.array(10, np.int64), "r2": np.array(3, np.int64)}
+    check(make_model(nodes, {"x": x, "c": c}, ["e", "t", "w", "i", "r", "z"], weights), {"x": x, "c": c})
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "edge"])
+def test_pad_modes(rng, mode):
+    x = rand(rng, 1, 2, 5, 6)
+    pads = np.array([0, 0, 1, 2, 0, 0, 2, 1], np.int64)
+    check(make_model([h.make_node("Pad", ["x", "p", "v"], ["y"], mode=mode)], {"x": x}, ["y"],
+                     {"p": pads, "v": np.array(0.5, np.float32)}), {"x": x})
+
+
+def test_normalizations(rng):
+    x = rand(rng, 2, 5, 7)
+    w, b = rand(rng, 7), rand(rng, 7)
+    check(make_model([h.make_node("LayerNormalization", ["x", "w", "b"], ["y"], axis=-1, epsilon=1e-5)],
+                     {"x": x}, ["y"], {"w": w, "b": b}, opset=17), {"x": x}, atol=1e-4)
+    x4 = rand(rng, 2, 3, 4, 5)
+    s, o, m, v = rand(rng, 3), rand(rng, 3), rand(rng, 3), rand(rng, 3, low=0.5, high=2)
+    check(make_model([h.make_node("BatchNormalization", ["x", "s", "o", "m", "v"], ["y"], epsilon=1e-3)],
+                     {"x": x4}, ["y"], {"s": s, "o": o, "m": m, "v": v}), {"x": x4}, atol=1e-4)
+    check(make_model([h.make_node("InstanceNormalization", ["x", "s", "o"], ["y"])], {"x": x4}, ["y"],
+                     {"s": s, "o": o}), {"x": x4}, atol=1e-4)
+
+
+def test_matmul_and_gemm(rng):
+    a, b = rand(rng, 2, 3, 5, 8), rand(rng, 8, 4)
+    check(make_model([h.make_node("MatMul", ["a", "b"], ["y"])], {"a": a}, ["y"], {"b": b}), {"a": a}, atol=1e-4)
+    x, w, c = rand(rng, 5, 8), rand(rng, 6, 8), rand(rng, 6)
+    check(make_model([h.make_node("Gemm", ["x", "w", "c"], ["y"], transB=1, alpha=0.5, beta=2.0)], {"x": x}, ["y"],
+                     {"w": w, "c": c}), {"x": x}, atol=1e-4)
+
+
+def test_identity_and_dropout_are_removed(rng):
+    x = rand(rng, 4, 4)
+    model = make_model([h.make_node("Identity", ["x"], ["a"]), h.make_node("Dropout", ["a"], ["b"]),
+                        h.make_node("Relu", ["b"], ["c"]), h.make_node("Identity", ["c"], ["y"])], {"x": x}, ["y"])
+    check(model, {"x": x})
+    graph, report = convert.from_onnx(model.SerializeToString())
+    assert report.ops_after == {"Relu": 1} and sum(report.ops_before.values()) == 4
+    assert graph.nodes[0].outputs == ["y"]
+
+
+def test_module_replans_only_for_new_shapes_and_outputs_survive_later_runs(rng):
+    x = rand(rng, 2, 8)
+    w = rand(rng, 8, 3)
+    model = make_model([h.make_node("MatMul", ["x", "w"], ["m"]), h.make_node("Relu", ["m"], ["y"])],
+                       {"x": x}, ["y"], {"w": w}, batch_dim="N")
+    graph, _ = convert.from_onnx(model.SerializeToString())
+    module = nn._ConvertedModule(graph, graph.weights, ["x"], ["y"])
+    first = module.forward(x)
+    before = mnnpy._core.executor_stats()["plans_built"]
+    for _ in range(3):
+        module.forward(rand(rng, 2, 8))
+    assert mnnpy._core.executor_stats()["plans_built"] == before
+    np.testing.assert_allclose(first.numpy(), np.maximum(x @ w, 0), rtol=1e-5, atol=1e-6)  # not overwritten
+    x5 = rand(rng, 5, 8)
+    np.testing.assert_allclose(module.forward(x5).numpy(), np.maximum(x5 @ w, 0), rtol=1e-5, atol=1e-6)
+    assert mnnpy._core.executor_stats()["plans_built"] > before
+    fixed = nn._ConvertedModule(graph, graph.weights, ["x"], ["y"], shape_mutable=False)
+    fixed.forward(x)
+    with pytest.raises(ValueError, match="shape_mutable=False"):
+        fixed.forward(x5)
+
+
+def test_model_file_round_trip_fp16_and_named_io(rng, tmp_path):
+    x = rand(rng, 3, 16)
+    w1, w2 = rand(rng, 16, 256), rand(rng, 256, 4)
+    model = make_model([h.make_node("MatMul", ["x", "w1"], ["hidden"]), h.make_node("Relu", ["hidden"], ["r"]),
+                        h.make_node("MatMul", ["r", "w2"], ["logits"]), h.make_node("Softmax", ["logits"], ["prob"])],
+                       {"x": x}, ["logits", "prob"], {"w1": w1, "w2": w2})
+    src = tmp_path / "m.onnx"
+    onnx.save(model, src)
+    expected = ort.InferenceSession(str(src), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    _, report = convert.from_onnx(src, tmp_path / "m.mnnpy")
+    assert report.parameters == w1.size + w2.size and report.file_bytes > 4 * report.parameters
+    module = nn.load_module_from_file(str(tmp_path / "m.mnnpy"), ["x"], ["prob", "hidden"])
+    prob, hidden = module.forward(x)
+    assert prob.name == "prob"
+    np.testing.assert_allclose(prob.numpy(), expected[1], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(hidden.numpy(), x @ w1, rtol=1e-5, atol=1e-5)
+    # Named inputs and the ONNX file loaded directly.
+    direct = nn.load_module_from_file(str(src), [], [])
+    np.testing.assert_allclose(direct.forward({"x": x})[0].numpy(), expected[0], rtol=1e-5, atol=1e-5)
+    _, half = convert.from_onnx(src, tmp_path / "h.mnnpy", fp16=True)
+    assert half.file_bytes < 0.6 * report.file_bytes
+    module16 = nn.load_module_from_file(str(tmp_path / "h.mnnpy"))
+    np.testing.assert_allclose(module16.forward(x)[1].numpy(), expected[1], rtol=2e-2, atol=2e-3)
+
+
+def test_command_line_converts_and_prints_a_summary(rng, tmp_path):
+    x = rand(rng, 2, 4)
+    model = make_model([h.make_node("Identity", ["x"], ["i"]), h.make_node("Relu", ["i"], ["y"])], {"x": x}, ["y"])
+    onnx.save(model, tmp_path / "a.onnx")
+    env = dict(os.environ)
+    out = subprocess.run([sys.executable, "-m", "mnnpy", "convert", str(tmp_path / "a.onnx"),
+                          str(tmp_path / "a.mnnpy"), "--optimize-level", "1"], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert "nodes: 2 before, 1 after" in out.stdout and "Relu 1" in out.stdout
+    np.testing.assert_array_equal(nn.load_module_from_file(str(tmp_path / "a.mnnpy")).forward(x).numpy(),
+                                  np.maximum(x, 0))
+    bad = subprocess.run([sys.executable, "-m", "mnnpy", "convert", str(tmp_path / "missing.onnx"),
+                          str(tmp_path / "b.mnnpy")], capture_output=True, text=True, env=env)
+    assert bad.returncode == 1 and "no such ONNX file" in bad.stderr
+
+
+def test_bad_models_and_inputs_raise(rng, tmp_path):
+    x = rand(rng, 2, 3)
+    unsupported = make_model([h.make_node("NonMaxSuppression", ["x", "x"], ["y"], name="nms_1")], {"x": x}, ["y"])
+    with pytest.raises(ValueError, match=r"unsupported operators NonMaxSuppression \(node 'nms_1'\)"):
+        convert.from_onnx(unsupported.SerializeToString(), tmp_path / "u.mnnpy")
+    _, report = convert.from_onnx(unsupported.SerializeToString())
+    assert "NonMaxSuppression" in report.unsupported and "NOT converted" in str(report)
+    good = make_model([h.make_node("Relu", ["x"], ["y"])], {"x": x}, ["y"]).SerializeToString()
+    for i, data in enumerate([good[: len(good) // 2], b"\x00garbage" * 10, rng.bytes(300)]):
+        path = tmp_path / f"bad{i}.onnx"
+        path.write_bytes(data)
+        with pytest.raises(ValueError):
+            nn.load_module_from_file(str(path))
+    with pytest.raises(FileNotFoundError, match="no such model file"):
+        nn.load_module_from_file(str(tmp_path / "nothing.mnnpy"))
+    module = nn._ConvertedModule(*(lambda g: (g, g.weights))(convert.from_onnx(good)[0]), ["x"], [])
+    with pytest.raises(ValueError, match=r"input 'x' dimension 1 must be 3"):
+        module.forward(rand(rng, 2, 4))
+    with pytest.raises(ValueError, match="must have 2 dimensions"):
+        module.forward(rand(rng, 2))
+    with pytest.raises(TypeError, match="input 'x' must be float32"):
+        module.forward(np.zeros((2, 3), np.bool_))
+    with pytest.raises(ValueError, match=r"takes 1 inputs"):
+        module.forward(x, x)
+    with pytest.raises(ValueError, match="not inputs of the model"):
+        nn._ConvertedModule(convert.from_onnx(good)[0], {}, ["nope"], [])
+    with pytest.raises(ValueError, match="not tensors of the model"):
+        nn._ConvertedModule(convert.from_onnx(good)[0], {}, [], ["nope"])
+    # An mnnpy graph file that is not a model, and a model whose description is corrupt.
+    from mnnpy import expr as F
+    F.save([F.const(x)], str(tmp_path / "plain.mnnpy"))
+    with pytest.raises(ValueError, match="not a model"):
+        nn.load_module_from_file(str(tmp_path / "plain.mnnpy"))
+    desc = F.const(np.frombuffer(b'{"format": "mnnpy-model", "version": 1}', np.uint8))
+    desc.name = "mnnpy.model"
+    F.save([desc], str(tmp_path / "corrupt.mnnpy"))
+    with pytest.raises(ValueError, match="corrupt mnnpy model description"):
+        nn.load_module_from_file(str(tmp_path / "corrupt.mnnpy"))
+    assert x.shape == (2, 3)  # the user's array is untouched
