@@ -305,3 +305,37 @@ def test_product_used_twice_is_not_fused_away(rng):
     integers = random_array(rng, (5000,), "int32")
     x = F.const(integers)
     np.testing.assert_array_equal((x * x + x).numpy(), integers * integers + integers)
+
+
+def test_plans_with_packed_constants_never_mix_up_weights(rng):
+    # Two graphs of one structure whose constant right-hand matrices differ: the kernels pack
+    # their weights at plan time, so each must get a plan of its own.
+    w1, w2 = random_array(rng, (16, 8), "float32"), random_array(rng, (16, 8), "float32")
+    x = F.placeholder((4, 16))
+    y1, y2 = F.matmul(x, F.const(w1)), F.matmul(x, F.const(w2))
+    for _ in range(2):
+        xv = random_array(rng, (4, 16), "float32")
+        x.write(xv)
+        np.testing.assert_allclose(y1.numpy(), xv @ w1, rtol=1e-5, atol=1e-4)
+        np.testing.assert_allclose(y2.numpy(), xv @ w2, rtol=1e-5, atol=1e-4)
+    # A placeholder right-hand side is never packed at plan time: new values are used.
+    b = F.placeholder((16, 8))
+    z = F.matmul(x, b)
+    for w in (w1, w2):
+        b.write(w)
+        np.testing.assert_allclose(z.numpy(), xv @ w, rtol=1e-5, atol=1e-4)
+
+
+def test_profile_reports_each_step(rng):
+    x = F.const(random_array(rng, (32, 64), "float32"))
+    w = F.const(random_array(rng, (64, 16), "float32"))
+    y = F.relu(F.matmul(x, w)) * 2.0
+    mnnpy._core.set_executor_option("profile", True)
+    try:
+        y.numpy()
+    finally:
+        mnnpy._core.set_executor_option("profile", False)
+    steps = mnnpy._core.last_profile()
+    assert [s["op"] for s in steps] == ["MatMul", "Fused(Relu,Mul)"]
+    assert steps[0]["flops"] == 2 * 32 * 64 * 16 and steps[0]["scheme"] == "gemm"
+    assert steps[1]["shape"] == "(32, 16)" and all(s["seconds"] >= 0 for s in steps)

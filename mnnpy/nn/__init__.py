@@ -8,7 +8,8 @@ from .. import _core
 from .. import expr as F
 from .._core import Var
 
-__all__ = ["Module", "load_module_from_file", "load_module", "RuntimeManager", "create_runtime_manager"]
+__all__ = ["Module", "load_module_from_file", "load_module", "RuntimeManager", "create_runtime_manager", "profile",
+           "summary"]
 
 
 class Module:
@@ -198,6 +199,43 @@ class _ConvertedModule(Module):
         for name, r in zip(self.output_names, results):
             r.name = name
         return results[0] if len(results) == 1 else results
+
+
+def profile(module, *inputs, repeats=5, print_table=True):
+    """Per-step times of ``module.forward(*inputs)`` (median of ``repeats`` runs), as MNN's
+    session callbacks give: op (or fused ops), chosen kernel scheme, output shape, time and
+    GFLOP/s. Returns the rows, slowest first."""
+    module.forward(*inputs)  # plan first
+    _core.set_executor_option("profile", True)
+    try:
+        runs = []
+        for _ in range(max(1, repeats)):
+            module.forward(*inputs)
+            runs.append(_core.last_profile())
+    finally:
+        _core.set_executor_option("profile", False)
+    rows = []
+    for i, step in enumerate(runs[0]):
+        seconds = float(np.median([r[i]["seconds"] for r in runs if i < len(r)]))
+        rows.append(dict(step, seconds=seconds, index=i))
+    total = sum(r["seconds"] for r in rows) or 1.0
+    if print_table:
+        flops = sum(r["flops"] for r in rows)
+        print(f"{len(rows)} steps, {total * 1e3:.2f} ms, {flops / 1e9:.2f} GFLOP")
+        print(f"{'#':>4} {'op':<28} {'scheme':<16} {'output':<20} {'ms':>8} {'%':>6} {'GFLOP/s':>8}")
+        for r in sorted(rows, key=lambda r: -r["seconds"])[:40]:
+            rate = r["flops"] / r["seconds"] / 1e9 if r["flops"] and r["seconds"] else 0
+            print(f"{r['index']:>4} {r['op'][:28]:<28} {r['scheme'][:16]:<16} {r['shape'][:20]:<20} "
+                  f"{r['seconds'] * 1e3:8.3f} {100 * r['seconds'] / total:6.1f} {rate:8.1f}")
+    return sorted(rows, key=lambda r: -r["seconds"])
+
+
+def summary(module, *inputs):
+    """Parameters and floating-point operations of one forward pass of a converted module."""
+    rows = profile(module, *inputs, repeats=1, print_table=False)
+    return {"parameters": int(sum(int(np.prod(v.shape)) for v in module.parameters)),
+            "flops": float(sum(r["flops"] for r in rows)),
+            "steps": len(rows)}
 
 
 def _instantiate_named(graph, weights, types, output_names):

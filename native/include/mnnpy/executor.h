@@ -20,7 +20,16 @@ struct ExecutorStats {
 std::vector<std::shared_ptr<Tensor>> evaluate(const std::vector<Var>& targets);
 ExecutorStats executor_stats();
 void clear_plan_cache();
-// Plan options: individual passes can be turned off to compare their effect.
+// Plan options: individual passes can be turned off to compare their effect; "profile"
+// times each step of later runs.
 void set_executor_option(const std::string& name, bool on);
+
+// One step of the last profiled run: the op (or fused ops), the kernel's scheme, the output
+// shape, wall time and counted floating-point operations.
+struct StepProfile {
+  std::string op, scheme, shape;
+  double seconds = 0, flops = 0;
+};
+std::vector<StepProfile> last_profile();
 
 }  // namespace mnnpy

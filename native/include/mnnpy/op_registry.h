@@ -27,6 +27,10 @@ class Kernel {
   // Bytes of scratch that execute() needs (allocated from the plan's arena).
   virtual size_t scratch_bytes() const { return 0; }
   virtual void execute(const KernelArgs& args, void* scratch) = 0;
+  // For profiles: the scheme chosen at plan time ("im2col+gemm", "winograd"...) and the
+  // floating-point operations one run performs (0 where not counted).
+  virtual const char* scheme() const { return ""; }
+  virtual double flops() const { return 0; }
 };
 
 struct KernelContext {

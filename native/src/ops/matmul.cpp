@@ -115,7 +115,15 @@ class MatMulKernel : public Kernel {
     batch_ = shape_numel(batch_shape_);
     // One shared right-hand matrix and row-major left matrices: the stack is one tall product.
     fold_batch_ = batch_ > 1 && b_batch_ == 1 && !ta_;
+    // A constant right-hand matrix (weights) is packed once here instead of on every run.
+    const bool float_gemm = dtype_ == DType::Float32 || dtype_ == DType::Float64;
+    if (ctx.constants.size() > 1 && ctx.constants[1] && float_gemm && b_batch_ == 1 && K_ > 0 && N_ > 0) {
+      packed_b_ = cpu::pack_b(dtype_, K_, N_, ctx.constants[1]->data, ldb_, tb_, nullptr);
+    }
   }
+
+  double flops() const override { return 2.0 * (double)batch_ * M_ * N_ * K_; }
+  const char* scheme() const override { return dtype_ == DType::Float32 || dtype_ == DType::Float64 ? "gemm" : "loop"; }
 
   void execute(const KernelArgs& args, void*) override {
     Tensor* out = args.outputs[0];
@@ -128,14 +136,18 @@ class MatMulKernel : public Kernel {
     const char* a = static_cast<const char*>(args.inputs[0]->data);
     const char* b = static_cast<const char*>(args.inputs[1]->data);
     char* c = static_cast<char*>(out->data);
+    if (packed_b_.data && (batch_ == 1 || fold_batch_)) {
+      cpu::gemm_packed(batch_ * M_, a, lda_, ta_, packed_b_, c, N_, false, args.pool);
+      return;
+    }
     if (batch_ == 1 || fold_batch_) {
       product(batch_ * M_, a, b, c, args.pool);
       return;
     }
     // A right-hand matrix shared by the whole stack is packed once.
     const bool float_gemm = dtype_ == DType::Float32 || dtype_ == DType::Float64;
-    cpu::PackedB shared_b;
-    if (float_gemm && b_batch_ == 1) shared_b = cpu::pack_b(dtype_, K_, N_, b, ldb_, tb_, args.pool);
+    cpu::PackedB shared_b = packed_b_;
+    if (!shared_b.data && float_gemm && b_batch_ == 1) shared_b = cpu::pack_b(dtype_, K_, N_, b, ldb_, tb_, args.pool);
     auto item = [&](int64_t index, ThreadPool* pool) {
       int64_t rest = index, a_off = 0, b_off = 0;
       for (int64_t d = (int64_t)batch_shape_.size() - 1; d >= 0; --d) {
@@ -177,11 +189,16 @@ class MatMulKernel : public Kernel {
   std::vector<int64_t> a_stride_, b_stride_;
   int64_t batch_ = 1, a_batch_ = 1, b_batch_ = 1;
   bool fold_batch_ = false;
+  cpu::PackedB packed_b_;
 };
 
-MNNPY_REGISTER_OP(OpDef{"MatMul", 2, 2, infer_matmul,
-                        [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new MatMulKernel(ctx)); },
-                        {}, false});
+OpDef matmul_def() {
+  OpDef def{"MatMul", 2, 2, infer_matmul,
+            [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new MatMulKernel(ctx)); }, {}, false};
+  def.packed_inputs = 1u << 1;  // the right-hand matrix, when it is constant (weights)
+  return def;
+}
+MNNPY_REGISTER_OP(matmul_def());
 
 }  // namespace
 

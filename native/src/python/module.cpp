@@ -230,6 +230,19 @@ PYBIND11_MODULE(_core, m) {
     for (auto& t : tensors) out.append(numpy_from_tensor(t));
     return out;
   }, "Compute several Vars in one plan; returns their values as NumPy arrays.");
+  m.def("last_profile", []() {
+    py::list out;
+    for (const StepProfile& p : last_profile()) {
+      py::dict d;
+      d["op"] = p.op;
+      d["scheme"] = p.scheme;
+      d["shape"] = p.shape;
+      d["seconds"] = p.seconds;
+      d["flops"] = p.flops;
+      out.append(d);
+    }
+    return out;
+  }, "The steps of the last run made with the executor option 'profile' on.");
   m.def("evaluate_as_constants", [](const std::vector<Var>& vars) {
     auto tensors = evaluate_without_gil(vars);
     std::vector<Var> out;

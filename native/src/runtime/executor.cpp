@@ -5,6 +5,8 @@
 #include "mnnpy/executor.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <list>
 #include <map>
@@ -193,6 +195,7 @@ struct PlanValue {
 
 struct Step {
   std::unique_ptr<Kernel> kernel;
+  std::string label;  // the op, or the ops of a fused group
   std::vector<int> inputs, outputs;  // value ids
   size_t scratch_offset = 0;
 };
@@ -206,6 +209,8 @@ struct Plan {
 };
 
 bool g_cse = true, g_fusion = true;
+std::atomic<bool> g_profile{false};
+std::vector<StepProfile> g_last_profile;
 
 struct Interval {
   int begin, end;
@@ -388,6 +393,9 @@ std::unique_ptr<Plan> build_plan(const Collected& g) {
         reg_of_value[m.first_output] = (int)program.size() - 1;
       }
       step.outputs = {n.first_output};
+      step.label = "Fused(";
+      for (size_t k = 0; k < members.size(); ++k) step.label += (k ? "," : "") + nodes[members[k]].op->name;
+      step.label += ")";
       step.kernel = make_fused_elementwise_kernel(std::move(program), input_types, values[n.first_output].type);
       ++plan->fused_groups;
     } else {
@@ -401,6 +409,7 @@ std::unique_ptr<Plan> build_plan(const Collected& g) {
         if (in.storage == StorageKind::Leaf) constants[k] = packed_constant(g, n.op, k, Ref{-1, in.leaf});
       }
       step.kernel = n.op->cpu_kernel(KernelContext{*n.attrs, in_types, out_types, constants});
+      step.label = n.op->name;
       step.inputs = n.inputs;
       for (int k = 0; k < n.num_outputs; ++k) step.outputs.push_back(n.first_output + k);
     }
@@ -520,12 +529,25 @@ std::vector<std::shared_ptr<Tensor>> run_plan(const Plan& plan, const Collected&
   }
   KernelArgs args;
   args.pool = &ThreadPool::global();
+  const bool profile = g_profile;
+  std::vector<StepProfile> timings;
   for (const Step& step : plan.steps) {
     args.inputs.clear();
     args.outputs.clear();
     for (int x : step.inputs) args.inputs.push_back(tensors[x].get());
     for (int y : step.outputs) args.outputs.push_back(tensors[y].get());
+    const auto start = std::chrono::steady_clock::now();
     step.kernel->execute(args, base ? base + step.scratch_offset : nullptr);
+    if (profile) {
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::string shape;
+      if (!args.outputs.empty()) shape = shape_str(args.outputs[0]->type.shape);
+      timings.push_back(StepProfile{step.label, step.kernel->scheme(), shape, seconds, step.kernel->flops()});
+    }
+  }
+  if (profile) {
+    std::lock_guard<std::mutex> lock(g_cache_mutex);
+    g_last_profile = std::move(timings);
   }
   std::vector<std::shared_ptr<Tensor>> out;
   for (int t : plan.targets) out.push_back(tensors[t]);
@@ -585,13 +607,22 @@ void clear_plan_cache() {
   g_lru.clear();
 }
 
+std::vector<StepProfile> last_profile() {
+  std::lock_guard<std::mutex> lock(g_cache_mutex);
+  return g_last_profile;
+}
+
 void set_executor_option(const std::string& name, bool on) {
   std::lock_guard<std::mutex> lock(g_cache_mutex);
+  if (name == "profile") {
+    g_profile = on;  // plans stay valid
+    return;
+  }
   if (name == "cse") g_cse = on;
   else if (name == "fusion") g_fusion = on;
   else if (name == "streaming_stores") g_streaming_stores = on;
   else if (name == "mul_add") g_fuse_mul_add = on;
-  else throw ValueError("unknown executor option '" + name + "' (known: cse, fusion, streaming_stores, mul_add)");
+  else throw ValueError("unknown executor option '" + name + "' (known: cse, fusion, streaming_stores, mul_add, profile)");
   g_cache.clear();
   g_lru.clear();
 }
