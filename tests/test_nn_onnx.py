@@ -340,3 +340,24 @@ def test_bad_models_and_inputs_raise(rng, tmp_path):
     with pytest.raises(ValueError, match="corrupt mnnpy model description"):
         nn.load_module_from_file(str(tmp_path / "corrupt.mnnpy"))
     assert x.shape == (2, 3)  # the user's array is untouched
+
+
+@pytest.mark.parametrize("mode,coord", [("nearest", "asymmetric"), ("linear", "half_pixel"),
+                                        ("linear", "align_corners"), ("cubic", "pytorch_half_pixel")])
+def test_resize_by_scales_and_by_sizes(rng, mode, coord):
+    x = rand(rng, 1, 2, 5, 7)
+    for inputs, weights in ((["x", "", "scales"], {"scales": np.array([1, 1, 2.5, 1.5], np.float32)}),
+                            (["x", "", "", "sizes"], {"sizes": np.array([1, 2, 9, 4], np.int64)})):
+        node = h.make_node("Resize", inputs, ["y"], mode=mode, coordinate_transformation_mode=coord)
+        check(make_model([node], {"x": x}, ["y"], weights, opset=13), {"x": x}, atol=1e-5)
+
+
+def test_pooling_nodes(rng):
+    x = rand(rng, 2, 3, 11, 9)
+    nodes = [h.make_node("MaxPool", ["x"], ["m"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 0, 1, 1],
+                         ceil_mode=1),
+             h.make_node("AveragePool", ["x"], ["a"], kernel_shape=[3, 2], strides=[1, 2], pads=[1, 1, 0, 1],
+                         count_include_pad=1),
+             h.make_node("AveragePool", ["x"], ["s"], kernel_shape=[3, 3], auto_pad="SAME_UPPER"),
+             h.make_node("GlobalAveragePool", ["x"], ["g"]), h.make_node("GlobalMaxPool", ["x"], ["gm"])]
+    check(make_model(nodes, {"x": x}, ["m", "a", "s", "g", "gm"]), {"x": x})

@@ -598,6 +598,7 @@ def _resize(ctx, node, ins):
         sizes = ctx.static(ins[3], node, "sizes") if len(ins) > 3 and ins[3] is not None else None
         mode = _attr(node, "mode", "nearest")
         coord = _attr(node, "coordinate_transformation_mode", "half_pixel")
+    spatial_scales = None
     if sizes is not None and sizes.size:
         out = [int(s) for s in sizes.reshape(-1)]
         axes = _attr(node, "axes")
@@ -609,13 +610,14 @@ def _resize(ctx, node, ins):
     else:
         scales = np.asarray(scales, np.float64).reshape(-1)
         out = [int(np.floor(d * s)) for d, s in zip(x.shape, scales)]
+        spatial_scales = [float(s) for s in scales[2:]]  # ONNX maps coordinates by the given scales
     if x.ndim != 4 or out[:2] != list(x.shape[:2]):
         raise ValueError(f"only resizing the last two axes of a 4-D input is supported (input {tuple(x.shape)}, "
                          f"output {tuple(out)})")
     if mode == "linear" and coord == "tf_crop_and_resize":
         raise ValueError("Resize coordinate_transformation_mode tf_crop_and_resize is not supported")
     return _resize_nchw(x, out[2:], mode, coord, _attr(node, "nearest_mode", "round_prefer_floor"),
-                        _attr(node, "cubic_coeff_a", -0.75), bool(_attr(node, "exclude_outside", 0)))
+                        _attr(node, "cubic_coeff_a", -0.75), bool(_attr(node, "exclude_outside", 0)), spatial_scales)
 
 
 def supported_operators():

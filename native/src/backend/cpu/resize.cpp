@@ -1,0 +1,303 @@
+// Resize kernels, compiled once per SIMD target by Highway and chosen at run time.
+// Linear and cubic resizes are separable: a block of output rows first resizes the distinct
+// input rows it reads horizontally (gathers through a per-column tap table), then blends those
+// rows vertically with per-row weights, vectorized across the output width. Nearest resizes
+// gather each output row from one input row and copy repeated rows.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "backend/cpu/resize.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "backend/cpu/resize.h"
+#include "mnnpy/thread_pool.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace mnnpy {
+namespace cpu {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// dst[o] = sum over t of weight[t * out + o] * row[index[t * out + o]].
+template <int kTaps>
+void horizontal_t(const float* HWY_RESTRICT row, const int32_t* HWY_RESTRICT index, const float* HWY_RESTRICT weight,
+                  int64_t out, float* HWY_RESTRICT dst) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const int64_t N = (int64_t)hn::Lanes(d);
+  auto vector_at = [&](int64_t o) {
+    auto acc = hn::Mul(hn::LoadU(d, weight + o), hn::GatherIndex(d, row, hn::LoadU(di, index + o)));
+    for (int t = 1; t < kTaps; ++t) {
+      const int64_t at = t * out + o;
+      acc = hn::MulAdd(hn::LoadU(d, weight + at), hn::GatherIndex(d, row, hn::LoadU(di, index + at)), acc);
+    }
+    hn::StoreU(acc, d, dst + o);
+  };
+  int64_t o = 0;
+  if (out >= N) {
+    for (; o + N <= out; o += N) vector_at(o);
+    if (o < out) vector_at(out - N);  // overlaps the previous vector, rewriting equal values
+    return;
+  }
+  for (; o < out; ++o) {
+    float acc = 0;
+    for (int t = 0; t < kTaps; ++t) acc += weight[t * out + o] * row[index[t * out + o]];
+    dst[o] = acc;
+  }
+}
+
+void HorizontalImpl(int taps, const float* row, const int32_t* index, const float* weight, int64_t out, float* dst) {
+  switch (taps) {
+    case 1: return horizontal_t<1>(row, index, weight, out, dst);
+    case 2: return horizontal_t<2>(row, index, weight, out, dst);
+    default: return horizontal_t<4>(row, index, weight, out, dst);
+  }
+}
+
+// dst[i] = sum over t of weight[t] * rows[t][i].
+void VerticalImpl(int taps, const float* const* rows, const float* weight, int64_t n, float* HWY_RESTRICT dst) {
+  const hn::ScalableTag<float> d;
+  const int64_t N = (int64_t)hn::Lanes(d);
+  int64_t i = 0;
+  if (taps == 2) {
+    const float* HWY_RESTRICT a = rows[0];
+    const float* HWY_RESTRICT b = rows[1];
+    const auto wa = hn::Set(d, weight[0]), wb = hn::Set(d, weight[1]);
+    for (; i + N <= n; i += N) {
+      hn::StoreU(hn::MulAdd(wb, hn::LoadU(d, b + i), hn::Mul(wa, hn::LoadU(d, a + i))), d, dst + i);
+    }
+    for (; i < n; ++i) dst[i] = weight[0] * a[i] + weight[1] * b[i];
+    return;
+  }
+  for (; i + N <= n; i += N) {
+    auto acc = hn::Mul(hn::Set(d, weight[0]), hn::LoadU(d, rows[0] + i));
+    for (int t = 1; t < taps; ++t) acc = hn::MulAdd(hn::Set(d, weight[t]), hn::LoadU(d, rows[t] + i), acc);
+    hn::StoreU(acc, d, dst + i);
+  }
+  for (; i < n; ++i) {
+    float acc = weight[0] * rows[0][i];
+    for (int t = 1; t < taps; ++t) acc += weight[t] * rows[t][i];
+    dst[i] = acc;
+  }
+}
+
+// dst[o] = row[index[o]].
+void GatherImpl(const float* HWY_RESTRICT row, const int32_t* HWY_RESTRICT index, int64_t out,
+                float* HWY_RESTRICT dst) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const int64_t N = (int64_t)hn::Lanes(d);
+  int64_t o = 0;
+  for (; o + N <= out; o += N) hn::StoreU(hn::GatherIndex(d, row, hn::LoadU(di, index + o)), d, dst + o);
+  for (; o < out; ++o) dst[o] = row[index[o]];
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace cpu
+}  // namespace mnnpy
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace mnnpy {
+namespace cpu {
+HWY_EXPORT(HorizontalImpl);
+HWY_EXPORT(VerticalImpl);
+HWY_EXPORT(GatherImpl);
+
+namespace {
+
+constexpr int64_t kBlockOutputs = 1 << 15;  // output elements per block of rows
+
+// The input coordinate of output position o, as ONNX Resize defines it (computed in float,
+// as onnxruntime does, so that ties in nearest rounding land the same way).
+float source_coordinate(int64_t o, int64_t in, int64_t out, float scale, CoordinateMode mode) {
+  const float x = (float)o;
+  switch (mode) {
+    case CoordinateMode::HalfPixel: return (x + 0.5f) / scale - 0.5f;
+    case CoordinateMode::PytorchHalfPixel: return out > 1 ? (x + 0.5f) / scale - 0.5f : 0.0f;
+    case CoordinateMode::AlignCorners: return out == 1 ? 0.0f : x * (float)(in - 1) / (float)(out - 1);
+    case CoordinateMode::Asymmetric: return x / scale;
+    case CoordinateMode::TfHalfPixelForNN: return (x + 0.5f) / scale;
+  }
+  return 0.0f;
+}
+
+int64_t nearest_index(float x, NearestMode mode) {
+  switch (mode) {
+    case NearestMode::RoundPreferFloor:
+      // Halfway values round down; others to the nearest integer.
+      if (x == (float)(int64_t)x + 0.5f) return (int64_t)std::floor(x);
+      return (int64_t)std::round(x);
+    case NearestMode::RoundPreferCeil:
+      if (x == (float)(int64_t)x + 0.5f) return (int64_t)std::ceil(x);
+      return (int64_t)std::round(x);
+    case NearestMode::Floor: return (int64_t)std::floor(x);
+    case NearestMode::Ceil: return (int64_t)std::ceil(x);
+  }
+  return 0;
+}
+
+// Keys' cubic convolution weights for the taps at floor(x) - 1 .. floor(x) + 2, t = x - floor(x).
+void cubic_weights(float t, float a, float w[4]) {
+  const float t1 = t + 1, s = 1 - t, s1 = 2 - t;
+  w[0] = ((a * t1 - 5 * a) * t1 + 8 * a) * t1 - 4 * a;
+  w[1] = ((a + 2) * t - (a + 3)) * t * t + 1;
+  w[2] = ((a + 2) * s - (a + 3)) * s * s + 1;
+  w[3] = ((a * s1 - 5 * a) * s1 + 8 * a) * s1 - 4 * a;
+}
+
+int64_t clamp_index(int64_t i, int64_t in) { return std::min(std::max<int64_t>(i, 0), in - 1); }
+
+}  // namespace
+
+ResizeAxis make_resize_axis(int64_t in, int64_t out, float scale, const ResizeOptions& options) {
+  ResizeAxis axis;
+  axis.in = in;
+  axis.out = out;
+  axis.taps = options.mode == ResizeMode::Nearest ? 1 : options.mode == ResizeMode::Linear ? 2 : 4;
+  axis.index.assign(axis.taps * out, 0);
+  axis.weight.assign(axis.taps * out, 0.0f);
+  for (int64_t o = 0; o < out; ++o) {
+    const float x = source_coordinate(o, in, out, scale, options.coordinates);
+    if (options.mode == ResizeMode::Nearest) {
+      axis.index[o] = (int32_t)clamp_index(nearest_index(x, options.nearest), in);
+      axis.weight[o] = 1.0f;
+    } else if (options.mode == ResizeMode::Linear) {
+      // Outside [0, in - 1] the edge value holds (with or without exclude_outside).
+      const float xc = std::min(std::max(x, 0.0f), (float)(in - 1));
+      const int64_t i0 = std::min<int64_t>((int64_t)xc, in - 1), i1 = std::min<int64_t>(i0 + 1, in - 1);
+      const float t = xc - (float)i0;
+      axis.index[o] = (int32_t)i0;
+      axis.index[out + o] = (int32_t)i1;
+      axis.weight[o] = 1.0f - t;
+      axis.weight[out + o] = t;
+    } else {
+      const float fl = std::floor(x);
+      const int64_t base = (int64_t)fl - 1;
+      float w[4];
+      cubic_weights(x - fl, options.cubic_coeff_a, w);
+      if (options.exclude_outside) {
+        float total = 0;
+        for (int t = 0; t < 4; ++t) {
+          if (base + t < 0 || base + t >= in) w[t] = 0;
+          total += w[t];
+        }
+        for (int t = 0; t < 4; ++t) w[t] = total != 0 ? w[t] / total : 0.0f;
+      }
+      for (int t = 0; t < 4; ++t) {
+        axis.index[t * out + o] = (int32_t)clamp_index(base + t, in);
+        axis.weight[t * out + o] = w[t];
+      }
+    }
+  }
+  axis.identity = in == out;
+  for (int64_t o = 0; o < out && axis.identity; ++o) {
+    for (int t = 0; t < axis.taps; ++t) {
+      const float w = axis.weight[t * out + o];
+      const bool own = axis.index[t * out + o] == o;
+      if (own ? w != 1.0f : w != 0.0f) { axis.identity = false; break; }
+    }
+  }
+  return axis;
+}
+
+Resize2D::Resize2D(int64_t planes, ResizeAxis rows, ResizeAxis cols)
+    : planes_(planes), rows_(std::move(rows)), cols_(std::move(cols)) {
+  const int64_t out_h = rows_.out, out_w = cols_.out, taps = rows_.taps;
+  block_rows_ = std::min<int64_t>(std::max<int64_t>(1, kBlockOutputs / std::max<int64_t>(1, out_w)), out_h);
+  // Enough blocks to keep threads busy when there are few planes.
+  if (planes_ < 16) block_rows_ = std::max<int64_t>(1, std::min(block_rows_, out_h * planes_ / 16));
+  if (rows_.taps == 1) return;  // nearest needs no blocks
+  row_slot_.assign(taps * out_h, 0);
+  block_begin_.push_back(0);
+  for (int64_t b0 = 0; b0 < out_h; b0 += block_rows_) {
+    const int64_t b1 = std::min(out_h, b0 + block_rows_);
+    std::vector<int32_t> inputs;
+    for (int64_t o = b0; o < b1; ++o) {
+      for (int64_t t = 0; t < taps; ++t) {
+        if (t == 0 || rows_.weight[t * out_h + o] != 0.0f) inputs.push_back(rows_.index[t * out_h + o]);
+      }
+    }
+    std::sort(inputs.begin(), inputs.end());
+    inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
+    for (int64_t o = b0; o < b1; ++o) {
+      for (int64_t t = 0; t < taps; ++t) {
+        // A tap of weight 0 reads tap 0's row: no input row is resized only to be ignored.
+        const int64_t at = (rows_.weight[t * out_h + o] != 0.0f || t == 0) ? t : 0;
+        const int32_t wanted = rows_.index[at * out_h + o];
+        row_slot_[t * out_h + o] = (int32_t)(std::lower_bound(inputs.begin(), inputs.end(), wanted) - inputs.begin());
+      }
+    }
+    block_inputs_.insert(block_inputs_.end(), inputs.begin(), inputs.end());
+    block_begin_.push_back((int32_t)block_inputs_.size());
+    max_block_inputs_ = std::max<int64_t>(max_block_inputs_, (int64_t)inputs.size());
+  }
+}
+
+void Resize2D::run_nearest(const float* x, float* y, ThreadPool* pool) const {
+  const int64_t in_h = rows_.in, in_w = cols_.in, out_h = rows_.out, out_w = cols_.out;
+  const int64_t grain = std::max<int64_t>(1, kBlockOutputs / std::max<int64_t>(1, out_w));
+  parallel_for(pool, planes_ * out_h, grain, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t p = r / out_h, o = r % out_h;
+      float* dst = y + r * out_w;
+      const int32_t source = rows_.index[o];
+      if (r > r0 && o > 0 && rows_.index[o - 1] == source) {
+        std::memcpy(dst, dst - out_w, out_w * sizeof(float));  // a repeated input row
+        continue;
+      }
+      const float* row = x + (p * in_h + source) * in_w;
+      if (cols_.identity) std::memcpy(dst, row, out_w * sizeof(float));
+      else HWY_DYNAMIC_DISPATCH(GatherImpl)(row, cols_.index.data(), out_w, dst);
+    }
+  });
+}
+
+void Resize2D::run(const float* x, float* y, ThreadPool* pool) const {
+  const int64_t in_h = rows_.in, in_w = cols_.in, out_h = rows_.out, out_w = cols_.out;
+  if (planes_ == 0 || out_h == 0 || out_w == 0) return;
+  if (rows_.identity && cols_.identity) {
+    std::memcpy(y, x, planes_ * out_h * out_w * sizeof(float));
+    return;
+  }
+  if (rows_.taps == 1) return run_nearest(x, y, pool);
+  const int64_t blocks = (int64_t)block_begin_.size() - 1, taps = rows_.taps;
+  parallel_for(pool, planes_ * blocks, 1, [&](int64_t i0, int64_t i1) {
+    std::vector<float> resized(cols_.identity ? 0 : max_block_inputs_ * out_w);
+    std::vector<const float*> slots(max_block_inputs_);
+    std::vector<const float*> tap_rows(taps);
+    std::vector<float> tap_weights(taps);
+    for (int64_t item = i0; item < i1; ++item) {
+      const int64_t p = item / blocks, b = item % blocks;
+      const float* plane = x + p * in_h * in_w;
+      const int64_t first_input = block_begin_[b], inputs = block_begin_[b + 1] - first_input;
+      for (int64_t s = 0; s < inputs; ++s) {
+        const float* row = plane + (int64_t)block_inputs_[first_input + s] * in_w;
+        if (cols_.identity) {
+          slots[s] = row;
+        } else {
+          float* dst = resized.data() + s * out_w;
+          HWY_DYNAMIC_DISPATCH(HorizontalImpl)(cols_.taps, row, cols_.index.data(), cols_.weight.data(), out_w, dst);
+          slots[s] = dst;
+        }
+      }
+      const int64_t o1 = std::min(out_h, (b + 1) * block_rows_);
+      for (int64_t o = b * block_rows_; o < o1; ++o) {
+        for (int64_t t = 0; t < taps; ++t) {
+          tap_rows[t] = slots[row_slot_[t * out_h + o]];
+          tap_weights[t] = rows_.weight[t * out_h + o];
+        }
+        HWY_DYNAMIC_DISPATCH(VerticalImpl)((int)taps, tap_rows.data(), tap_weights.data(), out_w,
+                                           y + (p * out_h + o) * out_w);
+      }
+    }
+  });
+}
+
+}  // namespace cpu
+}  // namespace mnnpy
+#endif

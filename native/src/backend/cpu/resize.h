@@ -1,0 +1,56 @@
+// CPU resize (nearest, linear, cubic) of float32 planes, with ONNX Resize's coordinate rules.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mnnpy {
+class ThreadPool;
+namespace cpu {
+
+enum class ResizeMode { Nearest, Linear, Cubic };
+enum class CoordinateMode { HalfPixel, PytorchHalfPixel, AlignCorners, Asymmetric, TfHalfPixelForNN };
+enum class NearestMode { RoundPreferFloor, RoundPreferCeil, Floor, Ceil };
+
+struct ResizeOptions {
+  ResizeMode mode = ResizeMode::Nearest;
+  CoordinateMode coordinates = CoordinateMode::HalfPixel;
+  NearestMode nearest = NearestMode::RoundPreferFloor;
+  float cubic_coeff_a = -0.75f;
+  bool exclude_outside = false;
+};
+
+// The taps of one axis: output position o reads input index[t * out + o] with weight
+// weight[t * out + o], t in [0, taps).
+struct ResizeAxis {
+  int64_t in = 0, out = 0;
+  int taps = 1;
+  std::vector<int32_t> index;
+  std::vector<float> weight;
+  bool identity = false;  // out == in and every output copies its own input position
+};
+
+// `scale` is out/in unless the caller has the model's own scale factor (ONNX `scales`).
+ResizeAxis make_resize_axis(int64_t in, int64_t out, float scale, const ResizeOptions& options);
+
+// Separable resize plan: tables are built once per shape; run() is called every execution.
+class Resize2D {
+ public:
+  Resize2D(int64_t planes, ResizeAxis rows, ResizeAxis cols);
+  void run(const float* x, float* y, ThreadPool* pool) const;
+
+ private:
+  void run_nearest(const float* x, float* y, ThreadPool* pool) const;
+
+  int64_t planes_;
+  ResizeAxis rows_, cols_;
+  // Output rows are processed in blocks; each block first resizes horizontally the distinct
+  // input rows its outputs read (block_inputs_[block_begin_[b] .. block_begin_[b + 1])), then
+  // blends them vertically: output row o reads slot row_slot_[t * out + o] of its block.
+  int64_t block_rows_ = 1;
+  std::vector<int32_t> block_begin_, block_inputs_, row_slot_;
+  int64_t max_block_inputs_ = 0;
+};
+
+}  // namespace cpu
+}  // namespace mnnpy

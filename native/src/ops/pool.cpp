@@ -1,0 +1,123 @@
+// MaxPool2D and AvgPool2D over float32 NCHW tensors, with ONNX/PyTorch output sizes.
+// Attributes: kernel [kh, kw], strides [sh, sw], pads [top, left, bottom, right],
+// dilations [dh, dw], ceil_mode 0/1, count_include_pad 0/1 (average only).
+#include <memory>
+#include <string>
+
+#include "backend/cpu/pool.h"
+#include "mnnpy/op_registry.h"
+
+namespace mnnpy {
+
+namespace {
+
+std::string list_str(const std::vector<int64_t>& v) {
+  std::string r = "[";
+  for (size_t i = 0; i < v.size(); ++i) r += (i ? ", " : "") + std::to_string(v[i]);
+  return r + "]";
+}
+
+std::vector<int64_t> ints_or(const Attrs& attrs, const std::string& op, const std::string& key,
+                             std::vector<int64_t> fallback, size_t count, int64_t min_value) {
+  std::vector<int64_t> v = attrs.has(key) ? attrs.get_ints(key) : std::move(fallback);
+  if (v.size() != count) {
+    throw ValueError(op + ": '" + key + "' needs " + std::to_string(count) + " values, got " + list_str(v));
+  }
+  for (int64_t x : v) {
+    if (x < min_value) {
+      throw ValueError(op + ": '" + key + "' values must be >= " + std::to_string(min_value) + ", got " +
+                       list_str(v));
+    }
+  }
+  return v;
+}
+
+// One spatial axis: output length with ceil mode's rule that the last window must start
+// inside the input or the leading padding.
+int64_t pooled_length(const std::string& op, const char* axis, int64_t in, int64_t kernel, int64_t stride,
+                      int64_t dilation, int64_t pad_begin, int64_t pad_end, bool ceil_mode) {
+  const int64_t extent = (kernel - 1) * dilation + 1;
+  if (pad_begin >= extent || pad_end >= extent) {
+    throw ValueError(op + ": padding along " + axis + " (" + std::to_string(pad_begin) + ", " +
+                     std::to_string(pad_end) + ") must be smaller than the kernel extent " + std::to_string(extent));
+  }
+  const int64_t span = in + pad_begin + pad_end - extent;
+  if (span < 0) {
+    throw ValueError(op + ": kernel extent " + std::to_string(extent) + " is larger than the padded input " +
+                     axis + " " + std::to_string(in + pad_begin + pad_end));
+  }
+  int64_t out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+  if (ceil_mode && (out - 1) * stride >= in + pad_begin) --out;
+  return out;
+}
+
+std::vector<TensorType> infer_pool(const std::string& op, bool is_max, const std::vector<TensorType>& in,
+                                   Attrs& attrs) {
+  const TensorType& x = in[0];
+  if (x.dtype != DType::Float32) {
+    throw TypeError(op + ": input must be float32, got " + dtype_name(x.dtype));
+  }
+  if (x.shape.size() != 4) {
+    throw ValueError(op + ": input must be 4-D [N, C, H, W], got shape " + shape_str(x.shape));
+  }
+  if (!attrs.has("kernel")) throw ValueError(op + ": the 'kernel' attribute is required");
+  const auto kernel = ints_or(attrs, op, "kernel", {}, 2, 1);
+  const auto strides = ints_or(attrs, op, "strides", {1, 1}, 2, 1);
+  const auto pads = ints_or(attrs, op, "pads", {0, 0, 0, 0}, 4, 0);
+  const auto dilations = ints_or(attrs, op, "dilations", {1, 1}, 2, 1);
+  const int64_t ceil_mode = attrs.get_int("ceil_mode", 0);
+  if (ceil_mode != 0 && ceil_mode != 1) throw ValueError(op + ": 'ceil_mode' must be 0 or 1");
+  attrs.set("kernel", kernel).set("strides", strides).set("pads", pads).set("dilations", dilations);
+  attrs.set("ceil_mode", ceil_mode);
+  if (!is_max) {
+    const int64_t include = attrs.get_int("count_include_pad", 0);
+    if (include != 0 && include != 1) throw ValueError(op + ": 'count_include_pad' must be 0 or 1");
+    attrs.set("count_include_pad", include);
+  }
+  const int64_t out_h = pooled_length(op, "height", x.shape[2], kernel[0], strides[0], dilations[0], pads[0], pads[2],
+                                      ceil_mode != 0);
+  const int64_t out_w = pooled_length(op, "width", x.shape[3], kernel[1], strides[1], dilations[1], pads[1], pads[3],
+                                      ceil_mode != 0);
+  return {TensorType{DType::Float32, {x.shape[0], x.shape[1], out_h, out_w}}};
+}
+
+class PoolKernel : public Kernel {
+ public:
+  PoolKernel(bool is_max, const KernelContext& ctx) : plan_(is_max, geometry(ctx), is_max ? false : ctx.attrs.get_int("count_include_pad") != 0) {}
+
+  void execute(const KernelArgs& args, void*) override {
+    plan_.run(args.inputs[0]->ptr<float>(), args.outputs[0]->ptr<float>(), args.pool);
+  }
+
+ private:
+  static cpu::PoolGeometry geometry(const KernelContext& ctx) {
+    const Shape& s = ctx.input_types[0].shape;
+    const Shape& o = ctx.output_types[0].shape;
+    const auto& k = ctx.attrs.get_ints("kernel");
+    const auto& st = ctx.attrs.get_ints("strides");
+    const auto& p = ctx.attrs.get_ints("pads");
+    const auto& dl = ctx.attrs.get_ints("dilations");
+    cpu::PoolGeometry g;
+    g.planes = s[0] * s[1];
+    g.in_h = s[2], g.in_w = s[3], g.out_h = o[2], g.out_w = o[3];
+    g.kernel_h = k[0], g.kernel_w = k[1], g.stride_h = st[0], g.stride_w = st[1];
+    g.dilation_h = dl[0], g.dilation_w = dl[1];
+    g.pad_top = p[0], g.pad_left = p[1], g.pad_bottom = p[2], g.pad_right = p[3];
+    return g;
+  }
+
+  cpu::Pool2D plan_;
+};
+
+MNNPY_REGISTER_OP(OpDef{"MaxPool2D", 1, 1,
+                        [](const std::vector<TensorType>& in, Attrs& attrs) { return infer_pool("MaxPool2D", true, in, attrs); },
+                        [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new PoolKernel(true, ctx)); },
+                        {}, false});
+MNNPY_REGISTER_OP(OpDef{"AvgPool2D", 1, 1,
+                        [](const std::vector<TensorType>& in, Attrs& attrs) { return infer_pool("AvgPool2D", false, in, attrs); },
+                        [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new PoolKernel(false, ctx)); },
+                        {}, false});
+
+}  // namespace
+
+}  // namespace mnnpy

@@ -1,0 +1,119 @@
+// Resize of float32 [N, C, H, W] (or [N, C, W]) tensors over the spatial axes, as ONNX Resize.
+// Attributes: size [Ho, Wo] (or [Wo]); mode "nearest" | "linear" | "cubic";
+// coordinate_transformation_mode "half_pixel" | "pytorch_half_pixel" | "align_corners" |
+// "asymmetric" | "tf_half_pixel_for_nn"; nearest_mode "round_prefer_floor" |
+// "round_prefer_ceil" | "floor" | "ceil"; cubic_coeff_a (float, -0.75); exclude_outside 0/1;
+// optional scale_h / scale_w (floats > 0): the model's own scale factors, which ONNX uses in the
+// coordinate transform instead of out / in when a model gives `scales`.
+#include <memory>
+#include <string>
+
+#include "backend/cpu/resize.h"
+#include "mnnpy/op_registry.h"
+
+namespace mnnpy {
+
+namespace {
+
+template <class E> struct Named { const char* name; E value; };
+
+const Named<cpu::ResizeMode> kModes[] = {
+    {"nearest", cpu::ResizeMode::Nearest}, {"linear", cpu::ResizeMode::Linear}, {"cubic", cpu::ResizeMode::Cubic}};
+const Named<cpu::CoordinateMode> kCoordinateModes[] = {
+    {"half_pixel", cpu::CoordinateMode::HalfPixel},
+    {"pytorch_half_pixel", cpu::CoordinateMode::PytorchHalfPixel},
+    {"align_corners", cpu::CoordinateMode::AlignCorners},
+    {"asymmetric", cpu::CoordinateMode::Asymmetric},
+    {"tf_half_pixel_for_nn", cpu::CoordinateMode::TfHalfPixelForNN}};
+const Named<cpu::NearestMode> kNearestModes[] = {
+    {"round_prefer_floor", cpu::NearestMode::RoundPreferFloor},
+    {"round_prefer_ceil", cpu::NearestMode::RoundPreferCeil},
+    {"floor", cpu::NearestMode::Floor},
+    {"ceil", cpu::NearestMode::Ceil}};
+
+template <class E, size_t K>
+E lookup(const Named<E> (&table)[K], const Attrs& attrs, const std::string& key, const char* fallback) {
+  const std::string value = attrs.has(key) ? attrs.get_string(key) : fallback;
+  std::string known;
+  for (const auto& entry : table) {
+    if (value == entry.name) return entry.value;
+    known += std::string(known.empty() ? "" : ", ") + "'" + entry.name + "'";
+  }
+  throw ValueError("Resize: unknown " + key + " '" + value + "'; expected one of " + known);
+}
+
+cpu::ResizeOptions options_from(const Attrs& attrs) {
+  cpu::ResizeOptions o;
+  o.mode = lookup(kModes, attrs, "mode", "nearest");
+  o.coordinates = lookup(kCoordinateModes, attrs, "coordinate_transformation_mode", "half_pixel");
+  o.nearest = lookup(kNearestModes, attrs, "nearest_mode", "round_prefer_floor");
+  o.cubic_coeff_a = (float)(attrs.has("cubic_coeff_a") ? attrs.get_float("cubic_coeff_a") : -0.75);
+  o.exclude_outside = attrs.get_int("exclude_outside", 0) != 0;
+  return o;
+}
+
+std::vector<TensorType> infer_resize(const std::vector<TensorType>& in, Attrs& attrs) {
+  const TensorType& x = in[0];
+  if (x.dtype != DType::Float32) throw TypeError(std::string("Resize: input must be float32, got ") + dtype_name(x.dtype));
+  const size_t rank = x.shape.size();
+  if (rank != 3 && rank != 4) {
+    throw ValueError("Resize: input must be 3-D [N, C, W] or 4-D [N, C, H, W], got shape " + shape_str(x.shape));
+  }
+  if (!attrs.has("size")) throw ValueError("Resize: the 'size' attribute (output spatial size) is required");
+  const auto& size = attrs.get_ints("size");
+  if (size.size() != rank - 2) {
+    throw ValueError("Resize: 'size' needs " + std::to_string(rank - 2) + " values for a " + std::to_string(rank) +
+                     "-D input, got " + std::to_string(size.size()));
+  }
+  for (int64_t s : size) {
+    if (s <= 0) throw ValueError("Resize: output sizes must be positive, got " + shape_str(size));
+  }
+  for (size_t i = 2; i < rank; ++i) {
+    if (x.shape[i] <= 0) throw ValueError("Resize: cannot resize an empty spatial axis, input shape " + shape_str(x.shape));
+  }
+  for (const char* key : {"scale_h", "scale_w"}) {
+    if (attrs.has(key) && !(attrs.get_float(key) > 0)) {
+      throw ValueError(std::string("Resize: '") + key + "' must be positive");
+    }
+  }
+  const int64_t exclude = attrs.get_int("exclude_outside", 0);
+  if (exclude != 0 && exclude != 1) throw ValueError("Resize: 'exclude_outside' must be 0 or 1");
+  options_from(attrs);  // validates the mode names
+  Shape out = x.shape;
+  for (size_t i = 2; i < rank; ++i) out[i] = size[i - 2];
+  return {TensorType{DType::Float32, out}};
+}
+
+class ResizeKernel : public Kernel {
+ public:
+  explicit ResizeKernel(const KernelContext& ctx) : plan_(make_plan(ctx)) {}
+
+  void execute(const KernelArgs& args, void*) override {
+    plan_.run(args.inputs[0]->ptr<float>(), args.outputs[0]->ptr<float>(), args.pool);
+  }
+
+ private:
+  static cpu::Resize2D make_plan(const KernelContext& ctx) {
+    const Shape& s = ctx.input_types[0].shape;
+    const Shape& o = ctx.output_types[0].shape;
+    const cpu::ResizeOptions options = options_from(ctx.attrs);
+    const bool has_h = s.size() == 4;
+    const int64_t in_h = has_h ? s[2] : 1, out_h = has_h ? o[2] : 1;
+    const int64_t in_w = s.back(), out_w = o.back();
+    auto scale = [&](const char* key, int64_t in, int64_t out) {
+      return ctx.attrs.has(key) ? (float)ctx.attrs.get_float(key) : (float)out / (float)in;
+    };
+    return cpu::Resize2D(s[0] * s[1], cpu::make_resize_axis(in_h, out_h, scale("scale_h", in_h, out_h), options),
+                         cpu::make_resize_axis(in_w, out_w, scale("scale_w", in_w, out_w), options));
+  }
+
+  cpu::Resize2D plan_;
+};
+
+MNNPY_REGISTER_OP(OpDef{"Resize", 1, 1, infer_resize,
+                        [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new ResizeKernel(ctx)); },
+                        {}, false});
+
+}  // namespace
+
+}  // namespace mnnpy
