@@ -23,11 +23,62 @@ def export_torchvision(name, size=224, batch=1, opset=17):
     else:
         model = getattr(torchvision.models, name)(**kwargs)
     model.eval()
+    with torch.no_grad():
+        # Heads that torchvision initializes to zero would make every output 0: give them weights.
+        for p in model.parameters():
+            if p.dim() >= 2 and not p.any():
+                p.normal_(0, 0.02)
     x = torch.randn(batch, 3, size, size)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         tmp = path + f".{os.getpid()}.tmp"
         torch.onnx.export(model, (x,), tmp, dynamo=False, opset_version=opset, input_names=["input"],
                           output_names=["output"], dynamic_axes={"input": {0: "N"}})
+        os.replace(tmp, path)
+    return path
+
+
+def export_transformer(kind, seq=128, small=True, opset=17):
+    """A HuggingFace `kind` ("bert", "gpt2") with random weights from its config, exported to
+    ONNX with inputs input_ids (and attention_mask for BERT), free batch and sequence axes.
+    `small` shrinks it to 2 layers of width 64 for tests; otherwise the base size."""
+    import torch
+    import transformers
+    os.makedirs(EXPORT_DIR, exist_ok=True)
+    path = os.path.join(EXPORT_DIR, f"{kind}_{'small' if small else 'base'}_op{opset}.onnx")
+    if os.path.exists(path):
+        return path
+    torch.manual_seed(0)
+    size = dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=4, intermediate_size=128) if small else {}
+    if kind == "bert":
+        model = transformers.BertModel(transformers.BertConfig(**size, attn_implementation="eager"))
+        names, outputs = ["input_ids", "attention_mask"], ["last_hidden_state"]
+    elif kind == "gpt2":
+        gsize = dict(n_layer=2, n_embd=64, n_head=4) if small else {}
+        model = transformers.GPT2LMHeadModel(transformers.GPT2Config(**gsize, attn_implementation="eager"))
+        names, outputs = ["input_ids"], ["logits"]
+    else:
+        raise ValueError(kind)
+    model.eval()
+
+    class Wrapper(torch.nn.Module):  # keyword arguments only, one tensor out
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, *inputs):
+            kwargs = dict(zip(names, inputs))
+            kwargs.setdefault("attention_mask", torch.ones_like(inputs[0]))  # avoids a packed-sequence probe
+            out = self.inner(**kwargs, use_cache=False, return_dict=True)
+            return out[outputs[0]]
+
+    model = Wrapper(model).eval()
+    ids = torch.randint(0, 1000, (1, seq))
+    args = (ids, torch.ones_like(ids)) if kind == "bert" else (ids,)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tmp = path + f".{os.getpid()}.tmp"
+        torch.onnx.export(model, args, tmp, dynamo=False, opset_version=opset, input_names=names,
+                          output_names=outputs, dynamic_axes={n: {0: "N", 1: "S"} for n in names})
         os.replace(tmp, path)
     return path

@@ -25,3 +25,43 @@ def test_classifier_matches_onnxruntime(rng, tmp_path, name, size):
         got = module.forward(x).numpy()
         assert got.shape == expected.shape
         np.testing.assert_allclose(got, expected, rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("name", ["deeplabv3_mobilenet_v3_large", "lraspp_mobilenet_v3_large"])
+def test_segmentation_matches_onnxruntime(rng, name):
+    path = export_torchvision(name, 128)
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    module = nn.load_module_from_file(path, ["input"], ["output"])
+    x = rng.standard_normal((1, 3, 128, 128)).astype(np.float32)
+    expected = session.run(None, {"input": x})[0]
+    got = module.forward(x).numpy()
+    assert got.shape == expected.shape == (1, 21, 128, 128)
+    np.testing.assert_allclose(got, expected, rtol=1e-3, atol=1e-4)
+
+
+def test_vision_transformer_matches_onnxruntime(rng):
+    path = export_torchvision("vit_b_16", 224)
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    module = nn.load_module_from_file(path)
+    x = rng.standard_normal((1, 3, 224, 224)).astype(np.float32)
+    expected = session.run(None, {"input": x})[0]
+    np.testing.assert_allclose(module.forward(x).numpy(), expected, rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("kind", ["bert", "gpt2"])
+def test_transformers_match_onnxruntime_at_several_lengths(rng, kind):
+    pytest.importorskip("transformers")
+    from model_zoo import export_transformer
+    path = export_transformer(kind)
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    names = [i.name for i in session.get_inputs()]
+    module = nn.load_module_from_file(path)
+    for batch, seq in ((1, 128), (2, 37)):
+        ids = rng.integers(0, 1000, (batch, seq)).astype(np.int64)
+        feed = {"input_ids": ids}
+        if "attention_mask" in names:
+            mask = np.ones_like(ids)
+            mask[-1, seq // 2:] = 0  # padding in the last sequence
+            feed["attention_mask"] = mask
+        expected = session.run(None, feed)[0]
+        np.testing.assert_allclose(module.forward(feed).numpy(), expected, rtol=1e-3, atol=1e-4)

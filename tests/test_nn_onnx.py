@@ -361,3 +361,10 @@ def test_pooling_nodes(rng):
              h.make_node("AveragePool", ["x"], ["s"], kernel_shape=[3, 3], auto_pad="SAME_UPPER"),
              h.make_node("GlobalAveragePool", ["x"], ["g"]), h.make_node("GlobalMaxPool", ["x"], ["gm"])]
     check(make_model(nodes, {"x": x}, ["m", "a", "s", "g", "gm"]), {"x": x})
+
+
+def test_gather_elements(rng):
+    x = rand(rng, 3, 4, 5)
+    idx = rng.integers(-4, 4, (3, 2, 5)).astype(np.int64)
+    model = make_model([h.make_node("GatherElements", ["x", "i"], ["y"], axis=1)], {"x": x, "i": idx}, ["y"])
+    check(model, {"x": x, "i": idx})

@@ -322,6 +322,25 @@ def _gather(ctx, node, ins):
     return F.gather(x, idx, axis)
 
 
+@handles("GatherElements")
+def _gather_elements(ctx, node, ins):
+    x, idx = ins
+    axis = _axis(_attr(node, "axis", 0), x.ndim)
+    if idx.ndim != x.ndim:
+        raise ValueError(f"indices have rank {idx.ndim}, data rank {x.ndim}; they must match")
+    # out[i0..] = x[i0.., idx[i0..], ..]: one gather over the flattened data with flat offsets.
+    strides = np.cumprod((list(x.shape[1:]) + [1])[::-1])[::-1]
+    idx = F.cast(idx, np.int64)
+    idx = F.select(F.less(idx, 0), F.add(idx, np.int64(x.shape[axis])), idx)
+    flat = F.multiply(idx, np.int64(strides[axis]))
+    for d in range(x.ndim):
+        if d == axis:
+            continue
+        coord = np.arange(idx.shape[d], dtype=np.int64).reshape([-1 if k == d else 1 for k in range(x.ndim)])
+        flat = F.add(flat, coord * np.int64(strides[d]))
+    return F.gather(F.reshape(x, [-1]), flat, 0)
+
+
 @handles("Expand")
 def _expand(ctx, node, ins):
     x = ins[0]
