@@ -1,0 +1,538 @@
+// Convolution kernels, compiled per SIMD target (Highway foreach_target) and dispatched at run time.
+//
+// GEMM schemes: per image and group, out[Cout_g x HoWo] = W[Cout_g x K] * cols[K x HoWo]. A task
+// owns a block of output columns (pixels) and a range of output channels: it writes the columns
+// of its block straight into 16-wide panels (im2col fused with packing, sized to stay in L2), then
+// runs MR x NR register tiles over them, depth in L1-sized steps; the last step adds the bias and
+// applies the activation before the tile leaves the registers.
+// Depthwise: each plane is copied once into a zero-padded buffer, split into stride phases so that
+// every tap reads contiguous input; four output vectors are accumulated at a time.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "backend/cpu/conv.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+#include <hwy/contrib/math/math-inl.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <vector>
+
+#include "backend/cpu/conv.h"
+#include "mnnpy/thread_pool.h"
+
+#ifndef MNNPY_CONV_SHARED_ONCE
+#define MNNPY_CONV_SHARED_ONCE
+namespace mnnpy {
+namespace cpu {
+namespace conv_detail {
+
+constexpr int64_t kPanel = 16;                     // columns per packed panel: one cache line of floats
+constexpr int64_t kL1PanelBytes = 24 << 10;        // most of L1 for the depth step of one column panel
+constexpr int64_t kColumnBlockBytes = 256 << 10;   // packed columns of one task: a quarter of L2
+constexpr int64_t kRowBlock = 20 * kConvWeightRows;  // weight rows per pass: their depth step stays in L2
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+inline int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
+// Grow-only 64-byte aligned buffers owned by each thread, so that runs do not allocate.
+enum BufferSlot { kColumnsSlot, kPlaneSlot, kNumSlots };
+struct ThreadBuffers {
+  void* ptr[kNumSlots] = {};
+  size_t size[kNumSlots] = {};
+  ~ThreadBuffers() {
+    for (void* p : ptr) std::free(p);
+  }
+};
+inline float* thread_buffer(BufferSlot slot, size_t floats) {
+  thread_local ThreadBuffers buffers;
+  const size_t bytes = (floats * sizeof(float) + 63) & ~size_t(63);
+  if (buffers.size[slot] < bytes) {
+    std::free(buffers.ptr[slot]);
+    buffers.ptr[slot] = std::aligned_alloc(64, bytes);
+    if (!buffers.ptr[slot]) {
+      buffers.size[slot] = 0;
+      throw std::bad_alloc();
+    }
+    buffers.size[slot] = bytes;
+  }
+  return static_cast<float*>(buffers.ptr[slot]);
+}
+
+}  // namespace conv_detail
+}  // namespace cpu
+}  // namespace mnnpy
+#endif  // MNNPY_CONV_SHARED_ONCE
+
+HWY_BEFORE_NAMESPACE();
+namespace mnnpy {
+namespace cpu {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+using namespace conv_detail;
+
+using DF = hn::ScalableTag<float>;
+using VF = hn::Vec<DF>;
+
+// The register tile of this target: MR weight rows x NP panels of 16 columns. Same shapes as the
+// GEMM's micro-kernels (16 vector registers before AVX-512, 32 with it).
+struct ConvTile {
+  static constexpr int kLanes = (int)hn::MaxLanes(DF());
+  static constexpr int kVecPerPanel = (int)kPanel / kLanes;
+  static constexpr int kPanels = kVecPerPanel == 1 ? 2 : 1;
+#if HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_EMU128
+  static constexpr int kMR = 4;
+#elif HWY_TARGET <= HWY_AVX3
+  static constexpr int kMR = 12;
+#else
+  static constexpr int kMR = kVecPerPanel * kPanels <= 2 ? 6 : 3;
+#endif
+  static constexpr int kNR = kPanels * (int)kPanel;
+  static_assert(kConvWeightRows % kMR == 0, "packed weight panels must split into micro-tiles");
+};
+
+// Writes n values of row k of a panel-packed column block, starting at column jj: src[q * stride],
+// or zeros when src is null. Column jj lives in panel jj / 16, at offset (jj % 16) of its row.
+// Whole panel rows (16 values) are moved as vectors; only the ends of a stretch go one by one.
+HWY_INLINE void put_columns(float* out, int64_t K, int64_t k, int64_t jj, int64_t n, const float* src,
+                            int64_t stride) {
+  const DF d;
+  constexpr int64_t L = ConvTile::kLanes;
+  float* row = out + k * kPanel;
+  const int64_t panel_stride = K * kPanel;
+  auto one_by_one = [&](int64_t count) {
+    float* dst = row + (jj / kPanel) * panel_stride + (jj & (kPanel - 1));
+    if (!src) {
+      for (int64_t q = 0; q < count; ++q) dst[q] = 0.f;
+    } else {
+      for (int64_t q = 0; q < count; ++q) dst[q] = src[q * stride];
+      src += count * stride;
+    }
+    jj += count;
+    n -= count;
+  };
+  if (jj & (kPanel - 1)) one_by_one(std::min(kPanel - (jj & (kPanel - 1)), n));
+  // Stride 2 reads one element past the last it uses: allowed only while more values follow.
+  while (n >= kPanel && (stride <= 1 || !src || (stride == 2 && n > kPanel))) {
+    float* dst = row + (jj / kPanel) * panel_stride;
+    if (!src) {
+      for (int64_t v = 0; v < kPanel; v += L) hn::Store(hn::Zero(d), d, dst + v);
+    } else if (stride == 1) {
+      for (int64_t v = 0; v < kPanel; v += L) hn::Store(hn::LoadU(d, src + v), d, dst + v);
+      src += kPanel;
+    } else {
+#if HWY_TARGET == HWY_SCALAR
+      for (int64_t v = 0; v < kPanel; ++v) dst[v] = src[2 * v];
+#else
+      for (int64_t v = 0; v < kPanel; v += L)
+        hn::Store(hn::ConcatEven(d, hn::LoadU(d, src + 2 * v + L), hn::LoadU(d, src + 2 * v)), d, dst + v);
+#endif
+      src += 2 * kPanel;
+    }
+    jj += kPanel;
+    n -= kPanel;
+  }
+  while (n > 0) one_by_one(std::min(kPanel, n));
+}
+
+// Packs columns [j0, j0 + ncols) of the im2col matrix of one image and group (x: [C_g][H][W]) into
+// panels (K x 16 each); the last panel is zero-padded.
+void pack_columns(const ConvShape& s, const float* x, int64_t j0, int64_t ncols, float* out) {
+  const int64_t K = s.depth(), H = s.in_h, W = s.in_w, HW = H * W, Wo = s.out_w;
+  const int64_t n_panels = ceil_div(ncols, kPanel);
+  if (ncols % kPanel) std::memset(out + (n_panels - 1) * K * kPanel, 0, sizeof(float) * K * kPanel);
+  if (s.is_pointwise()) {
+    for (int64_t k = 0; k < K; ++k) put_columns(out, K, k, 0, ncols, x + k * HW + j0, 1);
+    return;
+  }
+  // The block as runs of consecutive output pixels within one output row.
+  struct Run {
+    int64_t oy, ox0, ox1, jj;
+  };
+  Run runs_small[64];
+  std::unique_ptr<Run[]> runs_large;
+  const int64_t max_runs = ncols / std::max<int64_t>(1, Wo) + 2;
+  Run* runs = runs_small;
+  if (max_runs > 64) {
+    runs_large.reset(new Run[max_runs]);
+    runs = runs_large.get();
+  }
+  int64_t n_runs = 0;
+  for (int64_t j = j0; j < j0 + ncols;) {
+    const int64_t oy = j / Wo, ox0 = j % Wo, ox1 = std::min(Wo, ox0 + (j0 + ncols - j));
+    runs[n_runs++] = Run{oy, ox0, ox1, j - j0};
+    j += ox1 - ox0;
+  }
+  const int64_t sh = s.stride_h, sw = s.stride_w;
+  for (int64_t c = 0; c < s.in_c_per_group(); ++c) {
+    const float* plane = x + c * HW;
+    for (int64_t ky = 0; ky < s.kernel_h; ++ky) {
+      const int64_t dy = ky * s.dilation_h - s.pad_top;
+      for (int64_t kx = 0; kx < s.kernel_w; ++kx) {
+        const int64_t k = (c * s.kernel_h + ky) * s.kernel_w + kx;
+        const int64_t dx = kx * s.dilation_w - s.pad_left;
+        // Output columns whose input column ox * sw + dx lies inside the image.
+        const int64_t valid_lo = dx >= 0 ? 0 : ceil_div(-dx, sw);
+        const int64_t valid_hi = W - dx > 0 ? ceil_div(W - dx, sw) : 0;
+        for (int64_t r = 0; r < n_runs; ++r) {
+          const Run& run = runs[r];
+          const int64_t iy = run.oy * sh + dy;
+          if (iy < 0 || iy >= H) {
+            put_columns(out, K, k, run.jj, run.ox1 - run.ox0, nullptr, 0);
+            continue;
+          }
+          const int64_t lo = std::min(std::max(run.ox0, valid_lo), run.ox1);
+          const int64_t hi = std::max(std::min(run.ox1, valid_hi), lo);
+          if (lo > run.ox0) put_columns(out, K, k, run.jj, lo - run.ox0, nullptr, 0);
+          if (hi > lo) put_columns(out, K, k, run.jj + (lo - run.ox0), hi - lo, plane + iy * W + lo * sw + dx, sw);
+          if (run.ox1 > hi) put_columns(out, K, k, run.jj + (hi - run.ox0), run.ox1 - hi, nullptr, 0);
+        }
+      }
+    }
+  }
+}
+
+HWY_INLINE VF sigmoid(DF d, VF v) {
+  // exp(-x) stays finite for |x| <= 80; beyond, the clamped value is 0 or 1 to float precision.
+  const VF x = hn::Min(hn::Max(v, hn::Set(d, -80.f)), hn::Set(d, 80.f));
+  const VF one = hn::Set(d, 1.f);
+  return hn::Div(one, hn::Add(one, hn::Exp(d, hn::Neg(x))));
+}
+
+// erf by Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7), odd-extended.
+HWY_INLINE VF erf_approx(DF d, VF v) {
+  const VF z = hn::Abs(v);
+  const VF t = hn::Div(hn::Set(d, 1.f), hn::MulAdd(hn::Set(d, 0.3275911f), z, hn::Set(d, 1.f)));
+  VF poly = hn::Set(d, 1.061405429f);
+  poly = hn::MulAdd(poly, t, hn::Set(d, -1.453152027f));
+  poly = hn::MulAdd(poly, t, hn::Set(d, 1.421413741f));
+  poly = hn::MulAdd(poly, t, hn::Set(d, -0.284496736f));
+  poly = hn::MulAdd(poly, t, hn::Set(d, 0.254829592f));
+  poly = hn::Mul(poly, t);
+  const VF z2 = hn::Min(hn::Mul(z, z), hn::Set(d, 80.f));
+  const VF r = hn::NegMulAdd(poly, hn::Exp(d, hn::Neg(z2)), hn::Set(d, 1.f));
+  return hn::CopySign(r, v);
+}
+
+HWY_INLINE VF activate(DF d, VF v, const ConvActivation& act) {
+  switch (act.code) {
+    case kConvActRelu: return hn::Max(v, hn::Zero(d));
+    case kConvActClip: return hn::Min(hn::Max(v, hn::Set(d, act.p0)), hn::Set(d, act.p1));
+    case kConvActSigmoid: return sigmoid(d, v);
+    case kConvActSilu: return hn::Mul(v, sigmoid(d, v));
+    case kConvActHardSwish: {
+      const VF gate = hn::Min(hn::Max(hn::Add(v, hn::Set(d, 3.f)), hn::Zero(d)), hn::Set(d, 6.f));
+      return hn::Mul(v, hn::Mul(gate, hn::Set(d, 1.f / 6.f)));
+    }
+    case kConvActGelu: {
+      const VF e = erf_approx(d, hn::Mul(v, hn::Set(d, 0.70710678118654752f)));
+      return hn::Mul(hn::Mul(hn::Set(d, 0.5f), v), hn::Add(hn::Set(d, 1.f), e));
+    }
+    case kConvActHardSigmoid:
+      return hn::Max(hn::Zero(d), hn::Min(hn::Set(d, 1.f), hn::MulAdd(hn::Set(d, act.p0), v, hn::Set(d, act.p1))));
+    default: return v;
+  }
+}
+
+// C[MR x NP panels] (+)= W[MR x kc] * cols[kc x NP panels]. a: packed weights of the tile's
+// first row (row stride kConvWeightRows per depth step); b0/b1: panels (b1 read only when NP == 2).
+// With `bias` (the last depth step), the bias is added and the activation applied before storing.
+template <int MR, int NP>
+HWY_NOINLINE void micro_tile(int64_t kc, const float* HWY_RESTRICT a, const float* HWY_RESTRICT b0,
+                             const float* HWY_RESTRICT b1, float* HWY_RESTRICT c, int64_t ldc, bool accumulate,
+                             const float* bias, const ConvActivation& act) {
+  constexpr int L = ConvTile::kLanes, VP = ConvTile::kVecPerPanel, NV = VP * NP;
+  const DF d;
+  VF acc[MR][NV];
+  for (int i = 0; i < MR; ++i)
+    for (int v = 0; v < NV; ++v) acc[i][v] = hn::Zero(d);
+  for (int64_t k = 0; k < kc; ++k) {
+    VF bv[NV];
+    for (int v = 0; v < NV; ++v) bv[v] = hn::Load(d, (v < VP ? b0 : b1) + k * kPanel + (v % VP) * L);
+    const float* ak = a + k * kConvWeightRows;
+    for (int i = 0; i < MR; ++i) {
+      const VF ai = hn::Set(d, ak[i]);
+      for (int v = 0; v < NV; ++v) acc[i][v] = hn::MulAdd(ai, bv[v], acc[i][v]);
+    }
+  }
+  for (int i = 0; i < MR; ++i) {
+    const VF bi = hn::Set(d, bias ? bias[i] : 0.f);
+    for (int v = 0; v < NV; ++v) {
+      float* dst = c + i * ldc + (v / VP) * kPanel + (v % VP) * L;
+      VF r = acc[i][v];
+      if (accumulate) r = hn::Add(r, hn::LoadU(d, dst));
+      if (bias) r = activate(d, hn::Add(r, bi), act);
+      hn::StoreU(r, d, dst);
+    }
+  }
+}
+
+// One task of a GEMM-scheme convolution: output channels [r0, r1) of one group (multiples of
+// kConvWeightRows, r1 possibly the group's end) x output pixels [j0, j0 + ncols).
+void gemm_task(const ConvShape& s, const float* x, const float* w, const float* bias, const ConvActivation& act,
+               float* y, int64_t j0, int64_t ncols, int64_t r0, int64_t r1) {
+  constexpr int MR = ConvTile::kMR, NP = ConvTile::kPanels, NR = ConvTile::kNR;
+  const int64_t K = s.depth(), HW = s.out_h * s.out_w, rows = s.out_c_per_group();
+  const int64_t n_panels = ceil_div(ncols, kPanel);
+  float* cols = thread_buffer(kColumnsSlot, (size_t)(n_panels * kPanel * K));
+  pack_columns(s, x, j0, ncols, cols);
+  constexpr int64_t kMaxKc = std::min<int64_t>(256, kL1PanelBytes / (NR * (int64_t)sizeof(float)));
+  const int64_t kc_step = ceil_div(K, ceil_div(K, kMaxKc));
+  HWY_ALIGN float edge[MR * NR];
+  for (int64_t rb0 = r0; rb0 < r1; rb0 += kRowBlock) {
+    const int64_t rb1 = std::min(r1, rb0 + kRowBlock);
+    for (int64_t pc = 0; pc < K; pc += kc_step) {
+      const int64_t kc = std::min(kc_step, K - pc);
+      const bool first = pc == 0, last = pc + kc >= K;
+      for (int64_t p = 0; p < n_panels; p += NP) {
+        const int64_t np = std::min<int64_t>(NP, n_panels - p);
+        const float* b0 = cols + p * K * kPanel + pc * kPanel;
+        const float* b1 = np > 1 ? b0 + K * kPanel : b0;
+        const int64_t col = j0 + p * kPanel;
+        const int64_t nvalid = std::min<int64_t>(np * kPanel, j0 + ncols - col);
+        for (int64_t i = rb0; i < rb1; i += MR) {
+          const int64_t mvalid = std::min<int64_t>(MR, rows - i);
+          const float* a = w + (i / kConvWeightRows) * K * kConvWeightRows + pc * kConvWeightRows + i % kConvWeightRows;
+          const float* bias_i = last ? bias + i : nullptr;
+          float* c = y + i * HW + col;
+          if (mvalid == MR && nvalid == NR) {
+            micro_tile<MR, NP>(kc, a, b0, b1, c, HW, !first, bias_i, act);
+            continue;
+          }
+          // Edge tile: computed in full into a buffer, its valid part copied.
+          if (!first) {
+            for (int64_t r = 0; r < mvalid; ++r)
+              for (int64_t j = 0; j < nvalid; ++j) edge[r * NR + j] = c[r * HW + j];
+          }
+          if (np == NP) micro_tile<MR, NP>(kc, a, b0, b1, edge, NR, !first, bias_i, act);
+          else micro_tile<MR, 1>(kc, a, b0, b0, edge, NR, !first, bias_i, act);
+          for (int64_t r = 0; r < mvalid; ++r)
+            for (int64_t j = 0; j < nvalid; ++j) c[r * HW + j] = edge[r * NR + j];
+        }
+      }
+    }
+  }
+}
+
+void ConvGemmImpl(const ConvShape& s, const float* x, const float* packed_w, const float* padded_bias,
+                  const ConvActivation& act, float* y, ThreadPool* pool) {
+  const int64_t K = s.depth(), HW = s.out_h * s.out_w, G = s.group, rows = s.out_c_per_group();
+  if (HW == 0 || s.batch == 0 || rows == 0) return;
+  // Column blocks: as many columns as fit the L2 budget, then equalized.
+  int64_t block = (kColumnBlockBytes / (K * (int64_t)sizeof(float))) / kPanel * kPanel;
+  block = std::min(std::max<int64_t>(block, kPanel), std::min<int64_t>(1024, round_up(HW, kPanel)));
+  int64_t n_col_blocks = ceil_div(HW, block);
+  block = round_up(ceil_div(HW, n_col_blocks), kPanel);
+  n_col_blocks = ceil_div(HW, block);
+  // Too few column tasks for the threads: split the output channels too.
+  const int threads = pool ? pool->num_threads() : 1;
+  const int64_t col_tasks = s.batch * G * n_col_blocks;
+  int64_t n_row_blocks = 1;
+  if (threads > 1 && col_tasks < 2 * threads)
+    n_row_blocks = std::min(ceil_div(rows, kConvWeightRows), ceil_div(2 * threads, col_tasks));
+  const int64_t rows_per_block = round_up(ceil_div(rows, n_row_blocks), kConvWeightRows);
+  n_row_blocks = ceil_div(rows, rows_per_block);
+  const int64_t group_w = round_up(rows, kConvWeightRows) * K;
+  const int64_t group_bias = round_up(rows, kConvWeightRows);
+  auto body = [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t rb = t % n_row_blocks, rest = t / n_row_blocks;
+      const int64_t cb = rest % n_col_blocks, image_group = rest / n_col_blocks;
+      const int64_t n = image_group / G, g = image_group % G;
+      const int64_t j0 = cb * block, ncols = std::min(block, HW - j0);
+      const int64_t r0 = rb * rows_per_block, r1 = std::min(rows, r0 + rows_per_block);
+      gemm_task(s, x + (n * s.in_c + g * s.in_c_per_group()) * s.in_h * s.in_w, packed_w + g * group_w,
+                padded_bias + g * group_bias, act, y + (n * s.out_c + g * rows) * HW, j0, ncols, r0, r1);
+    }
+  };
+  parallel_for(pool, col_tasks * n_row_blocks, 1, body);
+}
+
+// ----------------------------------------------------------------- depthwise
+// U output vectors of one output row, starting at column ox0. `base` is the output row's first
+// padded input row; tap t reads base + tap_offset[t] (its row, stride phase and position).
+template <int U>
+HWY_INLINE void depthwise_vectors(const float* base, const int64_t* tap_offset, int64_t taps, const float* w,
+                                  float bias, const ConvActivation& act, float* out, int64_t ox0, int64_t Wo) {
+  const DF d;
+  const int64_t L = (int64_t)hn::Lanes(d);
+  VF acc[U];
+  for (int u = 0; u < U; ++u) acc[u] = hn::Set(d, bias);
+  const float* start = base + ox0;
+  for (int64_t t = 0; t < taps; ++t) {
+    const float* src = start + tap_offset[t];
+    const VF wv = hn::Set(d, w[t]);
+    for (int u = 0; u < U; ++u) acc[u] = hn::MulAdd(wv, hn::LoadU(d, src + u * L), acc[u]);
+  }
+  for (int u = 0; u < U; ++u) {
+    const VF r = activate(d, acc[u], act);
+    const int64_t o = ox0 + u * L;
+    if (o + L <= Wo) {
+      hn::StoreU(r, d, out + o);
+    } else {
+      HWY_ALIGN float tail[hn::MaxLanes(DF())];
+      hn::Store(r, d, tail);
+      for (int64_t j = 0; j < Wo - o; ++j) out[o + j] = tail[j];
+    }
+  }
+}
+
+// phase[m] = in[m * 2] for m in [lo, hi): the even elements of a stretch of input row.
+HWY_INLINE void take_even(const float* in, float* phase, int64_t lo, int64_t hi) {
+  const DF d;
+  const int64_t L = (int64_t)hn::Lanes(d);
+  int64_t m = lo;
+#if HWY_TARGET != HWY_SCALAR
+  // Two vectors in[2m .. 2m + 2L - 1] give L even elements; the last odd one must still be inside
+  // the valid stretch, which ends at in[2 * hi - 2].
+  for (; m + L < hi; m += L) {
+    const VF first = hn::LoadU(d, in + 2 * m), second = hn::LoadU(d, in + 2 * m + L);
+    hn::StoreU(hn::ConcatEven(d, second, first), d, phase + m);
+  }
+#endif
+  for (; m < hi; ++m) phase[m] = in[2 * m];
+}
+
+void ConvDepthwiseImpl(const ConvShape& s, const float* x, const float* w, const float* bias,
+                       const ConvActivation& act, float* y, ThreadPool* pool) {
+  const DF d;
+  const int64_t L = (int64_t)hn::Lanes(d);
+  const int64_t H = s.in_h, W = s.in_w, Ho = s.out_h, Wo = s.out_w, kh = s.kernel_h, kw = s.kernel_w;
+  const int64_t sh = s.stride_h, sw = s.stride_w, dh = s.dilation_h, dw = s.dilation_w;
+  if (Ho == 0 || Wo == 0) return;
+  // Padded width covering every vector load (outputs rounded up to whole vectors), in sw phases:
+  // padded column m * sw + q at phase q, position m.
+  const int64_t wo_vec = round_up(Wo, L);
+  const int64_t padded_w = (wo_vec - 1) * sw + (kw - 1) * dw + 1;
+  const int64_t phase_len = ceil_div(padded_w, sw);
+  const int64_t row_floats = round_up(sw * phase_len, 16);
+  const int64_t padded_h = (Ho - 1) * sh + (kh - 1) * dh + 1;
+  const int64_t planes = s.batch * s.in_c;
+  // Where each tap reads, relative to the output row's first padded input row (no divisions in
+  // the inner loop).
+  const int64_t taps = kh * kw;
+  std::vector<int64_t> tap_offset(taps);
+  for (int64_t ky = 0; ky < kh; ++ky)
+    for (int64_t kx = 0; kx < kw; ++kx) {
+      const int64_t off = kx * dw;
+      tap_offset[ky * kw + kx] = ky * dh * row_floats + (off % sw) * phase_len + off / sw;
+    }
+  auto body = [&](int64_t p0, int64_t p1) {
+    float* buf = thread_buffer(kPlaneSlot, (size_t)(padded_h * row_floats));
+    for (int64_t plane = p0; plane < p1; ++plane) {
+      const int64_t c = plane % s.in_c;
+      const float* src = x + plane * H * W;
+      for (int64_t r = 0; r < padded_h; ++r) {
+        float* row = buf + r * row_floats;
+        const int64_t iy = r - s.pad_top;
+        if (iy < 0 || iy >= H) {
+          std::memset(row, 0, sizeof(float) * row_floats);
+          continue;
+        }
+        const float* in = src + iy * W;
+        for (int64_t q = 0; q < sw; ++q) {
+          // Positions m whose input column m * sw + q - pad_left lies inside the row.
+          float* phase = row + q * phase_len;
+          const int64_t first = s.pad_left - q > 0 ? ceil_div(s.pad_left - q, sw) : 0;
+          const int64_t end = W + s.pad_left - q > 0 ? ceil_div(W + s.pad_left - q, sw) : 0;
+          const int64_t lo = std::min(first, phase_len), hi = std::max(lo, std::min(end, phase_len));
+          for (int64_t m = 0; m < lo; ++m) phase[m] = 0.f;
+          const float* in_q = in + q - s.pad_left;
+          if (sw == 1) {
+            for (int64_t m = lo; m < hi; ++m) phase[m] = in_q[m];
+          } else if (sw == 2) {
+            take_even(in_q, phase, lo, hi);
+          } else {
+            for (int64_t m = lo; m < hi; ++m) phase[m] = in_q[m * sw];
+          }
+          for (int64_t m = hi; m < phase_len; ++m) phase[m] = 0.f;
+        }
+      }
+      const float* wc = w + c * kh * kw;
+      const float bc = bias ? bias[c] : 0.f;
+      float* out_plane = y + plane * Ho * Wo;
+      for (int64_t oy = 0; oy < Ho; ++oy) {
+        const float* base = buf + oy * sh * row_floats;
+        float* out = out_plane + oy * Wo;
+        int64_t ox0 = 0;
+        for (; ox0 + 4 * L <= wo_vec; ox0 += 4 * L)
+          depthwise_vectors<4>(base, tap_offset.data(), taps, wc, bc, act, out, ox0, Wo);
+        for (; ox0 < wo_vec; ox0 += L) depthwise_vectors<1>(base, tap_offset.data(), taps, wc, bc, act, out, ox0, Wo);
+      }
+    }
+  };
+  const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 15) / std::max<int64_t>(1, Ho * Wo * kh * kw));
+  parallel_for(pool, planes, grain, body);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace cpu
+}  // namespace mnnpy
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace mnnpy {
+namespace cpu {
+HWY_EXPORT(ConvGemmImpl);
+HWY_EXPORT(ConvDepthwiseImpl);
+
+using conv_detail::round_up;
+
+const char* conv_scheme_name(ConvScheme s) {
+  switch (s) {
+    case ConvScheme::Pointwise: return "pointwise_gemm";
+    case ConvScheme::Im2colGemm: return "im2col_gemm";
+    case ConvScheme::Depthwise: return "depthwise_direct";
+  }
+  return "unknown";
+}
+
+ConvScheme choose_conv_scheme(const ConvShape& s) {
+  // Depthwise layers have one input channel per output: a GEMM of depth kh*kw would be all packing.
+  if (s.is_depthwise() && s.group > 1) return ConvScheme::Depthwise;
+  if (s.is_pointwise()) return ConvScheme::Pointwise;
+  return ConvScheme::Im2colGemm;
+}
+
+size_t conv_packed_weight_floats(const ConvShape& s) {
+  return (size_t)(s.group * round_up(s.out_c_per_group(), kConvWeightRows) * s.depth());
+}
+size_t conv_padded_bias_floats(const ConvShape& s) {
+  return (size_t)(s.group * round_up(s.out_c_per_group(), kConvWeightRows));
+}
+
+void conv_pack_weights(const ConvShape& s, const float* w, float* packed) {
+  const int64_t K = s.depth(), rows = s.out_c_per_group(), padded = round_up(rows, kConvWeightRows);
+  std::memset(packed, 0, sizeof(float) * conv_packed_weight_floats(s));
+  for (int64_t g = 0; g < s.group; ++g) {
+    float* pg = packed + g * padded * K;
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* src = w + (g * rows + r) * K;
+      float* dst = pg + (r / kConvWeightRows) * K * kConvWeightRows + r % kConvWeightRows;
+      for (int64_t k = 0; k < K; ++k) dst[k * kConvWeightRows] = src[k];
+    }
+  }
+}
+
+void conv_pad_bias(const ConvShape& s, const float* bias, float* padded) {
+  const int64_t rows = s.out_c_per_group(), stride = round_up(rows, kConvWeightRows);
+  std::memset(padded, 0, sizeof(float) * conv_padded_bias_floats(s));
+  if (!bias) return;
+  for (int64_t g = 0; g < s.group; ++g) std::memcpy(padded + g * stride, bias + g * rows, sizeof(float) * rows);
+}
+
+void conv2d_gemm(const ConvShape& s, const float* x, const float* packed_w, const float* padded_bias,
+                 const ConvActivation& act, float* y, ThreadPool* pool) {
+  HWY_DYNAMIC_DISPATCH(ConvGemmImpl)(s, x, packed_w, padded_bias, act, y, pool);
+}
+
+void conv2d_depthwise(const ConvShape& s, const float* x, const float* w, const float* bias,
+                      const ConvActivation& act, float* y, ThreadPool* pool) {
+  HWY_DYNAMIC_DISPATCH(ConvDepthwiseImpl)(s, x, w, bias, act, y, pool);
+}
+
+}  // namespace cpu
+}  // namespace mnnpy
+#endif

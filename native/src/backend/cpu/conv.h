@@ -1,0 +1,79 @@
+// float32 2-D convolution kernels (NCHW) on the CPU, compiled per SIMD target and picked at run
+// time. Two families:
+//   GEMM schemes: out[Cout_g x HoWo] = W[Cout_g x K] * cols[K x HoWo] per image and group, with
+//     K = C_g * kh * kw. The weights are packed once into row panels; the columns (im2col, or the
+//     input itself for 1x1 stride-1 layers) are packed straight into column panels, one cache-sized
+//     block per task, so the full im2col matrix never exists.
+//   Depthwise direct: one input plane per output plane, vectorized along the output width.
+// Bias and activation are applied while the result is still in registers.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace mnnpy {
+class ThreadPool;
+namespace cpu {
+
+struct ConvShape {
+  int64_t batch = 0, in_c = 0, in_h = 0, in_w = 0;
+  int64_t out_c = 0, out_h = 0, out_w = 0;
+  int64_t kernel_h = 0, kernel_w = 0;
+  int64_t stride_h = 1, stride_w = 1;
+  int64_t pad_top = 0, pad_left = 0;  // bottom/right padding only shapes out_h/out_w
+  int64_t dilation_h = 1, dilation_w = 1;
+  int64_t group = 1;
+
+  int64_t in_c_per_group() const { return in_c / group; }
+  int64_t out_c_per_group() const { return out_c / group; }
+  int64_t depth() const { return in_c_per_group() * kernel_h * kernel_w; }  // K of the GEMM
+  bool is_pointwise() const {  // 1x1, stride 1, no padding: the input is the column matrix
+    return kernel_h == 1 && kernel_w == 1 && stride_h == 1 && stride_w == 1 && pad_top == 0 && pad_left == 0 &&
+           out_h == in_h && out_w == in_w;
+  }
+  bool is_depthwise() const { return group == in_c && group == out_c; }
+};
+
+// Activation codes of the Conv2D op's `activation` attribute.
+enum ConvActivationCode : int {
+  kConvActNone = 0,
+  kConvActRelu = 1,
+  kConvActClip = 2,         // min(max(x, p0), p1)
+  kConvActSigmoid = 3,
+  kConvActSilu = 4,         // x * sigmoid(x)
+  kConvActHardSwish = 5,    // x * relu6(x + 3) / 6
+  kConvActGelu = 6,         // erf form
+  kConvActHardSigmoid = 7,  // max(0, min(1, p0 * x + p1))
+  kConvActCount = 8,
+};
+struct ConvActivation {
+  int code = kConvActNone;
+  float p0 = 0.f, p1 = 0.f;  // clip min/max, or hard-sigmoid alpha/beta
+};
+
+enum class ConvScheme { Pointwise, Im2colGemm, Depthwise };
+const char* conv_scheme_name(ConvScheme s);
+// The scheme the cost model picks for a layer.
+ConvScheme choose_conv_scheme(const ConvShape& s);
+
+// Rows per packed weight panel: a multiple of every target's micro-tile height (12, 6, 4, 3), so
+// packed weights stay valid whichever SIMD target runs them.
+constexpr int64_t kConvWeightRows = 12;
+// Floats of packed weights (all groups) and of the padded bias for the GEMM schemes.
+size_t conv_packed_weight_floats(const ConvShape& s);
+size_t conv_padded_bias_floats(const ConvShape& s);
+// w: [Cout, C/group, kh, kw] as given to the op.
+void conv_pack_weights(const ConvShape& s, const float* w, float* packed);
+// bias: [Cout] or null (zeros).
+void conv_pad_bias(const ConvShape& s, const float* bias, float* padded);
+
+// y[N, Cout, Ho, Wo] = act(conv(x, w) + bias) with weights from conv_pack_weights and bias from
+// conv_pad_bias.
+void conv2d_gemm(const ConvShape& s, const float* x, const float* packed_w, const float* padded_bias,
+                 const ConvActivation& act, float* y, ThreadPool* pool);
+// Depthwise layers: w as given ([C, 1, kh, kw]), bias [C] or null.
+void conv2d_depthwise(const ConvShape& s, const float* x, const float* w, const float* bias,
+                      const ConvActivation& act, float* y, ThreadPool* pool);
+
+}  // namespace cpu
+}  // namespace mnnpy

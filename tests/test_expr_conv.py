@@ -1,0 +1,335 @@
+"""Conv2D (expr.conv2d and the converter entry _conv2d_nchw) against a NumPy reference convolution
+(always) and torch.nn.functional.conv2d (when torch is installed): kernel sizes, strides, padding,
+dilation, groups, depthwise layers, fused activations, constant and placeholder weights, plan
+re-runs, the portable SIMD path, and errors."""
+import math
+
+import numpy as np
+import pytest
+
+import mnnpy
+from mnnpy import expr as F
+from mnnpy._expr_conv import _conv2d_nchw
+
+RTOL = ATOL = 1e-4
+
+ACT_NONE, ACT_RELU, ACT_CLIP, ACT_SIGMOID, ACT_SILU, ACT_HARDSWISH, ACT_GELU, ACT_HARDSIGMOID = range(8)
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])  # NumPy has no erf; test arrays are small
+
+
+def activation_ref(y, code, clip_min=0.0, clip_max=6.0, alpha=0.2, beta=0.5):
+    if code == ACT_RELU:
+        return np.maximum(y, 0)
+    if code == ACT_CLIP:
+        return np.clip(y, clip_min, clip_max)
+    if code == ACT_SIGMOID:
+        return 1 / (1 + np.exp(-y))
+    if code == ACT_SILU:
+        return y / (1 + np.exp(-y))
+    if code == ACT_HARDSWISH:
+        return y * np.clip(y + 3, 0, 6) / 6
+    if code == ACT_GELU:
+        return 0.5 * y * (1 + _erf(y / math.sqrt(2)))
+    if code == ACT_HARDSIGMOID:
+        return np.clip(alpha * y + beta, 0, 1)
+    return y
+
+
+def conv_ref(x, w, b=None, strides=(1, 1), pads=(0, 0, 0, 0), dilations=(1, 1), group=1):
+    """Direct convolution in float64 from sliding windows (NCHW, pads top/left/bottom/right)."""
+    x = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
+    w = w.astype(np.float64)
+    cout, cg, kh, kw = w.shape
+    n, c = x.shape[:2]
+    span = (dilations[0] * (kh - 1) + 1, dilations[1] * (kw - 1) + 1)
+    win = np.lib.stride_tricks.sliding_window_view(x, span, axis=(2, 3))
+    win = win[:, :, ::strides[0], ::strides[1], ::dilations[0], ::dilations[1]]  # N C Ho Wo kh kw
+    ho, wo = win.shape[2:4]
+    win = win.reshape(n, group, cg, ho, wo, kh, kw)
+    wg = w.reshape(group, cout // group, cg, kh, kw)
+    y = np.einsum("ngchwyx,gocyx->ngohw", win, wg).reshape(n, cout, ho, wo)
+    if b is not None:
+        y = y + b.astype(np.float64)[None, :, None, None]
+    return y
+
+
+def make_case(rng, n, c, h, w, cout, kh, kw, group=1, bias=True):
+    x = rng.standard_normal((n, c, h, w)).astype(np.float32)
+    # Weights scaled as in common initializations, so outputs stay ~N(0, 1) whatever the depth.
+    wt = (rng.standard_normal((cout, c // group, kh, kw)) / math.sqrt(c // group * kh * kw)).astype(np.float32)
+    b = rng.standard_normal(cout).astype(np.float32) if bias else None
+    return x, wt, b
+
+
+def run_conv(x, w, b, strides, pads, dilations, group, activation=0, constant_weights=True, **act):
+    xv = F.placeholder(x.shape)
+    xv.write(x)
+    if constant_weights:
+        wv = F.const(w)
+        bv = None if b is None else F.const(b)
+    else:
+        wv = F.placeholder(w.shape)
+        wv.write(w)
+        bv = None
+        if b is not None:
+            bv = F.placeholder(b.shape)
+            bv.write(b)
+    return _conv2d_nchw(xv, wv, bv, strides, pads, dilations, group, activation, **act).read()
+
+
+# (n, c, h, w, cout, kh, kw, strides, pads, dilations, group)
+CASES = [
+    pytest.param(1, 16, 8, 8, 32, 1, 1, (1, 1), (0, 0, 0, 0), (1, 1), 1, id="1x1"),
+    pytest.param(2, 13, 7, 9, 20, 1, 1, (1, 1), (0, 0, 0, 0), (1, 1), 1, id="1x1-odd-batch2"),
+    pytest.param(1, 8, 9, 9, 12, 1, 1, (2, 2), (0, 0, 0, 0), (1, 1), 1, id="1x1-stride2"),
+    pytest.param(1, 13, 7, 9, 20, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1, id="3x3"),
+    pytest.param(2, 3, 7, 9, 5, 3, 3, (2, 2), (1, 1, 1, 1), (1, 1), 1, id="3x3-stride2-batch2"),
+    pytest.param(1, 8, 11, 13, 7, 3, 3, (1, 1), (0, 1, 2, 1), (1, 1), 1, id="3x3-asym-pad"),
+    pytest.param(1, 8, 11, 13, 5, 3, 3, (1, 1), (2, 2, 2, 2), (2, 2), 1, id="3x3-dilation2"),
+    pytest.param(1, 8, 11, 13, 6, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 2, id="3x3-group2"),
+    pytest.param(1, 3, 30, 30, 64, 7, 7, (2, 2), (3, 3, 3, 3), (1, 1), 1, id="7x7-stride2"),
+    pytest.param(1, 64, 9, 9, 70, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1, id="3x3-deep"),
+    pytest.param(1, 300, 5, 5, 30, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1, id="3x3-depth-steps"),
+    pytest.param(1, 5, 6, 40, 4, 2, 5, (1, 3), (0, 2, 1, 0), (1, 2), 1, id="rect-kernel"),
+    pytest.param(1, 24, 15, 17, 24, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 24, id="dw3x3"),
+    pytest.param(2, 13, 7, 9, 13, 3, 3, (2, 2), (1, 1, 1, 1), (1, 1), 13, id="dw3x3-stride2"),
+    pytest.param(1, 24, 15, 17, 24, 5, 5, (1, 1), (2, 2, 2, 2), (1, 1), 24, id="dw5x5"),
+    pytest.param(1, 24, 15, 17, 24, 5, 5, (2, 2), (2, 2, 2, 2), (1, 1), 24, id="dw5x5-stride2"),
+    pytest.param(1, 16, 40, 37, 16, 3, 3, (2, 1), (0, 1, 2, 0), (2, 1), 16, id="dw-asym-dilated"),
+]
+
+
+@pytest.mark.parametrize("n,c,h,w,cout,kh,kw,strides,pads,dilations,group", CASES)
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "nobias"])
+def test_conv_matches_numpy(rng, n, c, h, w, cout, kh, kw, strides, pads, dilations, group, bias):
+    x, wt, b = make_case(rng, n, c, h, w, cout, kh, kw, group, bias)
+    ours = run_conv(x, wt, b, strides, pads, dilations, group)
+    expected = conv_ref(x, wt, b, strides, pads, dilations, group)
+    assert ours.dtype == np.float32 and ours.shape == expected.shape
+    np.testing.assert_allclose(ours, expected, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("n,c,h,w,cout,kh,kw,strides,pads,dilations,group", CASES)
+def test_placeholder_weights(rng, n, c, h, w, cout, kh, kw, strides, pads, dilations, group):
+    # Weights and bias fed at run time: packed on every run instead of once.
+    x, wt, b = make_case(rng, n, c, h, w, cout, kh, kw, group)
+    ours = run_conv(x, wt, b, strides, pads, dilations, group, constant_weights=False)
+    np.testing.assert_allclose(ours, conv_ref(x, wt, b, strides, pads, dilations, group), rtol=RTOL, atol=ATOL)
+
+
+ACTIVATIONS = [
+    pytest.param(ACT_RELU, {}, id="relu"),
+    pytest.param(ACT_CLIP, {"clip_min": 0.0, "clip_max": 6.0}, id="relu6"),
+    pytest.param(ACT_CLIP, {"clip_min": -0.5, "clip_max": 0.25}, id="clip"),
+    pytest.param(ACT_SIGMOID, {}, id="sigmoid"),
+    pytest.param(ACT_SILU, {}, id="silu"),
+    pytest.param(ACT_HARDSWISH, {}, id="hardswish"),
+    pytest.param(ACT_GELU, {}, id="gelu"),
+    pytest.param(ACT_HARDSIGMOID, {}, id="hardsigmoid-default"),
+    pytest.param(ACT_HARDSIGMOID, {"alpha": 1 / 6, "beta": 0.5}, id="hardsigmoid"),
+]
+ACT_LAYERS = [
+    pytest.param(1, 13, 7, 9, 20, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1, id="3x3"),
+    pytest.param(1, 16, 8, 8, 30, 1, 1, (1, 1), (0, 0, 0, 0), (1, 1), 1, id="1x1"),
+    pytest.param(1, 24, 15, 17, 24, 3, 3, (2, 2), (1, 1, 1, 1), (1, 1), 24, id="dw"),
+]
+
+
+@pytest.mark.parametrize("code,params", ACTIVATIONS)
+@pytest.mark.parametrize("n,c,h,w,cout,kh,kw,strides,pads,dilations,group", ACT_LAYERS)
+def test_fused_activation(rng, code, params, n, c, h, w, cout, kh, kw, strides, pads, dilations, group):
+    x, wt, b = make_case(rng, n, c, h, w, cout, kh, kw, group)
+    x *= 3  # outputs spread over every branch of the activations
+    ours = run_conv(x, wt, b, strides, pads, dilations, group, activation=code, **params)
+    expected = activation_ref(conv_ref(x, wt, b, strides, pads, dilations, group), code, **params)
+    np.testing.assert_allclose(ours, expected, rtol=RTOL, atol=ATOL)
+
+
+def test_activation_extremes():
+    # Very large pre-activations: sigmoid-like functions saturate instead of producing NaN.
+    x = np.array([-200, -90, -30, -5, 0, 5, 30, 90, 200], np.float32).reshape(1, 1, 1, 9)
+    w = np.ones((1, 1, 1, 1), np.float32)
+    for code in (ACT_SIGMOID, ACT_SILU, ACT_GELU, ACT_HARDSWISH):
+        ours = run_conv(x, w, None, (1, 1), (0, 0, 0, 0), (1, 1), 1, activation=code)
+        assert np.all(np.isfinite(ours))
+        np.testing.assert_allclose(ours, activation_ref(x.astype(np.float64), code), rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("group", [1, 8], ids=["gemm", "depthwise"])
+def test_rerun_same_plan_with_new_input(rng, group):
+    x, wt, b = make_case(rng, 1, 8, 12, 12, 8, 3, 3, group)
+    xv = F.placeholder(x.shape)
+    y = _conv2d_nchw(xv, F.const(wt), F.const(b), (1, 1), (1, 1, 1, 1), (1, 1), group, ACT_RELU)
+    for _ in range(3):
+        x = rng.standard_normal(x.shape).astype(np.float32)
+        xv.write(x)
+        expected = activation_ref(conv_ref(x, wt, b, (1, 1), (1, 1, 1, 1), (1, 1), group), ACT_RELU)
+        np.testing.assert_allclose(y.read(), expected, rtol=RTOL, atol=ATOL)
+
+
+def test_rerun_placeholder_weights_with_new_values(rng):
+    x, wt, b = make_case(rng, 1, 6, 10, 10, 9, 3, 3)
+    xv, wv, bv = F.placeholder(x.shape), F.placeholder(wt.shape), F.placeholder(b.shape)
+    y = _conv2d_nchw(xv, wv, bv, (1, 1), (1, 1, 1, 1), (1, 1), 1)
+    xv.write(x)
+    for _ in range(2):
+        wt = rng.standard_normal(wt.shape).astype(np.float32) / 4
+        b = rng.standard_normal(b.shape).astype(np.float32)
+        wv.write(wt)
+        bv.write(b)
+        np.testing.assert_allclose(y.read(), conv_ref(x, wt, b, (1, 1), (1, 1, 1, 1)), rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_thread_counts_agree(rng, threads):
+    x, wt, b = make_case(rng, 2, 32, 20, 20, 48, 3, 3)
+    before = mnnpy.runtime_info()["threads"]
+    mnnpy.set_num_threads(threads)
+    try:
+        ours = run_conv(x, wt, b, (1, 1), (1, 1, 1, 1), (1, 1), 1, activation=ACT_RELU)
+    finally:
+        mnnpy.set_num_threads(before)
+    expected = activation_ref(conv_ref(x, wt, b, (1, 1), (1, 1, 1, 1)), ACT_RELU)
+    np.testing.assert_allclose(ours, expected, rtol=RTOL, atol=ATOL)
+
+
+PORTABLE_LAYERS = [
+    pytest.param(1, 13, 9, 11, 20, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1, id="3x3"),
+    pytest.param(1, 16, 9, 11, 30, 1, 1, (1, 1), (0, 0, 0, 0), (1, 1), 1, id="1x1"),
+    pytest.param(2, 3, 17, 15, 9, 5, 5, (2, 2), (2, 1, 2, 1), (1, 2), 1, id="5x5-stride2"),
+    pytest.param(1, 24, 15, 17, 24, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 24, id="dw"),
+    pytest.param(1, 24, 15, 17, 24, 5, 5, (2, 2), (2, 2, 2, 2), (1, 1), 24, id="dw-stride2"),
+]
+
+
+@pytest.mark.parametrize("n,c,h,w,cout,kh,kw,strides,pads,dilations,group", PORTABLE_LAYERS)
+@pytest.mark.parametrize("code", [ACT_NONE, ACT_SILU, ACT_GELU], ids=["none", "silu", "gelu"])
+def test_portable_simd_agrees(rng, request, n, c, h, w, cout, kh, kw, strides, pads, dilations, group, code):
+    x, wt, b = make_case(rng, n, c, h, w, cout, kh, kw, group)
+    best = run_conv(x, wt, b, strides, pads, dilations, group, activation=code)
+    request.getfixturevalue("portable_simd")
+    portable = run_conv(x, wt, b, strides, pads, dilations, group, activation=code)
+    np.testing.assert_allclose(portable, best, rtol=RTOL, atol=ATOL)
+    expected = activation_ref(conv_ref(x, wt, b, strides, pads, dilations, group), code)
+    np.testing.assert_allclose(portable, expected, rtol=RTOL, atol=ATOL)
+
+
+# ------------------------------------------------------------------ expr.conv2d (MNN's API)
+def test_conv2d_api_padding_modes(rng):
+    x, wt, b = make_case(rng, 1, 4, 9, 10, 6, 3, 3)
+    y = F.conv2d(F.const(x), F.const(wt), F.const(b), stride=(1, 1), padding=(1, 1))
+    np.testing.assert_allclose(y.read(), conv_ref(x, wt, b, pads=(1, 1, 1, 1)), rtol=RTOL, atol=ATOL)
+    y = F.conv2d(F.const(x), F.const(wt), F.const(b), padding=(1, 1), padding_mode=F.CAFFE)
+    np.testing.assert_allclose(y.read(), conv_ref(x, wt, b, pads=(1, 1, 1, 1)), rtol=RTOL, atol=ATOL)
+    y = F.conv2d(F.const(x), F.const(wt), F.const(b))
+    assert y.shape == (1, 6, 7, 8)
+    # SAME (TensorFlow): output ceil(size / stride), the odd padding pixel at the end.
+    y = F.conv2d(F.const(x), F.const(wt), None, stride=(2, 2), padding_mode=F.SAME)
+    assert y.shape == (1, 6, 5, 5)
+    np.testing.assert_allclose(y.read(), conv_ref(x, wt, None, (2, 2), (1, 0, 1, 1)), rtol=RTOL, atol=ATOL)
+    y = F.conv2d(F.const(x), F.const(wt), None, padding_mode="same")
+    assert y.shape == (1, 6, 9, 10)
+
+
+def test_conv2d_api_ints_and_groups(rng):
+    x, wt, b = make_case(rng, 1, 6, 8, 8, 9, 3, 3, group=3)
+    y = F.conv2d(x, wt, b, stride=2, padding=1, dilate=1, group=3)  # NumPy operands, int pairs
+    np.testing.assert_allclose(y.read(), conv_ref(x, wt, b, (2, 2), (1, 1, 1, 1), group=3), rtol=RTOL, atol=ATOL)
+
+
+# ------------------------------------------------------------------ torch, when installed
+TORCH_CASES = [
+    (1, 64, 14, 14, 64, 3, 3, 1, 1, 1, 1),
+    (2, 32, 17, 15, 48, 3, 3, 2, 1, 1, 1),
+    (1, 3, 32, 32, 16, 7, 7, 2, 3, 1, 1),
+    (1, 32, 12, 12, 64, 1, 1, 1, 0, 1, 1),
+    (1, 32, 19, 19, 32, 3, 3, 1, 2, 2, 1),
+    (1, 16, 10, 10, 32, 3, 3, 1, 1, 1, 4),
+    (1, 144, 28, 28, 144, 3, 3, 1, 1, 1, 144),
+    (1, 96, 29, 29, 96, 3, 3, 2, 1, 1, 96),
+    (1, 40, 21, 21, 40, 5, 5, 2, 2, 1, 40),
+]
+
+
+@pytest.mark.parametrize("n,c,h,w,cout,kh,kw,stride,pad,dil,group", TORCH_CASES)
+def test_conv_matches_torch(rng, n, c, h, w, cout, kh, kw, stride, pad, dil, group):
+    torch = pytest.importorskip("torch")
+    x, wt, b = make_case(rng, n, c, h, w, cout, kh, kw, group)
+    ours = F.conv2d(F.const(x), F.const(wt), F.const(b), stride=(stride, stride), padding=(pad, pad),
+                    dilate=(dil, dil), group=group).read()
+    with torch.no_grad():
+        expected = torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(wt), torch.from_numpy(b),
+                                              stride, pad, dil, group).numpy()
+    np.testing.assert_allclose(ours, expected, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("code,name", [(ACT_RELU, "relu"), (ACT_SIGMOID, "sigmoid"), (ACT_SILU, "silu"),
+                                       (ACT_HARDSWISH, "hardswish"), (ACT_GELU, "gelu"),
+                                       (ACT_HARDSIGMOID, "hardsigmoid")])
+def test_activation_matches_torch(rng, code, name):
+    torch = pytest.importorskip("torch")
+    x, wt, b = make_case(rng, 1, 16, 10, 10, 24, 3, 3)
+    x *= 3
+    params = {"alpha": 1 / 6, "beta": 0.5} if code == ACT_HARDSIGMOID else {}
+    ours = run_conv(x, wt, b, (1, 1), (1, 1, 1, 1), (1, 1), 1, activation=code, **params)
+    with torch.no_grad():
+        y = torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(wt), torch.from_numpy(b), 1, 1)
+        expected = getattr(torch.nn.functional, name)(y).numpy()
+    np.testing.assert_allclose(ours, expected, rtol=RTOL, atol=ATOL)
+
+
+# ------------------------------------------------------------------ errors
+def conv_error(x_shape, w_shape, b_shape=None, dtype=np.float32, **attrs):
+    x = F.const(np.zeros(x_shape, dtype))
+    w = F.const(np.zeros(w_shape, dtype))
+    inputs = [x, w] + ([F.const(np.zeros(b_shape, dtype))] if b_shape is not None else [])
+    return mnnpy._core.op("Conv2D", inputs, attrs)
+
+
+@pytest.mark.parametrize("x_shape,w_shape,b_shape,attrs,match", [
+    ((1, 3, 8), (4, 3, 3, 3), None, {}, "input must be 4-D"),
+    ((1, 3, 8, 8), (4, 3, 3), None, {}, "weight must be 4-D"),
+    ((1, 3, 8, 8), (4, 2, 3, 3), None, {}, "input has 3 channels"),
+    ((1, 4, 8, 8), (5, 2, 3, 3), None, {"group": 2}, "do not split into 2 groups"),
+    ((1, 3, 8, 8), (4, 3, 3, 3), (5,), {}, r"bias must have shape \(4,\)"),
+    ((1, 3, 8, 8), (4, 3, 3, 3), (4, 1), {}, "bias must have shape"),
+    ((1, 3, 2, 2), (4, 3, 3, 3), None, {}, "output would be empty"),
+    ((1, 3, 8, 8), (4, 3, 3, 3), None, {"strides": [0, 1]}, "strides must be positive"),
+    ((1, 3, 8, 8), (4, 3, 3, 3), None, {"strides": [1]}, "'strides' needs 2 values"),
+    ((1, 3, 8, 8), (4, 3, 3, 3), None, {"pads": [1, 1]}, "'pads' needs 4 values"),
+    ((1, 3, 8, 8), (4, 3, 3, 3), None, {"pads": [-1, 0, 0, 0]}, "pads must be non-negative"),
+    ((1, 3, 8, 8), (4, 3, 3, 3), None, {"dilations": [1, 0]}, "dilations must be positive"),
+    ((1, 3, 8, 8), (4, 3, 3, 3), None, {"group": 0}, "group must be positive"),
+    ((1, 3, 8, 8), (4, 3, 3, 3), None, {"activation": 9}, "unknown activation code"),
+    ((1, 3, 8, 8), (4, 3, 0, 3), None, {}, "empty dimension"),
+])
+def test_bad_inputs_raise_value_error(x_shape, w_shape, b_shape, attrs, match):
+    with pytest.raises(ValueError, match=match):
+        conv_error(x_shape, w_shape, b_shape, **attrs)
+
+
+def test_bad_dtype_raises_type_error():
+    with pytest.raises(TypeError, match="input must be float32, got float64"):
+        conv_error((1, 3, 8, 8), (4, 3, 3, 3), dtype=np.float64)
+    with pytest.raises(TypeError, match="weight must be float32"):
+        mnnpy._core.op("Conv2D", [F.const(np.zeros((1, 3, 8, 8), np.float32)),
+                                  F.const(np.zeros((4, 3, 3, 3), np.int32))], {})
+    with pytest.raises(TypeError, match="conv2d: weight must be float32"):
+        F.conv2d(F.const(np.zeros((1, 3, 8, 8), np.float32)), F.const(np.zeros((4, 3, 3, 3), np.float64)))
+
+
+def test_bad_api_arguments():
+    x = F.const(np.zeros((1, 3, 8, 8), np.float32))
+    w = F.const(np.zeros((4, 3, 3, 3), np.float32))
+    with pytest.raises(ValueError, match="unknown padding_mode"):
+        F.conv2d(x, w, padding_mode="FULL")
+    with pytest.raises(ValueError, match="stride needs 2 values"):
+        F.conv2d(x, w, stride=(1, 1, 1))
+
+
+def test_empty_batch(rng):
+    x = np.zeros((0, 3, 8, 8), np.float32)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    y = F.conv2d(F.const(x), F.const(w), padding=(1, 1))
+    assert y.read().shape == (0, 4, 8, 8)
