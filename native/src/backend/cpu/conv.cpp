@@ -13,6 +13,8 @@
 #include <hwy/highway.h>
 #include <hwy/contrib/math/math-inl.h>
 
+#include "backend/cpu/simd_shared-inl.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -76,22 +78,8 @@ using namespace conv_detail;
 using DF = hn::ScalableTag<float>;
 using VF = hn::Vec<DF>;
 
-// The register tile of this target: MR weight rows x NP panels of 16 columns. Same shapes as the
-// GEMM's micro-kernels (16 vector registers before AVX-512, 32 with it).
-struct ConvTile {
-  static constexpr int kLanes = (int)hn::MaxLanes(DF());
-  static constexpr int kVecPerPanel = (int)kPanel / kLanes;
-  static constexpr int kPanels = kVecPerPanel == 1 ? 2 : 1;
-#if HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_EMU128
-  static constexpr int kMR = 4;
-#elif HWY_TARGET <= HWY_AVX3
-  static constexpr int kMR = 12;
-#else
-  static constexpr int kMR = kVecPerPanel * kPanels <= 2 ? 6 : 3;
-#endif
-  static constexpr int kNR = kPanels * (int)kPanel;
-  static_assert(kConvWeightRows % kMR == 0, "packed weight panels must split into micro-tiles");
-};
+using ConvTile = GemmTile<float>;  // the GEMM micro-kernel shape
+static_assert(ConvTile::kPanel == kPanel, "convolution panels are the GEMM's");
 
 // Writes n values of row k of a panel-packed column block, starting at column jj: src[q * stride],
 // or zeros when src is null. Column jj lives in panel jj / 16, at offset (jj % 16) of its row.
@@ -201,21 +189,6 @@ HWY_INLINE VF sigmoid(DF d, VF v) {
   return hn::Div(one, hn::Add(one, hn::Exp(d, hn::Neg(x))));
 }
 
-// erf by Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7), odd-extended.
-HWY_INLINE VF erf_approx(DF d, VF v) {
-  const VF z = hn::Abs(v);
-  const VF t = hn::Div(hn::Set(d, 1.f), hn::MulAdd(hn::Set(d, 0.3275911f), z, hn::Set(d, 1.f)));
-  VF poly = hn::Set(d, 1.061405429f);
-  poly = hn::MulAdd(poly, t, hn::Set(d, -1.453152027f));
-  poly = hn::MulAdd(poly, t, hn::Set(d, 1.421413741f));
-  poly = hn::MulAdd(poly, t, hn::Set(d, -0.284496736f));
-  poly = hn::MulAdd(poly, t, hn::Set(d, 0.254829592f));
-  poly = hn::Mul(poly, t);
-  const VF z2 = hn::Min(hn::Mul(z, z), hn::Set(d, 80.f));
-  const VF r = hn::NegMulAdd(poly, hn::Exp(d, hn::Neg(z2)), hn::Set(d, 1.f));
-  return hn::CopySign(r, v);
-}
-
 HWY_INLINE VF activate(DF d, VF v, const ConvActivation& act) {
   switch (act.code) {
     case kConvActRelu: return hn::Max(v, hn::Zero(d));
@@ -226,10 +199,7 @@ HWY_INLINE VF activate(DF d, VF v, const ConvActivation& act) {
       const VF gate = hn::Min(hn::Max(hn::Add(v, hn::Set(d, 3.f)), hn::Zero(d)), hn::Set(d, 6.f));
       return hn::Mul(v, hn::Mul(gate, hn::Set(d, 1.f / 6.f)));
     }
-    case kConvActGelu: {
-      const VF e = erf_approx(d, hn::Mul(v, hn::Set(d, 0.70710678118654752f)));
-      return hn::Mul(hn::Mul(hn::Set(d, 0.5f), v), hn::Add(hn::Set(d, 1.f), e));
-    }
+    case kConvActGelu: return GeluFloat32(d, v);
     case kConvActHardSigmoid:
       return hn::Max(hn::Zero(d), hn::Min(hn::Set(d, 1.f), hn::MulAdd(hn::Set(d, act.p0), v, hn::Set(d, act.p1))));
     default: return v;

@@ -8,6 +8,8 @@
 #include <hwy/highway.h>
 #include <hwy/contrib/math/math-inl.h>
 
+#include "backend/cpu/simd_shared-inl.h"
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -229,32 +231,6 @@ HWY_INLINE void map_math(const T* HWY_RESTRICT x, T* HWY_RESTRICT y, size_t n, i
   for (; i < n; ++i) y[i] = scalar_unary<T>(code, x[i]);
 }
 
-// erf for float32 lanes. |x| <= 1: the Taylor series in x^2 to the x^21 term (error below
-// 2e-8). |x| > 1: Abramowitz & Stegun 7.1.26, 1 - t P(t) exp(-x^2) with t = 1 / (1 + p|x|)
-// (absolute error below 1.5e-7, under 2 ulp of results there, which lie in [0.84, 1]).
-template <class D, class V> HWY_INLINE V ErfFloat32(D d, V x) {
-  static constexpr float kTaylor[] = {1.1283791670955126f,     -0.37612638903183754f,  0.11283791670955126f,
-                                      -0.026866170645131252f,  0.0052239776254421879f, -0.00085483270234508522f,
-                                      0.00012055332981789664f, -1.492565035840625e-05f, 1.6462114365889246e-06f,
-                                      -1.6365844691234924e-07f, 1.4807192815879218e-08f};
-  const V one = hn::Set(d, 1.0f);
-  const V ax = hn::Abs(x);
-  const V x2 = hn::Mul(x, x);
-  V series = hn::Set(d, kTaylor[10]);
-  for (int k = 9; k >= 0; --k) series = hn::MulAdd(series, x2, hn::Set(d, kTaylor[k]));
-  const V small = hn::Mul(series, x);
-  const V t = hn::Div(one, hn::MulAdd(hn::Set(d, 0.3275911f), ax, one));
-  V poly = hn::Set(d, 1.061405429f);
-  poly = hn::MulAdd(poly, t, hn::Set(d, -1.453152027f));
-  poly = hn::MulAdd(poly, t, hn::Set(d, 1.421413741f));
-  poly = hn::MulAdd(poly, t, hn::Set(d, -0.284496736f));
-  poly = hn::MulAdd(poly, t, hn::Set(d, 0.254829592f));
-  poly = hn::Mul(poly, t);
-  const V tail = hn::Exp(d, hn::Neg(hn::Min(x2, hn::Set(d, 87.0f))));
-  const V large = hn::CopySign(hn::NegMulAdd(poly, tail, one), x);
-  return hn::IfThenElse(hn::Le(ax, one), small, large);
-}
-
 template <class T> void unary_float(int code, const T* x, T* y, size_t n) {
   constexpr bool f32 = sizeof(T) == 4;
   constexpr T big = std::numeric_limits<T>::max();
@@ -338,12 +314,7 @@ template <class T> void unary_float(int code, const T* x, T* y, size_t n) {
       if constexpr (f32) return map_math(x, y, n, code, -big, big, [](auto d, auto v) { return ErfFloat32(d, v); });
       break;
     case kGelu:
-      if constexpr (f32) {
-        return map_math(x, y, n, code, -big, big, [](auto d, auto v) {
-          const auto e = ErfFloat32(d, hn::Mul(v, hn::Set(d, 0.70710678118654752440f)));
-          return hn::Mul(hn::Mul(hn::Set(d, 0.5f), v), hn::Add(hn::Set(d, 1.0f), e));
-        });
-      }
+      if constexpr (f32) return map_math(x, y, n, code, -big, big, [](auto d, auto v) { return GeluFloat32(d, v); });
       break;
     case kGeluTanh:
       return map_math(x, y, n, code, -big, big, [](auto d, auto v) {

@@ -13,6 +13,8 @@
 #include <hwy/cache_control.h>
 #include <hwy/highway.h>
 
+#include "backend/cpu/simd_shared-inl.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -113,23 +115,7 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 using namespace gemm_detail;
 
-// The micro-kernel shape of this target. A tile is kPanels packed panels wide (one or two) and
-// kMR rows tall, chosen so that the accumulators, the B vectors and one broadcast fit in the
-// register file (16 vector registers before AVX-512, 32 with it).
-template <class T> struct Tile {
-  static constexpr int kPanel = (int)(kPanelBytes / sizeof(T));
-  static constexpr int kLanes = (int)hn::MaxLanes(hn::ScalableTag<T>());
-  static constexpr int kVecPerPanel = kPanel / kLanes;
-  static constexpr int kPanels = kVecPerPanel == 1 ? 2 : 1;
-#if HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_EMU128
-  static constexpr int kMR = 4;
-#elif HWY_TARGET <= HWY_AVX3
-  static constexpr int kMR = 12;
-#else
-  static constexpr int kMR = kVecPerPanel * kPanels <= 2 ? 6 : 3;
-#endif
-  static constexpr int kNR = kPanels * kPanel;
-};
+template <class T> using Tile = GemmTile<T>;
 
 // C[MR x NP panels] (+)= sum over kc of a column of packed A times a row of packed B.
 // a: kc x MR, b0/b1: kc x kPanel each (b1 is read only when NP == 2).

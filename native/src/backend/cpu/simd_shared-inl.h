@@ -1,0 +1,75 @@
+// SIMD pieces shared by several kernel files, compiled once per Highway target (include this
+// after hwy/foreach_target.h, like Highway's own -inl.h headers).
+#if defined(MNNPY_SIMD_SHARED_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef MNNPY_SIMD_SHARED_INL_H_
+#undef MNNPY_SIMD_SHARED_INL_H_
+#else
+#define MNNPY_SIMD_SHARED_INL_H_
+#endif
+
+#include <hwy/highway.h>
+#include <hwy/contrib/math/math-inl.h>
+
+HWY_BEFORE_NAMESPACE();
+namespace mnnpy {
+namespace cpu {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// The GEMM micro-kernel shape of this target, used by matmul and convolution alike. A tile is
+// kPanels packed panels of 64 bytes wide (one or two) and kMR rows tall, chosen so that the
+// accumulators, the B vectors and one broadcast fit in the register file (16 vector registers
+// before AVX-512, 32 with it).
+template <class T> struct GemmTile {
+  static constexpr int kPanel = (int)(64 / sizeof(T));
+  static constexpr int kLanes = (int)hn::MaxLanes(hn::ScalableTag<T>());
+  static constexpr int kVecPerPanel = kPanel / kLanes;
+  static constexpr int kPanels = kVecPerPanel == 1 ? 2 : 1;
+#if HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_EMU128
+  static constexpr int kMR = 4;
+#elif HWY_TARGET <= HWY_AVX3
+  static constexpr int kMR = 12;
+#else
+  static constexpr int kMR = kVecPerPanel * kPanels <= 2 ? 6 : 3;
+#endif
+  static constexpr int kNR = kPanels * kPanel;
+};
+
+// erf for float32 lanes. |x| <= 1: the Taylor series in x^2 to the x^21 term (error below
+// 2e-8). |x| > 1: Abramowitz & Stegun 7.1.26, 1 - t P(t) exp(-x^2) with t = 1 / (1 + p|x|)
+// (absolute error below 1.5e-7, under 2 ulp of results there, which lie in [0.84, 1]).
+template <class D, class V> HWY_INLINE V ErfFloat32(D d, V x) {
+  static constexpr float kTaylor[] = {1.1283791670955126f,     -0.37612638903183754f,  0.11283791670955126f,
+                                      -0.026866170645131252f,  0.0052239776254421879f, -0.00085483270234508522f,
+                                      0.00012055332981789664f, -1.492565035840625e-05f, 1.6462114365889246e-06f,
+                                      -1.6365844691234924e-07f, 1.4807192815879218e-08f};
+  const V one = hn::Set(d, 1.0f);
+  const V ax = hn::Abs(x);
+  const V x2 = hn::Mul(x, x);
+  V series = hn::Set(d, kTaylor[10]);
+  for (int k = 9; k >= 0; --k) series = hn::MulAdd(series, x2, hn::Set(d, kTaylor[k]));
+  const V small = hn::Mul(series, x);
+  const V t = hn::Div(one, hn::MulAdd(hn::Set(d, 0.3275911f), ax, one));
+  V poly = hn::Set(d, 1.061405429f);
+  poly = hn::MulAdd(poly, t, hn::Set(d, -1.453152027f));
+  poly = hn::MulAdd(poly, t, hn::Set(d, 1.421413741f));
+  poly = hn::MulAdd(poly, t, hn::Set(d, -0.284496736f));
+  poly = hn::MulAdd(poly, t, hn::Set(d, 0.254829592f));
+  poly = hn::Mul(poly, t);
+  const V tail = hn::Exp(d, hn::Neg(hn::Min(x2, hn::Set(d, 87.0f))));
+  const V large = hn::CopySign(hn::NegMulAdd(poly, tail, one), x);
+  return hn::IfThenElse(hn::Le(ax, one), small, large);
+}
+
+// 0.5 x (1 + erf(x / sqrt 2)), the exact (erf) form of GELU.
+template <class D, class V> HWY_INLINE V GeluFloat32(D d, V x) {
+  const V e = ErfFloat32(d, hn::Mul(x, hn::Set(d, 0.70710678118654752440f)));
+  return hn::Mul(hn::Mul(hn::Set(d, 0.5f), x), hn::Add(hn::Set(d, 1.0f), e));
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace cpu
+}  // namespace mnnpy
+HWY_AFTER_NAMESPACE();
+
+#endif  // MNNPY_SIMD_SHARED_INL_H_
