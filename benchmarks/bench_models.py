@@ -1,5 +1,5 @@
 """Whole-model latency, batch 1: mnnpy against onnxruntime and PyTorch on the same ONNX files
-(torchvision models with random weights), at 1 and 2 threads, interleaved, medians; plus
+(torchvision models with random weights), at 1 and 2 threads, in rotating blocks, medians; plus
 load and first-run times. Run: python benchmarks/bench_models.py [--models resnet18,...]"""
 import argparse
 import os
@@ -64,13 +64,16 @@ def main():
             first_ort = time.perf_counter() - t0
             runs = {"mnnpy": lambda: module.forward(x), "onnxruntime": lambda: sess.run(None, {"input": x}),
                     "torch": lambda: tmodel(tx)}
+            # Engines run in blocks, not call by call: onnxruntime's and torch's workers spin for a
+            # while after each run and would take the cores from whichever engine runs next. Each
+            # block starts with discarded runs; the blocks rotate three times.
+            times = {k: [] for k in runs}
             with torch.inference_mode():
-                for fn in runs.values():
-                    fn()
-                times = {k: [] for k in runs}
-                for _ in range(args.repeats):
+                for _ in range(3):
                     for k, fn in runs.items():
-                        times[k].append(timed(fn, 1))
+                        for _ in range(3):
+                            fn()
+                        times[k] += [timed(fn, 1) for _ in range(args.repeats)]
             med = {k: statistics.median(v) for k, v in times.items()}
             best_ref = min(med["onnxruntime"], med["torch"])
             print(f"  {name:<20} {threads}T  mnnpy {med['mnnpy'] * 1e3:8.2f} ms  onnxruntime "
