@@ -27,11 +27,29 @@ def timed(fn, repeats):
     return statistics.median(ts)
 
 
+def mnn_runner(mnn_dir, name, x, threads):
+    """MNN (pip install mnn) on the same model converted by its own converter:
+    mnnconvert -f ONNX --modelFile <name>.onnx --MNNModel <mnn_dir>/<name>.mnn --bizCode bench
+    (then reinstall protobuf>=6.31, which mnnconvert downgrades). None when either is missing."""
+    path = os.path.join(mnn_dir, name + ".mnn")
+    try:
+        import MNN
+    except ImportError:
+        return None
+    if not os.path.exists(path):
+        return None
+    rt = MNN.nn.create_runtime_manager(({"backend": "CPU", "numThread": threads, "precision": "high"},))
+    module = MNN.nn.load_module_from_file(path, ["input"], ["output"], runtime_manager=rt)
+    F = MNN.expr
+    return lambda: module.forward(F.const(x, list(x.shape), F.NCHW)).read()
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--models", default="resnet18,resnet50,mobilenet_v2,mobilenet_v3_large")
     p.add_argument("--repeats", type=int, default=10)
     p.add_argument("--size", type=int, default=224)
+    p.add_argument("--mnn-dir", default="/tmp/mnn-models", help="where <model>.mnn files converted by MNN are")
     args = p.parse_args()
     import onnxruntime as ort
     import torch
@@ -64,6 +82,9 @@ def main():
             first_ort = time.perf_counter() - t0
             runs = {"mnnpy": lambda: module.forward(x), "onnxruntime": lambda: sess.run(None, {"input": x}),
                     "torch": lambda: tmodel(tx)}
+            mnn_run = mnn_runner(args.mnn_dir, name, x, threads)
+            if mnn_run:
+                runs["MNN"] = mnn_run
             # Engines run in blocks, not call by call: onnxruntime's and torch's workers spin for a
             # while after each run and would take the cores from whichever engine runs next. Each
             # block starts with discarded runs; the blocks rotate three times.
@@ -75,10 +96,11 @@ def main():
                             fn()
                         times[k] += [timed(fn, 1) for _ in range(args.repeats)]
             med = {k: statistics.median(v) for k, v in times.items()}
-            best_ref = min(med["onnxruntime"], med["torch"])
-            print(f"  {name:<20} {threads}T  mnnpy {med['mnnpy'] * 1e3:8.2f} ms  onnxruntime "
-                  f"{med['onnxruntime'] * 1e3:8.2f} ms  torch {med['torch'] * 1e3:8.2f} ms  "
-                  f"ratio vs ort {med['mnnpy'] / med['onnxruntime']:5.2f}  vs torch {med['mnnpy'] / med['torch']:5.2f}"
+            refs = [k for k in med if k != "mnnpy"]
+            best_ref = min(med[k] for k in refs)
+            print(f"  {name:<20} {threads}T  mnnpy {med['mnnpy'] * 1e3:8.2f} ms  " +
+                  "  ".join(f"{k} {med[k] * 1e3:8.2f} ms" for k in refs) + "  ratio " +
+                  "  ".join(f"vs {k} {med['mnnpy'] / med[k]:5.2f}" for k in refs) +
                   f"  vs best {med['mnnpy'] / best_ref:5.2f}", flush=True)
             if threads == 1:
                 print(f"  {'':<20}     load: mnnpy {load_ours * 1e3:7.1f} ms, onnxruntime {load_ort * 1e3:7.1f} ms;"
