@@ -368,3 +368,40 @@ def test_gather_elements(rng):
     idx = rng.integers(-4, 4, (3, 2, 5)).astype(np.int64)
     model = make_model([h.make_node("GatherElements", ["x", "i"], ["y"], axis=1)], {"x": x, "i": idx}, ["y"])
     check(model, {"x": x, "i": idx})
+
+
+@pytest.mark.parametrize("half_first", [False, True])
+def test_gelu_pattern_becomes_one_node(rng, half_first):
+    x = rand(rng, 4, 40, low=-5, high=5)
+    if half_first:  # (x * 0.5) * (1 + erf(x / sqrt 2))
+        nodes = [h.make_node("Mul", ["x", "half"], ["hx"]), h.make_node("Div", ["x", "sqrt2"], ["d"]),
+                 h.make_node("Erf", ["d"], ["e"]), h.make_node("Add", ["e", "one"], ["a"]),
+                 h.make_node("Mul", ["hx", "a"], ["y"])]
+    else:  # (x * (1 + erf(x / sqrt 2))) * 0.5
+        nodes = [h.make_node("Div", ["x", "sqrt2"], ["d"]), h.make_node("Erf", ["d"], ["e"]),
+                 h.make_node("Add", ["one", "e"], ["a"]), h.make_node("Mul", ["a", "x"], ["m"]),
+                 h.make_node("Mul", ["m", "half"], ["y"])]
+    weights = {"sqrt2": np.float32(2 ** 0.5), "one": np.float32(1), "half": np.float32(0.5)}
+    model = make_model(nodes, {"x": x}, ["y"], weights)
+    check(model, {"x": x})
+    _, report = convert.from_onnx(model.SerializeToString())
+    assert report.ops_after == {"Gelu": 1}
+
+
+def test_decomposed_layer_norm_becomes_one_node(rng):
+    x = rand(rng, 2, 6, 32)
+    gamma, beta = rand(rng, 32), rand(rng, 32)
+    nodes = [h.make_node("ReduceMean", ["x"], ["mean"], axes=[-1]), h.make_node("Sub", ["x", "mean"], ["c"]),
+             h.make_node("Pow", ["c", "two"], ["sq"]), h.make_node("ReduceMean", ["sq"], ["var"], axes=[-1]),
+             h.make_node("Add", ["var", "eps"], ["ve"]), h.make_node("Sqrt", ["ve"], ["std"]),
+             h.make_node("Div", ["c", "std"], ["n"]), h.make_node("Mul", ["n", "gamma"], ["s"]),
+             h.make_node("Add", ["s", "beta"], ["y"])]
+    weights = {"two": np.float32(2), "eps": np.float32(1e-12), "gamma": gamma, "beta": beta}
+    model = make_model(nodes, {"x": x}, ["y"], weights, opset=13)
+    check(model, {"x": x}, atol=1e-4)
+    _, report = convert.from_onnx(model.SerializeToString())
+    assert report.ops_after == {"LayerNormalization": 1}
+    # A pattern whose pieces are used elsewhere is left alone.
+    used_twice = make_model(nodes, {"x": x}, ["y", "var"], weights, opset=13)
+    check(used_twice, {"x": x}, atol=1e-4)
+    assert "LayerNormalization" not in convert.from_onnx(used_twice.SerializeToString())[1].ops_after

@@ -126,6 +126,8 @@ def simplify(graph, level=2):
     if level >= 2:
         _fold_batch_norm(graph)
         _fuse_conv_activations(graph)
+        _fuse_gelu(graph)
+        _fuse_layer_norm(graph)
         _drop_dead_nodes(graph)
     return graph
 
@@ -259,3 +261,120 @@ def _activation_attrs(graph, act):
     if act.op == "HardSigmoid":
         return {"activation": code, "alpha": act.attrs.get("alpha", 0.2), "beta": act.attrs.get("beta", 0.5)}
     return {"activation": code}
+
+
+# ------------------------------------------------------------------ transformer patterns
+class _Matcher:
+    """Lookups for pattern passes: the producer of a name, its single consumer, constants."""
+
+    def __init__(self, graph):
+        self.graph = graph
+        self.producer = {out: n for n in graph.nodes for out in n.outputs}
+        self.uses = {}
+        for n in graph.nodes:
+            for x in n.inputs:
+                if x:
+                    self.uses.setdefault(x, []).append(n)
+        self.outputs = {v.name for v in graph.outputs}
+
+    def only_user(self, name, op):
+        users = self.uses.get(name, [])
+        if len(users) != 1 or name in self.outputs or users[0].op != op:
+            return None
+        return users[0]
+
+    def scalar(self, name):
+        w = self.graph.weights.get(name)
+        return float(w.reshape(-1)[0]) if w is not None and w.size == 1 else None
+
+    def other_input(self, node, name):
+        return node.inputs[1] if node.inputs[0] == name else node.inputs[0] if node.inputs[1] == name else None
+
+
+def _close(value, target, tol=1e-4):
+    return value is not None and abs(value - target) <= tol * abs(target)
+
+
+def _fuse_gelu(graph):
+    """x * 0.5 * (1 + erf(x / sqrt 2)), as exporters spell GELU, becomes one Gelu node."""
+    m = _Matcher(graph)
+    removed, added = set(), {}
+    for erf in graph.nodes:
+        if erf.op != "Erf":
+            continue
+        scale = m.producer.get(erf.inputs[0])
+        if scale is None or scale.op not in ("Div", "Mul") or m.only_user(scale.outputs[0], "Erf") is None:
+            continue
+        c = m.scalar(scale.inputs[1])
+        if not (_close(c, 2 ** 0.5) if scale.op == "Div" else _close(c, 2 ** -0.5)):
+            continue
+        x = scale.inputs[0]
+        plus = m.only_user(erf.outputs[0], "Add")
+        if plus is None or not _close(m.scalar(m.other_input(plus, erf.outputs[0])), 1.0):
+            continue
+        # Either (x * (1 + erf)) * 0.5, or (x * 0.5) * (1 + erf), in any operand order.
+        times = m.only_user(plus.outputs[0], "Mul")
+        if times is None:
+            continue
+        other = m.other_input(times, plus.outputs[0])
+        chain = [scale, erf, plus, times]
+        if other == x:
+            half = m.only_user(times.outputs[0], "Mul")
+            if half is None or not _close(m.scalar(m.other_input(half, times.outputs[0])), 0.5):
+                continue
+            chain.append(half)
+            out = half.outputs[0]
+        else:
+            half = m.producer.get(other)
+            if half is None or half.op != "Mul" or x not in half.inputs or \
+                    not _close(m.scalar(m.other_input(half, x)), 0.5) or len(m.uses.get(other, [])) != 1:
+                continue
+            chain.append(half)
+            out = times.outputs[0]
+        removed.update(id(n) for n in chain)
+        added[id(chain[-1] if other == x else times)] = Node("Gelu", [x], [out], {}, erf.name + "/gelu")
+    if removed:
+        graph.nodes = [added.get(id(n), n) for n in graph.nodes if id(n) not in removed or id(n) in added]
+
+
+def _fuse_layer_norm(graph):
+    """mean/variance over the last axis, normalize, scale and shift (as exporters before opset 17
+    spell LayerNorm) becomes one LayerNormalization node."""
+    m = _Matcher(graph)
+    removed, added = set(), {}
+    for mean in graph.nodes:
+        if mean.op != "ReduceMean" or mean.attrs.get("axes") != [-1]:
+            continue
+        x = mean.inputs[0]
+        sub = next((u for u in m.uses.get(mean.outputs[0], []) if u.op == "Sub" and u.inputs == [x, mean.outputs[0]]),
+                   None)
+        if sub is None or len(m.uses.get(mean.outputs[0], [])) != 1:
+            continue
+        centered = sub.outputs[0]
+        users = m.uses.get(centered, [])
+        square = next((u for u in users if u.op == "Pow" and _close(m.scalar(u.inputs[1]), 2.0)), None) or \
+            next((u for u in users if u.op == "Mul" and u.inputs == [centered, centered]), None)
+        div = next((u for u in users if u.op == "Div" and u.inputs[0] == centered), None)
+        if square is None or div is None or len(users) != 2:
+            continue
+        var = m.only_user(square.outputs[0], "ReduceMean")
+        if var is None or var.attrs.get("axes") != [-1]:
+            continue
+        add_eps = m.only_user(var.outputs[0], "Add")
+        eps = m.scalar(m.other_input(add_eps, var.outputs[0])) if add_eps else None
+        sqrt = m.only_user(add_eps.outputs[0], "Sqrt") if add_eps else None
+        if eps is None or sqrt is None or div.inputs[1] != sqrt.outputs[0]:
+            continue
+        scale = m.only_user(div.outputs[0], "Mul")
+        gamma = m.other_input(scale, div.outputs[0]) if scale else None
+        shift = m.only_user(scale.outputs[0], "Add") if scale else None
+        beta = m.other_input(shift, scale.outputs[0]) if shift else None
+        gw, bw = graph.weights.get(gamma), graph.weights.get(beta)
+        if gw is None or bw is None or gw.ndim != 1 or bw.ndim != 1:
+            continue
+        chain = [mean, sub, square, var, add_eps, sqrt, div, scale, shift]
+        removed.update(id(n) for n in chain)
+        added[id(shift)] = Node("LayerNormalization", [x, gamma, beta], [shift.outputs[0]],
+                                {"axis": -1, "epsilon": eps}, mean.name + "/layer_norm")
+    if removed:
+        graph.nodes = [added.get(id(n), n) for n in graph.nodes if id(n) not in removed or id(n) in added]
