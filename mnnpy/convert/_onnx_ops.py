@@ -23,6 +23,10 @@ class UnsupportedOperator(ValueError):
     pass
 
 
+class NeedsInputValue(ValueError):
+    """A shape argument (axes, sizes, a Reshape target...) depends on a model input's value."""
+
+
 class Context:
     def __init__(self, graph):
         self.graph = graph
@@ -37,17 +41,22 @@ class Context:
         try:
             return np.asarray(v.read())
         except ValueError as e:
-            raise ValueError(f"node '{node.name}' ({node.op}): its {what} must be a constant or computed from "
-                             f"shapes, but it depends on the model's input values ({e})") from None
+            raise NeedsInputValue(f"its {what} must be a constant or computed from shapes, but it depends on "
+                                  f"the model's input values ({e})") from None
 
 
-def instantiate(graph, weights, input_values_or_types):
-    """(placeholders by input name, output Vars) for inputs of the given (shape, dtype)."""
+def instantiate(graph, weights, input_types, input_values=None):
+    """(placeholders by input name, output Vars) for inputs of the given (shape, dtype).
+    Inputs in `input_values` (name -> array) are built in as constants instead: those whose
+    values decide shapes."""
     ctx = Context(graph)
     env = dict(weights)
     placeholders = {}
     for info in graph.inputs:
-        shape, dtype = input_values_or_types[info.name]
+        if input_values and info.name in input_values:
+            env[info.name] = F.const(np.asarray(input_values[info.name]))
+            continue
+        shape, dtype = input_types[info.name]
         p = F.placeholder(tuple(shape), dtype=np.dtype(dtype))
         p.name = info.name
         placeholders[info.name] = env[info.name] = p
@@ -61,7 +70,9 @@ def instantiate(graph, weights, input_values_or_types):
                 raise ValueError(f"node '{node.name}' ({node.op}): input '{x}' is not produced by any node")
         try:
             outs = handler(ctx, node, ins)
-        except UnsupportedOperator:
+        except (UnsupportedOperator, NeedsInputValue) as e:
+            if isinstance(e, NeedsInputValue) and not str(e).startswith("node '"):
+                raise NeedsInputValue(f"node '{node.name}' ({node.op}): {e}") from None
             raise
         except (ValueError, TypeError, IndexError) as e:
             raise type(e)(f"node '{node.name}' ({node.op}): {e}") from None
@@ -90,11 +101,18 @@ _UNARY = {"Relu": F.relu, "Sigmoid": F.sigmoid, "Tanh": F.tanh, "Exp": F.exp, "L
           "Reciprocal": F.reciprocal, "Sin": F.sin, "Cos": F.cos, "Tan": F.tan, "Sign": F.sign,
           "Softplus": F.softplus, "Softsign": F.softsign, "Round": F.round, "Not": F.logical_not,
           "Asin": F.asin, "Acos": F.acos, "Atan": F.atan, "Sinh": F.sinh, "Cosh": F.cosh,
-          "Asinh": F.asinh, "Acosh": F.acosh, "Atanh": F.atanh, "IsNaN": F.isnan, "IsInf": F.isinf}
+          "Asinh": F.asinh, "Acosh": F.acosh, "Atanh": F.atanh, "IsNaN": F.isnan, "IsInf": F.isinf,
+          "BitwiseNot": F.bitwise_not}
 
 
 @handles(*_UNARY)
 def _unary(ctx, node, ins):
+    if node.op == "IsInf" and not (_attr(node, "detect_negative", 1) and _attr(node, "detect_positive", 1)):
+        x = ins[0]
+        sign_ok = F.greater(x, 0) if _attr(node, "detect_positive", 1) else F.less(x, 0)
+        if not (_attr(node, "detect_negative", 1) or _attr(node, "detect_positive", 1)):
+            return F.logical_and(F.isinf(x), F.less(x, x))  # all false, of x's shape
+        return F.logical_and(F.isinf(x), sign_ok)
     return _UNARY[node.op](ins[0])
 
 
@@ -126,9 +144,8 @@ def _div(ctx, node, ins):
 
 @handles("Mod")
 def _mod(ctx, node, ins):
-    if _attr(node, "fmod", 0):
-        return _core.binary("Fmod", ins[0], ins[1])
-    return F.mod(ins[0], ins[1])
+    # fmod=1: C's fmod (sign of the dividend); otherwise Python's % (sign of the divisor).
+    return _core.binary("Fmod" if _attr(node, "fmod", 0) else "Mod", ins[0], ins[1])
 
 
 @handles("Max", "Min", "Sum", "Mean")
@@ -209,6 +226,10 @@ def _gelu(ctx, node, ins):
 
 @handles("Identity", "Dropout")
 def _identity(ctx, node, ins):
+    if node.op == "Dropout" and len(ins) > 2 and ins[2] is not None and bool(ctx.static(ins[2], node, "training_mode")):
+        raise ValueError("Dropout in training mode is not supported (inference only)")
+    if node.op == "Dropout" and len([o for o in node.outputs if o]) > 1:
+        return [ins[0], F.const(np.ones(ins[0].shape, np.bool_))]  # the mask keeps every element
     return [ins[0]]
 
 
@@ -461,6 +482,8 @@ def _softmax(ctx, node, ins):
 
 @handles("BatchNormalization")
 def _batch_norm(ctx, node, ins):
+    if _attr(node, "training_mode", 0):
+        raise ValueError("BatchNormalization in training mode is not supported (inference only)")
     x, scale, bias, mean, var = ins[:5]
     eps = np.float32(_attr(node, "epsilon", 1e-5))
     shape = [1, -1] + [1] * (x.ndim - 2)
@@ -479,8 +502,9 @@ def _layer_norm(ctx, node, ins):
     mean = F.reduce_mean(x, axes, True)
     centered = F.subtract(x, mean)
     var = F.reduce_mean(F.square(centered), axes, True)
-    y = F.multiply(F.multiply(centered, F.rsqrt(F.add(var, eps))), scale)
-    return y if bias is None else F.add(y, bias)
+    inv_std = F.rsqrt(F.add(var, eps))
+    y = F.multiply(F.multiply(centered, inv_std), scale)
+    return [y if bias is None else F.add(y, bias), mean, inv_std]
 
 
 @handles("InstanceNormalization")
@@ -612,6 +636,7 @@ def _resize(ctx, node, ins):
         sizes = None
         mode = _attr(node, "mode", "nearest")
         coord = "asymmetric"
+        node = type(node)(node.op, node.inputs, node.outputs, dict(node.attrs, nearest_mode="floor"), node.name)
     else:
         scales = ctx.static(ins[2], node, "scales") if len(ins) > 2 and ins[2] is not None else None
         sizes = ctx.static(ins[3], node, "sizes") if len(ins) > 3 and ins[3] is not None else None
@@ -633,10 +658,177 @@ def _resize(ctx, node, ins):
     if x.ndim != 4 or out[:2] != list(x.shape[:2]):
         raise ValueError(f"only resizing the last two axes of a 4-D input is supported (input {tuple(x.shape)}, "
                          f"output {tuple(out)})")
+    if _attr(node, "antialias", 0):
+        raise ValueError("Resize with antialias=1 is not supported")
+    if _attr(node, "keep_aspect_ratio_policy", "stretch") != "stretch":
+        raise ValueError(f"Resize keep_aspect_ratio_policy={node.attrs['keep_aspect_ratio_policy']} is not supported")
+    if coord == "align_corners":
+        spatial_scales = None  # align_corners maps by the sizes alone
     if mode == "linear" and coord == "tf_crop_and_resize":
         raise ValueError("Resize coordinate_transformation_mode tf_crop_and_resize is not supported")
     return _resize_nchw(x, out[2:], mode, coord, _attr(node, "nearest_mode", "round_prefer_floor"),
                         _attr(node, "cubic_coeff_a", -0.75), bool(_attr(node, "exclude_outside", 0)), spatial_scales)
+
+
+@handles("CastLike")
+def _cast_like(ctx, node, ins):
+    return F.cast(ins[0], ins[1].dtype)
+
+
+@handles("BitShift")
+def _bit_shift(ctx, node, ins):
+    return (F.left_shift if _attr(node, "direction") == "LEFT" else F.right_shift)(ins[0], ins[1])
+
+
+@handles("ThresholdedRelu")
+def _thresholded_relu(ctx, node, ins):
+    x = ins[0]
+    return F.select(F.greater(x, np.asarray(_attr(node, "alpha", 1.0), x.dtype)), x, np.asarray(0, x.dtype))
+
+
+@handles("Celu")
+def _celu(ctx, node, ins):
+    x = ins[0]
+    alpha = np.asarray(_attr(node, "alpha", 1.0), x.dtype)
+    return F.add(F.maximum(x, np.asarray(0, x.dtype)),
+                 F.minimum(np.asarray(0, x.dtype), F.multiply(alpha, F.expm1(F.divide(x, alpha)))))
+
+
+@handles("Swish")
+def _swish(ctx, node, ins):
+    x = ins[0]
+    return F.multiply(x, F.sigmoid(F.multiply(x, np.asarray(_attr(node, "alpha", 1.0), x.dtype))))
+
+
+@handles("Mish")
+def _mish(ctx, node, ins):
+    return F.multiply(ins[0], F.tanh(F.softplus(ins[0])))
+
+
+@handles("Shrink")
+def _shrink(ctx, node, ins):
+    x = ins[0]
+    lambd, bias = np.asarray(_attr(node, "lambd", 0.5), x.dtype), np.asarray(_attr(node, "bias", 0.0), x.dtype)
+    return F.select(F.less(x, F.negative(lambd)), F.add(x, bias),
+                    F.select(F.greater(x, lambd), F.subtract(x, bias), np.asarray(0, x.dtype)))
+
+
+@handles("ReduceLogSum")
+def _reduce_log_sum(ctx, node, ins):
+    x, axes = _reduce_axes(ctx, node, ins)
+    if axes is None:
+        return x
+    return F.log(F.reduce_sum(x, axes, bool(_attr(node, "keepdims", 1))))
+
+
+@handles("RMSNormalization")
+def _rms_norm(ctx, node, ins):
+    x, scale = ins[0], ins[1]
+    axis = _axis(_attr(node, "axis", -1), x.ndim)
+    eps = np.asarray(_attr(node, "epsilon", 1e-5), np.float32)
+    xf = F.cast(x, np.float32) if x.dtype != np.float32 else x
+    ms = F.reduce_mean(F.square(xf), list(range(axis, x.ndim)), True)
+    y = F.multiply(xf, F.rsqrt(F.add(ms, eps)))
+    return F.multiply(F.cast(y, x.dtype) if x.dtype != np.float32 else y, scale)
+
+
+@handles("LpNormalization")
+def _lp_norm(ctx, node, ins):
+    x = ins[0]
+    axis = _axis(_attr(node, "axis", -1), x.ndim)
+    p = _attr(node, "p", 2)
+    norm = F.reduce_sum(F.abs(x), [axis], True) if p == 1 else F.sqrt(F.reduce_sum(F.square(x), [axis], True))
+    return F.divide(x, norm)
+
+
+@handles("Trilu")
+def _trilu(ctx, node, ins):
+    x = ins[0]
+    k = int(ctx.static(ins[1], node, "k")) if len(ins) > 1 and ins[1] is not None else 0
+    rows, cols = x.shape[-2], x.shape[-1]
+    keep = np.triu(np.ones((rows, cols), bool), k) if _attr(node, "upper", 1) else np.tril(np.ones((rows, cols), bool), k)
+    return F.select(F.const(keep), x, F.const(np.zeros((), np.dtype(x.dtype))))
+
+
+@handles("CumSum")
+def _cumsum(ctx, node, ins):
+    x = ins[0]
+    axis = _axis(int(ctx.static(ins[1], node, "axis")), x.ndim)
+    n = x.shape[axis]
+    # A triangular matrix of ones along `axis`: exclusive and reverse change which triangle.
+    i, j = np.arange(n)[:, None], np.arange(n)[None, :]
+    if _attr(node, "reverse", 0):
+        tri = (i > j) if _attr(node, "exclusive", 0) else (i >= j)
+    else:
+        tri = (i < j) if _attr(node, "exclusive", 0) else (i <= j)
+    moved = F.transpose(x, [d for d in range(x.ndim) if d != axis] + [axis])
+    compute = np.float64 if np.dtype(x.dtype).kind in "iu" or x.dtype == np.float64 else np.float32
+    summed = F.matmul(F.cast(moved, compute), F.const(tri.astype(compute)))
+    if np.dtype(x.dtype).kind in "iu":
+        summed = F.round(summed)
+    summed = F.cast(summed, x.dtype)
+    back = np.argsort([d for d in range(x.ndim) if d != axis] + [axis])
+    return F.transpose(summed, [int(b) for b in back])
+
+
+@handles("OneHot")
+def _one_hot(ctx, node, ins):
+    indices, depth, values = ins
+    depth = int(np.asarray(ctx.static(depth, node, "depth")).reshape(-1)[0])
+    axis = _attr(node, "axis", -1)
+    idx = F.cast(indices, np.int64)
+    idx = F.select(F.less(idx, 0), F.add(idx, np.int64(depth)), idx)
+    rank = indices.ndim + 1
+    axis = _axis(axis, rank)
+    positions = np.arange(depth, dtype=np.int64).reshape([depth if d == axis else 1 for d in range(rank)])
+    hot = F.equal(F.unsqueeze(idx, [axis]), F.const(positions))
+    off, on = F.gather(values, F.const(np.array(0, np.int64)), 0), F.gather(values, F.const(np.array(1, np.int64)), 0)
+    return F.select(hot, on, off)
+
+
+@handles("EyeLike")
+def _eye_like(ctx, node, ins):
+    from .onnx import ONNX_DTYPES
+    x = ins[0]
+    dtype = np.dtype(ONNX_DTYPES[node.attrs["dtype"]]) if "dtype" in node.attrs else np.dtype(x.dtype)
+    return F.const(np.eye(x.shape[0], x.shape[1], _attr(node, "k", 0), dtype=dtype))
+
+
+@handles("Hardmax")
+def _hardmax(ctx, node, ins):
+    x = ins[0]
+    axis = _axis(_attr(node, "axis", -1 if ctx.opset >= 13 else 1), x.ndim)
+    shape = list(x.shape)
+    if ctx.opset < 13:
+        x = F.reshape(x, [int(np.prod(shape[:axis])), int(np.prod(shape[axis:]))])
+        axis = 1
+    first = F.unsqueeze(F.cast(F.argmax(x, axis), np.int64), [axis])
+    positions = np.arange(x.shape[axis], dtype=np.int64).reshape([-1 if d == axis else 1 for d in range(x.ndim)])
+    y = F.cast(F.equal(first, F.const(positions)), x.dtype)
+    return F.reshape(y, shape)
+
+
+@handles("GatherND")
+def _gather_nd(ctx, node, ins):
+    if _attr(node, "batch_dims", 0):
+        raise ValueError("GatherND with batch_dims is not supported")
+    return F.gather_nd(ins[0], ins[1])
+
+
+@handles("DepthToSpace", "SpaceToDepth")
+def _depth_space(ctx, node, ins):
+    x = ins[0]
+    b = _attr(node, "blocksize")
+    n, c, hh, ww = x.shape
+    if node.op == "SpaceToDepth":
+        y = F.reshape(x, [n, c, hh // b, b, ww // b, b])
+        y = F.transpose(y, [0, 3, 5, 1, 2, 4])
+        return F.reshape(y, [n, c * b * b, hh // b, ww // b])
+    if _attr(node, "mode", "DCR") == "DCR":
+        y = F.transpose(F.reshape(x, [n, b, b, c // (b * b), hh, ww]), [0, 3, 4, 1, 5, 2])
+    else:
+        y = F.transpose(F.reshape(x, [n, c // (b * b), b, b, hh, ww]), [0, 1, 4, 2, 5, 3])
+    return F.reshape(y, [n, c // (b * b), hh * b, ww * b])
 
 
 def supported_operators():

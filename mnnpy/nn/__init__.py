@@ -142,16 +142,30 @@ class _ConvertedModule(Module):
         object.__setattr__(self, "_weights", consts)
         object.__setattr__(self, "_instances", {})
         object.__setattr__(self, "_declared", {v.name: v for v in graph.inputs})
+        object.__setattr__(self, "_value_inputs", set())
 
     @property
     def parameters(self):
         return [v for k, v in self._weights.items() if np.dtype(v.dtype).kind == "f"]
 
-    def _instance(self, key):
+    def _instance(self, key, arrays):
+        from ..convert._onnx_ops import NeedsInputValue
         inst = self._instances.get(key)
         if inst is None:
-            types = {name: (shape, dtype) for name, (shape, dtype) in zip(self.input_names, key)}
-            placeholders, outputs = _instantiate_named(self.graph, self._weights, types, self.output_names)
+            types = {name: (shape, dtype) for name, (shape, dtype, _) in zip(self.input_names, key)}
+            values = {n: a for n, a in zip(self.input_names, arrays) if n in self._value_inputs}
+            try:
+                placeholders, outputs = _instantiate_named(self.graph, self._weights, types, self.output_names, values)
+            except NeedsInputValue:
+                # Small integer inputs feed shape arguments: build them in and key on their values.
+                small = {n for n, a in zip(self.input_names, arrays)
+                         if (a.dtype.kind in "iub" and a.size <= 4096) or a.size <= 16}
+                if small <= self._value_inputs:
+                    raise
+                self._value_inputs.update(small)
+                key = tuple((a.shape, str(a.dtype), a.tobytes() if n in self._value_inputs else None)
+                            for n, a in zip(self.input_names, arrays))
+                return self._instance(key, arrays)
             if not self.shape_mutable and self._instances:
                 raise ValueError("this module was loaded with shape_mutable=False; inputs must keep the shapes "
                                  f"of the first call {next(iter(self._instances))}")
@@ -188,10 +202,13 @@ class _ConvertedModule(Module):
                     raise ValueError(f"input '{name}' dimension {i} must be {w} (model shape {tuple(want.shape)}), "
                                      f"got shape {a.shape}")
             arrays.append(a)
-        key = tuple((a.shape, str(a.dtype)) for a in arrays)
-        placeholders, outputs = self._instance(key)
+        # Inputs whose values decide shapes (axes, sizes given as inputs) are part of the key.
+        key = tuple((a.shape, str(a.dtype), a.tobytes() if name in self._value_inputs else None)
+                    for name, a in zip(self.input_names, arrays))
+        placeholders, outputs = self._instance(key, arrays)
         for name, a in zip(self.input_names, arrays):
-            placeholders[name].write(a)
+            if name in placeholders:
+                placeholders[name].write(a)
         if self.thread_num:
             from .. import set_num_threads
             set_num_threads(self.thread_num)
@@ -238,12 +255,12 @@ def summary(module, *inputs):
             "steps": len(rows)}
 
 
-def _instantiate_named(graph, weights, types, output_names):
+def _instantiate_named(graph, weights, types, output_names, values=None):
     from ..convert._graph import Graph, ValueInfo
     from ..convert._onnx_ops import instantiate
     view = Graph(graph.nodes, graph.weights, graph.inputs, [ValueInfo(n, "", []) for n in output_names],
                  graph.opset, graph.producer)
-    return instantiate(view, weights, types)
+    return instantiate(view, weights, types, values)
 
 
 def load_module_from_file(file_name, input_names=None, output_names=None, dynamic=False, shape_mutable=True,
