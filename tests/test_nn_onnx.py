@@ -405,3 +405,17 @@ def test_decomposed_layer_norm_becomes_one_node(rng):
     used_twice = make_model(nodes, {"x": x}, ["y", "var"], weights, opset=13)
     check(used_twice, {"x": x}, atol=1e-4)
     assert "LayerNormalization" not in convert.from_onnx(used_twice.SerializeToString())[1].ops_after
+
+
+def test_shape_arguments_given_as_inputs_are_built_in_per_value(rng):
+    x = rand(rng, 2, 6)
+    model = make_model([h.make_node("Reshape", ["x", "shape"], ["y"]), h.make_node("Relu", ["y"], ["z"])],
+                       {"x": x, "shape": np.array([3, 4], np.int64)}, ["z"])
+    graph, _ = convert.from_onnx(model.SerializeToString())
+    module = nn._ConvertedModule(graph, graph.weights, ["x", "shape"], [])
+    for shape in ([3, 4], [4, 3], [3, 4]):
+        got = module.forward(x, np.array(shape, np.int64)).numpy()
+        np.testing.assert_array_equal(got, np.maximum(x.reshape(shape), 0))
+    assert len(module._instances) == 2  # one graph per distinct shape value
+    with pytest.raises(ValueError, match="Reshape"):
+        module.forward(x, np.array([5, 5], np.int64))
