@@ -12,7 +12,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 sys.path.insert(0, os.path.dirname(__file__))
 import mnnpy  # noqa: E402
-from mnnpy import nn  # noqa: E402
+from mnnpy import convert, nn  # noqa: E402
 
 from common import machine_summary  # noqa: E402
 from model_zoo import export_torchvision  # noqa: E402
@@ -44,6 +44,42 @@ def mnn_runner(mnn_dir, name, x, threads):
     return lambda: module.forward(F.const(x, list(x.shape), F.NCHW)).read()
 
 
+MEMORY_CHILD = r"""
+import sys, time, numpy as np
+engine, path, size = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def peak_mb():
+    with open('/proc/self/status') as f:
+        return next(int(l.split()[1]) for l in f if l.startswith('VmHWM')) / 1024
+x = np.random.default_rng(0).standard_normal((1, 3, size, size)).astype(np.float32)
+base = peak_mb()
+t0 = time.perf_counter()
+if engine == 'mnnpy':
+    from mnnpy import nn
+    m = nn.load_module_from_file(path, ['input'], ['output'])
+    t1 = time.perf_counter(); m.forward(x).numpy()
+else:
+    import onnxruntime as ort
+    s = ort.InferenceSession(path, providers=['CPUExecutionProvider'])
+    t1 = time.perf_counter(); s.run(None, {'input': x})
+t2 = time.perf_counter()
+print(base, peak_mb(), t1 - t0, t2 - t1)
+"""
+
+
+def memory_and_load(onnx_path, mnnpy_path, size):
+    """Peak RSS growth, load time and first-run time of each engine in a fresh process (mnnpy
+    loads its converted file, onnxruntime the ONNX file)."""
+    import subprocess
+    out = {}
+    for engine, path in (("mnnpy", mnnpy_path), ("onnxruntime", onnx_path)):
+        r = subprocess.run([sys.executable, "-c", MEMORY_CHILD, engine, path, str(size)], capture_output=True,
+                           text=True)
+        if r.returncode == 0:
+            base, peak, load, first = map(float, r.stdout.split()[-4:])
+            out[engine] = (peak - base, load, first)
+    return out
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--models", default="resnet18,resnet50,mobilenet_v2,mobilenet_v3_large")
@@ -59,12 +95,7 @@ def main():
     for name in args.models.split(","):
         path = export_torchvision(name, args.size)
         x = np.random.default_rng(0).standard_normal((1, 3, args.size, args.size)).astype(np.float32)
-        t0 = time.perf_counter()
         module = nn.load_module_from_file(path, ["input"], ["output"])
-        load_ours = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        module.forward(x)
-        first_ours = time.perf_counter() - t0
         torch.manual_seed(0)
         tmodel = getattr(torchvision.models, name)(weights=None).eval()
         tx = torch.from_numpy(x)
@@ -74,12 +105,7 @@ def main():
             so = ort.SessionOptions()
             so.intra_op_num_threads = threads
             so.inter_op_num_threads = 1
-            t0 = time.perf_counter()
             sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-            load_ort = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            sess.run(None, {"input": x})
-            first_ort = time.perf_counter() - t0
             runs = {"mnnpy": lambda: module.forward(x), "onnxruntime": lambda: sess.run(None, {"input": x}),
                     "torch": lambda: tmodel(tx)}
             mnn_run = mnn_runner(args.mnn_dir, name, x, threads)
@@ -103,8 +129,14 @@ def main():
                   "  ".join(f"vs {k} {med['mnnpy'] / med[k]:5.2f}" for k in refs) +
                   f"  vs best {med['mnnpy'] / best_ref:5.2f}", flush=True)
             if threads == 1:
-                print(f"  {'':<20}     load: mnnpy {load_ours * 1e3:7.1f} ms, onnxruntime {load_ort * 1e3:7.1f} ms;"
-                      f" first run: mnnpy {first_ours * 1e3:7.1f} ms, onnxruntime {first_ort * 1e3:7.1f} ms")
+                converted = os.path.splitext(path)[0] + ".mnnpy"
+                convert.from_onnx(path, converted)
+                fresh = memory_and_load(path, converted, args.size)
+                if len(fresh) == 2:
+                    (m_ours, l_ours, f_ours), (m_ort, l_ort, f_ort) = fresh["mnnpy"], fresh["onnxruntime"]
+                    print(f"  {'':<20}     fresh process: load mnnpy {l_ours * 1e3:7.1f} ms / onnxruntime "
+                          f"{l_ort * 1e3:7.1f} ms; first run {f_ours * 1e3:7.1f} / {f_ort * 1e3:7.1f} ms; peak RSS "
+                          f"growth {m_ours:6.1f} / {m_ort:6.1f} MB")
 
 
 if __name__ == "__main__":
