@@ -419,3 +419,25 @@ def test_shape_arguments_given_as_inputs_are_built_in_per_value(rng):
     assert len(module._instances) == 2  # one graph per distinct shape value
     with pytest.raises(ValueError, match="Reshape"):
         module.forward(x, np.array([5, 5], np.int64))
+
+
+def test_if_with_a_condition_known_from_shapes(rng, tmp_path):
+    # if x.shape[0] > 2: y = x * 2 else: y = x + 100 (a branch reads names of the outer graph).
+    def branch(name, op, const):
+        return h.make_graph([h.make_node(op, ["x", const], [name + "_out"])], name, [],
+                            [h.make_empty_tensor_value_info(name + "_out")])
+    nodes = [h.make_node("Shape", ["x"], ["s"]), h.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+             h.make_node("Greater", ["n", "two"], ["cond"]),
+             h.make_node("If", ["cond"], ["y"], then_branch=branch("then", "Mul", "k2"),
+                         else_branch=branch("else", "Add", "k100"))]
+    weights = {"zero": np.array(0, np.int64), "two": np.array(2, np.int64), "k2": np.float32(2),
+               "k100": np.float32(100)}
+    x = rand(rng, 3, 4)
+    model = make_model(nodes, {"x": x}, ["y"], weights, batch_dim="N")
+    check(model, {"x": x})
+    onnx.save(model, tmp_path / "if.onnx")
+    convert.from_onnx(tmp_path / "if.onnx", tmp_path / "if.mnnpy")
+    module = nn.load_module_from_file(str(tmp_path / "if.mnnpy"))
+    np.testing.assert_array_equal(module.forward(x).numpy(), x * 2)
+    small = rand(rng, 2, 4)
+    np.testing.assert_array_equal(module.forward(small).numpy(), small + 100)

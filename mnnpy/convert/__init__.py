@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._graph import Graph, load_model, save_model
+from ._graph import Graph, Subgraph, load_model, save_model
 from ._onnx_ops import supported_operators
 
 __all__ = ["from_onnx", "ConversionReport", "supported_operators", "load_model", "save_model", "Graph"]
@@ -48,9 +48,16 @@ def from_onnx(model, output=None, fp16=False, optimize_level=2, verbose=False):
     before = graph.op_counts()
     simplify(graph, int(optimize_level))
     unsupported = {}
-    for n in graph.nodes:
-        if n.op not in supported_operators():
-            unsupported.setdefault(n.op, []).append(n.name)
+    known = set(supported_operators())
+
+    def find_unsupported(nodes):
+        for n in nodes:
+            if n.op not in known:
+                unsupported.setdefault(n.op, []).append(n.name)
+            for v in n.attrs.values():
+                if isinstance(v, Subgraph):
+                    find_unsupported(v.nodes)
+    find_unsupported(graph.nodes)
     if fp16:
         graph.weights = {k: (w.astype(np.float16) if w.dtype == np.float32 else w) for k, w in graph.weights.items()}
     size = 0

@@ -20,6 +20,32 @@ class Node:
 
 
 @dataclass
+class Subgraph:
+    """A branch or body held by a node attribute (If): its nodes, and the names it outputs.
+    Its nodes may read names of the enclosing graph."""
+    nodes: list
+    outputs: list
+
+    def captures(self):
+        """Names read from enclosing graphs."""
+        produced, read = set(), []
+        for n in self.nodes:
+            read += [x for x in node_reads(n) if x and x not in produced]
+            produced.update(n.outputs)
+        read += [o for o in self.outputs if o not in produced]
+        return list(dict.fromkeys(read))
+
+
+def node_reads(node):
+    """Every name a node reads: its inputs and what its subgraphs take from outside."""
+    names = [x for x in node.inputs if x]
+    for v in node.attrs.values():
+        if isinstance(v, Subgraph):
+            names += v.captures()
+    return names
+
+
+@dataclass
 class ValueInfo:
     name: str
     dtype: str  # NumPy dtype name
@@ -39,9 +65,8 @@ class Graph:
         """name -> list of (node index, input slot)."""
         uses = {}
         for i, n in enumerate(self.nodes):
-            for k, x in enumerate(n.inputs):
-                if x:
-                    uses.setdefault(x, []).append((i, k))
+            for k, x in enumerate(node_reads(n)):
+                uses.setdefault(x, []).append((i, k))
         return uses
 
     def producers(self):
@@ -64,7 +89,7 @@ class Graph:
             "producer": self.producer,
             "inputs": [[v.name, v.dtype, v.shape] for v in self.inputs],
             "outputs": [[v.name, v.dtype, v.shape] for v in self.outputs],
-            "nodes": [[n.op, n.inputs, n.outputs, _attrs_to_json(n.attrs), n.name] for n in self.nodes],
+            "nodes": _nodes_to_json(self.nodes),
         })
 
     @staticmethod
@@ -76,8 +101,7 @@ class Graph:
             if d["version"] > FORMAT_VERSION:
                 raise ValueError(f"model format version {d['version']} is newer than this mnnpy reads "
                                  f"({FORMAT_VERSION}); upgrade mnnpy")
-            nodes = [Node(op, list(ins), list(outs), _attrs_from_json(attrs), name)
-                     for op, ins, outs, attrs, name in d["nodes"]]
+            nodes = _nodes_from_json(d["nodes"])
             inputs = [ValueInfo(*v) for v in d["inputs"]]
             outputs = [ValueInfo(*v) for v in d["outputs"]]
             return Graph(nodes, weights, inputs, outputs, int(d["opset"]), d.get("producer", ""))
@@ -85,10 +109,20 @@ class Graph:
             raise ValueError(f"corrupt mnnpy model description: {e}") from None
 
 
+def _nodes_to_json(nodes):
+    return [[n.op, n.inputs, n.outputs, _attrs_to_json(n.attrs), n.name] for n in nodes]
+
+
+def _nodes_from_json(items):
+    return [Node(op, list(ins), list(outs), _attrs_from_json(attrs), name) for op, ins, outs, attrs, name in items]
+
+
 def _attrs_to_json(attrs):
     out = {}
     for k, v in attrs.items():
-        if isinstance(v, np.ndarray):
+        if isinstance(v, Subgraph):
+            out[k] = {"subgraph": {"nodes": _nodes_to_json(v.nodes), "outputs": v.outputs}}
+        elif isinstance(v, np.ndarray):
             out[k] = {"ndarray": v.tolist(), "dtype": str(v.dtype)}
         elif isinstance(v, (bytes, bytearray)):
             out[k] = {"bytes": v.decode("latin-1")}
@@ -100,7 +134,9 @@ def _attrs_to_json(attrs):
 def _attrs_from_json(attrs):
     out = {}
     for k, v in attrs.items():
-        if isinstance(v, dict) and "ndarray" in v:
+        if isinstance(v, dict) and "subgraph" in v:
+            out[k] = Subgraph(_nodes_from_json(v["subgraph"]["nodes"]), list(v["subgraph"]["outputs"]))
+        elif isinstance(v, dict) and "ndarray" in v:
             out[k] = np.asarray(v["ndarray"], dtype=v["dtype"])
         elif isinstance(v, dict) and "bytes" in v:
             out[k] = v["bytes"].encode("latin-1")

@@ -60,11 +60,21 @@ def instantiate(graph, weights, input_types, input_values=None):
         p = F.placeholder(tuple(shape), dtype=np.dtype(dtype))
         p.name = info.name
         placeholders[info.name] = env[info.name] = p
-    for node in graph.nodes:
+    ctx.env = env
+    run_nodes(ctx, graph.nodes, env)
+    missing = [o.name for o in graph.outputs if o.name not in env]
+    if missing:
+        raise ValueError(f"graph outputs {missing} are not produced by any node")
+    return placeholders, [env[o.name] for o in graph.outputs]
+
+
+def run_nodes(ctx, nodes, env):
+    """Builds each node's expr ops, reading and adding names in `env`."""
+    for node in nodes:
         handler = HANDLERS.get(node.op)
         if handler is None:
             raise UnsupportedOperator(f"node '{node.name}': operator {node.op} is not supported by mnnpy")
-        ins = [env[x] if x else None for x in node.inputs]
+        ins = [env.get(x) if x else None for x in node.inputs]
         for x, v in zip(node.inputs, ins):
             if x and v is None:
                 raise ValueError(f"node '{node.name}' ({node.op}): input '{x}' is not produced by any node")
@@ -81,10 +91,6 @@ def instantiate(graph, weights, input_types, input_values=None):
         for name, v in zip(node.outputs, outs):
             if name:
                 env[name] = v
-    missing = [o.name for o in graph.outputs if o.name not in env]
-    if missing:
-        raise ValueError(f"graph outputs {missing} are not produced by any node")
-    return placeholders, [env[o.name] for o in graph.outputs]
 
 
 def _attr(node, name, default=None):
@@ -668,6 +674,20 @@ def _resize(ctx, node, ins):
         raise ValueError("Resize coordinate_transformation_mode tf_crop_and_resize is not supported")
     return _resize_nchw(x, out[2:], mode, coord, _attr(node, "nearest_mode", "round_prefer_floor"),
                         _attr(node, "cubic_coeff_a", -0.75), bool(_attr(node, "exclude_outside", 0)), spatial_scales)
+
+
+@handles("If")
+def _if(ctx, node, ins):
+    # The condition is known when the graph is built (shapes are static there): only the
+    # branch taken is built, in a scope that sees the enclosing names.
+    taken = node.attrs["then_branch" if bool(np.asarray(ctx.static(ins[0], node, "condition")).reshape(-1)[0])
+                       else "else_branch"]
+    scope = dict(ctx.env)
+    run_nodes(ctx, taken.nodes, scope)
+    missing = [o for o in taken.outputs if o not in scope]
+    if missing:
+        raise ValueError(f"branch outputs {missing} are not produced")
+    return [scope[o] for o in taken.outputs]
 
 
 @handles("CastLike")

@@ -5,7 +5,7 @@ import os
 
 import numpy as np
 
-from ._graph import Graph, Node, ValueInfo
+from ._graph import Graph, Node, Subgraph, ValueInfo, node_reads
 
 # ONNX TensorProto data types -> NumPy dtype names.
 ONNX_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 5: "int16", 6: "int32", 7: "int64", 9: "bool",
@@ -46,20 +46,28 @@ def read_onnx(model):
             opset = imp.version
     g = model.graph
     weights = {}
+    nodes = _read_nodes(g, weights, numpy_helper)
+    inputs = [_value_info(v) for v in g.input if v.name not in weights]
+    outputs = [_value_info(v) for v in g.output]
+    return Graph(nodes, weights, inputs, outputs, opset, model.producer_name)
+
+
+def _read_nodes(g, weights, numpy_helper, prefix=""):
+    """The nodes of an ONNX graph (or subgraph); its initializers and Constant nodes go into
+    `weights`."""
     for t in g.initializer:
         weights[t.name] = _tensor_to_array(t, numpy_helper)
     nodes = []
     for i, n in enumerate(g.node):
         if n.domain not in ("", "ai.onnx"):
             raise ValueError(f"node '{n.name or i}': operator domain '{n.domain}' ({n.op_type}) is not supported")
-        attrs = {a.name: _attribute(a, n, numpy_helper) for a in n.attribute}
+        name = n.name or f"{prefix}{n.op_type}_{i}"
+        attrs = {a.name: _attribute(a, n, numpy_helper, weights, name) for a in n.attribute}
         if n.op_type == "Constant":
             weights[n.output[0]] = _constant_value(attrs, n)
             continue
-        nodes.append(Node(n.op_type, list(n.input), list(n.output), attrs, n.name or f"{n.op_type}_{i}"))
-    inputs = [_value_info(v) for v in g.input if v.name not in weights]
-    outputs = [_value_info(v) for v in g.output]
-    return Graph(nodes, weights, inputs, outputs, opset, model.producer_name)
+        nodes.append(Node(n.op_type, list(n.input), list(n.output), attrs, name))
+    return nodes
 
 
 def _tensor_to_array(t, numpy_helper):
@@ -70,9 +78,12 @@ def _tensor_to_array(t, numpy_helper):
     return np.asarray(a, order="C")
 
 
-def _attribute(a, node, numpy_helper):
+def _attribute(a, node, numpy_helper, weights, node_name):
     onnx = _onnx()
     T = onnx.AttributeProto
+    if a.type == T.GRAPH and node.op_type == "If":
+        nodes = _read_nodes(a.g, weights, numpy_helper, prefix=f"{node_name}/{a.name}/")
+        return Subgraph(nodes, [o.name for o in a.g.output])
     if a.type == T.FLOAT:
         return float(a.f)
     if a.type == T.INT:
@@ -133,8 +144,14 @@ def simplify(graph, level=2):
 
 
 def _rename_uses(graph, old, new):
-    for n in graph.nodes:
-        n.inputs = [new if x == old else x for x in n.inputs]
+    def rename(nodes):
+        for n in nodes:
+            n.inputs = [new if x == old else x for x in n.inputs]
+            for v in n.attrs.values():
+                if isinstance(v, Subgraph):
+                    rename(v.nodes)
+                    v.outputs = [new if o == old else o for o in v.outputs]
+    rename(graph.nodes)
 
 
 def _drop_identities(graph):
@@ -163,7 +180,7 @@ def _drop_dead_nodes(graph):
     for n in reversed(graph.nodes):
         if any(o in live for o in n.outputs if o):
             kept.append(n)
-            live.update(x for x in n.inputs if x)
+            live.update(node_reads(n))
     graph.nodes = kept[::-1]
     graph.weights = {k: w for k, w in graph.weights.items() if k in live}
 
