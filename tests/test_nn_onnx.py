@@ -441,3 +441,19 @@ def test_if_with_a_condition_known_from_shapes(rng, tmp_path):
     np.testing.assert_array_equal(module.forward(x).numpy(), x * 2)
     small = rand(rng, 2, 4)
     np.testing.assert_array_equal(module.forward(small).numpy(), small + 100)
+
+
+def test_data_dependent_shapes_rebuild_per_call(rng):
+    # The positive entries of x, doubled: NonZero's length depends on the values.
+    nodes = [h.make_node("Greater", ["x", "zero"], ["mask"]), h.make_node("NonZero", ["mask"], ["where"]),
+             h.make_node("Transpose", ["where"], ["idx"], perm=[1, 0]), h.make_node("GatherND", ["x", "idx"], ["g"]),
+             h.make_node("Mul", ["g", "two"], ["y"])]
+    x = rand(rng, 3, 5)
+    model = make_model(nodes, {"x": x}, ["y"], {"zero": np.float32(0), "two": np.float32(2)})
+    check(model, {"x": x})
+    graph, _ = convert.from_onnx(model.SerializeToString())
+    module = nn._ConvertedModule(graph, graph.weights, ["x"], [])
+    for _ in range(3):
+        v = rand(rng, 3, 5)
+        np.testing.assert_array_equal(module.forward(v).numpy(), v[v > 0] * 2)
+    assert not module._instances

@@ -690,6 +690,14 @@ def _if(ctx, node, ins):
     return [scope[o] for o in taken.outputs]
 
 
+@handles("NonZero")
+def _non_zero(ctx, node, ins):
+    # The output's length depends on the data: the value is needed to build the graph (the
+    # module then builds it per call).
+    value = ctx.static(ins[0], node, "input (NonZero's output size depends on it)")
+    return F.const(np.asarray(np.nonzero(value), dtype=np.int64).reshape(value.ndim, -1))
+
+
 @handles("CastLike")
 def _cast_like(ctx, node, ins):
     return F.cast(ins[0], ins[1].dtype)

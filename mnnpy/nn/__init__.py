@@ -158,17 +158,23 @@ class _ConvertedModule(Module):
                 placeholders, outputs = _instantiate_named(self.graph, self._weights, types, self.output_names, values)
             except NeedsInputValue:
                 # Small integer inputs feed shape arguments: build them in and key on their values.
-                small = {n for n, a in zip(self.input_names, arrays)
-                         if (a.dtype.kind in "iub" and a.size <= 4096) or a.size <= 16}
-                if small <= self._value_inputs:
+                # Failing that, shapes depend on the data itself (NonZero...): every input is built
+                # in, and the graph is rebuilt for each call.
+                stages = [{n for n, a in zip(self.input_names, arrays) if a.dtype.kind in "iub" and a.size <= 4096},
+                          {n for n, a in zip(self.input_names, arrays) if a.size <= 16},
+                          set(self.input_names)]
+                wider = next((stage for stage in stages if not stage <= self._value_inputs), None)
+                if wider is None:
                     raise
-                self._value_inputs.update(small)
+                self._value_inputs.update(wider)
                 key = tuple((a.shape, str(a.dtype), a.tobytes() if n in self._value_inputs else None)
                             for n, a in zip(self.input_names, arrays))
                 return self._instance(key, arrays)
             if not self.shape_mutable and self._instances:
                 raise ValueError("this module was loaded with shape_mutable=False; inputs must keep the shapes "
                                  f"of the first call {next(iter(self._instances))}")
+            if self._value_inputs == set(self.input_names):
+                return placeholders, outputs  # data-dependent: never reused
             if len(self._instances) >= 16:  # a few shapes at a time; each holds its plan
                 self._instances.pop(next(iter(self._instances)))
             inst = self._instances[key] = (placeholders, outputs)
