@@ -333,3 +333,193 @@ def test_empty_batch(rng):
     w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
     y = F.conv2d(F.const(x), F.const(w), padding=(1, 1))
     assert y.read().shape == (0, 4, 8, 8)
+
+
+# ------------------------------------------------------------------ Winograd F(4x4, 3x3)
+def conv_profile(y):
+    """Evaluates y with profiling on and returns (value, the Conv2D step's profile entry)."""
+    mnnpy._core.set_executor_option("profile", True)
+    try:
+        value = y.read()
+        steps = [p for p in mnnpy._core.last_profile() if p["op"] == "Conv2D"]
+    finally:
+        mnnpy._core.set_executor_option("profile", False)
+    assert len(steps) == 1, steps
+    return value, steps[0]
+
+
+def conv_with_scheme(x, w, b, pads, activation=0, constant_weights=True, **act):
+    xv = F.placeholder(x.shape)
+    xv.write(x)
+    if constant_weights:
+        wv, bv = F.const(w), None if b is None else F.const(b)
+    else:
+        wv = F.placeholder(w.shape)
+        wv.write(w)
+        bv = None
+        if b is not None:
+            bv = F.placeholder(b.shape)
+            bv.write(b)
+    return conv_profile(_conv2d_nchw(xv, wv, bv, (1, 1), pads, (1, 1), 1, activation, **act))
+
+
+# (n, c, h, w, cout, pad): 3x3 stride-1 layers the cost model sends to Winograd. Odd sizes leave
+# partial tiles at the right and bottom; 300 channels take two GEMM depth steps; 256 channels at
+# 28x28 make several tile blocks.
+WINOGRAD_LAYERS = [
+    pytest.param(2, 32, 13, 11, 40, 1, id="batch2-odd"),
+    pytest.param(1, 33, 17, 19, 35, 1, id="odd-channels"),
+    pytest.param(1, 40, 19, 21, 36, 0, id="pad0"),
+    pytest.param(1, 32, 30, 30, 48, 1, id="30x30"),
+    pytest.param(1, 300, 12, 12, 32, 1, id="depth-steps"),
+    pytest.param(1, 256, 28, 28, 40, 1, id="several-blocks"),
+]
+
+
+@pytest.mark.parametrize("n,c,h,w,cout,pad", WINOGRAD_LAYERS)
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "nobias"])
+def test_winograd_matches_numpy(rng, n, c, h, w, cout, pad, bias):
+    x, wt, b = make_case(rng, n, c, h, w, cout, 3, 3, bias=bias)
+    ours, step = conv_with_scheme(x, wt, b, (pad,) * 4)
+    assert step["scheme"] == "winograd"
+    np.testing.assert_allclose(ours, conv_ref(x, wt, b, pads=(pad,) * 4), rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("n,c,h,w,cout,pad", WINOGRAD_LAYERS + [
+    pytest.param(1, 64, 56, 56, 64, 1, id="resnet-64@56"),
+    pytest.param(1, 256, 14, 14, 256, 1, id="resnet-256@14"),
+])
+def test_winograd_matches_torch(rng, n, c, h, w, cout, pad):
+    torch = pytest.importorskip("torch")
+    x, wt, b = make_case(rng, n, c, h, w, cout, 3, 3)
+    ours, step = conv_with_scheme(x, wt, b, (pad,) * 4)
+    assert step["scheme"] == "winograd"
+    with torch.no_grad():
+        expected = torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(wt), torch.from_numpy(b),
+                                              padding=pad).numpy()
+    np.testing.assert_allclose(ours, expected, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("code,params", ACTIVATIONS)
+def test_winograd_fused_activation(rng, code, params):
+    x, wt, b = make_case(rng, 2, 32, 13, 11, 40, 3, 3)
+    ours, step = conv_with_scheme(x, wt, b, (1, 1, 1, 1), activation=code, **params)
+    assert step["scheme"] == "winograd"
+    expected = activation_ref(conv_ref(x, wt, b, pads=(1, 1, 1, 1)), code, **params)
+    np.testing.assert_allclose(ours, expected, rtol=RTOL, atol=ATOL)
+
+
+def test_winograd_placeholder_weights(rng):
+    # Weights fed at run time are transformed on every run; new values must take effect.
+    x, wt, b = make_case(rng, 1, 33, 17, 19, 35, 3, 3)
+    xv, wv, bv = F.placeholder(x.shape), F.placeholder(wt.shape), F.placeholder(b.shape)
+    y = _conv2d_nchw(xv, wv, bv, (1, 1), (1, 1, 1, 1), (1, 1), 1, ACT_RELU)
+    for _ in range(2):
+        xv.write(x), wv.write(wt), bv.write(b)
+        ours, step = conv_profile(y)
+        assert step["scheme"] == "winograd"
+        expected = activation_ref(conv_ref(x, wt, b, pads=(1, 1, 1, 1)), ACT_RELU)
+        np.testing.assert_allclose(ours, expected, rtol=RTOL, atol=ATOL)
+        x, wt, b = make_case(rng, 1, 33, 17, 19, 35, 3, 3)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_winograd_thread_counts_agree(rng, threads):
+    # One tile block split over output channels (few tiles), and several blocks.
+    before = mnnpy.runtime_info()["threads"]
+    mnnpy.set_num_threads(threads)
+    try:
+        for n, c, h, w, cout in [(1, 64, 14, 14, 64), (1, 256, 28, 28, 40)]:
+            x, wt, b = make_case(rng, n, c, h, w, cout, 3, 3)
+            ours, step = conv_with_scheme(x, wt, b, (1, 1, 1, 1), activation=ACT_RELU)
+            assert step["scheme"] == "winograd"
+            expected = activation_ref(conv_ref(x, wt, b, pads=(1, 1, 1, 1)), ACT_RELU)
+            np.testing.assert_allclose(ours, expected, rtol=RTOL, atol=ATOL)
+    finally:
+        mnnpy.set_num_threads(before)
+
+
+@pytest.mark.parametrize("n,c,h,w,cout,pad", WINOGRAD_LAYERS[:3])
+def test_winograd_portable_simd_agrees(rng, portable_simd, n, c, h, w, cout, pad):
+    x, wt, b = make_case(rng, n, c, h, w, cout, 3, 3)
+    ours, step = conv_with_scheme(x, wt, b, (pad,) * 4, activation=ACT_SILU)
+    assert step["scheme"] == "winograd"
+    expected = activation_ref(conv_ref(x, wt, b, pads=(pad,) * 4), ACT_SILU)
+    np.testing.assert_allclose(ours, expected, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("n,c,h,w,cout,strides,dilations,scheme", [
+    pytest.param(1, 64, 56, 56, 64, (1, 1), (1, 1), "winograd", id="resnet-64@56"),
+    pytest.param(1, 512, 7, 7, 512, (1, 1), (1, 1), "im2col_gemm", id="7x7-mostly-padding"),
+    pytest.param(1, 16, 30, 30, 16, (1, 1), (1, 1), "im2col_gemm", id="few-channels"),
+    pytest.param(1, 64, 30, 30, 64, (2, 2), (1, 1), "im2col_gemm", id="stride2"),
+    pytest.param(1, 64, 30, 30, 64, (1, 1), (2, 2), "im2col_gemm", id="dilation2"),
+])
+def test_conv_scheme_choice_and_flops(rng, n, c, h, w, cout, strides, dilations, scheme):
+    x, wt, b = make_case(rng, n, c, h, w, cout, 3, 3)
+    xv = F.placeholder(x.shape)
+    xv.write(x)
+    pads = (dilations[0],) * 4
+    ours, step = conv_profile(_conv2d_nchw(xv, F.const(wt), F.const(b), strides, pads, dilations, 1, ACT_NONE))
+    assert step["scheme"] == scheme
+    n, cout, ho, wo = ours.shape
+    assert step["flops"] == 2 * n * cout * ho * wo * c * 9
+
+
+# Depthwise kernel: 3x3 and 5x5 at stride 1 and 2 run compile-time specialized blocks of 4 output
+# rows over staged input rows; other shapes run the generic block. Sizes cover widths below, at
+# and above a vector (4, 8 or 16 lanes), heights that leave a partial block, asymmetric padding,
+# no padding and padding wider than the kernel's reach on the right.
+# (n, c, h, w, k, stride, pads, dilation)
+DEPTHWISE_CASES = [
+    pytest.param(1, 5, 7, 7, 3, 1, (1, 1, 1, 1), 1, id="3x3-7x7"),
+    pytest.param(2, 3, 1, 1, 3, 1, (1, 1, 1, 1), 1, id="3x3-1x1-batch2"),
+    pytest.param(1, 4, 13, 33, 3, 1, (1, 1, 1, 1), 1, id="3x3-odd"),
+    pytest.param(1, 3, 10, 19, 3, 1, (0, 0, 0, 0), 1, id="3x3-nopad"),
+    pytest.param(1, 3, 9, 18, 3, 1, (0, 2, 1, 0), 1, id="3x3-asym-pad"),
+    pytest.param(2, 6, 17, 35, 3, 2, (1, 1, 1, 1), 1, id="3x3-s2-odd-batch2"),
+    pytest.param(1, 4, 16, 16, 3, 2, (0, 0, 1, 1), 1, id="3x3-s2-tf-same"),
+    pytest.param(1, 3, 6, 5, 3, 2, (1, 1, 1, 1), 1, id="3x3-s2-tiny"),
+    pytest.param(1, 4, 11, 29, 5, 1, (2, 2, 2, 2), 1, id="5x5-odd"),
+    pytest.param(2, 3, 21, 37, 5, 2, (2, 2, 2, 2), 1, id="5x5-s2-batch2"),
+    pytest.param(1, 3, 8, 9, 5, 2, (1, 2, 3, 0), 1, id="5x5-s2-asym-pad"),
+    pytest.param(1, 3, 12, 23, 7, 1, (3, 3, 3, 3), 1, id="7x7-generic"),
+    pytest.param(1, 3, 13, 27, 3, 3, (1, 1, 1, 1), 1, id="3x3-s3-generic"),
+    pytest.param(1, 3, 14, 25, 3, 1, (2, 2, 2, 2), 2, id="3x3-dil2-generic"),
+    pytest.param(1, 3, 15, 11, 3, 2, (3, 0, 2, 4), 1, id="3x3-s2-wide-right-pad"),
+]
+
+
+@pytest.mark.parametrize("n,c,h,w,k,stride,pads,dilation", DEPTHWISE_CASES)
+@pytest.mark.parametrize("code", [ACT_NONE, ACT_CLIP, ACT_HARDSWISH], ids=["none", "relu6", "hardswish"])
+def test_depthwise_matches_numpy(rng, n, c, h, w, k, stride, pads, dilation, code):
+    x, wt, b = make_case(rng, n, c, h, w, c, k, k, c, bias=code != ACT_NONE)
+    strides, dilations = (stride, stride), (dilation, dilation)
+    ours = run_conv(x, wt, b, strides, pads, dilations, c, activation=code)
+    expected = activation_ref(conv_ref(x, wt, b, strides, pads, dilations, c), code)
+    assert ours.shape == expected.shape
+    np.testing.assert_allclose(ours, expected, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("n,c,h,w,k,stride,pads,dilation", DEPTHWISE_CASES)
+def test_depthwise_portable_simd_agrees(rng, portable_simd, n, c, h, w, k, stride, pads, dilation):
+    x, wt, b = make_case(rng, n, c, h, w, c, k, k, c)
+    strides, dilations = (stride, stride), (dilation, dilation)
+    ours = run_conv(x, wt, b, strides, pads, dilations, c, activation=ACT_RELU)
+    expected = activation_ref(conv_ref(x, wt, b, strides, pads, dilations, c), ACT_RELU)
+    np.testing.assert_allclose(ours, expected, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+@pytest.mark.parametrize("c", [1, 2, 40])
+def test_depthwise_thread_splits_agree(rng, threads, c):
+    # Few planes split their rows between threads; many planes split by plane.
+    x, wt, b = make_case(rng, 1, c, 45, 30, c, 3, 3, c)
+    before = mnnpy.runtime_info()["threads"]
+    mnnpy.set_num_threads(threads)
+    try:
+        ours = run_conv(x, wt, b, (1, 1), (1, 1, 1, 1), (1, 1), c, activation=ACT_RELU)
+    finally:
+        mnnpy.set_num_threads(before)
+    expected = activation_ref(conv_ref(x, wt, b, (1, 1), (1, 1, 1, 1), (1, 1), c), ACT_RELU)
+    np.testing.assert_allclose(ours, expected, rtol=RTOL, atol=ATOL)

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "backend/cpu/conv.h"
+#include "backend/cpu/depthwise.h"
+#include "backend/cpu/winograd.h"
 #include "mnnpy/op_registry.h"
 #include "mnnpy/thread_pool.h"
 
@@ -129,8 +131,8 @@ class Conv2DKernel : public Kernel {
       return;
     }
     if (w) {
-      weights_.resize(cpu::conv_packed_weight_floats(shape_));
-      cpu::conv_pack_weights(shape_, w->ptr<float>(), weights_.data());
+      weights_.resize(packed_weight_floats());
+      pack_weights(w->ptr<float>(), weights_.data());
       weights_packed_ = true;
     }
     if (!has_bias_ || b) {
@@ -140,12 +142,17 @@ class Conv2DKernel : public Kernel {
     }
   }
 
-  const char* scheme() const { return cpu::conv_scheme_name(scheme_); }
+  const char* scheme() const override { return cpu::conv_scheme_name(scheme_); }
+
+  double flops() const override {
+    return 2.0 * (double)shape_.batch * (double)shape_.out_c * (double)(shape_.out_h * shape_.out_w) *
+           (double)shape_.depth();
+  }
 
   size_t scratch_bytes() const override {
     if (scheme_ == cpu::ConvScheme::Depthwise) return 0;
     size_t floats = 0;
-    if (!weights_packed_) floats += cpu::conv_packed_weight_floats(shape_);
+    if (!weights_packed_) floats += packed_weight_floats();
     if (!bias_packed_) floats += cpu::conv_padded_bias_floats(shape_);
     return floats * sizeof(float);
   }
@@ -164,19 +171,30 @@ class Conv2DKernel : public Kernel {
     float* free_scratch = static_cast<float*>(scratch);
     const float* w = weights_.data();
     if (!weights_packed_) {
-      cpu::conv_pack_weights(shape_, args.inputs[1]->ptr<float>(), free_scratch);
+      pack_weights(args.inputs[1]->ptr<float>(), free_scratch);
       w = free_scratch;
-      free_scratch += cpu::conv_packed_weight_floats(shape_);
+      free_scratch += packed_weight_floats();
     }
     const float* b = bias_.data();
     if (!bias_packed_) {
       cpu::conv_pad_bias(shape_, args.inputs[2]->ptr<float>(), free_scratch);
       b = free_scratch;
     }
-    cpu::conv2d_gemm(shape_, x, w, b, act_, y, args.pool);
+    if (scheme_ == cpu::ConvScheme::Winograd) cpu::conv2d_winograd(shape_, x, w, b, act_, y, args.pool);
+    else cpu::conv2d_gemm(shape_, x, w, b, act_, y, args.pool);
   }
 
  private:
+  // The GEMM schemes pack weights into row panels, Winograd packs their 6x6 transforms.
+  size_t packed_weight_floats() const {
+    return scheme_ == cpu::ConvScheme::Winograd ? cpu::winograd_packed_weight_floats(shape_)
+                                                : cpu::conv_packed_weight_floats(shape_);
+  }
+  void pack_weights(const float* w, float* packed) const {
+    if (scheme_ == cpu::ConvScheme::Winograd) cpu::winograd_pack_weights(shape_, w, packed);
+    else cpu::conv_pack_weights(shape_, w, packed);
+  }
+
   cpu::ConvShape shape_;
   cpu::ConvScheme scheme_ = cpu::ConvScheme::Im2colGemm;
   cpu::ConvActivation act_;

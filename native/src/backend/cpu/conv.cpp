@@ -5,8 +5,6 @@
 // of its block straight into 16-wide panels (im2col fused with packing, sized to stay in L2), then
 // runs MR x NR register tiles over them, depth in L1-sized steps; the last step adds the bias and
 // applies the activation before the tile leaves the registers.
-// Depthwise: each plane is copied once into a zero-padded buffer, split into stride phases so that
-// every tap reads contiguous input; four output vectors are accumulated at a time.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "backend/cpu/conv.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -14,6 +12,7 @@
 #include <hwy/contrib/math/math-inl.h>
 
 #include "backend/cpu/simd_shared-inl.h"
+#include "backend/cpu/conv_activation-inl.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -23,6 +22,7 @@
 #include <vector>
 
 #include "backend/cpu/conv.h"
+#include "backend/cpu/winograd.h"
 #include "mnnpy/thread_pool.h"
 
 #ifndef MNNPY_CONV_SHARED_ONCE
@@ -40,7 +40,7 @@ inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 inline int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
 // Grow-only 64-byte aligned buffers owned by each thread, so that runs do not allocate.
-enum BufferSlot { kColumnsSlot, kPlaneSlot, kNumSlots };
+enum BufferSlot { kColumnsSlot, kNumSlots };
 struct ThreadBuffers {
   void* ptr[kNumSlots] = {};
   size_t size[kNumSlots] = {};
@@ -182,30 +182,6 @@ void pack_columns(const ConvShape& s, const float* x, int64_t j0, int64_t ncols,
   }
 }
 
-HWY_INLINE VF sigmoid(DF d, VF v) {
-  // exp(-x) stays finite for |x| <= 80; beyond, the clamped value is 0 or 1 to float precision.
-  const VF x = hn::Min(hn::Max(v, hn::Set(d, -80.f)), hn::Set(d, 80.f));
-  const VF one = hn::Set(d, 1.f);
-  return hn::Div(one, hn::Add(one, hn::Exp(d, hn::Neg(x))));
-}
-
-HWY_INLINE VF activate(DF d, VF v, const ConvActivation& act) {
-  switch (act.code) {
-    case kConvActRelu: return hn::Max(v, hn::Zero(d));
-    case kConvActClip: return hn::Min(hn::Max(v, hn::Set(d, act.p0)), hn::Set(d, act.p1));
-    case kConvActSigmoid: return sigmoid(d, v);
-    case kConvActSilu: return hn::Mul(v, sigmoid(d, v));
-    case kConvActHardSwish: {
-      const VF gate = hn::Min(hn::Max(hn::Add(v, hn::Set(d, 3.f)), hn::Zero(d)), hn::Set(d, 6.f));
-      return hn::Mul(v, hn::Mul(gate, hn::Set(d, 1.f / 6.f)));
-    }
-    case kConvActGelu: return GeluFloat32(d, v);
-    case kConvActHardSigmoid:
-      return hn::Max(hn::Zero(d), hn::Min(hn::Set(d, 1.f), hn::MulAdd(hn::Set(d, act.p0), v, hn::Set(d, act.p1))));
-    default: return v;
-  }
-}
-
 // C[MR x NP panels] (+)= W[MR x kc] * cols[kc x NP panels]. a: packed weights of the tile's
 // first row (row stride kConvWeightRows per depth step); b0/b1: panels (b1 read only when NP == 2).
 // With `bias` (the last depth step), the bias is added and the activation applied before storing.
@@ -320,123 +296,6 @@ void ConvGemmImpl(const ConvShape& s, const float* x, const float* packed_w, con
   parallel_for(pool, col_tasks * n_row_blocks, 1, body);
 }
 
-// ----------------------------------------------------------------- depthwise
-// U output vectors of one output row, starting at column ox0. `base` is the output row's first
-// padded input row; tap t reads base + tap_offset[t] (its row, stride phase and position).
-template <int U>
-HWY_INLINE void depthwise_vectors(const float* base, const int64_t* tap_offset, int64_t taps, const float* w,
-                                  float bias, const ConvActivation& act, float* out, int64_t ox0, int64_t Wo) {
-  const DF d;
-  const int64_t L = (int64_t)hn::Lanes(d);
-  VF acc[U];
-  for (int u = 0; u < U; ++u) acc[u] = hn::Set(d, bias);
-  const float* start = base + ox0;
-  for (int64_t t = 0; t < taps; ++t) {
-    const float* src = start + tap_offset[t];
-    const VF wv = hn::Set(d, w[t]);
-    for (int u = 0; u < U; ++u) acc[u] = hn::MulAdd(wv, hn::LoadU(d, src + u * L), acc[u]);
-  }
-  for (int u = 0; u < U; ++u) {
-    const VF r = activate(d, acc[u], act);
-    const int64_t o = ox0 + u * L;
-    if (o + L <= Wo) {
-      hn::StoreU(r, d, out + o);
-    } else {
-      HWY_ALIGN float tail[hn::MaxLanes(DF())];
-      hn::Store(r, d, tail);
-      for (int64_t j = 0; j < Wo - o; ++j) out[o + j] = tail[j];
-    }
-  }
-}
-
-// phase[m] = in[m * 2] for m in [lo, hi): the even elements of a stretch of input row.
-HWY_INLINE void take_even(const float* in, float* phase, int64_t lo, int64_t hi) {
-  const DF d;
-  const int64_t L = (int64_t)hn::Lanes(d);
-  int64_t m = lo;
-#if HWY_TARGET != HWY_SCALAR
-  // Two vectors in[2m .. 2m + 2L - 1] give L even elements; the last odd one must still be inside
-  // the valid stretch, which ends at in[2 * hi - 2].
-  for (; m + L < hi; m += L) {
-    const VF first = hn::LoadU(d, in + 2 * m), second = hn::LoadU(d, in + 2 * m + L);
-    hn::StoreU(hn::ConcatEven(d, second, first), d, phase + m);
-  }
-#endif
-  for (; m < hi; ++m) phase[m] = in[2 * m];
-}
-
-void ConvDepthwiseImpl(const ConvShape& s, const float* x, const float* w, const float* bias,
-                       const ConvActivation& act, float* y, ThreadPool* pool) {
-  const DF d;
-  const int64_t L = (int64_t)hn::Lanes(d);
-  const int64_t H = s.in_h, W = s.in_w, Ho = s.out_h, Wo = s.out_w, kh = s.kernel_h, kw = s.kernel_w;
-  const int64_t sh = s.stride_h, sw = s.stride_w, dh = s.dilation_h, dw = s.dilation_w;
-  if (Ho == 0 || Wo == 0) return;
-  // Padded width covering every vector load (outputs rounded up to whole vectors), in sw phases:
-  // padded column m * sw + q at phase q, position m.
-  const int64_t wo_vec = round_up(Wo, L);
-  const int64_t padded_w = (wo_vec - 1) * sw + (kw - 1) * dw + 1;
-  const int64_t phase_len = ceil_div(padded_w, sw);
-  const int64_t row_floats = round_up(sw * phase_len, 16);
-  const int64_t padded_h = (Ho - 1) * sh + (kh - 1) * dh + 1;
-  const int64_t planes = s.batch * s.in_c;
-  // Where each tap reads, relative to the output row's first padded input row (no divisions in
-  // the inner loop).
-  const int64_t taps = kh * kw;
-  std::vector<int64_t> tap_offset(taps);
-  for (int64_t ky = 0; ky < kh; ++ky)
-    for (int64_t kx = 0; kx < kw; ++kx) {
-      const int64_t off = kx * dw;
-      tap_offset[ky * kw + kx] = ky * dh * row_floats + (off % sw) * phase_len + off / sw;
-    }
-  auto body = [&](int64_t p0, int64_t p1) {
-    float* buf = thread_buffer(kPlaneSlot, (size_t)(padded_h * row_floats));
-    for (int64_t plane = p0; plane < p1; ++plane) {
-      const int64_t c = plane % s.in_c;
-      const float* src = x + plane * H * W;
-      for (int64_t r = 0; r < padded_h; ++r) {
-        float* row = buf + r * row_floats;
-        const int64_t iy = r - s.pad_top;
-        if (iy < 0 || iy >= H) {
-          std::memset(row, 0, sizeof(float) * row_floats);
-          continue;
-        }
-        const float* in = src + iy * W;
-        for (int64_t q = 0; q < sw; ++q) {
-          // Positions m whose input column m * sw + q - pad_left lies inside the row.
-          float* phase = row + q * phase_len;
-          const int64_t first = s.pad_left - q > 0 ? ceil_div(s.pad_left - q, sw) : 0;
-          const int64_t end = W + s.pad_left - q > 0 ? ceil_div(W + s.pad_left - q, sw) : 0;
-          const int64_t lo = std::min(first, phase_len), hi = std::max(lo, std::min(end, phase_len));
-          for (int64_t m = 0; m < lo; ++m) phase[m] = 0.f;
-          const float* in_q = in + q - s.pad_left;
-          if (sw == 1) {
-            for (int64_t m = lo; m < hi; ++m) phase[m] = in_q[m];
-          } else if (sw == 2) {
-            take_even(in_q, phase, lo, hi);
-          } else {
-            for (int64_t m = lo; m < hi; ++m) phase[m] = in_q[m * sw];
-          }
-          for (int64_t m = hi; m < phase_len; ++m) phase[m] = 0.f;
-        }
-      }
-      const float* wc = w + c * kh * kw;
-      const float bc = bias ? bias[c] : 0.f;
-      float* out_plane = y + plane * Ho * Wo;
-      for (int64_t oy = 0; oy < Ho; ++oy) {
-        const float* base = buf + oy * sh * row_floats;
-        float* out = out_plane + oy * Wo;
-        int64_t ox0 = 0;
-        for (; ox0 + 4 * L <= wo_vec; ox0 += 4 * L)
-          depthwise_vectors<4>(base, tap_offset.data(), taps, wc, bc, act, out, ox0, Wo);
-        for (; ox0 < wo_vec; ox0 += L) depthwise_vectors<1>(base, tap_offset.data(), taps, wc, bc, act, out, ox0, Wo);
-      }
-    }
-  };
-  const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 15) / std::max<int64_t>(1, Ho * Wo * kh * kw));
-  parallel_for(pool, planes, grain, body);
-}
-
 }  // namespace HWY_NAMESPACE
 }  // namespace cpu
 }  // namespace mnnpy
@@ -446,7 +305,6 @@ HWY_AFTER_NAMESPACE();
 namespace mnnpy {
 namespace cpu {
 HWY_EXPORT(ConvGemmImpl);
-HWY_EXPORT(ConvDepthwiseImpl);
 
 using conv_detail::round_up;
 
@@ -455,6 +313,7 @@ const char* conv_scheme_name(ConvScheme s) {
     case ConvScheme::Pointwise: return "pointwise_gemm";
     case ConvScheme::Im2colGemm: return "im2col_gemm";
     case ConvScheme::Depthwise: return "depthwise_direct";
+    case ConvScheme::Winograd: return "winograd";
   }
   return "unknown";
 }
@@ -463,6 +322,15 @@ ConvScheme choose_conv_scheme(const ConvShape& s) {
   // Depthwise layers have one input channel per output: a GEMM of depth kh*kw would be all packing.
   if (s.is_depthwise() && s.group > 1) return ConvScheme::Depthwise;
   if (s.is_pointwise()) return ConvScheme::Pointwise;
+  // Winograd F(4x4, 3x3) does 36 products per 4x4 output tile where im2col does 144 multiply-adds,
+  // but tiles are padded to 4x4 and blocks to 16 tiles, and the transforms cost about as much as a
+  // GEMM of depth 10 to 20: it wins once both channel counts are wide and the padded product count
+  // stays well under the direct one (not at 7x7 with batch 1: 4 real tiles in a block of 16).
+  if (winograd_supports(s) && s.in_c >= 32 && s.out_c >= 32) {
+    const int64_t tiles = s.batch * ((s.out_h + 3) / 4) * ((s.out_w + 3) / 4);
+    const double product_ratio = 36.0 * (double)round_up(tiles, 16) / (9.0 * (double)(s.batch * s.out_h * s.out_w));
+    if (product_ratio < 0.5) return ConvScheme::Winograd;
+  }
   return ConvScheme::Im2colGemm;
 }
 
@@ -496,11 +364,6 @@ void conv_pad_bias(const ConvShape& s, const float* bias, float* padded) {
 void conv2d_gemm(const ConvShape& s, const float* x, const float* packed_w, const float* padded_bias,
                  const ConvActivation& act, float* y, ThreadPool* pool) {
   HWY_DYNAMIC_DISPATCH(ConvGemmImpl)(s, x, packed_w, padded_bias, act, y, pool);
-}
-
-void conv2d_depthwise(const ConvShape& s, const float* x, const float* w, const float* bias,
-                      const ConvActivation& act, float* y, ThreadPool* pool) {
-  HWY_DYNAMIC_DISPATCH(ConvDepthwiseImpl)(s, x, w, bias, act, y, pool);
 }
 
 }  // namespace cpu

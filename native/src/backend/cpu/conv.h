@@ -4,7 +4,7 @@
 //     K = C_g * kh * kw. The weights are packed once into row panels; the columns (im2col, or the
 //     input itself for 1x1 stride-1 layers) are packed straight into column panels, one cache-sized
 //     block per task, so the full im2col matrix never exists.
-//   Depthwise direct: one input plane per output plane, vectorized along the output width.
+//   Depthwise direct: one input plane per output plane (backend/cpu/depthwise.h).
 // Bias and activation are applied while the result is still in registers.
 #pragma once
 #include <cstddef>
@@ -51,7 +51,7 @@ struct ConvActivation {
   float p0 = 0.f, p1 = 0.f;  // clip min/max, or hard-sigmoid alpha/beta
 };
 
-enum class ConvScheme { Pointwise, Im2colGemm, Depthwise };
+enum class ConvScheme { Pointwise, Im2colGemm, Depthwise, Winograd };
 const char* conv_scheme_name(ConvScheme s);
 // The scheme the cost model picks for a layer.
 ConvScheme choose_conv_scheme(const ConvShape& s);
@@ -71,9 +71,6 @@ void conv_pad_bias(const ConvShape& s, const float* bias, float* padded);
 // conv_pad_bias.
 void conv2d_gemm(const ConvShape& s, const float* x, const float* packed_w, const float* padded_bias,
                  const ConvActivation& act, float* y, ThreadPool* pool);
-// Depthwise layers: w as given ([C, 1, kh, kw]), bias [C] or null.
-void conv2d_depthwise(const ConvShape& s, const float* x, const float* w, const float* bias,
-                      const ConvActivation& act, float* y, ThreadPool* pool);
 
 }  // namespace cpu
 }  // namespace mnnpy

@@ -1,0 +1,367 @@
+// Winograd F(4x4, 3x3) convolution kernels, compiled per SIMD target (Highway foreach_target) and
+// dispatched at run time. See winograd.h for the algorithm.
+//
+// Work is split into tasks of (a block of tiles) x (a range of output channels). A task
+//   1. transforms the 6x6 input patches of its tiles, channel by channel, into V: for each of the
+//      36 positions xi a Cin x tiles matrix stored as 16-wide column panels (the layout the
+//      micro-kernel reads). The transform runs across SIMD lanes, one tile per lane;
+//   2. runs the 36 GEMMs U_xi * V_xi with an MR x 16 register tile into M (36 x rows x tiles);
+//   3. transforms M back, again one tile per lane, adds the bias, applies the activation and
+//      writes each tile's 4x4 pixels.
+// Tile blocks are sized so that V stays within L2; the weights U (transformed once at plan time)
+// are read once per block.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "backend/cpu/winograd.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include "backend/cpu/conv_activation-inl.h"
+#include "backend/cpu/simd_shared-inl.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "backend/cpu/winograd.h"
+#include "mnnpy/thread_pool.h"
+
+#ifndef MNNPY_WINOGRAD_SHARED_ONCE
+#define MNNPY_WINOGRAD_SHARED_ONCE
+namespace mnnpy {
+namespace cpu {
+namespace winograd_detail {
+
+constexpr int64_t kOut = 4;                    // output pixels per tile side
+constexpr int64_t kPatch = 6;                  // input pixels per tile side: kOut + 3 - 1
+constexpr int64_t kPoints = kPatch * kPatch;   // transformed values per tile and channel
+constexpr int64_t kPanel = 16;                 // tiles per packed column panel
+constexpr int64_t kMaxDepthStep = 256;         // channels per GEMM depth step: a B panel stays in L1
+constexpr int64_t kInputBlockBytes = 1 << 20;  // V of one task: the size of L2
+constexpr int64_t kMaxBlockTiles = 128;
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+inline int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
+// Grow-only 64-byte aligned buffers owned by each thread, so that runs do not allocate.
+enum BufferSlot { kInputSlot, kProductSlot, kNumSlots };
+inline float* thread_buffer(BufferSlot slot, size_t floats) {
+  struct Buffers {
+    void* ptr[kNumSlots] = {};
+    size_t size[kNumSlots] = {};
+    ~Buffers() {
+      for (void* p : ptr) std::free(p);
+    }
+  };
+  thread_local Buffers buffers;
+  const size_t bytes = (floats * sizeof(float) + 63) & ~size_t(63);
+  if (buffers.size[slot] < bytes) {
+    std::free(buffers.ptr[slot]);
+    buffers.ptr[slot] = std::aligned_alloc(64, bytes);
+    if (!buffers.ptr[slot]) {
+      buffers.size[slot] = 0;
+      throw std::bad_alloc();
+    }
+    buffers.size[slot] = bytes;
+  }
+  return static_cast<float*>(buffers.ptr[slot]);
+}
+
+// Where one tile of a block lies: its image and its first output pixel; image < 0 for the padding
+// tiles that fill the block's last panel.
+struct TilePlace {
+  int64_t image, oy, ox;
+};
+
+}  // namespace winograd_detail
+}  // namespace cpu
+}  // namespace mnnpy
+#endif  // MNNPY_WINOGRAD_SHARED_ONCE
+
+HWY_BEFORE_NAMESPACE();
+namespace mnnpy {
+namespace cpu {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+using namespace winograd_detail;
+
+using DF = hn::ScalableTag<float>;
+using VF = hn::Vec<DF>;
+using WinoTile = GemmTile<float>;
+static_assert(WinoTile::kPanel == kPanel, "Winograd panels are the GEMM's");
+static_assert(kPanel % hn::MaxLanes(DF()) == 0, "a vector of tiles never straddles two panels");
+
+// B^T applied to one column (or row) of a 6x6 patch: the input transform of F(4, 3) with the
+// interpolation points 0, 1, -1, 2, -2 and infinity.
+HWY_INLINE void input_transform_1d(DF d, const VF in[6], VF out[6]) {
+  const VF two = hn::Set(d, 2.f), four = hn::Set(d, 4.f), minus_five = hn::Set(d, -5.f);
+  const VF d4_minus_d2 = hn::Sub(in[4], in[2]);
+  const VF d1_minus_d3 = hn::Sub(in[1], in[3]);
+  out[0] = hn::MulAdd(four, in[0], hn::MulAdd(minus_five, in[2], in[4]));
+  out[1] = hn::NegMulAdd(four, hn::Add(in[1], in[2]), hn::Add(in[3], in[4]));
+  out[2] = hn::MulAdd(four, hn::Sub(in[1], in[2]), hn::Sub(in[4], in[3]));
+  out[3] = hn::NegMulAdd(two, d1_minus_d3, d4_minus_d2);
+  out[4] = hn::MulAdd(two, d1_minus_d3, d4_minus_d2);
+  out[5] = hn::MulAdd(four, in[1], hn::MulAdd(minus_five, in[3], in[5]));
+}
+
+// A^T applied to one column (or row) of 6 transformed products: 4 output values.
+HWY_INLINE void output_transform_1d(DF d, const VF m[6], VF out[4]) {
+  const VF sum12 = hn::Add(m[1], m[2]), diff12 = hn::Sub(m[1], m[2]);
+  const VF sum34 = hn::Add(m[3], m[4]), diff34 = hn::Sub(m[3], m[4]);
+  out[0] = hn::Add(hn::Add(m[0], sum12), sum34);
+  out[1] = hn::MulAdd(hn::Set(d, 2.f), diff34, diff12);
+  out[2] = hn::MulAdd(hn::Set(d, 4.f), sum34, sum12);
+  out[3] = hn::Add(hn::MulAdd(hn::Set(d, 8.f), diff34, diff12), m[5]);
+}
+
+// Transforms the input patches of the block's tiles (places[0..block)) into V: value xi of tile j
+// and channel c at V[xi][j / 16][c][j % 16], i.e. per xi a Cin x block matrix in 16-wide panels.
+void transform_input(const ConvShape& s, const float* x, const TilePlace* places, int64_t block, float* V) {
+  const DF d;
+  constexpr int64_t L = (int64_t)hn::MaxLanes(DF());
+  const int64_t C = s.in_c, H = s.in_h, W = s.in_w, HW = H * W;
+  const int64_t point_stride = C * block;
+  HWY_ALIGN float patch[kPoints * L];
+  for (int64_t c = 0; c < C; ++c) {
+    for (int64_t j0 = 0; j0 < block; j0 += L) {
+      // Gather: patch[p * L + lane] is pixel p of the 6x6 patch of tile j0 + lane (zero outside).
+      for (int64_t lane = 0; lane < L; ++lane) {
+        const TilePlace& t = places[j0 + lane];
+        if (t.image < 0) {
+          for (int64_t p = 0; p < kPoints; ++p) patch[p * L + lane] = 0.f;
+          continue;
+        }
+        const int64_t iy0 = t.oy - s.pad_top, ix0 = t.ox - s.pad_left;
+        const float* plane = x + (t.image * C + c) * HW;
+        if (iy0 >= 0 && ix0 >= 0 && iy0 + kPatch <= H && ix0 + kPatch <= W) {
+          const float* src = plane + iy0 * W + ix0;
+          for (int64_t r = 0; r < kPatch; ++r)
+            for (int64_t q = 0; q < kPatch; ++q) patch[(r * kPatch + q) * L + lane] = src[r * W + q];
+          continue;
+        }
+        for (int64_t r = 0; r < kPatch; ++r) {
+          const int64_t iy = iy0 + r;
+          const bool row_inside = iy >= 0 && iy < H;
+          for (int64_t q = 0; q < kPatch; ++q) {
+            const int64_t ix = ix0 + q;
+            patch[(r * kPatch + q) * L + lane] = row_inside && ix >= 0 && ix < W ? plane[iy * W + ix] : 0.f;
+          }
+        }
+      }
+      // B^T d B: columns first, then rows.
+      VF cols[kPoints];
+      for (int64_t q = 0; q < kPatch; ++q) {
+        VF in[6], out[6];
+        for (int64_t r = 0; r < kPatch; ++r) in[r] = hn::Load(d, patch + (r * kPatch + q) * L);
+        input_transform_1d(d, in, out);
+        for (int64_t r = 0; r < kPatch; ++r) cols[r * kPatch + q] = out[r];
+      }
+      float* dst = V + (j0 / kPanel) * C * kPanel + c * kPanel + (j0 % kPanel);
+      for (int64_t r = 0; r < kPatch; ++r) {
+        VF out[6];
+        input_transform_1d(d, cols + r * kPatch, out);
+        for (int64_t q = 0; q < kPatch; ++q) hn::Store(out[q], d, dst + (r * kPatch + q) * point_stride);
+      }
+    }
+  }
+}
+
+// C[MR x NP panels] (+)= U[MR x kc] * V[kc x NP panels]. a: packed weights of the tile's first row
+// (row stride kConvWeightRows per depth step); b0/b1: panels (b1 read only when NP == 2). c is
+// 64-byte aligned with row stride ldc (a multiple of 16).
+template <int MR, int NP>
+HWY_NOINLINE void product_tile(int64_t kc, const float* HWY_RESTRICT a, const float* HWY_RESTRICT b0,
+                               const float* HWY_RESTRICT b1, float* HWY_RESTRICT c, int64_t ldc, bool accumulate) {
+  constexpr int L = WinoTile::kLanes, VP = WinoTile::kVecPerPanel, NV = VP * NP;
+  const DF d;
+  VF acc[MR][NV];
+  for (int i = 0; i < MR; ++i)
+    for (int v = 0; v < NV; ++v) acc[i][v] = hn::Zero(d);
+  for (int64_t k = 0; k < kc; ++k) {
+    VF bv[NV];
+    for (int v = 0; v < NV; ++v) bv[v] = hn::Load(d, (v < VP ? b0 : b1) + k * kPanel + (v % VP) * L);
+    const float* ak = a + k * kConvWeightRows;
+    for (int i = 0; i < MR; ++i) {
+      const VF ai = hn::Set(d, ak[i]);
+      for (int v = 0; v < NV; ++v) acc[i][v] = hn::MulAdd(ai, bv[v], acc[i][v]);
+    }
+  }
+  for (int i = 0; i < MR; ++i)
+    for (int v = 0; v < NV; ++v) {
+      float* dst = c + i * ldc + (v / VP) * kPanel + (v % VP) * L;
+      hn::Store(accumulate ? hn::Add(acc[i][v], hn::Load(d, dst)) : acc[i][v], d, dst);
+    }
+}
+
+// M[xi][r - r0][j] = sum_c U_xi[r][c] V_xi[c][j] for rows [r0, r1) (multiples of kConvWeightRows
+// apart from a padded end) and the block's tiles.
+void multiply(const ConvShape& s, const float* U, const float* V, int64_t block, int64_t r0, int64_t r1, float* M) {
+  constexpr int MR = WinoTile::kMR, NP = WinoTile::kPanels;
+  const int64_t C = s.in_c, padded_rows = round_up(s.out_c, kConvWeightRows), rows = r1 - r0;
+  const int64_t n_panels = block / kPanel;
+  // Rows past the last output channel are zero weights: skip whole register tiles of them (64
+  // channels pad to 72 rows, but with MR = 6 only 66 need computing).
+  const int64_t r_end = std::min(r1, round_up(s.out_c, MR));
+  const int64_t kc_step = ceil_div(C, ceil_div(C, kMaxDepthStep));
+  for (int64_t xi = 0; xi < kPoints; ++xi) {
+    const float* U_xi = U + xi * padded_rows * C;
+    const float* V_xi = V + xi * C * block;
+    float* M_xi = M + xi * rows * block;
+    for (int64_t pc = 0; pc < C; pc += kc_step) {
+      const int64_t kc = std::min(kc_step, C - pc);
+      for (int64_t p = 0; p < n_panels; p += NP) {
+        const float* b0 = V_xi + p * C * kPanel + pc * kPanel;
+        const bool pair = NP == 2 && p + 1 < n_panels;
+        for (int64_t i = r0; i < r_end; i += MR) {
+          const float* a = U_xi + (i / kConvWeightRows) * C * kConvWeightRows + pc * kConvWeightRows +
+                           i % kConvWeightRows;
+          float* c = M_xi + (i - r0) * block + p * kPanel;
+          if (pair || NP == 1) product_tile<MR, NP>(kc, a, b0, b0 + C * kPanel, c, block, pc > 0);
+          else product_tile<MR, 1>(kc, a, b0, b0, c, block, pc > 0);
+        }
+      }
+    }
+  }
+}
+
+// Transforms M back into output pixels for output channels [r0, min(r1, Cout)), adding the bias and
+// applying the activation.
+void transform_output(const ConvShape& s, const float* M, const TilePlace* places, int64_t block, int64_t r0,
+                      int64_t r1, const float* bias, const ConvActivation& act, float* y) {
+  const DF d;
+  constexpr int64_t L = (int64_t)hn::MaxLanes(DF());
+  const int64_t Ho = s.out_h, Wo = s.out_w, rows = r1 - r0, point_stride = rows * block;
+  HWY_ALIGN float pixels[kOut * kOut * L];
+  for (int64_t r = r0; r < std::min(r1, s.out_c); ++r) {
+    const VF b = hn::Set(d, bias[r]);
+    for (int64_t j0 = 0; j0 < block; j0 += L) {
+      if (places[j0].image < 0) break;  // padding tiles only at the block's end
+      const float* m = M + (r - r0) * block + j0;
+      // A^T m A: columns first, then rows.
+      VF cols[kOut * kPatch];
+      for (int64_t q = 0; q < kPatch; ++q) {
+        VF in[6], out[4];
+        for (int64_t p = 0; p < kPatch; ++p) in[p] = hn::Load(d, m + (p * kPatch + q) * point_stride);
+        output_transform_1d(d, in, out);
+        for (int64_t p = 0; p < kOut; ++p) cols[p * kPatch + q] = out[p];
+      }
+      for (int64_t p = 0; p < kOut; ++p) {
+        VF out[4];
+        output_transform_1d(d, cols + p * kPatch, out);
+        for (int64_t q = 0; q < kOut; ++q)
+          hn::Store(activate(d, hn::Add(out[q], b), act), d, pixels + (p * kOut + q) * L);
+      }
+      for (int64_t lane = 0; lane < L; ++lane) {
+        const TilePlace& t = places[j0 + lane];
+        if (t.image < 0) break;
+        float* dst = y + ((t.image * s.out_c + r) * Ho + t.oy) * Wo + t.ox;
+        const int64_t h = std::min(kOut, Ho - t.oy), w = std::min(kOut, Wo - t.ox);
+        for (int64_t p = 0; p < h; ++p)
+          for (int64_t q = 0; q < w; ++q) dst[p * Wo + q] = pixels[(p * kOut + q) * L + lane];
+      }
+    }
+  }
+}
+
+void ConvWinogradImpl(const ConvShape& s, const float* x, const float* U, const float* padded_bias,
+                      const ConvActivation& act, float* y, ThreadPool* pool) {
+  const int64_t tiles_h = ceil_div(s.out_h, kOut), tiles_w = ceil_div(s.out_w, kOut);
+  const int64_t tiles = s.batch * tiles_h * tiles_w;
+  if (tiles == 0 || s.out_c == 0) return;
+  // Tile blocks: as many 16-tile panels as keep V within L2, then equalized.
+  int64_t max_block = kInputBlockBytes / (kPoints * s.in_c * (int64_t)sizeof(float)) / kPanel * kPanel;
+  max_block = std::min(std::max(max_block, kPanel), kMaxBlockTiles);
+  int64_t n_blocks = ceil_div(tiles, max_block);
+  const int64_t block = round_up(ceil_div(tiles, n_blocks), kPanel);
+  n_blocks = ceil_div(tiles, block);
+  // Too few blocks for the threads: split the output channels too (each such task transforms its
+  // block's input again, which costs little next to the products).
+  const int threads = pool ? pool->num_threads() : 1;
+  const int64_t row_panels = ceil_div(s.out_c, kConvWeightRows);
+  int64_t n_row_blocks = 1;
+  if (threads > 1 && n_blocks < 2 * threads) n_row_blocks = std::min(row_panels, ceil_div(2 * threads, n_blocks));
+  const int64_t rows_per_block = ceil_div(row_panels, n_row_blocks) * kConvWeightRows;
+  n_row_blocks = ceil_div(row_panels * kConvWeightRows, rows_per_block);
+  const int64_t padded_rows = row_panels * kConvWeightRows;
+  auto body = [&](int64_t t0, int64_t t1) {
+    TilePlace places[kMaxBlockTiles];
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t rb = t % n_row_blocks, b = t / n_row_blocks;
+      const int64_t r0 = rb * rows_per_block, r1 = std::min(padded_rows, r0 + rows_per_block);
+      for (int64_t j = 0; j < block; ++j) {
+        const int64_t tile = b * block + j;
+        if (tile >= tiles) {
+          places[j] = TilePlace{-1, 0, 0};
+          continue;
+        }
+        const int64_t image = tile / (tiles_h * tiles_w), rest = tile % (tiles_h * tiles_w);
+        places[j] = TilePlace{image, (rest / tiles_w) * kOut, (rest % tiles_w) * kOut};
+      }
+      float* V = thread_buffer(kInputSlot, (size_t)(kPoints * s.in_c * block));
+      float* M = thread_buffer(kProductSlot, (size_t)(kPoints * (r1 - r0) * block));
+      transform_input(s, x, places, block, V);
+      multiply(s, U, V, block, r0, r1, M);
+      transform_output(s, M, places, block, r0, r1, padded_bias, act, y);
+    }
+  };
+  parallel_for(pool, n_blocks * n_row_blocks, 1, body);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace cpu
+}  // namespace mnnpy
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace mnnpy {
+namespace cpu {
+HWY_EXPORT(ConvWinogradImpl);
+
+using winograd_detail::kPoints;
+using winograd_detail::round_up;
+
+bool winograd_supports(const ConvShape& s) {
+  return s.kernel_h == 3 && s.kernel_w == 3 && s.stride_h == 1 && s.stride_w == 1 && s.dilation_h == 1 &&
+         s.dilation_w == 1 && s.group == 1;
+}
+
+size_t winograd_packed_weight_floats(const ConvShape& s) {
+  return (size_t)(kPoints * round_up(s.out_c, kConvWeightRows) * s.in_c);
+}
+
+void winograd_pack_weights(const ConvShape& s, const float* w, float* packed) {
+  // G of F(4, 3) for the points 0, 1, -1, 2, -2 and infinity.
+  static const double G[6][3] = {{1.0 / 4, 0, 0},
+                                 {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                 {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                 {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                 {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                 {0, 0, 1}};
+  const int64_t C = s.in_c, padded_rows = round_up(s.out_c, kConvWeightRows);
+  std::memset(packed, 0, sizeof(float) * winograd_packed_weight_floats(s));
+  for (int64_t r = 0; r < s.out_c; ++r) {
+    for (int64_t c = 0; c < C; ++c) {
+      const float* g = w + (r * C + c) * 9;
+      double Gg[6][3];  // G g
+      for (int i = 0; i < 6; ++i)
+        for (int k = 0; k < 3; ++k) Gg[i][k] = G[i][0] * g[k] + G[i][1] * g[3 + k] + G[i][2] * g[6 + k];
+      for (int i = 0; i < 6; ++i)
+        for (int j = 0; j < 6; ++j) {
+          const double u = Gg[i][0] * G[j][0] + Gg[i][1] * G[j][1] + Gg[i][2] * G[j][2];
+          const int64_t xi = i * 6 + j;
+          packed[xi * padded_rows * C + (r / kConvWeightRows) * C * kConvWeightRows + c * kConvWeightRows +
+                 r % kConvWeightRows] = (float)u;
+        }
+    }
+  }
+}
+
+void conv2d_winograd(const ConvShape& s, const float* x, const float* packed_w, const float* padded_bias,
+                     const ConvActivation& act, float* y, ThreadPool* pool) {
+  HWY_DYNAMIC_DISPATCH(ConvWinogradImpl)(s, x, packed_w, padded_bias, act, y, pool);
+}
+
+}  // namespace cpu
+}  // namespace mnnpy
+#endif
