@@ -82,3 +82,23 @@ def export_transformer(kind, seq=128, small=True, opset=17):
                           output_names=outputs, dynamic_axes={n: {0: "N", 1: "S"} for n in names})
         os.replace(tmp, path)
     return path
+
+
+def export_ssdlite(opset=17):
+    """torchvision's ssdlite320_mobilenet_v3_large (random weights), with its pre- and
+    post-processing (resize, box decoding, per-class NMS), exported for one 3x320x320 image."""
+    import torch
+    import torchvision
+    os.makedirs(EXPORT_DIR, exist_ok=True)
+    path = os.path.join(EXPORT_DIR, f"ssdlite320_op{opset}.onnx")
+    if os.path.exists(path):
+        return path
+    torch.manual_seed(0)
+    model = torchvision.models.detection.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None).eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tmp = path + f".{os.getpid()}.tmp"
+        torch.onnx.export(model, ([torch.rand(3, 320, 320)],), tmp, dynamo=False, opset_version=opset,
+                          input_names=["input"], output_names=["boxes", "scores", "labels"])
+        os.replace(tmp, path)
+    return path

@@ -65,3 +65,17 @@ def test_transformers_match_onnxruntime_at_several_lengths(rng, kind):
             feed["attention_mask"] = mask
         expected = session.run(None, feed)[0]
         np.testing.assert_allclose(module.forward(feed).numpy(), expected, rtol=1e-3, atol=1e-4)
+
+
+def test_detection_with_its_post_processing_matches_onnxruntime(rng):
+    from model_zoo import export_ssdlite
+    path = export_ssdlite()
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    module = nn.load_module_from_file(path)
+    image = rng.uniform(0, 1, (3, 320, 320)).astype(np.float32)
+    expected = session.run(None, {"input": image})
+    got = module.forward(image)
+    assert [g.name for g in got] == ["boxes", "scores", "labels"]
+    for g, e in zip(got, expected):
+        assert g.shape == e.shape
+        np.testing.assert_allclose(g.numpy(), e, rtol=1e-3, atol=1e-4)

@@ -698,6 +698,33 @@ def _non_zero(ctx, node, ins):
     return F.const(np.asarray(np.nonzero(value), dtype=np.int64).reshape(value.ndim, -1))
 
 
+@handles("TopK")
+def _topk(ctx, node, ins):
+    from .._expr_sort import topk
+    x = ins[0]
+    k = int(np.asarray(ctx.static(ins[1], node, "k")).reshape(-1)[0]) if len(ins) > 1 else node.attrs["k"]
+    values, indices = topk(x, k, _attr(node, "axis", -1), bool(_attr(node, "largest", 1)),
+                           bool(_attr(node, "sorted", 1)))
+    return [values, indices]
+
+
+@handles("NonMaxSuppression")
+def _non_max_suppression(ctx, node, ins):
+    # Its output's length depends on the data, like NonZero's.
+    from .._expr_sort import _non_max_suppression_onnx
+
+    def value(i, default):
+        return ctx.static(ins[i], node, "argument") if len(ins) > i and ins[i] is not None else default
+    max_out = int(np.asarray(value(2, 0)).reshape(-1)[0]) if np.size(value(2, 0)) else 0
+    iou = float(np.asarray(value(3, 0.0)).reshape(-1)[0]) if np.size(value(3, 0.0)) else 0.0
+    score = value(4, None)
+    score = None if score is None or not np.size(score) else float(np.asarray(score).reshape(-1)[0])
+    boxes = ctx.static(ins[0], node, "boxes (the output's size depends on them)")
+    scores = ctx.static(ins[1], node, "scores (the output's size depends on them)")
+    selected = _non_max_suppression_onnx(boxes, scores, max_out, iou, score, _attr(node, "center_point_box", 0))
+    return F.const(np.asarray(selected, dtype=np.int64).reshape(-1, 3))
+
+
 @handles("CastLike")
 def _cast_like(ctx, node, ins):
     return F.cast(ins[0], ins[1].dtype)

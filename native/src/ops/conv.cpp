@@ -181,17 +181,21 @@ class Conv2DKernel : public Kernel {
       b = free_scratch;
     }
     if (scheme_ == cpu::ConvScheme::Winograd) cpu::conv2d_winograd(shape_, x, w, b, act_, y, args.pool);
+    else if (scheme_ == cpu::ConvScheme::PixelRows) cpu::conv2d_pixel_rows(shape_, x, w, b, act_, y, args.pool);
     else cpu::conv2d_gemm(shape_, x, w, b, act_, y, args.pool);
   }
 
  private:
-  // The GEMM schemes pack weights into row panels, Winograd packs their 6x6 transforms.
+  // The GEMM schemes pack weights into row panels (column panels for pixel rows), Winograd packs
+  // their 6x6 transforms.
   size_t packed_weight_floats() const {
-    return scheme_ == cpu::ConvScheme::Winograd ? cpu::winograd_packed_weight_floats(shape_)
-                                                : cpu::conv_packed_weight_floats(shape_);
+    if (scheme_ == cpu::ConvScheme::Winograd) return cpu::winograd_packed_weight_floats(shape_);
+    if (scheme_ == cpu::ConvScheme::PixelRows) return cpu::conv_pixel_rows_weight_floats(shape_);
+    return cpu::conv_packed_weight_floats(shape_);
   }
   void pack_weights(const float* w, float* packed) const {
     if (scheme_ == cpu::ConvScheme::Winograd) cpu::winograd_pack_weights(shape_, w, packed);
+    else if (scheme_ == cpu::ConvScheme::PixelRows) cpu::conv_pixel_rows_pack_weights(shape_, w, packed);
     else cpu::conv_pack_weights(shape_, w, packed);
   }
 

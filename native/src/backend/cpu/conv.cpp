@@ -314,6 +314,7 @@ const char* conv_scheme_name(ConvScheme s) {
     case ConvScheme::Im2colGemm: return "im2col_gemm";
     case ConvScheme::Depthwise: return "depthwise_direct";
     case ConvScheme::Winograd: return "winograd";
+    case ConvScheme::PixelRows: return "pixel_rows_gemm";
   }
   return "unknown";
 }
@@ -321,7 +322,6 @@ const char* conv_scheme_name(ConvScheme s) {
 ConvScheme choose_conv_scheme(const ConvShape& s) {
   // Depthwise layers have one input channel per output: a GEMM of depth kh*kw would be all packing.
   if (s.is_depthwise() && s.group > 1) return ConvScheme::Depthwise;
-  if (s.is_pointwise()) return ConvScheme::Pointwise;
   // Winograd F(4x4, 3x3) does 36 products per 4x4 output tile where im2col does 144 multiply-adds,
   // but tiles are padded to 4x4 and blocks to 16 tiles, and the transforms cost about as much as a
   // GEMM of depth 10 to 20: it wins once both channel counts are wide and the padded product count
@@ -331,6 +331,11 @@ ConvScheme choose_conv_scheme(const ConvShape& s) {
     const double product_ratio = 36.0 * (double)round_up(tiles, 16) / (9.0 * (double)(s.batch * s.out_h * s.out_w));
     if (product_ratio < 0.5) return ConvScheme::Winograd;
   }
+  if (const char* force = std::getenv("MNNPY_CONV_FORCE")) {  // TEMP experiment
+    if (force[0] == 'p') return ConvScheme::PixelRows;
+    if (force[0] == 'c') return s.is_pointwise() ? ConvScheme::Pointwise : ConvScheme::Im2colGemm;
+  }
+  if (s.is_pointwise()) return ConvScheme::Pointwise;
   return ConvScheme::Im2colGemm;
 }
 

@@ -51,7 +51,7 @@ struct ConvActivation {
   float p0 = 0.f, p1 = 0.f;  // clip min/max, or hard-sigmoid alpha/beta
 };
 
-enum class ConvScheme { Pointwise, Im2colGemm, Depthwise, Winograd };
+enum class ConvScheme { Pointwise, Im2colGemm, Depthwise, Winograd, PixelRows };
 const char* conv_scheme_name(ConvScheme s);
 // The scheme the cost model picks for a layer.
 ConvScheme choose_conv_scheme(const ConvShape& s);
@@ -71,6 +71,16 @@ void conv_pad_bias(const ConvShape& s, const float* bias, float* padded);
 // conv_pad_bias.
 void conv2d_gemm(const ConvShape& s, const float* x, const float* packed_w, const float* padded_bias,
                  const ConvActivation& act, float* y, ThreadPool* pool);
+
+// The pixel-rows GEMM scheme (backend/cpu/conv_pixel_rows.cpp), for layers with few output pixels:
+// out^T[HoWo x Cout_g] = cols^T * W^T, the output channels in 16-wide packed panels, the pixels
+// the register tile's rows, the result written transposed back to NCHW.
+size_t conv_pixel_rows_weight_floats(const ConvShape& s);
+// w: [Cout, C/group, kh, kw] as given to the op.
+void conv_pixel_rows_pack_weights(const ConvShape& s, const float* w, float* packed);
+// Weights from conv_pixel_rows_pack_weights, bias from conv_pad_bias.
+void conv2d_pixel_rows(const ConvShape& s, const float* x, const float* packed_w, const float* padded_bias,
+                       const ConvActivation& act, float* y, ThreadPool* pool);
 
 }  // namespace cpu
 }  // namespace mnnpy
