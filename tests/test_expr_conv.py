@@ -197,6 +197,8 @@ def test_thread_counts_agree(rng, threads):
 PORTABLE_LAYERS = [
     pytest.param(1, 13, 9, 11, 20, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1, id="3x3"),
     pytest.param(1, 16, 9, 11, 30, 1, 1, (1, 1), (0, 0, 0, 0), (1, 1), 1, id="1x1"),
+    pytest.param(1, 13, 17, 19, 20, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1, id="3x3-im2col"),
+    pytest.param(1, 16, 19, 20, 30, 1, 1, (1, 1), (0, 0, 0, 0), (1, 1), 1, id="1x1-pointwise"),
     pytest.param(2, 3, 17, 15, 9, 5, 5, (2, 2), (2, 1, 2, 1), (1, 2), 1, id="5x5-stride2"),
     pytest.param(1, 24, 15, 17, 24, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 24, id="dw"),
     pytest.param(1, 24, 15, 17, 24, 5, 5, (2, 2), (2, 2, 2, 2), (1, 1), 24, id="dw-stride2"),
@@ -450,9 +452,12 @@ def test_winograd_portable_simd_agrees(rng, portable_simd, n, c, h, w, cout, pad
 
 @pytest.mark.parametrize("n,c,h,w,cout,strides,dilations,scheme", [
     pytest.param(1, 64, 56, 56, 64, (1, 1), (1, 1), "winograd", id="resnet-64@56"),
-    pytest.param(1, 512, 7, 7, 512, (1, 1), (1, 1), "im2col_gemm", id="7x7-mostly-padding"),
+    pytest.param(1, 512, 7, 7, 512, (1, 1), (1, 1), "pixel_rows_gemm", id="7x7-mostly-padding"),
     pytest.param(1, 16, 30, 30, 16, (1, 1), (1, 1), "im2col_gemm", id="few-channels"),
-    pytest.param(1, 64, 30, 30, 64, (2, 2), (1, 1), "im2col_gemm", id="stride2"),
+    pytest.param(1, 64, 60, 60, 64, (2, 2), (1, 1), "im2col_gemm", id="stride2"),
+    pytest.param(1, 64, 30, 30, 64, (2, 2), (1, 1), "pixel_rows_gemm", id="stride2-15x15"),
+    pytest.param(1, 24, 16, 16, 48, (1, 1), (1, 1), "pixel_rows_gemm", id="16x16"),
+    pytest.param(1, 24, 17, 16, 40, (1, 1), (1, 1), "im2col_gemm", id="17x16"),
     pytest.param(1, 64, 30, 30, 64, (1, 1), (2, 2), "im2col_gemm", id="dilation2"),
 ])
 def test_conv_scheme_choice_and_flops(rng, n, c, h, w, cout, strides, dilations, scheme):
@@ -523,3 +528,136 @@ def test_depthwise_thread_splits_agree(rng, threads, c):
         mnnpy.set_num_threads(before)
     expected = activation_ref(conv_ref(x, wt, b, (1, 1), (1, 1, 1, 1), (1, 1), c), ACT_RELU)
     np.testing.assert_allclose(ours, expected, rtol=RTOL, atol=ATOL)
+
+
+# ------------------------------------------------------------------ pixel-rows GEMM (few output pixels)
+# Layers with at most 256 output pixels per image (and channel counts that fill 16-wide panels
+# about as well as the pixels fill them) run out^T = cols^T * W^T: output channels in 16-wide
+# weight panels (edge panels for 13, 100, 1001 channels), pixels as the register tile's
+# rows (a shorter last tile), partial sums kept across depth steps (depth above 384), several
+# pixel blocks at 16x16 with a deep 3x3, output written transposed back to NCHW.
+# (n, c, h, w, cout, k, strides, pads, dilations, group)
+PIXEL_ROWS_LAYERS = [
+    pytest.param(1, 64, 7, 7, 100, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1, id="3x3@7-cout100"),
+    pytest.param(2, 13, 7, 7, 13, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1, id="3x3@7-13ch-batch2"),
+    pytest.param(1, 100, 14, 14, 1001, 1, (1, 1), (0, 0, 0, 0), (1, 1), 1, id="1x1@14-cout1001"),
+    pytest.param(2, 960, 7, 7, 160, 1, (1, 1), (0, 0, 0, 0), (1, 1), 1, id="1x1@7-depth-steps-batch2"),
+    pytest.param(1, 48, 27, 28, 48, 1, (2, 2), (0, 0, 0, 0), (1, 1), 1, id="1x1-stride2@14"),
+    pytest.param(1, 48, 15, 15, 48, 3, (2, 2), (1, 1, 1, 1), (1, 1), 1, id="3x3-stride2@8"),
+    pytest.param(1, 300, 9, 11, 32, 3, (1, 1), (0, 1, 2, 1), (1, 1), 1, id="3x3-asym-pad-depth-steps"),
+    pytest.param(1, 20, 11, 11, 32, 3, (1, 1), (2, 2, 2, 2), (2, 2), 1, id="3x3-dilation2"),
+    pytest.param(1, 64, 7, 7, 64, 3, (1, 1), (1, 1, 1, 1), (1, 1), 2, id="3x3@7-group2"),
+    pytest.param(1, 30, 16, 16, 96, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1, id="3x3@16-pixel-blocks"),
+    pytest.param(1, 7, 5, 3, 32, 1, (1, 1), (0, 0, 0, 0), (1, 1), 1, id="1x1-tiny"),
+]
+
+
+def pixel_rows_conv(x, wt, b, k, strides, pads, dilations, group, activation=ACT_NONE, constant_weights=True,
+                    **act):
+    xv = F.placeholder(x.shape)
+    xv.write(x)
+    if constant_weights:
+        wv, bv = F.const(wt), None if b is None else F.const(b)
+    else:
+        wv = F.placeholder(wt.shape)
+        wv.write(wt)
+        bv = None
+        if b is not None:
+            bv = F.placeholder(b.shape)
+            bv.write(b)
+    ours, step = conv_profile(_conv2d_nchw(xv, wv, bv, strides, pads, dilations, group, activation, **act))
+    assert step["scheme"] == "pixel_rows_gemm"
+    n, cout, ho, wo = ours.shape
+    assert step["flops"] == 2 * n * cout * ho * wo * (x.shape[1] // group) * k * k
+    return ours
+
+
+@pytest.mark.parametrize("n,c,h,w,cout,k,strides,pads,dilations,group", PIXEL_ROWS_LAYERS)
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "nobias"])
+def test_pixel_rows_matches_numpy(rng, n, c, h, w, cout, k, strides, pads, dilations, group, bias):
+    x, wt, b = make_case(rng, n, c, h, w, cout, k, k, group, bias=bias)
+    ours = pixel_rows_conv(x, wt, b, k, strides, pads, dilations, group)
+    np.testing.assert_allclose(ours, conv_ref(x, wt, b, strides, pads, dilations, group), rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("n,c,h,w,cout,k,strides,pads,dilations,group", PIXEL_ROWS_LAYERS[:4])
+def test_pixel_rows_matches_torch(rng, n, c, h, w, cout, k, strides, pads, dilations, group):
+    torch = pytest.importorskip("torch")
+    x, wt, b = make_case(rng, n, c, h, w, cout, k, k, group)
+    ours = pixel_rows_conv(x, wt, b, k, strides, pads, dilations, group)
+    with torch.no_grad():
+        expected = torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(wt), torch.from_numpy(b),
+                                              stride=strides, padding=pads[:2], dilation=dilations,
+                                              groups=group).numpy()
+    np.testing.assert_allclose(ours, expected, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("code,params", ACTIVATIONS)
+def test_pixel_rows_fused_activation(rng, code, params):
+    x, wt, b = make_case(rng, 2, 40, 7, 7, 100, 3, 3)
+    ours = pixel_rows_conv(x, wt, b, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1, activation=code, **params)
+    expected = activation_ref(conv_ref(x, wt, b, pads=(1, 1, 1, 1)), code, **params)
+    np.testing.assert_allclose(ours, expected, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("k,c", [(1, 500), (3, 13)])
+def test_pixel_rows_placeholder_weights(rng, k, c):
+    # Weights fed at run time are packed on every run; new values must take effect.
+    pads = ((k - 1) // 2,) * 4
+    x, wt, b = make_case(rng, 1, c, 7, 7, 100, k, k)
+    xv, wv, bv = F.placeholder(x.shape), F.placeholder(wt.shape), F.placeholder(b.shape)
+    y = _conv2d_nchw(xv, wv, bv, (1, 1), pads, (1, 1), 1, ACT_RELU)
+    for _ in range(2):
+        xv.write(x), wv.write(wt), bv.write(b)
+        ours, step = conv_profile(y)
+        assert step["scheme"] == "pixel_rows_gemm"
+        expected = activation_ref(conv_ref(x, wt, b, pads=pads), ACT_RELU)
+        np.testing.assert_allclose(ours, expected, rtol=RTOL, atol=ATOL)
+        x, wt, b = make_case(rng, 1, c, 7, 7, 100, k, k)
+    ours = pixel_rows_conv(x, wt, None, k, (1, 1), pads, (1, 1), 1, constant_weights=False)
+    np.testing.assert_allclose(ours, conv_ref(x, wt, None, pads=pads), rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_pixel_rows_thread_counts_agree(rng, threads):
+    # Batch 1 at 7x7 splits the output channels between threads; batch 2 and several pixel
+    # blocks split by pixels.
+    before = mnnpy.runtime_info()["threads"]
+    mnnpy.set_num_threads(threads)
+    try:
+        for n, c, h, cout, k in [(1, 64, 7, 1001, 1), (1, 32, 7, 100, 3), (2, 24, 14, 48, 3), (1, 100, 16, 13, 3)]:
+            pads = ((k - 1) // 2,) * 4
+            x, wt, b = make_case(rng, n, c, h, h, cout, k, k)
+            ours = pixel_rows_conv(x, wt, b, k, (1, 1), pads, (1, 1), 1, activation=ACT_RELU)
+            expected = activation_ref(conv_ref(x, wt, b, pads=pads), ACT_RELU)
+            np.testing.assert_allclose(ours, expected, rtol=RTOL, atol=ATOL)
+    finally:
+        mnnpy.set_num_threads(before)
+
+
+@pytest.mark.parametrize("n,c,h,w,cout,k,strides,pads,dilations,group",
+                         [PIXEL_ROWS_LAYERS[i] for i in (0, 1, 2, 3, 6, 8, 10)])
+@pytest.mark.parametrize("code", [ACT_NONE, ACT_HARDSWISH], ids=["none", "hardswish"])
+def test_pixel_rows_portable_simd_agrees(rng, portable_simd, n, c, h, w, cout, k, strides, pads, dilations, group,
+                                         code):
+    x, wt, b = make_case(rng, n, c, h, w, cout, k, k, group)
+    ours = pixel_rows_conv(x, wt, b, k, strides, pads, dilations, group, activation=code)
+    expected = activation_ref(conv_ref(x, wt, b, strides, pads, dilations, group), code)
+    np.testing.assert_allclose(ours, expected, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("n,c,h,cout,k,group,scheme", [
+    pytest.param(1, 320, 7, 1280, 1, 1, "pixel_rows_gemm", id="1x1@7"),
+    pytest.param(1, 576, 14, 96, 1, 1, "pixel_rows_gemm", id="1x1@14"),
+    pytest.param(1, 64, 28, 96, 1, 1, "pointwise_gemm", id="1x1@28"),
+    pytest.param(1, 64, 7, 64, 3, 16, "im2col_gemm", id="grouped-4-channels@7"),
+    pytest.param(1, 64, 7, 64, 3, 64, "depthwise_direct", id="depthwise@7"),
+])
+def test_small_map_scheme_choice(rng, n, c, h, cout, k, group, scheme):
+    pads = ((k - 1) // 2,) * 4
+    x, wt, b = make_case(rng, n, c, h, h, cout, k, k, group)
+    xv = F.placeholder(x.shape)
+    xv.write(x)
+    ours, step = conv_profile(_conv2d_nchw(xv, F.const(wt), F.const(b), (1, 1), pads, (1, 1), group, ACT_NONE))
+    assert step["scheme"] == scheme
+    np.testing.assert_allclose(ours, conv_ref(x, wt, b, pads=pads, group=group), rtol=RTOL, atol=ATOL)

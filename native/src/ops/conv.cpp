@@ -5,6 +5,7 @@
 // The kernel picks its scheme per layer at plan time (see backend/cpu/conv.h) and packs constant
 // weights once; weights fed at run time are packed into scratch on every run.
 #include <cstring>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,17 @@
 namespace mnnpy {
 
 namespace {
+
+// 64-byte aligned storage for packed weights: kernels load whole weight panels as vectors.
+template <class T> struct Aligned64 {
+  using value_type = T;
+  Aligned64() = default;
+  template <class U> Aligned64(const Aligned64<U>&) {}
+  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t(64))); }
+  void deallocate(T* p, size_t) { ::operator delete(p, std::align_val_t(64)); }
+  template <class U> bool operator==(const Aligned64<U>&) const { return true; }
+  template <class U> bool operator!=(const Aligned64<U>&) const { return false; }
+};
 
 std::vector<int64_t> int_list(const Attrs& attrs, const char* key, std::vector<int64_t> fallback, size_t size) {
   std::vector<int64_t> v = attrs.has(key) ? attrs.get_ints(key) : std::move(fallback);
@@ -203,7 +215,7 @@ class Conv2DKernel : public Kernel {
   cpu::ConvScheme scheme_ = cpu::ConvScheme::Im2colGemm;
   cpu::ConvActivation act_;
   bool has_bias_ = false, weights_packed_ = false, bias_packed_ = false;
-  std::vector<float> weights_, bias_;  // packed at plan time when constant
+  std::vector<float, Aligned64<float>> weights_, bias_;  // packed at plan time when constant
 };
 
 OpDef conv2d_def() {

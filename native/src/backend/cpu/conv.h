@@ -1,9 +1,11 @@
 // float32 2-D convolution kernels (NCHW) on the CPU, compiled per SIMD target and picked at run
-// time. Two families:
+// time. The families:
 //   GEMM schemes: out[Cout_g x HoWo] = W[Cout_g x K] * cols[K x HoWo] per image and group, with
 //     K = C_g * kh * kw. The weights are packed once into row panels; the columns (im2col, or the
 //     input itself for 1x1 stride-1 layers) are packed straight into column panels, one cache-sized
 //     block per task, so the full im2col matrix never exists.
+//   Pixel rows (few output pixels): the same product transposed, out^T = cols^T * W^T, so that
+//     output channels fill the packed panels instead of a 7x7 map's 49 pixels (conv_pixel_rows.cpp).
 //   Depthwise direct: one input plane per output plane (backend/cpu/depthwise.h).
 // Bias and activation are applied while the result is still in registers.
 #pragma once

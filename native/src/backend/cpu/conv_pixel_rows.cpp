@@ -163,7 +163,7 @@ HWY_NOINLINE void pixel_tile(int64_t kc, const float* HWY_RESTRICT a, const floa
     for (int v = 0; v < NV; ++v) acc[i][v] = hn::Zero(d);
   for (int64_t k = 0; k < kc; ++k) {
     VF bv[NV];
-    for (int v = 0; v < NV; ++v) bv[v] = hn::Load(d, (v < VP ? b0 : b1) + k * kPanel + (v % VP) * L);
+    for (int v = 0; v < NV; ++v) bv[v] = hn::LoadU(d, (v < VP ? b0 : b1) + k * kPanel + (v % VP) * L);
     const float* ak = a + k * MR;
     for (int i = 0; i < M; ++i) {
       const VF ai = hn::Set(d, ak[i]);
@@ -197,7 +197,8 @@ HWY_INLINE void run_tile(int m, int np, int64_t kc, const float* a, const float*
   if constexpr (M > PixelTile::kMR) {
     (void)m, (void)np, (void)kc, (void)a, (void)b0, (void)b1, (void)partial, (void)ldp, (void)accumulate, (void)out;
   } else if (m == M) {
-    if (PixelTile::kPanels == 2 && np == 2) pixel_tile<M, PixelTile::kPanels>(kc, a, b0, b1, partial, ldp, accumulate, out);
+    if (PixelTile::kPanels == 2 && np == 2)
+      pixel_tile<M, PixelTile::kPanels>(kc, a, b0, b1, partial, ldp, accumulate, out);
     else pixel_tile<M, 1>(kc, a, b0, b0, partial, ldp, accumulate, out);
   } else {
     run_tile<M + 1>(m, np, kc, a, b0, b1, partial, ldp, accumulate, out);
