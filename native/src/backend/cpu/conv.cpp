@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "backend/cpu/conv.h"
+#include "backend/cpu/thread_buffers.h"
 #include "backend/cpu/winograd.h"
 #include "mnnpy/thread_pool.h"
 
@@ -36,32 +37,8 @@ constexpr int64_t kL1PanelBytes = 24 << 10;        // most of L1 for the depth s
 constexpr int64_t kColumnBlockBytes = 256 << 10;   // packed columns of one task: a quarter of L2
 constexpr int64_t kRowBlock = 20 * kConvWeightRows;  // weight rows per pass: their depth step stays in L2
 
-inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-inline int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
-// Grow-only 64-byte aligned buffers owned by each thread, so that runs do not allocate.
-enum BufferSlot { kColumnsSlot, kNumSlots };
-struct ThreadBuffers {
-  void* ptr[kNumSlots] = {};
-  size_t size[kNumSlots] = {};
-  ~ThreadBuffers() {
-    for (void* p : ptr) std::free(p);
-  }
-};
-inline float* thread_buffer(BufferSlot slot, size_t floats) {
-  thread_local ThreadBuffers buffers;
-  const size_t bytes = (floats * sizeof(float) + 63) & ~size_t(63);
-  if (buffers.size[slot] < bytes) {
-    std::free(buffers.ptr[slot]);
-    buffers.ptr[slot] = std::aligned_alloc(64, bytes);
-    if (!buffers.ptr[slot]) {
-      buffers.size[slot] = 0;
-      throw std::bad_alloc();
-    }
-    buffers.size[slot] = bytes;
-  }
-  return static_cast<float*>(buffers.ptr[slot]);
-}
+enum BufferSlot : int { kColumnsSlot };  // this kernel's thread_buffer slots
 
 }  // namespace conv_detail
 }  // namespace cpu
@@ -306,7 +283,6 @@ namespace mnnpy {
 namespace cpu {
 HWY_EXPORT(ConvGemmImpl);
 
-using conv_detail::round_up;
 
 const char* conv_scheme_name(ConvScheme s) {
   switch (s) {

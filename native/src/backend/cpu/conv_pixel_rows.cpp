@@ -24,6 +24,7 @@
 #include <new>
 
 #include "backend/cpu/conv.h"
+#include "backend/cpu/thread_buffers.h"
 #include "mnnpy/thread_pool.h"
 
 #ifndef MNNPY_CONV_PIXEL_ROWS_SHARED_ONCE
@@ -37,32 +38,8 @@ constexpr int64_t kL1PanelBytes = 24 << 10;     // one depth step of the tile's 
 constexpr int64_t kRowBlockBytes = 224 << 10;   // packed pixel rows of one depth step: within L2
 constexpr int64_t kMaxBlockRows = 256;
 
-inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-inline int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
-// Grow-only 64-byte aligned buffers owned by each thread, so that runs do not allocate.
-enum BufferSlot { kRowsSlot, kPartialSlot, kBiasSlot, kNumSlots };
-inline float* thread_buffer(BufferSlot slot, size_t floats) {
-  struct Buffers {
-    void* ptr[kNumSlots] = {};
-    size_t size[kNumSlots] = {};
-    ~Buffers() {
-      for (void* p : ptr) std::free(p);
-    }
-  };
-  thread_local Buffers buffers;
-  const size_t bytes = (floats * sizeof(float) + 63) & ~size_t(63);
-  if (buffers.size[slot] < bytes) {
-    std::free(buffers.ptr[slot]);
-    buffers.ptr[slot] = std::aligned_alloc(64, bytes);
-    if (!buffers.ptr[slot]) {
-      buffers.size[slot] = 0;
-      throw std::bad_alloc();
-    }
-    buffers.size[slot] = bytes;
-  }
-  return static_cast<float*>(buffers.ptr[slot]);
-}
+enum BufferSlot : int { kRowsSlot, kPartialSlot, kBiasSlot };  // this kernel's thread_buffer slots
 
 // Where a finished tile goes: the bias of its channels (padded to whole panels), the output of its
 // first channel and pixel, and how many of its channels exist.
@@ -288,7 +265,6 @@ namespace cpu {
 HWY_EXPORT(ConvPixelRowsImpl);
 
 using conv_pixel_rows_detail::kPanel;
-using conv_pixel_rows_detail::round_up;
 
 size_t conv_pixel_rows_weight_floats(const ConvShape& s) {
   return (size_t)(s.group * round_up(s.out_c_per_group(), kPanel) * s.depth());

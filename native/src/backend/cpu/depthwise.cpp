@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "backend/cpu/depthwise.h"
+#include "backend/cpu/thread_buffers.h"
 #include "mnnpy/thread_pool.h"
 
 #ifndef MNNPY_DEPTHWISE_SHARED_ONCE
@@ -31,29 +32,8 @@ namespace mnnpy {
 namespace cpu {
 namespace depthwise_detail {
 
-inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-inline int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
-
-// A grow-only 64-byte aligned buffer owned by each thread, so that runs do not allocate.
-inline float* stage_buffer(size_t floats) {
-  struct Buffer {
-    void* ptr = nullptr;
-    size_t size = 0;
-    ~Buffer() { std::free(ptr); }
-  };
-  thread_local Buffer buffer;
-  const size_t bytes = (floats * sizeof(float) + 63) & ~size_t(63);
-  if (buffer.size < bytes) {
-    std::free(buffer.ptr);
-    buffer.ptr = std::aligned_alloc(64, bytes);
-    if (!buffer.ptr) {
-      buffer.size = 0;
-      throw std::bad_alloc();
-    }
-    buffer.size = bytes;
-  }
-  return static_cast<float*>(buffer.ptr);
-}
+// The rows staged per task live in this thread's buffer slot 0.
+inline float* stage_buffer(size_t floats) { return thread_buffer(0, floats); }
 
 }  // namespace depthwise_detail
 }  // namespace cpu

@@ -22,6 +22,7 @@
 #include <sys/mman.h>
 
 #include "backend/cpu/gemm.h"
+#include "backend/cpu/thread_buffers.h"
 #include "mnnpy/thread_pool.h"
 
 #ifndef MNNPY_GEMM_SHARED_ONCE
@@ -100,8 +101,6 @@ inline void release_large_scratch(ScratchSlot slot) {
   }
 }
 
-inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-inline int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
 }  // namespace gemm_detail
 }  // namespace cpu
@@ -795,7 +794,7 @@ PackedB pack_b(DType dt, int64_t K, int64_t N, const void* b, int64_t ldb, bool 
   out.n = N;
   if (K == 0 || N == 0) return out;
   const int64_t panel = gemm_detail::kPanelBytes / (int64_t)dtype_size(dt);
-  out.nbytes = (size_t)(gemm_detail::ceil_div(N, panel) * K) * (size_t)gemm_detail::kPanelBytes;
+  out.nbytes = (size_t)(ceil_div(N, panel) * K) * (size_t)gemm_detail::kPanelBytes;
   void* mem = std::aligned_alloc(64, out.nbytes);
   if (!mem) throw std::bad_alloc();
   out.data = std::shared_ptr<void>(mem, [](void* p) { std::free(p); });

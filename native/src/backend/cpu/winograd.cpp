@@ -24,6 +24,7 @@
 #include <new>
 
 #include "backend/cpu/winograd.h"
+#include "backend/cpu/thread_buffers.h"
 #include "mnnpy/thread_pool.h"
 
 #ifndef MNNPY_WINOGRAD_SHARED_ONCE
@@ -40,32 +41,8 @@ constexpr int64_t kMaxDepthStep = 256;         // channels per GEMM depth step: 
 constexpr int64_t kInputBlockBytes = 1 << 20;  // V of one task: the size of L2
 constexpr int64_t kMaxBlockTiles = 128;
 
-inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-inline int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
-// Grow-only 64-byte aligned buffers owned by each thread, so that runs do not allocate.
-enum BufferSlot { kInputSlot, kProductSlot, kNumSlots };
-inline float* thread_buffer(BufferSlot slot, size_t floats) {
-  struct Buffers {
-    void* ptr[kNumSlots] = {};
-    size_t size[kNumSlots] = {};
-    ~Buffers() {
-      for (void* p : ptr) std::free(p);
-    }
-  };
-  thread_local Buffers buffers;
-  const size_t bytes = (floats * sizeof(float) + 63) & ~size_t(63);
-  if (buffers.size[slot] < bytes) {
-    std::free(buffers.ptr[slot]);
-    buffers.ptr[slot] = std::aligned_alloc(64, bytes);
-    if (!buffers.ptr[slot]) {
-      buffers.size[slot] = 0;
-      throw std::bad_alloc();
-    }
-    buffers.size[slot] = bytes;
-  }
-  return static_cast<float*>(buffers.ptr[slot]);
-}
+enum BufferSlot : int { kInputSlot, kProductSlot };  // this kernel's thread_buffer slots
 
 // Where one tile of a block lies: its image and its first output pixel; image < 0 for the padding
 // tiles that fill the block's last panel.
@@ -319,7 +296,6 @@ namespace cpu {
 HWY_EXPORT(ConvWinogradImpl);
 
 using winograd_detail::kPoints;
-using winograd_detail::round_up;
 
 bool winograd_supports(const ConvShape& s) {
   return s.kernel_h == 3 && s.kernel_w == 3 && s.stride_h == 1 && s.stride_w == 1 && s.dilation_h == 1 &&
