@@ -136,17 +136,7 @@ HWY_NOINLINE void pixel_tile(int64_t kc, const float* HWY_RESTRICT a, const floa
   constexpr int NR = NP * (int)kPanel;
   const DF d;
   VF acc[M][NV];
-  for (int i = 0; i < M; ++i)
-    for (int v = 0; v < NV; ++v) acc[i][v] = hn::Zero(d);
-  for (int64_t k = 0; k < kc; ++k) {
-    VF bv[NV];
-    for (int v = 0; v < NV; ++v) bv[v] = hn::LoadU(d, (v < VP ? b0 : b1) + k * kPanel + (v % VP) * L);
-    const float* ak = a + k * MR;
-    for (int i = 0; i < M; ++i) {
-      const VF ai = hn::Set(d, ak[i]);
-      for (int v = 0; v < NV; ++v) acc[i][v] = hn::MulAdd(ai, bv[v], acc[i][v]);
-    }
-  }
+  AccumulatePanels(d, acc, kc, a, MR, b0, b1);
   if (accumulate) {
     for (int i = 0; i < M; ++i)
       for (int v = 0; v < NV; ++v) acc[i][v] = hn::Add(acc[i][v], hn::LoadU(d, partial + i * ldp + v * L));

@@ -35,6 +35,26 @@ template <class T> struct GemmTile {
   static constexpr int kNR = kPanels * kPanel;
 };
 
+// The inner loop of the convolution micro-kernels: over kc depth steps,
+// acc[i][v] += a[k * a_stride + i] * (vector v of row k of the packed panels b0, then b1).
+// Panels are GemmTile<float>::kPanel floats wide; b1 is read only when NV spans two panels.
+template <int M, int NV, class D, class V>
+HWY_INLINE void AccumulatePanels(D d, V (&acc)[M][NV], int64_t kc, const float* HWY_RESTRICT a, int64_t a_stride,
+                                 const float* HWY_RESTRICT b0, const float* HWY_RESTRICT b1) {
+  constexpr int kPanel = GemmTile<float>::kPanel, L = GemmTile<float>::kLanes, VP = GemmTile<float>::kVecPerPanel;
+  for (int i = 0; i < M; ++i)
+    for (int v = 0; v < NV; ++v) acc[i][v] = hn::Zero(d);
+  for (int64_t k = 0; k < kc; ++k) {
+    V bv[NV];
+    for (int v = 0; v < NV; ++v) bv[v] = hn::LoadU(d, (v < VP ? b0 : b1) + k * kPanel + (v % VP) * L);
+    const float* ak = a + k * a_stride;
+    for (int i = 0; i < M; ++i) {
+      const V ai = hn::Set(d, ak[i]);
+      for (int v = 0; v < NV; ++v) acc[i][v] = hn::MulAdd(ai, bv[v], acc[i][v]);
+    }
+  }
+}
+
 // erf for float32 lanes. |x| <= 1: the Taylor series in x^2 to the x^21 term (error below
 // 2e-8). |x| > 1: Abramowitz & Stegun 7.1.26, 1 - t P(t) exp(-x^2) with t = 1 / (1 + p|x|)
 // (absolute error below 1.5e-7, under 2 ulp of results there, which lie in [0.84, 1]).

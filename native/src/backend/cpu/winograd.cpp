@@ -153,17 +153,7 @@ HWY_NOINLINE void product_tile(int64_t kc, const float* HWY_RESTRICT a, const fl
   constexpr int L = WinoTile::kLanes, VP = WinoTile::kVecPerPanel, NV = VP * NP;
   const DF d;
   VF acc[MR][NV];
-  for (int i = 0; i < MR; ++i)
-    for (int v = 0; v < NV; ++v) acc[i][v] = hn::Zero(d);
-  for (int64_t k = 0; k < kc; ++k) {
-    VF bv[NV];
-    for (int v = 0; v < NV; ++v) bv[v] = hn::Load(d, (v < VP ? b0 : b1) + k * kPanel + (v % VP) * L);
-    const float* ak = a + k * kConvWeightRows;
-    for (int i = 0; i < MR; ++i) {
-      const VF ai = hn::Set(d, ak[i]);
-      for (int v = 0; v < NV; ++v) acc[i][v] = hn::MulAdd(ai, bv[v], acc[i][v]);
-    }
-  }
+  AccumulatePanels(d, acc, kc, a, kConvWeightRows, b0, b1);
   for (int i = 0; i < MR; ++i)
     for (int v = 0; v < NV; ++v) {
       float* dst = c + i * ldc + (v / VP) * kPanel + (v % VP) * L;
