@@ -8,7 +8,7 @@ import numpy as np
 from ._graph import Graph, Node, Subgraph, ValueInfo, node_reads
 
 # ONNX TensorProto data types -> NumPy dtype names.
-ONNX_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 5: "int16", 6: "int32", 7: "int64", 9: "bool",
+ONNX_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 9: "bool",
                10: "float16", 11: "float64", 12: "uint32", 13: "uint64", 16: "bfloat16"}
 
 # Activations a Conv can run in its epilogue: ONNX op -> (activation code, attrs it needs).

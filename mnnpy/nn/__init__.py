@@ -148,6 +148,11 @@ class _ConvertedModule(Module):
     def parameters(self):
         return [v for k, v in self._weights.items() if np.dtype(v.dtype).kind == "f"]
 
+    def _key(self, arrays):
+        # Inputs whose values decide shapes (axes, sizes given as inputs) are part of the key.
+        return tuple((a.shape, str(a.dtype), a.tobytes() if name in self._value_inputs else None)
+                     for name, a in zip(self.input_names, arrays))
+
     def _instance(self, key, arrays):
         from ..convert._onnx_ops import NeedsInputValue
         inst = self._instances.get(key)
@@ -167,9 +172,7 @@ class _ConvertedModule(Module):
                 if wider is None:
                     raise
                 self._value_inputs.update(wider)
-                key = tuple((a.shape, str(a.dtype), a.tobytes() if n in self._value_inputs else None)
-                            for n, a in zip(self.input_names, arrays))
-                return self._instance(key, arrays)
+                return self._instance(self._key(arrays), arrays)
             if not self.shape_mutable and self._instances:
                 raise ValueError("this module was loaded with shape_mutable=False; inputs must keep the shapes "
                                  f"of the first call {next(iter(self._instances))}")
@@ -208,10 +211,7 @@ class _ConvertedModule(Module):
                     raise ValueError(f"input '{name}' dimension {i} must be {w} (model shape {tuple(want.shape)}), "
                                      f"got shape {a.shape}")
             arrays.append(a)
-        # Inputs whose values decide shapes (axes, sizes given as inputs) are part of the key.
-        key = tuple((a.shape, str(a.dtype), a.tobytes() if name in self._value_inputs else None)
-                    for name, a in zip(self.input_names, arrays))
-        placeholders, outputs = self._instance(key, arrays)
+        placeholders, outputs = self._instance(self._key(arrays), arrays)
         for name, a in zip(self.input_names, arrays):
             if name in placeholders:
                 placeholders[name].write(a)
