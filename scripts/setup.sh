@@ -27,4 +27,6 @@ PY=${PYTHON:-python3}
 extras=""
 [ $want_tests = 1 ] && extras="[test]"
 .venv/bin/python -m pip install -q ".${extras}"
-echo "mnnpy installed in .venv: $(.venv/bin/python -c 'import mnnpy; print(mnnpy.runtime_info())')"
+venv_python="$PWD/.venv/bin/python"
+# Checked from outside the source tree, so that the installed package is the one imported.
+echo "mnnpy installed in .venv: $(cd / && "$venv_python" -c 'import mnnpy; print(mnnpy.runtime_info())')"
