@@ -536,14 +536,16 @@ std::vector<std::shared_ptr<Tensor>> run_plan(const Plan& plan, const Collected&
     args.outputs.clear();
     for (int x : step.inputs) args.inputs.push_back(tensors[x].get());
     for (int y : step.outputs) args.outputs.push_back(tensors[y].get());
-    const auto start = std::chrono::steady_clock::now();
-    step.kernel->execute(args, base ? base + step.scratch_offset : nullptr);
-    if (profile) {
-      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      std::string shape;
-      if (!args.outputs.empty()) shape = shape_str(args.outputs[0]->type.shape);
-      timings.push_back(StepProfile{step.label, step.kernel->scheme(), shape, seconds, step.kernel->flops()});
+    void* scratch = base ? base + step.scratch_offset : nullptr;
+    if (!profile) {
+      step.kernel->execute(args, scratch);
+      continue;
     }
+    const auto start = std::chrono::steady_clock::now();  // read only when profiling: steps can be tiny
+    step.kernel->execute(args, scratch);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const std::string shape = args.outputs.empty() ? std::string() : shape_str(args.outputs[0]->type.shape);
+    timings.push_back(StepProfile{step.label, step.kernel->scheme(), shape, seconds, step.kernel->flops()});
   }
   if (profile) {
     std::lock_guard<std::mutex> lock(g_cache_mutex);
