@@ -7,6 +7,7 @@ import numpy as np
 from .. import _core
 from .. import expr as F
 from .._core import Var
+from ._layout import LayoutEnv, run_blocked
 
 HANDLERS = {}
 
@@ -45,12 +46,13 @@ class Context:
                                   f"the model's input values ({e})") from None
 
 
-def instantiate(graph, weights, input_types, input_values=None):
+def instantiate(graph, weights, input_types, input_values=None, blocked_layout=False):
     """(placeholders by input name, output Vars) for inputs of the given (shape, dtype).
     Inputs in `input_values` (name -> array) are built in as constants instead: those whose
-    values decide shapes."""
+    values decide shapes. `blocked_layout`: convolution chains run in the blocked channel
+    layout (convert/_layout.py)."""
     ctx = Context(graph)
-    env = dict(weights)
+    env = LayoutEnv(weights) if blocked_layout else dict(weights)
     placeholders = {}
     for info in graph.inputs:
         if input_values and info.name in input_values:
@@ -74,11 +76,13 @@ def run_nodes(ctx, nodes, env):
         handler = HANDLERS.get(node.op)
         if handler is None:
             raise UnsupportedOperator(f"node '{node.name}': operator {node.op} is not supported by mnnpy")
-        ins = [env.get(x) if x else None for x in node.inputs]
-        for x, v in zip(node.inputs, ins):
-            if x and v is None:
-                raise ValueError(f"node '{node.name}' ({node.op}): input '{x}' is not produced by any node")
+        missing = [x for x in node.inputs if x and x not in env]
+        if missing:
+            raise ValueError(f"node '{node.name}' ({node.op}): input '{missing[0]}' is not produced by any node")
         try:
+            if run_blocked(ctx, node, env):
+                continue
+            ins = [env.get(x) if x else None for x in node.inputs]
             outs = handler(ctx, node, ins)
         except (UnsupportedOperator, NeedsInputValue) as e:
             if isinstance(e, NeedsInputValue) and not str(e).startswith("node '"):
@@ -585,10 +589,18 @@ def _conv(ctx, node, ins):
         strides, dilations, pads = [1] + strides, [1] + dilations, [0, pads[0], 0, pads[1]]
     else:
         pads = [pads[0], pads[1], pads[2], pads[3]]
+    residual = ins[3] if len(ins) > 3 else None  # fused by convert/_layout.py: act(conv + bias + residual)
+    activation = _attr(node, "activation", 0)
     y = _conv2d_nchw(x, w, bias, strides, pads, dilations, _attr(node, "group", 1),
-                     _attr(node, "activation", 0), _attr(node, "clip_min", 0.0), _attr(node, "clip_max", 6.0),
-                     _attr(node, "alpha", 0.2), _attr(node, "beta", 0.5))
-    return F.squeeze(y, [2]) if spatial == 1 else y
+                     0 if residual is not None else activation, _attr(node, "clip_min", 0.0),
+                     _attr(node, "clip_max", 6.0), _attr(node, "alpha", 0.2), _attr(node, "beta", 0.5))
+    y = F.squeeze(y, [2]) if spatial == 1 else y
+    if residual is not None:
+        if activation not in (0, 1):
+            raise ValueError(f"a residual convolution fuses no activation but ReLU, got code {activation}")
+        y = F.add(y, residual)
+        y = F.relu(y) if activation == 1 else y
+    return y
 
 
 def _pool_args(node, x):
@@ -682,7 +694,7 @@ def _if(ctx, node, ins):
     # branch taken is built, in a scope that sees the enclosing names.
     taken = node.attrs["then_branch" if bool(np.asarray(ctx.static(ins[0], node, "condition")).reshape(-1)[0])
                        else "else_branch"]
-    scope = dict(ctx.env)
+    scope = ctx.env.copy()
     run_nodes(ctx, taken.nodes, scope)
     missing = [o for o in taken.outputs if o not in scope]
     if missing:

@@ -114,7 +114,8 @@ _BACKENDS = ("CPU", 0, None)
 class _ConvertedModule(Module):
     """A converted model: one expr graph per set of input shapes, planned once and reused."""
 
-    def __init__(self, graph, weights, input_names, output_names, shape_mutable=True, thread_num=0):
+    def __init__(self, graph, weights, input_names, output_names, shape_mutable=True, thread_num=0,
+                 blocked_layout=True):
         super().__init__()
         object.__setattr__(self, "graph", graph)
         inputs = [v.name for v in graph.inputs]
@@ -143,6 +144,14 @@ class _ConvertedModule(Module):
         object.__setattr__(self, "_instances", {})
         object.__setattr__(self, "_declared", {v.name: v for v in graph.inputs})
         object.__setattr__(self, "_value_inputs", set())
+        # Convolution chains run in the blocked channel layout; residual adds join the convolution.
+        from ..convert._graph import Graph, ValueInfo
+        from ..convert._layout import fuse_residual_adds
+        object.__setattr__(self, "blocked_layout", bool(blocked_layout))
+        nodes = fuse_residual_adds(graph.nodes, output_names) if blocked_layout else graph.nodes
+        object.__setattr__(self, "_run_graph", Graph(nodes, graph.weights, graph.inputs,
+                                                     [ValueInfo(n, "", []) for n in output_names], graph.opset,
+                                                     graph.producer))
 
     @property
     def parameters(self):
@@ -154,13 +163,13 @@ class _ConvertedModule(Module):
                      for name, a in zip(self.input_names, arrays))
 
     def _instance(self, key, arrays):
-        from ..convert._onnx_ops import NeedsInputValue
+        from ..convert._onnx_ops import NeedsInputValue, instantiate
         inst = self._instances.get(key)
         if inst is None:
             types = {name: (shape, dtype) for name, (shape, dtype, _) in zip(self.input_names, key)}
             values = {n: a for n, a in zip(self.input_names, arrays) if n in self._value_inputs}
             try:
-                placeholders, outputs = _instantiate_named(self.graph, self._weights, types, self.output_names, values)
+                placeholders, outputs = instantiate(self._run_graph, self._weights, types, values, self.blocked_layout)
             except NeedsInputValue:
                 # Small integer inputs feed shape arguments: build them in and key on their values.
                 # Failing that, shapes depend on the data itself (NonZero...): every input is built
@@ -261,20 +270,13 @@ def summary(module, *inputs):
             "steps": len(rows)}
 
 
-def _instantiate_named(graph, weights, types, output_names, values=None):
-    from ..convert._graph import Graph, ValueInfo
-    from ..convert._onnx_ops import instantiate
-    view = Graph(graph.nodes, graph.weights, graph.inputs, [ValueInfo(n, "", []) for n in output_names],
-                 graph.opset, graph.producer)
-    return instantiate(view, weights, types, values)
-
-
 def load_module_from_file(file_name, input_names=None, output_names=None, dynamic=False, shape_mutable=True,
                           rearrange=False, backend=None, memory_mode=None, power_mode=None, precision_mode=None,
-                          thread_num=0, runtime_manager=None, **kwargs):
+                          thread_num=0, runtime_manager=None, blocked_layout=True, **kwargs):
     """Loads a model converted to mnnpy's format, or an ``.onnx`` file (converted in memory),
     with MNN's argument names. ``input_names``/``output_names`` pick and order the inputs and
-    outputs (empty: the model's own)."""
+    outputs (empty: the model's own). ``blocked_layout=False`` keeps every tensor NCHW instead of
+    running convolution chains in the blocked channel layout (for comparison)."""
     path = os.fspath(file_name)
     if not os.path.exists(path):
         raise FileNotFoundError(f"no such model file: '{path}'")
@@ -296,7 +298,7 @@ def load_module_from_file(file_name, input_names=None, output_names=None, dynami
     else:
         graph, _ = from_onnx(path)
         weights = graph.weights
-    return _ConvertedModule(graph, weights, input_names, output_names, shape_mutable, thread_num)
+    return _ConvertedModule(graph, weights, input_names, output_names, shape_mutable, thread_num, blocked_layout)
 
 
 def load_module(inputs, outputs, for_training=False):
