@@ -186,6 +186,27 @@ def test_placeholder_reruns():
         assert_product(y.read(), v @ w)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("rows", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("trans_a,trans_b", [(False, False), (True, True)])
+def test_constant_weights_few_rows(dtype, rows, trans_a, trans_b):
+    # Weights packed once at plan time; one to four rows take the streaming path over the panels.
+    rng = np.random.default_rng(13)
+    k, n = 1283, 1001
+    w = rand(rng, (n, k) if trans_b else (k, n), dtype)
+    x = F.placeholder((k, rows) if trans_a else (rows, k), dtype=dtype)
+    y = F.matmul(x, w, trans_a, trans_b)
+    old = mnnpy.get_num_threads()
+    try:
+        for t in (1, 2):
+            mnnpy.set_num_threads(t)
+            v = rand(rng, (k, rows) if trans_a else (rows, k), dtype)
+            x.write(v)
+            assert_product(y.read(), (v.T if trans_a else v) @ (w.T if trans_b else w))
+    finally:
+        mnnpy.set_num_threads(old)
+
+
 @pytest.mark.parametrize("n", [1024])
 def test_large_threads(n):
     rng = np.random.default_rng(12)

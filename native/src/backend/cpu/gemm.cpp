@@ -539,6 +539,73 @@ void stream_rows(const GemmCall& g) {
   parallel_for(g.pool, g.N, grain, body);
 }
 
+// At most kStreamRows rows of C against pre-packed B (weights times one token or one image's
+// features): each panel is read once, front to back, with independent accumulators for four
+// consecutive depths so that the FMA chains never wait on each other; memory bandwidth bounds it.
+template <class T, int R>
+void packed_rows_t(const GemmCall& g, int64_t p0, int64_t p1) {
+  constexpr int64_t P = Tile<T>::kPanel, V = Tile<T>::kVecPerPanel;
+  // Depths in flight: enough independent accumulators to cover the FMA latency.
+  constexpr int64_t U = R * V <= 2 ? 4 : R * V <= 4 ? 2 : 1;
+  const hn::ScalableTag<T> d;
+  const int64_t lanes = (int64_t)hn::Lanes(d);
+  using VT = hn::Vec<decltype(d)>;
+  const T* a = static_cast<const T*>(g.a);
+  const T* packed = static_cast<const T*>(g.packed_b);
+  for (int64_t p = p0; p < p1; ++p) {
+    const T* panel = packed + p * g.K * P;
+    VT acc[U][R][V];
+    for (int u = 0; u < U; ++u)
+      for (int i = 0; i < R; ++i)
+        for (int v = 0; v < V; ++v) acc[u][i][v] = hn::Zero(d);
+    int64_t k = 0;
+    for (; k + U <= g.K; k += U) {
+      for (int u = 0; u < U; ++u) {
+        const T* row = panel + (k + u) * P;
+        for (int i = 0; i < R; ++i) {
+          const VT s = hn::Set(d, a[i * g.a_rs + (k + u) * g.a_cs]);
+          for (int v = 0; v < V; ++v) acc[u][i][v] = hn::MulAdd(s, hn::Load(d, row + v * lanes), acc[u][i][v]);
+        }
+      }
+    }
+    for (; k < g.K; ++k) {
+      const T* row = panel + k * P;
+      for (int i = 0; i < R; ++i) {
+        const VT s = hn::Set(d, a[i * g.a_rs + k * g.a_cs]);
+        for (int v = 0; v < V; ++v) acc[0][i][v] = hn::MulAdd(s, hn::Load(d, row + v * lanes), acc[0][i][v]);
+      }
+    }
+    HWY_ALIGN T tile[R * P];
+    for (int i = 0; i < R; ++i) {
+      for (int v = 0; v < V; ++v) {
+        VT sum = acc[0][i][v];
+        for (int u = 1; u < U; ++u) sum = hn::Add(sum, acc[u][i][v]);
+        hn::Store(sum, d, tile + i * P + v * lanes);
+      }
+    }
+    const int64_t j0 = p * P, n = std::min(P, g.N - j0);
+    for (int i = 0; i < R; ++i) {
+      T* dst = static_cast<T*>(g.c) + i * g.ldc + j0;
+      for (int64_t j = 0; j < n; ++j) dst[j] = g.accumulate ? dst[j] + tile[i * P + j] : tile[i * P + j];
+    }
+  }
+}
+
+template <class T>
+void packed_rows(const GemmCall& g) {
+  const int64_t n_panels = ceil_div(g.N, Tile<T>::kPanel);
+  auto body = [&](int64_t p0, int64_t p1) {
+    switch (g.M) {
+      case 1: packed_rows_t<T, 1>(g, p0, p1); break;
+      case 2: packed_rows_t<T, 2>(g, p0, p1); break;
+      case 3: packed_rows_t<T, 3>(g, p0, p1); break;
+      default: packed_rows_t<T, 4>(g, p0, p1); break;
+    }
+  };
+  const int64_t grain = std::max<int64_t>(1, kGrainFlops / std::max<int64_t>(1, g.K * g.M * Tile<T>::kPanel));
+  parallel_for(g.pool, n_panels, grain, body);
+}
+
 // At most one panel of columns: B packed into one zero-padded strip (K x kPanel), past which
 // every group of rows of A streams once.
 template <class T>
@@ -643,6 +710,10 @@ void gemm_t(const GemmCall& g) {
   }
   const int64_t n_panels = ceil_div(g.N, P);
   const int64_t kc_step = depth_step<T>(g.K);
+  if (g.packed_b && g.M <= kStreamRows) {
+    packed_rows<T>(g);
+    return;
+  }
   if (g.packed_b) {
     // Pre-packed B: every task runs over the whole depth, no synchronization in between.
     run_tasks<T>(g, PanelSource<T>{static_cast<const T*>(g.packed_b), 0, g.K * P, 0}, 0, n_panels, 0, g.K, kc_step);
