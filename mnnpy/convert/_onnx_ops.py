@@ -7,6 +7,7 @@ import numpy as np
 from .. import _core
 from .. import expr as F
 from .._core import Var
+from ._graph import node_reads
 from ._layout import LayoutEnv, run_blocked
 
 HANDLERS = {}
@@ -32,6 +33,14 @@ class Context:
     def __init__(self, graph):
         self.graph = graph
         self.opset = graph.opset
+        # Set when every model input is built in as a constant (shapes that depend on the data):
+        # values read while building are then computed together with every pending value later
+        # nodes still read, so that no part of the model is computed twice.
+        self.inputs_known = False
+        self.position = 0  # index of the top-level node being built
+        self.last_use = {}  # name -> index of the last top-level node reading it
+        self.unsettled = set()  # names built since values were last computed
+        self.output_names = {o.name for o in graph.outputs}
 
     def static(self, v, node, what):
         """The value of a Var that must be known before running (a shape, axes...)."""
@@ -39,11 +48,27 @@ class Context:
             return None
         if isinstance(v, np.ndarray):
             return v
+        if self.inputs_known:
+            self._settle_live(v)
         try:
             return np.asarray(v.read())
         except ValueError as e:
             raise NeedsInputValue(f"its {what} must be a constant or computed from shapes, but it depends on "
                                   f"the model's input values ({e})") from None
+
+
+    def _settle_live(self, v):
+        env, outputs = self.env, self.output_names
+        end = len(self.graph.nodes)
+        targets = []
+        for name in self.unsettled:
+            if name in outputs or self.last_use.get(name, end) >= self.position:
+                for x in (dict.get(env, name), getattr(env, "blocked", {}).get(name)):
+                    if isinstance(x, Var):
+                        targets.append(x)
+        self.unsettled.clear()
+        # Evaluated targets that read no placeholder keep their values: they are leaves from now on.
+        _core.evaluate_as_constants(targets + [v])
 
 
 def instantiate(graph, weights, input_types, input_values=None, blocked_layout=False):
@@ -63,6 +88,11 @@ def instantiate(graph, weights, input_types, input_values=None, blocked_layout=F
         p.name = info.name
         placeholders[info.name] = env[info.name] = p
     ctx.env = env
+    ctx.inputs_known = bool(graph.inputs) and not placeholders
+    if ctx.inputs_known:
+        for i, node in enumerate(graph.nodes):
+            for name in node_reads(node):
+                ctx.last_use[name] = i
     run_nodes(ctx, graph.nodes, env)
     missing = [o.name for o in graph.outputs if o.name not in env]
     if missing:
@@ -72,7 +102,10 @@ def instantiate(graph, weights, input_types, input_values=None, blocked_layout=F
 
 def run_nodes(ctx, nodes, env):
     """Builds each node's expr ops, reading and adding names in `env`."""
-    for node in nodes:
+    top_level = nodes is ctx.graph.nodes
+    for index, node in enumerate(nodes):
+        if top_level:
+            ctx.position = index
         handler = HANDLERS.get(node.op)
         if handler is None:
             raise UnsupportedOperator(f"node '{node.name}': operator {node.op} is not supported by mnnpy")
@@ -81,6 +114,7 @@ def run_nodes(ctx, nodes, env):
             raise ValueError(f"node '{node.name}' ({node.op}): input '{missing[0]}' is not produced by any node")
         try:
             if run_blocked(ctx, node, env):
+                ctx.unsettled.update(node.outputs)
                 continue
             ins = [env.get(x) if x else None for x in node.inputs]
             outs = handler(ctx, node, ins)
@@ -95,6 +129,7 @@ def run_nodes(ctx, nodes, env):
         for name, v in zip(node.outputs, outs):
             if name:
                 env[name] = v
+        ctx.unsettled.update(node.outputs)
 
 
 def _attr(node, name, default=None):
