@@ -269,6 +269,30 @@ def _gelu(ctx, node, ins):
     return F.gelu(ins[0], approximate=_attr(node, "approximate", "none") == "tanh")
 
 
+@handles("ScaledDotProductAttention")
+def _attention(ctx, node, ins):
+    # Fused by the converter (convert/onnx.py): softmax(q @ kt * scale + mask) @ v.
+    q, kt, v = ins[:3]
+    mask = ins[3] if len(ins) > 3 else None
+    scale = float(_attr(node, "scale", 1.0))
+    fused = all(x.dtype == np.float32 for x in (q, kt, v)) and q.ndim == kt.ndim == v.ndim >= 2 and \
+        q.shape[:-2] == kt.shape[:-2] == v.shape[:-2] and (mask is None or mask.ndim <= q.ndim)
+    if fused and mask is not None and mask.dtype != np.float32:
+        fused = False
+    if fused:
+        try:
+            return _core.op("ScaledDotProductAttention", [q, kt, v] + ([mask] if mask is not None else []),
+                            {"scale": scale})
+        except ValueError:
+            pass  # shapes the kernel does not take (batch broadcasting...): the ops one by one
+    scores = F.matmul(q, kt)
+    if scale != 1.0:
+        scores = F.multiply(scores, np.asarray(scale, dtype=scores.dtype))
+    if mask is not None:
+        scores = F.add(scores, mask)
+    return F.matmul(F.softmax(scores, -1), v)
+
+
 @handles("Identity", "Dropout")
 def _identity(ctx, node, ins):
     if node.op == "Dropout" and len(ins) > 2 and ins[2] is not None and bool(ctx.static(ins[2], node, "training_mode")):

@@ -139,6 +139,7 @@ def simplify(graph, level=2):
         _fuse_conv_activations(graph)
         _fuse_gelu(graph)
         _fuse_layer_norm(graph)
+        _fuse_attention(graph)
         _drop_dead_nodes(graph)
     return graph
 
@@ -393,5 +394,58 @@ def _fuse_layer_norm(graph):
         removed.update(id(n) for n in chain)
         added[id(shift)] = Node("LayerNormalization", [x, gamma, beta], [shift.outputs[0]],
                                 {"axis": -1, "epsilon": eps}, mean.name + "/layer_norm")
+    if removed:
+        graph.nodes = [added.get(id(n), n) for n in graph.nodes if id(n) not in removed or id(n) in added]
+
+
+def _fuse_attention(graph):
+    """MatMul(q, kt) [* or / a scalar] [+ mask] -> Softmax(last axis) -> MatMul(., v), as
+    exporters spell attention, becomes one ScaledDotProductAttention node: the scores of a block
+    of queries stay in cache instead of making three round trips through memory."""
+    m = _Matcher(graph)
+    removed, added = set(), {}
+    for softmax in graph.nodes:
+        if softmax.op != "Softmax" or softmax.attrs.get("axis", -1) != -1:
+            continue
+        chain, probs = [softmax], softmax.outputs[0]
+        cast = m.only_user(probs, "Cast")
+        if cast is not None and cast.attrs.get("to") == 1:  # a float32 -> float32 cast (GPT-2)
+            chain.append(cast)
+            probs = cast.outputs[0]
+        out = m.only_user(probs, "MatMul")
+        if out is None or out.inputs[0] != probs:
+            continue
+        chain.append(out)
+        mask, scale = "", 1.0
+        node = m.producer.get(softmax.inputs[0])
+        if node is not None and node.op == "Add" and m.only_user(node.outputs[0], "Softmax") is softmax:
+            scores = next((x for x in node.inputs if m.producer.get(x) is not None and
+                           m.producer[x].op in ("Mul", "Div", "MatMul")), None)
+            if scores is None:
+                continue
+            mask = m.other_input(node, scores)
+            chain.append(node)
+            node = m.producer.get(scores)
+        if node is not None and node.op in ("Mul", "Div") and len(m.uses.get(node.outputs[0], [])) == 1:
+            value = m.scalar(node.inputs[1])
+            if value is None and node.op == "Mul":
+                value = m.scalar(node.inputs[0])
+                scores = node.inputs[1]
+            else:
+                scores = node.inputs[0]
+            if value is None or (node.op == "Div" and value == 0):
+                continue
+            scale = value if node.op == "Mul" else 1.0 / value
+            chain.append(node)
+            node = m.producer.get(scores)
+        if node is None or node.op != "MatMul" or len(m.uses.get(node.outputs[0], [])) != 1 or \
+                node.outputs[0] in m.outputs:
+            continue
+        if any(n.outputs[0] in m.outputs for n in chain if n is not out):
+            continue
+        chain.append(node)
+        removed.update(id(n) for n in chain)
+        added[id(out)] = Node("ScaledDotProductAttention", [node.inputs[0], node.inputs[1], out.inputs[1], mask],
+                              [out.outputs[0]], {"scale": float(scale)}, softmax.name + "/attention")
     if removed:
         graph.nodes = [added.get(id(n), n) for n in graph.nodes if id(n) not in removed or id(n) in added]

@@ -1,0 +1,121 @@
+// ScaledDotProductAttention: softmax(q @ kt * scale + mask, last axis) @ v in one kernel.
+//   inputs: q [..., S, D], kt [..., D, T] (keys transposed), v [..., T, Dv], optional mask
+//           broadcastable to [..., S, T]; all float32, q/kt/v with the same leading dimensions
+//   attrs:  scale (float, default 1)
+//   output: [..., S, Dv]
+#include <string>
+#include <vector>
+
+#include "backend/cpu/attention.h"
+#include "mnnpy/op_registry.h"
+
+namespace mnnpy {
+
+namespace {
+
+std::vector<TensorType> infer_attention(const std::vector<TensorType>& in, Attrs& attrs) {
+  attrs.set("scale", attrs.has("scale") ? attrs.get_float("scale") : 1.0);
+  static const char* names[] = {"q", "kt", "v", "mask"};
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i].dtype != DType::Float32) {
+      throw TypeError(std::string("ScaledDotProductAttention: ") + names[i] + " must be float32, got " +
+                      dtype_name(in[i].dtype));
+    }
+  }
+  const Shape &q = in[0].shape, &kt = in[1].shape, &v = in[2].shape;
+  const size_t r = q.size();
+  if (r < 2 || kt.size() != r || v.size() != r) {
+    throw ValueError("ScaledDotProductAttention: q, kt and v must have one rank >= 2, got shapes " + shape_str(q) +
+                     ", " + shape_str(kt) + ", " + shape_str(v));
+  }
+  for (size_t i = 0; i + 2 < r; ++i) {
+    if (kt[i] != q[i] || v[i] != q[i]) {
+      throw ValueError("ScaledDotProductAttention: leading dimensions differ: q " + shape_str(q) + ", kt " +
+                       shape_str(kt) + ", v " + shape_str(v));
+    }
+  }
+  if (kt[r - 2] != q[r - 1] || v[r - 2] != kt[r - 1]) {
+    throw ValueError("ScaledDotProductAttention: q " + shape_str(q) + ", kt " + shape_str(kt) + " and v " +
+                     shape_str(v) + " do not chain as [S, D] x [D, T] x [T, Dv]");
+  }
+  Shape scores(q.begin(), q.end() - 1);
+  scores.push_back(kt[r - 1]);
+  if (in.size() > 3) {
+    const Shape& mask = in[3].shape;
+    bool fits = mask.size() <= scores.size();
+    for (size_t i = 0; fits && i < mask.size(); ++i) {
+      const int64_t target = scores[scores.size() - mask.size() + i];
+      fits = mask[i] == 1 || mask[i] == target;
+    }
+    if (!fits) {
+      throw ValueError("ScaledDotProductAttention: mask " + shape_str(mask) + " does not broadcast to the scores' shape " +
+                       shape_str(scores));
+    }
+  }
+  Shape out(q.begin(), q.end() - 1);
+  out.push_back(v[r - 1]);
+  return {TensorType{DType::Float32, out}};
+}
+
+class AttentionKernel : public Kernel {
+ public:
+  explicit AttentionKernel(const KernelContext& ctx) {
+    const Shape &q = ctx.input_types[0].shape, &kt = ctx.input_types[1].shape, &v = ctx.input_types[2].shape;
+    const size_t r = q.size();
+    s_.queries = q[r - 2], s_.depth = q[r - 1], s_.keys = kt[r - 1], s_.value_depth = v[r - 1];
+    s_.batch = 1;
+    for (size_t i = 0; i + 2 < r; ++i) s_.batch *= q[i];
+    s_.scale = (float)ctx.attrs.get_float("scale");
+    if (ctx.input_types.size() > 3) {
+      // Strides of the mask seen as [leading..., S, T], 0 along broadcast dimensions.
+      Shape m = ctx.input_types[3].shape;
+      m.insert(m.begin(), r - m.size(), 1);
+      std::vector<int64_t> stride(r, 0);
+      int64_t step = 1;
+      for (size_t i = r; i-- > 0;) {
+        stride[i] = m[i] == 1 ? 0 : step;
+        step *= m[i];
+      }
+      s_.mask_row_stride = stride[r - 2], s_.mask_col_stride = stride[r - 1];
+      offsets_.resize((size_t)s_.batch);
+      for (int64_t b = 0; b < s_.batch; ++b) {
+        int64_t rem = b, off = 0;
+        for (size_t i = r - 2; i-- > 0;) {
+          off += (rem % q[i]) * stride[i];
+          rem /= q[i];
+        }
+        offsets_[(size_t)b] = off;
+      }
+      s_.mask_batch_offset = offsets_.data();
+    }
+  }
+  const char* scheme() const override { return "row_blocks"; }
+  double flops() const override {
+    return 2.0 * (double)s_.batch * (double)s_.queries * (double)s_.keys * (double)(s_.depth + s_.value_depth);
+  }
+  void execute(const KernelArgs& args, void*) override {
+    const float* mask = args.inputs.size() > 3 ? args.inputs[3]->ptr<float>() : nullptr;
+    cpu::attention(s_, args.inputs[0]->ptr<float>(), args.inputs[1]->ptr<float>(), args.inputs[2]->ptr<float>(), mask,
+                   args.outputs[0]->ptr<float>(), args.pool);
+  }
+
+ private:
+  cpu::AttentionShape s_;
+  std::vector<int64_t> offsets_;
+};
+
+OpDef attention_def() {
+  OpDef def;
+  def.name = "ScaledDotProductAttention";
+  def.min_inputs = 3;
+  def.max_inputs = 4;
+  def.infer = infer_attention;
+  def.cpu_kernel = [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new AttentionKernel(ctx)); };
+  return def;
+}
+
+MNNPY_REGISTER_OP(attention_def());
+
+}  // namespace
+
+}  // namespace mnnpy
