@@ -1,9 +1,12 @@
-// MaxPool2D and AvgPool2D over float32 NCHW tensors, with ONNX/PyTorch output sizes.
+// MaxPool2D and AvgPool2D over float32 NCHW tensors, with ONNX/PyTorch output sizes, and their
+// blocked-layout twins MaxPool2DBlocked and AvgPool2DBlocked over [N, C/8, H, W, 8] (same attributes
+// and output sizes, output blocked too).
 // Attributes: kernel [kh, kw], strides [sh, sw], pads [top, left, bottom, right],
 // dilations [dh, dw], ceil_mode 0/1, count_include_pad 0/1 (average only).
 #include <memory>
 #include <string>
 
+#include "backend/cpu/layout.h"
 #include "backend/cpu/pool.h"
 #include "mnnpy/op_registry.h"
 
@@ -51,13 +54,19 @@ int64_t pooled_length(const std::string& op, const char* axis, int64_t in, int64
   return out;
 }
 
-std::vector<TensorType> infer_pool(const std::string& op, bool is_max, const std::vector<TensorType>& in,
-                                   Attrs& attrs) {
+constexpr int64_t kBlock = cpu::kChannelBlock;
+
+// Both layouts keep N at axis 0, channels (or channel blocks) at 1 and H, W at 2, 3.
+std::vector<TensorType> infer_pool(const std::string& op, bool is_max, bool blocked,
+                                   const std::vector<TensorType>& in, Attrs& attrs) {
   const TensorType& x = in[0];
   if (x.dtype != DType::Float32) {
     throw TypeError(op + ": input must be float32, got " + dtype_name(x.dtype));
   }
-  if (x.shape.size() != 4) {
+  if (blocked && (x.shape.size() != 5 || x.shape[4] != kBlock)) {
+    throw ValueError(op + ": input must be 5-D [N, C/8, H, W, 8], got shape " + shape_str(x.shape));
+  }
+  if (!blocked && x.shape.size() != 4) {
     throw ValueError(op + ": input must be 4-D [N, C, H, W], got shape " + shape_str(x.shape));
   }
   if (!attrs.has("kernel")) throw ValueError(op + ": the 'kernel' attribute is required");
@@ -78,16 +87,21 @@ std::vector<TensorType> infer_pool(const std::string& op, bool is_max, const std
                                       ceil_mode != 0);
   const int64_t out_w = pooled_length(op, "width", x.shape[3], kernel[1], strides[1], dilations[1], pads[1], pads[3],
                                       ceil_mode != 0);
-  return {TensorType{DType::Float32, {x.shape[0], x.shape[1], out_h, out_w}}};
+  Shape out{x.shape[0], x.shape[1], out_h, out_w};
+  if (blocked) out.push_back(kBlock);
+  return {TensorType{DType::Float32, out}};
 }
 
-class PoolKernel : public Kernel {
+// Plan is cpu::Pool2D (NCHW) or cpu::BlockedPool2D; planes count images times channels (blocks).
+template <class Plan> class PoolKernel : public Kernel {
  public:
-  PoolKernel(bool is_max, const KernelContext& ctx) : plan_(is_max, geometry(ctx), is_max ? false : ctx.attrs.get_int("count_include_pad") != 0) {}
+  PoolKernel(bool is_max, const KernelContext& ctx)
+      : plan_(is_max, geometry(ctx), is_max ? false : ctx.attrs.get_int("count_include_pad") != 0) {}
 
   void execute(const KernelArgs& args, void*) override {
     plan_.run(args.inputs[0]->ptr<float>(), args.outputs[0]->ptr<float>(), args.pool);
   }
+  const char* scheme() const override { return plan_.scheme(); }
 
  private:
   static cpu::PoolGeometry geometry(const KernelContext& ctx) {
@@ -106,17 +120,26 @@ class PoolKernel : public Kernel {
     return g;
   }
 
-  cpu::Pool2D plan_;
+  Plan plan_;
 };
 
-MNNPY_REGISTER_OP(OpDef{"MaxPool2D", 1, 1,
-                        [](const std::vector<TensorType>& in, Attrs& attrs) { return infer_pool("MaxPool2D", true, in, attrs); },
-                        [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new PoolKernel(true, ctx)); },
-                        {}, false});
-MNNPY_REGISTER_OP(OpDef{"AvgPool2D", 1, 1,
-                        [](const std::vector<TensorType>& in, Attrs& attrs) { return infer_pool("AvgPool2D", false, in, attrs); },
-                        [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new PoolKernel(false, ctx)); },
-                        {}, false});
+template <class Plan> OpDef pool_def(const char* name, bool is_max, bool blocked) {
+  OpDef def;
+  def.name = name;
+  def.min_inputs = def.max_inputs = 1;
+  def.infer = [name = std::string(name), is_max, blocked](const std::vector<TensorType>& in, Attrs& attrs) {
+    return infer_pool(name, is_max, blocked, in, attrs);
+  };
+  def.cpu_kernel = [is_max](const KernelContext& ctx) {
+    return std::unique_ptr<Kernel>(new PoolKernel<Plan>(is_max, ctx));
+  };
+  return def;
+}
+
+MNNPY_REGISTER_OP(pool_def<cpu::Pool2D>("MaxPool2D", true, false));
+MNNPY_REGISTER_OP(pool_def<cpu::Pool2D>("AvgPool2D", false, false));
+MNNPY_REGISTER_OP(pool_def<cpu::BlockedPool2D>("MaxPool2DBlocked", true, true));
+MNNPY_REGISTER_OP(pool_def<cpu::BlockedPool2D>("AvgPool2DBlocked", false, true));
 
 }  // namespace
 

@@ -1,6 +1,8 @@
 // Reductions, compiled per SIMD target. Rows (inner == 1) use explicit vectors with
 // several accumulators; columns (inner > 1) combine whole rows elementwise, which the
-// compiler vectorizes for each target.
+// compiler vectorizes for each target. Short columns (a few floats per row, as the 8 channels of a
+// blocked pixel) read the whole [R, inner] block as one flat run of vectors instead, so the
+// accumulators stay in registers rather than being reloaded and stored for every row.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "backend/cpu/reduce.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -197,6 +199,138 @@ void ReduceColsImpl(int kind, DType dt, const void* x, int64_t R, int64_t inner,
   MNNPY_REDUCE_DISPATCH(dt, reduce_cols_t, kind, x, R, inner, i0, i1, out);
 }
 
+// ---------------------------------------------------------------- short rows
+// Sum, max or min over the R rows of a contiguous [R, n] block whose rows are short. The block is
+// one flat run: flat position f belongs to column f % n, so over a period of lcm(n, lanes) elements
+// (kPeriodVecs vectors) every lane keeps one column, and whole periods are combined as vectors in
+// kChains independent accumulator sets. Sums move into double per column after every 64 additions
+// per lane, as exact as the row path's blocks. Max and min return false when the data hold a
+// NaN, for the exact path to place it as NumPy does.
+constexpr int64_t kShortRowMaxVecs = 8;  // the longest period handled, in vectors
+
+template <class T, int kPeriodVecs>
+bool reduce_short_rows_t(int kind, const T* HWY_RESTRICT x, int64_t R, int64_t n, T* HWY_RESTRICT out) {
+  const hn::ScalableTag<T> d;
+  using V = hn::Vec<decltype(d)>;
+  constexpr int kChains = kPeriodVecs >= 4 ? 1 : 4 / kPeriodVecs;
+  const int64_t N = (int64_t)hn::Lanes(d), period = kPeriodVecs * N;
+  // Each accumulator lane sums at most kFlushAdds values before they move into double.
+  constexpr int64_t kFlushAdds = 64;
+  const int64_t flush_periods = kFlushAdds * kChains;
+  const int64_t total = R * n, periods = total / period;
+  const bool sum = kind == kReduceSum, is_max = kind == kReduceMax;
+  HWY_ALIGN T folded_lanes[kShortRowMaxVecs * HWY_MAX_BYTES / sizeof(T)];
+  double sums[kShortRowMaxVecs * HWY_MAX_BYTES / sizeof(T)];
+  T extremes[kShortRowMaxVecs * HWY_MAX_BYTES / sizeof(T)];
+  for (int64_t i = 0; i < n; ++i) sums[i] = 0, extremes[i] = x[i];  // R >= 1: row 0 holds every column
+  V acc[kChains][kPeriodVecs];
+  V probe = hn::Zero(d);  // max/min: a NaN anywhere makes this sum NaN (so does inf - inf: then look again)
+  auto fold = [&]() {
+    for (int m = 0; m < kPeriodVecs; ++m) {
+      V a = acc[0][m];
+      for (int k = 1; k < kChains; ++k) {
+        a = sum ? hn::Add(a, acc[k][m]) : is_max ? hn::Max(a, acc[k][m]) : hn::Min(a, acc[k][m]);
+      }
+      hn::Store(a, d, folded_lanes + m * N);
+    }
+    for (int64_t j = 0; j < period; ++j) {
+      const int64_t c = j % n;
+      if (sum) sums[c] += (double)folded_lanes[j];
+      else extremes[c] = is_max ? std::max(extremes[c], folded_lanes[j]) : std::min(extremes[c], folded_lanes[j]);
+    }
+  };
+  const T inf = std::numeric_limits<T>::infinity();
+  const V identity = hn::Set(d, sum ? T(0) : is_max ? -inf : inf);
+  for (int64_t p0 = 0; p0 < periods; p0 += flush_periods) {
+    const int64_t p1 = std::min(periods, p0 + flush_periods);
+    for (int k = 0; k < kChains; ++k)
+      for (int m = 0; m < kPeriodVecs; ++m) acc[k][m] = identity;
+    int64_t p = p0;
+    for (; p + kChains <= p1; p += kChains) {
+      for (int k = 0; k < kChains; ++k) {
+        const T* src = x + (p + k) * period;
+        for (int m = 0; m < kPeriodVecs; ++m) {
+          const V v = hn::LoadU(d, src + m * N);
+          if (sum) {
+            acc[k][m] = hn::Add(acc[k][m], v);
+          } else {
+            probe = hn::Add(probe, v);
+            acc[k][m] = is_max ? hn::Max(acc[k][m], v) : hn::Min(acc[k][m], v);
+          }
+        }
+      }
+    }
+    for (; p < p1; ++p) {
+      for (int m = 0; m < kPeriodVecs; ++m) {
+        const V v = hn::LoadU(d, x + p * period + m * N);
+        if (sum) {
+          acc[0][m] = hn::Add(acc[0][m], v);
+        } else {
+          probe = hn::Add(probe, v);
+          acc[0][m] = is_max ? hn::Max(acc[0][m], v) : hn::Min(acc[0][m], v);
+        }
+      }
+    }
+    fold();
+  }
+  if (!sum && !hn::AllFalse(d, hn::IsNaN(probe))) return false;
+  for (int64_t f = periods * period; f < total; ++f) {
+    const int64_t c = f % n;
+    const T v = x[f];
+    if (sum) sums[c] += (double)v;
+    else if (v != v) return false;
+    else extremes[c] = is_max ? std::max(extremes[c], v) : std::min(extremes[c], v);
+  }
+  for (int64_t i = 0; i < n; ++i) out[i] = sum ? (T)sums[i] : extremes[i];
+  return true;
+}
+
+// Vectors per period for rows of n elements: lcm(n, lanes) / lanes, or 0 when that is too long.
+template <class T> int64_t short_row_period_vecs(int64_t n) {
+  const int64_t N = (int64_t)hn::Lanes(hn::ScalableTag<T>());
+  int64_t a = n, b = N;
+  while (b) { const int64_t t = a % b; a = b; b = t; }
+  const int64_t vecs = n / a;  // lcm(n, N) / N
+  return vecs <= kShortRowMaxVecs ? vecs : 0;
+}
+
+template <class T> bool reduce_short_rows_dispatch(int kind, const void* x, int64_t R, int64_t n, void* out) {
+  const T* xt = (const T*)x;
+  T* ot = (T*)out;
+  switch (short_row_period_vecs<T>(n)) {
+    case 1: return reduce_short_rows_t<T, 1>(kind, xt, R, n, ot);
+    case 2: return reduce_short_rows_t<T, 2>(kind, xt, R, n, ot);
+    case 3: return reduce_short_rows_t<T, 3>(kind, xt, R, n, ot);
+    case 4: return reduce_short_rows_t<T, 4>(kind, xt, R, n, ot);
+    case 5: return reduce_short_rows_t<T, 5>(kind, xt, R, n, ot);
+    case 6: return reduce_short_rows_t<T, 6>(kind, xt, R, n, ot);
+    case 7: return reduce_short_rows_t<T, 7>(kind, xt, R, n, ot);
+    case 8: return reduce_short_rows_t<T, 8>(kind, xt, R, n, ot);
+    default: return false;
+  }
+}
+
+// Whether ReduceShortRowsImpl takes this reduction (float sum, max or min of rows of n elements).
+bool ShortRowsApplyImpl(int kind, DType dt, int64_t n) {
+  if (kind != kReduceSum && kind != kReduceMax && kind != kReduceMin) return false;
+  if (dt == DType::Float32) return short_row_period_vecs<float>(n) != 0;
+  if (dt == DType::Float64) return short_row_period_vecs<double>(n) != 0;
+  return false;
+}
+
+// For each of `outer` blocks [R, n] (stride R * n), out[o, :] = the reduction over R; blocks holding
+// a NaN (max/min) go through the column path.
+void ReduceShortRowsImpl(int kind, DType dt, const void* x, int64_t outer, int64_t R, int64_t n, void* out) {
+  const size_t es = dtype_size(dt);
+  for (int64_t o = 0; o < outer; ++o) {
+    const char* xo = (const char*)x + o * R * n * es;
+    char* oo = (char*)out + o * n * es;
+    const bool done = dt == DType::Float32 ? reduce_short_rows_dispatch<float>(kind, xo, R, n, oo)
+                                           : reduce_short_rows_dispatch<double>(kind, xo, R, n, oo);
+    if (!done) ReduceColsImpl(kind, dt, xo, R, n, 0, n, oo);
+  }
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace cpu
 }  // namespace mnnpy
@@ -207,6 +341,8 @@ namespace mnnpy {
 namespace cpu {
 HWY_EXPORT(ReduceRowsImpl);
 HWY_EXPORT(ReduceColsImpl);
+HWY_EXPORT(ShortRowsApplyImpl);
+HWY_EXPORT(ReduceShortRowsImpl);
 
 namespace {
 constexpr int64_t kGrainElements = 1 << 16;
@@ -264,10 +400,19 @@ void reduce(int kind, DType dt, const void* x, int64_t outer, int64_t R, int64_t
     parallel_for(pool, outer, grain, body);
     return;
   }
+  if (R > 0 && HWY_DYNAMIC_DISPATCH(ShortRowsApplyImpl)(kind, dt, inner)) {
+    // Short columns: each [R, inner] block is one contiguous run.
+    const int64_t grain = std::max<int64_t>(1, kGrainElements / std::max<int64_t>(1, R * inner));
+    parallel_for(pool, outer, grain, [&](int64_t o0, int64_t o1) {
+      HWY_DYNAMIC_DISPATCH(ReduceShortRowsImpl)(kind, dt, xc + o0 * R * inner * es, o1 - o0, R, inner,
+                                                oc + o0 * inner * es);
+    });
+    return;
+  }
   // Columns: tile the inner axis so each task combines R rows of a tile.
   const int64_t tile = 4096;
   const int64_t tiles_per_outer = (inner + tile - 1) / tile;
-  const int64_t grain = std::max<int64_t>(1, kGrainElements / std::max<int64_t>(1, R * tile));
+  const int64_t grain = std::max<int64_t>(1, kGrainElements / std::max<int64_t>(1, R * std::min(inner, tile)));
   auto body = [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t o = t / tiles_per_outer, i0 = (t % tiles_per_outer) * tile, i1 = std::min(inner, i0 + tile);
