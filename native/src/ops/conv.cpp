@@ -14,101 +14,24 @@
 #include "backend/cpu/winograd.h"
 #include "mnnpy/op_registry.h"
 #include "mnnpy/thread_pool.h"
+#include "ops/conv_common.h"
 
 namespace mnnpy {
 
 namespace {
 
-// 64-byte aligned storage for packed weights: kernels load whole weight panels as vectors.
-template <class T> struct Aligned64 {
-  using value_type = T;
-  Aligned64() = default;
-  template <class U> Aligned64(const Aligned64<U>&) {}
-  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t(64))); }
-  void deallocate(T* p, size_t) { ::operator delete(p, std::align_val_t(64)); }
-  template <class U> bool operator==(const Aligned64<U>&) const { return true; }
-  template <class U> bool operator!=(const Aligned64<U>&) const { return false; }
-};
-
-std::vector<int64_t> int_list(const Attrs& attrs, const char* key, std::vector<int64_t> fallback, size_t size) {
-  std::vector<int64_t> v = attrs.has(key) ? attrs.get_ints(key) : std::move(fallback);
-  if (v.size() != size) {
-    throw ValueError(std::string("Conv2D: attribute '") + key + "' needs " + std::to_string(size) + " values, got " +
-                     std::to_string(v.size()));
-  }
-  return v;
-}
-
-float float_attr(const Attrs& attrs, const char* key, double fallback) {
-  return (float)(attrs.has(key) ? attrs.get_float(key) : fallback);
-}
+using conv_common::AlignedFloats;
 
 // Fills defaults into attrs, checks them and returns the geometry (batch and spatial sizes from the
 // input types).
 cpu::ConvShape conv_shape(const std::vector<TensorType>& in, Attrs& attrs) {
-  const auto strides = int_list(attrs, "strides", {1, 1}, 2);
-  const auto pads = int_list(attrs, "pads", {0, 0, 0, 0}, 4);
-  const auto dilations = int_list(attrs, "dilations", {1, 1}, 2);
-  const int64_t group = attrs.get_int("group", 1);
-  const int64_t activation = attrs.get_int("activation", 0);
-  for (int64_t v : strides)
-    if (v <= 0) throw ValueError("Conv2D: strides must be positive, got " + shape_str(strides));
-  for (int64_t v : dilations)
-    if (v <= 0) throw ValueError("Conv2D: dilations must be positive, got " + shape_str(dilations));
-  for (int64_t v : pads)
-    if (v < 0) throw ValueError("Conv2D: pads must be non-negative, got " + shape_str(pads));
-  if (group <= 0) throw ValueError("Conv2D: group must be positive, got " + std::to_string(group));
-  if (activation < 0 || activation >= cpu::kConvActCount) {
-    throw ValueError("Conv2D: unknown activation code " + std::to_string(activation) + " (expected 0.." +
-                     std::to_string(cpu::kConvActCount - 1) + ")");
-  }
-  attrs.set("strides", strides).set("pads", pads).set("dilations", dilations).set("group", group);
-  attrs.set("activation", activation);
-
-  const TensorType &x = in[0], &w = in[1];
-  for (size_t i = 0; i < in.size(); ++i) {
-    if (in[i].dtype != DType::Float32) {
-      static const char* names[] = {"input", "weight", "bias"};
-      throw TypeError(std::string("Conv2D: ") + names[i] + " must be float32, got " + dtype_name(in[i].dtype));
-    }
-  }
+  const conv_common::ConvAttrs a = conv_common::read_conv_attrs(attrs, "Conv2D");
+  conv_common::check_float32(in, "Conv2D", {"input", "weight", "bias"});
+  const TensorType& x = in[0];
   if (x.shape.size() != 4) throw ValueError("Conv2D: input must be 4-D (N, C, H, W), got shape " + shape_str(x.shape));
-  if (w.shape.size() != 4) {
-    throw ValueError("Conv2D: weight must be 4-D (Cout, C/group, kh, kw), got shape " + shape_str(w.shape));
-  }
   cpu::ConvShape s;
   s.batch = x.shape[0], s.in_c = x.shape[1], s.in_h = x.shape[2], s.in_w = x.shape[3];
-  s.out_c = w.shape[0], s.kernel_h = w.shape[2], s.kernel_w = w.shape[3];
-  s.stride_h = strides[0], s.stride_w = strides[1];
-  s.pad_top = pads[0], s.pad_left = pads[1];
-  s.dilation_h = dilations[0], s.dilation_w = dilations[1];
-  s.group = group;
-  if (s.out_c <= 0 || w.shape[1] <= 0 || s.kernel_h <= 0 || s.kernel_w <= 0) {
-    throw ValueError("Conv2D: weight shape " + shape_str(w.shape) + " has an empty dimension");
-  }
-  if (s.in_c != group * w.shape[1]) {
-    throw ValueError("Conv2D: input has " + std::to_string(s.in_c) + " channels but weight " + shape_str(w.shape) +
-                     " with group " + std::to_string(group) + " expects " + std::to_string(group * w.shape[1]));
-  }
-  if (s.out_c % group != 0) {
-    throw ValueError("Conv2D: " + std::to_string(s.out_c) + " output channels do not split into " +
-                     std::to_string(group) + " groups");
-  }
-  if (in.size() > 2) {
-    const Shape& b = in[2].shape;
-    if (b.size() != 1 || b[0] != s.out_c) {
-      throw ValueError("Conv2D: bias must have shape (" + std::to_string(s.out_c) + ",), got " + shape_str(b));
-    }
-  }
-  const int64_t span_h = s.dilation_h * (s.kernel_h - 1) + 1, span_w = s.dilation_w * (s.kernel_w - 1) + 1;
-  const int64_t padded_h = s.in_h + pads[0] + pads[2], padded_w = s.in_w + pads[1] + pads[3];
-  if (padded_h < span_h || padded_w < span_w) {
-    throw ValueError("Conv2D: kernel of extent (" + std::to_string(span_h) + ", " + std::to_string(span_w) +
-                     ") is larger than the padded input (" + std::to_string(padded_h) + ", " +
-                     std::to_string(padded_w) + "): the output would be empty");
-  }
-  s.out_h = (padded_h - span_h) / s.stride_h + 1;
-  s.out_w = (padded_w - span_w) / s.stride_w + 1;
+  conv_common::finish_conv_shape(s, a, in[1].shape, in.size() > 2 ? &in[2].shape : nullptr, "Conv2D");
   return s;
 }
 
@@ -123,14 +46,7 @@ class Conv2DKernel : public Kernel {
     Attrs attrs = ctx.attrs;
     shape_ = conv_shape(ctx.input_types, attrs);
     scheme_ = cpu::choose_conv_scheme(shape_);
-    act_.code = (int)attrs.get_int("activation");
-    if (act_.code == cpu::kConvActClip) {
-      act_.p0 = float_attr(attrs, "clip_min", 0.0);
-      act_.p1 = float_attr(attrs, "clip_max", 6.0);
-    } else if (act_.code == cpu::kConvActHardSigmoid) {
-      act_.p0 = float_attr(attrs, "alpha", 0.2);
-      act_.p1 = float_attr(attrs, "beta", 0.5);
-    }
+    act_ = conv_common::conv_activation(attrs);
     has_bias_ = ctx.input_types.size() > 2;
     const Tensor* w = ctx.constants.size() > 1 ? ctx.constants[1] : nullptr;
     const Tensor* b = has_bias_ && ctx.constants.size() > 2 ? ctx.constants[2] : nullptr;
@@ -215,7 +131,7 @@ class Conv2DKernel : public Kernel {
   cpu::ConvScheme scheme_ = cpu::ConvScheme::Im2colGemm;
   cpu::ConvActivation act_;
   bool has_bias_ = false, weights_packed_ = false, bias_packed_ = false;
-  std::vector<float, Aligned64<float>> weights_, bias_;  // packed at plan time when constant
+  AlignedFloats weights_, bias_;  // packed at plan time when constant
 };
 
 OpDef conv2d_def() {

@@ -1,0 +1,158 @@
+// Conv2DBlocked: float32 2-D convolution whose output is in the blocked channel layout
+// [N, Cout/8, Ho, Wo, 8], with a fused bias, residual and activation.
+//   inputs: x blocked [N, C/8, H, W, 8] (or NCHW [N, C, H, W], any C, group 1: a network's first
+//           layer), w [Cout, C/group, kh, kw], bias [Cout], optional residual shaped like the output
+//           (y = act(conv + bias + residual))
+//   attrs:  as Conv2D's: strides, pads [top, left, bottom, right], dilations, group, activation with
+//           clip_min/clip_max or alpha/beta
+// group is 1 (the direct kernel, backend/cpu/conv_blocked.h) or depthwise, group == C == Cout
+// (backend/cpu/depthwise_blocked.h); Cout is a multiple of 8. Constant weights are packed once when
+// the plan is built, weights fed at run time into scratch on every run.
+#include <string>
+#include <vector>
+
+#include "backend/cpu/conv_blocked.h"
+#include "backend/cpu/depthwise_blocked.h"
+#include "mnnpy/op_registry.h"
+#include "ops/conv_common.h"
+
+namespace mnnpy {
+
+namespace {
+
+const char* const kOp = "Conv2DBlocked";
+
+struct BlockedConvShape {
+  cpu::ConvShape s;
+  bool nchw_input = false;
+  bool depthwise = false;
+};
+
+BlockedConvShape blocked_conv_shape(const std::vector<TensorType>& in, Attrs& attrs) {
+  const conv_common::ConvAttrs a = conv_common::read_conv_attrs(attrs, kOp);
+  conv_common::check_float32(in, kOp, {"input", "weight", "bias", "residual"});
+  BlockedConvShape b;
+  cpu::ConvShape& s = b.s;
+  const Shape& x = in[0].shape;
+  if (x.size() == 5) {
+    if (x[4] != cpu::kChannelBlock) {
+      throw ValueError(std::string(kOp) + ": blocked input [N, C/8, H, W, 8] must end in 8 channels, got shape " +
+                       shape_str(x));
+    }
+    s.batch = x[0], s.in_c = x[1] * cpu::kChannelBlock, s.in_h = x[2], s.in_w = x[3];
+  } else if (x.size() == 4) {
+    b.nchw_input = true;
+    s.batch = x[0], s.in_c = x[1], s.in_h = x[2], s.in_w = x[3];
+  } else {
+    throw ValueError(std::string(kOp) + ": input must be blocked 5-D (N, C/8, H, W, 8) or NCHW 4-D, got shape " +
+                     shape_str(x));
+  }
+  conv_common::finish_conv_shape(s, a, in[1].shape, &in[2].shape, kOp);
+  if (s.out_c % cpu::kChannelBlock != 0) {
+    throw ValueError(std::string(kOp) + ": output channels must be a multiple of 8 for the blocked layout, got " +
+                     std::to_string(s.out_c));
+  }
+  if (s.group != 1) {
+    if (!s.is_depthwise()) {
+      throw ValueError(std::string(kOp) + ": group " + std::to_string(s.group) + " is not supported: only group 1 " +
+                       "or depthwise (group == C == Cout, here C " + std::to_string(s.in_c) + ", Cout " +
+                       std::to_string(s.out_c) + ")");
+    }
+    if (b.nchw_input) {
+      throw ValueError(std::string(kOp) + ": a depthwise layer needs blocked input (N, C/8, H, W, 8), got NCHW " +
+                       shape_str(x));
+    }
+    b.depthwise = true;
+  }
+  if (in.size() > 3) {
+    const Shape expected{s.batch, s.out_c / cpu::kChannelBlock, s.out_h, s.out_w, cpu::kChannelBlock};
+    if (in[3].shape != expected) {
+      throw ValueError(std::string(kOp) + ": residual must have the output's shape " + shape_str(expected) +
+                       ", got " + shape_str(in[3].shape));
+    }
+  }
+  return b;
+}
+
+std::vector<TensorType> infer_conv2d_blocked(const std::vector<TensorType>& in, Attrs& attrs) {
+  const cpu::ConvShape s = blocked_conv_shape(in, attrs).s;
+  return {TensorType{DType::Float32, {s.batch, s.out_c / cpu::kChannelBlock, s.out_h, s.out_w, cpu::kChannelBlock}}};
+}
+
+class Conv2DBlockedKernel : public Kernel {
+ public:
+  explicit Conv2DBlockedKernel(const KernelContext& ctx) {
+    Attrs attrs = ctx.attrs;
+    const BlockedConvShape b = blocked_conv_shape(ctx.input_types, attrs);
+    shape_ = b.s;
+    nchw_input_ = b.nchw_input;
+    depthwise_ = b.depthwise;
+    act_ = conv_common::conv_activation(attrs);
+    const Tensor* w = ctx.constants.size() > 1 ? ctx.constants[1] : nullptr;
+    if (w) {
+      weights_.resize(packed_weight_floats());
+      pack_weights(w->ptr<float>(), weights_.data());
+      weights_packed_ = true;
+    }
+  }
+
+  const char* scheme() const override {
+    if (depthwise_) return "blocked_depthwise";
+    return !nchw_input_ && shape_.is_pointwise() ? "blocked_pointwise" : "blocked_direct";
+  }
+
+  double flops() const override {
+    return 2.0 * (double)shape_.batch * (double)shape_.out_c * (double)(shape_.out_h * shape_.out_w) *
+           (double)shape_.depth();
+  }
+
+  size_t scratch_bytes() const override { return weights_packed_ ? 0 : packed_weight_floats() * sizeof(float); }
+
+  void execute(const KernelArgs& args, void* scratch) override {
+    Tensor* out = args.outputs[0];
+    if (out->numel() == 0) return;
+    const float* w = weights_.data();
+    if (!weights_packed_) {
+      pack_weights(args.inputs[1]->ptr<float>(), static_cast<float*>(scratch));
+      w = static_cast<const float*>(scratch);
+    }
+    const float* x = args.inputs[0]->ptr<float>();
+    const float* bias = args.inputs[2]->ptr<float>();
+    const float* residual = args.inputs.size() > 3 ? args.inputs[3]->ptr<float>() : nullptr;
+    float* y = out->ptr<float>();
+    if (depthwise_) cpu::conv2d_depthwise_blocked(shape_, x, w, bias, residual, act_, y, args.pool);
+    else cpu::conv2d_blocked(shape_, nchw_input_, x, w, bias, residual, act_, y, args.pool);
+  }
+
+ private:
+  size_t packed_weight_floats() const {
+    return depthwise_ ? cpu::depthwise_blocked_weight_floats(shape_)
+                      : cpu::conv_blocked_weight_floats(shape_, nchw_input_);
+  }
+  void pack_weights(const float* w, float* packed) const {
+    if (depthwise_) cpu::depthwise_blocked_pack_weights(shape_, w, packed);
+    else cpu::conv_blocked_pack_weights(shape_, nchw_input_, w, packed);
+  }
+
+  cpu::ConvShape shape_;
+  bool nchw_input_ = false, depthwise_ = false, weights_packed_ = false;
+  cpu::ConvActivation act_;
+  conv_common::AlignedFloats weights_;  // packed at plan time when constant
+};
+
+OpDef conv2d_blocked_def() {
+  OpDef def;
+  def.name = kOp;
+  def.min_inputs = 3;
+  def.max_inputs = 4;
+  def.infer = infer_conv2d_blocked;
+  def.cpu_kernel = [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new Conv2DBlockedKernel(ctx)); };
+  def.packed_inputs = 1u << 1;
+  return def;
+}
+
+MNNPY_REGISTER_OP(conv2d_blocked_def());
+
+}  // namespace
+
+}  // namespace mnnpy

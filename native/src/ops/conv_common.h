@@ -1,0 +1,130 @@
+// What the convolution ops (Conv2D, Conv2DBlocked) share: their attributes (strides, pads,
+// dilations, group, fused activation) with defaults and checks, the output geometry, and aligned
+// storage for packed weights. Every message starts with the op's name.
+#pragma once
+#include <cstdint>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/conv.h"
+#include "mnnpy/graph.h"
+
+namespace mnnpy {
+namespace conv_common {
+
+// 64-byte aligned storage for packed weights: kernels load whole weight panels as vectors.
+template <class T> struct Aligned64 {
+  using value_type = T;
+  Aligned64() = default;
+  template <class U> Aligned64(const Aligned64<U>&) {}
+  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t(64))); }
+  void deallocate(T* p, size_t) { ::operator delete(p, std::align_val_t(64)); }
+  template <class U> bool operator==(const Aligned64<U>&) const { return true; }
+  template <class U> bool operator!=(const Aligned64<U>&) const { return false; }
+};
+using AlignedFloats = std::vector<float, Aligned64<float>>;
+
+struct ConvAttrs {
+  std::vector<int64_t> strides, pads, dilations;  // pads: top, left, bottom, right
+  int64_t group = 1, activation = 0;
+};
+
+inline std::vector<int64_t> int_list(const Attrs& attrs, const std::string& op, const char* key,
+                                     std::vector<int64_t> fallback, size_t size) {
+  std::vector<int64_t> v = attrs.has(key) ? attrs.get_ints(key) : std::move(fallback);
+  if (v.size() != size) {
+    throw ValueError(op + ": attribute '" + key + "' needs " + std::to_string(size) + " values, got " +
+                     std::to_string(v.size()));
+  }
+  return v;
+}
+
+// Fills the defaults into attrs and checks them.
+inline ConvAttrs read_conv_attrs(Attrs& attrs, const std::string& op) {
+  ConvAttrs a;
+  a.strides = int_list(attrs, op, "strides", {1, 1}, 2);
+  a.pads = int_list(attrs, op, "pads", {0, 0, 0, 0}, 4);
+  a.dilations = int_list(attrs, op, "dilations", {1, 1}, 2);
+  a.group = attrs.get_int("group", 1);
+  a.activation = attrs.get_int("activation", 0);
+  for (int64_t v : a.strides)
+    if (v <= 0) throw ValueError(op + ": strides must be positive, got " + shape_str(a.strides));
+  for (int64_t v : a.dilations)
+    if (v <= 0) throw ValueError(op + ": dilations must be positive, got " + shape_str(a.dilations));
+  for (int64_t v : a.pads)
+    if (v < 0) throw ValueError(op + ": pads must be non-negative, got " + shape_str(a.pads));
+  if (a.group <= 0) throw ValueError(op + ": group must be positive, got " + std::to_string(a.group));
+  if (a.activation < 0 || a.activation >= cpu::kConvActCount) {
+    throw ValueError(op + ": unknown activation code " + std::to_string(a.activation) + " (expected 0.." +
+                     std::to_string(cpu::kConvActCount - 1) + ")");
+  }
+  attrs.set("strides", a.strides).set("pads", a.pads).set("dilations", a.dilations).set("group", a.group);
+  attrs.set("activation", a.activation);
+  return a;
+}
+
+// TypeError unless every input is float32; names[i] says what input i is.
+inline void check_float32(const std::vector<TensorType>& in, const std::string& op,
+                          const std::vector<const char*>& names) {
+  for (size_t i = 0; i < in.size() && i < names.size(); ++i) {
+    if (in[i].dtype != DType::Float32) {
+      throw TypeError(op + ": " + names[i] + " must be float32, got " + dtype_name(in[i].dtype));
+    }
+  }
+}
+
+// Completes s from the weight's shape and the attributes, given the input's batch, channels and
+// spatial size already in s; checks channels, groups, the bias and that the output is not empty.
+inline void finish_conv_shape(cpu::ConvShape& s, const ConvAttrs& a, const Shape& w, const Shape* bias,
+                              const std::string& op) {
+  if (w.size() != 4) throw ValueError(op + ": weight must be 4-D (Cout, C/group, kh, kw), got shape " + shape_str(w));
+  s.out_c = w[0], s.kernel_h = w[2], s.kernel_w = w[3];
+  s.stride_h = a.strides[0], s.stride_w = a.strides[1];
+  s.pad_top = a.pads[0], s.pad_left = a.pads[1];
+  s.dilation_h = a.dilations[0], s.dilation_w = a.dilations[1];
+  s.group = a.group;
+  if (s.out_c <= 0 || w[1] <= 0 || s.kernel_h <= 0 || s.kernel_w <= 0) {
+    throw ValueError(op + ": weight shape " + shape_str(w) + " has an empty dimension");
+  }
+  if (s.in_c != a.group * w[1]) {
+    throw ValueError(op + ": input has " + std::to_string(s.in_c) + " channels but weight " + shape_str(w) +
+                     " with group " + std::to_string(a.group) + " expects " + std::to_string(a.group * w[1]));
+  }
+  if (s.out_c % a.group != 0) {
+    throw ValueError(op + ": " + std::to_string(s.out_c) + " output channels do not split into " +
+                     std::to_string(a.group) + " groups");
+  }
+  if (bias && (bias->size() != 1 || (*bias)[0] != s.out_c)) {
+    throw ValueError(op + ": bias must have shape (" + std::to_string(s.out_c) + ",), got " + shape_str(*bias));
+  }
+  const int64_t span_h = s.dilation_h * (s.kernel_h - 1) + 1, span_w = s.dilation_w * (s.kernel_w - 1) + 1;
+  const int64_t padded_h = s.in_h + a.pads[0] + a.pads[2], padded_w = s.in_w + a.pads[1] + a.pads[3];
+  if (padded_h < span_h || padded_w < span_w) {
+    throw ValueError(op + ": kernel of extent (" + std::to_string(span_h) + ", " + std::to_string(span_w) +
+                     ") is larger than the padded input (" + std::to_string(padded_h) + ", " +
+                     std::to_string(padded_w) + "): the output would be empty");
+  }
+  s.out_h = (padded_h - span_h) / s.stride_h + 1;
+  s.out_w = (padded_w - span_w) / s.stride_w + 1;
+}
+
+// The fused activation named by the (checked) attributes.
+inline cpu::ConvActivation conv_activation(const Attrs& attrs) {
+  auto float_attr = [&](const char* key, double fallback) {
+    return (float)(attrs.has(key) ? attrs.get_float(key) : fallback);
+  };
+  cpu::ConvActivation act;
+  act.code = (int)attrs.get_int("activation", 0);
+  if (act.code == cpu::kConvActClip) {
+    act.p0 = float_attr("clip_min", 0.0);
+    act.p1 = float_attr("clip_max", 6.0);
+  } else if (act.code == cpu::kConvActHardSigmoid) {
+    act.p0 = float_attr("alpha", 0.2);
+    act.p1 = float_attr("beta", 0.5);
+  }
+  return act;
+}
+
+}  // namespace conv_common
+}  // namespace mnnpy
