@@ -144,3 +144,17 @@ def test_fuse_residual_adds_rewrites_only_single_use_convolutions():
     # A convolution with its own activation keeps it before the add.
     nodes = [Node("Conv", ["x", "w"], ["c"], {"activation": 1}), Node("Add", ["c", "r"], ["y"])]
     assert [n.op for n in fuse_residual_adds(nodes)] == ["Conv", "Add"]
+
+
+def test_winograd_layers_stay_nchw(rng, tmp_path):
+    # A wide 3x3 stride-1 layer runs Winograd in NCHW (fewer products than any direct kernel);
+    # the 1x1 layer after it runs blocked.
+    w1 = rng.standard_normal((32, 32, 3, 3)).astype(np.float32) * 0.1
+    w2 = rng.standard_normal((32, 32, 1, 1)).astype(np.float32) * 0.1
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["c", "w2"], ["y"])]
+    path = _save(tmp_path, nodes, {"w1": w1, "w2": w2}, [1, 32, 28, 28])
+    x = rng.standard_normal((1, 32, 28, 28)).astype(np.float32)
+    module = _compare(path, x)
+    ops = _ops(module, x)
+    assert ("Conv2D", "winograd") in ops and ("Conv2DBlocked", "blocked_pointwise") in ops

@@ -100,6 +100,8 @@ def _conv(ctx, node, env):
     strides = list(_attr(node, "strides", [1, 1]))
     dilations = list(_attr(node, "dilations", [1, 1]))
     pads = _spatial_pads(node, shape[2:], kernel, strides, dilations)
+    if _prefers_winograd(shape, cout, kernel, strides, dilations, group, pads):
+        return False
     bias = env.get(node.inputs[2]) if len(node.inputs) > 2 and node.inputs[2] else None
     if bias is None:
         bias = F.const(np.zeros(cout, np.float32))
@@ -115,6 +117,17 @@ def _conv(ctx, node, env):
         x, w, bias, strides, pads, dilations, group, act, _attr(node, "clip_min", 0.0), _attr(node, "clip_max", 6.0),
         _attr(node, "alpha", 0.2), _attr(node, "beta", 0.5), residual)
     return True
+
+
+def _prefers_winograd(shape, cout, kernel, strides, dilations, group, pads):
+    """Whether the NCHW convolution would run this layer with Winograd F(4x4, 3x3), which does
+    fewer products than any direct kernel: the same rule as the C++ cost model
+    (choose_conv_scheme in backend/cpu/conv.cpp). Such layers stay NCHW."""
+    if kernel != [3, 3] or strides != [1, 1] or dilations != [1, 1] or group != 1 or shape[1] < 32 or cout < 32:
+        return False
+    out_h, out_w = shape[2] + pads[0] + pads[2] - 2, shape[3] + pads[1] + pads[3] - 2
+    tiles = shape[0] * -(-out_h // 4) * -(-out_w // 4)
+    return 36.0 * (-(-tiles // 16) * 16) / (9.0 * shape[0] * out_h * out_w) < 0.5
 
 
 def _broadcastable(v, like):
