@@ -33,3 +33,15 @@ def assert_same(ours, expected, rtol=None, atol=0.0, check_dtype=True):
                                    equal_nan=True)
     else:
         np.testing.assert_array_equal(ours, expected)
+
+
+def blocked(x):
+    """NumPy's [N, C, H, W] -> the blocked channel layout [N, C/8, H, W, 8]."""
+    n, c, h, w = x.shape
+    return x.reshape(n, c // 8, 8, h, w).transpose(0, 1, 3, 4, 2).copy()
+
+
+def unblocked(y):
+    """NumPy's [N, C/8, H, W, 8] -> [N, C, H, W]."""
+    n, cb, h, w, b = y.shape
+    return y.transpose(0, 1, 4, 2, 3).reshape(n, cb * b, h, w)

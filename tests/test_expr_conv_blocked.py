@@ -12,20 +12,11 @@ from mnnpy import expr as F
 from mnnpy._expr_layout import _conv2d_blocked
 from test_expr_conv import (ACT_CLIP, ACT_GELU, ACT_HARDSIGMOID, ACT_HARDSWISH, ACT_NONE, ACT_RELU, ACT_SIGMOID,
                             ACT_SILU, ACTIVATIONS, activation_ref)
+from helpers import blocked, unblocked
 
 torch = pytest.importorskip("torch")
 
 RTOL = ATOL = 1e-4
-
-
-def to_blocked(x):
-    n, c, h, w = x.shape
-    return x.reshape(n, c // 8, 8, h, w).transpose(0, 1, 3, 4, 2).copy()
-
-
-def from_blocked(y):
-    n, cb, h, w, b = y.shape
-    return y.transpose(0, 1, 4, 2, 3).reshape(n, cb * b, h, w)
 
 
 def conv_ref(x, w, b, strides, pads, dilations, group=1):
@@ -47,7 +38,7 @@ def make_case(rng, n, c, h, w, cout, kh, kw, group=1):
 def run_blocked(x, w, b, strides, pads, dilations, group=1, activation=ACT_NONE, nchw=False, residual=None,
                 constant_weights=True, **act):
     """Runs Conv2DBlocked on NCHW data x (blocked first unless nchw) and returns the NCHW result."""
-    xin = x if nchw else to_blocked(x)
+    xin = x if nchw else blocked(x)
     xv = F.placeholder(xin.shape)
     xv.write(xin)
     if constant_weights:
@@ -56,10 +47,10 @@ def run_blocked(x, w, b, strides, pads, dilations, group=1, activation=ACT_NONE,
         wv, bv = F.placeholder(w.shape), F.placeholder(b.shape)
         wv.write(w)
         bv.write(b)
-    rv = None if residual is None else F.const(to_blocked(residual))
+    rv = None if residual is None else F.const(blocked(residual))
     y = _conv2d_blocked(xv, wv, bv, strides, pads, dilations, group, activation, residual=rv, **act).read()
     assert y.dtype == np.float32 and y.ndim == 5 and y.shape[-1] == 8
-    return from_blocked(y)
+    return unblocked(y)
 
 
 def expected(x, w, b, strides, pads, dilations, group=1, activation=ACT_NONE, residual=None, **act):
@@ -206,11 +197,11 @@ def test_rerun_with_new_input_and_weights(rng):
     xv, wv, bv = F.placeholder((1, 2, 10, 10, 8)), F.placeholder(wt.shape), F.placeholder(b.shape)
     y = _conv2d_blocked(xv, wv, bv, (1, 1), (1, 1, 1, 1), (1, 1), 1, ACT_RELU)
     for _ in range(3):
-        xv.write(to_blocked(x))
+        xv.write(blocked(x))
         wv.write(wt)
         bv.write(b)
         ref = expected(x, wt, b, (1, 1), (1, 1, 1, 1), (1, 1), activation=ACT_RELU)
-        np.testing.assert_allclose(from_blocked(y.read()), ref, rtol=RTOL, atol=ATOL)
+        np.testing.assert_allclose(unblocked(y.read()), ref, rtol=RTOL, atol=ATOL)
         x, wt, b = make_case(rng, 1, 16, 10, 10, 24, 3, 3)
 
 

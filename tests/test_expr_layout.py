@@ -13,24 +13,13 @@ import mnnpy
 from mnnpy import _expr_layout as L
 from mnnpy import _expr_pool as P
 from mnnpy import expr as F
+from helpers import blocked, unblocked  # noqa: E402
 
 RTOL, ATOL = 1e-5, 1e-5
 
 
 def rand(rng, shape):
     return (rng.random(shape, dtype=np.float32) * 20 - 10).astype(np.float32)
-
-
-def blocked(x):
-    """NumPy's [N, C, H, W] -> [N, C/8, H, W, 8]."""
-    n, c, h, w = x.shape
-    return x.reshape(n, c // 8, 8, h, w).transpose(0, 1, 3, 4, 2).copy()
-
-
-def unblocked(y):
-    """NumPy's [N, C/8, H, W, 8] -> [N, C, H, W]."""
-    n, cb, h, w, b = y.shape
-    return y.transpose(0, 1, 4, 2, 3).reshape(n, cb * b, h, w)
 
 
 @pytest.fixture(params=["best", "portable"])
