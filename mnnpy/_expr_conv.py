@@ -49,6 +49,12 @@ def _conv2d_nchw(x, w, bias, strides, pads4, dilations, group, activation=0, cli
     activation code (0 none, 1 relu, 2 clip(clip_min, clip_max), 3 sigmoid, 4 silu, 5 hardswish,
     6 gelu, 7 hardsigmoid(alpha, beta)) applied in the kernel's epilogue."""
     inputs = [x, w] if bias is None else [x, w, bias]
+    return _core.op("Conv2D", inputs, _conv_attrs(strides, pads4, dilations, group, activation, clip_min, clip_max,
+                                                  alpha, beta))
+
+
+def _conv_attrs(strides, pads4, dilations, group, activation, clip_min, clip_max, alpha, beta):
+    """The attributes Conv2D and Conv2DBlocked share."""
     attrs = {
         "strides": [int(v) for v in strides],
         "pads": [int(v) for v in pads4],
@@ -60,7 +66,7 @@ def _conv2d_nchw(x, w, bias, strides, pads4, dilations, group, activation=0, cli
         attrs["clip_min"], attrs["clip_max"] = float(clip_min), float(clip_max)
     elif int(activation) == ACT_HARDSIGMOID:
         attrs["alpha"], attrs["beta"] = float(alpha), float(beta)
-    return _core.op("Conv2D", inputs, attrs)
+    return attrs
 
 
 def _same_pads(size, kernel, stride, dilation):

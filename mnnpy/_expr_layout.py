@@ -28,19 +28,9 @@ def _conv2d_blocked(x, w, bias, strides, pads4, dilations, group, activation=0, 
     is not a multiple of the block; group 1 then), ``w`` [Cout, C/group, kh, kw], ``bias`` [Cout]
     (required), optional ``residual`` shaped like the output and added before the activation.
     Output blocked [N, Cout/8, Ho, Wo, 8]. group is 1 or depthwise (C == Cout == group)."""
-    from ._expr_conv import ACT_CLIP, ACT_HARDSIGMOID
+    from ._expr_conv import _conv_attrs
     inputs = [x, w, bias] if residual is None else [x, w, bias, residual]
-    attrs = {
-        "strides": [int(v) for v in strides],
-        "pads": [int(v) for v in pads4],
-        "dilations": [int(v) for v in dilations],
-        "group": int(group),
-        "activation": int(activation),
-    }
-    if int(activation) == ACT_CLIP:
-        attrs["clip_min"], attrs["clip_max"] = float(clip_min), float(clip_max)
-    elif int(activation) == ACT_HARDSIGMOID:
-        attrs["alpha"], attrs["beta"] = float(alpha), float(beta)
+    attrs = _conv_attrs(strides, pads4, dilations, group, activation, clip_min, clip_max, alpha, beta)
     return _core.op("Conv2DBlocked", inputs, attrs)
 
 
