@@ -427,7 +427,7 @@ def test_winograd_placeholder_weights(rng):
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
 def test_winograd_thread_counts_agree(rng, threads):
-    # One tile block split over output channels (few tiles), and several blocks.
+    # One tile block shared by the threads step by step (few tiles), and several blocks.
     before = mnnpy.runtime_info()["threads"]
     mnnpy.set_num_threads(threads)
     try:

@@ -1,7 +1,7 @@
 // Winograd F(4x4, 3x3) convolution kernels, compiled per SIMD target (Highway foreach_target) and
 // dispatched at run time. See winograd.h for the algorithm.
 //
-// Work is split into tasks of (a block of tiles) x (a range of output channels). A task
+// Work is split into blocks of tiles. A block
 //   1. transforms the 6x6 input patches of its tiles, channel by channel, into V: for each of the
 //      36 positions xi a Cin x tiles matrix stored as 16-wide column panels (the layout the
 //      micro-kernel reads). The transform runs across SIMD lanes, one tile per lane;
@@ -92,15 +92,17 @@ HWY_INLINE void output_transform_1d(DF d, const VF m[6], VF out[4]) {
   out[3] = hn::Add(hn::MulAdd(hn::Set(d, 8.f), diff34, diff12), m[5]);
 }
 
-// Transforms the input patches of the block's tiles (places[0..block)) into V: value xi of tile j
-// and channel c at V[xi][j / 16][c][j % 16], i.e. per xi a Cin x block matrix in 16-wide panels.
-void transform_input(const ConvShape& s, const float* x, const TilePlace* places, int64_t block, float* V) {
+// Transforms the input patches of the block's tiles (places[0..block)) for channels [c0, c1) into V:
+// value xi of tile j and channel c at V[xi][j / 16][c][j % 16], i.e. per xi a Cin x block matrix in
+// 16-wide panels.
+void transform_input(const ConvShape& s, const float* x, const TilePlace* places, int64_t block, int64_t c0,
+                     int64_t c1, float* V) {
   const DF d;
   constexpr int64_t L = (int64_t)hn::MaxLanes(DF());
   const int64_t C = s.in_c, H = s.in_h, W = s.in_w, HW = H * W;
   const int64_t point_stride = C * block;
   HWY_ALIGN float patch[kPoints * L];
-  for (int64_t c = 0; c < C; ++c) {
+  for (int64_t c = c0; c < c1; ++c) {
     for (int64_t j0 = 0; j0 < block; j0 += L) {
       // Gather: patch[p * L + lane] is pixel p of the 6x6 patch of tile j0 + lane (zero outside).
       for (int64_t lane = 0; lane < L; ++lane) {
@@ -161,20 +163,21 @@ HWY_NOINLINE void product_tile(int64_t kc, const float* HWY_RESTRICT a, const fl
     }
 }
 
-// M[xi][r - r0][j] = sum_c U_xi[r][c] V_xi[c][j] for rows [r0, r1) (multiples of kConvWeightRows
-// apart from a padded end) and the block's tiles.
-void multiply(const ConvShape& s, const float* U, const float* V, int64_t block, int64_t r0, int64_t r1, float* M) {
+// M[xi][r - r0][j] = sum_c U_xi[r][c] V_xi[c][j] for the points [xi0, xi1), rows [r0, r1) (multiples
+// of kConvWeightRows apart from a padded end) and the block's tiles; M holds m_rows rows per point.
+void multiply(const ConvShape& s, const float* U, const float* V, int64_t block, int64_t xi0, int64_t xi1,
+              int64_t r0, int64_t r1, float* M, int64_t m_rows) {
   constexpr int MR = WinoTile::kMR, NP = WinoTile::kPanels;
-  const int64_t C = s.in_c, padded_rows = round_up(s.out_c, kConvWeightRows), rows = r1 - r0;
+  const int64_t C = s.in_c, padded_rows = round_up(s.out_c, kConvWeightRows);
   const int64_t n_panels = block / kPanel;
   // Rows past the last output channel are zero weights: skip whole register tiles of them (64
   // channels pad to 72 rows, but with MR = 6 only 66 need computing).
   const int64_t r_end = std::min(r1, round_up(s.out_c, MR));
   const int64_t kc_step = ceil_div(C, ceil_div(C, kMaxDepthStep));
-  for (int64_t xi = 0; xi < kPoints; ++xi) {
+  for (int64_t xi = xi0; xi < xi1; ++xi) {
     const float* U_xi = U + xi * padded_rows * C;
     const float* V_xi = V + xi * C * block;
-    float* M_xi = M + xi * rows * block;
+    float* M_xi = M + xi * m_rows * block;
     for (int64_t pc = 0; pc < C; pc += kc_step) {
       const int64_t kc = std::min(kc_step, C - pc);
       for (int64_t p = 0; p < n_panels; p += NP) {
@@ -192,13 +195,13 @@ void multiply(const ConvShape& s, const float* U, const float* V, int64_t block,
   }
 }
 
-// Transforms M back into output pixels for output channels [r0, min(r1, Cout)), adding the bias and
-// applying the activation.
-void transform_output(const ConvShape& s, const float* M, const TilePlace* places, int64_t block, int64_t r0,
-                      int64_t r1, const float* bias, const ConvActivation& act, float* y) {
+// Transforms M (m_rows rows per point, from row r0) back into output pixels for output channels
+// [r0, min(r1, Cout)), adding the bias and applying the activation.
+void transform_output(const ConvShape& s, const float* M, int64_t m_rows, const TilePlace* places, int64_t block,
+                      int64_t r0, int64_t r1, const float* bias, const ConvActivation& act, float* y) {
   const DF d;
   constexpr int64_t L = (int64_t)hn::MaxLanes(DF());
-  const int64_t Ho = s.out_h, Wo = s.out_w, rows = r1 - r0, point_stride = rows * block;
+  const int64_t Ho = s.out_h, Wo = s.out_w, point_stride = m_rows * block;
   HWY_ALIGN float pixels[kOut * kOut * L];
   for (int64_t r = r0; r < std::min(r1, s.out_c); ++r) {
     const VF b = hn::Set(d, bias[r]);
@@ -231,6 +234,19 @@ void transform_output(const ConvShape& s, const float* M, const TilePlace* place
   }
 }
 
+// Where the tiles of block b lie (padding tiles past the last one).
+void place_tiles(int64_t b, int64_t block, int64_t tiles, int64_t tiles_h, int64_t tiles_w, TilePlace* places) {
+  for (int64_t j = 0; j < block; ++j) {
+    const int64_t tile = b * block + j;
+    if (tile >= tiles) {
+      places[j] = TilePlace{-1, 0, 0};
+      continue;
+    }
+    const int64_t image = tile / (tiles_h * tiles_w), rest = tile % (tiles_h * tiles_w);
+    places[j] = TilePlace{image, (rest / tiles_w) * kOut, (rest % tiles_w) * kOut};
+  }
+}
+
 void ConvWinogradImpl(const ConvShape& s, const float* x, const float* U, const float* padded_bias,
                       const ConvActivation& act, float* y, ThreadPool* pool) {
   const int64_t tiles_h = ceil_div(s.out_h, kOut), tiles_w = ceil_div(s.out_w, kOut);
@@ -242,37 +258,42 @@ void ConvWinogradImpl(const ConvShape& s, const float* x, const float* U, const 
   int64_t n_blocks = ceil_div(tiles, max_block);
   const int64_t block = round_up(ceil_div(tiles, n_blocks), kPanel);
   n_blocks = ceil_div(tiles, block);
-  // Too few blocks for the threads: split the output channels too (each such task transforms its
-  // block's input again, which costs little next to the products).
+  const int64_t padded_rows = round_up(s.out_c, kConvWeightRows);
   const int threads = pool ? pool->num_threads() : 1;
-  const int64_t row_panels = ceil_div(s.out_c, kConvWeightRows);
-  int64_t n_row_blocks = 1;
-  if (threads > 1 && n_blocks < 2 * threads) n_row_blocks = std::min(row_panels, ceil_div(2 * threads, n_blocks));
-  const int64_t rows_per_block = ceil_div(row_panels, n_row_blocks) * kConvWeightRows;
-  n_row_blocks = ceil_div(row_panels * kConvWeightRows, rows_per_block);
-  const int64_t padded_rows = row_panels * kConvWeightRows;
-  auto body = [&](int64_t t0, int64_t t1) {
-    TilePlace places[kMaxBlockTiles];
-    for (int64_t t = t0; t < t1; ++t) {
-      const int64_t rb = t % n_row_blocks, b = t / n_row_blocks;
-      const int64_t r0 = rb * rows_per_block, r1 = std::min(padded_rows, r0 + rows_per_block);
-      for (int64_t j = 0; j < block; ++j) {
-        const int64_t tile = b * block + j;
-        if (tile >= tiles) {
-          places[j] = TilePlace{-1, 0, 0};
-          continue;
-        }
-        const int64_t image = tile / (tiles_h * tiles_w), rest = tile % (tiles_h * tiles_w);
-        places[j] = TilePlace{image, (rest / tiles_w) * kOut, (rest % tiles_w) * kOut};
-      }
+  if (threads == 1 || n_blocks >= 2 * threads) {
+    // Enough blocks for the threads: each block is one task, its V and M in the thread's L2.
+    parallel_for(pool, n_blocks, 1, [&](int64_t b0, int64_t b1) {
+      TilePlace places[kMaxBlockTiles];
       float* V = thread_buffer(kInputSlot, (size_t)(kPoints * s.in_c * block));
-      float* M = thread_buffer(kProductSlot, (size_t)(kPoints * (r1 - r0) * block));
-      transform_input(s, x, places, block, V);
-      multiply(s, U, V, block, r0, r1, M);
-      transform_output(s, M, places, block, r0, r1, padded_bias, act, y);
-    }
-  };
-  parallel_for(pool, n_blocks * n_row_blocks, 1, body);
+      float* M = thread_buffer(kProductSlot, (size_t)(kPoints * padded_rows * block));
+      for (int64_t b = b0; b < b1; ++b) {
+        place_tiles(b, block, tiles, tiles_h, tiles_w, places);
+        transform_input(s, x, places, block, 0, s.in_c, V);
+        multiply(s, U, V, block, 0, kPoints, 0, padded_rows, M, padded_rows);
+        transform_output(s, M, padded_rows, places, block, 0, padded_rows, padded_bias, act, y);
+      }
+    });
+    return;
+  }
+  // Few blocks (small maps): the threads share each block, in three steps over one V and one M:
+  // input channels, then the 36 products (each reads its own slice of the weights once), then
+  // output channels. Splitting the blocks by output channels instead would transform the input
+  // once per task and leave the tasks unequal.
+  TilePlace places[kMaxBlockTiles];
+  float* V = thread_buffer(kInputSlot, (size_t)(kPoints * s.in_c * block));
+  float* M = thread_buffer(kProductSlot, (size_t)(kPoints * padded_rows * block));
+  const int64_t row_panels = padded_rows / kConvWeightRows;
+  for (int64_t b = 0; b < n_blocks; ++b) {
+    place_tiles(b, block, tiles, tiles_h, tiles_w, places);
+    parallel_for(pool, s.in_c, 8, [&](int64_t c0, int64_t c1) { transform_input(s, x, places, block, c0, c1, V); });
+    parallel_for(pool, kPoints, 1, [&](int64_t xi0, int64_t xi1) {
+      multiply(s, U, V, block, xi0, xi1, 0, padded_rows, M, padded_rows);
+    });
+    parallel_for(pool, row_panels, 1, [&](int64_t p0, int64_t p1) {
+      const int64_t r0 = p0 * kConvWeightRows, r1 = p1 * kConvWeightRows;
+      transform_output(s, M + r0 * block, padded_rows, places, block, r0, r1, padded_bias, act, y);
+    });
+  }
 }
 
 }  // namespace HWY_NAMESPACE
