@@ -506,17 +506,24 @@ void conv_blocked_pack_weights(const ConvShape& s, bool nchw_input, const float*
   const int64_t C = s.in_c, taps = s.kernel_h * s.kernel_w, out_blocks = s.out_c / kChannelBlock;
   for (int64_t q = 0; q * kBlockedPanelBlocks < out_blocks; ++q) {
     const int64_t row = std::min(kBlockedPanelBlocks, out_blocks - q * kBlockedPanelBlocks) * kChannelBlock;
+    const float* src = w + q * kPanelWidth * C * taps;  // [row][C][kh][kw]
     float* panel = packed + q * kPanelWidth * C * taps;
-    for (int64_t j = 0; j < row; ++j) {
-      const float* src = w + (q * kPanelWidth + j) * C * taps;  // [C][kh][kw] of output channel q * kPanelWidth + j
-      for (int64_t c = 0; c < C; ++c) {
-        for (int64_t tap = 0; tap < taps; ++tap) {
-          // Weight rows: NCHW input [kh][kw][C]; blocked [C/8][kh][kw][8].
-          const int64_t r = nchw_input ? tap * C + c
-                                       : ((c / kChannelBlock) * taps + tap) * kChannelBlock + c % kChannelBlock;
-          panel[r * row + j] = src[c * taps + tap];
-        }
+    // Weight rows in the order they are stored, each gathered from the panel's output channels:
+    // NCHW input [kh][kw][C]; blocked [C/8][kh][kw][8].
+    const int64_t rows = C * taps;
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t c, tap;
+      if (nchw_input) {
+        tap = r / C;
+        c = r % C;
+      } else {
+        const int64_t cb = r / (taps * kChannelBlock), rest = r % (taps * kChannelBlock);
+        tap = rest / kChannelBlock;
+        c = cb * kChannelBlock + rest % kChannelBlock;
       }
+      const float* from = src + c * taps + tap;
+      float* to = panel + r * row;
+      for (int64_t j = 0; j < row; ++j) to[j] = from[j * C * taps];
     }
   }
 }

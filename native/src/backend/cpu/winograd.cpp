@@ -325,21 +325,26 @@ void winograd_pack_weights(const ConvShape& s, const float* w, float* packed) {
                                  {1.0 / 24, 1.0 / 12, 1.0 / 6},
                                  {1.0 / 24, -1.0 / 12, 1.0 / 6},
                                  {0, 0, 1}};
-  const int64_t C = s.in_c, padded_rows = round_up(s.out_c, kConvWeightRows);
-  std::memset(packed, 0, sizeof(float) * winograd_packed_weight_floats(s));
-  for (int64_t r = 0; r < s.out_c; ++r) {
+  const int64_t C = s.in_c, padded_rows = round_up(s.out_c, kConvWeightRows), plane = padded_rows * C;
+  // Panel by panel, channel by channel: the 36 values of one weight go to 36 planes, and the rows of
+  // a panel to consecutive floats of each, so every plane fills front to back.
+  for (int64_t r0 = 0; r0 < padded_rows; r0 += kConvWeightRows) {
+    float* panel = packed + r0 * C;
     for (int64_t c = 0; c < C; ++c) {
-      const float* g = w + (r * C + c) * 9;
-      double Gg[6][3];  // G g
-      for (int i = 0; i < 6; ++i)
-        for (int k = 0; k < 3; ++k) Gg[i][k] = G[i][0] * g[k] + G[i][1] * g[3 + k] + G[i][2] * g[6 + k];
-      for (int i = 0; i < 6; ++i)
-        for (int j = 0; j < 6; ++j) {
-          const double u = Gg[i][0] * G[j][0] + Gg[i][1] * G[j][1] + Gg[i][2] * G[j][2];
-          const int64_t xi = i * 6 + j;
-          packed[xi * padded_rows * C + (r / kConvWeightRows) * C * kConvWeightRows + c * kConvWeightRows +
-                 r % kConvWeightRows] = (float)u;
+      for (int64_t rr = 0; rr < kConvWeightRows; ++rr) {
+        float* dst = panel + c * kConvWeightRows + rr;
+        if (r0 + rr >= s.out_c) {  // padding rows
+          for (int64_t xi = 0; xi < kPoints; ++xi) dst[xi * plane] = 0.f;
+          continue;
         }
+        const float* g = w + ((r0 + rr) * C + c) * 9;
+        double Gg[6][3];  // G g
+        for (int i = 0; i < 6; ++i)
+          for (int k = 0; k < 3; ++k) Gg[i][k] = G[i][0] * g[k] + G[i][1] * g[3 + k] + G[i][2] * g[6 + k];
+        for (int i = 0; i < 6; ++i)
+          for (int j = 0; j < 6; ++j)
+            dst[(i * 6 + j) * plane] = (float)(Gg[i][0] * G[j][0] + Gg[i][1] * G[j][1] + Gg[i][2] * G[j][2]);
+      }
     }
   }
 }
