@@ -319,32 +319,35 @@ size_t winograd_packed_weight_floats(const ConvShape& s) {
 
 void winograd_pack_weights(const ConvShape& s, const float* w, float* packed) {
   // G of F(4, 3) for the points 0, 1, -1, 2, -2 and infinity.
-  static const double G[6][3] = {{1.0 / 4, 0, 0},
-                                 {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-                                 {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-                                 {1.0 / 24, 1.0 / 12, 1.0 / 6},
-                                 {1.0 / 24, -1.0 / 12, 1.0 / 6},
-                                 {0, 0, 1}};
-  const int64_t C = s.in_c, padded_rows = round_up(s.out_c, kConvWeightRows), plane = padded_rows * C;
-  // Panel by panel, channel by channel: the 36 values of one weight go to 36 planes, and the rows of
-  // a panel to consecutive floats of each, so every plane fills front to back.
-  for (int64_t r0 = 0; r0 < padded_rows; r0 += kConvWeightRows) {
+  static const float G[6][3] = {{1.f / 4, 0, 0},
+                                {-1.f / 6, -1.f / 6, -1.f / 6},
+                                {-1.f / 6, 1.f / 6, -1.f / 6},
+                                {1.f / 24, 1.f / 12, 1.f / 6},
+                                {1.f / 24, -1.f / 12, 1.f / 6},
+                                {0, 0, 1}};
+  constexpr int64_t R = kConvWeightRows;
+  const int64_t C = s.in_c, padded_rows = round_up(s.out_c, R), plane = padded_rows * C;
+  // Panel by panel, channel by channel, the panel's rows side by side (the inner loops run over
+  // them, which the compiler vectorizes): U = G g G^T goes to 36 planes, the rows of a panel to
+  // consecutive floats of each, so every plane fills front to back. Padding rows get zeros.
+  for (int64_t r0 = 0; r0 < padded_rows; r0 += R) {
     float* panel = packed + r0 * C;
+    const int64_t rows = std::min(R, s.out_c - r0);
     for (int64_t c = 0; c < C; ++c) {
-      for (int64_t rr = 0; rr < kConvWeightRows; ++rr) {
-        float* dst = panel + c * kConvWeightRows + rr;
-        if (r0 + rr >= s.out_c) {  // padding rows
-          for (int64_t xi = 0; xi < kPoints; ++xi) dst[xi * plane] = 0.f;
-          continue;
+      float g[9][R] = {};
+      for (int64_t rr = 0; rr < rows; ++rr)
+        for (int k = 0; k < 9; ++k) g[k][rr] = w[((r0 + rr) * C + c) * 9 + k];
+      float Gg[6][3][R];  // G g
+      for (int i = 0; i < 6; ++i)
+        for (int k = 0; k < 3; ++k)
+          for (int64_t rr = 0; rr < R; ++rr)
+            Gg[i][k][rr] = G[i][0] * g[k][rr] + G[i][1] * g[3 + k][rr] + G[i][2] * g[6 + k][rr];
+      for (int i = 0; i < 6; ++i)
+        for (int j = 0; j < 6; ++j) {
+          float* dst = panel + (i * 6 + j) * plane + c * R;
+          for (int64_t rr = 0; rr < R; ++rr)
+            dst[rr] = Gg[i][0][rr] * G[j][0] + Gg[i][1][rr] * G[j][1] + Gg[i][2][rr] * G[j][2];
         }
-        const float* g = w + ((r0 + rr) * C + c) * 9;
-        double Gg[6][3];  // G g
-        for (int i = 0; i < 6; ++i)
-          for (int k = 0; k < 3; ++k) Gg[i][k] = G[i][0] * g[k] + G[i][1] * g[3 + k] + G[i][2] * g[6 + k];
-        for (int i = 0; i < 6; ++i)
-          for (int j = 0; j < 6; ++j)
-            dst[(i * 6 + j) * plane] = (float)(Gg[i][0] * G[j][0] + Gg[i][1] * G[j][1] + Gg[i][2] * G[j][2]);
-      }
     }
   }
 }
