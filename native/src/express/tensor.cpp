@@ -1,5 +1,6 @@
 #include <atomic>
 #include "mnnpy/tensor.h"
+#include "mnnpy/aligned_memory.h"
 
 #include <cstdlib>
 #include <map>
@@ -58,9 +59,7 @@ void* take_block(size_t bytes) {
       return p;
     }
   }
-  void* p = std::aligned_alloc(64, bytes);
-  if (!p) throw std::bad_alloc();
-  return p;
+  return allocate_aligned(bytes);
 }
 
 void give_back_block(void* p, size_t bytes) {

@@ -8,18 +8,19 @@
 #include <vector>
 
 #include "backend/cpu/conv.h"
+#include "mnnpy/aligned_memory.h"
 #include "mnnpy/graph.h"
 
 namespace mnnpy {
 namespace conv_common {
 
-// 64-byte aligned storage for packed weights: kernels load whole weight panels as vectors.
+// Aligned storage for packed weights (allocate_aligned): kernels load whole weight panels as vectors.
 template <class T> struct Aligned64 {
   using value_type = T;
   Aligned64() = default;
   template <class U> Aligned64(const Aligned64<U>&) {}
-  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t(64))); }
-  void deallocate(T* p, size_t) { ::operator delete(p, std::align_val_t(64)); }
+  T* allocate(size_t n) { return static_cast<T*>(allocate_aligned(n * sizeof(T))); }
+  void deallocate(T* p, size_t) { std::free(p); }
   template <class U> bool operator==(const Aligned64<U>&) const { return true; }
   template <class U> bool operator!=(const Aligned64<U>&) const { return false; }
 };

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "mnnpy/aligned_memory.h"
 #include "mnnpy/op_registry.h"
 #include "mnnpy/thread_pool.h"
 #include "runtime/fused_elementwise.h"
@@ -494,9 +495,11 @@ struct Arena {
   void* reserve(size_t n) {
     if (n > size) {
       std::free(data);
-      data = std::aligned_alloc(64, align64(n));
-      if (!data) throw std::bad_alloc();
-      size = align64(n);
+      data = nullptr;
+      size = 0;
+      const size_t rounded = aligned_block_size(align64(n));
+      data = allocate_aligned(rounded);
+      size = rounded;
     }
     return data;
   }

@@ -23,6 +23,7 @@
 
 #include "backend/cpu/gemm.h"
 #include "backend/cpu/thread_buffers.h"
+#include "mnnpy/aligned_memory.h"
 #include "mnnpy/thread_pool.h"
 
 #ifndef MNNPY_GEMM_SHARED_ONCE
@@ -45,7 +46,6 @@ template <> struct Blocks<double> { static constexpr int64_t kc = 256, mc = 72, 
 constexpr size_t kMaxSlabBytes = size_t(16) << 20;
 // Per-thread scratch above this size is released after use instead of kept for the next call.
 constexpr size_t kKeepScratchBytes = size_t(16) << 20;
-constexpr size_t kHugePageBytes = size_t(2) << 20;
 
 struct GemmCall {
   int64_t M = 0, N = 0, K = 0;
@@ -78,16 +78,11 @@ inline void* scratch(ScratchSlot slot, size_t bytes) {
   ThreadScratch& s = thread_scratch();
   if (s.size[slot] < bytes) {
     std::free(s.ptr[slot]);
-    // Large buffers on 2 MB boundaries and marked for huge pages: packed B is walked panel by
-    // panel with strides of K * 64 bytes, which would otherwise touch a new 4 KB page at each step.
-    const bool huge = bytes >= kHugePageBytes;
-    const size_t align = huge ? kHugePageBytes : 64;
-    const size_t rounded = (bytes + align - 1) & ~(align - 1);
-    s.ptr[slot] = std::aligned_alloc(align, rounded);
-    if (!s.ptr[slot]) throw std::bad_alloc();
-#ifdef MADV_HUGEPAGE
-    if (huge) madvise(s.ptr[slot], rounded, MADV_HUGEPAGE);
-#endif
+    s.ptr[slot] = nullptr;
+    s.size[slot] = 0;
+    // Packed B is walked panel by panel with strides of K * 64 bytes: large ones want huge pages.
+    const size_t rounded = aligned_block_size(bytes);
+    s.ptr[slot] = allocate_aligned(rounded);
     s.size[slot] = rounded;
   }
   return s.ptr[slot];
@@ -866,8 +861,7 @@ PackedB pack_b(DType dt, int64_t K, int64_t N, const void* b, int64_t ldb, bool 
   if (K == 0 || N == 0) return out;
   const int64_t panel = gemm_detail::kPanelBytes / (int64_t)dtype_size(dt);
   out.nbytes = (size_t)(ceil_div(N, panel) * K) * (size_t)gemm_detail::kPanelBytes;
-  void* mem = std::aligned_alloc(64, out.nbytes);
-  if (!mem) throw std::bad_alloc();
+  void* mem = allocate_aligned(out.nbytes);
   out.data = std::shared_ptr<void>(mem, [](void* p) { std::free(p); });
   HWY_DYNAMIC_DISPATCH(PackBImpl)(dt, K, N, b, trans_b ? 1 : ldb, trans_b ? ldb : 1, mem, pool);
   return out;
