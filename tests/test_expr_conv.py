@@ -402,6 +402,50 @@ def test_winograd_matches_torch(rng, n, c, h, w, cout, pad):
     np.testing.assert_allclose(ours, expected, rtol=RTOL, atol=ATOL)
 
 
+# Small maps where 4x4 tiles would mostly be padding: the cost model picks 2x2 tiles.
+WINOGRAD_2X2_LAYERS = [
+    pytest.param(1, 512, 7, 7, 512, 1, id="resnet-512@7"),
+    pytest.param(2, 64, 10, 9, 48, 1, id="batch2-10x9"),
+    pytest.param(1, 33, 9, 9, 40, 0, id="pad0-odd-channels"),
+    pytest.param(2, 512, 10, 10, 64, 1, id="several-blocks"),
+]
+
+
+@pytest.mark.parametrize("n,c,h,w,cout,pad", WINOGRAD_2X2_LAYERS)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_winograd_2x2_matches_torch(rng, n, c, h, w, cout, pad, threads):
+    torch = pytest.importorskip("torch")
+    x, wt, b = make_case(rng, n, c, h, w, cout, 3, 3)
+    before = mnnpy.runtime_info()["threads"]
+    mnnpy.set_num_threads(threads)
+    try:
+        ours, step = conv_with_scheme(x, wt, b, (pad,) * 4, activation=ACT_RELU)
+    finally:
+        mnnpy.set_num_threads(before)
+    assert step["scheme"] == "winograd_2x2"
+    with torch.no_grad():
+        expected = torch.relu(torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(wt),
+                                                         torch.from_numpy(b), padding=pad)).numpy()
+    np.testing.assert_allclose(ours, expected, rtol=RTOL, atol=ATOL)
+
+
+def test_winograd_2x2_placeholder_weights(rng):
+    x, wt, b = make_case(rng, 1, 64, 7, 7, 64, 3, 3)
+    ours, step = conv_with_scheme(x, wt, b, (1, 1, 1, 1), constant_weights=False)
+    assert step["scheme"] == "winograd_2x2"
+    np.testing.assert_allclose(ours, conv_ref(x, wt, b, pads=(1, 1, 1, 1)), rtol=RTOL, atol=ATOL)
+
+
+def test_conv2d_scheme_query_matches_the_plan(rng):
+    # The layout pass asks the cost model which scheme a layer gets; the plan must agree.
+    for n, c, h, cout, k, pad in [(1, 64, 56, 64, 3, 1), (1, 512, 7, 512, 3, 1), (1, 16, 7, 16, 3, 1),
+                                  (1, 64, 28, 128, 1, 0)]:
+        x, wt, b = make_case(rng, n, c, h, h, cout, k, k)
+        _, step = conv_with_scheme(x, wt, b, (pad,) * 4)
+        attrs = {"strides": [1, 1], "pads": [pad] * 4, "dilations": [1, 1], "group": 1}
+        assert mnnpy._core.conv2d_scheme(list(x.shape), list(wt.shape), attrs) == step["scheme"]
+
+
 @pytest.mark.parametrize("code,params", ACTIVATIONS)
 def test_winograd_fused_activation(rng, code, params):
     x, wt, b = make_case(rng, 2, 32, 13, 11, 40, 3, 3)
@@ -441,18 +485,20 @@ def test_winograd_thread_counts_agree(rng, threads):
         mnnpy.set_num_threads(before)
 
 
-@pytest.mark.parametrize("n,c,h,w,cout,pad", WINOGRAD_LAYERS[:3])
-def test_winograd_portable_simd_agrees(rng, portable_simd, n, c, h, w, cout, pad):
+@pytest.mark.parametrize("n,c,h,w,cout,pad,scheme", [
+    pytest.param(*p.values, "winograd", id=p.id) for p in WINOGRAD_LAYERS[:3]] + [
+    pytest.param(*p.values, "winograd_2x2", id=p.id) for p in WINOGRAD_2X2_LAYERS[1:3]])
+def test_winograd_portable_simd_agrees(rng, portable_simd, n, c, h, w, cout, pad, scheme):
     x, wt, b = make_case(rng, n, c, h, w, cout, 3, 3)
     ours, step = conv_with_scheme(x, wt, b, (pad,) * 4, activation=ACT_SILU)
-    assert step["scheme"] == "winograd"
+    assert step["scheme"] == scheme
     expected = activation_ref(conv_ref(x, wt, b, pads=(pad,) * 4), ACT_SILU)
     np.testing.assert_allclose(ours, expected, rtol=RTOL, atol=ATOL)
 
 
 @pytest.mark.parametrize("n,c,h,w,cout,strides,dilations,scheme", [
     pytest.param(1, 64, 56, 56, 64, (1, 1), (1, 1), "winograd", id="resnet-64@56"),
-    pytest.param(1, 512, 7, 7, 512, (1, 1), (1, 1), "pixel_rows_gemm", id="7x7-mostly-padding"),
+    pytest.param(1, 512, 7, 7, 512, (1, 1), (1, 1), "winograd_2x2", id="7x7-2x2-tiles"),
     pytest.param(1, 16, 30, 30, 16, (1, 1), (1, 1), "im2col_gemm", id="few-channels"),
     pytest.param(1, 64, 60, 60, 64, (2, 2), (1, 1), "im2col_gemm", id="stride2"),
     pytest.param(1, 64, 30, 30, 64, (2, 2), (1, 1), "pixel_rows_gemm", id="stride2-15x15"),
@@ -538,13 +584,14 @@ def test_depthwise_thread_splits_agree(rng, threads, c):
 # pixel blocks at 16x16 with a deep 3x3, output written transposed back to NCHW.
 # (n, c, h, w, cout, k, strides, pads, dilations, group)
 PIXEL_ROWS_LAYERS = [
-    pytest.param(1, 64, 7, 7, 100, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1, id="3x3@7-cout100"),
+    # (Winograd 2x2 takes 3x3 stride-1 layers at 7x7 once both channel counts reach 32.)
+    pytest.param(1, 24, 7, 7, 100, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1, id="3x3@7-cout100"),
     pytest.param(2, 13, 7, 7, 13, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1, id="3x3@7-13ch-batch2"),
     pytest.param(1, 100, 14, 14, 1001, 1, (1, 1), (0, 0, 0, 0), (1, 1), 1, id="1x1@14-cout1001"),
     pytest.param(2, 960, 7, 7, 160, 1, (1, 1), (0, 0, 0, 0), (1, 1), 1, id="1x1@7-depth-steps-batch2"),
     pytest.param(1, 48, 27, 28, 48, 1, (2, 2), (0, 0, 0, 0), (1, 1), 1, id="1x1-stride2@14"),
     pytest.param(1, 48, 15, 15, 48, 3, (2, 2), (1, 1, 1, 1), (1, 1), 1, id="3x3-stride2@8"),
-    pytest.param(1, 300, 9, 11, 32, 3, (1, 1), (0, 1, 2, 1), (1, 1), 1, id="3x3-asym-pad-depth-steps"),
+    pytest.param(1, 300, 9, 11, 16, 3, (1, 1), (0, 1, 2, 1), (1, 1), 1, id="3x3-asym-pad-depth-steps"),
     pytest.param(1, 20, 11, 11, 32, 3, (1, 1), (2, 2, 2, 2), (2, 2), 1, id="3x3-dilation2"),
     pytest.param(1, 64, 7, 7, 64, 3, (1, 1), (1, 1, 1, 1), (1, 1), 2, id="3x3@7-group2"),
     pytest.param(1, 30, 16, 16, 96, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1, id="3x3@16-pixel-blocks"),
@@ -594,7 +641,7 @@ def test_pixel_rows_matches_torch(rng, n, c, h, w, cout, k, strides, pads, dilat
 
 @pytest.mark.parametrize("code,params", ACTIVATIONS)
 def test_pixel_rows_fused_activation(rng, code, params):
-    x, wt, b = make_case(rng, 2, 40, 7, 7, 100, 3, 3)
+    x, wt, b = make_case(rng, 2, 24, 7, 7, 100, 3, 3)
     ours = pixel_rows_conv(x, wt, b, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1, activation=code, **params)
     expected = activation_ref(conv_ref(x, wt, b, pads=(1, 1, 1, 1)), code, **params)
     np.testing.assert_allclose(ours, expected, rtol=RTOL, atol=ATOL)
@@ -625,7 +672,7 @@ def test_pixel_rows_thread_counts_agree(rng, threads):
     before = mnnpy.runtime_info()["threads"]
     mnnpy.set_num_threads(threads)
     try:
-        for n, c, h, cout, k in [(1, 64, 7, 1001, 1), (1, 32, 7, 100, 3), (2, 24, 14, 48, 3), (1, 100, 16, 13, 3)]:
+        for n, c, h, cout, k in [(1, 64, 7, 1001, 1), (1, 24, 7, 100, 3), (2, 24, 14, 48, 3), (1, 100, 16, 13, 3)]:
             pads = ((k - 1) // 2,) * 4
             x, wt, b = make_case(rng, n, c, h, h, cout, k, k)
             ours = pixel_rows_conv(x, wt, b, k, (1, 1), pads, (1, 1), 1, activation=ACT_RELU)

@@ -158,3 +158,17 @@ def test_winograd_layers_stay_nchw(rng, tmp_path):
     module = _compare(path, x)
     ops = _ops(module, x)
     assert ("Conv2D", "winograd") in ops and ("Conv2DBlocked", "blocked_pointwise") in ops
+
+
+def test_winograd_2x2_layers_stay_nchw(rng, tmp_path):
+    # At 7x7 the cost model picks Winograd with 2x2 tiles: that layer stays NCHW too.
+    w1 = rng.standard_normal((64, 64, 3, 3)).astype(np.float32) * 0.05
+    w2 = rng.standard_normal((64, 64, 1, 1)).astype(np.float32) * 0.1
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("Conv", ["r", "w2"], ["y"])]
+    path = _save(tmp_path, nodes, {"w1": w1, "w2": w2}, [1, 64, 7, 7])
+    x = rng.standard_normal((1, 64, 7, 7)).astype(np.float32)
+    module = _compare(path, x)
+    ops = _ops(module, x)
+    assert ("Conv2D", "winograd_2x2") in ops and ("Conv2DBlocked", "blocked_pointwise") in ops

@@ -10,7 +10,7 @@ blocked convolution computes in its epilogue.
 """
 import numpy as np
 
-from .. import expr as F
+from .. import _core, expr as F
 from .._expr_layout import BLOCK, _avg_pool_blocked, _conv2d_blocked, _from_blocked, _max_pool_blocked, _to_blocked
 from ._graph import Node, node_reads
 
@@ -100,7 +100,7 @@ def _conv(ctx, node, env):
     strides = list(_attr(node, "strides", [1, 1]))
     dilations = list(_attr(node, "dilations", [1, 1]))
     pads = _spatial_pads(node, shape[2:], kernel, strides, dilations)
-    if _prefers_winograd(shape, cout, kernel, strides, dilations, group, pads):
+    if _runs_winograd(shape, w.shape, strides, pads, dilations, group):
         return False
     bias = env.get(node.inputs[2]) if len(node.inputs) > 2 and node.inputs[2] else None
     if bias is None:
@@ -119,15 +119,11 @@ def _conv(ctx, node, env):
     return True
 
 
-def _prefers_winograd(shape, cout, kernel, strides, dilations, group, pads):
-    """Whether the NCHW convolution would run this layer with Winograd F(4x4, 3x3), which does
-    fewer products than any direct kernel: the same rule as the C++ cost model
-    (choose_conv_scheme in backend/cpu/conv.cpp). Such layers stay NCHW."""
-    if kernel != [3, 3] or strides != [1, 1] or dilations != [1, 1] or group != 1 or shape[1] < 32 or cout < 32:
-        return False
-    out_h, out_w = shape[2] + pads[0] + pads[2] - 2, shape[3] + pads[1] + pads[3] - 2
-    tiles = shape[0] * -(-out_h // 4) * -(-out_w // 4)
-    return 36.0 * (-(-tiles // 16) * 16) / (9.0 * shape[0] * out_h * out_w) < 0.5
+def _runs_winograd(shape, w_shape, strides, pads, dilations, group):
+    """Whether the NCHW convolution would run this layer with Winograd, which does fewer products
+    than any direct kernel (the C++ cost model decides). Such layers stay NCHW."""
+    attrs = {"strides": list(strides), "pads": list(pads), "dilations": list(dilations), "group": int(group)}
+    return _core.conv2d_scheme(list(shape), list(w_shape), attrs).startswith("winograd")
 
 
 def _broadcastable(v, like):

@@ -13,6 +13,7 @@
 #include "backend/cpu/depthwise.h"
 #include "backend/cpu/winograd.h"
 #include "mnnpy/op_registry.h"
+#include "mnnpy/ops.h"
 #include "mnnpy/thread_pool.h"
 #include "ops/conv_common.h"
 
@@ -108,21 +109,21 @@ class Conv2DKernel : public Kernel {
       cpu::conv_pad_bias(shape_, args.inputs[2]->ptr<float>(), free_scratch);
       b = free_scratch;
     }
-    if (scheme_ == cpu::ConvScheme::Winograd) cpu::conv2d_winograd(shape_, x, w, b, act_, y, args.pool);
+    if (const int tile = cpu::winograd_tile(scheme_)) cpu::conv2d_winograd(shape_, tile, x, w, b, act_, y, args.pool);
     else if (scheme_ == cpu::ConvScheme::PixelRows) cpu::conv2d_pixel_rows(shape_, x, w, b, act_, y, args.pool);
     else cpu::conv2d_gemm(shape_, x, w, b, act_, y, args.pool);
   }
 
  private:
   // The GEMM schemes pack weights into row panels (column panels for pixel rows), Winograd packs
-  // their 6x6 transforms.
+  // their 6x6 (4x4) transforms.
   size_t packed_weight_floats() const {
-    if (scheme_ == cpu::ConvScheme::Winograd) return cpu::winograd_packed_weight_floats(shape_);
+    if (const int tile = cpu::winograd_tile(scheme_)) return cpu::winograd_packed_weight_floats(shape_, tile);
     if (scheme_ == cpu::ConvScheme::PixelRows) return cpu::conv_pixel_rows_weight_floats(shape_);
     return cpu::conv_packed_weight_floats(shape_);
   }
   void pack_weights(const float* w, float* packed) const {
-    if (scheme_ == cpu::ConvScheme::Winograd) cpu::winograd_pack_weights(shape_, w, packed);
+    if (const int tile = cpu::winograd_tile(scheme_)) cpu::winograd_pack_weights(shape_, tile, w, packed);
     else if (scheme_ == cpu::ConvScheme::PixelRows) cpu::conv_pixel_rows_pack_weights(shape_, w, packed);
     else cpu::conv_pack_weights(shape_, w, packed);
   }
@@ -148,5 +149,10 @@ OpDef conv2d_def() {
 MNNPY_REGISTER_OP(conv2d_def());
 
 }  // namespace
+
+std::string conv2d_scheme(const Shape& x, const Shape& w, Attrs attrs) {
+  return cpu::conv_scheme_name(cpu::choose_conv_scheme(
+      conv_shape({TensorType{DType::Float32, x}, TensorType{DType::Float32, w}}, attrs)));
+}
 
 }  // namespace mnnpy

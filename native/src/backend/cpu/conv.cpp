@@ -280,6 +280,7 @@ const char* conv_scheme_name(ConvScheme s) {
     case ConvScheme::Im2colGemm: return "im2col_gemm";
     case ConvScheme::Depthwise: return "depthwise_direct";
     case ConvScheme::Winograd: return "winograd";
+    case ConvScheme::Winograd2x2: return "winograd_2x2";
     case ConvScheme::PixelRows: return "pixel_rows_gemm";
   }
   return "unknown";
@@ -292,10 +293,15 @@ ConvScheme choose_conv_scheme(const ConvShape& s) {
   // but tiles are padded to 4x4 and blocks to 16 tiles, and the transforms cost about as much as a
   // GEMM of depth 10 to 20: it wins once both channel counts are wide and the padded product count
   // stays well under the direct one (not at 7x7 with batch 1: 4 real tiles in a block of 16).
+  // There F(2x2, 3x3) fills its 16 tiles (16 products per 2x2 tile against 36) and its weights
+  // grow 16/9 rather than 4 times, which matters where they are streamed from memory.
   if (winograd_supports(s) && s.in_c >= 32 && s.out_c >= 32) {
-    const int64_t tiles = s.batch * ((s.out_h + 3) / 4) * ((s.out_w + 3) / 4);
-    const double product_ratio = 36.0 * (double)round_up(tiles, 16) / (9.0 * (double)(s.batch * s.out_h * s.out_w));
-    if (product_ratio < 0.5) return ConvScheme::Winograd;
+    auto product_ratio = [&](int64_t tile) {
+      const int64_t tiles = s.batch * ceil_div(s.out_h, tile) * ceil_div(s.out_w, tile);
+      return (double)((tile + 2) * (tile + 2) * round_up(tiles, 16)) / (9.0 * (double)(s.batch * s.out_h * s.out_w));
+    };
+    if (product_ratio(4) < 0.5) return ConvScheme::Winograd;
+    if (product_ratio(2) < 0.65) return ConvScheme::Winograd2x2;
   }
   // Few output pixels (7x7, 14x14 maps): as the GEMM's 16-wide column panels a 49-pixel map fills
   // 64 columns. The pixel-rows scheme packs the output channels into the panels instead and gives

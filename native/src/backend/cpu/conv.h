@@ -53,7 +53,11 @@ struct ConvActivation {
   float p0 = 0.f, p1 = 0.f;  // clip min/max, or hard-sigmoid alpha/beta
 };
 
-enum class ConvScheme { Pointwise, Im2colGemm, Depthwise, Winograd, PixelRows };
+enum class ConvScheme { Pointwise, Im2colGemm, Depthwise, Winograd, Winograd2x2, PixelRows };
+// The output tile side of a Winograd scheme (4 or 2), 0 for the others.
+inline int winograd_tile(ConvScheme scheme) {
+  return scheme == ConvScheme::Winograd ? 4 : scheme == ConvScheme::Winograd2x2 ? 2 : 0;
+}
 const char* conv_scheme_name(ConvScheme s);
 // The scheme the cost model picks for a layer.
 ConvScheme choose_conv_scheme(const ConvShape& s);

@@ -1,13 +1,13 @@
-// Winograd F(4x4, 3x3) convolution kernels, compiled per SIMD target (Highway foreach_target) and
+// Winograd F(4x4, 3x3) and F(2x2, 3x3) convolution kernels, compiled per SIMD target (Highway foreach_target) and
 // dispatched at run time. See winograd.h for the algorithm.
 //
 // Work is split into blocks of tiles. A block
-//   1. transforms the 6x6 input patches of its tiles, channel by channel, into V: for each of the
-//      36 positions xi a Cin x tiles matrix stored as 16-wide column panels (the layout the
+//   1. transforms the 6x6 (4x4) input patches of its tiles, channel by channel, into V: for each of
+//      the 36 (16) positions xi a Cin x tiles matrix stored as 16-wide column panels (the layout the
 //      micro-kernel reads). The transform runs across SIMD lanes, one tile per lane;
-//   2. runs the 36 GEMMs U_xi * V_xi with an MR x 16 register tile into M (36 x rows x tiles);
+//   2. runs the GEMMs U_xi * V_xi with an MR x 16 register tile into M (points x rows x tiles);
 //   3. transforms M back, again one tile per lane, adds the bias, applies the activation and
-//      writes each tile's 4x4 pixels.
+//      writes each tile's 4x4 (2x2) pixels.
 // Tile blocks are sized so that V stays within L2; the weights U (transformed once at plan time)
 // are read once per block.
 #undef HWY_TARGET_INCLUDE
@@ -33,9 +33,12 @@ namespace mnnpy {
 namespace cpu {
 namespace winograd_detail {
 
-constexpr int64_t kOut = 4;                    // output pixels per tile side
-constexpr int64_t kPatch = 6;                  // input pixels per tile side: kOut + 3 - 1
-constexpr int64_t kPoints = kPatch * kPatch;   // transformed values per tile and channel
+// F(OUT x OUT, 3x3): output pixels per tile side, input pixels per tile side (OUT + 3 - 1) and
+// transformed values per tile and channel.
+template <int OUT> struct WinoSize {
+  static constexpr int64_t kOut = OUT, kPatch = OUT + 2, kPoints = kPatch * kPatch;
+};
+constexpr int64_t kMaxPoints = WinoSize<4>::kPoints;
 constexpr int64_t kPanel = 16;                 // tiles per packed column panel
 constexpr int64_t kMaxDepthStep = 256;         // channels per GEMM depth step: a B panel stays in L1
 constexpr int64_t kInputBlockBytes = 1 << 20;  // V of one task: the size of L2
@@ -68,9 +71,27 @@ using WinoTile = GemmTile<float>;
 static_assert(WinoTile::kPanel == kPanel, "Winograd panels are the GEMM's");
 static_assert(kPanel % hn::MaxLanes(DF()) == 0, "a vector of tiles never straddles two panels");
 
+template <int OUT> HWY_INLINE void input_transform_1d(DF d, const VF* in, VF* out);
+template <int OUT> HWY_INLINE void output_transform_1d(DF d, const VF* m, VF* out);
+
+// B^T applied to one column (or row) of a 4x4 patch: the input transform of F(2, 3) with the
+// interpolation points 0, 1, -1 and infinity.
+template <> HWY_INLINE void input_transform_1d<2>(DF, const VF* in, VF* out) {
+  out[0] = hn::Sub(in[0], in[2]);
+  out[1] = hn::Add(in[1], in[2]);
+  out[2] = hn::Sub(in[2], in[1]);
+  out[3] = hn::Sub(in[1], in[3]);
+}
+
+// A^T applied to one column (or row) of 4 transformed products: 2 output values.
+template <> HWY_INLINE void output_transform_1d<2>(DF, const VF* m, VF* out) {
+  out[0] = hn::Add(hn::Add(m[0], m[1]), m[2]);
+  out[1] = hn::Sub(hn::Sub(m[1], m[2]), m[3]);
+}
+
 // B^T applied to one column (or row) of a 6x6 patch: the input transform of F(4, 3) with the
 // interpolation points 0, 1, -1, 2, -2 and infinity.
-HWY_INLINE void input_transform_1d(DF d, const VF in[6], VF out[6]) {
+template <> HWY_INLINE void input_transform_1d<4>(DF d, const VF* in, VF* out) {
   const VF two = hn::Set(d, 2.f), four = hn::Set(d, 4.f), minus_five = hn::Set(d, -5.f);
   const VF d4_minus_d2 = hn::Sub(in[4], in[2]);
   const VF d1_minus_d3 = hn::Sub(in[1], in[3]);
@@ -83,7 +104,7 @@ HWY_INLINE void input_transform_1d(DF d, const VF in[6], VF out[6]) {
 }
 
 // A^T applied to one column (or row) of 6 transformed products: 4 output values.
-HWY_INLINE void output_transform_1d(DF d, const VF m[6], VF out[4]) {
+template <> HWY_INLINE void output_transform_1d<4>(DF d, const VF* m, VF* out) {
   const VF sum12 = hn::Add(m[1], m[2]), diff12 = hn::Sub(m[1], m[2]);
   const VF sum34 = hn::Add(m[3], m[4]), diff34 = hn::Sub(m[3], m[4]);
   out[0] = hn::Add(hn::Add(m[0], sum12), sum34);
@@ -95,13 +116,16 @@ HWY_INLINE void output_transform_1d(DF d, const VF m[6], VF out[4]) {
 // Transforms the input patches of the block's tiles (places[0..block)) for channels [c0, c1) into V:
 // value xi of tile j and channel c at V[xi][j / 16][c][j % 16], i.e. per xi a Cin x block matrix in
 // 16-wide panels.
+template <int OUT>
 void transform_input(const ConvShape& s, const float* x, const TilePlace* places, int64_t block, int64_t c0,
                      int64_t c1, float* V) {
+  using T = WinoSize<OUT>;
+  constexpr int64_t kPatch = T::kPatch, kPoints = T::kPoints;
   const DF d;
   constexpr int64_t L = (int64_t)hn::MaxLanes(DF());
   const int64_t C = s.in_c, H = s.in_h, W = s.in_w, HW = H * W;
   const int64_t point_stride = C * block;
-  HWY_ALIGN float patch[kPoints * L];
+  HWY_ALIGN float patch[kMaxPoints * L];
   for (int64_t c = c0; c < c1; ++c) {
     for (int64_t j0 = 0; j0 < block; j0 += L) {
       // Gather: patch[p * L + lane] is pixel p of the 6x6 patch of tile j0 + lane (zero outside).
@@ -131,15 +155,15 @@ void transform_input(const ConvShape& s, const float* x, const TilePlace* places
       // B^T d B: columns first, then rows.
       VF cols[kPoints];
       for (int64_t q = 0; q < kPatch; ++q) {
-        VF in[6], out[6];
+        VF in[kPatch], out[kPatch];
         for (int64_t r = 0; r < kPatch; ++r) in[r] = hn::Load(d, patch + (r * kPatch + q) * L);
-        input_transform_1d(d, in, out);
+        input_transform_1d<OUT>(d, in, out);
         for (int64_t r = 0; r < kPatch; ++r) cols[r * kPatch + q] = out[r];
       }
       float* dst = V + (j0 / kPanel) * C * kPanel + c * kPanel + (j0 % kPanel);
       for (int64_t r = 0; r < kPatch; ++r) {
-        VF out[6];
-        input_transform_1d(d, cols + r * kPatch, out);
+        VF out[kPatch];
+        input_transform_1d<OUT>(d, cols + r * kPatch, out);
         for (int64_t q = 0; q < kPatch; ++q) hn::Store(out[q], d, dst + (r * kPatch + q) * point_stride);
       }
     }
@@ -166,14 +190,17 @@ HWY_NOINLINE void product_tile(int64_t kc, const float* HWY_RESTRICT a, const fl
 // M[xi][r - r0][j] = sum_c U_xi[r][c] V_xi[c][j] for the points [xi0, xi1), rows [r0, r1) (multiples
 // of kConvWeightRows apart from a padded end) and the block's tiles; M holds m_rows rows per point.
 void multiply(const ConvShape& s, const float* U, const float* V, int64_t block, int64_t xi0, int64_t xi1,
-              int64_t r0, int64_t r1, float* M, int64_t m_rows) {
+              int64_t r0, int64_t r1, float* M, int64_t m_rows) {  // same for every tile size
   constexpr int MR = WinoTile::kMR, NP = WinoTile::kPanels;
   const int64_t C = s.in_c, padded_rows = round_up(s.out_c, kConvWeightRows);
   const int64_t n_panels = block / kPanel;
   // Rows past the last output channel are zero weights: skip whole register tiles of them (64
   // channels pad to 72 rows, but with MR = 6 only 66 need computing).
   const int64_t r_end = std::min(r1, round_up(s.out_c, MR));
-  const int64_t kc_step = ceil_div(C, ceil_div(C, kMaxDepthStep));
+  // Depth steps keep a B panel in L1 while the row tiles pass over it; a block of one panel (few
+  // tiles: the weights are streamed, each value used 16 times) takes the whole depth at once, so
+  // that each point's weights are read front to back in one stream.
+  const int64_t kc_step = n_panels == 1 ? C : ceil_div(C, ceil_div(C, kMaxDepthStep));
   for (int64_t xi = xi0; xi < xi1; ++xi) {
     const float* U_xi = U + xi * padded_rows * C;
     const float* V_xi = V + xi * C * block;
@@ -197,8 +224,11 @@ void multiply(const ConvShape& s, const float* U, const float* V, int64_t block,
 
 // Transforms M (m_rows rows per point, from row r0) back into output pixels for output channels
 // [r0, min(r1, Cout)), adding the bias and applying the activation.
+template <int OUT>
 void transform_output(const ConvShape& s, const float* M, int64_t m_rows, const TilePlace* places, int64_t block,
                       int64_t r0, int64_t r1, const float* bias, const ConvActivation& act, float* y) {
+  using T = WinoSize<OUT>;
+  constexpr int64_t kOut = T::kOut, kPatch = T::kPatch;
   const DF d;
   constexpr int64_t L = (int64_t)hn::MaxLanes(DF());
   const int64_t Ho = s.out_h, Wo = s.out_w, point_stride = m_rows * block;
@@ -211,14 +241,14 @@ void transform_output(const ConvShape& s, const float* M, int64_t m_rows, const 
       // A^T m A: columns first, then rows.
       VF cols[kOut * kPatch];
       for (int64_t q = 0; q < kPatch; ++q) {
-        VF in[6], out[4];
+        VF in[kPatch], out[kOut];
         for (int64_t p = 0; p < kPatch; ++p) in[p] = hn::Load(d, m + (p * kPatch + q) * point_stride);
-        output_transform_1d(d, in, out);
+        output_transform_1d<OUT>(d, in, out);
         for (int64_t p = 0; p < kOut; ++p) cols[p * kPatch + q] = out[p];
       }
       for (int64_t p = 0; p < kOut; ++p) {
-        VF out[4];
-        output_transform_1d(d, cols + p * kPatch, out);
+        VF out[kOut];
+        output_transform_1d<OUT>(d, cols + p * kPatch, out);
         for (int64_t q = 0; q < kOut; ++q)
           hn::Store(activate(d, hn::Add(out[q], b), act), d, pixels + (p * kOut + q) * L);
       }
@@ -235,7 +265,8 @@ void transform_output(const ConvShape& s, const float* M, int64_t m_rows, const 
 }
 
 // Where the tiles of block b lie (padding tiles past the last one).
-void place_tiles(int64_t b, int64_t block, int64_t tiles, int64_t tiles_h, int64_t tiles_w, TilePlace* places) {
+void place_tiles(int64_t b, int64_t block, int64_t tiles, int64_t tiles_h, int64_t tiles_w, int64_t kOut,
+                 TilePlace* places) {
   for (int64_t j = 0; j < block; ++j) {
     const int64_t tile = b * block + j;
     if (tile >= tiles) {
@@ -247,8 +278,10 @@ void place_tiles(int64_t b, int64_t block, int64_t tiles, int64_t tiles_h, int64
   }
 }
 
-void ConvWinogradImpl(const ConvShape& s, const float* x, const float* U, const float* padded_bias,
-                      const ConvActivation& act, float* y, ThreadPool* pool) {
+template <int OUT>
+void conv_winograd(const ConvShape& s, const float* x, const float* U, const float* padded_bias,
+                   const ConvActivation& act, float* y, ThreadPool* pool) {
+  constexpr int64_t kOut = WinoSize<OUT>::kOut, kPoints = WinoSize<OUT>::kPoints;
   const int64_t tiles_h = ceil_div(s.out_h, kOut), tiles_w = ceil_div(s.out_w, kOut);
   const int64_t tiles = s.batch * tiles_h * tiles_w;
   if (tiles == 0 || s.out_c == 0) return;
@@ -267,16 +300,16 @@ void ConvWinogradImpl(const ConvShape& s, const float* x, const float* U, const 
       float* V = thread_buffer(kInputSlot, (size_t)(kPoints * s.in_c * block));
       float* M = thread_buffer(kProductSlot, (size_t)(kPoints * padded_rows * block));
       for (int64_t b = b0; b < b1; ++b) {
-        place_tiles(b, block, tiles, tiles_h, tiles_w, places);
-        transform_input(s, x, places, block, 0, s.in_c, V);
+        place_tiles(b, block, tiles, tiles_h, tiles_w, kOut, places);
+        transform_input<OUT>(s, x, places, block, 0, s.in_c, V);
         multiply(s, U, V, block, 0, kPoints, 0, padded_rows, M, padded_rows);
-        transform_output(s, M, padded_rows, places, block, 0, padded_rows, padded_bias, act, y);
+        transform_output<OUT>(s, M, padded_rows, places, block, 0, padded_rows, padded_bias, act, y);
       }
     });
     return;
   }
   // Few blocks (small maps): the threads share each block, in three steps over one V and one M:
-  // input channels, then the 36 products (each reads its own slice of the weights once), then
+  // input channels, then the products of each point (each reads its own slice of the weights once), then
   // output channels. Splitting the blocks by output channels instead would transform the input
   // once per task and leave the tasks unequal.
   TilePlace places[kMaxBlockTiles];
@@ -284,16 +317,22 @@ void ConvWinogradImpl(const ConvShape& s, const float* x, const float* U, const 
   float* M = thread_buffer(kProductSlot, (size_t)(kPoints * padded_rows * block));
   const int64_t row_panels = padded_rows / kConvWeightRows;
   for (int64_t b = 0; b < n_blocks; ++b) {
-    place_tiles(b, block, tiles, tiles_h, tiles_w, places);
-    parallel_for(pool, s.in_c, 8, [&](int64_t c0, int64_t c1) { transform_input(s, x, places, block, c0, c1, V); });
+    place_tiles(b, block, tiles, tiles_h, tiles_w, kOut, places);
+    parallel_for(pool, s.in_c, 8, [&](int64_t c0, int64_t c1) { transform_input<OUT>(s, x, places, block, c0, c1, V); });
     parallel_for(pool, kPoints, 1, [&](int64_t xi0, int64_t xi1) {
       multiply(s, U, V, block, xi0, xi1, 0, padded_rows, M, padded_rows);
     });
     parallel_for(pool, row_panels, 1, [&](int64_t p0, int64_t p1) {
       const int64_t r0 = p0 * kConvWeightRows, r1 = p1 * kConvWeightRows;
-      transform_output(s, M + r0 * block, padded_rows, places, block, r0, r1, padded_bias, act, y);
+      transform_output<OUT>(s, M + r0 * block, padded_rows, places, block, r0, r1, padded_bias, act, y);
     });
   }
+}
+
+void ConvWinogradImpl(const ConvShape& s, int tile, const float* x, const float* U, const float* padded_bias,
+                      const ConvActivation& act, float* y, ThreadPool* pool) {
+  if (tile == 2) conv_winograd<2>(s, x, U, padded_bias, act, y, pool);
+  else conv_winograd<4>(s, x, U, padded_bias, act, y, pool);
 }
 
 }  // namespace HWY_NAMESPACE
@@ -306,29 +345,35 @@ namespace mnnpy {
 namespace cpu {
 HWY_EXPORT(ConvWinogradImpl);
 
-using winograd_detail::kPoints;
+namespace {
+int64_t patch_side(int tile) { return tile + 2; }
+}  // namespace
 
 bool winograd_supports(const ConvShape& s) {
   return s.kernel_h == 3 && s.kernel_w == 3 && s.stride_h == 1 && s.stride_w == 1 && s.dilation_h == 1 &&
          s.dilation_w == 1 && s.group == 1;
 }
 
-size_t winograd_packed_weight_floats(const ConvShape& s) {
-  return (size_t)(kPoints * round_up(s.out_c, kConvWeightRows) * s.in_c);
+size_t winograd_packed_weight_floats(const ConvShape& s, int tile) {
+  return (size_t)(patch_side(tile) * patch_side(tile) * round_up(s.out_c, kConvWeightRows) * s.in_c);
 }
 
-void winograd_pack_weights(const ConvShape& s, const float* w, float* packed) {
-  // G of F(4, 3) for the points 0, 1, -1, 2, -2 and infinity.
-  static const float G[6][3] = {{1.f / 4, 0, 0},
-                                {-1.f / 6, -1.f / 6, -1.f / 6},
-                                {-1.f / 6, 1.f / 6, -1.f / 6},
-                                {1.f / 24, 1.f / 12, 1.f / 6},
-                                {1.f / 24, -1.f / 12, 1.f / 6},
-                                {0, 0, 1}};
+void winograd_pack_weights(const ConvShape& s, int tile, const float* w, float* packed) {
+  // G of F(4, 3) for the points 0, 1, -1, 2, -2 and infinity, and of F(2, 3) for 0, 1, -1 and
+  // infinity.
+  static const float G4[6][3] = {{1.f / 4, 0, 0},
+                                 {-1.f / 6, -1.f / 6, -1.f / 6},
+                                 {-1.f / 6, 1.f / 6, -1.f / 6},
+                                 {1.f / 24, 1.f / 12, 1.f / 6},
+                                 {1.f / 24, -1.f / 12, 1.f / 6},
+                                 {0, 0, 1}};
+  static const float G2[4][3] = {{1, 0, 0}, {0.5f, 0.5f, 0.5f}, {0.5f, -0.5f, 0.5f}, {0, 0, 1}};
+  const float(*G)[3] = tile == 2 ? G2 : G4;
+  const int n = (int)patch_side(tile);
   constexpr int64_t R = kConvWeightRows;
   const int64_t C = s.in_c, padded_rows = round_up(s.out_c, R), plane = padded_rows * C;
   // Panel by panel, channel by channel, the panel's rows side by side (the inner loops run over
-  // them, which the compiler vectorizes): U = G g G^T goes to 36 planes, the rows of a panel to
+  // them, which the compiler vectorizes): U = G g G^T goes to n * n planes, the rows of a panel to
   // consecutive floats of each, so every plane fills front to back. Padding rows get zeros.
   for (int64_t r0 = 0; r0 < padded_rows; r0 += R) {
     float* panel = packed + r0 * C;
@@ -338,13 +383,13 @@ void winograd_pack_weights(const ConvShape& s, const float* w, float* packed) {
       for (int64_t rr = 0; rr < rows; ++rr)
         for (int k = 0; k < 9; ++k) g[k][rr] = w[((r0 + rr) * C + c) * 9 + k];
       float Gg[6][3][R];  // G g
-      for (int i = 0; i < 6; ++i)
+      for (int i = 0; i < n; ++i)
         for (int k = 0; k < 3; ++k)
           for (int64_t rr = 0; rr < R; ++rr)
             Gg[i][k][rr] = G[i][0] * g[k][rr] + G[i][1] * g[3 + k][rr] + G[i][2] * g[6 + k][rr];
-      for (int i = 0; i < 6; ++i)
-        for (int j = 0; j < 6; ++j) {
-          float* dst = panel + (i * 6 + j) * plane + c * R;
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
+          float* dst = panel + (i * n + j) * plane + c * R;
           for (int64_t rr = 0; rr < R; ++rr)
             dst[rr] = Gg[i][0][rr] * G[j][0] + Gg[i][1][rr] * G[j][1] + Gg[i][2][rr] * G[j][2];
         }
@@ -352,9 +397,9 @@ void winograd_pack_weights(const ConvShape& s, const float* w, float* packed) {
   }
 }
 
-void conv2d_winograd(const ConvShape& s, const float* x, const float* packed_w, const float* padded_bias,
+void conv2d_winograd(const ConvShape& s, int tile, const float* x, const float* packed_w, const float* padded_bias,
                      const ConvActivation& act, float* y, ThreadPool* pool) {
-  HWY_DYNAMIC_DISPATCH(ConvWinogradImpl)(s, x, packed_w, padded_bias, act, y, pool);
+  HWY_DYNAMIC_DISPATCH(ConvWinogradImpl)(s, tile, x, packed_w, padded_bias, act, y, pool);
 }
 
 }  // namespace cpu

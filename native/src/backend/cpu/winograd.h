@@ -1,10 +1,13 @@
-// Winograd F(4x4, 3x3) float32 convolution (NCHW, 3x3, stride 1, dilation 1, group 1) on the CPU,
-// compiled per SIMD target and picked at run time.
+// Winograd F(4x4, 3x3) and F(2x2, 3x3) float32 convolution (NCHW, 3x3, stride 1, dilation 1,
+// group 1) on the CPU, compiled per SIMD target and picked at run time. `tile` is the output tile
+// side, 4 or 2.
 //
 // Each 4x4 block of output pixels (a tile) is computed from a 6x6 input patch d and the 3x3 filter
-// g as A^T [(G g G^T) . (B^T d B)] A: 36 products per channel pair instead of 144 multiply-adds.
-// The channel sums of those products are 36 GEMMs, out_xi[Cout x tiles] = U_xi[Cout x Cin] *
-// V_xi[Cin x tiles], one per position xi of the 6x6 transformed tile.
+// g as A^T [(G g G^T) . (B^T d B)] A: 36 products per channel pair instead of 144 multiply-adds
+// (2x2 tiles: 16 products from a 4x4 patch instead of 36, with weights 16/9 the size of the
+// direct ones instead of 4 times). The channel sums of those products are GEMMs,
+// out_xi[Cout x tiles] = U_xi[Cout x Cin] * V_xi[Cin x tiles], one per position xi of the
+// transformed tile.
 #pragma once
 #include <cstddef>
 
@@ -16,13 +19,13 @@ namespace cpu {
 
 // Whether the Winograd kernel computes this layer at all (the cost model decides whether it should).
 bool winograd_supports(const ConvShape& s);
-// Floats of the transformed, packed weights: 36 matrices of round_up(Cout, kConvWeightRows) x Cin.
-size_t winograd_packed_weight_floats(const ConvShape& s);
-// w: [Cout, Cin, 3, 3] as given to the op. Transformed in double, rounded once.
-void winograd_pack_weights(const ConvShape& s, const float* w, float* packed);
+// Floats of the transformed, packed weights: 36 (16) matrices of round_up(Cout, kConvWeightRows) x Cin.
+size_t winograd_packed_weight_floats(const ConvShape& s, int tile);
+// w: [Cout, Cin, 3, 3] as given to the op.
+void winograd_pack_weights(const ConvShape& s, int tile, const float* w, float* packed);
 // y[N, Cout, Ho, Wo] = act(conv(x, w) + bias); packed_w from winograd_pack_weights, padded_bias from
 // conv_pad_bias (at least Cout values).
-void conv2d_winograd(const ConvShape& s, const float* x, const float* packed_w, const float* padded_bias,
+void conv2d_winograd(const ConvShape& s, int tile, const float* x, const float* packed_w, const float* padded_bias,
                      const ConvActivation& act, float* y, ThreadPool* pool);
 
 }  // namespace cpu
