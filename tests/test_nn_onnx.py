@@ -228,6 +228,45 @@ def test_matmul_and_gemm(rng):
                      {"w": w, "c": c}), {"x": x}, atol=1e-4)
 
 
+@pytest.mark.parametrize("bias_first", [False, True])
+def test_matmul_and_bias_add_become_one_node(rng, bias_first):
+    # nn.Linear on a 3-D input as torch exports it: MatMul by W^T, then Add of the bias.
+    x, w, b = rand(rng, 2, 7, 16), rand(rng, 16, 24), rand(rng, 24)
+    add = h.make_node("Add", ["b", "m"] if bias_first else ["m", "b"], ["a"])
+    model = make_model([h.make_node("MatMul", ["x", "w"], ["m"]), add, h.make_node("Relu", ["a"], ["y"])],
+                       {"x": x}, ["y"], {"w": w, "b": b})
+    check(model, {"x": x}, atol=1e-4)
+    graph, report = convert.from_onnx(model.SerializeToString())
+    assert report.ops_after == {"MatMul": 1, "Relu": 1}
+    assert graph.nodes[0].inputs == ["x", "w", "b"]
+
+
+def test_matmul_add_of_a_non_vector_stays(rng):
+    # An Add of a matrix (or of a second activation) is not a bias: both nodes stay.
+    x, w, c = rand(rng, 3, 8), rand(rng, 8, 5), rand(rng, 3, 5)
+    model = make_model([h.make_node("MatMul", ["x", "w"], ["m"]), h.make_node("Add", ["m", "c"], ["y"])],
+                       {"x": x}, ["y"], {"w": w, "c": c})
+    check(model, {"x": x}, atol=1e-4)
+    _, report = convert.from_onnx(model.SerializeToString())
+    assert report.ops_after == {"MatMul": 1, "Add": 1}
+
+
+@pytest.mark.parametrize("trans_b", [0, 1])
+@pytest.mark.parametrize("with_c", [True, False])
+def test_batch_norm_folds_into_gemm(rng, trans_b, with_c):
+    x = rand(rng, 5, 8)
+    w = rand(rng, 6, 8) if trans_b else rand(rng, 8, 6)
+    c = rand(rng, 6)
+    scale, shift, mean = rand(rng, 6), rand(rng, 6), rand(rng, 6)
+    var = rng.uniform(0.5, 2.0, 6).astype(np.float32)
+    gemm = h.make_node("Gemm", ["x", "w", "c"] if with_c else ["x", "w"], ["g"], transB=trans_b, alpha=0.5, beta=2.0)
+    model = make_model([gemm, h.make_node("BatchNormalization", ["g", "s", "o", "m", "v"], ["y"], epsilon=1e-3)],
+                       {"x": x}, ["y"], {"w": w, "c": c, "s": scale, "o": shift, "m": mean, "v": var})
+    check(model, {"x": x}, rtol=1e-4, atol=1e-4)
+    _, report = convert.from_onnx(model.SerializeToString())
+    assert report.ops_after == {"Gemm": 1}
+
+
 def test_identity_and_dropout_are_removed(rng):
     x = rand(rng, 4, 4)
     model = make_model([h.make_node("Identity", ["x"], ["a"]), h.make_node("Dropout", ["a"], ["b"]),

@@ -592,7 +592,8 @@ def _instance_norm(ctx, node, ins):
 # ------------------------------------------------------------------ linear algebra
 @handles("MatMul")
 def _matmul(ctx, node, ins):
-    return F.matmul(ins[0], ins[1])
+    y = F.matmul(ins[0], ins[1])
+    return F.add(y, ins[2]) if len(ins) > 2 and ins[2] is not None else y
 
 
 @handles("Gemm")

@@ -1,6 +1,6 @@
 """ONNX models into mnnpy's graph: parse with the onnx package, then simplify the graph
 (constants folded into weights, Identity/Dropout dropped, BatchNorm folded into Conv/Gemm,
-activations fused into Conv) before it is saved or run."""
+MatMul + bias Add fused, activations fused into Conv) before it is saved or run."""
 import os
 
 import numpy as np
@@ -130,12 +130,14 @@ def _value_info(v):
 # ------------------------------------------------------------------ simplification passes
 def simplify(graph, level=2):
     """Graph passes by optimize level: 0 none; 1 drop Identity/Dropout and dead nodes; 2 also
-    fold BatchNorm into Conv/Gemm and fuse activations into Conv."""
+    fold BatchNorm into Conv/Gemm, fuse MatMul + bias Add, activations into Conv, and the GELU,
+    LayerNorm and attention patterns."""
     if level >= 1:
         _drop_identities(graph)
         _drop_dead_nodes(graph)
     if level >= 2:
         _fold_batch_norm(graph)
+        _fuse_matmul_bias(graph)
         _fuse_conv_activations(graph)
         _fuse_gelu(graph)
         _fuse_layer_norm(graph)
@@ -193,33 +195,71 @@ def _single_consumer(graph, name):
 
 
 def _fold_batch_norm(graph):
+    """BatchNormalization after a Conv (per output channel) or a Gemm with constant B (per output
+    column) is folded into that node's weights and bias."""
     producers = graph.producers()
     removed = set()
     for i, bn in enumerate(graph.nodes):
         if bn.op != "BatchNormalization" or len([o for o in bn.outputs if o]) != 1:
             continue
         src = producers.get(bn.inputs[0])
-        if src is None or graph.nodes[src].op != "Conv" or _single_consumer(graph, bn.inputs[0]) != i:
+        if src is None or graph.nodes[src].op not in ("Conv", "Gemm") or _single_consumer(graph, bn.inputs[0]) != i:
             continue
-        conv = graph.nodes[src]
+        node = graph.nodes[src]
         names = bn.inputs[1:5]
-        if not all(x in graph.weights for x in names) or conv.inputs[1] not in graph.weights:
+        if not all(x in graph.weights for x in names) or node.inputs[1] not in graph.weights:
             continue
-        if len(conv.inputs) > 2 and conv.inputs[2] and conv.inputs[2] not in graph.weights:
+        has_bias = len(node.inputs) > 2 and bool(node.inputs[2])
+        if has_bias and node.inputs[2] not in graph.weights:
             continue
         scale, shift, mean, var = (graph.weights[x].astype(np.float64) for x in names)
-        eps = bn.attrs.get("epsilon", 1e-5)
-        factor = scale / np.sqrt(var + eps)
-        w = graph.weights[conv.inputs[1]]
-        folded_w = (w.astype(np.float64) * factor.reshape(-1, *([1] * (w.ndim - 1)))).astype(w.dtype)
-        bias = graph.weights[conv.inputs[2]].astype(np.float64) if len(conv.inputs) > 2 and conv.inputs[2] \
-            else np.zeros(w.shape[0])
-        folded_b = ((bias - mean) * factor + shift).astype(w.dtype)
-        wname, bname = conv.name + ".weight_bn", conv.name + ".bias_bn"
-        graph.weights[wname], graph.weights[bname] = folded_w, folded_b
-        conv.inputs = [conv.inputs[0], wname, bname]
-        conv.outputs = [bn.outputs[0]]
+        factor = scale / np.sqrt(var + bn.attrs.get("epsilon", 1e-5))
+        w = graph.weights[node.inputs[1]]
+        bias = graph.weights[node.inputs[2]].astype(np.float64) if has_bias else np.zeros(factor.shape)
+        if node.op == "Conv":
+            folded_w = w.astype(np.float64) * factor.reshape(-1, *([1] * (w.ndim - 1)))
+        else:
+            if node.attrs.get("transA", 0) or w.ndim != 2 or bias.size not in (1, factor.size):
+                continue
+            # Y = alpha A B + beta C; the channels are B's columns (rows when transB).
+            alpha, beta = node.attrs.get("alpha", 1.0), node.attrs.get("beta", 1.0)
+            transposed = node.attrs.get("transB", 0)
+            folded_w = w.astype(np.float64) * alpha * (factor[:, None] if transposed else factor[None, :])
+            bias = beta * bias.reshape(-1)
+            node.attrs = {k: v for k, v in node.attrs.items() if k not in ("alpha", "beta")}
+        folded_b = (bias - mean) * factor + shift
+        wname, bname = node.name + ".weight_bn", node.name + ".bias_bn"
+        graph.weights[wname], graph.weights[bname] = folded_w.astype(w.dtype), folded_b.astype(w.dtype)
+        node.inputs = [node.inputs[0], wname, bname]
+        node.outputs = [bn.outputs[0]]
         removed.add(i)
+    graph.nodes = [n for i, n in enumerate(graph.nodes) if i not in removed]
+
+
+def _fuse_matmul_bias(graph):
+    """MatMul(A, W) followed by Add with a constant vector over W's columns becomes one MatMul
+    with the vector as a third (bias) input (an mnnpy extension of the ONNX node, like Gemm's C
+    for A of any rank)."""
+    producers = graph.producers()
+    removed = set()
+    for i, add in enumerate(graph.nodes):
+        if add.op != "Add" or len(add.inputs) != 2:
+            continue
+        for side in (0, 1):
+            y, bias_name = add.inputs[side], add.inputs[1 - side]
+            src = producers.get(y)
+            if src is None or src in removed or bias_name not in graph.weights:
+                continue
+            mm = graph.nodes[src]
+            if mm.op != "MatMul" or len(mm.inputs) != 2 or _single_consumer(graph, y) != i:
+                continue
+            w, bias = graph.weights.get(mm.inputs[1]), graph.weights[bias_name]
+            if w is None or w.ndim != 2 or bias.dtype != w.dtype or bias.shape != (w.shape[1],):
+                continue
+            mm.inputs = [mm.inputs[0], mm.inputs[1], bias_name]
+            mm.outputs = [add.outputs[0]]
+            removed.add(i)
+            break
     graph.nodes = [n for i, n in enumerate(graph.nodes) if i not in removed]
 
 
