@@ -146,29 +146,17 @@ def test_fuse_residual_adds_rewrites_only_single_use_convolutions():
     assert [n.op for n in fuse_residual_adds(nodes)] == ["Conv", "Add"]
 
 
-def test_winograd_layers_stay_nchw(rng, tmp_path):
-    # A wide 3x3 stride-1 layer runs Winograd in NCHW (fewer products than any direct kernel);
-    # the 1x1 layer after it runs blocked.
-    w1 = rng.standard_normal((32, 32, 3, 3)).astype(np.float32) * 0.1
-    w2 = rng.standard_normal((32, 32, 1, 1)).astype(np.float32) * 0.1
-    nodes = [helper.make_node("Conv", ["x", "w1"], ["c"], pads=[1, 1, 1, 1]),
-             helper.make_node("Conv", ["c", "w2"], ["y"])]
-    path = _save(tmp_path, nodes, {"w1": w1, "w2": w2}, [1, 32, 28, 28])
-    x = rng.standard_normal((1, 32, 28, 28)).astype(np.float32)
-    module = _compare(path, x)
-    ops = _ops(module, x)
-    assert ("Conv2D", "winograd") in ops and ("Conv2DBlocked", "blocked_pointwise") in ops
-
-
-def test_winograd_2x2_layers_stay_nchw(rng, tmp_path):
-    # At 7x7 the cost model picks Winograd with 2x2 tiles: that layer stays NCHW too.
-    w1 = rng.standard_normal((64, 64, 3, 3)).astype(np.float32) * 0.05
-    w2 = rng.standard_normal((64, 64, 1, 1)).astype(np.float32) * 0.1
+@pytest.mark.parametrize("channels,size,scheme", [(32, 28, "winograd"), (64, 7, "winograd_2x2")])
+def test_winograd_layers_stay_nchw(rng, tmp_path, channels, size, scheme):
+    # A wide 3x3 stride-1 layer runs Winograd in NCHW (fewer products than any direct kernel; at
+    # 7x7 with 2x2 tiles); the 1x1 layer after it runs blocked.
+    w1 = rng.standard_normal((channels, channels, 3, 3)).astype(np.float32) * 0.05
+    w2 = rng.standard_normal((channels, channels, 1, 1)).astype(np.float32) * 0.1
     nodes = [helper.make_node("Conv", ["x", "w1"], ["c"], pads=[1, 1, 1, 1]),
              helper.make_node("Relu", ["c"], ["r"]),
              helper.make_node("Conv", ["r", "w2"], ["y"])]
-    path = _save(tmp_path, nodes, {"w1": w1, "w2": w2}, [1, 64, 7, 7])
-    x = rng.standard_normal((1, 64, 7, 7)).astype(np.float32)
+    path = _save(tmp_path, nodes, {"w1": w1, "w2": w2}, [1, channels, size, size])
+    x = rng.standard_normal((1, channels, size, size)).astype(np.float32)
     module = _compare(path, x)
     ops = _ops(module, x)
-    assert ("Conv2D", "winograd_2x2") in ops and ("Conv2DBlocked", "blocked_pointwise") in ops
+    assert ("Conv2D", scheme) in ops and ("Conv2DBlocked", "blocked_pointwise") in ops
