@@ -187,16 +187,16 @@ HWY_NOINLINE void product_tile(int64_t kc, const float* HWY_RESTRICT a, const fl
     }
 }
 
-// M[xi][r - r0][j] = sum_c U_xi[r][c] V_xi[c][j] for the points [xi0, xi1), rows [r0, r1) (multiples
-// of kConvWeightRows apart from a padded end) and the block's tiles; M holds m_rows rows per point.
+// M[xi][r][j] = sum_c U_xi[r][c] V_xi[c][j] for the points [xi0, xi1), every row (padded to
+// kConvWeightRows) and the block's tiles. The same for every tile size.
 void multiply(const ConvShape& s, const float* U, const float* V, int64_t block, int64_t xi0, int64_t xi1,
-              int64_t r0, int64_t r1, float* M, int64_t m_rows) {  // same for every tile size
+              float* M) {
   constexpr int MR = WinoTile::kMR, NP = WinoTile::kPanels;
   const int64_t C = s.in_c, padded_rows = round_up(s.out_c, kConvWeightRows);
   const int64_t n_panels = block / kPanel;
   // Rows past the last output channel are zero weights: skip whole register tiles of them (64
   // channels pad to 72 rows, but with MR = 6 only 66 need computing).
-  const int64_t r_end = std::min(r1, round_up(s.out_c, MR));
+  const int64_t r_end = round_up(s.out_c, MR);
   // Depth steps keep a B panel in L1 while the row tiles pass over it; a block of one panel (few
   // tiles: the weights are streamed, each value used 16 times) takes the whole depth at once, so
   // that each point's weights are read front to back in one stream.
@@ -204,16 +204,16 @@ void multiply(const ConvShape& s, const float* U, const float* V, int64_t block,
   for (int64_t xi = xi0; xi < xi1; ++xi) {
     const float* U_xi = U + xi * padded_rows * C;
     const float* V_xi = V + xi * C * block;
-    float* M_xi = M + xi * m_rows * block;
+    float* M_xi = M + xi * padded_rows * block;
     for (int64_t pc = 0; pc < C; pc += kc_step) {
       const int64_t kc = std::min(kc_step, C - pc);
       for (int64_t p = 0; p < n_panels; p += NP) {
         const float* b0 = V_xi + p * C * kPanel + pc * kPanel;
         const bool pair = NP == 2 && p + 1 < n_panels;
-        for (int64_t i = r0; i < r_end; i += MR) {
+        for (int64_t i = 0; i < r_end; i += MR) {
           const float* a = U_xi + (i / kConvWeightRows) * C * kConvWeightRows + pc * kConvWeightRows +
                            i % kConvWeightRows;
-          float* c = M_xi + (i - r0) * block + p * kPanel;
+          float* c = M_xi + i * block + p * kPanel;
           if (pair || NP == 1) product_tile<MR, NP>(kc, a, b0, b0 + C * kPanel, c, block, pc > 0);
           else product_tile<MR, 1>(kc, a, b0, b0, c, block, pc > 0);
         }
@@ -222,22 +222,22 @@ void multiply(const ConvShape& s, const float* U, const float* V, int64_t block,
   }
 }
 
-// Transforms M (m_rows rows per point, from row r0) back into output pixels for output channels
-// [r0, min(r1, Cout)), adding the bias and applying the activation.
+// Transforms M back into output pixels for output channels [r0, min(r1, Cout)), adding the bias
+// and applying the activation.
 template <int OUT>
-void transform_output(const ConvShape& s, const float* M, int64_t m_rows, const TilePlace* places, int64_t block,
-                      int64_t r0, int64_t r1, const float* bias, const ConvActivation& act, float* y) {
+void transform_output(const ConvShape& s, const float* M, const TilePlace* places, int64_t block, int64_t r0,
+                      int64_t r1, const float* bias, const ConvActivation& act, float* y) {
   using T = WinoSize<OUT>;
   constexpr int64_t kOut = T::kOut, kPatch = T::kPatch;
   const DF d;
   constexpr int64_t L = (int64_t)hn::MaxLanes(DF());
-  const int64_t Ho = s.out_h, Wo = s.out_w, point_stride = m_rows * block;
+  const int64_t Ho = s.out_h, Wo = s.out_w, point_stride = round_up(s.out_c, kConvWeightRows) * block;
   HWY_ALIGN float pixels[kOut * kOut * L];
   for (int64_t r = r0; r < std::min(r1, s.out_c); ++r) {
     const VF b = hn::Set(d, bias[r]);
     for (int64_t j0 = 0; j0 < block; j0 += L) {
       if (places[j0].image < 0) break;  // padding tiles only at the block's end
-      const float* m = M + (r - r0) * block + j0;
+      const float* m = M + r * block + j0;
       // A^T m A: columns first, then rows.
       VF cols[kOut * kPatch];
       for (int64_t q = 0; q < kPatch; ++q) {
@@ -302,8 +302,8 @@ void conv_winograd(const ConvShape& s, const float* x, const float* U, const flo
       for (int64_t b = b0; b < b1; ++b) {
         place_tiles(b, block, tiles, tiles_h, tiles_w, kOut, places);
         transform_input<OUT>(s, x, places, block, 0, s.in_c, V);
-        multiply(s, U, V, block, 0, kPoints, 0, padded_rows, M, padded_rows);
-        transform_output<OUT>(s, M, padded_rows, places, block, 0, padded_rows, padded_bias, act, y);
+        multiply(s, U, V, block, 0, kPoints, M);
+        transform_output<OUT>(s, M, places, block, 0, padded_rows, padded_bias, act, y);
       }
     });
     return;
@@ -320,11 +320,11 @@ void conv_winograd(const ConvShape& s, const float* x, const float* U, const flo
     place_tiles(b, block, tiles, tiles_h, tiles_w, kOut, places);
     parallel_for(pool, s.in_c, 8, [&](int64_t c0, int64_t c1) { transform_input<OUT>(s, x, places, block, c0, c1, V); });
     parallel_for(pool, kPoints, 1, [&](int64_t xi0, int64_t xi1) {
-      multiply(s, U, V, block, xi0, xi1, 0, padded_rows, M, padded_rows);
+      multiply(s, U, V, block, xi0, xi1, M);
     });
     parallel_for(pool, row_panels, 1, [&](int64_t p0, int64_t p1) {
       const int64_t r0 = p0 * kConvWeightRows, r1 = p1 * kConvWeightRows;
-      transform_output<OUT>(s, M + r0 * block, padded_rows, places, block, r0, r1, padded_bias, act, y);
+      transform_output<OUT>(s, M, places, block, r0, r1, padded_bias, act, y);
     });
   }
 }
