@@ -111,14 +111,17 @@ def main():
             mnn_run = mnn_runner(args.mnn_dir, name, x, threads)
             if mnn_run:
                 runs["MNN"] = mnn_run
-            # Engines run in blocks, not call by call: onnxruntime's and torch's workers spin for a
-            # while after each run and would take the cores from whichever engine runs next. Each
-            # block starts with discarded runs; the blocks rotate three times.
+            # Engines run in blocks, not call by call: onnxruntime's, torch's and MNN's workers spin
+            # for a while after each run and would take the cores from whichever engine runs next.
+            # Each block starts after a pause (the spinning ends), then runs untimed for a while
+            # (the cores clock up again); the blocks rotate three times.
             times = {k: [] for k in runs}
             with torch.inference_mode():
                 for _ in range(3):
                     for k, fn in runs.items():
-                        for _ in range(3):
+                        time.sleep(0.3)
+                        start = time.perf_counter()
+                        while time.perf_counter() - start < 0.3:
                             fn()
                         times[k] += [timed(fn, 1) for _ in range(args.repeats)]
             med = {k: statistics.median(v) for k, v in times.items()}
