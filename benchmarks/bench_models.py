@@ -1,6 +1,7 @@
-"""Whole-model latency, batch 1: mnnpy against onnxruntime and PyTorch on the same ONNX files
-(torchvision models with random weights), at 1 and 2 threads, in rotating blocks, medians; plus
-load and first-run times. Run: python benchmarks/bench_models.py [--models resnet18,...]"""
+"""Whole-model latency, batch 1: mnnpy against onnxruntime, PyTorch and MNN on the same ONNX files
+(torchvision models with random weights; bert_base: a BERT-base encoder from its config, sequence
+128), at 1 and 2 threads, in rotating blocks, medians; plus load and first-run times and peak
+memory. Run: python benchmarks/bench_models.py [--models resnet18,...,bert_base]"""
 import argparse
 import os
 import statistics
@@ -15,7 +16,7 @@ import mnnpy  # noqa: E402
 from mnnpy import convert, nn  # noqa: E402
 
 from common import machine_summary  # noqa: E402
-from model_zoo import export_torchvision  # noqa: E402
+from model_zoo import export_torchvision, export_transformer  # noqa: E402
 
 
 def timed(fn, repeats):
@@ -93,12 +94,25 @@ def main():
     print(f"== whole models, batch 1, {args.size}x{args.size} ({machine_summary()})")
     print("   ratio = mnnpy time / reference time (below 1: mnnpy is faster)")
     for name in args.models.split(","):
-        path = export_torchvision(name, args.size)
-        x = np.random.default_rng(0).standard_normal((1, 3, args.size, args.size)).astype(np.float32)
-        module = nn.load_module_from_file(path, ["input"], ["output"])
-        torch.manual_seed(0)
-        tmodel = getattr(torchvision.models, name)(weights=None).eval()
-        tx = torch.from_numpy(x)
+        if name == "bert_base":
+            path = export_transformer("bert", small=False)
+            rng = np.random.default_rng(0)
+            feeds = {"input_ids": rng.integers(0, 1000, (1, 128)).astype(np.int64),
+                     "attention_mask": np.ones((1, 128), np.int64)}
+            import transformers
+            torch.manual_seed(0)  # the exported model's weights
+            tmodel = transformers.BertModel(transformers.BertConfig(attn_implementation="eager")).eval()
+            targs = {k: torch.from_numpy(v) for k, v in feeds.items()}
+            torch_run = lambda: tmodel(**targs)  # noqa: E731
+        else:
+            path = export_torchvision(name, args.size)
+            feeds = {"input": np.random.default_rng(0).standard_normal((1, 3, args.size, args.size)).astype(np.float32)}
+            torch.manual_seed(0)
+            tmodel = getattr(torchvision.models, name)(weights=None).eval()
+            tx = torch.from_numpy(feeds["input"])
+            torch_run = lambda: tmodel(tx)  # noqa: E731
+        x = feeds.get("input")
+        module = nn.load_module_from_file(path, list(feeds), [])
         for threads in (1, 2):
             mnnpy.set_num_threads(threads)
             torch.set_num_threads(threads)
@@ -106,9 +120,9 @@ def main():
             so.intra_op_num_threads = threads
             so.inter_op_num_threads = 1
             sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-            runs = {"mnnpy": lambda: module.forward(x), "onnxruntime": lambda: sess.run(None, {"input": x}),
-                    "torch": lambda: tmodel(tx)}
-            mnn_run = mnn_runner(args.mnn_dir, name, x, threads)
+            runs = {"mnnpy": lambda: module.forward(list(feeds.values())),
+                    "onnxruntime": lambda: sess.run(None, feeds), "torch": torch_run}
+            mnn_run = mnn_runner(args.mnn_dir, name, x, threads) if x is not None else None
             if mnn_run:
                 runs["MNN"] = mnn_run
             # Engines run in blocks, not call by call: onnxruntime's, torch's and MNN's workers spin
@@ -131,7 +145,7 @@ def main():
                   "  ".join(f"{k} {med[k] * 1e3:8.2f} ms" for k in refs) + "  ratio " +
                   "  ".join(f"vs {k} {med['mnnpy'] / med[k]:5.2f}" for k in refs) +
                   f"  vs best {med['mnnpy'] / best_ref:5.2f}", flush=True)
-            if threads == 1:
+            if threads == 1 and x is not None:
                 converted = os.path.splitext(path)[0] + ".mnnpy"
                 convert.from_onnx(path, converted)
                 fresh = memory_and_load(path, converted, args.size)
