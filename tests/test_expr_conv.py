@@ -446,6 +446,13 @@ def test_conv2d_scheme_query_matches_the_plan(rng):
         assert mnnpy._core.conv2d_scheme(list(x.shape), list(wt.shape), attrs) == step["scheme"]
 
 
+def test_conv2d_scheme_query_rejects_bad_shapes():
+    with pytest.raises(ValueError, match="input must be 4-D"):
+        mnnpy._core.conv2d_scheme([1, 3, 8], [4, 3, 3, 3])
+    with pytest.raises(ValueError, match="expects 5"):
+        mnnpy._core.conv2d_scheme([1, 3, 8, 8], [4, 5, 3, 3])
+
+
 @pytest.mark.parametrize("code,params", ACTIVATIONS)
 def test_winograd_fused_activation(rng, code, params):
     x, wt, b = make_case(rng, 2, 32, 13, 11, 40, 3, 3)
