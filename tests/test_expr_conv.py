@@ -350,7 +350,8 @@ def conv_profile(y):
     return value, steps[0]
 
 
-def conv_with_scheme(x, w, b, pads, activation=0, constant_weights=True, **act):
+def conv_with_scheme(x, w, b, pads, activation=0, constant_weights=True, strides=(1, 1), dilations=(1, 1), group=1,
+                     **act):
     xv = F.placeholder(x.shape)
     xv.write(x)
     if constant_weights:
@@ -362,7 +363,7 @@ def conv_with_scheme(x, w, b, pads, activation=0, constant_weights=True, **act):
         if b is not None:
             bv = F.placeholder(b.shape)
             bv.write(b)
-    return conv_profile(_conv2d_nchw(xv, wv, bv, (1, 1), pads, (1, 1), 1, activation, **act))
+    return conv_profile(_conv2d_nchw(xv, wv, bv, strides, pads, dilations, group, activation, **act))
 
 
 # (n, c, h, w, cout, pad): 3x3 stride-1 layers the cost model sends to Winograd. Odd sizes leave
@@ -608,18 +609,7 @@ PIXEL_ROWS_LAYERS = [
 
 def pixel_rows_conv(x, wt, b, k, strides, pads, dilations, group, activation=ACT_NONE, constant_weights=True,
                     **act):
-    xv = F.placeholder(x.shape)
-    xv.write(x)
-    if constant_weights:
-        wv, bv = F.const(wt), None if b is None else F.const(b)
-    else:
-        wv = F.placeholder(wt.shape)
-        wv.write(wt)
-        bv = None
-        if b is not None:
-            bv = F.placeholder(b.shape)
-            bv.write(b)
-    ours, step = conv_profile(_conv2d_nchw(xv, wv, bv, strides, pads, dilations, group, activation, **act))
+    ours, step = conv_with_scheme(x, wt, b, pads, activation, constant_weights, strides, dilations, group, **act)
     assert step["scheme"] == "pixel_rows_gemm"
     n, cout, ho, wo = ours.shape
     assert step["flops"] == 2 * n * cout * ho * wo * (x.shape[1] // group) * k * k
