@@ -16,7 +16,7 @@ import mnnpy  # noqa: E402
 from mnnpy import convert, nn  # noqa: E402
 
 from common import machine_summary  # noqa: E402
-from model_zoo import export_torchvision, export_transformer  # noqa: E402
+from model_zoo import export_torchvision, export_transformer, torchvision_model  # noqa: E402
 
 
 def timed(fn, repeats):
@@ -90,7 +90,6 @@ def main():
     args = p.parse_args()
     import onnxruntime as ort
     import torch
-    import torchvision
     print(f"== whole models, batch 1, {args.size}x{args.size} ({machine_summary()})")
     print("   ratio = mnnpy time / reference time (below 1: mnnpy is faster)")
     for name in args.models.split(","):
@@ -107,8 +106,7 @@ def main():
         else:
             path = export_torchvision(name, args.size)
             feeds = {"input": np.random.default_rng(0).standard_normal((1, 3, args.size, args.size)).astype(np.float32)}
-            torch.manual_seed(0)
-            tmodel = getattr(torchvision.models, name)(weights=None).eval()
+            tmodel = torchvision_model(name)
             tx = torch.from_numpy(feeds["input"])
             torch_run = lambda: tmodel(tx)  # noqa: E731
         x = feeds.get("input")

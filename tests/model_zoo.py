@@ -7,14 +7,11 @@ import warnings
 EXPORT_DIR = os.path.join(tempfile.gettempdir(), "mnnpy-model-zoo")
 
 
-def export_torchvision(name, size=224, batch=1, opset=17):
-    """Path of `name` (a torchvision.models constructor) exported to ONNX with a free batch axis."""
+def torchvision_model(name):
+    """torchvision's `name` (a classification or segmentation constructor) in eval mode, with the
+    seeded random weights that export_torchvision exports."""
     import torch
     import torchvision
-    os.makedirs(EXPORT_DIR, exist_ok=True)
-    path = os.path.join(EXPORT_DIR, f"{name}_{size}_op{opset}.onnx")
-    if os.path.exists(path):
-        return path
     torch.manual_seed(0)
     kwargs = {"weights": None}
     if name.startswith(("deeplabv3", "lraspp")):
@@ -28,6 +25,17 @@ def export_torchvision(name, size=224, batch=1, opset=17):
         for p in model.parameters():
             if p.dim() >= 2 and not p.any():
                 p.normal_(0, 0.02)
+    return model
+
+
+def export_torchvision(name, size=224, batch=1, opset=17):
+    """Path of `name` (a torchvision.models constructor) exported to ONNX with a free batch axis."""
+    import torch
+    os.makedirs(EXPORT_DIR, exist_ok=True)
+    path = os.path.join(EXPORT_DIR, f"{name}_{size}_op{opset}.onnx")
+    if os.path.exists(path):
+        return path
+    model = torchvision_model(name)
     x = torch.randn(batch, 3, size, size)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -79,6 +79,12 @@ DIRECT_CASES = [
     pytest.param(1, 16, 11, 13, 24, 3, 3, (1, 1), (0, 0, 0, 0), (1, 1), False, id="3x3-nopad"),
     pytest.param(1, 8, 6, 9, 16, 3, 3, (1, 1), (4, 3, 4, 5), (1, 1), False, id="3x3-pad-beyond-reach"),
     pytest.param(1, 16, 13, 17, 16, 3, 3, (1, 1), (2, 2, 2, 2), (2, 2), False, id="3x3-dilation2"),
+    # Dilations past the map (ASPP heads): every column's outer taps lie in the padding, or the
+    # border columns' taps differ from the middle ones (spans per row and column segment).
+    pytest.param(1, 24, 14, 14, 40, 3, 3, (1, 1), (24, 24, 24, 24), (24, 24), False, id="3x3-dilation-past-map"),
+    pytest.param(1, 16, 14, 14, 24, 3, 3, (1, 1), (12, 12, 12, 12), (12, 12), False, id="3x3-dilation12-14x14"),
+    pytest.param(2, 16, 13, 19, 16, 3, 3, (2, 1), (6, 3, 6, 9), (6, 9), False, id="3x3-dilation-stride-asym"),
+    pytest.param(1, 8, 9, 30, 16, 3, 5, (1, 2), (2, 8, 2, 8), (1, 4), False, id="3x5-dilation4-s2"),
     pytest.param(1, 8, 11, 13, 24, 5, 5, (1, 1), (2, 2, 2, 2), (1, 1), False, id="5x5"),
     pytest.param(1, 16, 6, 40, 32, 2, 5, (1, 3), (0, 2, 1, 0), (1, 2), False, id="rect-kernel"),
     pytest.param(1, 3, 30, 30, 64, 7, 7, (2, 2), (3, 3, 3, 3), (1, 1), True, id="nchw-7x7-s2-c3"),

@@ -374,15 +374,28 @@ TaskSplit split_tasks(const Layer& g, int threads) {
 // Output rows whose kernel rows inside the image are the same: their runs differ only by where the
 // rows start, so their pixels form one span (border rows each make their own).
 struct RowGroup {
-  int64_t oy0 = 0, oy1 = 0;
+  int64_t oy0 = 0, oy1 = 0, ox0 = 0;  // ox0: the span's first column (it runs on across row ends)
   size_t first_run = 0, runs = 0, first_pixel = 0, pixels = 0;
 };
+
+// Columns [ox0, ox1) of a dilated layer as segments whose kernel columns inside the image are the
+// same: with a large dilation on a small map most taps of border columns (or of every column) fall
+// in the padding. Appends (first column, taps) per segment.
+void column_segments(const ConvShape& s, int64_t in_w, int64_t ox0, int64_t ox1,
+                     std::vector<std::pair<int64_t, std::pair<int64_t, int64_t>>>& out) {
+  out.clear();
+  for (int64_t ox = ox0; ox < ox1; ++ox) {
+    const auto kx = taps_inside(ox, s.stride_w, s.pad_left, s.dilation_w, s.kernel_w, in_w);
+    if (out.empty() || out.back().second != kx) out.push_back({ox, kx});
+  }
+}
 
 // Per task and chunk: the groups, their runs and their pixels' input offsets.
 struct ChunkPlan {
   std::vector<RowGroup> groups;
   std::vector<const float*> run_x;
   std::vector<int64_t> run_w, x_offsets;
+  std::vector<std::pair<int64_t, std::pair<int64_t, int64_t>>> columns;
 };
 
 void ConvBlockedImpl(const ConvShape& shape, bool nchw, const float* x, const float* packed_w, const float* bias,
@@ -430,31 +443,64 @@ void ConvBlockedImpl(const ConvShape& shape, bool nchw, const float* x, const fl
         plan.run_x.clear();
         plan.run_w.clear();
         plan.x_offsets.clear();
-        for (int64_t oy = oy0; oy < oy1;) {
+        // Kernel columns per column segment (dilated layers; otherwise a kernel row is one run
+        // and horizontal padding is read from the staged zeros).
+        if (g.runs_per_row > 1) column_segments(s, g.in_w, ox0, ox1, plan.columns);
+        else plan.columns.assign(1, {ox0, {0, 1}});
+        // One span over whole rows when every column has the same taps, or when skipping the
+        // padding taps of the border columns saves too little to pay for narrow spans.
+        bool whole_rows = plan.columns.size() == 1;
+        std::pair<int64_t, int64_t> kx_union = plan.columns[0].second;
+        if (!whole_rows) {
+          int64_t exact = 0;
+          for (size_t i = 0; i < plan.columns.size(); ++i) {
+            const int64_t end = i + 1 < plan.columns.size() ? plan.columns[i + 1].first : ox1;
+            const auto kx = plan.columns[i].second;
+            exact += (end - plan.columns[i].first) * (kx.second - kx.first);
+            kx_union = {std::min(kx_union.first, kx.first), std::max(kx_union.second, kx.second)};
+          }
+          whole_rows = exact * 4 > (ox1 - ox0) * (kx_union.second - kx_union.first) * 3;
+        }
+        auto add_group = [&](int64_t row0, int64_t row1, int64_t col0, int64_t col1, std::pair<int64_t, int64_t> ky,
+                             std::pair<int64_t, int64_t> kx) {
           RowGroup grp;
-          grp.oy0 = oy;
-          const auto ky = kernel_rows(oy);
-          for (++oy; oy < oy1 && kernel_rows(oy) == ky;) ++oy;
-          grp.oy1 = oy;
+          grp.oy0 = row0;
+          grp.oy1 = row1;
+          grp.ox0 = col0;
           grp.first_run = plan.run_x.size();
           for (int64_t cb = 0; cb < blocks; ++cb) {
             for (int64_t kyy = ky.first; kyy < ky.second; ++kyy) {
-              const int64_t iy = grp.oy0 * s.stride_h - s.pad_top + kyy * s.dilation_h;
-              for (int64_t kr = 0; kr < g.runs_per_row; ++kr) {
-                const int64_t kx = g.runs_per_row == 1 ? 0 : kr, col = kx * s.dilation_w;
+              const int64_t iy = row0 * s.stride_h - s.pad_top + kyy * s.dilation_h;
+              for (int64_t kr = kx.first; kr < kx.second; ++kr) {
+                const int64_t kxx = g.runs_per_row == 1 ? 0 : kr, col = kxx * s.dilation_w;
                 plan.run_x.push_back(stage ? stage + (cb * rows_in + (iy - iy_lo)) * row_floats + col * cell
                                            : x_img + (((cb0 + cb) * g.in_h + iy) * g.in_w + col) * kChannelBlock);
-                plan.run_w.push_back(nchw ? (kyy * s.kernel_w + kx) * s.in_c
-                                          : ((cb0 + cb) * taps + kyy * s.kernel_w + kx) * kChannelBlock);
+                plan.run_w.push_back(nchw ? (kyy * s.kernel_w + kxx) * s.in_c
+                                          : ((cb0 + cb) * taps + kyy * s.kernel_w + kxx) * kChannelBlock);
               }
             }
           }
           grp.runs = plan.run_x.size() - grp.first_run;
           grp.first_pixel = plan.x_offsets.size();
-          for (int64_t r = 0; r < grp.oy1 - grp.oy0; ++r)
-            for (int64_t ox = ox0; ox < ox1; ++ox) plan.x_offsets.push_back(r * row_step + ox * g.pixel_stride);
+          for (int64_t r = 0; r < row1 - row0; ++r)
+            for (int64_t ox = col0; ox < col1; ++ox) plan.x_offsets.push_back(r * row_step + ox * g.pixel_stride);
           grp.pixels = plan.x_offsets.size() - grp.first_pixel;
           plan.groups.push_back(grp);
+        };
+        for (int64_t oy = oy0; oy < oy1;) {
+          const int64_t row0 = oy;
+          const auto ky = kernel_rows(oy);
+          for (++oy; oy < oy1 && kernel_rows(oy) == ky;) ++oy;
+          if (whole_rows) {
+            add_group(row0, oy, ox0, ox1, ky, kx_union);
+            continue;
+          }
+          for (int64_t row = row0; row < oy; ++row) {
+            for (size_t i = 0; i < plan.columns.size(); ++i) {
+              const int64_t end = i + 1 < plan.columns.size() ? plan.columns[i + 1].first : ox1;
+              add_group(row, row + 1, plan.columns[i].first, end, ky, plan.columns[i].second);
+            }
+          }
         }
         SpanArgs a;
         a.run = g.run;
@@ -474,7 +520,7 @@ void ConvBlockedImpl(const ConvShape& shape, bool nchw, const float* x, const fl
             a.run_w = plan.run_w.data() + grp.first_run;
             a.runs = (int64_t)grp.runs;
             a.x_offsets = plan.x_offsets.data() + grp.first_pixel;
-            const int64_t out_at = ((ob * g.out_h + grp.oy0) * g.out_w + ox0) * kChannelBlock;
+            const int64_t out_at = ((ob * g.out_h + grp.oy0) * g.out_w + grp.ox0) * kChannelBlock;
             a.y = y_img + out_at;
             a.residual = res_img ? res_img + out_at : nullptr;
             if (nchw) run_span<false>(a, nb, (int64_t)grp.pixels);
