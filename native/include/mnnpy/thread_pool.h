@@ -33,7 +33,8 @@ class ThreadPool {
   std::condition_variable wake_, done_;
   const std::function<void(int64_t, int64_t)>* job_ = nullptr;
   int64_t job_n_ = 0, job_chunk_ = 0, job_chunks_ = 0;
-  int64_t next_chunk_ = 0, chunks_done_ = 0;
+  int64_t next_chunk_ = 0;
+  std::atomic<int64_t> chunks_done_{0};  // written under mutex_; read without it while the caller spins
   std::atomic<uint64_t> generation_{0};
   bool stopping_ = false;
 };

@@ -108,6 +108,14 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
     lock.lock();
     ++chunks_done_;
   }
+  if (chunks_done_ != job_chunks_) {
+    // The last chunks are running on workers: spin a while before sleeping, since a wake-up by
+    // the condition variable costs more than most kernels' tails.
+    lock.unlock();
+    for (int i = 0; i < kSpinIterations && chunks_done_.load(std::memory_order_acquire) != job_chunks_; ++i)
+      cpu_relax();
+    lock.lock();
+  }
   done_.wait(lock, [&] { return chunks_done_ == job_chunks_; });
   job_ = nullptr;
 }
