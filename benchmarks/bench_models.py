@@ -1,7 +1,8 @@
 """Whole-model latency, batch 1: mnnpy against onnxruntime, PyTorch and MNN on the same ONNX files
-(torchvision models with random weights; bert_base: a BERT-base encoder from its config, sequence
-128), at 1 and 2 threads, in rotating blocks, medians; plus load and first-run times and peak
-memory. Run: python benchmarks/bench_models.py [--models resnet18,...,bert_base]"""
+(torchvision classification and segmentation models with random weights; bert_base: a BERT-base
+encoder from its config, sequence 128), at 1 and 2 threads, in rotating blocks, medians; plus
+load and first-run times and peak memory. Run: python benchmarks/bench_models.py
+[--models resnet18,...,bert_base]"""
 import argparse
 import os
 import statistics
@@ -83,7 +84,8 @@ def memory_and_load(onnx_path, mnnpy_path, size):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--models", default="resnet18,resnet50,mobilenet_v2,mobilenet_v3_large")
+    p.add_argument("--models", default="resnet18,resnet50,mobilenet_v2,mobilenet_v3_large,bert_base,vit_b_16,"
+                   "deeplabv3_mobilenet_v3_large")
     p.add_argument("--repeats", type=int, default=10)
     p.add_argument("--size", type=int, default=224)
     p.add_argument("--mnn-dir", default="/tmp/mnn-models", help="where <model>.mnn files converted by MNN are")

@@ -242,6 +242,7 @@ PORTABLE_LAYERS = [
     pytest.param(1, 96, 9, 11, 24, 1, 1, (1, 1), (0, 0, 0, 0), (1, 1), 1, False, id="1x1"),
     pytest.param(1, 3, 17, 15, 16, 7, 7, (2, 2), (3, 3, 3, 3), (1, 1), 1, True, id="nchw-7x7-s2"),
     pytest.param(1, 16, 13, 14, 16, 3, 3, (1, 1), (2, 2, 2, 2), (2, 2), 1, False, id="3x3-dilation2"),
+    pytest.param(1, 16, 14, 14, 24, 3, 3, (1, 1), (12, 12, 12, 12), (12, 12), 1, False, id="3x3-dilation12"),
     pytest.param(1, 24, 15, 17, 24, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 24, False, id="dw3x3"),
     pytest.param(1, 24, 15, 17, 24, 5, 5, (2, 2), (2, 2, 2, 2), (1, 1), 24, False, id="dw5x5-s2"),
     pytest.param(1, 16, 12, 13, 16, 3, 3, (1, 1), (2, 2, 2, 2), (2, 2), 16, False, id="dw-dilation2"),

@@ -11,9 +11,11 @@
 // dilation 1 the kw taps of a kernel row are neighbouring pixels, so a run is kw * 8 consecutive
 // values in the input and kw * 8 consecutive weight rows. Kernel rows outside the image are left
 // out of an output row's list (vertical padding costs nothing), and output rows with the same list
-// form one span of pixels whose tiles run across row ends: each pixel's input is an offset from
-// the run starts, so a 7-wide map costs no narrow tile per row. Horizontal padding: the rows a task
-// reads are first copied into zero-padded rows, so that no tap checks bounds. NCHW input (a first
+// form one span of pixels whose tiles run across row ends: each pixel's input and output are
+// offsets from the run starts and the span's start, so a 7-wide map costs no narrow tile per row.
+// Horizontal padding: the rows a task reads are first copied into zero-padded rows, so that no
+// tap checks bounds; dilated layers, whose kernel columns are separate runs, also leave out the
+// columns outside the image (spans of the columns with the same taps). NCHW input (a first
 // layer with few channels): its rows are copied pixel-interleaved ([W][C]), so that a kernel row's
 // kw * C values are one run as well.
 //
@@ -104,8 +106,8 @@ template <int NB> constexpr int tile_pixels() {
 }
 
 // What the tiles of one chunk and one group of output blocks share, and where the current span of
-// output pixels starts. Pixels of a span are consecutive in the output (8 floats apart per block);
-// their inputs lie at x_offsets[p] from the starts of the runs.
+// output pixels is: their inputs lie at x_offsets[p] from the starts of the runs, their outputs
+// (and residuals) at y_offsets[p] from y (and residual).
 struct SpanArgs {
   const float* const* run_x = nullptr;  // per run: its first input value, before the pixel's offset
   const int64_t* run_w = nullptr;       // per run: its first weight row
@@ -117,7 +119,8 @@ struct SpanArgs {
   bool accumulate = false, finish = false;
   ConvActivation act;
   const int64_t* x_offsets = nullptr;   // per pixel of the span
-  float* y = nullptr;                   // the span's first pixel, first block
+  const int64_t* y_offsets = nullptr;   // per pixel of the span
+  float* y = nullptr;                   // the span's first row and column, first block
   const float* residual = nullptr;      // at y's offset, or null
 };
 
@@ -136,9 +139,9 @@ HWY_INLINE void accumulate_value(V8 (&acc)[P][NV], const float* const (&xp)[P], 
   }
 }
 
-// Where accumulator v of pixel p goes, from the tile's first pixel and block.
-HWY_INLINE int64_t out_offset(int p, int v, int64_t block_stride) {
-  return (v / kVecPerBlock) * block_stride + p * kChannelBlock + (v % kVecPerBlock) * kLanes;
+// Where accumulator v of a pixel goes, from the pixel's first block.
+HWY_INLINE int64_t out_offset(int v, int64_t block_stride) {
+  return (v / kVecPerBlock) * block_stride + (v % kVecPerBlock) * kLanes;
 }
 
 // `tiles` tiles of P pixels x NB output blocks from the start of the span. kRunsOf8: every run is a
@@ -155,12 +158,11 @@ HWY_NOINLINE void direct_tiles(const SpanArgs& a, int64_t tiles) {
   constexpr int64_t w_row = std::min(NB, 2) * kChannelBlock, w_row_next = (NB == 3 ? 1 : 2) * kChannelBlock;
   for (int64_t tile = 0; tile < tiles; ++tile) {
     const int64_t* off = a.x_offsets + tile * P;
-    float* y = a.y + tile * P * kChannelBlock;
-    const float* residual = a.residual ? a.residual + tile * P * kChannelBlock : nullptr;
+    const int64_t* y_off = a.y_offsets + tile * P;
     V8 acc[P][NV];
     if (a.accumulate) {
       for (int p = 0; p < P; ++p)
-        for (int v = 0; v < NV; ++v) acc[p][v] = hn::LoadU(d, y + out_offset(p, v, ybs));
+        for (int v = 0; v < NV; ++v) acc[p][v] = hn::LoadU(d, a.y + y_off[p] + out_offset(v, ybs));
     } else {
       for (int v = 0; v < NV; ++v) {
         const V8 b = hn::LoadU(d, a.bias + v * kLanes);
@@ -185,15 +187,17 @@ HWY_NOINLINE void direct_tiles(const SpanArgs& a, int64_t tiles) {
     }
     bool cheap = true;
     if (a.finish) {
-      if (residual) {
+      if (a.residual) {
         for (int p = 0; p < P; ++p)
-          for (int v = 0; v < NV; ++v) acc[p][v] = hn::Add(acc[p][v], hn::LoadU(d, residual + out_offset(p, v, ybs)));
+          for (int v = 0; v < NV; ++v)
+            acc[p][v] = hn::Add(acc[p][v], hn::LoadU(d, a.residual + y_off[p] + out_offset(v, ybs)));
       }
       cheap = activate_cheap<P * NV>(d, &acc[0][0], a.act);
     }
     for (int p = 0; p < P; ++p)
-      for (int v = 0; v < NV; ++v) hn::StoreU(acc[p][v], d, y + out_offset(p, v, ybs));
-    if (!cheap) activate_stored(d, y, NB, ybs, P * kVecPerBlock, a.act);
+      for (int v = 0; v < NV; ++v) hn::StoreU(acc[p][v], d, a.y + y_off[p] + out_offset(v, ybs));
+    if (!cheap)
+      for (int p = 0; p < P; ++p) activate_stored(d, a.y + y_off[p], NB, ybs, kVecPerBlock, a.act);
   }
 }
 
@@ -250,8 +254,7 @@ void run_span(SpanArgs a, int64_t blocks, int64_t pixels) {
   const int64_t done = full * P;
   auto shift = [&](int64_t n) {
     a.x_offsets += n;
-    a.y += n * kChannelBlock;
-    if (a.residual) a.residual += n * kChannelBlock;
+    a.y_offsets += n;
   };
   shift(done);
   if (rest <= P) {  // no full tile before it: one tile
@@ -274,13 +277,14 @@ Layer make_layer(const ConvShape& s, bool nchw) {
   g.out_w = g.flat ? s.out_h * s.out_w : s.out_w;
   const int64_t span_w = (s.kernel_w - 1) * s.dilation_w + 1;
   g.staged_w = (g.out_w - 1) * s.stride_w + span_w;
-  g.staged = nchw || s.pad_left > 0 || g.staged_w - s.pad_left > g.in_w;
+  g.runs_per_row = s.dilation_w == 1 ? 1 : s.kernel_w;
+  // Dilated layers read no padding (their spans leave out the columns outside the image).
+  g.staged = nchw || (g.runs_per_row == 1 && (s.pad_left > 0 || g.staged_w - s.pad_left > g.in_w));
   g.in_blocks = nchw ? 1 : s.in_c / kChannelBlock;
   g.out_blocks = s.out_c / kChannelBlock;
   g.panels = ceil_div(g.out_blocks, kBlockedPanelBlocks);
   const int64_t cell = nchw ? s.in_c : kChannelBlock;  // floats per input pixel of a staged row or block
   g.pixel_stride = s.stride_w * cell;
-  g.runs_per_row = s.dilation_w == 1 ? 1 : s.kernel_w;
   g.run = (s.dilation_w == 1 ? s.kernel_w : 1) * cell;
   if (nchw) {
     g.chunk_blocks = g.chunks = 1;
@@ -371,16 +375,16 @@ TaskSplit split_tasks(const Layer& g, int threads) {
   return t;
 }
 
-// Output rows whose kernel rows inside the image are the same: their runs differ only by where the
-// rows start, so their pixels form one span (border rows each make their own).
-struct RowGroup {
-  int64_t oy0 = 0, oy1 = 0, ox0 = 0;  // ox0: the span's first column (it runs on across row ends)
+// Output pixels whose kernel taps inside the image are the same (a band of rows, and for dilated
+// layers a segment of columns): their runs differ only by where the pixels start, so they form one
+// span, which runs on across row ends.
+struct PixelGroup {
+  int64_t oy0 = 0, oy1 = 0, ox0 = 0;  // first row, end row, first column
   size_t first_run = 0, runs = 0, first_pixel = 0, pixels = 0;
 };
 
-// Columns [ox0, ox1) of a dilated layer as segments whose kernel columns inside the image are the
-// same: with a large dilation on a small map most taps of border columns (or of every column) fall
-// in the padding. Appends (first column, taps) per segment.
+// Columns [ox0, ox1) as segments whose kernel columns inside the image are the same: (first
+// column, taps) per segment.
 void column_segments(const ConvShape& s, int64_t in_w, int64_t ox0, int64_t ox1,
                      std::vector<std::pair<int64_t, std::pair<int64_t, int64_t>>>& out) {
   out.clear();
@@ -392,9 +396,9 @@ void column_segments(const ConvShape& s, int64_t in_w, int64_t ox0, int64_t ox1,
 
 // Per task and chunk: the groups, their runs and their pixels' input offsets.
 struct ChunkPlan {
-  std::vector<RowGroup> groups;
+  std::vector<PixelGroup> groups;
   std::vector<const float*> run_x;
-  std::vector<int64_t> run_w, x_offsets;
+  std::vector<int64_t> run_w, x_offsets, y_offsets;
   std::vector<std::pair<int64_t, std::pair<int64_t, int64_t>>> columns;
 };
 
@@ -443,63 +447,50 @@ void ConvBlockedImpl(const ConvShape& shape, bool nchw, const float* x, const fl
         plan.run_x.clear();
         plan.run_w.clear();
         plan.x_offsets.clear();
-        // Kernel columns per column segment (dilated layers; otherwise a kernel row is one run
-        // and horizontal padding is read from the staged zeros).
+        plan.y_offsets.clear();
+        // Output pixels are grouped by the kernel taps inside the image, so that no group reads
+        // the padding: rows by their kernel rows; for dilated layers, whose taps of a kernel row
+        // are separate runs, also columns by their kernel columns (with a large dilation on a
+        // small map most taps of most pixels fall outside). Undilated rows read their horizontal
+        // padding from the staged zeros: a kernel row is one run there.
         if (g.runs_per_row > 1) column_segments(s, g.in_w, ox0, ox1, plan.columns);
         else plan.columns.assign(1, {ox0, {0, 1}});
-        // One span over whole rows when every column has the same taps, or when skipping the
-        // padding taps of the border columns saves too little to pay for narrow spans.
-        bool whole_rows = plan.columns.size() == 1;
-        std::pair<int64_t, int64_t> kx_union = plan.columns[0].second;
-        if (!whole_rows) {
-          int64_t exact = 0;
-          for (size_t i = 0; i < plan.columns.size(); ++i) {
-            const int64_t end = i + 1 < plan.columns.size() ? plan.columns[i + 1].first : ox1;
-            const auto kx = plan.columns[i].second;
-            exact += (end - plan.columns[i].first) * (kx.second - kx.first);
-            kx_union = {std::min(kx_union.first, kx.first), std::max(kx_union.second, kx.second)};
-          }
-          whole_rows = exact * 4 > (ox1 - ox0) * (kx_union.second - kx_union.first) * 3;
-        }
-        auto add_group = [&](int64_t row0, int64_t row1, int64_t col0, int64_t col1, std::pair<int64_t, int64_t> ky,
-                             std::pair<int64_t, int64_t> kx) {
-          RowGroup grp;
-          grp.oy0 = row0;
-          grp.oy1 = row1;
-          grp.ox0 = col0;
-          grp.first_run = plan.run_x.size();
-          for (int64_t cb = 0; cb < blocks; ++cb) {
-            for (int64_t kyy = ky.first; kyy < ky.second; ++kyy) {
-              const int64_t iy = row0 * s.stride_h - s.pad_top + kyy * s.dilation_h;
-              for (int64_t kr = kx.first; kr < kx.second; ++kr) {
-                const int64_t kxx = g.runs_per_row == 1 ? 0 : kr, col = kxx * s.dilation_w;
-                plan.run_x.push_back(stage ? stage + (cb * rows_in + (iy - iy_lo)) * row_floats + col * cell
-                                           : x_img + (((cb0 + cb) * g.in_h + iy) * g.in_w + col) * kChannelBlock);
-                plan.run_w.push_back(nchw ? (kyy * s.kernel_w + kxx) * s.in_c
-                                          : ((cb0 + cb) * taps + kyy * s.kernel_w + kxx) * kChannelBlock);
-              }
-            }
-          }
-          grp.runs = plan.run_x.size() - grp.first_run;
-          grp.first_pixel = plan.x_offsets.size();
-          for (int64_t r = 0; r < row1 - row0; ++r)
-            for (int64_t ox = col0; ox < col1; ++ox) plan.x_offsets.push_back(r * row_step + ox * g.pixel_stride);
-          grp.pixels = plan.x_offsets.size() - grp.first_pixel;
-          plan.groups.push_back(grp);
-        };
         for (int64_t oy = oy0; oy < oy1;) {
           const int64_t row0 = oy;
           const auto ky = kernel_rows(oy);
           for (++oy; oy < oy1 && kernel_rows(oy) == ky;) ++oy;
-          if (whole_rows) {
-            add_group(row0, oy, ox0, ox1, ky, kx_union);
-            continue;
-          }
-          for (int64_t row = row0; row < oy; ++row) {
-            for (size_t i = 0; i < plan.columns.size(); ++i) {
-              const int64_t end = i + 1 < plan.columns.size() ? plan.columns[i + 1].first : ox1;
-              add_group(row, row + 1, plan.columns[i].first, end, ky, plan.columns[i].second);
+          for (size_t i = 0; i < plan.columns.size(); ++i) {
+            const auto kx = plan.columns[i].second;
+            PixelGroup grp;
+            grp.oy0 = row0;
+            grp.oy1 = oy;
+            grp.ox0 = plan.columns[i].first;
+            const int64_t col1 = i + 1 < plan.columns.size() ? plan.columns[i + 1].first : ox1;
+            grp.first_run = plan.run_x.size();
+            for (int64_t cb = 0; cb < blocks; ++cb) {
+              for (int64_t kyy = ky.first; kyy < ky.second; ++kyy) {
+                const int64_t iy = row0 * s.stride_h - s.pad_top + kyy * s.dilation_h;
+                for (int64_t kr = kx.first; kr < kx.second; ++kr) {
+                  // The column the group's first pixel reads (staged rows start at the padding).
+                  const int64_t kxx = g.runs_per_row == 1 ? 0 : kr;
+                  const int64_t col = grp.ox0 * s.stride_w + kxx * s.dilation_w - (stage ? 0 : s.pad_left);
+                  plan.run_x.push_back(stage ? stage + (cb * rows_in + (iy - iy_lo)) * row_floats + col * cell
+                                             : x_img + (((cb0 + cb) * g.in_h + iy) * g.in_w + col) * kChannelBlock);
+                  plan.run_w.push_back(nchw ? (kyy * s.kernel_w + kxx) * s.in_c
+                                            : ((cb0 + cb) * taps + kyy * s.kernel_w + kxx) * kChannelBlock);
+                }
+              }
             }
+            grp.runs = plan.run_x.size() - grp.first_run;
+            grp.first_pixel = plan.x_offsets.size();
+            for (int64_t r = 0; r < oy - row0; ++r) {
+              for (int64_t ox = grp.ox0; ox < col1; ++ox) {
+                plan.x_offsets.push_back(r * row_step + (ox - grp.ox0) * g.pixel_stride);
+                plan.y_offsets.push_back((r * g.out_w + ox - grp.ox0) * kChannelBlock);
+              }
+            }
+            grp.pixels = plan.x_offsets.size() - grp.first_pixel;
+            plan.groups.push_back(grp);
           }
         }
         SpanArgs a;
@@ -515,11 +506,12 @@ void ConvBlockedImpl(const ConvShape& shape, bool nchw, const float* x, const fl
           a.w = packed_w + q * kPanelWidth * s.in_c * taps;
           a.w_next = nb > kBlockedPanelBlocks ? a.w + kPanelWidth * s.in_c * taps : nullptr;
           a.bias = bias + ob * kChannelBlock;
-          for (const RowGroup& grp : plan.groups) {
+          for (const PixelGroup& grp : plan.groups) {
             a.run_x = plan.run_x.data() + grp.first_run;
             a.run_w = plan.run_w.data() + grp.first_run;
             a.runs = (int64_t)grp.runs;
             a.x_offsets = plan.x_offsets.data() + grp.first_pixel;
+            a.y_offsets = plan.y_offsets.data() + grp.first_pixel;
             const int64_t out_at = ((ob * g.out_h + grp.oy0) * g.out_w + grp.ox0) * kChannelBlock;
             a.y = y_img + out_at;
             a.residual = res_img ? res_img + out_at : nullptr;
