@@ -66,10 +66,12 @@ def _avg_pool_nchw(x, kernel, strides, pads4, ceil_mode=False, count_include_pad
 
 
 def _resize_nchw(x, out_hw, mode="nearest", coordinate_transformation_mode="half_pixel",
-                 nearest_mode="round_prefer_floor", cubic_coeff_a=-0.75, exclude_outside=False, scales=None):
+                 nearest_mode="round_prefer_floor", cubic_coeff_a=-0.75, exclude_outside=False, scales=None,
+                 antialias=False):
     """ONNX Resize over the spatial axes of [N, C, H, W] (``out_hw`` = (Ho, Wo)) or [N, C, W]
     (``out_hw`` = (Wo,)). ``scales``: the model's own spatial scale factors, which ONNX uses in the
-    coordinate transform when a model gives scales rather than sizes; by default out / in."""
+    coordinate transform when a model gives scales rather than sizes; by default out / in.
+    ``antialias``: linear and cubic downsampling widen their filter by 1 / scale."""
     x = _as_float_var(x, "resize")
     spatial = max(x.ndim - 2, 0)
     attrs = {
@@ -79,6 +81,7 @@ def _resize_nchw(x, out_hw, mode="nearest", coordinate_transformation_mode="half
         "nearest_mode": str(nearest_mode),
         "cubic_coeff_a": float(cubic_coeff_a),
         "exclude_outside": int(bool(exclude_outside)),
+        "antialias": int(bool(antialias)),
     }
     if scales is not None:
         scales = [float(s) for s in scales]

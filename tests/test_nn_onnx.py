@@ -391,6 +391,38 @@ def test_resize_by_scales_and_by_sizes(rng, mode, coord):
         check(make_model([node], {"x": x}, ["y"], weights, opset=13), {"x": x}, atol=1e-5)
 
 
+@pytest.mark.parametrize("attrs,inputs,weights", [
+    # Opset 18: the sizes or scales of some axes only, and sizes that keep the aspect ratio.
+    (dict(mode="nearest", axes=[3, 2]), ["x", "", "scales"], {"scales": np.array([1.5, 2.0], np.float32)}),
+    (dict(mode="linear", axes=[2, 3]), ["x", "", "", "sizes"], {"sizes": np.array([3, 11], np.int64)}),
+    (dict(mode="nearest", keep_aspect_ratio_policy="not_larger"), ["x", "", "", "sizes"],
+     {"sizes": np.array([1, 2, 9, 9], np.int64)}),
+    (dict(mode="linear", keep_aspect_ratio_policy="not_smaller", axes=[2, 3]), ["x", "", "", "sizes"],
+     {"sizes": np.array([3, 3], np.int64)}),
+    # Opset 19: half_pixel_symmetric, by scales whose lengths round down.
+    (dict(mode="linear", coordinate_transformation_mode="half_pixel_symmetric"), ["x", "", "scales"],
+     {"scales": np.array([1, 1, 0.7, 1.3], np.float32)}),
+    (dict(mode="cubic", coordinate_transformation_mode="half_pixel_symmetric"), ["x", "", "", "sizes"],
+     {"sizes": np.array([1, 2, 4, 12], np.int64)}),
+], ids=["axes-scales", "axes-sizes", "not-larger", "not-smaller", "symmetric-scales", "symmetric-sizes"])
+def test_resize_attributes_of_later_opsets(rng, attrs, inputs, weights):
+    x = rand(rng, 1, 2, 5, 7)
+    node = h.make_node("Resize", inputs, ["y"], **attrs)
+    check(make_model([node], {"x": x}, ["y"], weights, opset=19), {"x": x}, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["linear", "cubic"])
+@pytest.mark.parametrize("exclude_outside", [0, 1])
+@pytest.mark.parametrize("out_hw", [(9, 5), (4, 21), (13, 8)], ids=str)
+def test_resize_antialias(rng, mode, exclude_outside, out_hw):
+    # Downsampling on at least one axis: the filter widens by 1 / scale there.
+    x = rand(rng, 2, 3, 31, 23)
+    node = h.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode=mode, antialias=1,
+                       exclude_outside=exclude_outside)
+    sizes = {"sizes": np.array([2, 3, *out_hw], np.int64)}
+    check(make_model([node], {"x": x}, ["y"], sizes, opset=18), {"x": x}, atol=2e-5)
+
+
 def test_pooling_nodes(rng):
     x = rand(rng, 2, 3, 11, 9)
     nodes = [h.make_node("MaxPool", ["x"], ["m"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 0, 1, 1],

@@ -720,32 +720,47 @@ def _resize(ctx, node, ins):
         sizes = ctx.static(ins[3], node, "sizes") if len(ins) > 3 and ins[3] is not None else None
         mode = _attr(node, "mode", "nearest")
         coord = _attr(node, "coordinate_transformation_mode", "half_pixel")
-    spatial_scales = None
+    axes = _attr(node, "axes")
+    axes = list(range(x.ndim)) if axes is None else [_axis(a, x.ndim) for a in axes]
+    policy = _attr(node, "keep_aspect_ratio_policy", "stretch")
     if sizes is not None and sizes.size:
-        out = [int(s) for s in sizes.reshape(-1)]
-        axes = _attr(node, "axes")
-        if axes is not None:
-            full = list(x.shape)
-            for a, s in zip(axes, out):
-                full[_axis(a, x.ndim)] = s
-            out = full
+        given = [int(v) for v in sizes.reshape(-1)]
+        if len(given) != len(axes):
+            raise ValueError(f"Resize: {len(given)} sizes for {len(axes)} axes")
+        out = list(x.shape)
+        for a, size in zip(axes, given):
+            out[a] = size
+        spatial_scales = None
+        if policy != "stretch":
+            # One scale for every resized axis, so that the aspect ratio holds: the largest that
+            # fits inside the sizes (not_larger) or the smallest that covers them (not_smaller).
+            ratios = [size / x.shape[a] for a, size in zip(axes, given)]
+            if policy == "not_larger":
+                scale = min(ratios)
+            elif policy == "not_smaller":
+                scale = max(ratios)
+            else:
+                raise ValueError(f"Resize: unknown keep_aspect_ratio_policy {policy!r}; expected 'stretch', "
+                                 "'not_larger' or 'not_smaller'")
+            full = [scale if a in axes else 1.0 for a in range(x.ndim)]
+            out = [int(np.floor(scale * d + 0.5)) if a in axes else d for a, d in enumerate(x.shape)]
+            spatial_scales = [float(v) for v in full[2:]]
     else:
-        scales = np.asarray(scales, np.float64).reshape(-1)
-        out = [int(np.floor(d * s)) for d, s in zip(x.shape, scales)]
-        spatial_scales = [float(s) for s in scales[2:]]  # ONNX maps coordinates by the given scales
+        given = np.asarray(scales, np.float64).reshape(-1)
+        if given.size != len(axes):
+            raise ValueError(f"Resize: {given.size} scales for {len(axes)} axes")
+        full = np.ones(x.ndim)
+        full[axes] = given
+        out = [int(np.floor(d * v)) for d, v in zip(x.shape, full)]
+        spatial_scales = [float(v) for v in full[2:]]  # ONNX maps coordinates by the given scales
     if x.ndim != 4 or out[:2] != list(x.shape[:2]):
         raise ValueError(f"only resizing the last two axes of a 4-D input is supported (input {tuple(x.shape)}, "
                          f"output {tuple(out)})")
-    if _attr(node, "antialias", 0):
-        raise ValueError("Resize with antialias=1 is not supported")
-    if _attr(node, "keep_aspect_ratio_policy", "stretch") != "stretch":
-        raise ValueError(f"Resize keep_aspect_ratio_policy={node.attrs['keep_aspect_ratio_policy']} is not supported")
-    if coord == "align_corners":
-        spatial_scales = None  # align_corners maps by the sizes alone
     if mode == "linear" and coord == "tf_crop_and_resize":
         raise ValueError("Resize coordinate_transformation_mode tf_crop_and_resize is not supported")
     return _resize_nchw(x, out[2:], mode, coord, _attr(node, "nearest_mode", "round_prefer_floor"),
-                        _attr(node, "cubic_coeff_a", -0.75), bool(_attr(node, "exclude_outside", 0)), spatial_scales)
+                        _attr(node, "cubic_coeff_a", -0.75), bool(_attr(node, "exclude_outside", 0)), spatial_scales,
+                        bool(_attr(node, "antialias", 0)))
 
 
 @handles("If")

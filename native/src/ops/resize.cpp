@@ -1,10 +1,11 @@
 // Resize of float32 [N, C, H, W] (or [N, C, W]) tensors over the spatial axes, as ONNX Resize.
 // Attributes: size [Ho, Wo] (or [Wo]); mode "nearest" | "linear" | "cubic";
-// coordinate_transformation_mode "half_pixel" | "pytorch_half_pixel" | "align_corners" |
-// "asymmetric" | "tf_half_pixel_for_nn"; nearest_mode "round_prefer_floor" |
+// coordinate_transformation_mode "half_pixel" | "half_pixel_symmetric" | "pytorch_half_pixel" |
+// "align_corners" | "asymmetric" | "tf_half_pixel_for_nn"; nearest_mode "round_prefer_floor" |
 // "round_prefer_ceil" | "floor" | "ceil"; cubic_coeff_a (float, -0.75); exclude_outside 0/1;
+// antialias 0/1 (linear and cubic downsampling widen their filter by 1 / scale);
 // optional scale_h / scale_w (floats > 0): the model's own scale factors, which ONNX uses in the
-// coordinate transform instead of out / in when a model gives `scales`.
+// coordinate transform (with the unrounded length in * scale) when a model gives `scales`.
 #include <memory>
 #include <string>
 
@@ -21,6 +22,7 @@ const Named<cpu::ResizeMode> kModes[] = {
     {"nearest", cpu::ResizeMode::Nearest}, {"linear", cpu::ResizeMode::Linear}, {"cubic", cpu::ResizeMode::Cubic}};
 const Named<cpu::CoordinateMode> kCoordinateModes[] = {
     {"half_pixel", cpu::CoordinateMode::HalfPixel},
+    {"half_pixel_symmetric", cpu::CoordinateMode::HalfPixelSymmetric},
     {"pytorch_half_pixel", cpu::CoordinateMode::PytorchHalfPixel},
     {"align_corners", cpu::CoordinateMode::AlignCorners},
     {"asymmetric", cpu::CoordinateMode::Asymmetric},
@@ -49,6 +51,7 @@ cpu::ResizeOptions options_from(const Attrs& attrs) {
   o.nearest = lookup(kNearestModes, attrs, "nearest_mode", "round_prefer_floor");
   o.cubic_coeff_a = (float)(attrs.has("cubic_coeff_a") ? attrs.get_float("cubic_coeff_a") : -0.75);
   o.exclude_outside = attrs.get_int("exclude_outside", 0) != 0;
+  o.antialias = attrs.get_int("antialias", 0) != 0;
   return o;
 }
 
@@ -78,6 +81,8 @@ std::vector<TensorType> infer_resize(const std::vector<TensorType>& in, Attrs& a
   }
   const int64_t exclude = attrs.get_int("exclude_outside", 0);
   if (exclude != 0 && exclude != 1) throw ValueError("Resize: 'exclude_outside' must be 0 or 1");
+  const int64_t antialias = attrs.get_int("antialias", 0);
+  if (antialias != 0 && antialias != 1) throw ValueError("Resize: 'antialias' must be 0 or 1");
   options_from(attrs);  // validates the mode names
   Shape out = x.shape;
   for (size_t i = 2; i < rank; ++i) out[i] = size[i - 2];
@@ -100,11 +105,11 @@ class ResizeKernel : public Kernel {
     const bool has_h = s.size() == 4;
     const int64_t in_h = has_h ? s[2] : 1, out_h = has_h ? o[2] : 1;
     const int64_t in_w = s.back(), out_w = o.back();
-    auto scale = [&](const char* key, int64_t in, int64_t out) {
-      return ctx.attrs.has(key) ? (float)ctx.attrs.get_float(key) : (float)out / (float)in;
+    auto scale = [&](const char* key) {
+      return ctx.attrs.has(key) ? std::optional<float>((float)ctx.attrs.get_float(key)) : std::nullopt;
     };
-    return cpu::Resize2D(s[0] * s[1], cpu::make_resize_axis(in_h, out_h, scale("scale_h", in_h, out_h), options),
-                         cpu::make_resize_axis(in_w, out_w, scale("scale_w", in_w, out_w), options));
+    return cpu::Resize2D(s[0] * s[1], cpu::make_resize_axis(in_h, out_h, scale("scale_h"), options),
+                         cpu::make_resize_axis(in_w, out_w, scale("scale_w"), options));
   }
 
   cpu::Resize2D plan_;

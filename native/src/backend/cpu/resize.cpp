@@ -50,11 +50,34 @@ void horizontal_t(const float* HWY_RESTRICT row, const int32_t* HWY_RESTRICT ind
   }
 }
 
+// horizontal_t for any number of taps (antialiased downsampling).
+void horizontal_any(int taps, const float* HWY_RESTRICT row, const int32_t* HWY_RESTRICT index,
+                    const float* HWY_RESTRICT weight, int64_t out, float* HWY_RESTRICT dst) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const int64_t N = (int64_t)hn::Lanes(d);
+  int64_t o = 0;
+  for (; o + N <= out; o += N) {
+    auto acc = hn::Zero(d);
+    for (int t = 0; t < taps; ++t) {
+      const int64_t at = t * out + o;
+      acc = hn::MulAdd(hn::LoadU(d, weight + at), hn::GatherIndex(d, row, hn::LoadU(di, index + at)), acc);
+    }
+    hn::StoreU(acc, d, dst + o);
+  }
+  for (; o < out; ++o) {
+    float acc = 0;
+    for (int t = 0; t < taps; ++t) acc += weight[t * out + o] * row[index[t * out + o]];
+    dst[o] = acc;
+  }
+}
+
 void HorizontalImpl(int taps, const float* row, const int32_t* index, const float* weight, int64_t out, float* dst) {
   switch (taps) {
     case 1: return horizontal_t<1>(row, index, weight, out, dst);
     case 2: return horizontal_t<2>(row, index, weight, out, dst);
-    default: return horizontal_t<4>(row, index, weight, out, dst);
+    case 4: return horizontal_t<4>(row, index, weight, out, dst);
+    default: return horizontal_any(taps, row, index, weight, out, dst);
   }
 }
 
@@ -113,12 +136,20 @@ namespace {
 constexpr int64_t kBlockOutputs = 1 << 15;  // output elements per block of rows
 
 // The input coordinate of output position o, as ONNX Resize defines it (computed in float,
-// as onnxruntime does, so that ties in nearest rounding land the same way).
-float source_coordinate(int64_t o, int64_t in, int64_t out, float scale, CoordinateMode mode) {
+// as onnxruntime does, so that ties in nearest rounding land the same way). length: the resized
+// length before rounding down to out (in * scale).
+float source_coordinate(int64_t o, int64_t in, int64_t out, float scale, double length, CoordinateMode mode) {
   const float x = (float)o;
   switch (mode) {
     case CoordinateMode::HalfPixel: return (x + 0.5f) / scale - 0.5f;
+    case CoordinateMode::HalfPixelSymmetric: {
+      // Centres the rounded-down output on the input: shifts by half of what rounding cut off.
+      const float offset = (float)(in / 2.0 * (1.0 - (double)out / length));
+      return offset + (x + 0.5f) / scale - 0.5f;
+    }
     case CoordinateMode::PytorchHalfPixel: return out > 1 ? (x + 0.5f) / scale - 0.5f : 0.0f;
+    // By the rounded length even when the model gives scales, as onnxruntime and PyTorch do (the
+    // ONNX reference divides by in * scale - 1).
     case CoordinateMode::AlignCorners: return out == 1 ? 0.0f : x * (float)(in - 1) / (float)(out - 1);
     case CoordinateMode::Asymmetric: return x / scale;
     case CoordinateMode::TfHalfPixelForNN: return (x + 0.5f) / scale;
@@ -152,9 +183,51 @@ void cubic_weights(float t, float a, float w[4]) {
 
 int64_t clamp_index(int64_t i, int64_t in) { return std::min(std::max<int64_t>(i, 0), in - 1); }
 
+// Keys' cubic kernel at distance x.
+double cubic_kernel(double x, double a) {
+  x = std::fabs(x);
+  if (x <= 1) return ((a + 2) * x - (a + 3)) * x * x + 1;
+  if (x < 2) return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+  return 0;
+}
+
+// Antialiased linear or cubic taps of a downsampling axis (scale < 1), as ONNX Resize defines
+// them: the triangle or cubic kernel stretched by 1 / scale, normalized to sum 1, over the taps
+// nearest the source coordinate (edge values beyond the input, or with exclude_outside, none).
+void antialias_taps(ResizeAxis& axis, const std::vector<float>& source, double scale, const ResizeOptions& options) {
+  const int64_t in = axis.in, out = axis.out;
+  const bool cubic = options.mode == ResizeMode::Cubic;
+  const int64_t first = (int64_t)std::floor((cubic ? -2.0 : -1.0) / scale) + 1;  // tap offsets first .. -first + 1
+  const int64_t taps = 2 - 2 * first;
+  axis.taps = (int)taps;
+  axis.index.assign(taps * out, 0);
+  axis.weight.assign(taps * out, 0.0f);
+  std::vector<double> w(taps);
+  for (int64_t o = 0; o < out; ++o) {
+    const double x = source[o], whole = std::floor(x);
+    // The input to the left of x is the kernel's centre; an integral x counts as one past it.
+    const bool integral = x == whole;
+    const double ratio = integral ? 1.0 : x - whole;
+    const int64_t left = (int64_t)whole - (integral ? 1 : 0);
+    double total = 0;
+    for (int64_t t = 0; t < taps; ++t) {
+      const double at = ((double)(first + t) - ratio) * scale;
+      w[t] = cubic ? cubic_kernel(at, options.cubic_coeff_a) : std::max(0.0, 1.0 - std::fabs(at));
+      if (options.exclude_outside && (left + first + t < 0 || left + first + t >= in)) w[t] = 0;
+      total += w[t];
+    }
+    for (int64_t t = 0; t < taps; ++t) {
+      axis.index[t * out + o] = (int32_t)clamp_index(left + first + t, in);
+      axis.weight[t * out + o] = total != 0 ? (float)(w[t] / total) : 0.0f;
+    }
+  }
+}
+
 }  // namespace
 
-ResizeAxis make_resize_axis(int64_t in, int64_t out, float scale, const ResizeOptions& options) {
+ResizeAxis make_resize_axis(int64_t in, int64_t out, std::optional<float> given_scale, const ResizeOptions& options) {
+  const float scale = given_scale ? *given_scale : (float)out / (float)in;
+  const double length = given_scale ? (double)in * *given_scale : (double)out;
   ResizeAxis axis;
   axis.in = in;
   axis.out = out;
@@ -162,7 +235,7 @@ ResizeAxis make_resize_axis(int64_t in, int64_t out, float scale, const ResizeOp
   axis.index.assign(axis.taps * out, 0);
   axis.weight.assign(axis.taps * out, 0.0f);
   for (int64_t o = 0; o < out; ++o) {
-    const float x = source_coordinate(o, in, out, scale, options.coordinates);
+    const float x = source_coordinate(o, in, out, scale, length, options.coordinates);
     if (options.mode == ResizeMode::Nearest) {
       axis.index[o] = (int32_t)clamp_index(nearest_index(x, options.nearest), in);
       axis.weight[o] = 1.0f;
@@ -193,6 +266,11 @@ ResizeAxis make_resize_axis(int64_t in, int64_t out, float scale, const ResizeOp
         axis.weight[t * out + o] = w[t];
       }
     }
+  }
+  if (options.antialias && options.mode != ResizeMode::Nearest && scale < 1.0f) {
+    std::vector<float> source(out);
+    for (int64_t o = 0; o < out; ++o) source[o] = source_coordinate(o, in, out, scale, length, options.coordinates);
+    antialias_taps(axis, source, scale, options);
   }
   axis.identity = in == out;
   for (int64_t o = 0; o < out && axis.identity; ++o) {

@@ -1,6 +1,7 @@
 // CPU resize (nearest, linear, cubic) of float32 planes, with ONNX Resize's coordinate rules.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,7 +10,7 @@ class ThreadPool;
 namespace cpu {
 
 enum class ResizeMode { Nearest, Linear, Cubic };
-enum class CoordinateMode { HalfPixel, PytorchHalfPixel, AlignCorners, Asymmetric, TfHalfPixelForNN };
+enum class CoordinateMode { HalfPixel, HalfPixelSymmetric, PytorchHalfPixel, AlignCorners, Asymmetric, TfHalfPixelForNN };
 enum class NearestMode { RoundPreferFloor, RoundPreferCeil, Floor, Ceil };
 
 struct ResizeOptions {
@@ -18,6 +19,7 @@ struct ResizeOptions {
   NearestMode nearest = NearestMode::RoundPreferFloor;
   float cubic_coeff_a = -0.75f;
   bool exclude_outside = false;
+  bool antialias = false;  // linear and cubic: a filter 1 / scale times wider when downsampling
 };
 
 // The taps of one axis: output position o reads input index[t * out + o] with weight
@@ -30,8 +32,9 @@ struct ResizeAxis {
   bool identity = false;  // out == in and every output copies its own input position
 };
 
-// `scale` is out/in unless the caller has the model's own scale factor (ONNX `scales`).
-ResizeAxis make_resize_axis(int64_t in, int64_t out, float scale, const ResizeOptions& options);
+// given_scale: the model's own scale factor (ONNX `scales`), when it has one; ONNX then maps
+// coordinates by it and by the unrounded resized length in * scale, rather than by out / in.
+ResizeAxis make_resize_axis(int64_t in, int64_t out, std::optional<float> given_scale, const ResizeOptions& options);
 
 // Separable resize plan: tables are built once per shape; run() is called every execution.
 class Resize2D {
