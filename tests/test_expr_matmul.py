@@ -207,6 +207,25 @@ def test_constant_weights_few_rows(dtype, rows, trans_a, trans_b):
         mnnpy.set_num_threads(old)
 
 
+@pytest.mark.parametrize("m,k,n", [(128, 768, 3072), (197, 300, 770), (61, 1000, 90), (300, 64, 2000)])
+def test_constant_weights_thread_plans(m, k, n):
+    # Products by packed weights are cut into row and column tasks per thread count (a multiple
+    # of the threads whose blocks of A and C fit L2): every cut gives the same product.
+    rng = np.random.default_rng(14)
+    w = rand(rng, (k, n), np.float32)
+    x = F.placeholder((m, k), dtype=np.float32)
+    y = F.matmul(x, w)
+    v = rand(rng, (m, k), np.float32)
+    old = mnnpy.get_num_threads()
+    try:
+        for t in (1, 2, 3):
+            mnnpy.set_num_threads(t)
+            x.write(v)
+            assert_product(y.read(), v @ w)
+    finally:
+        mnnpy.set_num_threads(old)
+
+
 @pytest.mark.parametrize("n", [1024])
 def test_large_threads(n):
     rng = np.random.default_rng(12)

@@ -38,6 +38,7 @@ constexpr int64_t kPanelBytes = 64;  // one row of a packed B panel is one cache
 // MR x KC one of A stay in L1, an MC x KC block of A (~150 KB) in L2, a KC x NC block of B in L3.
 template <class T> struct Blocks;
 constexpr int64_t kL1PanelBytes = 24 << 10;  // most of L1 for the B micro-panel
+constexpr int64_t kL2TaskBytes = 384 << 10;  // a task's packed A block and C block, in L2 together
 template <> struct Blocks<float> { static constexpr int64_t kc = 256, mc = 144, nc = 4096; };
 template <> struct Blocks<double> { static constexpr int64_t kc = 256, mc = 72, nc = 2048; };
 
@@ -243,15 +244,35 @@ struct Plan {
 };
 
 template <class T>
-Plan make_plan(int64_t M, int64_t n_panels, int threads) {
+Plan make_plan(int64_t M, int64_t n_panels, int64_t kc, int threads) {
   constexpr int64_t MR = Tile<T>::kMR, NP = Tile<T>::kPanels, P = Tile<T>::kPanel;
   int64_t n_ic = ceil_div(M, Blocks<T>::mc);
   int64_t n_jc = ceil_div(n_panels, Blocks<T>::nc / P);
+  const int64_t max_ic = std::max<int64_t>(1, M / (4 * MR)), max_jc = ceil_div(n_panels, NP);
+  bool fitted = false;
   if (threads > 1) {
-    // At least two tiles per thread (so that one whose core another process takes can be helped)
-    // and equal shares. Row blocks are preferred but stay tall enough to reuse each B micro-panel
-    // several times from L1; beyond that, column blocks.
-    const int64_t max_ic = std::max<int64_t>(1, M / (4 * MR)), max_jc = ceil_div(n_panels, NP);
+    // The fewest tasks (a multiple of the threads, so that shares are equal) whose block of
+    // packed A and whose block of C both stay in L2 while the task runs: each task then streams
+    // B once. Measured on BERT's products at 2 threads: 10% faster than the rule below, which
+    // cut 128 rows into tasks of 36 rows that each streamed all of B. One thread keeps that rule
+    // (tasks of its own here measured slower).
+    for (int64_t tasks = threads; tasks <= 8 * threads && !fitted; tasks *= 2) {
+      for (int64_t ic = std::min(max_ic, tasks); ic >= 1 && !fitted; --ic) {
+        if (tasks % ic != 0 || tasks / ic > max_jc) continue;
+        const int64_t jc = tasks / ic;
+        const int64_t mc = round_up(ceil_div(M, ic), MR), cols = round_up(ceil_div(n_panels, jc), NP) * P;
+        if ((mc * kc + mc * cols) * (int64_t)sizeof(T) <= kL2TaskBytes) {
+          n_ic = ic;
+          n_jc = jc;
+          fitted = true;
+        }
+      }
+    }
+  }
+  if (threads > 1 && !fitted) {
+    // Otherwise at least two tiles per thread (so that one whose core another process takes can
+    // be helped) and equal shares. Row blocks are preferred but stay tall enough to reuse each B
+    // micro-panel several times from L1; beyond that, column blocks.
     const int64_t want = 2 * threads;
     if (n_ic * n_jc < want) n_ic = std::min(max_ic, std::max(n_ic, ceil_div(want, n_jc)));
     if (n_ic * n_jc < want) n_jc = std::min(max_jc, ceil_div(want, n_ic));
@@ -335,7 +356,7 @@ template <class T>
 void run_tasks(const GemmCall& g, const PanelSource<T>& src, int64_t p0, int64_t p1, int64_t k_begin, int64_t k_end,
                int64_t kc_step) {
   const int threads = g.pool ? g.pool->num_threads() : 1;
-  const Plan pl = make_plan<T>(g.M, p1 - p0, threads);
+  const Plan pl = make_plan<T>(g.M, p1 - p0, kc_step, threads);
   auto body = [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t jc = t / pl.n_ic, ic = t % pl.n_ic;
