@@ -571,7 +571,14 @@ def _layer_norm(ctx, node, ins):
     mean = F.reduce_mean(x, axes, True)
     centered = F.subtract(x, mean)
     var = F.reduce_mean(F.square(centered), axes, True)
-    inv_std = F.rsqrt(F.add(var, eps))
+    inv_std = F.rsqrt(F.add(var, eps))  # the optional Mean and InvStdDev outputs (dropped when unused)
+    affine = [scale] + ([bias] if bias is not None else [])
+    if x.dtype == np.float32 and all(v.dtype == np.float32 for v in affine):
+        try:
+            y = _core.op("LayerNorm", [x] + affine, {"axis": axis, "epsilon": float(eps)})
+            return [y, mean, inv_std]
+        except ValueError:
+            pass  # scale or bias broadcast in ways the kernel does not take: the ops one by one
     y = F.multiply(F.multiply(centered, inv_std), scale)
     return [y if bias is None else F.add(y, bias), mean, inv_std]
 
