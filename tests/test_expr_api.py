@@ -51,6 +51,19 @@ def test_activations(rng):
                 rtol=1e-5, atol=1e-6)
 
 
+def test_gelu_relative_accuracy_over_its_range():
+    # Both tails, the centre, and values around zero, against the float64 value x * Phi(x):
+    # relative accuracy holds even where the left tail is tiny (down to 1e-30 at x = -11.6, where
+    # the rounding of exp's argument -x^2 / 2 alone costs about 1e-5).
+    x = np.concatenate([np.linspace(-12, 12, 20001), np.geomspace(1e-6, 1, 50), -np.geomspace(1e-6, 1, 50)])
+    x = x.astype(np.float32)
+    erfc = np.vectorize(__import__("math").erfc)
+    expected = x.astype(np.float64) * 0.5 * erfc(-x.astype(np.float64) / np.sqrt(2))
+    got = F.gelu(F.const(x)).numpy().astype(np.float64)
+    big = np.abs(expected) > 1e-30
+    assert np.max(np.abs(got - expected)[big] / np.abs(expected[big])) < 3e-5
+
+
 def test_const_follows_mnn_defaults():
     assert F.const([1, 2, 3]).dtype == np.float32  # MNN's default for lists
     assert F.const([1, 2, 3], [3], F.NCHW, F.dtype.int).dtype == np.int32

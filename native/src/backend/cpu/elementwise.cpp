@@ -212,22 +212,39 @@ HWY_INLINE void compare2(const T* HWY_RESTRICT a, const T* HWY_RESTRICT b, uint8
   for (size_t i = 0; i < n; ++i) y[i] = f(a[i], b[i]) ? 1 : 0;
 }
 
-// Vector math over full vectors where every lane is inside [lo, hi]; libm elsewhere.
+// Vector math over full vectors where every lane is inside [lo, hi]; libm elsewhere. Four vectors
+// at a time while all their lanes are inside: the math functions are long dependency chains (a
+// division, an exp), and four independent ones keep the FMA units busy.
 template <class T, class VecFn>
 HWY_INLINE void map_math(const T* HWY_RESTRICT x, T* HWY_RESTRICT y, size_t n, int code, T lo, T hi, VecFn vf) {
   const hn::ScalableTag<T> d;
   const size_t N = hn::Lanes(d);
   const auto vlo = hn::Set(d, lo), vhi = hn::Set(d, hi);
-  size_t i = 0;
-  for (; i + N <= n; i += N) {
-    const auto v = hn::LoadU(d, x + i);
-    const auto ok = hn::And(hn::Ge(v, vlo), hn::Le(v, vhi));  // false for NaN
-    if (hn::AllTrue(d, ok)) {
-      hn::StoreU(vf(d, v), d, y + i);
+  auto inside = [&](auto v) { return hn::And(hn::Ge(v, vlo), hn::Le(v, vhi)); };  // false for NaN
+  // One vector: vector math, or libm for each lane when one is outside.
+  auto one = [&](size_t at) {
+    const auto v = hn::LoadU(d, x + at);
+    if (hn::AllTrue(d, inside(v))) {
+      hn::StoreU(vf(d, v), d, y + at);
     } else {
-      for (size_t j = i; j < i + N; ++j) y[j] = scalar_unary<T>(code, x[j]);
+      for (size_t j = at; j < at + N; ++j) y[j] = scalar_unary<T>(code, x[j]);
     }
+  };
+  size_t i = 0;
+  for (; i + 4 * N <= n; i += 4 * N) {
+    const auto v0 = hn::LoadU(d, x + i), v1 = hn::LoadU(d, x + i + N);
+    const auto v2 = hn::LoadU(d, x + i + 2 * N), v3 = hn::LoadU(d, x + i + 3 * N);
+    if (!hn::AllTrue(d, hn::And(hn::And(inside(v0), inside(v1)), hn::And(inside(v2), inside(v3))))) {
+      for (size_t k = 0; k < 4; ++k) one(i + k * N);
+      continue;
+    }
+    const auto r0 = vf(d, v0), r1 = vf(d, v1), r2 = vf(d, v2), r3 = vf(d, v3);
+    hn::StoreU(r0, d, y + i);
+    hn::StoreU(r1, d, y + i + N);
+    hn::StoreU(r2, d, y + i + 2 * N);
+    hn::StoreU(r3, d, y + i + 3 * N);
   }
+  for (; i + N <= n; i += N) one(i);
   for (; i < n; ++i) y[i] = scalar_unary<T>(code, x[i]);
 }
 
