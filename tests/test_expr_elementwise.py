@@ -268,6 +268,22 @@ def test_long_fused_chain_with_broadcast(shape, seed):
     assert_same(ours.numpy(), expected, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("shape,other", [
+    ((1, 84, 14, 14, 8), (1, 84, 1, 1, 8)),   # a per-channel scale in the blocked layout
+    ((2, 4, 3001, 5), (2, 4, 1, 5)),          # rows of 5: tiles of the fused kernel start mid-row
+    ((3, 7, 2, 3), (7, 1, 3)),
+    ((5, 1000, 2), (5, 1, 2)),
+    ((4, 6, 9), (4, 1, 1)),
+], ids=str)
+@pytest.mark.parametrize("dtype", ["float32", "int8", "int64"])
+def test_short_rows_repeated_along_a_broadcast_axis(rng, shape, other, dtype):
+    a = random_array(rng, shape, dtype)
+    b = random_array(rng, other, dtype)
+    assert_same((F.const(a) * F.const(b)).numpy(), a * b)
+    assert_same((F.exp(F.const(a) * 0) * F.const(b)).numpy(), np.exp(a * 0) * b)  # fused: b gathered per tile
+    assert_same((F.const(b) - F.const(a)).numpy(), b - a)
+
+
 def test_large_arrays_run_on_threads_and_match(rng):
     a = random_array(rng, (3, 700_001), "float32")
     b = random_array(rng, (700_001,), "float32")

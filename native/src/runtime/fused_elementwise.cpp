@@ -76,7 +76,30 @@ void gather_strided(const InputLayout& L, const char* src, int64_t start, int64_
   }
   const size_t es = L.elem_size;
   const int64_t inner = L.dims[rank - 1], inner_stride = L.strides[rank - 1];
+  // A short inner row repeated along the next dim (a per-channel vector over the pixels of a
+  // blocked layout): one copy of the row, then copies of what is written, doubling each time.
+  const bool repeated_rows = rank >= 2 && inner_stride != 0 && L.strides[rank - 2] == 0;
   while (n > 0) {
+    if (repeated_rows && idx[rank - 1] == 0 && n >= 2 * inner) {
+      const int64_t rows = std::min(n / inner, L.dims[rank - 2] - idx[rank - 2]);
+      const size_t row_bytes = inner * es;
+      std::memcpy(dst, src + offset * es, row_bytes);
+      for (int64_t done = 1; done < rows;) {
+        const int64_t more = std::min(done, rows - done);
+        std::memcpy(dst + done * row_bytes, dst, more * row_bytes);
+        done += more;
+      }
+      dst += rows * row_bytes;
+      n -= rows * inner;
+      idx[rank - 2] += rows;  // the offset stays: that dim's stride is 0
+      for (int64_t d = rank - 2; d > 0 && idx[d] == L.dims[d]; --d) {
+        offset -= idx[d] * L.strides[d];
+        idx[d] = 0;
+        ++idx[d - 1];
+        offset += L.strides[d - 1];
+      }
+      continue;
+    }
     const int64_t run = std::min(n, inner - idx[rank - 1]);
     if (inner_stride == 0) {
       cpu::fill(es, src + offset * es, dst, run);
