@@ -79,6 +79,15 @@ void gather_strided(const InputLayout& L, const char* src, int64_t start, int64_
   // A short inner row repeated along the next dim (a per-channel vector over the pixels of a
   // blocked layout): one copy of the row, then copies of what is written, doubling each time.
   const bool repeated_rows = rank >= 2 && inner_stride != 0 && L.strides[rank - 2] == 0;
+  // Wraps the multi-index from dim `from` outward where a dim has run to its end.
+  auto carry = [&](int64_t from) {
+    for (int64_t d = from; d > 0 && idx[d] == L.dims[d]; --d) {
+      offset -= idx[d] * L.strides[d];
+      idx[d] = 0;
+      ++idx[d - 1];
+      offset += L.strides[d - 1];
+    }
+  };
   while (n > 0) {
     if (repeated_rows && idx[rank - 1] == 0 && n >= 2 * inner) {
       const int64_t rows = std::min(n / inner, L.dims[rank - 2] - idx[rank - 2]);
@@ -92,12 +101,7 @@ void gather_strided(const InputLayout& L, const char* src, int64_t start, int64_
       dst += rows * row_bytes;
       n -= rows * inner;
       idx[rank - 2] += rows;  // the offset stays: that dim's stride is 0
-      for (int64_t d = rank - 2; d > 0 && idx[d] == L.dims[d]; --d) {
-        offset -= idx[d] * L.strides[d];
-        idx[d] = 0;
-        ++idx[d - 1];
-        offset += L.strides[d - 1];
-      }
+      carry(rank - 2);
       continue;
     }
     const int64_t run = std::min(n, inner - idx[rank - 1]);
@@ -111,12 +115,7 @@ void gather_strided(const InputLayout& L, const char* src, int64_t start, int64_
     // Advance the multi-index by `run` (which ends the inner row unless n is exhausted).
     idx[rank - 1] += run;
     offset += run * inner_stride;
-    for (int64_t d = rank - 1; d > 0 && idx[d] == L.dims[d]; --d) {
-      offset -= idx[d] * L.strides[d];
-      idx[d] = 0;
-      ++idx[d - 1];
-      offset += L.strides[d - 1];
-    }
+    carry(rank - 1);
   }
 }
 

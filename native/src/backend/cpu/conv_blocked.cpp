@@ -379,7 +379,7 @@ TaskSplit split_tasks(const Layer& g, int threads) {
 // layers a segment of columns): their runs differ only by where the pixels start, so they form one
 // span, which runs on across row ends.
 struct PixelGroup {
-  int64_t oy0 = 0, oy1 = 0, ox0 = 0;  // first row, end row, first column
+  int64_t oy0 = 0, ox0 = 0;  // the first pixel's row and column
   size_t first_run = 0, runs = 0, first_pixel = 0, pixels = 0;
 };
 
@@ -463,7 +463,6 @@ void ConvBlockedImpl(const ConvShape& shape, bool nchw, const float* x, const fl
             const auto kx = plan.columns[i].second;
             PixelGroup grp;
             grp.oy0 = row0;
-            grp.oy1 = oy;
             grp.ox0 = plan.columns[i].first;
             const int64_t col1 = i + 1 < plan.columns.size() ? plan.columns[i + 1].first : ox1;
             grp.first_run = plan.run_x.size();

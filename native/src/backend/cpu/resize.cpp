@@ -231,10 +231,11 @@ ResizeAxis make_resize_axis(int64_t in, int64_t out, std::optional<float> given_
   ResizeAxis axis;
   axis.in = in;
   axis.out = out;
+  const bool antialias = options.antialias && options.mode != ResizeMode::Nearest && scale < 1.0f;
   axis.taps = options.mode == ResizeMode::Nearest ? 1 : options.mode == ResizeMode::Linear ? 2 : 4;
-  axis.index.assign(axis.taps * out, 0);
-  axis.weight.assign(axis.taps * out, 0.0f);
-  for (int64_t o = 0; o < out; ++o) {
+  axis.index.assign(antialias ? 0 : axis.taps * out, 0);
+  axis.weight.assign(antialias ? 0 : axis.taps * out, 0.0f);
+  for (int64_t o = 0; o < out && !antialias; ++o) {
     const float x = source_coordinate(o, in, out, scale, length, options.coordinates);
     if (options.mode == ResizeMode::Nearest) {
       axis.index[o] = (int32_t)clamp_index(nearest_index(x, options.nearest), in);
@@ -267,7 +268,7 @@ ResizeAxis make_resize_axis(int64_t in, int64_t out, std::optional<float> given_
       }
     }
   }
-  if (options.antialias && options.mode != ResizeMode::Nearest && scale < 1.0f) {
+  if (antialias) {
     std::vector<float> source(out);
     for (int64_t o = 0; o < out; ++o) source[o] = source_coordinate(o, in, out, scale, length, options.coordinates);
     antialias_taps(axis, source, scale, options);
