@@ -12,8 +12,9 @@ read back as a NumPy array); torch's includes the activation as a separate op, a
 import argparse
 import json
 import os
-import subprocess
 import sys
+
+from common import run_in_children, timed_bursts
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -43,7 +44,6 @@ LAYERS = [
 
 def measure_child(threads, repeats, burst, warmup, pause, only):
     import statistics
-    import time
 
     import numpy as np
     import torch
@@ -79,18 +79,7 @@ def measure_child(threads, repeats, burst, warmup, pause, only):
         assert err < 1e-3, f"{name}: mismatch {err}"
         ours, theirs = [], []
         for _ in range(repeats):
-            for run, times in ((y.read, ours), (reference, theirs)):
-                if pause:
-                    time.sleep(pause)
-                start, calls = time.perf_counter(), 0
-                while calls < 2 or time.perf_counter() - start < warmup:
-                    run()
-                    calls += 1
-                per_call = (time.perf_counter() - start) / calls
-                for _ in range(max(burst, int(0.05 / per_call))):
-                    t = time.perf_counter()
-                    run()
-                    times.append(time.perf_counter() - t)
+            timed_bursts(((y.read, ours), (reference, theirs)), pause, warmup, burst)
         ho = (h + 2 * pad - k) // stride + 1
         flops = 2.0 * cout * (c // group) * k * k * ho * ho
         rows.append({"name": name, "ours": statistics.median(ours), "torch": statistics.median(theirs),
@@ -118,15 +107,8 @@ def main():
         print("bench_conv: PyTorch is not installed; nothing to compare against.")
         return
 
-    results = {}
-    for threads in args.threads:
-        env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads),
-                   OPENBLAS_NUM_THREADS=str(threads))
-        cmd = [sys.executable, os.path.abspath(__file__), "--child", "--threads", str(threads), "--repeats",
-               str(args.repeats), "--burst", str(args.burst), "--warmup", str(args.warmup), "--pause",
-               str(args.pause), "--only", args.only]
-        out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
-        results[threads] = json.loads(out.strip().splitlines()[-1])
+    results = run_in_children(__file__, args.threads, ["--repeats", args.repeats, "--burst", args.burst, "--warmup",
+                                                       args.warmup, "--pause", args.pause, "--only", args.only])
 
     first = results[args.threads[0]]
     print(f"mnnpy Conv2D (kernels: {first['isa']}) vs torch {first['torch']} conv2d, batch 1, float32")

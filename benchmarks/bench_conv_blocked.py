@@ -15,9 +15,10 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
+
+from common import run_in_children
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -168,14 +169,8 @@ def main():
     if args.child:
         measure_child(args.threads[0], args.repeats, args.burst, args.warmup, args.only)
         return
-    results = {}
-    for threads in args.threads:
-        env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads),
-                   OPENBLAS_NUM_THREADS=str(threads))
-        cmd = [sys.executable, os.path.abspath(__file__), "--child", "--threads", str(threads), "--repeats",
-               str(args.repeats), "--burst", str(args.burst), "--warmup", str(args.warmup), "--only", args.only]
-        out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
-        results[threads] = json.loads(out.strip().splitlines()[-1])
+    results = run_in_children(__file__, args.threads, ["--repeats", args.repeats, "--burst", args.burst, "--warmup",
+                                                       args.warmup, "--only", args.only])
 
     first = results[args.threads[0]]
     print(f"Conv2DBlocked vs NCHW Conv2D vs onnxruntime NCHWc Conv (MLAS); mnnpy kernels: {first['isa']}")

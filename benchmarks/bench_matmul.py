@@ -15,8 +15,9 @@ count over the sizes measured).
 import argparse
 import json
 import os
-import subprocess
 import sys
+
+from common import run_in_children, timed_bursts
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -24,7 +25,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def measure_child(threads, sizes, repeats, pause, burst, warmup):
     """Runs in a process whose BLAS thread count was fixed by the environment."""
     import statistics
-    import time
 
     import numpy as np
 
@@ -51,17 +51,7 @@ def measure_child(threads, sizes, repeats, pause, burst, warmup):
         count = repeats if n < 2048 else max(3, (repeats + 1) // 2)
         ours, theirs = [], []
         for _ in range(count):
-            for run, times in ((product.read, ours), (lambda: np.matmul(a, b), theirs)):
-                time.sleep(pause)
-                start, calls = time.perf_counter(), 0
-                while calls < 2 or time.perf_counter() - start < warmup:
-                    run()
-                    calls += 1
-                per_call = (time.perf_counter() - start) / calls
-                for _ in range(max(burst, int(0.05 / per_call))):
-                    t = time.perf_counter()
-                    run()
-                    times.append(time.perf_counter() - t)
+            timed_bursts(((product.read, ours), (lambda: np.matmul(a, b), theirs)), pause, warmup, burst)
         rows.append({"n": n, "ours": statistics.median(ours), "numpy": statistics.median(theirs)})
     info = _core.gemm_info()
     print(json.dumps({"rows": rows, "target": info["target"], "tile": info["float32"], "numpy": np.__version__}))
@@ -82,14 +72,8 @@ def main():
                       args.burst, args.warmup)
         return
 
-    results = {}
-    for threads in args.threads:
-        env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
-                   MKL_NUM_THREADS=str(threads))
-        cmd = [sys.executable, os.path.abspath(__file__), "--child", "--threads", str(threads),
-               "--repeats", str(args.repeats), "--pause", str(args.pause), "--burst", str(args.burst), "--warmup", str(args.warmup), "--sizes", *map(str, args.sizes)]
-        out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
-        results[threads] = json.loads(out.strip().splitlines()[-1])
+    results = run_in_children(__file__, args.threads, ["--repeats", args.repeats, "--pause", args.pause, "--burst",
+                                                       args.burst, "--warmup", args.warmup, "--sizes", *args.sizes])
 
     first = results[args.threads[0]]
     print(f"mnnpy GEMM: target {first['target']}, float32 micro-kernel {first['tile']['mr']}x{first['tile']['nr']}; "

@@ -1,7 +1,10 @@
 """Side-by-side timing helpers shared by the benchmarks: interleaved runs, medians, ratios."""
+import json
 import os
 import platform
 import statistics
+import subprocess
+import sys
 import time
 
 
@@ -36,6 +39,38 @@ def compare(ours, reference, repeats=15, warmup=2, min_time=0.0):
         t_ours.append(t1 - t0)
         t_ref.append(t2 - t1)
     return statistics.median(t_ours), statistics.median(t_ref)
+
+
+def timed_bursts(runs, pause=0.0, warmup=0.1, burst=3):
+    """One burst per (callable, list of times) pair, in turn: after `pause` idle seconds (other
+    engines' worker threads stop spinning) and `warmup` seconds of untimed calls (the cores clock
+    up), at least `burst` timed calls and at least 50 ms of them, appended to the list."""
+    for run, times in runs:
+        if pause:
+            time.sleep(pause)
+        start, calls = time.perf_counter(), 0
+        while calls < 2 or time.perf_counter() - start < warmup:
+            run()
+            calls += 1
+        per_call = (time.perf_counter() - start) / calls
+        for _ in range(max(burst, int(0.05 / per_call))):
+            t = time.perf_counter()
+            run()
+            times.append(time.perf_counter() - t)
+
+
+def run_in_children(script, thread_counts, args):
+    """Runs `script --child --threads N *args` once per thread count, each in a fresh process with
+    the BLAS/OpenMP thread variables set to N (libraries size their pools at import), and returns
+    {N: the JSON object the child printed last}."""
+    results = {}
+    for threads in thread_counts:
+        env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads),
+                   OPENBLAS_NUM_THREADS=str(threads))
+        cmd = [sys.executable, os.path.abspath(script), "--child", "--threads", str(threads), *map(str, args)]
+        out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
+        results[threads] = json.loads(out.strip().splitlines()[-1])
+    return results
 
 
 def fmt_time(t):
