@@ -749,9 +749,8 @@ def _resize(ctx, node, ins):
             else:
                 raise ValueError(f"Resize: unknown keep_aspect_ratio_policy {policy!r}; expected 'stretch', "
                                  "'not_larger' or 'not_smaller'")
-            full = [scale if a in axes else 1.0 for a in range(x.ndim)]
             out = [int(np.floor(scale * d + 0.5)) if a in axes else d for a, d in enumerate(x.shape)]
-            spatial_scales = [float(v) for v in full[2:]]
+            spatial_scales = [float(scale) if a in axes else 1.0 for a in range(2, x.ndim)]
     else:
         given = np.asarray(scales, np.float64).reshape(-1)
         if given.size != len(axes):
