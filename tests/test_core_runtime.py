@@ -124,6 +124,51 @@ def test_placeholder_write_checks(rng):
         (x + 1).write(np.zeros((2, 3)))
 
 
+def test_placeholder_rewrites_leave_earlier_values_alone(rng):
+    # A written value's bytes may be written again, but only when nothing else reads them.
+    x = F.placeholder((64, 64), dtype=np.float32)
+    first, second = random_array(rng, (64, 64), "float32"), random_array(rng, (64, 64), "float32")
+    x.write(first)
+    seen = x.numpy()  # holds the value it read
+    same_shape_result = (x + 0).numpy()
+    x.write(second)
+    assert_same(seen, first)
+    assert_same(same_shape_result, first)
+    assert_same(x.numpy(), second)
+    x.write(np.arange(64 * 64).reshape(64, 64))  # int64 cast into the float32 value
+    assert_same(x.numpy(), np.arange(64 * 64, dtype=np.float32).reshape(64, 64))
+    kept = (x * 1).numpy()
+    with pytest.raises(ValueError, match="shape"):
+        x.write(np.zeros((3, 3), np.float32))
+    with pytest.raises(TypeError, match="dtype"):
+        x.write(np.array(["a"] * 4096).reshape(64, 64))
+    assert_same(x.numpy(), kept)  # a refused write keeps the old value
+
+
+def test_planned_graph_runs_with_new_placeholder_values(rng):
+    w = random_array(rng, (16,), "float32")
+    x = F.placeholder((4, 16))
+    y = F.tanh(x * F.exp(F.const(w)))
+    z = F.reduce_sum(y, [1])
+    with pytest.raises(ValueError, match="no value"):
+        mnnpy._core.PlannedGraph([y, z])
+    x.write(random_array(rng, (4, 16), "float32"))
+    planned = mnnpy._core.PlannedGraph([y, z])
+    for _ in range(3):
+        xv = random_array(rng, (4, 16), "float32")
+        x.write(xv)
+        before = stats()
+        ry, rz = planned.run()
+        assert stats()["plans_built"] == before["plans_built"]
+        assert_same(ry.numpy(), np.tanh(xv * np.exp(w)), rtol=1e-5)
+        assert_same(rz.numpy(), np.tanh(xv * np.exp(w)).sum(1), rtol=1e-5)
+        assert ry.is_const  # results are fresh values, untouched by later runs
+    kept = ry.numpy().copy()
+    x.write(random_array(rng, (4, 16), "float32"))
+    planned.run()
+    assert_same(ry.numpy(), kept)
+
+
 def test_var_attributes(rng):
     a = F.const(random_array(rng, (2, 3), "float32"))
     a.name = "a"

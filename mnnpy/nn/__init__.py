@@ -186,10 +186,10 @@ class _ConvertedModule(Module):
                 raise ValueError("this module was loaded with shape_mutable=False; inputs must keep the shapes "
                                  f"of the first call {next(iter(self._instances))}")
             if self._value_inputs == set(self.input_names):
-                return placeholders, outputs  # data-dependent: never reused
+                return _Instance(placeholders, outputs, reused=False)  # data-dependent
             if len(self._instances) >= 16:  # a few shapes at a time; each holds its plan
                 self._instances.pop(next(iter(self._instances)))
-            inst = self._instances[key] = (placeholders, outputs)
+            inst = self._instances[key] = _Instance(placeholders, outputs, reused=True)
         return inst
 
     def forward(self, *inputs):
@@ -220,17 +220,35 @@ class _ConvertedModule(Module):
                     raise ValueError(f"input '{name}' dimension {i} must be {w} (model shape {tuple(want.shape)}), "
                                      f"got shape {a.shape}")
             arrays.append(a)
-        placeholders, outputs = self._instance(self._key(arrays), arrays)
+        inst = self._instance(self._key(arrays), arrays)
         for name, a in zip(self.input_names, arrays):
-            if name in placeholders:
-                placeholders[name].write(a)
+            if name in inst.placeholders:
+                inst.placeholders[name].write(a)
         if self.thread_num:
             from .. import set_num_threads
             set_num_threads(self.thread_num)
-        results = _core.evaluate_as_constants(outputs)
+        results = inst.run()
         for name, r in zip(self.output_names, results):
             r.name = name
         return results[0] if len(results) == 1 else results
+
+
+class _Instance:
+    """A converted graph built for one set of input shapes: its placeholders and outputs, and
+    (when it is reused) the plan made on its first run."""
+
+    def __init__(self, placeholders, outputs, reused):
+        self.placeholders = placeholders
+        self.outputs = outputs
+        self.reused = reused
+        self.planned = None
+
+    def run(self):
+        if not self.reused:
+            return _core.evaluate_as_constants(self.outputs)
+        if self.planned is None:
+            self.planned = _core.PlannedGraph(self.outputs)
+        return self.planned.run()
 
 
 def profile(module, *inputs, repeats=5, print_table=True):

@@ -18,6 +18,20 @@ struct ExecutorStats {
 // Computes the values of `targets`; caches them on nodes that read no placeholder.
 // Safe to call from several threads; releases nothing itself (callers release the GIL).
 std::vector<std::shared_ptr<Tensor>> evaluate(const std::vector<Var>& targets);
+
+// A graph planned once for many runs (a loaded model's forward): the subgraph behind the
+// targets is folded, collected and planned when this is made, so each run only reads the
+// placeholders' current values and runs the steps. Placeholders need values when it is made.
+class PlannedGraph {
+ public:
+  explicit PlannedGraph(const std::vector<Var>& targets);
+  std::vector<std::shared_ptr<Tensor>> run() const;
+  const std::vector<Var>& targets() const;
+
+ private:
+  struct State;
+  std::shared_ptr<const State> state_;
+};
 ExecutorStats executor_stats();
 void clear_plan_cache();
 // Plan options: individual passes can be turned off to compare their effect; "profile"

@@ -50,7 +50,7 @@ DType dtype_from_python(py::handle obj) {
                   " (supported: bool, int8, uint8, int16, int32, int64, float16, bfloat16, float32, float64)");
 }
 
-std::shared_ptr<Tensor> tensor_from_numpy(py::handle obj, const DType* force) {
+std::shared_ptr<Tensor> tensor_from_numpy(py::handle obj, const DType* force, const std::shared_ptr<Tensor>& reuse) {
   py::module_ np = py::module_::import("numpy");
   py::object arr_obj = np.attr("asarray")(obj);
   py::array arr = py::reinterpret_borrow<py::array>(arr_obj);
@@ -61,14 +61,25 @@ std::shared_ptr<Tensor> tensor_from_numpy(py::handle obj, const DType* force) {
   }
   DType src = dtype_from_python(dt);
   if (arr.ndim() > 32) throw ValueError("arrays of more than 32 dimensions are not supported");
-  Shape shape(arr.shape(), arr.shape() + arr.ndim());
+  const TensorType type{force ? *force : src, Shape(arr.shape(), arr.shape() + arr.ndim())};
   py::array contiguous = np.attr("ascontiguousarray")(arr);
-  auto tensor = Tensor::allocate(TensorType{src, shape});
-  std::memcpy(tensor->data, contiguous.data(), tensor->nbytes());
-  if (force && *force != src) {
-    auto converted = Tensor::allocate(TensorType{*force, shape});
-    cpu::cast(src, *force, tensor->data, converted->data, (size_t)tensor->numel());
-    return converted;
+  std::shared_ptr<Tensor> tensor;
+  // A block that nothing else reads (no other tensor, view or NumPy array) is written again:
+  // its pages are already mapped and likely cached. The tensor is new, so caches keyed by
+  // tensor id never see old contents.
+  if (reuse && reuse.use_count() == 1 && reuse->owner.use_count() == 1 && reuse->nbytes() == type.nbytes() &&
+      reuse->type.dtype == type.dtype) {
+    tensor = std::make_shared<Tensor>();
+    tensor->type = type;
+    tensor->data = reuse->data;
+    tensor->owner = reuse->owner;
+  } else {
+    tensor = Tensor::allocate(type);
+  }
+  if (type.dtype == src) {
+    std::memcpy(tensor->data, contiguous.data(), tensor->nbytes());
+  } else {
+    cpu::cast(src, type.dtype, contiguous.data(), tensor->data, (size_t)tensor->numel());
   }
   return tensor;
 }

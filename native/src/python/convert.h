@@ -12,8 +12,10 @@ namespace py = pybind11;
 py::dtype numpy_dtype(DType t);
 // DType for anything np.dtype() accepts, or a DType name; TypeError when unsupported.
 DType dtype_from_python(py::handle obj);
-// A tensor holding a copy of the array's values (any layout) in C order.
-std::shared_ptr<Tensor> tensor_from_numpy(py::handle obj, const DType* force = nullptr);
+// A tensor holding a copy of the array's values (any layout) in C order, cast to `force` when
+// given. The bytes of `reuse` are written again when nothing else holds them and they fit.
+std::shared_ptr<Tensor> tensor_from_numpy(py::handle obj, const DType* force = nullptr,
+                                          const std::shared_ptr<Tensor>& reuse = nullptr);
 // A NumPy array viewing the tensor's bytes, keeping the tensor alive; read-only.
 py::array numpy_from_tensor(const std::shared_ptr<Tensor>& t);
 

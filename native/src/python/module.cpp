@@ -18,6 +18,13 @@ std::vector<std::shared_ptr<Tensor>> evaluate_without_gil(const std::vector<Var>
   return evaluate(vars);
 }
 
+// Computed values as constant Vars, in the data format of the Vars they were computed for.
+std::vector<Var> as_constants(const std::vector<std::shared_ptr<Tensor>>& tensors, const std::vector<Var>& vars) {
+  std::vector<Var> out;
+  for (size_t i = 0; i < tensors.size(); ++i) out.push_back(make_const(tensors[i], vars[i].node->data_format));
+  return out;
+}
+
 py::array read(const Var& v) { return numpy_from_tensor(evaluate_without_gil({v})[0]); }
 
 py::tuple shape_tuple(const Shape& s) {
@@ -84,9 +91,21 @@ void bind_var(py::module_& m) {
       .def("write", [](Var& v, py::handle value) {
         if (v.node->kind != NodeKind::Placeholder) throw ValueError("write() needs a placeholder; this Var is " + v.node->op->name);
         const TensorType& t = v.type();
-        auto tensor = tensor_from_numpy(value, &t.dtype);
-        if (tensor->type.shape != t.shape && tensor->numel() == t.numel()) tensor->type.shape = t.shape;
+        // The old value is moved out so that its bytes can be written again (see
+        // tensor_from_numpy); it comes back when the new value is refused.
+        std::shared_ptr<Tensor> previous;
+        if (!v.node->values.empty()) previous = std::move(v.node->values[0]);
+        std::shared_ptr<Tensor> tensor;
+        try {
+          tensor = tensor_from_numpy(value, &t.dtype, previous);
+        } catch (...) {
+          if (previous) v.node->values[0] = std::move(previous);
+          throw;
+        }
+        // Equal element counts: a reused block always lands here, so a refusal never follows reuse.
+        if (tensor->numel() == t.numel()) tensor->type.shape = t.shape;
         if (tensor->type.shape != t.shape) {
+          if (previous) v.node->values[0] = std::move(previous);
           throw ValueError("cannot write a value of shape " + shape_str(tensor->type.shape) + " to a placeholder of shape " +
                            shape_str(t.shape));
         }
@@ -249,12 +268,24 @@ PYBIND11_MODULE(_core, m) {
     return out;
   }, "The steps of the last run made with the executor option 'profile' on.");
   m.def("evaluate_as_constants", [](const std::vector<Var>& vars) {
-    auto tensors = evaluate_without_gil(vars);
-    std::vector<Var> out;
-    for (size_t i = 0; i < tensors.size(); ++i) out.push_back(make_const(tensors[i], vars[i].node->data_format));
-    return out;
+    return as_constants(evaluate_without_gil(vars), vars);
   }, "Compute several Vars in one plan; returns new constant Vars sharing the computed values "
      "(values are never written again, so later runs of the same graph leave them alone).");
+  py::class_<PlannedGraph>(m, "PlannedGraph",
+                           "The graph behind some Vars, folded and planned once; run() computes them again "
+                           "from the placeholders' current values (as constant Vars).")
+      .def(py::init([](const std::vector<Var>& targets) {
+             py::gil_scoped_release release;
+             return PlannedGraph(targets);
+           }), py::arg("targets"))
+      .def("run", [](const PlannedGraph& g) {
+        std::vector<std::shared_ptr<Tensor>> tensors;
+        {
+          py::gil_scoped_release release;
+          tensors = g.run();
+        }
+        return as_constants(tensors, g.targets());
+      });
   m.def("promote_types", [](py::handle a, py::handle b) {
     return numpy_dtype(promote_types(dtype_from_python(a), dtype_from_python(b)));
   });

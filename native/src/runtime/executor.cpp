@@ -67,6 +67,13 @@ struct OutputHash {
   size_t operator()(const std::pair<Node*, int>& k) const { return std::hash<Node*>()(k.first) * 31 + k.second; }
 };
 
+void require_written(const Node* placeholder) {
+  if (!placeholder->has_values()) {
+    throw ValueError("placeholder" + (placeholder->name.empty() ? std::string() : " '" + placeholder->name + "'") +
+                     " has no value: write() one before evaluating");
+  }
+}
+
 Collected collect(const std::vector<Var>& targets) {
   Collected g;
   IndexOf<Node*> node_index;
@@ -75,10 +82,7 @@ Collected collect(const std::vector<Var>& targets) {
     auto key = std::make_pair(n, idx);
     const int found = leaf_index.find(key);
     if (found >= 0) return Ref{-1, found};
-    if (n->kind == NodeKind::Placeholder && !n->has_values()) {
-      throw ValueError("placeholder" + (n->name.empty() ? std::string() : " '" + n->name + "'") +
-                       " has no value: write() one before evaluating");
-    }
+    if (n->kind == NodeKind::Placeholder) require_written(n);
     const int i = (int)g.leaves.size();
     g.leaves.push_back(key);
     leaf_index.insert(key, i);
@@ -561,29 +565,36 @@ std::vector<std::shared_ptr<Tensor>> run_plan(const Plan& plan, const Collected&
 
 std::mutex g_value_mutex;
 
+// Constant folding: in a graph that reads placeholders, parts that read none are computed
+// once (and kept on their nodes), so every later run starts from their values.
+Collected collect_folded(const std::vector<Var>& targets) {
+  Collected g = collect(targets);
+  bool uses_placeholder = false;
+  for (Node* n : g.nodes) uses_placeholder = uses_placeholder || n->uses_placeholder;
+  if (!uses_placeholder) return g;
+  std::vector<Var> frontier;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (!g.nodes[i]->uses_placeholder) continue;
+    for (const Var& in : g.nodes[i]->inputs) {
+      if (!in.node->uses_placeholder && in.node->kind == NodeKind::Op && !in.node->has_values()) frontier.push_back(in);
+    }
+  }
+  if (frontier.empty()) return g;
+  evaluate(frontier);
+  std::lock_guard<std::mutex> lock(g_cache_mutex);
+  g_stats.last_folded = frontier.size();
+  return collect(targets);
+}
+
+void count_run() {
+  std::lock_guard<std::mutex> lock(g_cache_mutex);
+  ++g_stats.runs;
+}
+
 }  // namespace
 
 std::vector<std::shared_ptr<Tensor>> evaluate(const std::vector<Var>& targets) {
-  Collected g = collect(targets);
-  // Constant folding: in a graph that reads placeholders, parts that read none are computed
-  // once (and kept on their nodes), so every later run starts from their values.
-  bool uses_placeholder = false;
-  for (Node* n : g.nodes) uses_placeholder = uses_placeholder || n->uses_placeholder;
-  if (uses_placeholder) {
-    std::vector<Var> frontier;
-    for (size_t i = 0; i < g.nodes.size(); ++i) {
-      if (!g.nodes[i]->uses_placeholder) continue;
-      for (const Var& in : g.nodes[i]->inputs) {
-        if (!in.node->uses_placeholder && in.node->kind == NodeKind::Op && !in.node->has_values()) frontier.push_back(in);
-      }
-    }
-    if (!frontier.empty()) {
-      evaluate(frontier);
-      g = collect(targets);
-      std::lock_guard<std::mutex> lock(g_cache_mutex);
-      g_stats.last_folded = frontier.size();
-    }
-  }
+  Collected g = collect_folded(targets);
   std::shared_ptr<Plan> plan = lookup_or_build(g);
   std::vector<std::shared_ptr<Tensor>> out = run_plan(*plan, g);
   {
@@ -596,8 +607,34 @@ std::vector<std::shared_ptr<Tensor>> evaluate(const std::vector<Var>& targets) {
       }
     }
   }
-  std::lock_guard<std::mutex> lock(g_cache_mutex);
-  ++g_stats.runs;
+  count_run();
+  return out;
+}
+
+struct PlannedGraph::State {
+  std::vector<Var> targets;  // keeps every collected node alive
+  Collected graph;
+  std::shared_ptr<Plan> plan;
+  std::vector<Node*> placeholders;
+};
+
+PlannedGraph::PlannedGraph(const std::vector<Var>& targets) {
+  auto state = std::make_shared<State>();
+  state->targets = targets;
+  state->graph = collect_folded(targets);
+  state->plan = lookup_or_build(state->graph);
+  for (auto& [leaf, index] : state->graph.leaves) {
+    if (leaf->kind == NodeKind::Placeholder) state->placeholders.push_back(leaf);
+  }
+  state_ = std::move(state);
+}
+
+const std::vector<Var>& PlannedGraph::targets() const { return state_->targets; }
+
+std::vector<std::shared_ptr<Tensor>> PlannedGraph::run() const {
+  for (const Node* p : state_->placeholders) require_written(p);
+  std::vector<std::shared_ptr<Tensor>> out = run_plan(*state_->plan, state_->graph);
+  count_run();
   return out;
 }
 
