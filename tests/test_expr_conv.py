@@ -437,23 +437,6 @@ def test_winograd_2x2_placeholder_weights(rng):
     np.testing.assert_allclose(ours, conv_ref(x, wt, b, pads=(1, 1, 1, 1)), rtol=RTOL, atol=ATOL)
 
 
-def test_conv2d_scheme_query_matches_the_plan(rng):
-    # The layout pass asks the cost model which scheme a layer gets; the plan must agree.
-    for n, c, h, cout, k, pad in [(1, 64, 56, 64, 3, 1), (1, 512, 7, 512, 3, 1), (1, 16, 7, 16, 3, 1),
-                                  (1, 64, 28, 128, 1, 0)]:
-        x, wt, b = make_case(rng, n, c, h, h, cout, k, k)
-        _, step = conv_with_scheme(x, wt, b, (pad,) * 4)
-        attrs = {"strides": [1, 1], "pads": [pad] * 4, "dilations": [1, 1], "group": 1}
-        assert mnnpy._core.conv2d_scheme(list(x.shape), list(wt.shape), attrs) == step["scheme"]
-
-
-def test_conv2d_scheme_query_rejects_bad_shapes():
-    with pytest.raises(ValueError, match="input must be 4-D"):
-        mnnpy._core.conv2d_scheme([1, 3, 8], [4, 3, 3, 3])
-    with pytest.raises(ValueError, match="expects 5"):
-        mnnpy._core.conv2d_scheme([1, 3, 8, 8], [4, 5, 3, 3])
-
-
 @pytest.mark.parametrize("code,params", ACTIVATIONS)
 def test_winograd_fused_activation(rng, code, params):
     x, wt, b = make_case(rng, 2, 32, 13, 11, 40, 3, 3)

@@ -1,6 +1,6 @@
 """Conv2DBlocked (mnnpy._expr_layout._conv2d_blocked) against torch.nn.functional.conv2d in float64:
-the direct kernel (1x1 and KxK, strides, padding, dilation, NCHW first layers), the depthwise
-kernel, fused activations and residuals, weights fed at run time, thread counts, the portable SIMD
+the direct kernel (1x1 and KxK, strides, padding, dilation, NCHW first layers), Winograd
+F(4x4, 3x3) and F(2x2, 3x3), the depthwise kernel, fused activations and residuals, weights fed at run time, thread counts, the portable SIMD
 path, and errors. Blocked inputs are made, and outputs read back, with NumPy."""
 import math
 
@@ -111,6 +111,42 @@ def test_direct_placeholder_weights(rng, n, c, h, w, cout, kh, kw, strides, pads
     x, wt, b = make_case(rng, n, c, h, w, cout, kh, kw)
     ours = run_blocked(x, wt, b, strides, pads, dilations, nchw=nchw, constant_weights=False)
     np.testing.assert_allclose(ours, expected(x, wt, b, strides, pads, dilations), rtol=RTOL, atol=ATOL)
+
+
+# Winograd (3x3, stride 1, both channel counts >= 32): F(4x4, 3x3) on maps with enough tiles,
+# F(2x2, 3x3) on small ones. Tiles cut by the map's edge, batches, asymmetric and no padding,
+# channel counts that end on an odd output block, several tile blocks.
+# (n, c, h, w, cout, pads, scheme)
+WINOGRAD_CASES = [
+    pytest.param(1, 32, 20, 20, 48, (1, 1, 1, 1), "blocked_winograd", id="f4"),
+    pytest.param(2, 40, 13, 17, 56, (1, 1, 1, 1), "blocked_winograd", id="f4-odd-map-batch2-odd-blocks"),
+    pytest.param(1, 32, 15, 18, 32, (0, 1, 2, 1), "blocked_winograd", id="f4-asym-pad"),
+    pytest.param(1, 48, 22, 21, 40, (0, 0, 0, 0), "blocked_winograd", id="f4-nopad"),
+    pytest.param(1, 64, 58, 58, 32, (1, 1, 1, 1), "blocked_winograd", id="f4-several-blocks"),
+    pytest.param(1, 64, 7, 7, 64, (1, 1, 1, 1), "blocked_winograd_2x2", id="f2-7x7"),
+    pytest.param(1, 32, 9, 6, 40, (2, 1, 0, 1), "blocked_winograd_2x2", id="f2-asym-pad"),
+]
+
+
+def winograd_scheme(x, wt, b, pads):
+    xv = F.placeholder(blocked(x).shape)
+    xv.write(blocked(x))
+    return conv_profile(_conv2d_blocked(xv, F.const(wt), F.const(b), (1, 1), pads, (1, 1), 1))[1]["scheme"]
+
+
+@pytest.mark.parametrize("n,c,h,w,cout,pads,scheme", WINOGRAD_CASES)
+def test_winograd_matches_torch(rng, n, c, h, w, cout, pads, scheme):
+    x, wt, b = make_case(rng, n, c, h, w, cout, 3, 3)
+    assert winograd_scheme(x, wt, b, pads) == scheme
+    ho, wo = h + pads[0] + pads[2] - 2, w + pads[1] + pads[3] - 2
+    res = rng.standard_normal((n, cout, ho, wo)).astype(np.float32)
+    args = ((1, 1), pads, (1, 1))
+    for code, residual in ((ACT_NONE, None), (ACT_RELU, res), (ACT_SILU, res)):
+        ours = run_blocked(x, wt, b, *args, activation=code, residual=residual)
+        ref = expected(x, wt, b, *args, activation=code, residual=residual)
+        np.testing.assert_allclose(ours, ref, rtol=RTOL, atol=ATOL)
+    ours = run_blocked(x, wt, b, *args, constant_weights=False)  # packed into scratch on every run
+    np.testing.assert_allclose(ours, expected(x, wt, b, *args), rtol=RTOL, atol=ATOL)
 
 
 # Depthwise: 3x3 and 5x5 at stride 1 and 2 run compile-time specialized tiles, the rest the generic
@@ -243,6 +279,8 @@ PORTABLE_LAYERS = [
     pytest.param(1, 3, 17, 15, 16, 7, 7, (2, 2), (3, 3, 3, 3), (1, 1), 1, True, id="nchw-7x7-s2"),
     pytest.param(1, 16, 13, 14, 16, 3, 3, (1, 1), (2, 2, 2, 2), (2, 2), 1, False, id="3x3-dilation2"),
     pytest.param(1, 16, 14, 14, 24, 3, 3, (1, 1), (12, 12, 12, 12), (12, 12), 1, False, id="3x3-dilation12"),
+    pytest.param(1, 32, 20, 19, 40, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1, False, id="winograd"),
+    pytest.param(1, 32, 7, 7, 40, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1, False, id="winograd-2x2"),
     pytest.param(1, 24, 15, 17, 24, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 24, False, id="dw3x3"),
     pytest.param(1, 24, 15, 17, 24, 5, 5, (2, 2), (2, 2, 2, 2), (1, 1), 24, False, id="dw5x5-s2"),
     pytest.param(1, 16, 12, 13, 16, 3, 3, (1, 1), (2, 2, 2, 2), (2, 2), 16, False, id="dw-dilation2"),
@@ -304,6 +342,9 @@ def conv_profile(y):
     ((1, 4, 9, 9, 8), (48, 32, 1, 1), (1, 1), (0, 0, 0, 0), 1, "blocked_pointwise"),
     ((1, 4, 9, 9, 8), (48, 32, 1, 1), (2, 2), (0, 0, 0, 0), 1, "blocked_direct"),
     ((1, 4, 9, 9, 8), (16, 32, 3, 3), (1, 1), (1, 1, 1, 1), 1, "blocked_direct"),
+    ((1, 4, 28, 28, 8), (32, 32, 3, 3), (1, 1), (1, 1, 1, 1), 1, "blocked_winograd"),
+    ((1, 4, 7, 7, 8), (32, 32, 3, 3), (1, 1), (1, 1, 1, 1), 1, "blocked_winograd_2x2"),
+    ((1, 4, 28, 28, 8), (32, 32, 3, 3), (2, 2), (1, 1, 1, 1), 1, "blocked_direct"),
     ((1, 3, 9, 9), (16, 3, 3, 3), (2, 2), (1, 1, 1, 1), 1, "blocked_direct"),
     ((1, 4, 9, 9, 8), (32, 1, 3, 3), (1, 1), (1, 1, 1, 1), 32, "blocked_depthwise"),
 ])

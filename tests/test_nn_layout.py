@@ -147,9 +147,9 @@ def test_fuse_residual_adds_rewrites_only_single_use_convolutions():
 
 
 @pytest.mark.parametrize("channels,size,scheme", [(32, 28, "winograd"), (64, 7, "winograd_2x2")])
-def test_winograd_layers_stay_nchw(rng, tmp_path, channels, size, scheme):
-    # A wide 3x3 stride-1 layer runs Winograd in NCHW (fewer products than any direct kernel; at
-    # 7x7 with 2x2 tiles); the 1x1 layer after it runs blocked.
+def test_winograd_layers_run_blocked(rng, tmp_path, channels, size, scheme):
+    # A wide 3x3 stride-1 layer runs Winograd (fewer products than any direct kernel; at 7x7 with
+    # 2x2 tiles) in the blocked layout, as does the 1x1 layer after it: one conversion each way.
     w1 = rng.standard_normal((channels, channels, 3, 3)).astype(np.float32) * 0.05
     w2 = rng.standard_normal((channels, channels, 1, 1)).astype(np.float32) * 0.1
     nodes = [helper.make_node("Conv", ["x", "w1"], ["c"], pads=[1, 1, 1, 1]),
@@ -159,4 +159,5 @@ def test_winograd_layers_stay_nchw(rng, tmp_path, channels, size, scheme):
     x = rng.standard_normal((1, channels, size, size)).astype(np.float32)
     module = _compare(path, x)
     ops = _ops(module, x)
-    assert ("Conv2D", scheme) in ops and ("Conv2DBlocked", "blocked_pointwise") in ops
+    assert ("Conv2DBlocked", "blocked_" + scheme) in ops and ("Conv2DBlocked", "blocked_pointwise") in ops
+    assert ops.count(("ToBlockedChannels", "transpose8x8")) == 1

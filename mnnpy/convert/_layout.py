@@ -100,8 +100,6 @@ def _conv(ctx, node, env):
     strides = list(_attr(node, "strides", [1, 1]))
     dilations = list(_attr(node, "dilations", [1, 1]))
     pads = _spatial_pads(node, shape[2:], kernel, strides, dilations)
-    if _runs_winograd(shape, w.shape, strides, pads, dilations, group):
-        return False
     bias = env.get(node.inputs[2]) if len(node.inputs) > 2 and node.inputs[2] else None
     if bias is None:
         bias = F.const(np.zeros(cout, np.float32))
@@ -117,13 +115,6 @@ def _conv(ctx, node, env):
         x, w, bias, strides, pads, dilations, group, act, _attr(node, "clip_min", 0.0), _attr(node, "clip_max", 6.0),
         _attr(node, "alpha", 0.2), _attr(node, "beta", 0.5), residual)
     return True
-
-
-def _runs_winograd(shape, w_shape, strides, pads, dilations, group):
-    """Whether the NCHW convolution would run this layer with Winograd, which does fewer products
-    than any direct kernel (the C++ cost model decides). Such layers stay NCHW."""
-    attrs = {"strides": list(strides), "pads": list(pads), "dilations": list(dilations), "group": int(group)}
-    return _core.conv2d_scheme(list(shape), list(w_shape), attrs).startswith("winograd")
 
 
 def _broadcastable(v, like):

@@ -17,10 +17,6 @@ Var where(const Var& cond, const Var& a, const Var& b);
 // take at most one axis.
 Var reduce(const std::string& kind, const Var& x, const std::optional<std::vector<int64_t>>& axes, bool keepdims);
 
-// The kernel scheme the CPU cost model picks for a float32 Conv2D with this input shape, weight
-// shape and attributes (strides, pads, dilations, group), named as the profile names it.
-std::string conv2d_scheme(const Shape& x, const Shape& w, Attrs attrs);
-
 bool is_elementwise_op(const std::string& op_name);
 // Names of the registered unary and binary elementwise ops.
 std::vector<std::string> unary_op_names();

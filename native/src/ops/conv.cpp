@@ -150,9 +150,4 @@ MNNPY_REGISTER_OP(conv2d_def());
 
 }  // namespace
 
-std::string conv2d_scheme(const Shape& x, const Shape& w, Attrs attrs) {
-  return cpu::conv_scheme_name(cpu::choose_conv_scheme(
-      conv_shape({TensorType{DType::Float32, x}, TensorType{DType::Float32, w}}, attrs)));
-}
-
 }  // namespace mnnpy

@@ -5,7 +5,8 @@
 //           (y = act(conv + bias + residual))
 //   attrs:  as Conv2D's: strides, pads [top, left, bottom, right], dilations, group, activation with
 //           clip_min/clip_max or alpha/beta
-// group is 1 (the direct kernel, backend/cpu/conv_blocked.h) or depthwise, group == C == Cout
+// group is 1 (the direct kernel, backend/cpu/conv_blocked.h, or Winograd for 3x3 stride-1 layers
+// where the cost model picks it, backend/cpu/winograd.h) or depthwise, group == C == Cout
 // (backend/cpu/depthwise_blocked.h); Cout is a multiple of 8. Constant weights are packed once when
 // the plan is built, weights fed at run time into scratch on every run.
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "backend/cpu/conv_blocked.h"
 #include "backend/cpu/depthwise_blocked.h"
+#include "backend/cpu/winograd.h"
 #include "mnnpy/op_registry.h"
 #include "ops/conv_common.h"
 
@@ -88,6 +90,8 @@ class Conv2DBlockedKernel : public Kernel {
     nchw_input_ = b.nchw_input;
     depthwise_ = b.depthwise;
     act_ = conv_common::conv_activation(attrs);
+    // 3x3 stride-1 layers run Winograd where the NCHW kernel would (the same cost model).
+    if (!nchw_input_ && !depthwise_) winograd_tile_ = cpu::winograd_tile(cpu::choose_conv_scheme(shape_));
     const Tensor* w = ctx.constants.size() > 1 ? ctx.constants[1] : nullptr;
     if (w) {
       weights_.resize(packed_weight_floats());
@@ -98,6 +102,7 @@ class Conv2DBlockedKernel : public Kernel {
 
   const char* scheme() const override {
     if (depthwise_) return "blocked_depthwise";
+    if (winograd_tile_) return winograd_tile_ == 2 ? "blocked_winograd_2x2" : "blocked_winograd";
     return !nchw_input_ && shape_.is_pointwise() ? "blocked_pointwise" : "blocked_direct";
   }
 
@@ -121,21 +126,25 @@ class Conv2DBlockedKernel : public Kernel {
     const float* residual = args.inputs.size() > 3 ? args.inputs[3]->ptr<float>() : nullptr;
     float* y = out->ptr<float>();
     if (depthwise_) cpu::conv2d_depthwise_blocked(shape_, x, w, bias, residual, act_, y, args.pool);
+    else if (winograd_tile_) cpu::conv2d_winograd_blocked(shape_, winograd_tile_, x, w, bias, residual, act_, y, args.pool);
     else cpu::conv2d_blocked(shape_, nchw_input_, x, w, bias, residual, act_, y, args.pool);
   }
 
  private:
   size_t packed_weight_floats() const {
-    return depthwise_ ? cpu::depthwise_blocked_weight_floats(shape_)
-                      : cpu::conv_blocked_weight_floats(shape_, nchw_input_);
+    if (depthwise_) return cpu::depthwise_blocked_weight_floats(shape_);
+    if (winograd_tile_) return cpu::winograd_blocked_weight_floats(shape_, winograd_tile_);
+    return cpu::conv_blocked_weight_floats(shape_, nchw_input_);
   }
   void pack_weights(const float* w, float* packed) const {
     if (depthwise_) cpu::depthwise_blocked_pack_weights(shape_, w, packed);
+    else if (winograd_tile_) cpu::winograd_blocked_pack_weights(shape_, winograd_tile_, w, packed);
     else cpu::conv_blocked_pack_weights(shape_, nchw_input_, w, packed);
   }
 
   cpu::ConvShape shape_;
   bool nchw_input_ = false, depthwise_ = false, weights_packed_ = false;
+  int winograd_tile_ = 0;  // 4 or 2: Winograd F(4x4, 3x3) or F(2x2, 3x3)
   cpu::ConvActivation act_;
   conv_common::AlignedFloats weights_;  // packed at plan time when constant
 };

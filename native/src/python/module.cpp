@@ -223,11 +223,6 @@ PYBIND11_MODULE(_core, m) {
     if (outs.size() == 1) return py::cast(outs[0]);
     return py::cast(outs);
   }, py::arg("name"), py::arg("inputs"), py::arg("attrs") = py::dict());
-  m.def("conv2d_scheme", [](const Shape& x, const Shape& w, py::dict attrs) {
-    Attrs a;
-    for (auto kv : attrs) a.set(kv.first.cast<std::string>(), attr_from_python(kv.second));
-    return conv2d_scheme(x, w, std::move(a));
-  }, py::arg("x_shape"), py::arg("w_shape"), py::arg("attrs") = py::dict());
   m.def("unary", [](const std::string& name, const Var& x) { return unary(name, x); });
   m.def("binary", [](const std::string& name, py::handle a, py::handle b) {
     const bool a_var = py::isinstance<Var>(a);

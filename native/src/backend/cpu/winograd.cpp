@@ -17,6 +17,7 @@
 
 #include "backend/cpu/conv_activation-inl.h"
 #include "backend/cpu/simd_shared-inl.h"
+#include "backend/cpu/winograd_transforms-inl.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -24,6 +25,7 @@
 #include <new>
 
 #include "backend/cpu/winograd.h"
+#include "backend/cpu/conv_blocked.h"
 #include "backend/cpu/thread_buffers.h"
 #include "mnnpy/thread_pool.h"
 
@@ -70,48 +72,6 @@ using VF = hn::Vec<DF>;
 using WinoTile = GemmTile<float>;
 static_assert(WinoTile::kPanel == kPanel, "Winograd panels are the GEMM's");
 static_assert(kPanel % hn::MaxLanes(DF()) == 0, "a vector of tiles never straddles two panels");
-
-template <int OUT> HWY_INLINE void input_transform_1d(DF d, const VF* in, VF* out);
-template <int OUT> HWY_INLINE void output_transform_1d(DF d, const VF* m, VF* out);
-
-// B^T applied to one column (or row) of a 4x4 patch: the input transform of F(2, 3) with the
-// interpolation points 0, 1, -1 and infinity.
-template <> HWY_INLINE void input_transform_1d<2>(DF, const VF* in, VF* out) {
-  out[0] = hn::Sub(in[0], in[2]);
-  out[1] = hn::Add(in[1], in[2]);
-  out[2] = hn::Sub(in[2], in[1]);
-  out[3] = hn::Sub(in[1], in[3]);
-}
-
-// A^T applied to one column (or row) of 4 transformed products: 2 output values.
-template <> HWY_INLINE void output_transform_1d<2>(DF, const VF* m, VF* out) {
-  out[0] = hn::Add(hn::Add(m[0], m[1]), m[2]);
-  out[1] = hn::Sub(hn::Sub(m[1], m[2]), m[3]);
-}
-
-// B^T applied to one column (or row) of a 6x6 patch: the input transform of F(4, 3) with the
-// interpolation points 0, 1, -1, 2, -2 and infinity.
-template <> HWY_INLINE void input_transform_1d<4>(DF d, const VF* in, VF* out) {
-  const VF two = hn::Set(d, 2.f), four = hn::Set(d, 4.f), minus_five = hn::Set(d, -5.f);
-  const VF d4_minus_d2 = hn::Sub(in[4], in[2]);
-  const VF d1_minus_d3 = hn::Sub(in[1], in[3]);
-  out[0] = hn::MulAdd(four, in[0], hn::MulAdd(minus_five, in[2], in[4]));
-  out[1] = hn::NegMulAdd(four, hn::Add(in[1], in[2]), hn::Add(in[3], in[4]));
-  out[2] = hn::MulAdd(four, hn::Sub(in[1], in[2]), hn::Sub(in[4], in[3]));
-  out[3] = hn::NegMulAdd(two, d1_minus_d3, d4_minus_d2);
-  out[4] = hn::MulAdd(two, d1_minus_d3, d4_minus_d2);
-  out[5] = hn::MulAdd(four, in[1], hn::MulAdd(minus_five, in[3], in[5]));
-}
-
-// A^T applied to one column (or row) of 6 transformed products: 4 output values.
-template <> HWY_INLINE void output_transform_1d<4>(DF d, const VF* m, VF* out) {
-  const VF sum12 = hn::Add(m[1], m[2]), diff12 = hn::Sub(m[1], m[2]);
-  const VF sum34 = hn::Add(m[3], m[4]), diff34 = hn::Sub(m[3], m[4]);
-  out[0] = hn::Add(hn::Add(m[0], sum12), sum34);
-  out[1] = hn::MulAdd(hn::Set(d, 2.f), diff34, diff12);
-  out[2] = hn::MulAdd(hn::Set(d, 4.f), sum34, sum12);
-  out[3] = hn::Add(hn::MulAdd(hn::Set(d, 8.f), diff34, diff12), m[5]);
-}
 
 // Transforms the input patches of the block's tiles (places[0..block)) for channels [c0, c1) into V:
 // value xi of tile j and channel c at V[xi][j / 16][c][j % 16], i.e. per xi a Cin x block matrix in
@@ -347,6 +307,47 @@ HWY_EXPORT(ConvWinogradImpl);
 
 namespace {
 int64_t patch_side(int tile) { return tile + 2; }
+
+// U = G g G^T for every pair of channels, written panel by panel: the output channels
+// [r0, r0 + panel_rows) side by side (the inner loops run over them, which the compiler
+// vectorizes), channel by channel, at packed + xi * plane + r0 * C + c * width + row, where
+// width is panel_rows (pad: rows past Cout are zeros) or the panel's real rows.
+void transform_weights(const ConvShape& s, int tile, const float* w, int64_t panel_rows, bool pad, float* packed) {
+  // G of F(4, 3) for the points 0, 1, -1, 2, -2 and infinity, and of F(2, 3) for 0, 1, -1 and
+  // infinity.
+  static const float G4[6][3] = {{1.f / 4, 0, 0},
+                                 {-1.f / 6, -1.f / 6, -1.f / 6},
+                                 {-1.f / 6, 1.f / 6, -1.f / 6},
+                                 {1.f / 24, 1.f / 12, 1.f / 6},
+                                 {1.f / 24, -1.f / 12, 1.f / 6},
+                                 {0, 0, 1}};
+  static const float G2[4][3] = {{1, 0, 0}, {0.5f, 0.5f, 0.5f}, {0.5f, -0.5f, 0.5f}, {0, 0, 1}};
+  constexpr int64_t kMaxRows = 16;
+  const float(*G)[3] = tile == 2 ? G2 : G4;
+  const int n = (int)patch_side(tile);
+  const int64_t C = s.in_c, rows_total = pad ? round_up(s.out_c, panel_rows) : s.out_c, plane = rows_total * C;
+  for (int64_t r0 = 0; r0 < rows_total; r0 += panel_rows) {
+    float* panel = packed + r0 * C;
+    const int64_t rows = std::min(panel_rows, s.out_c - r0), width = pad ? panel_rows : rows;
+    for (int64_t c = 0; c < C; ++c) {
+      float g[9][kMaxRows] = {};
+      for (int64_t rr = 0; rr < rows; ++rr)
+        for (int k = 0; k < 9; ++k) g[k][rr] = w[((r0 + rr) * C + c) * 9 + k];
+      float Gg[6][3][kMaxRows];  // G g
+      for (int i = 0; i < n; ++i)
+        for (int k = 0; k < 3; ++k)
+          for (int64_t rr = 0; rr < kMaxRows; ++rr)
+            Gg[i][k][rr] = G[i][0] * g[k][rr] + G[i][1] * g[3 + k][rr] + G[i][2] * g[6 + k][rr];
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
+          float* dst = panel + (i * n + j) * plane + c * width;
+          for (int64_t rr = 0; rr < width; ++rr)
+            dst[rr] = Gg[i][0][rr] * G[j][0] + Gg[i][1][rr] * G[j][1] + Gg[i][2][rr] * G[j][2];
+        }
+    }
+  }
+}
+
 }  // namespace
 
 bool winograd_supports(const ConvShape& s) {
@@ -359,42 +360,16 @@ size_t winograd_packed_weight_floats(const ConvShape& s, int tile) {
 }
 
 void winograd_pack_weights(const ConvShape& s, int tile, const float* w, float* packed) {
-  // G of F(4, 3) for the points 0, 1, -1, 2, -2 and infinity, and of F(2, 3) for 0, 1, -1 and
-  // infinity.
-  static const float G4[6][3] = {{1.f / 4, 0, 0},
-                                 {-1.f / 6, -1.f / 6, -1.f / 6},
-                                 {-1.f / 6, 1.f / 6, -1.f / 6},
-                                 {1.f / 24, 1.f / 12, 1.f / 6},
-                                 {1.f / 24, -1.f / 12, 1.f / 6},
-                                 {0, 0, 1}};
-  static const float G2[4][3] = {{1, 0, 0}, {0.5f, 0.5f, 0.5f}, {0.5f, -0.5f, 0.5f}, {0, 0, 1}};
-  const float(*G)[3] = tile == 2 ? G2 : G4;
-  const int n = (int)patch_side(tile);
-  constexpr int64_t R = kConvWeightRows;
-  const int64_t C = s.in_c, padded_rows = round_up(s.out_c, R), plane = padded_rows * C;
-  // Panel by panel, channel by channel, the panel's rows side by side (the inner loops run over
-  // them, which the compiler vectorizes): U = G g G^T goes to n * n planes, the rows of a panel to
-  // consecutive floats of each, so every plane fills front to back. Padding rows get zeros.
-  for (int64_t r0 = 0; r0 < padded_rows; r0 += R) {
-    float* panel = packed + r0 * C;
-    const int64_t rows = std::min(R, s.out_c - r0);
-    for (int64_t c = 0; c < C; ++c) {
-      float g[9][R] = {};
-      for (int64_t rr = 0; rr < rows; ++rr)
-        for (int k = 0; k < 9; ++k) g[k][rr] = w[((r0 + rr) * C + c) * 9 + k];
-      float Gg[6][3][R];  // G g
-      for (int i = 0; i < n; ++i)
-        for (int k = 0; k < 3; ++k)
-          for (int64_t rr = 0; rr < R; ++rr)
-            Gg[i][k][rr] = G[i][0] * g[k][rr] + G[i][1] * g[3 + k][rr] + G[i][2] * g[6 + k][rr];
-      for (int i = 0; i < n; ++i)
-        for (int j = 0; j < n; ++j) {
-          float* dst = panel + (i * n + j) * plane + c * R;
-          for (int64_t rr = 0; rr < R; ++rr)
-            dst[rr] = Gg[i][0][rr] * G[j][0] + Gg[i][1][rr] * G[j][1] + Gg[i][2][rr] * G[j][2];
-        }
-    }
-  }
+  static_assert(kConvWeightRows <= 16, "a panel's rows fit transform_weights' buffers");
+  transform_weights(s, tile, w, kConvWeightRows, true, packed);
+}
+
+size_t winograd_blocked_weight_floats(const ConvShape& s, int tile) {
+  return (size_t)(patch_side(tile) * patch_side(tile) * s.out_c * s.in_c);
+}
+
+void winograd_blocked_pack_weights(const ConvShape& s, int tile, const float* w, float* packed) {
+  transform_weights(s, tile, w, kBlockedPanelBlocks * kChannelBlock, false, packed);
 }
 
 void conv2d_winograd(const ConvShape& s, int tile, const float* x, const float* packed_w, const float* padded_bias,

@@ -28,5 +28,14 @@ void winograd_pack_weights(const ConvShape& s, int tile, const float* w, float* 
 void conv2d_winograd(const ConvShape& s, int tile, const float* x, const float* packed_w, const float* padded_bias,
                      const ConvActivation& act, float* y, ThreadPool* pool);
 
+// The same in the blocked channel layout (winograd_blocked.cpp): x [N, C/8, H, W, 8], y and the
+// residual [N, Cout/8, Ho, Wo, 8] (C and Cout multiples of 8). Each point's transformed weights are
+// packed as the blocked kernel packs a 1x1 layer (conv_blocked.h): no padding rows.
+size_t winograd_blocked_weight_floats(const ConvShape& s, int tile);
+void winograd_blocked_pack_weights(const ConvShape& s, int tile, const float* w, float* packed);
+// y = act(conv(x, w) + bias + residual); bias [Cout] (never null), residual null or shaped like y.
+void conv2d_winograd_blocked(const ConvShape& s, int tile, const float* x, const float* packed_w, const float* bias,
+                             const float* residual, const ConvActivation& act, float* y, ThreadPool* pool);
+
 }  // namespace cpu
 }  // namespace mnnpy
