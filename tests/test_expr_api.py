@@ -64,6 +64,25 @@ def test_gelu_relative_accuracy_over_its_range():
     assert np.max(np.abs(got - expected)[big] / np.abs(expected[big])) < 3e-5
 
 
+def test_exp_and_sigmoid_accuracy_over_the_float_range():
+    # The vector exp covers [-87, 88] (libm the rest): within 3 ulp of the float64 value there,
+    # and sigmoid, built on it, within 4 (where it is a normal float); past the range, the limits
+    # 0, inf, 0 and 1.
+    x = np.concatenate([np.linspace(-87, 88, 400003), [-1e4, -100.0, 100.0, 1e4]]).astype(np.float32)
+    x64 = x.astype(np.float64)
+    with np.errstate(over="ignore"):
+        exact_exp, exact_sigmoid = np.exp(x64), 1 / (1 + np.exp(-x64))
+    got_exp = F.exp(F.const(x)).numpy().astype(np.float64)
+    got_sigmoid = F.sigmoid(F.const(x)).numpy().astype(np.float64)
+    inside = slice(0, -4)
+    ulp = 2.0 ** -24
+    assert np.max(np.abs(got_exp - exact_exp)[inside] / exact_exp[inside]) < 3 * ulp
+    normal = exact_sigmoid > 1e-30  # below, float32 results lose bits as subnormals
+    assert np.max(np.abs(got_sigmoid - exact_sigmoid)[normal] / exact_sigmoid[normal]) < 4 * ulp
+    assert np.max(np.abs(got_sigmoid - exact_sigmoid)[~normal]) < 1e-37
+    assert got_exp[-4] == 0 and np.isinf(got_exp[-1]) and got_sigmoid[-4] == 0 and got_sigmoid[-1] == 1
+
+
 def test_const_follows_mnn_defaults():
     assert F.const([1, 2, 3]).dtype == np.float32  # MNN's default for lists
     assert F.const([1, 2, 3], [3], F.NCHW, F.dtype.int).dtype == np.int32

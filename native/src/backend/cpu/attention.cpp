@@ -8,6 +8,8 @@
 #include <hwy/highway.h>
 #include <hwy/contrib/math/math-inl.h>
 
+#include "backend/cpu/simd_shared-inl.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -47,7 +49,8 @@ void softmax_row(float* HWY_RESTRICT row, int64_t n, float scale, const float* m
   const auto vmx = hn::Set(d, mx);
   t = 0;
   for (; t + L <= n; t += L) {
-    const auto e = hn::Exp(d, hn::Sub(hn::LoadU(d, row + t), vmx));
+    // Below -87 exp is under 2e-38 of the row's largest term: clamped there, as ExpFloat32 needs.
+    const auto e = ExpFloat32(d, hn::Max(hn::Sub(hn::LoadU(d, row + t), vmx), hn::Set(d, -87.f)));
     hn::StoreU(e, d, row + t);
     vsum = hn::Add(vsum, e);
   }

@@ -24,7 +24,7 @@ template <class D, class V> HWY_INLINE V sigmoid(D d, V v) {
   // exp(-x) stays finite for |x| <= 80; beyond, the clamped value is 0 or 1 to float precision.
   const V x = hn::Min(hn::Max(v, hn::Set(d, -80.f)), hn::Set(d, 80.f));
   const V one = hn::Set(d, 1.f);
-  return hn::Div(one, hn::Add(one, hn::Exp(d, hn::Neg(x))));
+  return hn::Div(one, hn::Add(one, ExpFloat32(d, hn::Neg(x))));
 }
 
 template <class D, class V> HWY_INLINE V activate(D d, V v, const ConvActivation& act) {

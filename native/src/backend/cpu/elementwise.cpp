@@ -212,6 +212,10 @@ HWY_INLINE void compare2(const T* HWY_RESTRICT a, const T* HWY_RESTRICT b, uint8
   for (size_t i = 0; i < n; ++i) y[i] = f(a[i], b[i]) ? 1 : 0;
 }
 
+// The vector functions handed to map_math are inlined by force: called out of line, the four
+// vectors of a step would run their long dependency chains one after the other.
+#define MNNPY_ALWAYS_INLINE __attribute__((always_inline))
+
 // Vector math over full vectors where every lane is inside [lo, hi]; libm elsewhere. Four vectors
 // at a time while all their lanes are inside: the math functions are long dependency chains (a
 // division, an exp), and four independent ones keep the FMA units busy.
@@ -290,51 +294,51 @@ template <class T> void unary_float(int code, const T* x, T* y, size_t n) {
     }
     case kExp:
       return map_math(x, y, n, code, f32 ? T(-87.0) : T(-708.0), f32 ? T(88.0) : T(709.0),
-                      [](auto d, auto v) { return hn::Exp(d, v); });
+                      [](auto d, auto v) MNNPY_ALWAYS_INLINE { return ExpInRange(d, v); });
     case kExpm1:
       return map_math(x, y, n, code, f32 ? T(-87.0) : T(-708.0), f32 ? T(88.0) : T(709.0),
-                      [](auto d, auto v) { return hn::Expm1(d, v); });
+                      [](auto d, auto v) MNNPY_ALWAYS_INLINE { return hn::Expm1(d, v); });
     case kLog:
-      return map_math(x, y, n, code, tiny, big, [](auto d, auto v) { return hn::Log(d, v); });
+      return map_math(x, y, n, code, tiny, big, [](auto d, auto v) MNNPY_ALWAYS_INLINE { return hn::Log(d, v); });
     case kLog2:
-      return map_math(x, y, n, code, tiny, big, [](auto d, auto v) { return hn::Log2(d, v); });
+      return map_math(x, y, n, code, tiny, big, [](auto d, auto v) MNNPY_ALWAYS_INLINE { return hn::Log2(d, v); });
     case kLog10:
-      return map_math(x, y, n, code, tiny, big, [](auto d, auto v) { return hn::Log10(d, v); });
+      return map_math(x, y, n, code, tiny, big, [](auto d, auto v) MNNPY_ALWAYS_INLINE { return hn::Log10(d, v); });
     case kLog1p:
-      return map_math(x, y, n, code, T(0), big, [](auto d, auto v) { return hn::Log1p(d, v); });
+      return map_math(x, y, n, code, T(0), big, [](auto d, auto v) MNNPY_ALWAYS_INLINE { return hn::Log1p(d, v); });
     case kSin:
-      return map_math(x, y, n, code, T(-39000), T(39000), [](auto d, auto v) { return hn::Sin(d, v); });
+      return map_math(x, y, n, code, T(-39000), T(39000), [](auto d, auto v) MNNPY_ALWAYS_INLINE { return hn::Sin(d, v); });
     case kCos:
-      return map_math(x, y, n, code, T(-39000), T(39000), [](auto d, auto v) { return hn::Cos(d, v); });
+      return map_math(x, y, n, code, T(-39000), T(39000), [](auto d, auto v) MNNPY_ALWAYS_INLINE { return hn::Cos(d, v); });
     case kTanh:
-      return map_math(x, y, n, code, -big, big, [](auto d, auto v) { return hn::Tanh(d, v); });
+      return map_math(x, y, n, code, -big, big, [](auto d, auto v) MNNPY_ALWAYS_INLINE { return hn::Tanh(d, v); });
     case kSinh:
       return map_math(x, y, n, code, f32 ? T(-88.0) : T(-709.0), f32 ? T(88.0) : T(709.0),
-                      [](auto d, auto v) { return hn::Sinh(d, v); });
+                      [](auto d, auto v) MNNPY_ALWAYS_INLINE { return hn::Sinh(d, v); });
     case kAtan:
-      return map_math(x, y, n, code, -big, big, [](auto d, auto v) { return hn::Atan(d, v); });
+      return map_math(x, y, n, code, -big, big, [](auto d, auto v) MNNPY_ALWAYS_INLINE { return hn::Atan(d, v); });
     case kAsinh:
-      return map_math(x, y, n, code, -big, big, [](auto d, auto v) { return hn::Asinh(d, v); });
+      return map_math(x, y, n, code, -big, big, [](auto d, auto v) MNNPY_ALWAYS_INLINE { return hn::Asinh(d, v); });
     case kAsin:
-      return map_math(x, y, n, code, T(-1), T(1), [](auto d, auto v) { return hn::Asin(d, v); });
+      return map_math(x, y, n, code, T(-1), T(1), [](auto d, auto v) MNNPY_ALWAYS_INLINE { return hn::Asin(d, v); });
     case kAcos:
-      return map_math(x, y, n, code, T(-1), T(1), [](auto d, auto v) { return hn::Acos(d, v); });
+      return map_math(x, y, n, code, T(-1), T(1), [](auto d, auto v) MNNPY_ALWAYS_INLINE { return hn::Acos(d, v); });
     case kAcosh:
-      return map_math(x, y, n, code, T(1), big, [](auto d, auto v) { return hn::Acosh(d, v); });
+      return map_math(x, y, n, code, T(1), big, [](auto d, auto v) MNNPY_ALWAYS_INLINE { return hn::Acosh(d, v); });
     case kSigmoid:
       // 1 / (1 + exp(-x)); outside the range exp(-x) over/underflows and libm handles it.
-      return map_math(x, y, n, code, f32 ? T(-80.0) : T(-700.0), f32 ? T(80.0) : T(700.0), [](auto d, auto v) {
+      return map_math(x, y, n, code, f32 ? T(-80.0) : T(-700.0), f32 ? T(80.0) : T(700.0), [](auto d, auto v) MNNPY_ALWAYS_INLINE {
         const auto one = hn::Set(d, T(1));
-        return hn::Div(one, hn::Add(one, hn::Exp(d, hn::Neg(v))));
+        return hn::Div(one, hn::Add(one, ExpInRange(d, hn::Neg(v))));
       });
     case kErf:
-      if constexpr (f32) return map_math(x, y, n, code, -big, big, [](auto d, auto v) { return ErfFloat32(d, v); });
+      if constexpr (f32) return map_math(x, y, n, code, -big, big, [](auto d, auto v) MNNPY_ALWAYS_INLINE { return ErfFloat32(d, v); });
       break;
     case kGelu:
-      if constexpr (f32) return map_math(x, y, n, code, -big, big, [](auto d, auto v) { return GeluFloat32(d, v); });
+      if constexpr (f32) return map_math(x, y, n, code, -big, big, [](auto d, auto v) MNNPY_ALWAYS_INLINE { return GeluFloat32(d, v); });
       break;
     case kGeluTanh:
-      return map_math(x, y, n, code, -big, big, [](auto d, auto v) {
+      return map_math(x, y, n, code, -big, big, [](auto d, auto v) MNNPY_ALWAYS_INLINE {
         const auto inner = hn::Mul(hn::Set(d, T(0.79788456080286535588)),
                                    hn::MulAdd(hn::Mul(hn::Set(d, T(0.044715)), hn::Mul(v, v)), v, v));
         return hn::Mul(hn::Mul(hn::Set(d, T(0.5)), v), hn::Add(hn::Set(d, T(1)), hn::Tanh(d, inner)));
