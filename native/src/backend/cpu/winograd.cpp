@@ -49,11 +49,7 @@ constexpr int64_t kMaxBlockTiles = 128;
 
 enum BufferSlot : int { kInputSlot, kProductSlot };  // this kernel's thread_buffer slots
 
-// Where one tile of a block lies: its image and its first output pixel; image < 0 for the padding
-// tiles that fill the block's last panel.
-struct TilePlace {
-  int64_t image, oy, ox;
-};
+using TilePlace = WinogradTilePlace;  // padding tiles fill a block's last panel
 
 }  // namespace winograd_detail
 }  // namespace cpu
@@ -224,20 +220,6 @@ void transform_output(const ConvShape& s, const float* M, const TilePlace* place
   }
 }
 
-// Where the tiles of block b lie (padding tiles past the last one).
-void place_tiles(int64_t b, int64_t block, int64_t tiles, int64_t tiles_h, int64_t tiles_w, int64_t kOut,
-                 TilePlace* places) {
-  for (int64_t j = 0; j < block; ++j) {
-    const int64_t tile = b * block + j;
-    if (tile >= tiles) {
-      places[j] = TilePlace{-1, 0, 0};
-      continue;
-    }
-    const int64_t image = tile / (tiles_h * tiles_w), rest = tile % (tiles_h * tiles_w);
-    places[j] = TilePlace{image, (rest / tiles_w) * kOut, (rest % tiles_w) * kOut};
-  }
-}
-
 template <int OUT>
 void conv_winograd(const ConvShape& s, const float* x, const float* U, const float* padded_bias,
                    const ConvActivation& act, float* y, ThreadPool* pool) {
@@ -260,7 +242,7 @@ void conv_winograd(const ConvShape& s, const float* x, const float* U, const flo
       float* V = thread_buffer(kInputSlot, (size_t)(kPoints * s.in_c * block));
       float* M = thread_buffer(kProductSlot, (size_t)(kPoints * padded_rows * block));
       for (int64_t b = b0; b < b1; ++b) {
-        place_tiles(b, block, tiles, tiles_h, tiles_w, kOut, places);
+        place_winograd_tiles(b * block, block, tiles, tiles_h, tiles_w, kOut, places);
         transform_input<OUT>(s, x, places, block, 0, s.in_c, V);
         multiply(s, U, V, block, 0, kPoints, M);
         transform_output<OUT>(s, M, places, block, 0, padded_rows, padded_bias, act, y);
@@ -277,7 +259,7 @@ void conv_winograd(const ConvShape& s, const float* x, const float* U, const flo
   float* M = thread_buffer(kProductSlot, (size_t)(kPoints * padded_rows * block));
   const int64_t row_panels = padded_rows / kConvWeightRows;
   for (int64_t b = 0; b < n_blocks; ++b) {
-    place_tiles(b, block, tiles, tiles_h, tiles_w, kOut, places);
+    place_winograd_tiles(b * block, block, tiles, tiles_h, tiles_w, kOut, places);
     parallel_for(pool, s.in_c, 8, [&](int64_t c0, int64_t c1) { transform_input<OUT>(s, x, places, block, c0, c1, V); });
     parallel_for(pool, kPoints, 1, [&](int64_t xi0, int64_t xi1) {
       multiply(s, U, V, block, xi0, xi1, M);

@@ -10,12 +10,33 @@
 // transformed tile.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 
 #include "backend/cpu/conv.h"
 
 namespace mnnpy {
 class ThreadPool;
 namespace cpu {
+
+// Where one tile lies: its image and its first output pixel; image < 0 for padding tiles.
+struct WinogradTilePlace {
+  int64_t image, oy, ox;
+};
+
+// The places of tiles [first, first + count) of a layer with tiles_h x tiles_w tiles of side
+// out_side per image and `tiles` in all; those past the last are padding.
+inline void place_winograd_tiles(int64_t first, int64_t count, int64_t tiles, int64_t tiles_h, int64_t tiles_w,
+                                 int64_t out_side, WinogradTilePlace* places) {
+  for (int64_t j = 0; j < count; ++j) {
+    const int64_t tile = first + j;
+    if (tile >= tiles) {
+      places[j] = WinogradTilePlace{-1, 0, 0};
+      continue;
+    }
+    const int64_t image = tile / (tiles_h * tiles_w), rest = tile % (tiles_h * tiles_w);
+    places[j] = WinogradTilePlace{image, (rest / tiles_w) * out_side, (rest % tiles_w) * out_side};
+  }
+}
 
 // Whether the Winograd kernel computes this layer at all (the cost model decides whether it should).
 bool winograd_supports(const ConvShape& s);

@@ -40,10 +40,7 @@ constexpr int64_t kMinBlockTiles = 12, kMaxBlockTiles = 128;
 
 enum BufferSlot : int { kInputSlot, kProductSlot };  // this kernel's thread_buffer slots
 
-// Where one tile of a block lies: its image and its first output pixel.
-struct TilePlace {
-  int64_t image, oy, ox;
-};
+using TilePlace = WinogradTilePlace;  // blocks hold real tiles only: no padding
 
 // The layer and the block split, as every step sees them.
 struct WinogradLayer {
@@ -183,15 +180,6 @@ void transform_output(const WinogradLayer& g, const float* M, const TilePlace* p
   }
 }
 
-void place_tiles(const WinogradLayer& g, int64_t b, int64_t out_side, TilePlace* places) {
-  const int64_t first = b * g.block, count = std::min(g.block, g.tiles - first);
-  for (int64_t j = 0; j < count; ++j) {
-    const int64_t tile = first + j;
-    const int64_t image = tile / (g.tiles_h * g.tiles_w), rest = tile % (g.tiles_h * g.tiles_w);
-    places[j] = TilePlace{image, (rest / g.tiles_w) * out_side, (rest % g.tiles_w) * out_side};
-  }
-}
-
 template <int OUT>
 void conv_winograd_blocked(const ConvShape& s, const float* x, const float* U, const float* bias,
                            const float* residual, const ConvActivation& act, float* y, ThreadPool* pool) {
@@ -220,8 +208,8 @@ void conv_winograd_blocked(const ConvShape& s, const float* x, const float* U, c
       float* V = thread_buffer(kInputSlot, v_floats);
       float* M = thread_buffer(kProductSlot, m_floats);
       for (int64_t b = b0; b < b1; ++b) {
-        place_tiles(g, b, OUT, places);
         const int64_t tiles = std::min(g.block, g.tiles - b * g.block);
+        place_winograd_tiles(b * g.block, tiles, g.tiles, g.tiles_h, g.tiles_w, OUT, places);
         transform_input<OUT>(g, x, places, tiles, 0, g.in_blocks, V);
         multiply(g, U, V, tiles, 0, kPoints, offsets.data(), M);
         transform_output<OUT>(g, M, places, tiles, 0, g.out_blocks, bias, residual, act, y);
@@ -236,8 +224,8 @@ void conv_winograd_blocked(const ConvShape& s, const float* x, const float* U, c
   float* V = thread_buffer(kInputSlot, v_floats);
   float* M = thread_buffer(kProductSlot, m_floats);
   for (int64_t b = 0; b < g.n_blocks; ++b) {
-    place_tiles(g, b, OUT, places);
     const int64_t tiles = std::min(g.block, g.tiles - b * g.block);
+    place_winograd_tiles(b * g.block, tiles, g.tiles, g.tiles_h, g.tiles_w, OUT, places);
     parallel_for(pool, g.in_blocks, 1, [&](int64_t c0, int64_t c1) {
       transform_input<OUT>(g, x, places, tiles, c0, c1, V);
     });
