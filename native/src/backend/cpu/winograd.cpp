@@ -108,20 +108,11 @@ void transform_input(const ConvShape& s, const float* x, const TilePlace* places
           }
         }
       }
-      // B^T d B: columns first, then rows.
-      VF cols[kPoints];
-      for (int64_t q = 0; q < kPatch; ++q) {
-        VF in[kPatch], out[kPatch];
-        for (int64_t r = 0; r < kPatch; ++r) in[r] = hn::Load(d, patch + (r * kPatch + q) * L);
-        input_transform_1d<OUT>(d, in, out);
-        for (int64_t r = 0; r < kPatch; ++r) cols[r * kPatch + q] = out[r];
-      }
+      VF in[kPoints], points[kPoints];
+      for (int64_t p = 0; p < kPoints; ++p) in[p] = hn::Load(d, patch + p * L);
+      input_transform_2d<OUT>(d, in, points);
       float* dst = V + (j0 / kPanel) * C * kPanel + c * kPanel + (j0 % kPanel);
-      for (int64_t r = 0; r < kPatch; ++r) {
-        VF out[kPatch];
-        input_transform_1d<OUT>(d, cols + r * kPatch, out);
-        for (int64_t q = 0; q < kPatch; ++q) hn::Store(out[q], d, dst + (r * kPatch + q) * point_stride);
-      }
+      for (int64_t xi = 0; xi < kPoints; ++xi) hn::Store(points[xi], d, dst + xi * point_stride);
     }
   }
 }
@@ -194,20 +185,10 @@ void transform_output(const ConvShape& s, const float* M, const TilePlace* place
     for (int64_t j0 = 0; j0 < block; j0 += L) {
       if (places[j0].image < 0) break;  // padding tiles only at the block's end
       const float* m = M + r * block + j0;
-      // A^T m A: columns first, then rows.
-      VF cols[kOut * kPatch];
-      for (int64_t q = 0; q < kPatch; ++q) {
-        VF in[kPatch], out[kOut];
-        for (int64_t p = 0; p < kPatch; ++p) in[p] = hn::Load(d, m + (p * kPatch + q) * point_stride);
-        output_transform_1d<OUT>(d, in, out);
-        for (int64_t p = 0; p < kOut; ++p) cols[p * kPatch + q] = out[p];
-      }
-      for (int64_t p = 0; p < kOut; ++p) {
-        VF out[kOut];
-        output_transform_1d<OUT>(d, cols + p * kPatch, out);
-        for (int64_t q = 0; q < kOut; ++q)
-          hn::Store(activate(d, hn::Add(out[q], b), act), d, pixels + (p * kOut + q) * L);
-      }
+      VF products[kPatch * kPatch], out[kOut * kOut];
+      for (int64_t xi = 0; xi < kPatch * kPatch; ++xi) products[xi] = hn::Load(d, m + xi * point_stride);
+      output_transform_2d<OUT>(d, products, out);
+      for (int64_t p = 0; p < kOut * kOut; ++p) hn::Store(activate(d, hn::Add(out[p], b), act), d, pixels + p * L);
       for (int64_t lane = 0; lane < L; ++lane) {
         const TilePlace& t = places[j0 + lane];
         if (t.image < 0) break;

@@ -89,20 +89,9 @@ void transform_input(const WinogradLayer& g, const float* x, const TilePlace* pl
                                         : hn::Zero(d);
           }
         }
-        // B^T d B: columns first, then rows.
-        V8 cols[kPoints];
-        for (int64_t q = 0; q < kPatch; ++q) {
-          V8 in[kPatch], out[kPatch];
-          for (int64_t r = 0; r < kPatch; ++r) in[r] = patch[r * kPatch + q];
-          input_transform_1d<OUT>(d, in, out);
-          for (int64_t r = 0; r < kPatch; ++r) cols[r * kPatch + q] = out[r];
-        }
-        for (int64_t r = 0; r < kPatch; ++r) {
-          V8 out[kPatch];
-          input_transform_1d<OUT>(d, cols + r * kPatch, out);
-          for (int64_t q = 0; q < kPatch; ++q)
-            hn::StoreU(out[q], d, dst + (r * kPatch + q) * point_stride + h * kLanes);
-        }
+        V8 points[kPoints];
+        input_transform_2d<OUT>(d, patch, points);
+        for (int64_t xi = 0; xi < kPoints; ++xi) hn::StoreU(points[xi], d, dst + xi * point_stride + h * kLanes);
       }
     }
   }
@@ -158,19 +147,13 @@ void transform_output(const WinogradLayer& g, const float* M, const TilePlace* p
       const float* m = M + (ob * tiles + j) * kChannelBlock;
       for (int h = 0; h < kVecPerBlock; ++h) {
         const V8 b = hn::LoadU(d, bias + ob * kChannelBlock + h * kLanes);
-        V8 cols[OUT * kPatch];
-        for (int64_t q = 0; q < kPatch; ++q) {
-          V8 in[kPatch], out[OUT];
-          for (int64_t p = 0; p < kPatch; ++p) in[p] = hn::LoadU(d, m + (p * kPatch + q) * point_stride + h * kLanes);
-          output_transform_1d<OUT>(d, in, out);
-          for (int64_t p = 0; p < OUT; ++p) cols[p * kPatch + q] = out[p];
-        }
+        V8 products[kPatch * kPatch], out[OUT * OUT];
+        for (int64_t xi = 0; xi < kPatch * kPatch; ++xi) products[xi] = hn::LoadU(d, m + xi * point_stride + h * kLanes);
+        output_transform_2d<OUT>(d, products, out);
         for (int64_t p = 0; p < rows; ++p) {
-          V8 out[OUT];
-          output_transform_1d<OUT>(d, cols + p * kPatch, out);
           for (int64_t q = 0; q < cols_out; ++q) {
             const int64_t at = out_at + (p * Wo + q) * kChannelBlock + h * kLanes;
-            V8 v = hn::Add(out[q], b);
+            V8 v = hn::Add(out[p * OUT + q], b);
             if (residual) v = hn::Add(v, hn::LoadU(d, residual + at));
             hn::StoreU(activate(d, v, act), d, y + at);
           }

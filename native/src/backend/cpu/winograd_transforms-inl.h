@@ -1,6 +1,7 @@
 // The 1-D input and output transforms of Winograd F(4, 3) and F(2, 3), over whole SIMD vectors
 // (each lane its own tile or channel), compiled once per Highway target: the NCHW kernel
-// (winograd.cpp) and the blocked one (winograd_blocked.cpp) apply them along columns, then rows.
+// (winograd.cpp) and the blocked one (winograd_blocked.cpp) apply them along columns, then rows
+// (the 2-D forms below).
 // Include after hwy/foreach_target.h.
 #if defined(MNNPY_WINOGRAD_TRANSFORMS_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef MNNPY_WINOGRAD_TRANSFORMS_INL_H_
@@ -55,6 +56,34 @@ template <int OUT, class D, class V> HWY_INLINE void output_transform_1d(D d, co
     out[2] = hn::MulAdd(hn::Set(d, 4.f), sum34, sum12);
     out[3] = hn::Add(hn::MulAdd(hn::Set(d, 8.f), diff34, diff12), m[5]);
   }
+}
+
+// B^T d B of a patch of (OUT + 2) x (OUT + 2) vectors (row-major): columns first, then rows;
+// `out` gets the transformed points in the same order.
+template <int OUT, class D, class V> HWY_INLINE void input_transform_2d(D d, const V* patch, V* out) {
+  constexpr int kPatch = OUT + 2;
+  V cols[kPatch * kPatch];
+  for (int q = 0; q < kPatch; ++q) {
+    V in[kPatch], col[kPatch];
+    for (int r = 0; r < kPatch; ++r) in[r] = patch[r * kPatch + q];
+    input_transform_1d<OUT>(d, in, col);
+    for (int r = 0; r < kPatch; ++r) cols[r * kPatch + q] = col[r];
+  }
+  for (int r = 0; r < kPatch; ++r) input_transform_1d<OUT>(d, cols + r * kPatch, out + r * kPatch);
+}
+
+// A^T m A of (OUT + 2) x (OUT + 2) transformed products (row-major): `out` gets the OUT x OUT
+// output pixels, row-major.
+template <int OUT, class D, class V> HWY_INLINE void output_transform_2d(D d, const V* m, V* out) {
+  constexpr int kPatch = OUT + 2;
+  V cols[OUT * kPatch];
+  for (int q = 0; q < kPatch; ++q) {
+    V in[kPatch], col[OUT];
+    for (int p = 0; p < kPatch; ++p) in[p] = m[p * kPatch + q];
+    output_transform_1d<OUT>(d, in, col);
+    for (int p = 0; p < OUT; ++p) cols[p * kPatch + q] = col[p];
+  }
+  for (int p = 0; p < OUT; ++p) output_transform_1d<OUT>(d, cols + p * kPatch, out + p * OUT);
 }
 
 }  // namespace HWY_NAMESPACE
