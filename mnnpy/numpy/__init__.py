@@ -17,7 +17,7 @@ from ._indexing import *  # noqa: F401,F403
 from ._sorting import *  # noqa: F401,F403
 from ._linalg_products import *  # noqa: F401,F403
 from . import linalg, random  # noqa: F401
-from . import _ndarray  # noqa: F401  (gives Var its ndarray methods)
+from ._ndarray import *  # noqa: F401,F403  (also gives Var its ndarray methods)
 
 
 def __getattr__(name):
