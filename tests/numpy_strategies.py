@@ -14,12 +14,21 @@ shapes = hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=5)
 nonempty_shapes = hnp.array_shapes(min_dims=0, max_dims=4, min_side=1, max_side=5)
 
 
+def _representable(bound, dtype, up):
+    """The nearest value of ``dtype`` inside the bound (hypothesis wants exact floats)."""
+    value = dtype.type(bound)
+    if (up and value < bound) or (not up and value > bound):
+        value = np.nextafter(value, dtype.type(np.inf if up else -np.inf))
+    return float(value)
+
+
 def elements(dtype, allow_nan=False, min_value=None, max_value=None):
     dtype = np.dtype(dtype)
     if dtype.kind == "f":
-        lo = -1e3 if min_value is None else min_value
-        hi = 1e3 if max_value is None else max_value
-        return st.floats(lo, hi, allow_nan=allow_nan, allow_infinity=False, width=8 * dtype.itemsize)
+        lo = _representable(-1e3 if min_value is None else min_value, dtype, up=True)
+        hi = _representable(1e3 if max_value is None else max_value, dtype, up=False)
+        finite = st.floats(lo, hi, allow_nan=False, allow_infinity=False, width=8 * dtype.itemsize)
+        return st.one_of(finite, st.just(float("nan"))) if allow_nan else finite
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
         lo = info.min if min_value is None else max(info.min, int(min_value))

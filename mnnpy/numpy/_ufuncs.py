@@ -7,6 +7,7 @@ the core's elementwise kernels (fused into chains by the executor). ``out=``, ``
 ``dtype=``, ``casting=`` and ``signature=`` are honoured; ``where=False`` positions hold
 ``out``'s values, or zero when there is no ``out`` (NumPy leaves them uninitialized).
 """
+import builtins as _builtins
 import math as _math
 
 import numpy as _np
@@ -38,6 +39,7 @@ class ufunc:
         self._compute = compute
         self._numpy = reference if reference is not None else getattr(_np, name)
         self._loops = {}
+        self._compares = name in ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal")
 
     def __repr__(self):
         return f"<ufunc '{self.__name__}'>"
@@ -69,6 +71,12 @@ class ufunc:
             args = args[:self.nin]
         operands = [a if isinstance(a, Var) or _is_weak(a) else asvar(a) for a in args]
         loop = self._resolve(operands, dtype, signature, casting)
+        if self._compares and any(_overflows(o, dt) for o, dt in zip(operands, loop)):
+            # NumPy compares an out-of-range Python integer by value rather than refusing it.
+            wide = _np.dtype(_np.float64 if any(isinstance(o, int) and not -2**63 <= o < 2**63 for o in operands
+                                                if _is_weak(o)) else _np.int64)
+            operands = [o if _is_weak(o) else (o if o.dtype == wide else _core.cast(o, wide)) for o in operands]
+            loop = (wide, wide, loop[-1])
         inputs = []
         for o, dt in zip(operands, loop[:self.nin]):
             if isinstance(o, Var):
@@ -104,6 +112,13 @@ def _weak_value(value, dt, name):
         if not info.min <= value <= info.max:
             raise OverflowError(f"Python integer {value} out of bounds for {dt}")
     return _np.asarray(value, dtype=dt)
+
+
+def _overflows(value, dt):
+    if not (_is_weak(value) and isinstance(value, int) and not isinstance(value, bool) and dt.kind in "iu"):
+        return False
+    info = _np.iinfo(dt)
+    return not info.min <= value <= info.max
 
 
 def _split_out(out, nout):
@@ -192,6 +207,15 @@ def _heaviside(x, h):
     return _core.where(_core.unary("IsNan", x), x, value)
 
 
+def _power(x, y):
+    # NumPy refuses negative integer exponents; the check needs the values, so it is made
+    # where they are known now (constants and Python numbers).
+    nonempty = _np.prod(_np.broadcast_shapes(tuple(x.shape), tuple(y.shape))) > 0
+    if y.dtype.kind in "iu" and y.is_const and nonempty and int(_core.reduce("min", y, None, False).item()) < 0:
+        raise ValueError("Integers to negative integer powers are not allowed.")
+    return _core.binary("Pow", x, y)
+
+
 def _float_power(x, y):
     return _core.binary("Pow", x, y)
 
@@ -209,7 +233,14 @@ def _modf(x):
 
 
 def _ldexp(x, exponent):
-    return _core.binary("Mul", x, _core.unary("Exp2", _core.cast(exponent, x.dtype)))
+    # In float64, in two exact power-of-two steps, so that 2**e itself cannot overflow to inf.
+    wide = _core.cast(x, _np.float64)
+    e = _core.cast(exponent, _np.int64)
+    half = _core.binary("FloorDiv", e, _core.scalar(2, e))
+    rest = _core.binary("Sub", e, half)
+    for part in (half, rest):
+        wide = _core.binary("Mul", wide, _core.unary("Exp2", _core.cast(part, _np.float64)))
+    return _core.cast(wide, x.dtype)
 
 
 def _sinc_core(x):
@@ -245,7 +276,7 @@ _UNARY = {
 }
 _BINARY = {
     "subtract": _b("Sub"), "divide": _b("Div"), "true_divide": _b("Div"), "floor_divide": _b("FloorDiv"),
-    "remainder": _b("Mod"), "mod": _b("Mod"), "fmod": _b("Fmod"), "power": _b("Pow"),
+    "remainder": _b("Mod"), "mod": _b("Mod"), "fmod": _b("Fmod"), "power": _power,
     "float_power": _float_power, "arctan2": _b("Atan2"), "hypot": _b("Hypot"), "copysign": _b("CopySign"),
     "logaddexp": _logaddexp(_log1p_exp), "logaddexp2": _logaddexp(_log2_1p_exp2), "heaviside": _heaviside,
     "equal": _comparison("Equal"), "not_equal": _comparison("NotEqual"), "less": _comparison("Less"),
@@ -316,12 +347,15 @@ def around(a, decimals=0, out=None):
     if x.dtype.kind in "biu":
         if decimals >= 0:
             return store(positive(x), out)  # noqa: F821
-        scale = 10 ** (-decimals)
-        q = floor_divide(add(x, scale // 2), scale)  # noqa: F821
-        return store(multiply(q, scale), out)  # noqa: F821
+        # Half to even on the integers, as NumPy computes it in the array's own dtype.
+        wide = _core.cast(x, _np.float64)
+        scale = _scalar(10.0 ** -decimals, wide)
+        rounded = _core.binary("Mul", _core.unary("Round", _core.binary("Div", wide, scale)), scale)
+        # Through int64, so that results out of the dtype's range wrap as NumPy's do.
+        return store(_core.cast(_core.cast(rounded, _np.int64), x.dtype), out)
     if decimals == 0:
         return store(rint(x), out)  # noqa: F821
-    scale = _scalar(10.0 ** abs(decimals), x)
+    scale = _scalar(10.0 ** _builtins.abs(decimals), x)
     if decimals > 0:
         return store(_core.binary("Div", _core.unary("Round", _core.binary("Mul", x, scale)), scale), out)
     return store(_core.binary("Mul", _core.unary("Round", _core.binary("Div", x, scale)), scale), out)
