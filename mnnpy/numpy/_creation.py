@@ -292,11 +292,11 @@ def _triangle(m, k, lower):
     if v.ndim < 2:
         if v.ndim == 1:  # NumPy treats a 1-D input as a row repeated
             v = _core.broadcast_to(_core.reshape(v, (1, v.shape[0])), (v.shape[0], v.shape[0]))
-        else:
-            raise ValueError("input array must be at least 2-d")
+        else:  # NumPy fails the same way, on unpacking the missing axes
+            raise TypeError(f"{'tril' if lower else 'triu'}: input array must be at least 1-d")
     n, mm = v.shape[-2], v.shape[-1]
     keep = _tri_mask(n, mm, k) if lower else _core.unary("LogicalNot", _tri_mask(n, mm, k - 1))
-    return _core.where(keep, v, _core.scalar(0, v))
+    return _core.where(keep, v, _core.const(_np.zeros((), v.dtype), None, "NCHW"))
 
 
 def tril(m, k=0):
