@@ -177,14 +177,18 @@ def arange(start_or_stop, /, stop=None, step=None, *, dtype=None, device=None, l
     dtype = natural if dtype is None else _np.dtype(dtype)
     length = max(0, _math.ceil((end - begin) / step))
     idx = _iota(length)
-    if natural.kind in "iu" and dtype.kind in "iu":
-        values = _core.binary("Add", _core.binary("Mul", idx, _core.scalar(int(step), idx)),
-                              _core.scalar(int(begin), idx))
+    if dtype == natural and natural.kind in "iu":
+        first, delta = int(begin), int(step)
     else:
-        # NumPy fills with start + i * delta, delta being the second value minus the first.
-        delta = float(_np.float64(begin) + _np.float64(step)) - float(begin)
-        f64 = _core.cast(idx, _np.float64)
-        values = _core.binary("Add", _core.binary("Mul", f64, _core.scalar(delta, f64)), _core.scalar(float(begin), f64))
+        # NumPy fills with first + i * delta, both taken from the first two values in the result
+        # dtype (so arange(0, 4, 1.5, dtype=int) is 0, 1, 2).
+        work = dtype if dtype != natural else _np.dtype(_np.float64)
+        with _np.errstate(all="ignore"):
+            first = work.type(begin)
+            delta = work.type(_np.float64(begin) + _np.float64(step) if work.kind == "f" else begin + step) - first
+        idx = _core.cast(idx, work)
+    values = _core.binary("Add", _core.binary("Mul", idx, _core.const(_np.asarray(delta, idx.dtype), None, "NCHW")),
+                          _core.const(_np.asarray(first, idx.dtype), None, "NCHW"))
     return values if values.dtype == dtype else _core.cast(values, dtype)
 
 
