@@ -1,0 +1,641 @@
+// Full sorts by LSD radix sort. Every element type maps to an unsigned key whose integer order
+// is NumPy's order of the values: integers flip their sign bit, floats flip the sign bit of
+// positives and every bit of negatives, NaN goes above +inf. Two mappings exist: an
+// invertible one for value sorts (the sorted keys turn back into values) and a canonical one
+// where equal values have equal keys (-0.0 = 0.0, every NaN alike) for argsorts, unique and
+// isin. Radix passes use 11-bit digits (8-bit for short rows and 8/16-bit keys), count every
+// digit in one read, and skip digits that all keys share. An argsort moves (key << 32 | index)
+// words, so a pass moves 8 bytes per element for keys up to 32 bits.
+#include "backend/cpu/sort_full.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <type_traits>
+#include <vector>
+
+#include "mnnpy/thread_pool.h"
+
+namespace mnnpy {
+namespace cpu {
+
+namespace {
+
+// ---- keys -------------------------------------------------------------------------------
+
+template <class T>
+struct UnsignedKeys {
+  using Storage = T;
+  using Key = T;
+  static constexpr bool kFloat = false;
+  static Key key(Storage v) { return v; }
+  static Key canon(Storage v) { return v; }
+  static Storage value(Key k) { return k; }
+};
+
+struct BoolKeys : UnsignedKeys<uint8_t> {
+  static Key key(Storage v) { return v != 0; }
+  static Key canon(Storage v) { return v != 0; }
+};
+
+template <class T>
+struct SignedKeys {
+  using Storage = T;
+  using Key = std::make_unsigned_t<T>;
+  static constexpr bool kFloat = false;
+  static constexpr Key kSign = Key(Key(1) << (8 * sizeof(Key) - 1));
+  static Key key(Storage v) { return Key(Key(v) ^ kSign); }
+  static Key canon(Storage v) { return key(v); }
+  static Storage value(Key k) { return Storage(Key(k ^ kSign)); }
+};
+
+// IEEE formats by their bits; kInf is +inf's pattern, anything above it (sign cleared) is NaN.
+template <class U, U kInf>
+struct FloatKeys {
+  using Storage = U;
+  using Key = U;
+  static constexpr bool kFloat = true;
+  static constexpr int kBits = 8 * sizeof(U);
+  static constexpr Key kSign = Key(Key(1) << (kBits - 1));
+  static constexpr Key kAbs = Key(~kSign);
+  static constexpr Key kNanKey = Key(~Key(0));
+  static Key order(Key u) {
+    const Key negative = Key(Key(0) - Key(u >> (kBits - 1)));  // all ones when the sign is set
+    return Key(u ^ Key(negative | kSign));
+  }
+  static Key key(Storage u) {
+    if (Key(u & kAbs) > kInf) u = Key(u & kAbs);  // every NaN above +inf
+    return order(u);
+  }
+  static Key canon(Storage u) {
+    const Key a = Key(u & kAbs);
+    if (a > kInf) return kNanKey;
+    return a == 0 ? kSign : order(u);
+  }
+  static Storage value(Key k) {
+    const Key positive_mask = Key(Key(0) - Key(Key(1) - Key(k >> (kBits - 1))));  // all ones for negatives
+    return Storage(k ^ Key(positive_mask | kSign));
+  }
+};
+
+using F16Keys = FloatKeys<uint16_t, 0x7c00>;
+using BF16Keys = FloatKeys<uint16_t, 0x7f80>;
+using F32Keys = FloatKeys<uint32_t, 0x7f800000u>;
+using F64Keys = FloatKeys<uint64_t, 0x7ff0000000000000ull>;
+
+template <class Tr>
+struct Tag {
+  using type = Tr;
+};
+
+template <class Fn>
+void with_keys(DType dt, Fn&& fn) {
+  switch (dt) {
+    case DType::Bool: return fn(Tag<BoolKeys>{});
+    case DType::Int8: return fn(Tag<SignedKeys<int8_t>>{});
+    case DType::UInt8: return fn(Tag<UnsignedKeys<uint8_t>>{});
+    case DType::Int16: return fn(Tag<SignedKeys<int16_t>>{});
+    case DType::Int32: return fn(Tag<SignedKeys<int32_t>>{});
+    case DType::Int64: return fn(Tag<SignedKeys<int64_t>>{});
+    case DType::Float16: return fn(Tag<F16Keys>{});
+    case DType::BFloat16: return fn(Tag<BF16Keys>{});
+    case DType::Float32: return fn(Tag<F32Keys>{});
+    case DType::Float64: return fn(Tag<F64Keys>{});
+  }
+  throw std::logic_error(std::string("sort: unsupported dtype ") + dtype_name(dt));
+}
+
+// True when the canonical key stands for a NaN.
+template <class Tr>
+inline bool is_nan_key(typename Tr::Key k) {
+  if constexpr (Tr::kFloat) {
+    return k == Tr::kNanKey;
+  } else {
+    (void)k;
+    return false;
+  }
+}
+
+// ---- radix sort ---------------------------------------------------------------------------
+
+// Items of an argsort with a wide key (or rows longer than 2^32).
+struct KeyIndex {
+  uint64_t key;
+  uint64_t index;
+};
+
+struct PackedKeyOf {  // (key << 32 | index)
+  uint64_t operator()(uint64_t item) const { return item >> 32; }
+};
+struct WideKeyOf {
+  uint64_t operator()(const KeyIndex& item) const { return item.key; }
+};
+template <class K>
+struct PlainKeyOf {
+  K operator()(K item) const { return item; }
+};
+
+constexpr int64_t kInsertionMax = 48;
+constexpr int64_t kParallelMin = 1 << 16;  // a single row this long is sorted by every thread
+
+template <class Item, class KeyOf>
+void insertion_sort(Item* a, int64_t n, KeyOf key_of) {
+  for (int64_t i = 1; i < n; ++i) {
+    const Item v = a[i];
+    const auto k = key_of(v);
+    int64_t j = i;
+    while (j > 0 && key_of(a[j - 1]) > k) {
+      a[j] = a[j - 1];
+      --j;
+    }
+    a[j] = v;
+  }
+}
+
+// Stable sort of a[0, n) by key_of's low kKeyBits bits; tmp is scratch of n items. Returns the
+// buffer (a or tmp) that holds the result.
+template <int kKeyBits, int kDigitBits, class Item, class KeyOf>
+Item* radix_sort_serial(Item* a, Item* tmp, int64_t n, KeyOf key_of, std::vector<uint32_t>& hist) {
+  constexpr int kPasses = (kKeyBits + kDigitBits - 1) / kDigitBits;
+  constexpr uint32_t kBuckets = 1u << kDigitBits, kMask = kBuckets - 1;
+  hist.assign((size_t)kPasses * kBuckets, 0);
+  uint32_t* h = hist.data();
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t k = key_of(a[i]);
+    for (int p = 0; p < kPasses; ++p) ++h[p * kBuckets + ((k >> (p * kDigitBits)) & kMask)];
+  }
+  for (int p = 0; p < kPasses; ++p) {
+    uint32_t* count = h + p * kBuckets;
+    const int shift = p * kDigitBits;
+    if (count[((uint64_t)key_of(a[0]) >> shift) & kMask] == (uint32_t)n) continue;  // one digit for all
+    uint32_t running = 0;
+    for (uint32_t d = 0; d < kBuckets; ++d) {
+      const uint32_t c = count[d];
+      count[d] = running;
+      running += c;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      const Item v = a[i];
+      tmp[count[((uint64_t)key_of(v) >> shift) & kMask]++] = v;
+    }
+    std::swap(a, tmp);
+  }
+  return a;
+}
+
+template <int kKeyBits, class Item, class KeyOf>
+Item* sort_items(Item* a, Item* tmp, int64_t n, KeyOf key_of, std::vector<uint32_t>& hist) {
+  if (n <= kInsertionMax) {
+    insertion_sort(a, n, key_of);
+    return a;
+  }
+  if (n > (int64_t)UINT32_MAX) {
+    std::stable_sort(a, a + n, [&](const Item& x, const Item& y) { return key_of(x) < key_of(y); });
+    return a;
+  }
+  if (kKeyBits <= 16 || n < 2048) return radix_sort_serial<kKeyBits, 8>(a, tmp, n, key_of, hist);
+  return radix_sort_serial<kKeyBits, 11>(a, tmp, n, key_of, hist);
+}
+
+// The same for one long row on every thread of the pool: each pass, each thread counts the
+// digits of its contiguous part, and the parts scatter to offsets ordered (digit, part), which
+// keeps the sort stable.
+template <int kKeyBits, int kDigitBits, class Item, class KeyOf>
+Item* radix_sort_parallel(Item* a, Item* tmp, int64_t n, KeyOf key_of, ThreadPool* pool) {
+  constexpr int kPasses = (kKeyBits + kDigitBits - 1) / kDigitBits;
+  constexpr uint32_t kBuckets = 1u << kDigitBits, kMask = kBuckets - 1;
+  const int64_t parts = pool->num_threads();
+  const int64_t part_len = (n + parts - 1) / parts;
+  std::vector<uint32_t> hist((size_t)(parts * kPasses * kBuckets), 0);
+  auto part_hist = [&](int64_t part, int pass) { return hist.data() + (part * kPasses + pass) * kBuckets; };
+  parallel_for(pool, parts, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t part = begin; part < end; ++part) {
+      uint32_t* h = part_hist(part, 0);
+      for (int64_t i = part * part_len, e = std::min(n, i + part_len); i < e; ++i) {
+        const uint64_t k = key_of(a[i]);
+        for (int p = 0; p < kPasses; ++p) ++h[p * kBuckets + ((k >> (p * kDigitBits)) & kMask)];
+      }
+    }
+  });
+  bool counted = true;  // the part histograms describe the current order of `a`
+  for (int p = 0; p < kPasses; ++p) {
+    const int shift = p * kDigitBits;
+    // Digit totals do not depend on the order, so the first counts tell trivial passes.
+    const uint32_t first_digit = ((uint64_t)key_of(a[0]) >> shift) & kMask;
+    uint64_t total = 0;
+    for (int64_t part = 0; part < parts; ++part) total += part_hist(part, p)[first_digit];
+    if (total == (uint64_t)n) continue;
+    if (!counted) {
+      parallel_for(pool, parts, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t part = begin; part < end; ++part) {
+          uint32_t* h = part_hist(part, p);
+          std::fill(h, h + kBuckets, 0u);
+          for (int64_t i = part * part_len, e = std::min(n, i + part_len); i < e; ++i)
+            ++h[((uint64_t)key_of(a[i]) >> shift) & kMask];
+        }
+      });
+    }
+    uint32_t running = 0;
+    for (uint32_t d = 0; d < kBuckets; ++d) {
+      for (int64_t part = 0; part < parts; ++part) {
+        uint32_t& c = part_hist(part, p)[d];
+        const uint32_t count = c;
+        c = running;
+        running += count;
+      }
+    }
+    parallel_for(pool, parts, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t part = begin; part < end; ++part) {
+        uint32_t* offset = part_hist(part, p);
+        for (int64_t i = part * part_len, e = std::min(n, i + part_len); i < e; ++i) {
+          const Item v = a[i];
+          tmp[offset[((uint64_t)key_of(v) >> shift) & kMask]++] = v;
+        }
+      }
+    });
+    std::swap(a, tmp);
+    counted = false;
+  }
+  return a;
+}
+
+bool use_all_threads(int64_t n, ThreadPool* pool) {
+  return pool && pool->num_threads() > 1 && n >= kParallelMin && n <= (int64_t)UINT32_MAX;
+}
+
+// Sorts a long row on the whole pool, or on this thread.
+template <int kKeyBits, class Item, class KeyOf>
+Item* sort_items_threaded(Item* a, Item* tmp, int64_t n, KeyOf key_of, ThreadPool* pool) {
+  if (use_all_threads(n, pool)) {
+    if (kKeyBits <= 16) return radix_sort_parallel<kKeyBits, 8>(a, tmp, n, key_of, pool);
+    return radix_sort_parallel<kKeyBits, 11>(a, tmp, n, key_of, pool);
+  }
+  std::vector<uint32_t> hist;
+  return sort_items<kKeyBits>(a, tmp, n, key_of, hist);
+}
+
+template <class T>
+struct Buffer {  // uninitialized scratch
+  explicit Buffer(int64_t n) : data(n > 0 ? new T[(size_t)n] : nullptr) {}
+  std::unique_ptr<T[]> data;
+  T* get() const { return data.get(); }
+};
+
+// Runs fn(begin, end) over [0, n) split over the pool when the row is long, else inline.
+template <class Fn>
+void maybe_parallel(int64_t n, ThreadPool* pool, Fn&& fn) {
+  if (use_all_threads(n, pool)) {
+    parallel_for(pool, n, 1 << 14, fn);
+  } else {
+    fn(0, n);
+  }
+}
+
+// ---- sort along an axis -----------------------------------------------------------------
+
+// Sorting one row: the row is read at src[i * stride], results written at the same stride.
+template <class Tr>
+struct RowSorter {
+  using S = typename Tr::Storage;
+  using K = typename Tr::Key;
+  static constexpr int kKeyBits = 8 * sizeof(K);
+  static constexpr bool kPacked = sizeof(K) <= 4;
+
+  int64_t n;
+  ThreadPool* pool;  // null: this thread only
+  Buffer<K> keys{0}, key_tmp{0};
+  Buffer<uint64_t> packed{0}, packed_tmp{0};
+  Buffer<KeyIndex> wide{0}, wide_tmp{0};
+
+  RowSorter(int64_t n_, bool want_indices, ThreadPool* pool_) : n(n_), pool(pool_) {
+    if (!want_indices) {
+      keys = Buffer<K>(n);
+      key_tmp = Buffer<K>(n);
+    } else if (kPacked && n <= (int64_t)UINT32_MAX) {
+      packed = Buffer<uint64_t>(n);
+      packed_tmp = Buffer<uint64_t>(n);
+    } else {
+      wide = Buffer<KeyIndex>(n);
+      wide_tmp = Buffer<KeyIndex>(n);
+    }
+  }
+
+  void sort(const S* src, int64_t stride, S* values, int64_t* indices) {
+    if (!indices) {
+      K* a = keys.get();
+      maybe_parallel(n, pool, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) a[i] = Tr::key(src[i * stride]);
+      });
+      const K* sorted = sort_items_threaded<kKeyBits>(a, key_tmp.get(), n, PlainKeyOf<K>{}, pool);
+      maybe_parallel(n, pool, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) values[i * stride] = Tr::value(sorted[i]);
+      });
+      return;
+    }
+    auto finish = [&](int64_t i, uint64_t index) {
+      indices[i * stride] = (int64_t)index;
+      if (values) values[i * stride] = src[index * stride];
+    };
+    if (packed.get()) {
+      uint64_t* a = packed.get();
+      maybe_parallel(n, pool, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) a[i] = (uint64_t)Tr::canon(src[i * stride]) << 32 | (uint64_t)i;
+      });
+      const uint64_t* sorted = sort_items_threaded<kKeyBits>(a, packed_tmp.get(), n, PackedKeyOf{}, pool);
+      maybe_parallel(n, pool, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) finish(i, sorted[i] & 0xffffffffu);
+      });
+    } else {
+      KeyIndex* a = wide.get();
+      maybe_parallel(n, pool, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) a[i] = KeyIndex{(uint64_t)Tr::canon(src[i * stride]), (uint64_t)i};
+      });
+      const KeyIndex* sorted = sort_items_threaded<kKeyBits>(a, wide_tmp.get(), n, WideKeyOf{}, pool);
+      maybe_parallel(n, pool, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) finish(i, sorted[i].index);
+      });
+    }
+  }
+};
+
+template <class Tr>
+void sort_typed(const void* xv, int64_t outer, int64_t n, int64_t inner, void* values, int64_t* indices,
+                ThreadPool* pool) {
+  using S = typename Tr::Storage;
+  const S* x = static_cast<const S*>(xv);
+  S* v = static_cast<S*>(values);
+  const int64_t rows = outer * inner;
+  if (rows == 1) {
+    RowSorter<Tr> sorter(n, indices != nullptr, pool);
+    sorter.sort(x, 1, v, indices);
+    return;
+  }
+  const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(n, 1));
+  parallel_for(pool, rows, grain, [&](int64_t begin, int64_t end) {
+    RowSorter<Tr> sorter(n, indices != nullptr, nullptr);
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t offset = (r / inner) * n * inner + r % inner;
+      sorter.sort(x + offset, inner, v ? v + offset : nullptr, indices ? indices + offset : nullptr);
+    }
+  });
+}
+
+// ---- unique -------------------------------------------------------------------------------
+
+// Where each run of equal keys starts in a sorted sequence (key_at(i) gives the canonical key
+// of the i-th), with n appended. NaN keys form one run only with equal_nan.
+template <class Tr, class KeyAt>
+std::vector<int64_t> run_starts(int64_t n, KeyAt key_at, bool equal_nan, ThreadPool* pool) {
+  auto starts_here = [&](int64_t i) {
+    if (i == 0) return true;
+    const auto k = key_at(i);
+    return k != key_at(i - 1) || (!equal_nan && is_nan_key<Tr>(k));
+  };
+  const int64_t parts = use_all_threads(n, pool) ? pool->num_threads() : 1;
+  const int64_t part_len = (n + parts - 1) / std::max<int64_t>(parts, 1);
+  std::vector<int64_t> part_count((size_t)parts + 1, 0);
+  auto for_parts = [&](auto&& fn) {
+    if (parts == 1) {
+      fn(0);
+    } else {
+      parallel_for(pool, parts, 1, [&](int64_t b, int64_t e) {
+        for (int64_t p = b; p < e; ++p) fn(p);
+      });
+    }
+  };
+  for_parts([&](int64_t p) {
+    int64_t c = 0;
+    for (int64_t i = p * part_len, e = std::min(n, i + part_len); i < e; ++i) c += starts_here(i);
+    part_count[p + 1] = c;
+  });
+  for (int64_t p = 0; p < parts; ++p) part_count[p + 1] += part_count[p];
+  std::vector<int64_t> starts((size_t)part_count[parts] + 1);
+  for_parts([&](int64_t p) {
+    int64_t j = part_count[p];
+    for (int64_t i = p * part_len, e = std::min(n, i + part_len); i < e; ++i) {
+      if (starts_here(i)) starts[j++] = i;
+    }
+  });
+  starts.back() = n;
+  return starts;
+}
+
+std::shared_ptr<Tensor> int64_tensor(int64_t n) { return Tensor::allocate(TensorType{DType::Int64, {n}}); }
+
+// The outputs that follow from the runs of a sorted order (perm_at(i): the original position
+// of the i-th sorted element).
+template <class PermAt>
+void fill_from_runs(const std::vector<int64_t>& starts, int64_t n, PermAt perm_at, bool want_index, bool want_inverse,
+                    bool want_counts, UniqueParts& out, ThreadPool* pool) {
+  const int64_t groups = (int64_t)starts.size() - 1;
+  if (want_index) {
+    out.first_index = int64_tensor(groups);
+    int64_t* f = out.first_index->ptr<int64_t>();
+    for (int64_t j = 0; j < groups; ++j) f[j] = perm_at(starts[j]);
+  }
+  if (want_counts) {
+    out.counts = int64_tensor(groups);
+    int64_t* c = out.counts->ptr<int64_t>();
+    for (int64_t j = 0; j < groups; ++j) c[j] = starts[j + 1] - starts[j];
+  }
+  if (want_inverse) {
+    out.inverse = int64_tensor(n);
+    int64_t* inv = out.inverse->ptr<int64_t>();
+    parallel_for(use_all_threads(n, pool) ? pool : nullptr, groups, 1024, [&](int64_t b, int64_t e) {
+      for (int64_t j = b; j < e; ++j) {
+        for (int64_t i = starts[j]; i < starts[j + 1]; ++i) inv[perm_at(i)] = j;
+      }
+    });
+  }
+}
+
+template <class Tr>
+UniqueParts unique_typed(DType dt, const void* xv, int64_t n, bool want_index, bool want_inverse, bool want_counts,
+                         bool equal_nan, ThreadPool* pool) {
+  using S = typename Tr::Storage;
+  using K = typename Tr::Key;
+  constexpr int kKeyBits = 8 * sizeof(K);
+  const S* x = static_cast<const S*>(xv);
+  UniqueParts out;
+  if (!want_index && !want_inverse) {
+    Buffer<K> keys(n), tmp(n);
+    K* a = keys.get();
+    maybe_parallel(n, pool, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) a[i] = Tr::key(x[i]);
+    });
+    const K* sorted = n ? sort_items_threaded<kKeyBits>(a, tmp.get(), n, PlainKeyOf<K>{}, pool) : a;
+    const auto starts =
+        run_starts<Tr>(n, [&](int64_t i) { return Tr::canon(Tr::value(sorted[i])); }, equal_nan, pool);
+    const int64_t groups = (int64_t)starts.size() - 1;
+    out.values = Tensor::allocate(TensorType{dt, {groups}});
+    S* v = out.values->ptr<S>();
+    for (int64_t j = 0; j < groups; ++j) v[j] = Tr::value(sorted[starts[j]]);
+    fill_from_runs(starts, n, [](int64_t i) { return i; }, false, false, want_counts, out, pool);
+    return out;
+  }
+  RowSorter<Tr> sorter(n, true, pool);
+  Buffer<int64_t> perm(n);
+  if (n) sorter.sort(x, 1, nullptr, perm.get());
+  const int64_t* p = perm.get();
+  const auto starts = run_starts<Tr>(n, [&](int64_t i) { return Tr::canon(x[p[i]]); }, equal_nan, pool);
+  const int64_t groups = (int64_t)starts.size() - 1;
+  out.values = Tensor::allocate(TensorType{dt, {groups}});
+  S* v = out.values->ptr<S>();
+  for (int64_t j = 0; j < groups; ++j) v[j] = x[p[starts[j]]];
+  fill_from_runs(starts, n, [p](int64_t i) { return p[i]; }, want_index, want_inverse, want_counts, out, pool);
+  return out;
+}
+
+template <class Tr>
+UniqueParts unique_rows_typed(const void* xv, int64_t rows, int64_t row_len, bool want_inverse, bool want_counts,
+                              bool equal_nan, ThreadPool* pool) {
+  using S = typename Tr::Storage;
+  using K = typename Tr::Key;
+  const S* x = static_cast<const S*>(xv);
+  std::vector<K> keys((size_t)(rows * row_len));
+  for (int64_t i = 0; i < rows * row_len; ++i) keys[i] = Tr::canon(x[i]);
+  std::vector<int64_t> order((size_t)rows);
+  for (int64_t r = 0; r < rows; ++r) order[r] = r;
+  auto row_less = [&](int64_t a, int64_t b) {
+    const K* ka = keys.data() + a * row_len;
+    const K* kb = keys.data() + b * row_len;
+    for (int64_t j = 0; j < row_len; ++j) {
+      if (ka[j] != kb[j]) return ka[j] < kb[j];
+    }
+    return false;
+  };
+  std::stable_sort(order.begin(), order.end(), row_less);
+  std::vector<int64_t> starts;
+  for (int64_t i = 0; i < rows; ++i) {
+    bool new_run = i == 0 || row_less(order[i - 1], order[i]);
+    if (!new_run && !equal_nan) {
+      const K* k = keys.data() + order[i] * row_len;
+      for (int64_t j = 0; j < row_len && !new_run; ++j) new_run = is_nan_key<Tr>(k[j]);
+    }
+    if (new_run) starts.push_back(i);
+  }
+  starts.push_back(rows);
+  UniqueParts out;
+  fill_from_runs(starts, rows, [&](int64_t i) { return order[i]; }, true, want_inverse, want_counts, out, pool);
+  return out;
+}
+
+// ---- isin ---------------------------------------------------------------------------------
+
+template <class Tr>
+void isin_typed(const void* ev, int64_t n, const void* tv, int64_t m, bool invert, int kind, uint8_t* out,
+                ThreadPool* pool) {
+  using S = typename Tr::Storage;
+  using K = typename Tr::Key;
+  constexpr int kKeyBits = 8 * sizeof(K);
+  const S* elements = static_cast<const S*>(ev);
+  const S* test = static_cast<const S*>(tv);
+  const uint8_t hit = invert ? 0 : 1, miss = invert ? 1 : 0;
+  if (m == 0) {
+    std::fill(out, out + n, miss);
+    return;
+  }
+  if constexpr (!Tr::kFloat) {
+    K lo = Tr::canon(test[0]), hi = lo;
+    for (int64_t i = 1; i < m; ++i) {
+      const K k = Tr::canon(test[i]);
+      lo = std::min(lo, k);
+      hi = std::max(hi, k);
+    }
+    const uint64_t range = (uint64_t)hi - (uint64_t)lo;
+    // NumPy's own rule for choosing the table: its size within 6x the inputs' total.
+    const bool table = kind == 2 || (kind == 0 && range <= 6 * (uint64_t)(n + m));
+    if (table) {
+      if (range >= (uint64_t)1 << 32) throw ValueError("isin: the table for kind='table' would be too large");
+      std::vector<uint8_t> present((size_t)range + 1, 0);
+      for (int64_t i = 0; i < m; ++i) present[(K)(Tr::canon(test[i]) - lo)] = 1;
+      parallel_for(pool, n, 1 << 15, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          const K k = Tr::canon(elements[i]);
+          const bool found = k >= lo && k <= hi && present[(K)(k - lo)];
+          out[i] = found ? hit : miss;
+        }
+      });
+      return;
+    }
+  }
+  // The test values as sorted canonical keys.
+  Buffer<K> test_keys(m), test_tmp(m);
+  for (int64_t i = 0; i < m; ++i) test_keys.get()[i] = Tr::canon(test[i]);
+  const K* sorted_test = sort_items_threaded<kKeyBits>(test_keys.get(), test_tmp.get(), m, PlainKeyOf<K>{}, pool);
+  auto lookup = [&](K k) {
+    if (is_nan_key<Tr>(k)) return false;
+    const K* it = std::lower_bound(sorted_test, sorted_test + m, k);
+    return it != sorted_test + m && *it == k;
+  };
+  if (n * 4 < m || n < 4096) {  // few elements: binary searches
+    parallel_for(pool, n, 4096, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) out[i] = lookup(Tr::canon(elements[i])) ? hit : miss;
+    });
+    return;
+  }
+  // Many elements: sort them too (with their positions) and walk both sorted sequences.
+  RowSorter<Tr> sorter(n, true, pool);
+  Buffer<int64_t> perm(n);
+  sorter.sort(elements, 1, nullptr, perm.get());
+  const int64_t* p = perm.get();
+  const int64_t parts = use_all_threads(n, pool) ? pool->num_threads() : 1;
+  const int64_t part_len = (n + parts - 1) / parts;
+  parallel_for(parts > 1 ? pool : nullptr, parts, 1, [&](int64_t b, int64_t e) {
+    for (int64_t part = b; part < e; ++part) {
+      const int64_t begin = part * part_len, end = std::min(n, begin + part_len);
+      if (begin >= end) continue;
+      const K* t = std::lower_bound(sorted_test, sorted_test + m, Tr::canon(elements[p[begin]]));
+      const K* t_end = sorted_test + m;
+      for (int64_t i = begin; i < end; ++i) {
+        const K k = Tr::canon(elements[p[i]]);
+        while (t != t_end && *t < k) ++t;
+        const bool found = t != t_end && *t == k && !is_nan_key<Tr>(k);
+        out[p[i]] = found ? hit : miss;
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void sort_along_axis(DType dt, const void* x, int64_t outer, int64_t n, int64_t inner, void* values, int64_t* indices,
+                     ThreadPool* pool) {
+  if (outer * n * inner == 0) return;
+  with_keys(dt, [&](auto tag) {
+    using Tr = typename decltype(tag)::type;
+    sort_typed<Tr>(x, outer, n, inner, values, indices, pool);
+  });
+}
+
+UniqueParts unique_flat(DType dt, const void* x, int64_t n, bool want_index, bool want_inverse, bool want_counts,
+                        bool equal_nan, ThreadPool* pool) {
+  UniqueParts out;
+  with_keys(dt, [&](auto tag) {
+    using Tr = typename decltype(tag)::type;
+    out = unique_typed<Tr>(dt, x, n, want_index, want_inverse, want_counts, equal_nan, pool);
+  });
+  return out;
+}
+
+UniqueParts unique_rows(DType dt, const void* x, int64_t rows, int64_t row_len, bool want_inverse, bool want_counts,
+                        bool equal_nan, ThreadPool* pool) {
+  UniqueParts out;
+  with_keys(dt, [&](auto tag) {
+    using Tr = typename decltype(tag)::type;
+    out = unique_rows_typed<Tr>(x, rows, row_len, want_inverse, want_counts, equal_nan, pool);
+  });
+  return out;
+}
+
+void isin(DType dt, const void* elements, int64_t n, const void* test, int64_t m, bool invert, int kind, uint8_t* out,
+          ThreadPool* pool) {
+  if (n == 0) return;
+  with_keys(dt, [&](auto tag) {
+    using Tr = typename decltype(tag)::type;
+    isin_typed<Tr>(elements, n, test, m, invert, kind, out, pool);
+  });
+}
+
+}  // namespace cpu
+}  // namespace mnnpy
