@@ -1,0 +1,49 @@
+// Bincount: inputs index (int64, 1-D) and optionally weights (float64, same length); attr
+// length. Output [length], int64 counts or float64 weight sums. An index outside [0, length)
+// raises ValueError when the kernel runs.
+#include <string>
+
+#include "backend/cpu/histogram.h"
+#include "mnnpy/op_registry.h"
+#include "mnnpy/thread_pool.h"
+
+namespace mnnpy {
+
+namespace {
+
+std::vector<TensorType> infer_bincount(const std::vector<TensorType>& in, Attrs& attrs) {
+  const TensorType& index = in[0];
+  if (index.dtype != DType::Int64 || index.shape.size() != 1) {
+    throw TypeError("Bincount: index must be a 1-D int64 array, got " + std::string(dtype_name(index.dtype)) + " " +
+                    shape_str(index.shape));
+  }
+  if (in.size() == 2 && (in[1].dtype != DType::Float64 || in[1].shape != index.shape)) {
+    throw ValueError("Bincount: weights must be float64 of the index's shape " + shape_str(index.shape));
+  }
+  const int64_t length = attrs.get_int("length");
+  if (length < 0) throw ValueError("Bincount: length must not be negative");
+  return {TensorType{in.size() == 2 ? DType::Float64 : DType::Int64, Shape{length}}};
+}
+
+class BincountKernel : public Kernel {
+ public:
+  explicit BincountKernel(const KernelContext& ctx)
+      : n_(ctx.input_types[0].shape[0]), length_(ctx.attrs.get_int("length")) {}
+  void execute(const KernelArgs& args, void*) override {
+    const double* weights = args.inputs.size() == 2 ? args.inputs[1]->ptr<double>() : nullptr;
+    if (!cpu::bincount(args.inputs[0]->ptr<int64_t>(), weights, n_, length_, args.outputs[0]->data, args.pool)) {
+      throw ValueError("Bincount: an index lies outside [0, " + std::to_string(length_) + ")");
+    }
+  }
+
+ private:
+  int64_t n_, length_;
+};
+
+MNNPY_REGISTER_OP(OpDef{"Bincount", 1, 2, infer_bincount,
+                        [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new BincountKernel(ctx)); },
+                        {}, false});
+
+}  // namespace
+
+}  // namespace mnnpy
