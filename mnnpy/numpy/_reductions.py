@@ -319,6 +319,9 @@ def _cumulative(kind, a, axis, dtype, out, skip_nan, include_initial=False):
     else:
         ax = normalize_axis(axis, x.ndim)
     compute = _scan_dtype(target)
+    if skip_nan and target.kind != "f":
+        # NaNs become the identity before the cast to an integer type, as NumPy replaces them.
+        x = _nan_replaced(x, 0 if kind == "sum" else 1)
     if target == _BOOL:
         # Accumulating bools: logical or (and), i.e. a running count (product) above zero.
         x = _cast(x, _BOOL)
@@ -435,11 +438,10 @@ def _quantile(a, q, axis, out, method, keepdims, skip_nan, q_scale, what, weight
         result = _np.dtype(x.dtype)
     else:
         base = _F64 if _np.dtype(x.dtype).kind in "biu" else _np.dtype(x.dtype)
-        if isinstance(q_for_type, (int, float)):
+        if isinstance(q_for_type, (int, float)) or (skip_nan and base.kind == "f"):
             result = base
         else:
-            result = _np.result_type(base, _np.asarray(q_for_type).dtype
-                                     if _np.asarray(q_for_type).dtype.kind == "f" else base)
+            result = _np.result_type(base, q_arr.dtype)
     if result.kind not in "biuf":
         raise TypeError(f"{what}: unsupported dtype {result}")
     compute = _F64 if result.kind in "biu" or result == _F64 else _np.dtype(_np.float32)
@@ -679,6 +681,8 @@ def bincount(x, weights=None, minlength=0):
     if minlength < 0:
         raise ValueError("'minlength' must not be negative")
     idx = _cast(v, _I64)
+    if v.size == 0:
+        return _full((minlength,), 0, _I64)
     length = minlength
     if v.size:
         lo = int(_np.asarray(_core.reduce("min", idx, None, False).read()))
@@ -890,7 +894,7 @@ def ediff1d(ary, to_end=None, to_begin=None):
             seq.append(d)
         elif extra is not None:
             e = asvar(extra)
-            if not _np.can_cast(e.dtype, x.dtype, casting="same_kind"):
+            if _np.dtype(e.dtype).kind == "f" and _np.dtype(x.dtype).kind in "iu":
                 raise TypeError("dtype of `to_begin` must be compatible with input `ary` under the `same_kind` rule.")
             seq.append(_cast(_reshape(e, (e.size,)), x.dtype))
     return seq[0] if len(seq) == 1 else _core.concat(seq, 0)
@@ -964,11 +968,13 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
         xv = asvar(x)
         result = _np.result_type(result, xv.dtype if _np.dtype(xv.dtype).kind == "f" else _F64)
     compute = _np.dtype(_np.float32) if result == _np.float16 else result
-    vc = _cast(v, compute)
     if length < 2:
         shape = tuple(s for i, s in enumerate(v.shape) if i != ax)
         return _full(shape, 0, result)
-    pair = _core.binary("Add", _slice_axis(vc, ax, 1, length), _slice_axis(vc, ax, 0, length - 1))
+    # Neighbours are added in y's own dtype (integers wrap) before scaling, as NumPy does.
+    pair = _core.binary("LogicalOr" if dtype == _BOOL else "Add", _slice_axis(v, ax, 1, length),
+                        _slice_axis(v, ax, 0, length - 1))
+    pair = _cast(pair, compute)
     if x is None:
         d = _const(dx, compute)
     else:
@@ -1011,14 +1017,17 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
             base = _np.result_type(base, yv.dtype)
     compute = _np.dtype(_np.float32) if base == _np.float16 else base
     x = _cast(x, compute)
+    transpose = not rowvar and x.ndim != 1
     x = _reshape(x, (1, x.size)) if x.ndim < 2 else x
-    if not rowvar and x.shape[0] != 1:
+    if transpose:
         x = _core.transpose(x, [1, 0])
     if y is not None:
         yv = _cast(yv, compute)
         yv = _reshape(yv, (1, yv.size)) if yv.ndim < 2 else yv
         if not rowvar and yv.shape[0] != 1:
             yv = _core.transpose(yv, [1, 0])
+        if x.shape[1] != yv.shape[1]:
+            raise ValueError("all the input array dimensions except for the concatenation axis must match exactly")
         x = _core.concat([x, yv], 0)
     if ddof is None:
         ddof = 0 if bias else 1
@@ -1028,8 +1037,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     xc = _core.binary("Sub", x, avg)
     c = _core.matmul(xc, _core.transpose(xc, [1, 0]))
     c = _core.binary("Div", c, _const(fact, compute))
-    if x.shape[0] == 1:
-        c = _reshape(c, ())
+    c = _reshape(c, tuple(d for d in c.shape if d != 1))
     return _cast(c, base)
 
 
