@@ -16,6 +16,7 @@ from ._manipulation import *  # noqa: F401,F403
 from ._indexing import *  # noqa: F401,F403
 from ._sorting import *  # noqa: F401,F403
 from ._linalg_products import *  # noqa: F401,F403
+from ._misc import *  # noqa: F401,F403
 from . import linalg, random  # noqa: F401
 from ._ndarray import *  # noqa: F401,F403  (also gives Var its ndarray methods)
 

@@ -69,6 +69,8 @@ const BinaryEntry kBinary[] = {
     {"BitwiseAnd", cpu::kBitAnd, kBitwise, "bitwise_and"}, {"BitwiseOr", cpu::kBitOr, kBitwise, "bitwise_or"},
     {"BitwiseXor", cpu::kBitXor, kBitwise, "bitwise_xor"}, {"LeftShift", cpu::kShiftLeft, kBitwise, "left_shift"},
     {"RightShift", cpu::kShiftRight, kBitwise, "right_shift"},
+    {"Gcd", cpu::kGcd, kBitwise, "gcd"},                 {"Lcm", cpu::kLcm, kBitwise, "lcm"},
+    {"NextAfter", cpu::kNextafter, kFloatOnly, "nextafter"},
 };
 
 template <class Entry, size_t N> const Entry* find_entry(const Entry (&table)[N], const std::string& name) {
@@ -221,6 +223,10 @@ Var binary(const std::string& op_name, const Var& a, const Var& b) {
       break;
   }
   const bool half = is_half(t);
+  if (half && e->code == cpu::kNextafter) {
+    // Stepping to the next representable value cannot be done in float32 and rounded back.
+    throw TypeError(std::string("nextafter is not supported for ") + dtype_name(t) + " in mnnpy");
+  }
   const DType compute = half ? DType::Float32 : t;
   Var r = make_op(op_of(kBinary, e), {cast(a, compute), cast(b, compute)});
   if (half && !cpu::binary_returns_bool(e->code)) r = cast(r, t);

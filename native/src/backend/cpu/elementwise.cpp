@@ -91,6 +91,26 @@ template <class T> inline T shift_right(T a, T b) {
   return (T)(a >> b);
 }
 
+// Greatest common divisor of |a| and |b| (NumPy's gcd: never negative, gcd(0, 0) = 0), in the
+// unsigned type so that |INT_MIN| is representable.
+template <class T> inline T int_gcd(T a, T b) {
+  using U = Unsigned<T>;
+  U x = a < 0 ? U(U(0) - (U)a) : (U)a, y = b < 0 ? U(U(0) - (U)b) : (U)b;
+  while (y != 0) {
+    const U r = x % y;
+    x = y;
+    y = r;
+  }
+  return (T)x;
+}
+template <class T> inline T int_lcm(T a, T b) {
+  using U = Unsigned<T>;
+  const U g = (U)int_gcd(a, b);
+  if (g == 0) return T(0);
+  const U x = a < 0 ? U(U(0) - (U)a) : (U)a, y = b < 0 ? U(U(0) - (U)b) : (U)b;
+  return (T)(U)((x / g) * y);
+}
+
 template <class T> inline T scalar_unary(int code, T x) {
   if constexpr (std::is_floating_point_v<T>) {
     switch (code) {
@@ -175,6 +195,7 @@ template <class T> inline T scalar_binary(int code, T a, T b) {
       case kHypot: return std::hypot(a, b);
       case kCopysign: return std::copysign(a, b);
       case kSquaredDiff: return (a - b) * (a - b);
+      case kNextafter: return std::nextafter(a, b);
       default: return a;
     }
   } else {
@@ -194,6 +215,8 @@ template <class T> inline T scalar_binary(int code, T a, T b) {
       case kBitXor: return (T)(a ^ b);
       case kShiftLeft: return shift_left(a, b);
       case kShiftRight: return shift_right(a, b);
+      case kGcd: return int_gcd(a, b);
+      case kLcm: return int_lcm(a, b);
       default: return a;
     }
   }

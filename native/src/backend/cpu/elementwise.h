@@ -20,7 +20,8 @@ enum UnaryCode : int {
 enum BinaryCode : int {
   kAdd, kSub, kMul, kDiv, kFloorDiv, kMod, kFmod, kPow, kMaximum, kMinimum, kFmax, kFmin, kAtan2,
   kHypot, kCopysign, kSquaredDiff, kEqual, kNotEqual, kLess, kLessEqual, kGreater, kGreaterEqual,
-  kLogicalAnd, kLogicalOr, kLogicalXor, kBitAnd, kBitOr, kBitXor, kShiftLeft, kShiftRight, kNumBinary
+  kLogicalAnd, kLogicalOr, kLogicalXor, kBitAnd, kBitOr, kBitXor, kShiftLeft, kShiftRight, kGcd, kLcm,
+  kNextafter, kNumBinary
 };
 
 // Unary ops whose result is bool whatever the input dtype.
