@@ -10,7 +10,7 @@ import numpy as _np
 
 from .. import _core
 from .._core import Var
-from ._common import asvar, normalize_axis, operand, store
+from ._common import asvar, normalize_axis, store
 
 __all__ = ["dot", "vdot", "inner", "outer", "matmul", "tensordot", "einsum", "trace", "kron", "cross",
            "convolve", "correlate", "vander", "diagonal_view"]
@@ -21,12 +21,9 @@ _INT64 = _np.dtype("int64")
 
 # ---------------------------------------------------------------- helpers
 def _pair(a, b):
-    """Both operands as Vars; Python numbers take the other side's dtype (weak scalars)."""
-    if isinstance(a, Var) or not isinstance(b, Var):
-        a = operand(a)
-        return a, operand(b, a)
-    b = operand(b)
-    return operand(a, b), b
+    """Both operands as Vars. These are not ufuncs: Python numbers become arrays of NumPy's
+    default dtypes (int64, float64), as numpy.asarray makes them."""
+    return asvar(a), asvar(b)
 
 
 def _multiply(a, b):
@@ -306,7 +303,14 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     if not vars_:
         raise ValueError("must specify the einstein sum subscripts string and at least one operand")
     labels, out_labels = _parse_einsum(subscripts, [tuple(v.shape) for v in vars_])
-    result_dtype = _np.dtype(dtype) if dtype is not None else _result_dtype(vars_)
+    result_dtype = _result_dtype(vars_)
+    if dtype is not None:
+        dtype = _np.dtype(dtype)
+        for v in vars_:
+            if not _np.can_cast(v.dtype, dtype, casting):
+                raise TypeError(f"Iterator operand dtype could not be cast from dtype('{v.dtype}') to "
+                                f"dtype('{dtype}') according to the rule '{casting}'")
+        result_dtype = dtype
     work = []
     for v, lab in zip(vars_, labels):
         v, lab = _einsum_diagonal(_cast(v, result_dtype), list(lab))

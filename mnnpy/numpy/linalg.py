@@ -63,6 +63,9 @@ def _op(name, inputs, attrs=None):
 
 def _computed(values, info, message):
     """Evaluates ``values`` with their ``info`` flags; LinAlgError(message) if any is set."""
+    if any(v.size == 0 for v in values):
+        # Nothing to factor (the executor skips ops whose first output is empty).
+        return [_core.const(_np.zeros(tuple(v.shape), v.dtype), None, "NCHW") for v in values]
     computed = _core.evaluate_as_constants(list(values) + [info])
     if info.size and _np.asarray(computed[-1].read()).any():
         raise LinAlgError(message)
@@ -201,8 +204,24 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     _check_stacked(a)
     if not compute_uv:
         return _op("LinalgSVD", [a], {"full": 0, "compute_uv": 0})[0]
+    if a.size == 0:
+        return _empty_svd(a, full_matrices)
     u, s, vh = _op("LinalgSVD", [a], {"full": int(bool(full_matrices)), "compute_uv": 1})
     return SVDResult(u, s, vh)
+
+
+def _empty_svd(a, full):
+    """SVD of matrices with no elements: identity singular vectors where they have a size."""
+    *batch, m, n = a.shape
+    k = min(m, n)
+    batch = tuple(batch)
+
+    def eye(rows, cols):
+        return _core.const(_np.broadcast_to(_np.eye(rows, cols, dtype=a.dtype), batch + (rows, cols)).copy(),
+                           None, "NCHW")
+
+    return SVDResult(eye(m, m if full else k), _core.const(_np.zeros(batch + (k,), a.dtype), None, "NCHW"),
+                     eye(n if full else k, n))
 
 
 def svdvals(x, /):
