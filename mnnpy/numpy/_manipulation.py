@@ -374,7 +374,9 @@ def split(ary, indices_or_sections, axis=0):
     axis = normalize_axis(axis, ary.ndim)
     if isinstance(indices_or_sections, (int, _np.integer)):
         sections = int(indices_or_sections)
-        if sections <= 0:
+        if sections == 0:
+            raise ZeroDivisionError("integer modulo by zero")  # what numpy.split raises
+        if sections < 0:
             raise ValueError("number sections must be larger than 0.")
         if ary.shape[axis] % sections:
             raise ValueError("array split does not result in an equal division")
@@ -419,25 +421,29 @@ def tile(A, reps):
 def repeat(a, repeats, axis=None):
     """Each element repeated (``repeats`` one count, or one per element along ``axis``)."""
     a = asvar(a)
-    if axis is None:
+    if axis is None or a.ndim == 0:
         a = _core.reshape(a, (a.size,))
-        axis = 0
-    axis = normalize_axis(axis, a.ndim)
+    axis = normalize_axis(0 if axis is None else axis, a.ndim)
     counts = _np.asarray(repeats.read() if isinstance(repeats, Var) else repeats)
+    if counts.size == 0 and counts.dtype.kind == "f":
+        counts = counts.astype(_np.int64)
     if counts.dtype.kind not in "iub":
         raise TypeError(f"Cannot cast array data from {counts.dtype!r} to dtype('int64') according to the rule 'safe'")
     counts = counts.astype(_np.int64)
     n = a.shape[axis]
-    if (counts < 0).any():
-        raise ValueError("repeats may not contain negative values.")
     if counts.ndim == 0 or counts.size == 1:
         r = int(counts.reshape(-1)[0])
+        if r < 0 and n:
+            raise ValueError("negative dimensions are not allowed")
+        r = max(r, 0)
         s = tuple(a.shape)
         expanded = _core.reshape(a, s[:axis + 1] + (1,) + s[axis + 1:])
         wide = _core.broadcast_to(expanded, s[:axis + 1] + (r,) + s[axis + 1:])
         return _core.reshape(wide, s[:axis] + (n * r,) + s[axis + 1:])
     if counts.ndim != 1 or counts.size != n:
         raise ValueError(f"operands could not be broadcast together with shape ({n},) ({counts.size},)")
+    if (counts < 0).any():
+        raise ValueError("repeats may not contain negative values.")
     # Output position j reads element k where ends[k-1] <= j < ends[k]: one searchsorted.
     ends = _np.cumsum(counts)
     total = int(ends[-1]) if n else 0
@@ -493,13 +499,13 @@ def roll(a, shift, axis=None):
     a = asvar(a)
     if axis is None:
         return _core.reshape(roll(_core.reshape(a, (a.size,)), shift, 0), tuple(a.shape))
-    shifts = _np.broadcast(_np.asarray(shift), _np.asarray(axis))
+    axes = [normalize_axis(ax, a.ndim) for ax in (axis if isinstance(axis, (tuple, list)) else (axis,))]
+    shifts = _np.broadcast(_np.asarray(shift), _np.asarray(axes if isinstance(axis, (tuple, list)) else axes[0]))
     if shifts.nd > 1:
         raise ValueError("'shift' and 'axis' should be scalars or 1D sequences")
     total = {}
     for sh, ax in shifts:
-        ax = normalize_axis(int(ax), a.ndim)
-        total[ax] = total.get(ax, 0) + int(sh)
+        total[int(ax)] = total.get(int(ax), 0) + int(sh)
     result = a
     for ax, sh in total.items():
         n = a.shape[ax]
@@ -714,17 +720,35 @@ def trim_zeros(filt, trim="fb", axis=None):
     return filt[tuple(index)] if filt.ndim else _core.unary("Identity", filt)
 
 
+def _drop_leading_ones(x, ndim):
+    s = tuple(x.shape)
+    while len(s) > ndim and s[0] == 1:
+        s = s[1:]
+    return x if s == tuple(x.shape) else _core.reshape(x, s)
+
+
+def _fits(shape, target):
+    try:
+        return _np.broadcast_shapes(shape, target) == target
+    except ValueError:
+        return False
+
+
 def copyto(dst, src, casting="same_kind", where=True):
     """``dst`` (a Var) rebound to ``src`` broadcast and cast into it where ``where`` holds."""
     if not isinstance(dst, Var):
         raise TypeError(f"copyto() argument 1 must be an mnnpy Var, not {type(dst).__name__}")
     weak = isinstance(src, (bool, int, float)) and not isinstance(src, _np.generic)
+    if weak:
+        # NumPy's own rules for a Python scalar (its kind, overflow) on a one-element stand-in.
+        _np.copyto(_np.empty((), dst.dtype), src, casting=casting)
     src_var = operand(src, dst) if weak else asvar(src)
     if not weak:
         _check_cast(src_var.dtype, dst.dtype, casting)
     src_var = _cast(src_var, dst.dtype)
     target = tuple(dst.shape)
-    if _np.broadcast_shapes(tuple(src_var.shape), target) != target:
+    src_var = _drop_leading_ones(src_var, len(target))
+    if not _fits(tuple(src_var.shape), target):
         raise ValueError(f"could not broadcast input array from shape {tuple(src_var.shape)} into shape {target}")
     if where is True:
         result = _core.broadcast_to(src_var, target)
@@ -732,7 +756,7 @@ def copyto(dst, src, casting="same_kind", where=True):
         mask = asvar(where)
         if mask.dtype != _np.bool_:
             _check_cast(mask.dtype, _np.bool_, "safe")
-        if _np.broadcast_shapes(tuple(mask.shape), target) != target:
+        if not _fits(tuple(mask.shape), target):
             raise ValueError(f"could not broadcast where mask from shape {tuple(mask.shape)} into shape {target}")
         result = _core.broadcast_to(_core.where(mask, src_var, dst), target)
     _core.rebind(dst, result)
@@ -935,8 +959,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
     x = asvar(array)
     pw = _np.asarray(pad_width.read() if isinstance(pad_width, Var) else pad_width)
     if pw.dtype.kind != "i":
-        if not (pw.dtype.kind == "u" or (pw.size == 0 and pw.dtype.kind == "f")):
-            raise TypeError("`pad_width` must be of integral type.")
+        raise TypeError("`pad_width` must be of integral type.")
     if callable(mode):
         raise TypeError("mnnpy.numpy.pad does not take a function as mode")
     if mode not in _PAD_KWARGS:
