@@ -43,8 +43,13 @@ def _scalar_like(value, partner):
     return _core.scalar(value, partner)
 
 
-def _index_var(indices):
-    """Integer indices as a Var (NumPy's 'same_kind' rule: floats raise TypeError)."""
+def _index_var(indices, lenient=False):
+    """Integer indices as a Var. Float or bool arrays raise TypeError; with ``lenient`` (take,
+    put) Python lists of numbers convert as NumPy converts them (truncating, bool as 0/1)."""
+    if lenient and isinstance(indices, (list, tuple, bool, float)):
+        raw = _np.asarray(indices)
+        if raw.dtype.kind in "fb":
+            return asvar(raw.astype(_np.int64))
     v = asvar(indices)
     if v.dtype == _np.bool_ or v.dtype.kind not in "iu":
         if v.size == 0 and not isinstance(indices, (Var, _np.ndarray)):
@@ -104,10 +109,10 @@ def _flat_positions(mask):
 # ---------------------------------------------------------------- take / put
 def take(a, indices, axis=None, out=None, mode="raise"):
     a = asvar(a)
-    idx = _index_var(indices)
-    if axis is None:
+    idx = _index_var(indices, lenient=True)
+    if axis is None or a.ndim == 0:  # NumPy reads a 0-d array as 1-d here
         a = _flat(a)
-        axis = 0
+        axis = 0 if axis is None else axis
     axis = normalize_axis(axis, a.ndim)
     idx = _apply_mode(idx, a.shape[axis], mode, axis)
     return store(_core.gather(a, idx, axis), out)
@@ -181,14 +186,12 @@ def put_along_axis(arr, indices, values, axis):
 def put(a, ind, v, mode="raise"):
     """``a.flat[ind] = v`` (``v`` repeated as needed); rebinds a Var ``a``."""
     target = asvar(a)
-    idx = _flat(_index_var(ind))
+    idx = _flat(_index_var(ind, lenient=True))
     n = target.size
+    if idx.size == 0 or asvar(v).size == 0:
+        return _in_place(a, _core.unary("Identity", target))
     idx = _apply_mode(idx, n, mode, 0)
-    if idx.size == 0:
-        return _in_place(a, _core.unary("Identity", target))
     values = resize(_cast(asvar(v), target.dtype), (idx.size,))
-    if asvar(v).size == 0:
-        return _in_place(a, _core.unary("Identity", target))
     result = _core.op("Scatter", [_flat(target), _cast(idx, _np.int64), values], {"axis": 0})
     return _in_place(a, _core.reshape(result, tuple(target.shape)))
 
@@ -351,10 +354,19 @@ def searchsorted(a, v, side="left", sorter=None):
             raise ValueError("Sorter index out of range.")
         a = _core.gather(a, order, 0)
     weak = isinstance(v, (bool, int, float)) and not isinstance(v, _np.generic)
-    values = operand(v, a) if weak else asvar(v)
-    dtype = _np.dtype(_core.promote_types(a.dtype, values.dtype)) if not weak else values.dtype
-    if weak and dtype != a.dtype:
-        dtype = _result_dtype([a, v])
+    if weak:
+        # A Python number compares by value: widen when it does not fit a's dtype.
+        if isinstance(v, bool) or (isinstance(v, int) and a.dtype.kind in "iu" and
+                                   _np.iinfo(a.dtype).min <= v <= _np.iinfo(a.dtype).max):
+            dtype = a.dtype
+        elif isinstance(v, int):
+            dtype = a.dtype if a.dtype.kind == "f" else _np.dtype(_np.int64)
+        else:
+            dtype = a.dtype if a.dtype.kind == "f" else _np.dtype(_np.float64)
+        values = _core.const(_np.asarray(v, dtype), None, "NCHW")
+    else:
+        values = asvar(v)
+        dtype = _np.dtype(_core.promote_types(a.dtype, values.dtype))
     if dtype == _np.float16:
         dtype = _np.dtype(_np.float32)  # exact widening; the kernel has no half type
     return _core.op("SearchSorted", [_cast(a, dtype), _cast(values, dtype)], {"right": int(right)})
