@@ -132,146 +132,14 @@ struct WideKeyOf {
 };
 template <class K>
 struct PlainKeyOf {
-  K operator()(K item) const { return item; }
+  uint64_t operator()(K item) const { return item; }
 };
 
-constexpr int64_t kInsertionMax = 48;
+constexpr int64_t kInsertionMax = 24;
 constexpr int64_t kParallelMin = 1 << 16;  // a single row this long is sorted by every thread
-
-template <class Item, class KeyOf>
-void insertion_sort(Item* a, int64_t n, KeyOf key_of) {
-  for (int64_t i = 1; i < n; ++i) {
-    const Item v = a[i];
-    const auto k = key_of(v);
-    int64_t j = i;
-    while (j > 0 && key_of(a[j - 1]) > k) {
-      a[j] = a[j - 1];
-      --j;
-    }
-    a[j] = v;
-  }
-}
-
-// Stable sort of a[0, n) by key_of's low kKeyBits bits; tmp is scratch of n items. Returns the
-// buffer (a or tmp) that holds the result.
-template <int kKeyBits, int kDigitBits, class Item, class KeyOf>
-Item* radix_sort_serial(Item* a, Item* tmp, int64_t n, KeyOf key_of, std::vector<uint32_t>& hist) {
-  constexpr int kPasses = (kKeyBits + kDigitBits - 1) / kDigitBits;
-  constexpr uint32_t kBuckets = 1u << kDigitBits, kMask = kBuckets - 1;
-  hist.assign((size_t)kPasses * kBuckets, 0);
-  uint32_t* h = hist.data();
-  for (int64_t i = 0; i < n; ++i) {
-    const uint64_t k = key_of(a[i]);
-    for (int p = 0; p < kPasses; ++p) ++h[p * kBuckets + ((k >> (p * kDigitBits)) & kMask)];
-  }
-  for (int p = 0; p < kPasses; ++p) {
-    uint32_t* count = h + p * kBuckets;
-    const int shift = p * kDigitBits;
-    if (count[((uint64_t)key_of(a[0]) >> shift) & kMask] == (uint32_t)n) continue;  // one digit for all
-    uint32_t running = 0;
-    for (uint32_t d = 0; d < kBuckets; ++d) {
-      const uint32_t c = count[d];
-      count[d] = running;
-      running += c;
-    }
-    for (int64_t i = 0; i < n; ++i) {
-      const Item v = a[i];
-      tmp[count[((uint64_t)key_of(v) >> shift) & kMask]++] = v;
-    }
-    std::swap(a, tmp);
-  }
-  return a;
-}
-
-template <int kKeyBits, class Item, class KeyOf>
-Item* sort_items(Item* a, Item* tmp, int64_t n, KeyOf key_of, std::vector<uint32_t>& hist) {
-  if (n <= kInsertionMax) {
-    insertion_sort(a, n, key_of);
-    return a;
-  }
-  if (n > (int64_t)UINT32_MAX) {
-    std::stable_sort(a, a + n, [&](const Item& x, const Item& y) { return key_of(x) < key_of(y); });
-    return a;
-  }
-  if (kKeyBits <= 16 || n < 2048) return radix_sort_serial<kKeyBits, 8>(a, tmp, n, key_of, hist);
-  return radix_sort_serial<kKeyBits, 11>(a, tmp, n, key_of, hist);
-}
-
-// The same for one long row on every thread of the pool: each pass, each thread counts the
-// digits of its contiguous part, and the parts scatter to offsets ordered (digit, part), which
-// keeps the sort stable.
-template <int kKeyBits, int kDigitBits, class Item, class KeyOf>
-Item* radix_sort_parallel(Item* a, Item* tmp, int64_t n, KeyOf key_of, ThreadPool* pool) {
-  constexpr int kPasses = (kKeyBits + kDigitBits - 1) / kDigitBits;
-  constexpr uint32_t kBuckets = 1u << kDigitBits, kMask = kBuckets - 1;
-  const int64_t parts = pool->num_threads();
-  const int64_t part_len = (n + parts - 1) / parts;
-  std::vector<uint32_t> hist((size_t)(parts * kPasses * kBuckets), 0);
-  auto part_hist = [&](int64_t part, int pass) { return hist.data() + (part * kPasses + pass) * kBuckets; };
-  parallel_for(pool, parts, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t part = begin; part < end; ++part) {
-      uint32_t* h = part_hist(part, 0);
-      for (int64_t i = part * part_len, e = std::min(n, i + part_len); i < e; ++i) {
-        const uint64_t k = key_of(a[i]);
-        for (int p = 0; p < kPasses; ++p) ++h[p * kBuckets + ((k >> (p * kDigitBits)) & kMask)];
-      }
-    }
-  });
-  bool counted = true;  // the part histograms describe the current order of `a`
-  for (int p = 0; p < kPasses; ++p) {
-    const int shift = p * kDigitBits;
-    // Digit totals do not depend on the order, so the first counts tell trivial passes.
-    const uint32_t first_digit = ((uint64_t)key_of(a[0]) >> shift) & kMask;
-    uint64_t total = 0;
-    for (int64_t part = 0; part < parts; ++part) total += part_hist(part, p)[first_digit];
-    if (total == (uint64_t)n) continue;
-    if (!counted) {
-      parallel_for(pool, parts, 1, [&](int64_t begin, int64_t end) {
-        for (int64_t part = begin; part < end; ++part) {
-          uint32_t* h = part_hist(part, p);
-          std::fill(h, h + kBuckets, 0u);
-          for (int64_t i = part * part_len, e = std::min(n, i + part_len); i < e; ++i)
-            ++h[((uint64_t)key_of(a[i]) >> shift) & kMask];
-        }
-      });
-    }
-    uint32_t running = 0;
-    for (uint32_t d = 0; d < kBuckets; ++d) {
-      for (int64_t part = 0; part < parts; ++part) {
-        uint32_t& c = part_hist(part, p)[d];
-        const uint32_t count = c;
-        c = running;
-        running += count;
-      }
-    }
-    parallel_for(pool, parts, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t part = begin; part < end; ++part) {
-        uint32_t* offset = part_hist(part, p);
-        for (int64_t i = part * part_len, e = std::min(n, i + part_len); i < e; ++i) {
-          const Item v = a[i];
-          tmp[offset[((uint64_t)key_of(v) >> shift) & kMask]++] = v;
-        }
-      }
-    });
-    std::swap(a, tmp);
-    counted = false;
-  }
-  return a;
-}
 
 bool use_all_threads(int64_t n, ThreadPool* pool) {
   return pool && pool->num_threads() > 1 && n >= kParallelMin && n <= (int64_t)UINT32_MAX;
-}
-
-// Sorts a long row on the whole pool, or on this thread.
-template <int kKeyBits, class Item, class KeyOf>
-Item* sort_items_threaded(Item* a, Item* tmp, int64_t n, KeyOf key_of, ThreadPool* pool) {
-  if (use_all_threads(n, pool)) {
-    if (kKeyBits <= 16) return radix_sort_parallel<kKeyBits, 8>(a, tmp, n, key_of, pool);
-    return radix_sort_parallel<kKeyBits, 11>(a, tmp, n, key_of, pool);
-  }
-  std::vector<uint32_t> hist;
-  return sort_items<kKeyBits>(a, tmp, n, key_of, hist);
 }
 
 template <class T>
@@ -288,6 +156,176 @@ void maybe_parallel(int64_t n, ThreadPool* pool, Fn&& fn) {
     parallel_for(pool, n, 1 << 14, fn);
   } else {
     fn(0, n);
+  }
+}
+
+template <class Item, class KeyOf>
+void insertion_sort(Item* a, int64_t n, KeyOf key_of) {
+  for (int64_t i = 1; i < n; ++i) {
+    const Item v = a[i];
+    const uint64_t k = key_of(v);
+    int64_t j = i;
+    while (j > 0 && key_of(a[j - 1]) > k) {
+      a[j] = a[j - 1];
+      --j;
+    }
+    a[j] = v;
+  }
+}
+
+inline int bit_width(uint64_t v) { return v ? 64 - __builtin_clzll(v) : 0; }
+
+// Stable MSD radix sort, out of place: the items of a[0, n) agree on every key bit from `bits`
+// up. Each level counts the top remaining digit (and which lower bits differ at all, so a
+// level whose digit is shared jumps straight to the highest differing bit), scatters a -> t
+// and recurses into each bucket with the buffers swapped, so buckets soon fit in cache.
+// Finished pieces (small or all-equal buckets) go to emit(items, position, count) at once.
+template <class Item, class KeyOf, class Emit>
+void msd_sort(Item* a, Item* t, int64_t n, int bits, int64_t pos, const KeyOf& key_of, const Emit& emit) {
+  uint32_t count[2048];
+  while (true) {
+    if (bits <= 0 || n <= 1) {
+      emit(a, pos, n);
+      return;
+    }
+    if (n <= kInsertionMax) {
+      insertion_sort(a, n, key_of);
+      emit(a, pos, n);
+      return;
+    }
+    const int digit_bits = std::min(bits, n >= (1 << 13) ? 11 : 8);
+    const int shift = bits - digit_bits;
+    const uint32_t buckets = 1u << digit_bits;
+    const uint64_t low_mask = shift ? (~uint64_t(0) >> (64 - shift)) : 0;
+    std::fill(count, count + buckets, 0u);
+    const uint64_t first = key_of(a[0]);
+    uint64_t differ = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const uint64_t k = key_of(a[i]);
+      differ |= k ^ first;
+      ++count[(k >> shift) & (buckets - 1)];
+    }
+    differ &= (bits >= 64 ? ~uint64_t(0) : (uint64_t(1) << bits) - 1);
+    if (count[(first >> shift) & (buckets - 1)] == (uint32_t)n) {
+      bits = bit_width(differ & low_mask);  // the digit is shared: go to the first one that differs
+      continue;
+    }
+    uint32_t running = 0;
+    for (uint32_t d = 0; d < buckets; ++d) {
+      const uint32_t c = count[d];
+      count[d] = running;
+      running += c;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      const Item v = a[i];
+      t[count[(key_of(v) >> shift) & (buckets - 1)]++] = v;
+    }
+    // count[d] is now the end of bucket d.
+    uint32_t begin = 0;
+    for (uint32_t d = 0; d < buckets; ++d) {
+      const uint32_t end = count[d];
+      if (end > begin) msd_sort(t + begin, a + begin, end - begin, shift, pos + begin, key_of, emit);
+      begin = end;
+    }
+    return;
+  }
+}
+
+// The top level of msd_sort on every thread of the pool: each thread counts and scatters its
+// contiguous part (offsets ordered by digit, then part, so the order stays stable); then the
+// buckets are sorted in parallel (a very large bucket by this function again).
+template <class Item, class KeyOf, class Emit>
+void msd_sort_parallel(Item* a, Item* t, int64_t n, int bits, int64_t pos, const KeyOf& key_of, const Emit& emit,
+                       ThreadPool* pool) {
+  const int64_t parts = pool->num_threads();
+  const int64_t part_len = (n + parts - 1) / parts;
+  constexpr int kDigitBits = 11;
+  constexpr uint32_t kBuckets = 1u << kDigitBits;
+  std::vector<uint32_t> count((size_t)(parts * kBuckets));
+  std::vector<uint64_t> part_differ((size_t)parts);
+  while (true) {
+    if (bits <= 0) {
+      emit(a, pos, n);
+      return;
+    }
+    const int digit_bits = std::min(bits, kDigitBits);
+    const int shift = bits - digit_bits;
+    const uint32_t buckets = 1u << digit_bits;
+    const uint64_t first = key_of(a[0]);
+    parallel_for(pool, parts, 1, [&](int64_t b, int64_t e) {
+      for (int64_t part = b; part < e; ++part) {
+        uint32_t* c = count.data() + part * kBuckets;
+        std::fill(c, c + buckets, 0u);
+        uint64_t differ = 0;
+        for (int64_t i = part * part_len, end = std::min(n, i + part_len); i < end; ++i) {
+          const uint64_t k = key_of(a[i]);
+          differ |= k ^ first;
+          ++c[(k >> shift) & (buckets - 1)];
+        }
+        part_differ[part] = differ;
+      }
+    });
+    uint64_t differ = 0;
+    for (uint64_t d : part_differ) differ |= d;
+    if ((differ >> shift) == 0) {
+      bits = bit_width(differ);
+      continue;
+    }
+    std::vector<uint32_t> bucket_end(buckets);
+    uint32_t running = 0;
+    for (uint32_t d = 0; d < buckets; ++d) {
+      for (int64_t part = 0; part < parts; ++part) {
+        uint32_t& c = count[part * kBuckets + d];
+        const uint32_t size = c;
+        c = running;
+        running += size;
+      }
+      bucket_end[d] = running;
+    }
+    parallel_for(pool, parts, 1, [&](int64_t b, int64_t e) {
+      for (int64_t part = b; part < e; ++part) {
+        uint32_t* offset = count.data() + part * kBuckets;
+        for (int64_t i = part * part_len, end = std::min(n, i + part_len); i < end; ++i) {
+          const Item v = a[i];
+          t[offset[(key_of(v) >> shift) & (buckets - 1)]++] = v;
+        }
+      }
+    });
+    std::vector<std::pair<uint32_t, uint32_t>> small;
+    uint32_t begin = 0;
+    for (uint32_t d = 0; d < buckets; ++d) {
+      const uint32_t end = bucket_end[d];
+      const int64_t size = end - begin;
+      if (size * parts * 2 > n && size >= kParallelMin) {
+        msd_sort_parallel(t + begin, a + begin, size, shift, pos + begin, key_of, emit, pool);
+      } else if (size > 0) {
+        small.emplace_back(begin, end);
+      }
+      begin = end;
+    }
+    parallel_for(pool, (int64_t)small.size(), 1, [&](int64_t b, int64_t e) {
+      for (int64_t j = b; j < e; ++j) {
+        const uint32_t s = small[j].first, size = small[j].second - small[j].first;
+        msd_sort(t + s, a + s, size, shift, pos + s, key_of, emit);
+      }
+    });
+    return;
+  }
+}
+
+// Sorts a[0, n) (items already made), emitting the sorted pieces; all threads when n is large.
+template <int kKeyBits, class Item, class KeyOf, class Emit>
+void sort_items(Item* a, Item* t, int64_t n, const KeyOf& key_of, const Emit& emit, ThreadPool* pool) {
+  if (n == 0) return;
+  if (n > (int64_t)UINT32_MAX) {
+    std::stable_sort(a, a + n, [&](const Item& x, const Item& y) { return key_of(x) < key_of(y); });
+    emit(a, 0, n);
+    return;
+  }
+  if (use_all_threads(n, pool)) {
+    msd_sort_parallel(a, t, n, kKeyBits, 0, key_of, emit, pool);
+  } else {
+    msd_sort(a, t, n, kKeyBits, 0, key_of, emit);
   }
 }
 
@@ -326,10 +364,11 @@ struct RowSorter {
       maybe_parallel(n, pool, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) a[i] = Tr::key(src[i * stride]);
       });
-      const K* sorted = sort_items_threaded<kKeyBits>(a, key_tmp.get(), n, PlainKeyOf<K>{}, pool);
-      maybe_parallel(n, pool, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) values[i * stride] = Tr::value(sorted[i]);
-      });
+      auto emit = [&](const K* piece, int64_t pos, int64_t count) {
+        S* dst = values + pos * stride;
+        for (int64_t i = 0; i < count; ++i) dst[i * stride] = Tr::value(piece[i]);
+      };
+      sort_items<kKeyBits>(a, key_tmp.get(), n, PlainKeyOf<K>{}, emit, pool);
       return;
     }
     auto finish = [&](int64_t i, uint64_t index) {
@@ -341,19 +380,19 @@ struct RowSorter {
       maybe_parallel(n, pool, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) a[i] = (uint64_t)Tr::canon(src[i * stride]) << 32 | (uint64_t)i;
       });
-      const uint64_t* sorted = sort_items_threaded<kKeyBits>(a, packed_tmp.get(), n, PackedKeyOf{}, pool);
-      maybe_parallel(n, pool, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) finish(i, sorted[i] & 0xffffffffu);
-      });
+      auto emit = [&](const uint64_t* piece, int64_t pos, int64_t count) {
+        for (int64_t i = 0; i < count; ++i) finish(pos + i, piece[i] & 0xffffffffu);
+      };
+      sort_items<kKeyBits>(a, packed_tmp.get(), n, PackedKeyOf{}, emit, pool);
     } else {
       KeyIndex* a = wide.get();
       maybe_parallel(n, pool, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) a[i] = KeyIndex{(uint64_t)Tr::canon(src[i * stride]), (uint64_t)i};
       });
-      const KeyIndex* sorted = sort_items_threaded<kKeyBits>(a, wide_tmp.get(), n, WideKeyOf{}, pool);
-      maybe_parallel(n, pool, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) finish(i, sorted[i].index);
-      });
+      auto emit = [&](const KeyIndex* piece, int64_t pos, int64_t count) {
+        for (int64_t i = 0; i < count; ++i) finish(pos + i, piece[i].index);
+      };
+      sort_items<kKeyBits>(a, wide_tmp.get(), n, WideKeyOf{}, emit, pool);
     }
   }
 };
@@ -453,23 +492,17 @@ template <class Tr>
 UniqueParts unique_typed(DType dt, const void* xv, int64_t n, bool want_index, bool want_inverse, bool want_counts,
                          bool equal_nan, ThreadPool* pool) {
   using S = typename Tr::Storage;
-  using K = typename Tr::Key;
-  constexpr int kKeyBits = 8 * sizeof(K);
   const S* x = static_cast<const S*>(xv);
   UniqueParts out;
   if (!want_index && !want_inverse) {
-    Buffer<K> keys(n), tmp(n);
-    K* a = keys.get();
-    maybe_parallel(n, pool, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) a[i] = Tr::key(x[i]);
-    });
-    const K* sorted = n ? sort_items_threaded<kKeyBits>(a, tmp.get(), n, PlainKeyOf<K>{}, pool) : a;
-    const auto starts =
-        run_starts<Tr>(n, [&](int64_t i) { return Tr::canon(Tr::value(sorted[i])); }, equal_nan, pool);
+    Buffer<S> sorted(n);
+    if (n) RowSorter<Tr>(n, false, pool).sort(x, 1, sorted.get(), nullptr);
+    const S* s = sorted.get();
+    const auto starts = run_starts<Tr>(n, [&](int64_t i) { return Tr::canon(s[i]); }, equal_nan, pool);
     const int64_t groups = (int64_t)starts.size() - 1;
     out.values = Tensor::allocate(TensorType{dt, {groups}});
     S* v = out.values->ptr<S>();
-    for (int64_t j = 0; j < groups; ++j) v[j] = Tr::value(sorted[starts[j]]);
+    for (int64_t j = 0; j < groups; ++j) v[j] = s[starts[j]];
     fill_from_runs(starts, n, [](int64_t i) { return i; }, false, false, want_counts, out, pool);
     return out;
   }
@@ -527,7 +560,6 @@ void isin_typed(const void* ev, int64_t n, const void* tv, int64_t m, bool inver
                 ThreadPool* pool) {
   using S = typename Tr::Storage;
   using K = typename Tr::Key;
-  constexpr int kKeyBits = 8 * sizeof(K);
   const S* elements = static_cast<const S*>(ev);
   const S* test = static_cast<const S*>(tv);
   const uint8_t hit = invert ? 0 : 1, miss = invert ? 1 : 0;
@@ -560,9 +592,11 @@ void isin_typed(const void* ev, int64_t n, const void* tv, int64_t m, bool inver
     }
   }
   // The test values as sorted canonical keys.
-  Buffer<K> test_keys(m), test_tmp(m);
-  for (int64_t i = 0; i < m; ++i) test_keys.get()[i] = Tr::canon(test[i]);
-  const K* sorted_test = sort_items_threaded<kKeyBits>(test_keys.get(), test_tmp.get(), m, PlainKeyOf<K>{}, pool);
+  Buffer<S> sorted_values(m);
+  RowSorter<Tr>(m, false, pool).sort(test, 1, sorted_values.get(), nullptr);
+  Buffer<K> test_keys(m);
+  for (int64_t i = 0; i < m; ++i) test_keys.get()[i] = Tr::canon(sorted_values.get()[i]);
+  const K* sorted_test = test_keys.get();
   auto lookup = [&](K k) {
     if (is_nan_key<Tr>(k)) return false;
     const K* it = std::lower_bound(sorted_test, sorted_test + m, k);
