@@ -26,6 +26,7 @@ __all__ = [
 
 _NoValue = _np._NoValue
 _F64 = _np.dtype(_np.float64)
+_F32 = _np.dtype(_np.float32)
 _I64 = _np.dtype(_np.int64)
 _BOOL = _np.dtype(_np.bool_)
 
@@ -179,6 +180,14 @@ def _var(a, axis, dtype, out, ddof, keepdims, where, mean_value, correction, ski
     compute, result = _mean_dtypes(x.dtype, dtype)
     mask = _where_mask(where, x.shape)
     x = _cast(x, compute)
+    fused = (mask is None and mean_value is _NoValue and not skip_nan and compute in (_F32, _F64)
+             and len(axes) > 0 and list(axes) == list(range(axes[0], axes[0] + len(axes))))
+    if fused and isinstance(ddof, (int, float, _np.integer, _np.floating)) and not isinstance(ddof, bool):
+        # One fused pass per cache block (the Variance op) over one contiguous run of axes.
+        r = _core.op("Variance", [x], {"first": int(axes[0]), "count": len(axes), "ddof": float(ddof),
+                                       "root": int(bool(root))})
+        r = _reshape(r, _reduced_shape(x.shape, axes, keepdims))
+        return store(_cast(r, result), out)
     if skip_nan and compute.kind == "f":
         valid = _core.unary("LogicalNot", _isnan(x))
         mask = valid if mask is None else _core.binary("LogicalAnd", mask, valid)

@@ -2,6 +2,7 @@
 // turns any axis set into a chain of those, applies NumPy's result dtypes and computes mean.
 #include <algorithm>
 
+#include "backend/cpu/moments.h"
 #include "backend/cpu/reduce.h"
 #include "mnnpy/op_registry.h"
 #include "mnnpy/ops.h"
@@ -65,6 +66,48 @@ class ReduceKernel : public Kernel {
 
 MNNPY_REGISTER_OP(OpDef{"Reduce", 1, 1, infer_reduce,
                         [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new ReduceKernel(ctx)); },
+                        {}, false});
+
+// Variance over one contiguous run of axes (kept as size 1), attrs first, count, ddof (float) and
+// root (1: the standard deviation); float32/float64 in and out.
+std::vector<TensorType> infer_variance(const std::vector<TensorType>& in, Attrs& attrs) {
+  const DType t = in[0].dtype;
+  if (t != DType::Float32 && t != DType::Float64) throw TypeError("Variance: expects float32 or float64 input");
+  const int64_t rank = (int64_t)in[0].shape.size();
+  const int64_t first = attrs.get_int("first"), count = attrs.get_int("count");
+  if (first < 0 || count < 1 || first + count > rank) throw ValueError("Variance: axis run out of range");
+  attrs.get_float("ddof");
+  Shape out = in[0].shape;
+  for (int64_t i = first; i < first + count; ++i) out[i] = 1;
+  return {TensorType{t, out}};
+}
+
+class VarianceKernel : public Kernel {
+ public:
+  explicit VarianceKernel(const KernelContext& ctx)
+      : dtype_(ctx.input_types[0].dtype), ddof_(ctx.attrs.get_float("ddof")), root_(ctx.attrs.get_int("root") != 0) {
+    const Shape& s = ctx.input_types[0].shape;
+    const int64_t first = ctx.attrs.get_int("first"), count = ctx.attrs.get_int("count");
+    for (int64_t i = 0; i < (int64_t)s.size(); ++i) {
+      if (i < first) outer_ *= s[i];
+      else if (i < first + count) r_ *= s[i];
+      else inner_ *= s[i];
+    }
+  }
+  void execute(const KernelArgs& args, void*) override {
+    if (outer_ * inner_ == 0) return;
+    cpu::variance(dtype_, args.inputs[0]->data, outer_, r_, inner_, ddof_, root_, args.outputs[0]->data, args.pool);
+  }
+
+ private:
+  DType dtype_;
+  double ddof_;
+  bool root_;
+  int64_t outer_ = 1, r_ = 1, inner_ = 1;
+};
+
+MNNPY_REGISTER_OP(OpDef{"Variance", 1, 1, infer_variance,
+                        [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new VarianceKernel(ctx)); },
                         {}, false});
 
 const KindInfo* find_kind(const std::string& name) {

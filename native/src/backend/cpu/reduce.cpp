@@ -100,30 +100,77 @@ template <class T> T reduce_run(int kind, const T* HWY_RESTRICT x, int64_t n) {
   return 0;
 }
 
-// First index of the max (min); a NaN wins at its first position. Blocks of 1024 are
-// scanned for their extreme first, so memory is read once.
+// Largest (smallest) lane; Highway has no such reduction for 8-bit lanes, so those go through memory.
+template <bool kMax, class D, class V> HWY_INLINE hn::TFromD<D> extreme_of_lanes(D d, V v) {
+  using T = hn::TFromD<D>;
+  if constexpr (sizeof(T) == 1) {
+    HWY_ALIGN T lanes[HWY_MAX_BYTES];
+    hn::Store(v, d, lanes);
+    T m = lanes[0];
+    for (size_t i = 1; i < hn::Lanes(d); ++i) m = kMax ? std::max(m, lanes[i]) : std::min(m, lanes[i]);
+    return m;
+  } else {
+    return hn::GetLane(kMax ? hn::MaxOfLanes(d, v) : hn::MinOfLanes(d, v));
+  }
+}
+
+// First index of the max (min); a NaN wins at its first position. Blocks of a few KB (L1) are
+// scanned once with vector max (min) accumulators; only a block whose extreme beats the best so
+// far is searched again, with vector compares, for the first position of that extreme. On random
+// data that search runs for a handful of blocks per row.
 template <class T, bool kMax> int64_t arg_extreme_run(const T* HWY_RESTRICT x, int64_t n) {
-  constexpr int64_t kBlock = 1024;
+  const hn::ScalableTag<T> d;
+  using V = hn::Vec<decltype(d)>;
+  const int64_t N = (int64_t)hn::Lanes(d);
+  const int64_t block = std::max<int64_t>(4 * N, 2048 / (int64_t)sizeof(T));
   int64_t best_i = 0;
   T best = x[0];
   if (is_nan(best)) return 0;
-  for (int64_t b = 0; b < n; b += kBlock) {
-    const int64_t e = std::min(n, b + kBlock);
-    T m;
+  auto better = [&](T v) { return kMax ? v > best : v < best; };
+  auto first_equal = [&](int64_t b, int64_t e, T m) {
+    const V vm = hn::Set(d, m);
+    int64_t i = b;
+    for (; i + N <= e; i += N) {
+      const intptr_t k = hn::FindFirstTrue(d, hn::Eq(hn::LoadU(d, x + i), vm));
+      if (k >= 0) return i + (int64_t)k;
+    }
+    for (; i < e; ++i) if (x[i] == m) return i;
+    return e;  // unreachable: m is one of x[b, e)
+  };
+  int64_t b = 0;
+  for (; b + block <= n; b += block) {
+    const T* xb = x + b;
+    V m0 = hn::LoadU(d, xb), m1 = hn::LoadU(d, xb + N), m2 = hn::LoadU(d, xb + 2 * N), m3 = hn::LoadU(d, xb + 3 * N);
+    // Floats: a NaN anywhere makes this sum NaN (so does inf - inf: then the block is scanned exactly).
+    V probe = hn::Add(hn::Add(m0, m1), hn::Add(m2, m3));
+    for (int64_t i = 4 * N; i < block; i += 4 * N) {
+      const V v0 = hn::LoadU(d, xb + i), v1 = hn::LoadU(d, xb + i + N);
+      const V v2 = hn::LoadU(d, xb + i + 2 * N), v3 = hn::LoadU(d, xb + i + 3 * N);
+      if constexpr (std::is_floating_point_v<T>) probe = hn::Add(probe, hn::Sub(hn::Add(v0, v1), hn::Add(v2, v3)));
+      m0 = kMax ? hn::Max(m0, v0) : hn::Min(m0, v0);
+      m1 = kMax ? hn::Max(m1, v1) : hn::Min(m1, v1);
+      m2 = kMax ? hn::Max(m2, v2) : hn::Min(m2, v2);
+      m3 = kMax ? hn::Max(m3, v3) : hn::Min(m3, v3);
+    }
     if constexpr (std::is_floating_point_v<T>) {
-      m = extreme_float_run<T, kMax>(x + b, e - b);
-    } else {
-      m = x[b];
-      for (int64_t i = b + 1; i < e; ++i) m = kMax ? (x[i] > m ? x[i] : m) : (x[i] < m ? x[i] : m);
-    }
-    const bool better = is_nan(m) || (kMax ? m > best : m < best);
-    if (better) {
-      for (int64_t i = b; i < e; ++i) {
-        if (is_nan(m) ? is_nan(x[i]) : x[i] == m) { best_i = i; break; }
+      if (!hn::AllFalse(d, hn::IsNaN(probe))) {
+        for (int64_t i = b; i < b + block; ++i) {
+          if (is_nan(x[i])) return i;
+          if (better(x[i])) best = x[i], best_i = i;
+        }
+        continue;
       }
-      best = m;
-      if (is_nan(m)) return best_i;
     }
+    const V m = kMax ? hn::Max(hn::Max(m0, m1), hn::Max(m2, m3)) : hn::Min(hn::Min(m0, m1), hn::Min(m2, m3));
+    const T e = extreme_of_lanes<kMax>(d, m);
+    if (better(e)) {
+      best = e;
+      best_i = first_equal(b, b + block, e);
+    }
+  }
+  for (; b < n; ++b) {
+    if (is_nan(x[b])) return b;
+    if (better(x[b])) best = x[b], best_i = b;
   }
   return best_i;
 }
