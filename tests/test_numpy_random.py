@@ -111,6 +111,12 @@ def test_a_draw_is_fixed_and_independent_of_threads():
         for threads in (1, 2):
             mnnpy.set_num_threads(threads)
             np.testing.assert_array_equal(values(rnd.default_rng(9).standard_normal(100_001)), first)
+            # Long uniform draws take the vectorized path; short ones the scalar path: same numbers.
+            long = values(rnd.default_rng(9).random(1 << 18, dtype=np.float32))
+            np.testing.assert_array_equal(long[:30], values(rnd.default_rng(9).random(30, dtype=np.float32)))
+            long64 = values(rnd.default_rng(9).random(1 << 18))
+            np.testing.assert_array_equal(long64[-7:], values(rnd.default_rng(9).random(1 << 18))[-7:])
+            np.testing.assert_array_equal(long64[:5], values(rnd.default_rng(9).random(5)))
     finally:
         mnnpy.set_num_threads(old)
 

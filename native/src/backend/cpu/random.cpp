@@ -9,6 +9,10 @@
 
 #include "mnnpy/thread_pool.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace mnnpy {
 namespace cpu {
 
@@ -33,6 +37,57 @@ inline Block philox(uint64_t index, uint64_t stream, uint64_t seed) {
   }
   return Block{{c0, c1, c2, c3}};
 }
+
+// kLanes consecutive blocks at once, one block per 32-bit SIMD lane (SSE2 is part of every
+// x86-64 target; elsewhere a lane loop).
+constexpr int kLanes = 8;
+#if defined(__SSE2__)
+// (hi, lo) halves of the 32 x 32 -> 64-bit products of four lanes with a constant.
+inline void mul_hi_lo(__m128i x, __m128i m, __m128i* hi, __m128i* lo) {
+  const __m128i even = _mm_mul_epu32(x, m);
+  const __m128i odd = _mm_mul_epu32(_mm_srli_epi64(x, 32), m);
+  const __m128i low_mask = _mm_set_epi32(0, -1, 0, -1);
+  *lo = _mm_or_si128(_mm_and_si128(even, low_mask), _mm_slli_epi64(odd, 32));
+  *hi = _mm_or_si128(_mm_srli_epi64(even, 32), _mm_andnot_si128(low_mask, odd));
+}
+
+inline void philox_lanes(uint64_t first, uint64_t stream, uint64_t seed, uint32_t out[4][kLanes]) {
+  const __m128i m0 = _mm_set1_epi32((int)0xD2511F53u), m1 = _mm_set1_epi32((int)0xCD9E8D57u);
+  for (int g = 0; g < kLanes; g += 4) {
+    alignas(16) uint32_t lo[4], hi[4];
+    for (int j = 0; j < 4; ++j) {
+      const uint64_t index = first + (uint64_t)(g + j);
+      lo[j] = (uint32_t)index;
+      hi[j] = (uint32_t)(index >> 32);
+    }
+    __m128i c0 = _mm_load_si128((const __m128i*)lo), c1 = _mm_load_si128((const __m128i*)hi);
+    __m128i c2 = _mm_set1_epi32((int)(uint32_t)stream), c3 = _mm_set1_epi32((int)(uint32_t)(stream >> 32));
+    uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
+    for (int round = 0; round < 10; ++round) {
+      __m128i hi0, lo0, hi1, lo1;
+      mul_hi_lo(c0, m0, &hi0, &lo0);
+      mul_hi_lo(c2, m1, &hi1, &lo1);
+      c0 = _mm_xor_si128(_mm_xor_si128(hi1, c1), _mm_set1_epi32((int)k0));
+      c2 = _mm_xor_si128(_mm_xor_si128(hi0, c3), _mm_set1_epi32((int)k1));
+      c1 = lo1;
+      c3 = lo0;
+      k0 += 0x9E3779B9u;
+      k1 += 0xBB67AE85u;
+    }
+    _mm_storeu_si128((__m128i*)&out[0][g], c0);
+    _mm_storeu_si128((__m128i*)&out[1][g], c1);
+    _mm_storeu_si128((__m128i*)&out[2][g], c2);
+    _mm_storeu_si128((__m128i*)&out[3][g], c3);
+  }
+}
+#else
+inline void philox_lanes(uint64_t first, uint64_t stream, uint64_t seed, uint32_t out[4][kLanes]) {
+  for (int j = 0; j < kLanes; ++j) {
+    const Block r = philox(first + (uint64_t)j, stream, seed);
+    for (int w = 0; w < 4; ++w) out[w][j] = r.v[w];
+  }
+}
+#endif
 
 inline uint64_t join(uint32_t lo, uint32_t hi) { return (uint64_t)hi << 32 | lo; }
 // [0, 1) with 53 random bits, and (0, 1] for logarithms.
@@ -74,6 +129,22 @@ void fill_float_blocks(RandomDist dist, int64_t n, uint64_t seed, uint64_t strea
   constexpr bool kSingle = sizeof(T) == 4;
   constexpr int kPer = kSingle ? 4 : 2;
   constexpr double kTwoPi = 6.283185307179586476925286766559;
+  if (dist == RandomDist::Uniform) {
+    // Whole groups of kLanes blocks through the vectorized rounds; the tail below.
+    uint32_t r[4][kLanes];
+    for (; block_begin + kLanes <= block_end && (block_begin + kLanes) * kPer <= n; block_begin += kLanes) {
+      philox_lanes((uint64_t)block_begin, stream, seed, r);
+      T* o = out + block_begin * kPer;
+      for (int j = 0; j < kLanes; ++j) {
+        if constexpr (kSingle) {
+          for (int w = 0; w < 4; ++w) o[j * 4 + w] = (T)(a + b * (double)unit_float(r[w][j]));
+        } else {
+          o[j * 2] = (T)(a + b * unit_closed_open(join(r[0][j], r[1][j])));
+          o[j * 2 + 1] = (T)(a + b * unit_closed_open(join(r[2][j], r[3][j])));
+        }
+      }
+    }
+  }
   for (int64_t blk = block_begin; blk < block_end; ++blk) {
     const Block r = philox((uint64_t)blk, stream, seed);
     double vals[kPer];
