@@ -20,7 +20,7 @@ import numpy as _np
 from .. import _core
 from .._core import Var
 from ._common import asvar, normalize_axis, operand, store
-from ._manipulation import _arange, _cast, _iota, _result_dtype, resize
+from ._manipulation import _arange, _cast, _gather, _iota, _result_dtype, resize
 
 __all__ = [
     "take", "take_along_axis", "put_along_axis", "put", "place", "putmask", "where", "nonzero", "flatnonzero",
@@ -103,7 +103,12 @@ def _flat_positions(mask):
     m = asvar(mask)
     if m.dtype != _np.bool_:
         m = _core.binary("NotEqual", m, _core.scalar(0, m))
-    return _arange(m.size)[_flat(m)]
+    picked = _arange(m.size)[_flat(m)]
+    # The index built the positions as a constant (the gather's indices): use them directly.
+    if picked.op_type in ("Gather", "TakeElements") and picked.inputs[1].is_const and \
+            picked.inputs[1].dtype == _np.int64 and picked.inputs[1].ndim == 1:
+        return picked.inputs[1]
+    return picked
 
 
 # ---------------------------------------------------------------- take / put
@@ -115,7 +120,7 @@ def take(a, indices, axis=None, out=None, mode="raise"):
         axis = 0 if axis is None else axis
     axis = normalize_axis(axis, a.ndim)
     idx = _apply_mode(idx, a.shape[axis], mode, axis)
-    return store(_core.gather(a, idx, axis), out)
+    return store(_gather(a, idx, axis), out)
 
 
 def _along_axis_positions(arr_shape, indices, axis):
@@ -162,7 +167,7 @@ def take_along_axis(arr, indices, axis=-1):
     arr, idx, axis = _along_axis_args(arr, indices, axis, "take_along_axis")
     pos, full, shape = _along_axis_positions(tuple(arr.shape), idx, axis)
     source = arr if tuple(arr.shape) == full else _core.broadcast_to(arr, full)
-    return _core.reshape(_core.gather(_flat(source), _flat(pos), 0), shape)
+    return _core.reshape(_gather(_flat(source), _flat(pos), 0), shape)
 
 
 def put_along_axis(arr, indices, values, axis):
@@ -286,11 +291,11 @@ def compress(condition, a, axis=None, out=None):
     positions = _flat_positions(cond)
     if positions.size and int(positions.read()[-1]) >= n:
         raise IndexError(f"index {int(positions.read()[-1])} is out of bounds for axis {axis} with size {n}")
-    return store(_core.gather(a, positions, axis), out)
+    return store(_gather(a, positions, axis), out)
 
 
 def extract(condition, arr):
-    return _core.gather(_flat(asvar(arr)), _flat_positions(condition), 0)
+    return _gather(_flat(asvar(arr)), _flat_positions(condition), 0)
 
 
 def select(condlist, choicelist, default=0):
@@ -352,17 +357,12 @@ def searchsorted(a, v, side="left", sorter=None):
         known = _known(order)
         if known is not None and known.size and ((known < 0) | (known >= a.size)).any():
             raise ValueError("Sorter index out of range.")
-        a = _core.gather(a, order, 0)
+        a = _gather(a, order, 0)
     weak = isinstance(v, (bool, int, float)) and not isinstance(v, _np.generic)
     if weak:
-        # A Python number compares by value: widen when it does not fit a's dtype.
-        if isinstance(v, bool) or (isinstance(v, int) and a.dtype.kind in "iu" and
-                                   _np.iinfo(a.dtype).min <= v <= _np.iinfo(a.dtype).max):
-            dtype = a.dtype
-        elif isinstance(v, int):
-            dtype = a.dtype if a.dtype.kind == "f" else _np.dtype(_np.int64)
-        else:
-            dtype = a.dtype if a.dtype.kind == "f" else _np.dtype(_np.float64)
+        # NumPy converts a Python number to its default array type (bool, int64, float64)
+        # and compares in the common type.
+        dtype = _np.promote_types(a.dtype, _np.asarray(v).dtype)
         values = _core.const(_np.asarray(v, dtype), None, "NCHW")
     else:
         values = asvar(v)

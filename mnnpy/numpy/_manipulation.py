@@ -45,6 +45,14 @@ def _arange(n):
     return _iota((n,), (1,))
 
 
+def _gather(a, indices, axis):
+    """numpy.take along ``axis`` with valid int indices; 1-D sources use the element-gather kernel."""
+    if a.ndim == 1:
+        return _core.op("TakeElements", [a, indices if isinstance(indices, Var) else
+                                         _core.const(_np.asarray(indices, _np.int64), None, "NCHW")], {})
+    return _core.gather(a, indices, axis)
+
+
 def _binary(op, x, y):
     return _core.binary(op, x, y)
 
@@ -258,7 +266,14 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     if any(tuple(x.shape) != tuple(arrays[0].shape) for x in arrays):
         raise ValueError("all input arrays must have the same shape")
     axis = normalize_axis(axis, arrays[0].ndim + 1)
-    return concatenate([expand_dims(x, axis) for x in arrays], axis=axis, out=out, dtype=dtype, casting=casting)
+    inner = int(_np.prod(arrays[0].shape[axis:], dtype=_np.int64))
+    if axis == 0 or inner >= 64 or len(arrays) == 1:
+        return concatenate([expand_dims(x, axis) for x in arrays], axis=axis, out=out, dtype=dtype, casting=casting)
+    # Short runs per array interleave slowly: join along a new first axis, then one transpose.
+    joined = concatenate([expand_dims(x, 0) for x in arrays], axis=0, dtype=dtype, casting=casting)
+    perm = list(range(1, joined.ndim))
+    perm.insert(axis, 0)
+    return store(_core.transpose(joined, perm), out)
 
 
 def atleast_1d(*arys):
@@ -435,20 +450,12 @@ def repeat(a, repeats, axis=None):
         r = int(counts.reshape(-1)[0])
         if r < 0 and n:
             raise ValueError("negative dimensions are not allowed")
-        r = max(r, 0)
-        s = tuple(a.shape)
-        expanded = _core.reshape(a, s[:axis + 1] + (1,) + s[axis + 1:])
-        wide = _core.broadcast_to(expanded, s[:axis + 1] + (r,) + s[axis + 1:])
-        return _core.reshape(wide, s[:axis] + (n * r,) + s[axis + 1:])
+        return _core.op("RepeatElements", [a], {"axis": axis, "repeats": [max(r, 0)]})
     if counts.ndim != 1 or counts.size != n:
         raise ValueError(f"operands could not be broadcast together with shape ({n},) ({counts.size},)")
     if (counts < 0).any():
         raise ValueError("repeats may not contain negative values.")
-    # Output position j reads element k where ends[k-1] <= j < ends[k]: one searchsorted.
-    ends = _np.cumsum(counts)
-    total = int(ends[-1]) if n else 0
-    source = _core.op("SearchSorted", [_core.const(ends, None, "NCHW"), _arange(total)], {"right": 1})
-    return _core.gather(a, source, axis)
+    return _core.op("RepeatElements", [a], {"axis": axis, "repeats": [int(c) for c in counts]})
 
 
 def resize(a, new_shape):
@@ -603,7 +610,7 @@ def delete(arr, obj, axis=None):
     keep[positions] = False
     if keep.all():
         return _core.unary("Identity", arr)
-    return _core.gather(arr, _np.flatnonzero(keep).astype(_np.int64), axis)
+    return _gather(arr, _np.flatnonzero(keep).astype(_np.int64), axis)
 
 
 def _values_like(values, dtype):
@@ -669,7 +676,7 @@ def insert(arr, obj, values, axis=None):
     source[old] = _np.arange(n)
     target = tuple(arr.shape[:axis]) + (numnew,) + tuple(arr.shape[axis + 1:])
     values = _assignable(values, target)
-    return _core.gather(_core.concat([arr, values], axis), source, axis)
+    return _gather(_core.concat([arr, values], axis), source, axis)
 
 
 def _assignable(values, target):

@@ -398,9 +398,38 @@ Var merged_positions(const IndexPlan& p) {
   return combine_indices(p, weights, -(length + 1));
 }
 
+// x[mask] for a boolean mask over x's leading axes: the mask's flat positions (one pass, no
+// per-axis coordinates) gathered from x with those axes merged.
+Var select_leading_mask(const Var& x, const Var& mask_var) {
+  const Shape& shape = x.type().shape;
+  const Shape& ms = mask_var.type().shape;
+  check_mask_shape(ms, shape, 0);
+  const std::shared_ptr<Tensor> mask = value_now(mask_var);
+  const uint8_t* m = mask->ptr<uint8_t>();
+  const int64_t total = mask->numel();
+  int64_t count = 0;
+  for (int64_t i = 0; i < total; ++i) count += m[i] != 0;
+  auto positions = Tensor::allocate(TensorType{DType::Int64, {count}});
+  int64_t* out = positions->ptr<int64_t>();
+  // Branch-free: every position is written, the cursor advances on set elements; the loop
+  // ends at the last one, so no write goes past `count`.
+  for (int64_t i = 0, j = 0; j < count; ++i) {
+    out[j] = i;
+    j += m[i] != 0;
+  }
+  Shape merged{total};
+  merged.insert(merged.end(), shape.begin() + ms.size(), shape.end());
+  const Var flat = reshape(x, merged);
+  if (merged.size() == 1) return make_op("TakeElements", {flat, make_const(positions)});
+  return make_op("Gather", {flat, make_const(positions)}, Attrs().set("axis", int64_t(0)));
+}
+
 }  // namespace
 
 Var index(const Var& x, const std::vector<IndexItem>& items) {
+  int64_t mask_axis = 0;
+  const IndexItem* mask = sole_mask(items, (int64_t)x.type().shape.size(), &mask_axis);
+  if (mask && mask_axis == 0) return select_leading_mask(x, mask->array);
   const IndexPlan p = plan_index(x, items);
   Var v = apply_basic(x, p);
   if (p.advanced.empty()) return v;
@@ -416,6 +445,8 @@ Var index(const Var& x, const std::vector<IndexItem>& items) {
   }
   const int64_t first = p.adjacent ? p.advanced[0].pos : 0;
   v = reshape(v, merge_index_axes(v.type().shape, first, k));
+  // A 1-D source is an element gather: its kernel overlaps the random reads' cache misses.
+  if (v.type().shape.size() == 1) return make_op("TakeElements", {v, merged_positions(p)});
   return make_op("Gather", {v, merged_positions(p)}, Attrs().set("axis", first));
 }
 

@@ -1,0 +1,94 @@
+// TakeElements and RepeatElements (below).
+// TakeElements: numpy.take(data, indices) over data's flat positions. Output: indices' shape
+// in data's dtype. Negative indices count from the end; out-of-range ones give zero (known
+// indices are range checked by the Python builders before the node is made).
+#include "backend/cpu/take.h"
+#include "mnnpy/op_registry.h"
+#include "mnnpy/thread_pool.h"
+
+namespace mnnpy {
+
+namespace {
+
+std::vector<TensorType> infer_take_elements(const std::vector<TensorType>& in, Attrs&) {
+  if (!is_integer(in[1].dtype)) throw IndexError("arrays used as indices must be of integer (or boolean) type");
+  return {TensorType{in[0].dtype, in[1].shape}};
+}
+
+class TakeElementsKernel : public Kernel {
+ public:
+  explicit TakeElementsKernel(const KernelContext& ctx)
+      : elem_size_(dtype_size(ctx.input_types[0].dtype)),
+        index_dtype_(ctx.input_types[1].dtype),
+        n_(ctx.input_types[0].numel()),
+        count_(ctx.input_types[1].numel()) {}
+  void execute(const KernelArgs& args, void*) override {
+    cpu::take_elements(elem_size_, index_dtype_, args.inputs[0]->data, n_, args.inputs[1]->data, count_,
+                       args.outputs[0]->data, args.pool);
+  }
+  const char* scheme() const override { return "prefetched element gather"; }
+
+ private:
+  size_t elem_size_;
+  DType index_dtype_;
+  int64_t n_, count_;
+};
+
+MNNPY_REGISTER_OP(OpDef{"TakeElements", 2, 2, infer_take_elements,
+                        [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new TakeElementsKernel(ctx)); },
+                        {}, false});
+
+// RepeatElements: numpy.repeat along `axis` (attrs: axis, repeats = one count or one per
+// element of the axis, none negative).
+std::vector<TensorType> infer_repeat_elements(const std::vector<TensorType>& in, Attrs& attrs) {
+  const Shape& s = in[0].shape;
+  if (s.empty()) throw ValueError("RepeatElements: x must have at least one axis");
+  int64_t axis = attrs.get_int("axis", 0);
+  if (axis < -(int64_t)s.size() || axis >= (int64_t)s.size()) throw ValueError("RepeatElements: axis out of range");
+  if (axis < 0) axis += (int64_t)s.size();
+  attrs.set("axis", axis);
+  const std::vector<int64_t>& repeats = attrs.get_ints("repeats");
+  if (repeats.size() != 1 && (int64_t)repeats.size() != s[axis]) {
+    throw ValueError("RepeatElements: repeats must have one entry or one per element of the axis");
+  }
+  int64_t total = 0;
+  for (int64_t r : repeats) {
+    if (r < 0) throw ValueError("repeats may not contain negative values.");
+    total += r;
+  }
+  Shape out = s;
+  out[axis] = repeats.size() == 1 ? s[axis] * repeats[0] : total;
+  return {TensorType{in[0].dtype, out}};
+}
+
+class RepeatElementsKernel : public Kernel {
+ public:
+  explicit RepeatElementsKernel(const KernelContext& ctx)
+      : elem_size_(dtype_size(ctx.input_types[0].dtype)), repeats_(ctx.attrs.get_ints("repeats")) {
+    const Shape& s = ctx.input_types[0].shape;
+    const int64_t axis = ctx.attrs.get_int("axis");
+    for (int64_t d = 0; d < (int64_t)s.size(); ++d) {
+      if (d < axis) outer_ *= s[d];
+      else if (d == axis) n_ = s[d];
+      else inner_ *= s[d];
+    }
+  }
+  void execute(const KernelArgs& args, void*) override {
+    if (args.outputs[0]->numel() == 0) return;
+    cpu::repeat_elements(elem_size_, args.inputs[0]->data, outer_, n_, inner_, repeats_.data(), repeats_.size() == 1,
+                         args.outputs[0]->data, args.pool);
+  }
+
+ private:
+  size_t elem_size_;
+  std::vector<int64_t> repeats_;
+  int64_t outer_ = 1, n_ = 1, inner_ = 1;
+};
+
+MNNPY_REGISTER_OP(OpDef{"RepeatElements", 1, 1, infer_repeat_elements,
+                        [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new RepeatElementsKernel(ctx)); },
+                        {}, false});
+
+}  // namespace
+
+}  // namespace mnnpy
