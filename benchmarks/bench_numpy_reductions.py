@@ -1,5 +1,6 @@
 """mnnpy.numpy reductions against NumPy on 4M-element float32 and float64 arrays (2048x2048):
-sum, mean, max, argmax, std over all axes and along the last axis, cumsum and median; and the
+sum, mean, max, argmax, std over all axes and along the last axis, argmin along the last axis,
+var and sum down the first axis, cumsum and median; and the
 fixed cost on 100 elements. Times run to a NumPy result (``.numpy()``), so laziness is not free.
 Run: python benchmarks/bench_numpy_reductions.py"""
 import argparse
@@ -30,6 +31,10 @@ def cases(n_side, small):
             work.append((f"{name} axis=-1 {tag}", lambda f=ours_fn, v=v: f(v, axis=-1).numpy(),
                          lambda f=ref_fn, a=a: f(a, axis=-1)))
         work.append((f"sum axis=0 {tag}", lambda v=v: mnp.sum(v, axis=0).numpy(), lambda a=a: np.sum(a, axis=0)))
+        work.append((f"argmin axis=-1 {tag}", lambda v=v: mnp.argmin(v, axis=-1).numpy(),
+                     lambda a=a: np.argmin(a, axis=-1)))
+        work.append((f"var ddof=1 axis=0 {tag}", lambda v=v: mnp.var(v, axis=0, ddof=1).numpy(),
+                     lambda a=a: np.var(a, axis=0, ddof=1)))
         work.append((f"cumsum flat {tag}", lambda v=v: mnp.cumsum(v).numpy(), lambda a=a: np.cumsum(a)))
         work.append((f"cumsum axis=-1 {tag}", lambda v=v: mnp.cumsum(v, axis=-1).numpy(),
                      lambda a=a: np.cumsum(a, axis=-1)))

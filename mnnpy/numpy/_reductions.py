@@ -27,6 +27,7 @@ __all__ = [
 _NoValue = _np._NoValue
 _F64 = _np.dtype(_np.float64)
 _F32 = _np.dtype(_np.float32)
+_F16 = _np.dtype(_np.float16)
 _I64 = _np.dtype(_np.int64)
 _BOOL = _np.dtype(_np.bool_)
 
@@ -175,6 +176,8 @@ def _var(a, axis, dtype, out, ddof, keepdims, where, mean_value, correction, ski
         if ddof != 0:
             raise ValueError("ddof and correction can't be provided simultaneously.")
         ddof = correction
+    if ddof is None or isinstance(ddof, (str, bytes)):
+        raise TypeError(f"unsupported operand type(s) for -: 'int' and '{type(ddof).__name__}'")
     x = asvar(a)
     axes = normalize_axes(axis, x.ndim)
     compute, result = _mean_dtypes(x.dtype, dtype)
@@ -184,8 +187,11 @@ def _var(a, axis, dtype, out, ddof, keepdims, where, mean_value, correction, ski
              and len(axes) > 0 and list(axes) == list(range(axes[0], axes[0] + len(axes))))
     if fused and isinstance(ddof, (int, float, _np.integer, _np.floating)) and not isinstance(ddof, bool):
         # One fused pass per cache block (the Variance op) over one contiguous run of axes.
-        r = _core.op("Variance", [x], {"first": int(axes[0]), "count": len(axes), "ddof": float(ddof),
-                                       "root": int(bool(root))})
+        attrs = {"first": int(axes[0]), "count": len(axes), "ddof": float(ddof), "root": int(bool(root))}
+        if result == _F16:
+            r = _float16_variance(x, axes, attrs)
+        else:
+            r = _core.op("Variance", [x], attrs)
         r = _reshape(r, _reduced_shape(x.shape, axes, keepdims))
         return store(_cast(r, result), out)
     if skip_nan and compute.kind == "f":
@@ -209,6 +215,18 @@ def _var(a, axis, dtype, out, ddof, keepdims, where, mean_value, correction, ski
         r = _core.unary("Sqrt", r)
     r = _reshape(r, _reduced_shape(x.shape, axes, keepdims))
     return store(_cast(r, result), out)
+
+
+def _float16_variance(x, axes, attrs):
+    """Variance of float16 data computed in float32, overflowing as NumPy's: NumPy squares and
+    sums float16 deviations in float16, so a sum of squares past float16's range is inf."""
+    count = 1
+    for i in axes:
+        count *= x.shape[i]
+    m2 = _core.binary("Mul", _core.op("Variance", [x], dict(attrs, ddof=0.0, root=0)), _const(count, _F32))
+    m2 = _core.where(_core.binary("GreaterEqual", m2, _const(65520.0, _F32)), _const(_np.inf, _F32), m2)
+    r = _core.binary("Div", m2, _const(_builtins.max(count - attrs["ddof"], 0.0), _F32))
+    return _core.unary("Sqrt", r) if attrs["root"] else r
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_NoValue,

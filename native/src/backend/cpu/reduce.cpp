@@ -114,15 +114,15 @@ template <bool kMax, class D, class V> HWY_INLINE hn::TFromD<D> extreme_of_lanes
   }
 }
 
-// First index of the max (min); a NaN wins at its first position. Blocks of a few KB (L1) are
+// First index of the max (min); a NaN wins at its first position. Blocks of 1 KB (L1) are
 // scanned once with vector max (min) accumulators; only a block whose extreme beats the best so
-// far is searched again, with vector compares, for the first position of that extreme. On random
-// data that search runs for a handful of blocks per row.
+// far is searched again, four vectors per test, for the first position of that extreme. On
+// random data that search runs for a handful of short blocks per row.
 template <class T, bool kMax> int64_t arg_extreme_run(const T* HWY_RESTRICT x, int64_t n) {
   const hn::ScalableTag<T> d;
   using V = hn::Vec<decltype(d)>;
   const int64_t N = (int64_t)hn::Lanes(d);
-  const int64_t block = std::max<int64_t>(4 * N, 2048 / (int64_t)sizeof(T));
+  const int64_t block = std::max<int64_t>(4 * N, 1024 / (int64_t)sizeof(T));
   int64_t best_i = 0;
   T best = x[0];
   if (is_nan(best)) return 0;
@@ -130,9 +130,14 @@ template <class T, bool kMax> int64_t arg_extreme_run(const T* HWY_RESTRICT x, i
   auto first_equal = [&](int64_t b, int64_t e, T m) {
     const V vm = hn::Set(d, m);
     int64_t i = b;
-    for (; i + N <= e; i += N) {
-      const intptr_t k = hn::FindFirstTrue(d, hn::Eq(hn::LoadU(d, x + i), vm));
-      if (k >= 0) return i + (int64_t)k;
+    for (; i + 4 * N <= e; i += 4 * N) {
+      const auto q0 = hn::Eq(hn::LoadU(d, x + i), vm), q1 = hn::Eq(hn::LoadU(d, x + i + N), vm);
+      const auto q2 = hn::Eq(hn::LoadU(d, x + i + 2 * N), vm), q3 = hn::Eq(hn::LoadU(d, x + i + 3 * N), vm);
+      if (hn::AllFalse(d, hn::Or(hn::Or(q0, q1), hn::Or(q2, q3)))) continue;
+      if (!hn::AllFalse(d, q0)) return i + (int64_t)hn::FindFirstTrue(d, q0);
+      if (!hn::AllFalse(d, q1)) return i + N + (int64_t)hn::FindFirstTrue(d, q1);
+      if (!hn::AllFalse(d, q2)) return i + 2 * N + (int64_t)hn::FindFirstTrue(d, q2);
+      return i + 3 * N + (int64_t)hn::FindFirstTrue(d, q3);
     }
     for (; i < e; ++i) if (x[i] == m) return i;
     return e;  // unreachable: m is one of x[b, e)
@@ -141,19 +146,23 @@ template <class T, bool kMax> int64_t arg_extreme_run(const T* HWY_RESTRICT x, i
   for (; b + block <= n; b += block) {
     const T* xb = x + b;
     V m0 = hn::LoadU(d, xb), m1 = hn::LoadU(d, xb + N), m2 = hn::LoadU(d, xb + 2 * N), m3 = hn::LoadU(d, xb + 3 * N);
-    // Floats: a NaN anywhere makes this sum NaN (so does inf - inf: then the block is scanned exactly).
-    V probe = hn::Add(hn::Add(m0, m1), hn::Add(m2, m3));
+    // Floats: a NaN anywhere makes these sums NaN (so does inf - inf: then the block is scanned
+    // exactly). Two chains, so that the adds' latency does not bound the loop.
+    V probe0 = hn::Add(m0, m1), probe1 = hn::Add(m2, m3);
     for (int64_t i = 4 * N; i < block; i += 4 * N) {
       const V v0 = hn::LoadU(d, xb + i), v1 = hn::LoadU(d, xb + i + N);
       const V v2 = hn::LoadU(d, xb + i + 2 * N), v3 = hn::LoadU(d, xb + i + 3 * N);
-      if constexpr (std::is_floating_point_v<T>) probe = hn::Add(probe, hn::Sub(hn::Add(v0, v1), hn::Add(v2, v3)));
+      if constexpr (std::is_floating_point_v<T>) {
+        probe0 = hn::Add(probe0, hn::Add(v0, v1));
+        probe1 = hn::Add(probe1, hn::Add(v2, v3));
+      }
       m0 = kMax ? hn::Max(m0, v0) : hn::Min(m0, v0);
       m1 = kMax ? hn::Max(m1, v1) : hn::Min(m1, v1);
       m2 = kMax ? hn::Max(m2, v2) : hn::Min(m2, v2);
       m3 = kMax ? hn::Max(m3, v3) : hn::Min(m3, v3);
     }
     if constexpr (std::is_floating_point_v<T>) {
-      if (!hn::AllFalse(d, hn::IsNaN(probe))) {
+      if (!hn::AllFalse(d, hn::IsNaN(hn::Sub(probe0, probe1)))) {
         for (int64_t i = b; i < b + block; ++i) {
           if (is_nan(x[i])) return i;
           if (better(x[i])) best = x[i], best_i = i;
