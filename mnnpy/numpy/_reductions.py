@@ -183,15 +183,17 @@ def _var(a, axis, dtype, out, ddof, keepdims, where, mean_value, correction, ski
     compute, result = _mean_dtypes(x.dtype, dtype)
     mask = _where_mask(where, x.shape)
     x = _cast(x, compute)
-    fused = (mask is None and mean_value is _NoValue and not skip_nan and compute in (_F32, _F64)
-             and len(axes) > 0 and list(axes) == list(range(axes[0], axes[0] + len(axes))))
-    if fused and isinstance(ddof, (int, float, _np.integer, _np.floating)) and not isinstance(ddof, bool):
-        # One fused pass per cache block (the Variance op) over one contiguous run of axes.
-        attrs = {"first": int(axes[0]), "count": len(axes), "ddof": float(ddof), "root": int(bool(root))}
-        if result == _F16:
-            r = _float16_variance(x, axes, attrs)
-        else:
-            r = _core.op("Variance", [x], attrs)
+    fused = (mask is None and mean_value is _NoValue and not skip_nan and compute in (_F32, _F64) and len(axes) > 0
+             and isinstance(ddof, (int, float, _np.integer, _np.floating)) and not isinstance(ddof, bool))
+    if fused:
+        # One fused pass per cache block (the Variance op) over one contiguous run of axes;
+        # scattered axes are first moved to the end (one copy).
+        y, first = x, int(axes[0])
+        if list(axes) != list(range(axes[0], axes[0] + len(axes))):
+            kept = [i for i in range(x.ndim) if i not in axes]
+            y, first = _core.transpose(x, kept + list(axes)), len(kept)
+        attrs = {"first": first, "count": len(axes), "ddof": float(ddof), "root": int(bool(root))}
+        r = _float16_variance(y, attrs) if result == _F16 else _core.op("Variance", [y], attrs)
         r = _reshape(r, _reduced_shape(x.shape, axes, keepdims))
         return store(_cast(r, result), out)
     if skip_nan and compute.kind == "f":
@@ -209,6 +211,8 @@ def _var(a, axis, dtype, out, ddof, keepdims, where, mean_value, correction, ski
     if mask is not None:
         sq = _core.where(mask, sq, zero)
     total = _core.reduce("sum", sq, list(axes), True)
+    if result == _F16:
+        total = _float16_overflow(total)
     denom = _core.binary("Maximum", _core.binary("Sub", n, _const(ddof, compute)), zero)
     r = _core.binary("Div", total, denom)
     if root:
@@ -217,14 +221,20 @@ def _var(a, axis, dtype, out, ddof, keepdims, where, mean_value, correction, ski
     return store(_cast(r, result), out)
 
 
-def _float16_variance(x, axes, attrs):
+def _float16_overflow(total):
+    """A float32 sum of squared deviations as NumPy's float16 one: inf past float16's range."""
+    big = _const(65520.0, total.dtype)  # the smallest value that rounds to inf in float16
+    return _core.where(_core.binary("GreaterEqual", total, big), _const(_np.inf, total.dtype), total)
+
+
+def _float16_variance(x, attrs):
     """Variance of float16 data computed in float32, overflowing as NumPy's: NumPy squares and
     sums float16 deviations in float16, so a sum of squares past float16's range is inf."""
     count = 1
-    for i in axes:
+    for i in range(attrs["first"], attrs["first"] + attrs["count"]):
         count *= x.shape[i]
-    m2 = _core.binary("Mul", _core.op("Variance", [x], dict(attrs, ddof=0.0, root=0)), _const(count, _F32))
-    m2 = _core.where(_core.binary("GreaterEqual", m2, _const(65520.0, _F32)), _const(_np.inf, _F32), m2)
+    m2 = _float16_overflow(_core.binary("Mul", _core.op("Variance", [x], dict(attrs, ddof=0.0, root=0)),
+                                        _const(count, _F32)))
     r = _core.binary("Div", m2, _const(_builtins.max(count - attrs["ddof"], 0.0), _F32))
     return _core.unary("Sqrt", r) if attrs["root"] else r
 
