@@ -285,13 +285,12 @@ def union1d(ar1, ar2):
 def setdiff1d(ar1, ar2, assume_unique=False):
     """The sorted distinct values of ``ar1`` that are not in ``ar2`` (``ar1`` as it is when
     ``assume_unique``)."""
-    a, b = _common_pair(ar1, ar2)
+    a, b = asvar(ar1), asvar(ar2)  # the result keeps ar1's dtype
     if assume_unique:
         a = _flat(a)
     else:
         a, b = unique(a), unique(b)
-    keep = _core.op("IsIn", [a, _flat(b)], {"invert": 1, "kind": 0})
-    return a[keep]
+    return a[isin(a, b, invert=True)]
 
 
 def setxor1d(ar1, ar2, assume_unique=False):

@@ -136,6 +136,7 @@ struct PlainKeyOf {
 };
 
 constexpr int64_t kInsertionMax = 24;
+constexpr size_t kLsdBytes = 4 << 20;  // buckets up to this size finish by LSD passes  // buckets up to this size finish by LSD passes in L2
 constexpr int64_t kParallelMin = 1 << 16;  // a single row this long is sorted by every thread
 
 bool use_all_threads(int64_t n, ThreadPool* pool) {
@@ -175,6 +176,39 @@ void insertion_sort(Item* a, int64_t n, KeyOf key_of) {
 
 inline int bit_width(uint64_t v) { return v ? 64 - __builtin_clzll(v) : 0; }
 
+// Stable LSD radix sort of a cache-sized a[0, n) on key bits [0, bits): every digit counted
+// in one read, digits that all keys share skipped. Returns the buffer holding the result.
+template <class Item, class KeyOf>
+Item* lsd_sort(Item* a, Item* t, int64_t n, int bits, const KeyOf& key_of) {
+  const int digit_bits = n >= 4096 ? 11 : 8;
+  const int passes = (bits + digit_bits - 1) / digit_bits;
+  const uint32_t buckets = 1u << digit_bits, mask = buckets - 1;
+  thread_local std::vector<uint32_t> hist;
+  hist.assign((size_t)passes * buckets, 0);
+  uint32_t* h = hist.data();
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t k = key_of(a[i]);
+    for (int p = 0; p < passes; ++p) ++h[p * buckets + ((k >> (p * digit_bits)) & mask)];
+  }
+  for (int p = 0; p < passes; ++p) {
+    uint32_t* count = h + p * buckets;
+    const int shift = p * digit_bits;
+    if (count[(key_of(a[0]) >> shift) & mask] == (uint32_t)n) continue;
+    uint32_t running = 0;
+    for (uint32_t d = 0; d < buckets; ++d) {
+      const uint32_t c = count[d];
+      count[d] = running;
+      running += c;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      const Item v = a[i];
+      t[count[(key_of(v) >> shift) & mask]++] = v;
+    }
+    std::swap(a, t);
+  }
+  return a;
+}
+
 // Stable MSD radix sort, out of place: the items of a[0, n) agree on every key bit from `bits`
 // up. Each level counts the top remaining digit (and which lower bits differ at all, so a
 // level whose digit is shared jumps straight to the highest differing bit), scatters a -> t
@@ -191,6 +225,10 @@ void msd_sort(Item* a, Item* t, int64_t n, int bits, int64_t pos, const KeyOf& k
     if (n <= kInsertionMax) {
       insertion_sort(a, n, key_of);
       emit(a, pos, n);
+      return;
+    }
+    if (n >= 256 && n * sizeof(Item) <= kLsdBytes) {  // fits in cache: finish digit by digit
+      emit(lsd_sort(a, t, n, bits, key_of), pos, n);
       return;
     }
     const int digit_bits = std::min(bits, n >= (1 << 13) ? 11 : 8);
