@@ -255,19 +255,23 @@ def test_median(case, keepdims):
        st.sampled_from(METHODS), st.one_of(st.floats(0, 1), st.lists(st.floats(0, 1), min_size=1, max_size=3)))
 def test_quantile_percentile(case, method, q):
     a, axis = case
+    # float16: NumPy interpolates in float16, mnnpy in float32 then rounds; near zero the
+    # difference is a float16 ulp of the operands, not of the result.
+    scale = float(np.nanmax(np.abs(a.astype(np.float64)), initial=0.0))
+
+    def tolerances(expected):
+        return {"rtol": 1e-5} if expected.dtype != np.float16 else {"atol": 2e-3 * (scale + 1)}
+
     with _quiet():
         expected = np.quantile(a, q, axis=axis, method=method)
-        check(mnp.quantile(a, q, axis=axis, method=method), expected, rtol=1e-5 if expected.dtype != np.float16 else None)
+        check(mnp.quantile(a, q, axis=axis, method=method), expected, **tolerances(expected))
         qp = np.multiply(q, 100).tolist() if isinstance(q, list) else q * 100
         expected = np.percentile(a, qp, axis=axis, method=method)
-        check(mnp.percentile(a, qp, axis=axis, method=method), expected,
-              rtol=1e-5 if expected.dtype != np.float16 else None)
+        check(mnp.percentile(a, qp, axis=axis, method=method), expected, **tolerances(expected))
         expected = np.nanquantile(a, q, axis=axis, method=method)
-        check(mnp.nanquantile(a, q, axis=axis, method=method), expected,
-              rtol=1e-5 if expected.dtype != np.float16 else None)
+        check(mnp.nanquantile(a, q, axis=axis, method=method), expected, **tolerances(expected))
         expected = np.nanpercentile(a, qp, axis=axis, keepdims=True)
-        check(mnp.nanpercentile(a, qp, axis=axis, keepdims=True), expected,
-              rtol=1e-5 if expected.dtype != np.float16 else None)
+        check(mnp.nanpercentile(a, qp, axis=axis, keepdims=True), expected, **tolerances(expected))
 
 
 def test_quantile_errors_and_empty():
@@ -386,7 +390,8 @@ def test_histogram(a, bins, density, use_range, data):
     check(mnp.histogram_bin_edges(a, bins=bins, range=range_), np.histogram_bin_edges(a, bins=bins, range=range_))
     edges = np.array([-60.0, -3.0, 0.0, 2.5, 40.0])
     h, _ = np.histogram(a, bins=edges, weights=weights)
-    check(mnp.histogram(a, bins=edges, weights=weights)[0], h)
+    # NumPy sums weights into uneven bins by differences of a cumulative sum (rounding errors).
+    check(mnp.histogram(a, bins=edges, weights=weights)[0], h, rtol=1e-9, atol=1e-12)
 
 
 def test_histogram_errors():
@@ -462,7 +467,8 @@ def test_trapezoid(a, data, with_x):
     axis = data.draw(st.integers(-a.ndim, a.ndim - 1))
     x = np.cumsum(np.arange(1, a.shape[axis] + 1, dtype=np.float64)) if with_x else None
     expected = np.trapezoid(a, x=x, axis=axis)
-    tol = 2e-2 * (float(np.abs(a.astype(np.float64)).sum()) + 1) if expected.dtype == np.float16 else 1e-6
+    # float16 operands: NumPy adds neighbours in float16 before widening; mnnpy widens first.
+    tol = 2e-2 * (float(np.abs(a.astype(np.float64)).sum()) + 1) if np.float16 in (a.dtype, expected.dtype) else 1e-6
     check(mnp.trapezoid(a, x=x, axis=axis), expected, rtol=1e-5, atol=tol * (10 if with_x else 1))
     check(mnp.trapz(a, dx=0.5, axis=axis), np.trapezoid(a, dx=0.5, axis=axis), rtol=1e-5, atol=tol)
 

@@ -449,6 +449,19 @@ def _moved_to_last(x, axis):
     return _reshape(x, rest + (n,)), axes
 
 
+def _first_lane_all_nan(x, axis):
+    """Whether the first 1-D slice NumPy's nan-quantiles take (the whole array when ``axis`` is
+    None or ``x`` is 1-D) holds only NaNs."""
+    if axis is None or x.ndim <= 1:
+        lane = x
+    elif isinstance(axis, (tuple, list)):
+        return False
+    else:
+        flat, _ = _moved_to_last(x, axis)
+        lane = _reshape(flat, (-1, flat.shape[-1]))[0]
+    return bool(_core.reduce("all", _core.unary("IsNan", lane), None, False))
+
+
 def _quantile(a, q, axis, out, method, keepdims, skip_nan, q_scale, what, weights=None, interpolation=None):
     if interpolation is not None:
         method = interpolation
@@ -475,7 +488,11 @@ def _quantile(a, q, axis, out, method, keepdims, skip_nan, q_scale, what, weight
         result = _np.dtype(x.dtype)
     else:
         base = _F64 if _np.dtype(x.dtype).kind in "biu" else _np.dtype(x.dtype)
-        if isinstance(q_for_type, (int, float)) or (skip_nan and base.kind == "f"):
+        if isinstance(q_for_type, (int, float)):
+            result = base
+        elif skip_nan and base.kind == "f" and x.size and _first_lane_all_nan(x, axis):
+            # NumPy fills its result from the first 1-D slice's answer, and an all-NaN slice
+            # answers NaNs of the input's dtype.
             result = base
         else:
             result = _np.result_type(base, q_arr.dtype)
