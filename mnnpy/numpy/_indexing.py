@@ -119,6 +119,12 @@ def take(a, indices, axis=None, out=None, mode="raise"):
         a = _flat(a)
         axis = 0 if axis is None else axis
     axis = normalize_axis(axis, a.ndim)
+    out_shape = tuple(a.shape[:axis]) + tuple(idx.shape) + tuple(a.shape[axis + 1:])
+    outer = int(_np.prod(a.shape[:axis], dtype=_np.int64))
+    # As NumPy: no index is checked when no row is read (leading axes empty), and an empty axis
+    # is an error for wrap/clip only when the result has elements.
+    if (mode == "raise" and outer == 0) or (mode in ("wrap", "clip") and 0 in out_shape):
+        return store(_core.const(_np.zeros(out_shape, a.dtype), None, "NCHW"), out)
     idx = _apply_mode(idx, a.shape[axis], mode, axis)
     return store(_gather(a, idx, axis), out)
 

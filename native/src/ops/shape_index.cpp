@@ -131,7 +131,8 @@ std::vector<Var> nonzero(const Tensor& mask) {
 void check_mask_shape(const Shape& mask, const Shape& x, int64_t first_axis) {
   for (size_t j = 0; j < mask.size(); ++j) {
     const int64_t a = first_axis + (int64_t)j;
-    if (mask[j] != x[a]) {
+    // NumPy lets an empty mask axis select nothing from an axis of length 1.
+    if (mask[j] != x[a] && !(mask[j] == 0 && x[a] == 1)) {
       throw IndexError("boolean index did not match indexed array along axis " + std::to_string(a) + "; size of axis is " +
                        std::to_string(x[a]) + " but size of corresponding boolean axis is " + std::to_string(mask[j]));
     }
@@ -417,7 +418,8 @@ Var select_leading_mask(const Var& x, const Var& mask_var) {
     out[j] = i;
     j += m[i] != 0;
   }
-  Shape merged{total};
+  // x's leading axes (an axis of length 1 may meet an empty mask axis: nothing is selected).
+  Shape merged{shape_numel(Shape(shape.begin(), shape.begin() + ms.size()))};
   merged.insert(merged.end(), shape.begin() + ms.size(), shape.end());
   const Var flat = reshape(x, merged);
   if (merged.size() == 1) return make_op("TakeElements", {flat, make_const(positions)});
@@ -462,6 +464,7 @@ Var index_assign(const Var& x, const std::vector<IndexItem>& items, const Var& v
       // One value under a boolean mask: a select, with no need to know the mask now.
       const Shape& ms = mask->array.type().shape;
       check_mask_shape(ms, shape, mask_axis);
+      if (shape_numel(ms) == 0) return make_op("Reshape", {x}, Attrs().set("shape", shape));  // selects nothing
       Shape aligned = ms;
       aligned.resize(rank - mask_axis, 1);
       return where(reshape(mask->array, aligned), reshape(value, {}), x);

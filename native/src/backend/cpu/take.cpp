@@ -64,15 +64,22 @@ void repeat_typed(const T* data, int64_t outer, int64_t n, int64_t inner, const 
   const int64_t rows = outer * n;
   const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, inner * (total / std::max<int64_t>(n, 1) + 1)));
   parallel_for(pool, rows, grain, [&](int64_t r0, int64_t r1) {
+    int64_t o = r0 / n, j = r0 % n;  // advanced by increments: no division per element
+    const T* src = data + r0 * inner;
+    T* dst = out + (o * total + start[j]) * inner;
     for (int64_t r = r0; r < r1; ++r) {
-      const int64_t o = r / n, j = r % n;
       const int64_t count = start[j + 1] - start[j];
-      const T* src = data + (o * n + j) * inner;
-      T* dst = out + (o * total + start[j]) * inner;
       if (inner == 1) {
-        std::fill_n(dst, count, *src);
+        const T value = *src;
+        for (int64_t c = 0; c < count; ++c) dst[c] = value;
       } else {
         for (int64_t c = 0; c < count; ++c) std::memcpy(dst + c * inner, src, (size_t)inner * sizeof(T));
+      }
+      src += inner;
+      dst += count * inner;
+      if (++j == n) {
+        j = 0;
+        ++o;
       }
     }
   });
