@@ -14,6 +14,9 @@
 #include <type_traits>
 #include <vector>
 
+#include <hwy/contrib/sort/vqsort.h>
+
+#include "backend/cpu/thread_buffers.h"
 #include "mnnpy/thread_pool.h"
 
 namespace mnnpy {
@@ -59,6 +62,7 @@ struct FloatKeys {
   static constexpr Key kSign = Key(Key(1) << (kBits - 1));
   static constexpr Key kAbs = Key(~kSign);
   static constexpr Key kNanKey = Key(~Key(0));
+  static constexpr Key kInfBits = kInf;
   static Key order(Key u) {
     const Key negative = Key(Key(0) - Key(u >> (kBits - 1)));  // all ones when the sign is set
     return Key(u ^ Key(negative | kSign));
@@ -367,6 +371,149 @@ void sort_items(Item* a, Item* t, int64_t n, const KeyOf& key_of, const Emit& em
   }
 }
 
+// ---- value sorts of 32/64-bit types by vectorized quicksort ----------------------------------
+
+// A value sort needs no stability, so 32- and 64-bit values are sorted as signed integers of
+// their width by Highway's vqsort. Integers are their own words; a float's bits become a
+// signed integer of the same order by flipping the magnitude bits of negatives (an
+// involution, so the same map turns words back into values), NaNs first losing their sign
+// so that they land above +inf.
+template <class Tr>
+struct SortWords {
+  using S = typename Tr::Storage;
+  static constexpr bool kEnabled = sizeof(S) >= 4;
+  using W = std::conditional_t<sizeof(S) == 8, int64_t, int32_t>;
+  using U = std::make_unsigned_t<W>;
+  static W word(S v) {
+    if constexpr (Tr::kFloat) {
+      const U abs = U(v) & Tr::kAbs;
+      const U u = abs > Tr::kInfBits ? abs : U(v);
+      return W(u ^ (U(W(u) >> (8 * sizeof(W) - 1)) >> 1));
+    } else {
+      return W(v);
+    }
+  }
+  static S value(W w) {
+    if constexpr (Tr::kFloat) {
+      return S(U(w) ^ (U(w >> (8 * sizeof(W) - 1)) >> 1));
+    } else {
+      return S(w);
+    }
+  }
+};
+
+template <class W>
+void vq_sort(W* words, int64_t n) {
+  thread_local hwy::Sorter sorter;
+  sorter(words, (size_t)n, hwy::SortAscending());
+}
+
+// Merges sorted a[0, la) and b[0, lb) into dst (equal words: a's first), writing convert(w).
+// The output is split into equal diagonals, one per thread: each finds where its diagonal
+// crosses the merge path by binary search and merges its own slice.
+template <class W, class Out, class Convert>
+void parallel_merge(const W* a, int64_t la, const W* b, int64_t lb, Out* dst, const Convert& convert,
+                    ThreadPool* pool) {
+  const int64_t total = la + lb;
+  const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(pool ? pool->num_threads() : 1, total / 4096));
+  auto split = [&](int64_t d) {  // elements of a among the first d of the merge
+    int64_t lo = std::max<int64_t>(0, d - lb), hi = std::min(d, la);
+    while (lo < hi) {
+      const int64_t i = (lo + hi) / 2;
+      if (b[d - i - 1] < a[i]) hi = i;
+      else lo = i + 1;
+    }
+    return lo;
+  };
+  auto merge_part = [&](int64_t part) {
+    const int64_t d0 = total * part / parts, d1 = total * (part + 1) / parts;
+    int64_t i = split(d0), j = d0 - i, k = d0;
+    const int64_t i_end = split(d1), j_end = d1 - i_end;
+    while (i < i_end && j < j_end) {
+      const W x = a[i], y = b[j];
+      const bool take_b = y < x;
+      dst[k++] = convert(take_b ? y : x);
+      j += take_b;
+      i += !take_b;
+    }
+    while (i < i_end) dst[k++] = convert(a[i++]);
+    while (j < j_end) dst[k++] = convert(b[j++]);
+  };
+  if (parts == 1) {
+    merge_part(0);
+  } else {
+    parallel_for(pool, parts, 1, [&](int64_t b0, int64_t e0) {
+      for (int64_t p = b0; p < e0; ++p) merge_part(p);
+    });
+  }
+}
+
+// Scratch words of the calling thread (grow-only, so that repeated sorts do not fault in
+// fresh pages); slot 1 for words being sorted, slot 2 for merged words.
+template <class W>
+W* scratch_words(int slot, int64_t n) {
+  return reinterpret_cast<W*>(thread_buffer(slot, (size_t)n * sizeof(W) / sizeof(float)));
+}
+
+// The words of one row (read at src[i * stride]) sorted into scratch; all threads when the row
+// is long: each sorts half, then all merge.
+template <class Tr>
+typename SortWords<Tr>::W* sorted_words(const typename Tr::Storage* src, int64_t stride, int64_t n,
+                                        ThreadPool* pool) {
+  using SW = SortWords<Tr>;
+  using W = typename SW::W;
+  W* w = scratch_words<W>(1, n);
+  if (!use_all_threads(n, pool)) {
+    for (int64_t i = 0; i < n; ++i) w[i] = SW::word(src[i * stride]);
+    vq_sort(w, n);
+    return w;
+  }
+  const int64_t half = n / 2;
+  parallel_for(pool, 2, 1, [&](int64_t b, int64_t e) {
+    for (int64_t part = b; part < e; ++part) {
+      const int64_t begin = part ? half : 0, end = part ? n : half;
+      for (int64_t i = begin; i < end; ++i) w[i] = SW::word(src[i * stride]);
+      vq_sort(w + begin, end - begin);
+    }
+  });
+  W* merged = scratch_words<W>(2, n);
+  parallel_merge(w, half, w + half, n - half, merged, [](W v) { return v; }, pool);
+  return merged;
+}
+
+// Sorted values of one row (read at src[i * stride], written at dst[i * stride]).
+template <class Tr>
+void vq_sort_row(const typename Tr::Storage* src, int64_t stride, typename Tr::Storage* dst, int64_t n,
+                 ThreadPool* pool) {
+  using SW = SortWords<Tr>;
+  using W = typename SW::W;
+  if (stride != 1) {
+    const W* w = sorted_words<Tr>(src, stride, n, pool);
+    for (int64_t i = 0; i < n; ++i) dst[i * stride] = SW::value(w[i]);
+    return;
+  }
+  if (!use_all_threads(n, pool)) {  // sorted in dst itself
+    W* w = reinterpret_cast<W*>(dst);
+    for (int64_t i = 0; i < n; ++i) w[i] = SW::word(src[i]);
+    vq_sort(w, n);
+    if constexpr (Tr::kFloat) {
+      for (int64_t i = 0; i < n; ++i) dst[i] = SW::value(w[i]);
+    }
+    return;
+  }
+  // Halves sorted by two threads in scratch, merged by all of them straight into dst.
+  W* w = scratch_words<W>(1, n);
+  const int64_t half = n / 2;
+  parallel_for(pool, 2, 1, [&](int64_t b, int64_t e) {
+    for (int64_t part = b; part < e; ++part) {
+      const int64_t begin = part ? half : 0, end = part ? n : half;
+      for (int64_t i = begin; i < end; ++i) w[i] = SW::word(src[i]);
+      vq_sort(w + begin, end - begin);
+    }
+  });
+  parallel_merge(w, half, w + half, n - half, dst, [](W v) { return SW::value(v); }, pool);
+}
+
 // ---- sort along an axis -----------------------------------------------------------------
 
 // Sorting one row: the row is read at src[i * stride], results written at the same stride.
@@ -385,6 +532,7 @@ struct RowSorter {
 
   RowSorter(int64_t n_, bool want_indices, ThreadPool* pool_) : n(n_), pool(pool_) {
     if (!want_indices) {
+      if (SortWords<Tr>::kEnabled) return;  // vq_sort_row brings its own scratch
       keys = Buffer<K>(n);
       key_tmp = Buffer<K>(n);
     } else if (kPacked && n <= (int64_t)UINT32_MAX) {
@@ -398,6 +546,7 @@ struct RowSorter {
 
   void sort(const S* src, int64_t stride, S* values, int64_t* indices) {
     if (!indices) {
+      if constexpr (SortWords<Tr>::kEnabled) return vq_sort_row<Tr>(src, stride, values, n, pool);
       K* a = keys.get();
       maybe_parallel(n, pool, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) a[i] = Tr::key(src[i * stride]);
@@ -442,6 +591,19 @@ void sort_typed(const void* xv, int64_t outer, int64_t n, int64_t inner, void* v
   const S* x = static_cast<const S*>(xv);
   S* v = static_cast<S*>(values);
   const int64_t rows = outer * inner;
+  if constexpr (SortWords<Tr>::kEnabled) {
+    if (!indices) {
+      if (rows == 1) return vq_sort_row<Tr>(x, 1, v, n, pool);
+      const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(n, 1));
+      parallel_for(pool, rows, grain, [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          const int64_t offset = (r / inner) * n * inner + r % inner;
+          vq_sort_row<Tr>(x + offset, inner, v + offset, n, nullptr);
+        }
+      });
+      return;
+    }
+  }
   if (rows == 1) {
     RowSorter<Tr> sorter(n, indices != nullptr, pool);
     sorter.sort(x, 1, v, indices);
@@ -526,12 +688,98 @@ void fill_from_runs(const std::vector<int64_t>& starts, int64_t n, PermAt perm_a
   }
 }
 
+// unique's values (and counts) from the sorted words alone: each part of the sorted words is
+// compacted in place (the first word of every run kept, branch-free), then turned into
+// values. Runs join -0.0 with 0.0 and, with equal_nan, every NaN.
+template <class Tr>
+UniqueParts unique_values_by_words(DType dt, const typename Tr::Storage* x, int64_t n, bool want_counts,
+                                   bool equal_nan, ThreadPool* pool) {
+  using SW = SortWords<Tr>;
+  using W = typename SW::W;
+  using S = typename Tr::Storage;
+  UniqueParts out;
+  W* w = n ? sorted_words<Tr>(x, 1, n, pool) : nullptr;
+  int64_t* starts = want_counts && n ? reinterpret_cast<int64_t*>(thread_buffer(3, (size_t)n * 2)) : nullptr;
+  W inf_word = 0;
+  if constexpr (Tr::kFloat) inf_word = SW::word(S(Tr::kInfBits));
+  auto run_key = [&](W v) -> W {
+    if constexpr (Tr::kFloat) {
+      v = v == W(-1) ? W(0) : v;  // -0.0's word
+      return equal_nan && v > inf_word ? W(inf_word + 1) : v;
+    } else {
+      return v;
+    }
+  };
+  const bool nan_apart = Tr::kFloat && !equal_nan;
+  const int64_t parts = use_all_threads(n, pool) ? 2 : 1;
+  int64_t begin[3], groups[2] = {0, 0};
+  W prev_key[2] = {0, 0};
+  for (int64_t p = 0; p <= parts; ++p) begin[p] = n * p / parts;
+  for (int64_t p = 1; p < parts; ++p) prev_key[p] = run_key(w[begin[p] - 1]);  // before compaction moves it
+  auto compact = [&](int64_t p) {
+    const int64_t b = begin[p], e = begin[p + 1];
+    if (b == e) return;
+    W prev = prev_key[p];
+    int64_t g = 0;
+    for (int64_t i = b; i < e; ++i) {
+      const W v = w[i], k = run_key(v);
+      const bool fresh = (i == 0) | (k != prev) | (nan_apart & (k > inf_word));
+      w[b + g] = v;  // committed only when fresh; else the next free slot is rewritten later
+      if (starts) starts[b + g] = i;
+      g += fresh;
+      prev = k;
+    }
+    groups[p] = g;
+  };
+  if (parts == 1) {
+    compact(0);
+  } else {
+    parallel_for(pool, parts, 1, [&](int64_t b, int64_t e) {
+      for (int64_t p = b; p < e; ++p) compact(p);
+    });
+  }
+  const int64_t total = groups[0] + groups[1];
+  out.values = Tensor::allocate(TensorType{dt, {total}});
+  S* values = out.values->ptr<S>();
+  int64_t* counts = nullptr;
+  if (want_counts) {
+    out.counts = int64_tensor(total);
+    counts = out.counts->ptr<int64_t>();
+  }
+  auto emit = [&](int64_t p) {
+    const int64_t b = begin[p], g = groups[p], offset = p ? groups[0] : 0;
+    for (int64_t j = 0; j < g; ++j) values[offset + j] = SW::value(w[b + j]);
+    if (!counts || g == 0) return;
+    // The run after this part's last starts in a later part (or is the end).
+    int64_t next = n;
+    for (int64_t q = p + 1; q < parts; ++q) {
+      if (groups[q]) {
+        next = starts[begin[q]];
+        break;
+      }
+    }
+    for (int64_t j = 0; j + 1 < g; ++j) counts[offset + j] = starts[b + j + 1] - starts[b + j];
+    counts[offset + g - 1] = next - starts[b + g - 1];
+  };
+  if (parts == 1) {
+    emit(0);
+  } else {
+    parallel_for(pool, parts, 1, [&](int64_t b, int64_t e) {
+      for (int64_t p = b; p < e; ++p) emit(p);
+    });
+  }
+  return out;
+}
+
 template <class Tr>
 UniqueParts unique_typed(DType dt, const void* xv, int64_t n, bool want_index, bool want_inverse, bool want_counts,
                          bool equal_nan, ThreadPool* pool) {
   using S = typename Tr::Storage;
   const S* x = static_cast<const S*>(xv);
   UniqueParts out;
+  if constexpr (SortWords<Tr>::kEnabled) {
+    if (!want_index && !want_inverse) return unique_values_by_words<Tr>(dt, x, n, want_counts, equal_nan, pool);
+  }
   if (!want_index && !want_inverse) {
     Buffer<S> sorted(n);
     if (n) RowSorter<Tr>(n, false, pool).sort(x, 1, sorted.get(), nullptr);
