@@ -223,21 +223,53 @@ template <class T> inline T scalar_binary(int code, T a, T b) {
 }
 
 // ---------------------------------------------------------------- loops
+// Vector functions handed to the loops are inlined by force: called out of line, the four
+// vectors of a map_math step would run their long dependency chains one after the other.
+#ifndef MNNPY_ALWAYS_INLINE
+#define MNNPY_ALWAYS_INLINE __attribute__((always_inline))
+#endif
 template <class T, class F> HWY_INLINE void map1(const T* HWY_RESTRICT x, T* HWY_RESTRICT y, size_t n, F f) {
   for (size_t i = 0; i < n; ++i) y[i] = f(x[i]);
 }
-template <class T, class F>
-HWY_INLINE void map2(const T* HWY_RESTRICT a, const T* HWY_RESTRICT b, T* HWY_RESTRICT y, size_t n, F f) {
-  for (size_t i = 0; i < n; ++i) y[i] = f(a[i], b[i]);
-}
-template <class T, class F>
-HWY_INLINE void compare2(const T* HWY_RESTRICT a, const T* HWY_RESTRICT b, uint8_t* HWY_RESTRICT y, size_t n, F f) {
-  for (size_t i = 0; i < n; ++i) y[i] = f(a[i], b[i]) ? 1 : 0;
-}
+// Operand forms of the binary loops: both arrays, or one side a single value held in a register
+// (a 0-d constant), so that it is never expanded into memory.
+enum BinaryForm : int { kArrays = 0, kScalarA = 1, kScalarB = 2 };
 
-// The vector functions handed to map_math are inlined by force: called out of line, the four
-// vectors of a step would run their long dependency chains one after the other.
-#define MNNPY_ALWAYS_INLINE __attribute__((always_inline))
+template <int Form, class T, class R, class F>
+HWY_INLINE void map2(const T* HWY_RESTRICT a, const T* HWY_RESTRICT b, R* HWY_RESTRICT y, size_t n, F f) {
+  if constexpr (Form == kScalarA) {
+    const T s = a[0];
+    for (size_t i = 0; i < n; ++i) y[i] = (R)f(s, b[i]);
+  } else if constexpr (Form == kScalarB) {
+    const T s = b[0];
+    for (size_t i = 0; i < n; ++i) y[i] = (R)f(a[i], s);
+  } else {
+    for (size_t i = 0; i < n; ++i) y[i] = (R)f(a[i], b[i]);
+  }
+}
+template <int Form, class T, class F>
+HWY_INLINE void compare2(const T* HWY_RESTRICT a, const T* HWY_RESTRICT b, uint8_t* HWY_RESTRICT y, size_t n, F f) {
+  map2<Form>(a, b, y, n, [f](T p, T q) { return f(p, q) ? uint8_t(1) : uint8_t(0); });
+}
+// A binary op as a vector function `vf` over whole vectors, `f` on the tail (the same formula).
+template <int Form, class T, class VF, class F>
+HWY_INLINE void map2_vec(const T* HWY_RESTRICT a, const T* HWY_RESTRICT b, T* HWY_RESTRICT y, size_t n, VF vf, F f) {
+  const hn::ScalableTag<T> d;
+  const size_t N = hn::Lanes(d);
+  const auto sa = hn::Set(d, a[0]), sb = hn::Set(d, b[0]);
+  size_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto p = Form == kScalarA ? sa : hn::LoadU(d, a + i);
+    const auto q = Form == kScalarB ? sb : hn::LoadU(d, b + i);
+    hn::StoreU(vf(p, q), d, y + i);
+  }
+  for (; i < n; ++i) y[i] = f(Form == kScalarA ? a[0] : a[i], Form == kScalarB ? b[0] : b[i]);
+}
+// The general case for ops without a vector loop.
+template <int Form, class T>
+void binary_scalar_loop(int code, const T* a, const T* b, T* y, size_t n) {
+  for (size_t i = 0; i < n; ++i) y[i] = scalar_binary<T>(code, Form == kScalarA ? a[0] : a[i], Form == kScalarB ? b[0] : b[i]);
+}
 
 // Vector math over full vectors where every lane is inside [lo, hi]; libm elsewhere. Four vectors
 // at a time while all their lanes are inside: the math functions are long dependency chains (a
@@ -414,63 +446,80 @@ template <class T> void unary_t(int code, const void* x, void* y, size_t n) {
   }
 }
 
-template <class T> void binary_compare(int code, const T* a, const T* b, uint8_t* y, size_t n) {
+template <int Form, class T> void binary_compare(int code, const T* a, const T* b, uint8_t* y, size_t n) {
   switch (code) {
-    case kEqual: return compare2(a, b, y, n, [](T p, T q) { return p == q; });
-    case kNotEqual: return compare2(a, b, y, n, [](T p, T q) { return p != q; });
-    case kLess: return compare2(a, b, y, n, [](T p, T q) { return p < q; });
-    case kLessEqual: return compare2(a, b, y, n, [](T p, T q) { return p <= q; });
-    case kGreater: return compare2(a, b, y, n, [](T p, T q) { return p > q; });
-    case kGreaterEqual: return compare2(a, b, y, n, [](T p, T q) { return p >= q; });
-    case kLogicalAnd: return compare2(a, b, y, n, [](T p, T q) { return p != 0 && q != 0; });
-    case kLogicalOr: return compare2(a, b, y, n, [](T p, T q) { return p != 0 || q != 0; });
-    case kLogicalXor: return compare2(a, b, y, n, [](T p, T q) { return (p != 0) != (q != 0); });
+    case kEqual: return compare2<Form>(a, b, y, n, [](T p, T q) { return p == q; });
+    case kNotEqual: return compare2<Form>(a, b, y, n, [](T p, T q) { return p != q; });
+    case kLess: return compare2<Form>(a, b, y, n, [](T p, T q) { return p < q; });
+    case kLessEqual: return compare2<Form>(a, b, y, n, [](T p, T q) { return p <= q; });
+    case kGreater: return compare2<Form>(a, b, y, n, [](T p, T q) { return p > q; });
+    case kGreaterEqual: return compare2<Form>(a, b, y, n, [](T p, T q) { return p >= q; });
+    case kLogicalAnd: return compare2<Form>(a, b, y, n, [](T p, T q) { return p != 0 && q != 0; });
+    case kLogicalOr: return compare2<Form>(a, b, y, n, [](T p, T q) { return p != 0 || q != 0; });
+    case kLogicalXor: return compare2<Form>(a, b, y, n, [](T p, T q) { return (p != 0) != (q != 0); });
   }
 }
 
-template <class T> void binary_t(int code, const void* pa, const void* pb, void* py, size_t n) {
+template <int Form, class T> void binary_form(int code, const void* pa, const void* pb, void* py, size_t n) {
   const T* a = (const T*)pa;
   const T* b = (const T*)pb;
-  if (binary_returns_bool(code)) return binary_compare<T>(code, a, b, (uint8_t*)py, n);
+  if (binary_returns_bool(code)) return binary_compare<Form, T>(code, a, b, (uint8_t*)py, n);
   T* y = (T*)py;
   if constexpr (std::is_floating_point_v<T>) {
     switch (code) {
-      case kAdd: return map2(a, b, y, n, [](T p, T q) { return p + q; });
-      case kSub: return map2(a, b, y, n, [](T p, T q) { return p - q; });
-      case kMul: return map2(a, b, y, n, [](T p, T q) { return p * q; });
-      case kDiv: return map2(a, b, y, n, [](T p, T q) { return p / q; });
-      case kMaximum: return map2(a, b, y, n, [](T p, T q) { return (p >= q || p != p) ? p : q; });
-      case kMinimum: return map2(a, b, y, n, [](T p, T q) { return (p <= q || p != p) ? p : q; });
-      case kFmax: return map2(a, b, y, n, [](T p, T q) { return (q != q || p >= q) ? p : q; });
-      case kFmin: return map2(a, b, y, n, [](T p, T q) { return (q != q || p <= q) ? p : q; });
-      case kSquaredDiff: return map2(a, b, y, n, [](T p, T q) { return (p - q) * (p - q); });
-      case kCopysign: return map2(a, b, y, n, [](T p, T q) { return std::copysign(p, q); });
-      default: for (size_t i = 0; i < n; ++i) y[i] = scalar_binary<T>(code, a[i], b[i]);
+      case kAdd: return map2<Form>(a, b, y, n, [](T p, T q) { return p + q; });
+      case kSub: return map2<Form>(a, b, y, n, [](T p, T q) { return p - q; });
+      case kMul: return map2<Form>(a, b, y, n, [](T p, T q) { return p * q; });
+      case kDiv: return map2<Form>(a, b, y, n, [](T p, T q) { return p / q; });
+      // Written with explicit vectors: the compiler does not vectorize the NaN-aware selects.
+      // (IsNaN, not Ne(p, p): a vector Ne is an ordered compare, false for NaN.)
+      case kMaximum:
+        return map2_vec<Form>(
+            a, b, y, n, [](auto p, auto q) MNNPY_ALWAYS_INLINE { return hn::IfThenElse(hn::Or(hn::Ge(p, q), hn::IsNaN(p)), p, q); },
+            [](T p, T q) { return (p >= q || p != p) ? p : q; });
+      case kMinimum:
+        return map2_vec<Form>(
+            a, b, y, n, [](auto p, auto q) MNNPY_ALWAYS_INLINE { return hn::IfThenElse(hn::Or(hn::Le(p, q), hn::IsNaN(p)), p, q); },
+            [](T p, T q) { return (p <= q || p != p) ? p : q; });
+      case kFmax:
+        return map2_vec<Form>(
+            a, b, y, n, [](auto p, auto q) MNNPY_ALWAYS_INLINE { return hn::IfThenElse(hn::Or(hn::IsNaN(q), hn::Ge(p, q)), p, q); },
+            [](T p, T q) { return (q != q || p >= q) ? p : q; });
+      case kFmin:
+        return map2_vec<Form>(
+            a, b, y, n, [](auto p, auto q) MNNPY_ALWAYS_INLINE { return hn::IfThenElse(hn::Or(hn::IsNaN(q), hn::Le(p, q)), p, q); },
+            [](T p, T q) { return (q != q || p <= q) ? p : q; });
+      case kSquaredDiff: return map2<Form>(a, b, y, n, [](T p, T q) { return (p - q) * (p - q); });
+      case kCopysign: return map2<Form>(a, b, y, n, [](T p, T q) { return std::copysign(p, q); });
+      default: return binary_scalar_loop<Form>(code, a, b, y, n);
     }
   } else {
     using U = Unsigned<T>;
     switch (code) {
-      case kAdd: return map2(a, b, y, n, [](T p, T q) { return (T)((U)p + (U)q); });
-      case kSub: return map2(a, b, y, n, [](T p, T q) { return (T)((U)p - (U)q); });
-      case kMul: return map2(a, b, y, n, [](T p, T q) { return (T)((U)p * (U)q); });
-      case kMaximum: case kFmax: return map2(a, b, y, n, [](T p, T q) { return p > q ? p : q; });
-      case kMinimum: case kFmin: return map2(a, b, y, n, [](T p, T q) { return p < q ? p : q; });
-      case kBitAnd: return map2(a, b, y, n, [](T p, T q) { return (T)(p & q); });
-      case kBitOr: return map2(a, b, y, n, [](T p, T q) { return (T)(p | q); });
-      case kBitXor: return map2(a, b, y, n, [](T p, T q) { return (T)(p ^ q); });
-      default: for (size_t i = 0; i < n; ++i) y[i] = scalar_binary<T>(code, a[i], b[i]);
+      case kAdd: return map2<Form>(a, b, y, n, [](T p, T q) { return (T)((U)p + (U)q); });
+      case kSub: return map2<Form>(a, b, y, n, [](T p, T q) { return (T)((U)p - (U)q); });
+      case kMul: return map2<Form>(a, b, y, n, [](T p, T q) { return (T)((U)p * (U)q); });
+      case kMaximum: case kFmax: return map2<Form>(a, b, y, n, [](T p, T q) { return p > q ? p : q; });
+      case kMinimum: case kFmin: return map2<Form>(a, b, y, n, [](T p, T q) { return p < q ? p : q; });
+      case kBitAnd: return map2<Form>(a, b, y, n, [](T p, T q) { return (T)(p & q); });
+      case kBitOr: return map2<Form>(a, b, y, n, [](T p, T q) { return (T)(p | q); });
+      case kBitXor: return map2<Form>(a, b, y, n, [](T p, T q) { return (T)(p ^ q); });
+      default: return binary_scalar_loop<Form>(code, a, b, y, n);
     }
   }
 }
 
 // Bool arithmetic follows NumPy: + is or, * is and, max/min are or/and.
-void binary_bool(int code, const uint8_t* a, const uint8_t* b, uint8_t* y, size_t n) {
-  if (binary_returns_bool(code)) return binary_compare<uint8_t>(code, a, b, y, n);
+template <int Form> void binary_bool(int code, const uint8_t* a, const uint8_t* b, uint8_t* y, size_t n) {
+  if (binary_returns_bool(code)) return binary_compare<Form, uint8_t>(code, a, b, y, n);
   switch (code) {
-    case kAdd: case kMaximum: case kFmax: case kBitOr: return map2(a, b, y, n, [](uint8_t p, uint8_t q) { return uint8_t(p | q); });
-    case kMul: case kMinimum: case kFmin: case kBitAnd: return map2(a, b, y, n, [](uint8_t p, uint8_t q) { return uint8_t(p & q); });
-    case kBitXor: case kSub: return map2(a, b, y, n, [](uint8_t p, uint8_t q) { return uint8_t(p ^ q); });
-    default: for (size_t i = 0; i < n; ++i) y[i] = scalar_binary<uint8_t>(code, a[i], b[i]) != 0;
+    case kAdd: case kMaximum: case kFmax: case kBitOr: return map2<Form>(a, b, y, n, [](uint8_t p, uint8_t q) { return uint8_t(p | q); });
+    case kMul: case kMinimum: case kFmin: case kBitAnd: return map2<Form>(a, b, y, n, [](uint8_t p, uint8_t q) { return uint8_t(p & q); });
+    case kBitXor: case kSub: return map2<Form>(a, b, y, n, [](uint8_t p, uint8_t q) { return uint8_t(p ^ q); });
+    default:
+      for (size_t i = 0; i < n; ++i) {
+        y[i] = scalar_binary<uint8_t>(code, Form == kScalarA ? a[0] : a[i], Form == kScalarB ? b[0] : b[i]) != 0;
+      }
   }
 }
 
@@ -509,47 +558,112 @@ void UnaryImpl(int code, DType dt, const void* x, void* y, size_t n) {
   MNNPY_DISPATCH_NUMERIC(dt, unary_t, code, x, y, n);
 }
 
-void BinaryImpl(int code, DType dt, const void* a, const void* b, void* y, size_t n) {
-  if (dt == DType::Bool) return binary_bool(code, (const uint8_t*)a, (const uint8_t*)b, (uint8_t*)y, n);
-  MNNPY_DISPATCH_NUMERIC(dt, binary_t, code, a, b, y, n);
+template <int Form> void binary_dispatch(int code, DType dt, const void* a, const void* b, void* y, size_t n) {
+  if (dt == DType::Bool) return binary_bool<Form>(code, (const uint8_t*)a, (const uint8_t*)b, (uint8_t*)y, n);
+  switch (dt) {
+    case DType::Int8: return binary_form<Form, int8_t>(code, a, b, y, n);
+    case DType::UInt8: return binary_form<Form, uint8_t>(code, a, b, y, n);
+    case DType::Int16: return binary_form<Form, int16_t>(code, a, b, y, n);
+    case DType::Int32: return binary_form<Form, int32_t>(code, a, b, y, n);
+    case DType::Int64: return binary_form<Form, int64_t>(code, a, b, y, n);
+    case DType::Float32: return binary_form<Form, float>(code, a, b, y, n);
+    case DType::Float64: return binary_form<Form, double>(code, a, b, y, n);
+    default: return;
+  }
+}
+
+void BinaryImpl(int code, DType dt, const void* a, const void* b, void* y, size_t n, unsigned scalars) {
+  switch (scalars & 3u) {
+    case 0: return binary_dispatch<kArrays>(code, dt, a, b, y, n);
+    case 1: return binary_dispatch<kScalarA>(code, dt, a, b, y, n);
+    case 2: return binary_dispatch<kScalarB>(code, dt, a, b, y, n);
+    default: {
+      // Both single values: one result, repeated.
+      alignas(8) char one[8];
+      binary_dispatch<kArrays>(code, dt, a, b, one, 1);
+      const size_t size = binary_returns_bool(code) ? 1 : dtype_size(dt);
+      for (size_t i = 0; i < n; ++i) std::memcpy((char*)y + i * size, one, size);
+    }
+  }
 }
 
 // y = a * b + c in one rounding where the target has FMA. With `stream`, y (vector-aligned)
 // is written with non-temporal stores: a large result then costs no read of its lines.
-template <class T>
+// Bit k of Scalars marks operand k (a, b, c) as one value held in a register.
+template <unsigned Scalars, class T>
 void mul_add_t(const T* HWY_RESTRICT a, const T* HWY_RESTRICT b, const T* HWY_RESTRICT c, T* HWY_RESTRICT y, size_t n,
                bool stream) {
   const hn::ScalableTag<T> d;
   const size_t N = hn::Lanes(d);
+  constexpr bool sa = Scalars & 1u, sb = Scalars & 2u, sc = Scalars & 4u;
+  const auto va = hn::Set(d, a[0]), vb = hn::Set(d, b[0]), vc = hn::Set(d, c[0]);
+  auto at = [&](size_t i) MNNPY_ALWAYS_INLINE {
+    return hn::MulAdd(sa ? va : hn::LoadU(d, a + i), sb ? vb : hn::LoadU(d, b + i), sc ? vc : hn::LoadU(d, c + i));
+  };
   size_t i = 0;
   if (stream) {
-    for (; i + N <= n; i += N) hn::Stream(hn::MulAdd(hn::LoadU(d, a + i), hn::LoadU(d, b + i), hn::LoadU(d, c + i)), d, y + i);
+    for (; i + N <= n; i += N) hn::Stream(at(i), d, y + i);
   } else {
-    for (; i + N <= n; i += N) hn::StoreU(hn::MulAdd(hn::LoadU(d, a + i), hn::LoadU(d, b + i), hn::LoadU(d, c + i)), d, y + i);
+    for (; i + N <= n; i += N) hn::StoreU(at(i), d, y + i);
   }
   for (; i < n; ++i) {
+    const T x = a[sa ? 0 : i], z = b[sb ? 0 : i], w = c[sc ? 0 : i];
 #if HWY_NATIVE_FMA
-    y[i] = std::fma(a[i], b[i], c[i]);  // as the vector lanes round
+    y[i] = std::fma(x, z, w);  // as the vector lanes round
 #else
-    y[i] = a[i] * b[i] + c[i];
+    y[i] = x * z + w;
 #endif
   }
 }
-void MulAddImpl(DType dt, const void* a, const void* b, const void* c, void* y, size_t n, bool stream) {
-  if (dt == DType::Float64) return mul_add_t((const double*)a, (const double*)b, (const double*)c, (double*)y, n, stream);
-  mul_add_t((const float*)a, (const float*)b, (const float*)c, (float*)y, n, stream);
+template <class T>
+void mul_add_forms(unsigned scalars, const void* a, const void* b, const void* c, void* y, size_t n, bool stream) {
+  const T *pa = (const T*)a, *pb = (const T*)b, *pc = (const T*)c;
+  switch (scalars & 7u) {
+    case 0: return mul_add_t<0>(pa, pb, pc, (T*)y, n, stream);
+    case 1: return mul_add_t<1>(pa, pb, pc, (T*)y, n, stream);
+    case 2: return mul_add_t<2>(pa, pb, pc, (T*)y, n, stream);
+    case 3: return mul_add_t<3>(pa, pb, pc, (T*)y, n, stream);
+    case 4: return mul_add_t<4>(pa, pb, pc, (T*)y, n, stream);
+    case 5: return mul_add_t<5>(pa, pb, pc, (T*)y, n, stream);
+    case 6: return mul_add_t<6>(pa, pb, pc, (T*)y, n, stream);
+    default: return mul_add_t<7>(pa, pb, pc, (T*)y, n, stream);
+  }
+}
+void MulAddImpl(DType dt, const void* a, const void* b, const void* c, void* y, size_t n, bool stream, unsigned scalars) {
+  if (dt == DType::Float64) return mul_add_forms<double>(scalars, a, b, c, y, n, stream);
+  mul_add_forms<float>(scalars, a, b, c, y, n, stream);
 }
 
-template <class T>
+// Bit k of Scalars marks operand k (c, a, b) as one value.
+template <unsigned Scalars, class T>
 void select_t(const uint8_t* HWY_RESTRICT c, const T* HWY_RESTRICT a, const T* HWY_RESTRICT b, T* HWY_RESTRICT y, size_t n) {
-  for (size_t i = 0; i < n; ++i) y[i] = c[i] ? a[i] : b[i];
+  constexpr bool sc = Scalars & 1u, sa = Scalars & 2u, sb = Scalars & 4u;
+  const uint8_t c0 = c[0];
+  const T a0 = a[0], b0 = b[0];
+  for (size_t i = 0; i < n; ++i) y[i] = (sc ? c0 : c[i]) ? (sa ? a0 : a[i]) : (sb ? b0 : b[i]);
 }
-void SelectImpl(size_t elem_size, const uint8_t* c, const void* a, const void* b, void* y, size_t n) {
+template <class T> void select_forms(unsigned scalars, const uint8_t* c, const void* a, const void* b, void* y, size_t n) {
+  const T *pa = (const T*)a, *pb = (const T*)b;
+  switch (scalars & 7u) {
+    case 0: return select_t<0>(c, pa, pb, (T*)y, n);
+    case 2: return select_t<2>(c, pa, pb, (T*)y, n);
+    case 4: return select_t<4>(c, pa, pb, (T*)y, n);
+    case 6: return select_t<6>(c, pa, pb, (T*)y, n);
+    default: {
+      // A single condition picks one operand for every element.
+      const bool take_a = c[0] != 0;
+      const bool single = scalars & (take_a ? 2u : 4u);
+      const T* from = take_a ? pa : pb;
+      for (size_t i = 0; i < n; ++i) ((T*)y)[i] = single ? from[0] : from[i];
+    }
+  }
+}
+void SelectImpl(size_t elem_size, const uint8_t* c, const void* a, const void* b, void* y, size_t n, unsigned scalars) {
   switch (elem_size) {
-    case 1: return select_t(c, (const uint8_t*)a, (const uint8_t*)b, (uint8_t*)y, n);
-    case 2: return select_t(c, (const uint16_t*)a, (const uint16_t*)b, (uint16_t*)y, n);
-    case 4: return select_t(c, (const uint32_t*)a, (const uint32_t*)b, (uint32_t*)y, n);
-    default: return select_t(c, (const uint64_t*)a, (const uint64_t*)b, (uint64_t*)y, n);
+    case 1: return select_forms<uint8_t>(scalars, c, a, b, y, n);
+    case 2: return select_forms<uint16_t>(scalars, c, a, b, y, n);
+    case 4: return select_forms<uint32_t>(scalars, c, a, b, y, n);
+    default: return select_forms<uint64_t>(scalars, c, a, b, y, n);
   }
 }
 
@@ -680,14 +794,14 @@ HWY_EXPORT(CastImpl);
 HWY_EXPORT(FillImpl);
 
 void unary(int code, DType dt, const void* x, void* y, size_t n) { HWY_DYNAMIC_DISPATCH(UnaryImpl)(code, dt, x, y, n); }
-void binary(int code, DType dt, const void* a, const void* b, void* y, size_t n) {
-  HWY_DYNAMIC_DISPATCH(BinaryImpl)(code, dt, a, b, y, n);
+void binary(int code, DType dt, const void* a, const void* b, void* y, size_t n, unsigned scalars) {
+  HWY_DYNAMIC_DISPATCH(BinaryImpl)(code, dt, a, b, y, n, scalars);
 }
-void mul_add(DType dt, const void* a, const void* b, const void* c, void* y, size_t n, bool stream) {
-  HWY_DYNAMIC_DISPATCH(MulAddImpl)(dt, a, b, c, y, n, stream);
+void mul_add(DType dt, const void* a, const void* b, const void* c, void* y, size_t n, bool stream, unsigned scalars) {
+  HWY_DYNAMIC_DISPATCH(MulAddImpl)(dt, a, b, c, y, n, stream, scalars);
 }
-void select(size_t elem_size, const uint8_t* c, const void* a, const void* b, void* y, size_t n) {
-  HWY_DYNAMIC_DISPATCH(SelectImpl)(elem_size, c, a, b, y, n);
+void select(size_t elem_size, const uint8_t* c, const void* a, const void* b, void* y, size_t n, unsigned scalars) {
+  HWY_DYNAMIC_DISPATCH(SelectImpl)(elem_size, c, a, b, y, n, scalars);
 }
 void cast(DType from, DType to, const void* x, void* y, size_t n) { HWY_DYNAMIC_DISPATCH(CastImpl)(from, to, x, y, n); }
 void fill(size_t elem_size, const void* value, void* y, size_t n) { HWY_DYNAMIC_DISPATCH(FillImpl)(elem_size, value, y, n); }
