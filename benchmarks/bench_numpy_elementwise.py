@@ -29,6 +29,9 @@ def cases(n):
     return [
         ("chain a*b+sqrt(|a|)-1", lambda: np.asarray(va * vb + mp.sqrt(mp.abs(va)) - 1.0),
          lambda: a * b + np.sqrt(np.abs(a)) - 1.0),
+        ("a+1", lambda: np.asarray(va + 1), lambda: a + 1),
+        ("a+1+2 (two ops, one in cache)", lambda: np.asarray(va + 1 + 2), lambda: a + 1 + 2),
+        ("exp(a)+1", lambda: np.asarray(mp.exp(va) + 1), lambda: np.exp(a) + 1),
         ("exp", lambda: np.asarray(mp.exp(va)), lambda: np.exp(a)),
         ("log", lambda: np.asarray(mp.log(vpos)), lambda: np.log(pos)),
         ("tanh", lambda: np.asarray(mp.tanh(va)), lambda: np.tanh(a)),
