@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <stdexcept>
 #include <type_traits>
 #include <vector>
@@ -408,11 +409,11 @@ void vq_sort(W* words, int64_t n) {
   sorter(words, (size_t)n, hwy::SortAscending());
 }
 
-// Merges sorted a[0, la) and b[0, lb) into dst (equal words: a's first), writing convert(w).
+// Merges sorted a[0, la) and b[0, lb) into dst (equal items: a's first), writing convert(item).
 // The output is split into equal diagonals, one per thread: each finds where its diagonal
 // crosses the merge path by binary search and merges its own slice.
-template <class W, class Out, class Convert>
-void parallel_merge(const W* a, int64_t la, const W* b, int64_t lb, Out* dst, const Convert& convert,
+template <class W, class Out, class Convert, class Less>
+void parallel_merge(const W* a, int64_t la, const W* b, int64_t lb, Out* dst, const Convert& convert, const Less& less,
                     ThreadPool* pool) {
   const int64_t total = la + lb;
   const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(pool ? pool->num_threads() : 1, total / 4096));
@@ -420,7 +421,7 @@ void parallel_merge(const W* a, int64_t la, const W* b, int64_t lb, Out* dst, co
     int64_t lo = std::max<int64_t>(0, d - lb), hi = std::min(d, la);
     while (lo < hi) {
       const int64_t i = (lo + hi) / 2;
-      if (b[d - i - 1] < a[i]) hi = i;
+      if (less(b[d - i - 1], a[i])) hi = i;
       else lo = i + 1;
     }
     return lo;
@@ -431,7 +432,7 @@ void parallel_merge(const W* a, int64_t la, const W* b, int64_t lb, Out* dst, co
     const int64_t i_end = split(d1), j_end = d1 - i_end;
     while (i < i_end && j < j_end) {
       const W x = a[i], y = b[j];
-      const bool take_b = y < x;
+      const bool take_b = less(y, x);
       dst[k++] = convert(take_b ? y : x);
       j += take_b;
       i += !take_b;
@@ -477,7 +478,7 @@ typename SortWords<Tr>::W* sorted_words(const typename Tr::Storage* src, int64_t
     }
   });
   W* merged = scratch_words<W>(2, n);
-  parallel_merge(w, half, w + half, n - half, merged, [](W v) { return v; }, pool);
+  parallel_merge(w, half, w + half, n - half, merged, [](W v) { return v; }, std::less<W>(), pool);
   return merged;
 }
 
@@ -511,7 +512,81 @@ void vq_sort_row(const typename Tr::Storage* src, int64_t stride, typename Tr::S
       vq_sort(w + begin, end - begin);
     }
   });
-  parallel_merge(w, half, w + half, n - half, dst, [](W v) { return SW::value(v); }, pool);
+  parallel_merge(w, half, w + half, n - half, dst, [](W v) { return SW::value(v); }, std::less<W>(), pool);
+}
+
+// Argsorts of 32/64-bit types by vqsort too: each item holds the canonical key above the
+// position, so items are unique and their order is the stable order (32-bit keys pack into
+// one 64-bit word, 64-bit keys make a 128-bit item).
+template <class Tr>
+struct ArgItems {
+  using K = typename Tr::Key;
+  static constexpr bool kWide = sizeof(K) == 8;
+  using Item = std::conditional_t<kWide, hwy::uint128_t, uint64_t>;
+  static Item make(K key, uint64_t index) {
+    if constexpr (kWide) {
+      Item item;
+      item.hi = key;
+      item.lo = index;
+      return item;
+    } else {
+      return (uint64_t)key << 32 | index;
+    }
+  }
+  static int64_t index(const Item& item) {
+    if constexpr (kWide) {
+      return (int64_t)item.lo;
+    } else {
+      return (int64_t)(item & 0xffffffffu);
+    }
+  }
+  // For merging halves: the first half's positions are the smaller ones, so keys suffice.
+  static bool less(const Item& x, const Item& y) {
+    if constexpr (kWide) {
+      return x.hi < y.hi;
+    } else {
+      return x < y;
+    }
+  }
+  static bool usable(int64_t n) { return SortWords<Tr>::kEnabled && (kWide || n <= (int64_t)UINT32_MAX); }
+};
+
+// indices (and values, when not null) of one row sorted stably; read and written at `stride`.
+template <class Tr>
+void vq_argsort_row(const typename Tr::Storage* src, int64_t stride, int64_t n, typename Tr::Storage* values,
+                    int64_t* indices, ThreadPool* pool) {
+  using AI = ArgItems<Tr>;
+  using Item = typename AI::Item;
+  Item* items = scratch_words<Item>(1, n);
+  auto finish = [&](const Item* sorted, int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const int64_t index = AI::index(sorted[i]);
+      indices[i * stride] = index;
+      if (values) values[i * stride] = src[index * stride];
+    }
+  };
+  if (!use_all_threads(n, pool)) {
+    for (int64_t i = 0; i < n; ++i) items[i] = AI::make(Tr::canon(src[i * stride]), (uint64_t)i);
+    vq_sort(items, n);
+    finish(items, 0, n);
+    return;
+  }
+  const int64_t half = n / 2;
+  parallel_for(pool, 2, 1, [&](int64_t b, int64_t e) {
+    for (int64_t part = b; part < e; ++part) {
+      const int64_t begin = part ? half : 0, end = part ? n : half;
+      for (int64_t i = begin; i < end; ++i) items[i] = AI::make(Tr::canon(src[i * stride]), (uint64_t)i);
+      vq_sort(items + begin, end - begin);
+    }
+  });
+  if (stride == 1 && !values) {
+    parallel_merge(items, half, items + half, n - half, indices, [](const Item& t) { return AI::index(t); }, AI::less,
+                   pool);
+    return;
+  }
+  Item* merged = scratch_words<Item>(2, n);
+  parallel_merge(items, half, items + half, n - half, merged, [](const Item& t) { return t; }, AI::less, pool);
+  parallel_for(pool, n, 1 << 15, [&](int64_t b, int64_t e) { finish(merged, b, e); });
 }
 
 // ---- sort along an axis -----------------------------------------------------------------
@@ -531,8 +606,8 @@ struct RowSorter {
   Buffer<KeyIndex> wide{0}, wide_tmp{0};
 
   RowSorter(int64_t n_, bool want_indices, ThreadPool* pool_) : n(n_), pool(pool_) {
+    if (ArgItems<Tr>::usable(n)) return;  // the vqsort paths bring their own scratch
     if (!want_indices) {
-      if (SortWords<Tr>::kEnabled) return;  // vq_sort_row brings its own scratch
       keys = Buffer<K>(n);
       key_tmp = Buffer<K>(n);
     } else if (kPacked && n <= (int64_t)UINT32_MAX) {
@@ -557,6 +632,9 @@ struct RowSorter {
       };
       sort_items<kKeyBits>(a, key_tmp.get(), n, PlainKeyOf<K>{}, emit, pool);
       return;
+    }
+    if constexpr (SortWords<Tr>::kEnabled) {
+      if (ArgItems<Tr>::usable(n)) return vq_argsort_row<Tr>(src, stride, n, values, indices, pool);
     }
     auto finish = [&](int64_t i, uint64_t index) {
       indices[i * stride] = (int64_t)index;
