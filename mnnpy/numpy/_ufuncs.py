@@ -18,7 +18,7 @@ from ._common import asvar, store
 
 __all__ = ["ufunc"]
 
-_PY_SCALARS = (bool, int, float)
+_PY_SCALARS = (bool, int, float)  # the exact types NumPy treats as weak
 
 
 def _is_weak(x):
@@ -39,6 +39,7 @@ class ufunc:
         self._compute = compute
         self._numpy = reference if reference is not None else getattr(_np, name)
         self._loops = {}
+        self._plain_loops = {}  # operand dtypes (or Python number types) -> loop, for calls without keywords
         self._compares = name in ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal")
 
     def __repr__(self):
@@ -61,6 +62,30 @@ class ufunc:
 
     def __call__(self, *args, out=None, where=True, casting="same_kind", order="K", dtype=None, subok=True,
                  signature=None):
+        plain = out is None and where is True and dtype is None and signature is None and casting == "same_kind"
+        if plain and len(args) == self.nin and self.nout == 1:
+            # The common call (arrays and Python numbers, no keywords) with a loop seen before.
+            if self.nin == 1:
+                x = args[0]
+                if type(x) is Var:
+                    loop = self._plain_loops.get(x.dtype)
+                    if loop is not None:
+                        result = self._compute(x if loop[0] is None else _core.cast(x, loop[0]))
+                        return result if loop[1] is None else _core.cast(result, loop[1])
+            elif type(args[0]) is Var and type(args[1]) is Var:
+                a, b = args
+                loop = self._plain_loops.get((a.dtype, b.dtype))
+                if loop is not None:
+                    result = self._compute(a if loop[0] is None else _core.cast(a, loop[0]),
+                                           b if loop[1] is None else _core.cast(b, loop[1]))
+                    return result if loop[2] is None else _core.cast(result, loop[2])
+            else:
+                a, b = args
+                loop = self._plain_loops.get((a.dtype if type(a) is Var else type(a),
+                                              b.dtype if type(b) is Var else type(b)))
+                if loop is not None and not (self._compares and (_overflows(a, loop[0]) or _overflows(b, loop[1]))):
+                    result = self._compute(*self._inputs((a, b), loop))
+                    return result if result.dtype == loop[-1] else _core.cast(result, loop[-1])
         if len(args) > self.nargs or len(args) < self.nin:
             raise TypeError(f"{self.__name__}() takes from {self.nin} to {self.nargs} positional arguments but "
                             f"{len(args)} were given")
@@ -71,19 +96,23 @@ class ufunc:
             args = args[:self.nin]
         operands = [a if isinstance(a, Var) or _is_weak(a) else asvar(a) for a in args]
         loop = self._resolve(operands, dtype, signature, casting)
+        if plain and self.nin == 2 and self.nout == 1 and any(type(o) in _PY_SCALARS for o in operands) and all(
+                type(o) is Var or type(o) in _PY_SCALARS for o in operands):
+            self._plain_loops[tuple(o.dtype if type(o) is Var else type(o) for o in operands)] = loop
+        if plain and self.nout == 1 and all(type(o) is Var for o in operands):
+            # Per operand the cast to make (None: none) and the cast of the result (None: none).
+            dtypes = tuple(o.dtype for o in operands)
+            result_dtype = self._compute(*(_core.placeholder((), dt, "NCHW") for dt in loop[:-1])).dtype
+            casts = tuple(None if have == dt else dt for have, dt in zip(dtypes, loop[:-1]))
+            self._plain_loops[dtypes[0] if self.nin == 1 else dtypes] = casts + (
+                None if result_dtype == loop[-1] else loop[-1],)
         if self._compares and any(_overflows(o, dt) for o, dt in zip(operands, loop)):
             # NumPy compares an out-of-range Python integer by value rather than refusing it.
             wide = _np.dtype(_np.float64 if any(isinstance(o, int) and not -2**63 <= o < 2**63 for o in operands
                                                 if _is_weak(o)) else _np.int64)
             operands = [o if _is_weak(o) else (o if o.dtype == wide else _core.cast(o, wide)) for o in operands]
             loop = (wide, wide, loop[-1])
-        inputs = []
-        for o, dt in zip(operands, loop[:self.nin]):
-            if isinstance(o, Var):
-                inputs.append(o if o.dtype == dt else _core.cast(o, dt))
-            else:
-                inputs.append(_core.const(_weak_value(o, dt, self.__name__), None, "NCHW"))
-        results = self._compute(*inputs)
+        results = self._compute(*self._inputs(operands, loop))
         if self.nout == 1:
             results = (results,)
         results = tuple(r if r.dtype == dt else _core.cast(r, dt) for r, dt in zip(results, loop[self.nin:]))
@@ -95,6 +124,19 @@ class ufunc:
         results = tuple(store(r, o) for r, o in zip(results, outs))
         return results[0] if self.nout == 1 else results
 
+    def _inputs(self, operands, loop):
+        """The operands as Vars of the loop's dtypes; Python numbers become constants of it."""
+        inputs = [o if type(o) is not Var or o.dtype == dt else _core.cast(o, dt) for o, dt in zip(operands, loop)]
+        for i, (o, dt) in enumerate(zip(inputs, loop)):
+            if type(o) is not Var and not isinstance(o, Var):
+                partner = next((p for p in inputs if isinstance(p, Var) and p.dtype == dt), None)
+                _check_weak_int(o, dt)
+                value = _core.scalar(o, partner) if partner is not None else None
+                if value is None or value.dtype != dt:  # e.g. a Python bool beside integers
+                    value = _core.const(_np.asarray(o, dtype=dt), None, "NCHW")
+                inputs[i] = value
+        return inputs
+
     def outer(self, A, B, **kwargs):
         """``self(a[..., None, ...], b)``: every pair of elements."""
         if self.nin != 2:
@@ -104,14 +146,12 @@ class ufunc:
         return self(a, b, **kwargs)
 
 
-def _weak_value(value, dt, name):
-    """A Python number as a 0-d array of the loop's dtype; NumPy's OverflowError when an integer
-    does not fit."""
-    if isinstance(value, int) and not isinstance(value, bool) and dt.kind in "iu":
+def _check_weak_int(value, dt):
+    """NumPy's OverflowError for a Python integer that does not fit the loop's integer dtype."""
+    if type(value) is int and dt.kind in "iu":
         info = _np.iinfo(dt)
         if not info.min <= value <= info.max:
             raise OverflowError(f"Python integer {value} out of bounds for {dt}")
-    return _np.asarray(value, dtype=dt)
 
 
 def _overflows(value, dt):
