@@ -296,6 +296,11 @@ def compress(condition, a, axis=None, out=None):
     n = a.shape[axis]
     positions = _flat_positions(cond)
     if positions.size and int(positions.read()[-1]) >= n:
+        if a.size == 0 and _np.prod([d for i, d in enumerate(a.shape) if i != axis]) == 0:
+            # Nothing is read from an array with no elements outside the axis, so NumPy does
+            # not check the positions: the result is empty with one entry per True.
+            shape = tuple(a.shape[:axis]) + (positions.size,) + tuple(a.shape[axis + 1:])
+            return store(_core.const(_np.zeros(shape, a.dtype), None, "NCHW"), out)
         raise IndexError(f"index {int(positions.read()[-1])} is out of bounds for axis {axis} with size {n}")
     return store(_gather(a, positions, axis), out)
 
