@@ -45,3 +45,28 @@ def unblocked(y):
     """NumPy's [N, C/8, H, W, 8] -> [N, C, H, W]."""
     n, cb, h, w, b = y.shape
     return y.transpose(0, 1, 4, 2, 3).reshape(n, cb * b, h, w)
+
+
+def same_as_numpy(call, *, rtol=None):
+    """Runs ``call(module)`` with NumPy and with mnnpy.numpy: equal results (tuples and lists
+    element-wise), or exceptions of the same type. Returns mnnpy's result (None on an error)."""
+    import pytest
+
+    import mnnpy.numpy as mnp
+    from mnnpy import Var
+    try:
+        expected = call(np)
+    except Exception as e:  # noqa: BLE001  (any NumPy error must be mirrored)
+        with pytest.raises(type(e)):
+            ours = call(mnp)
+            if isinstance(ours, Var):
+                ours.read()
+        return None
+    ours = call(mnp)
+    if isinstance(expected, (tuple, list)):
+        assert isinstance(ours, (tuple, list)) and len(ours) == len(expected)
+        for o, x in zip(ours, expected):
+            assert_same(o, x, rtol=rtol)
+    else:
+        assert_same(ours, expected, rtol=rtol)
+    return ours

@@ -8,32 +8,14 @@ from hypothesis.extra import numpy as hnp
 
 import mnnpy.numpy as mnp
 from mnnpy import Var
-from helpers import assert_same
+from helpers import assert_same, same_as_numpy
 from numpy_strategies import DTYPES, NUMERIC_DTYPES, arrays, nonempty_shapes
 
 FAST = settings(max_examples=25, deadline=None)
 MANY = settings(max_examples=80, deadline=None)
 
 
-def same(call, *, rtol=None):
-    """Runs ``call`` on NumPy and on mnnpy.numpy: equal results (tuples element-wise) or
-    exceptions of the same type."""
-    try:
-        expected = call(numpy)
-    except Exception as e:  # noqa: BLE001  (any NumPy error must be mirrored)
-        with pytest.raises(type(e)):
-            ours = call(mnp)
-            if isinstance(ours, Var):
-                ours.read()
-        return None
-    ours = call(mnp)
-    if isinstance(expected, (tuple, list)):
-        assert isinstance(ours, (tuple, list)) and len(ours) == len(expected)
-        for o, x in zip(ours, expected):
-            assert_same(o, x, rtol=rtol)
-    else:
-        assert_same(ours, expected, rtol=rtol)
-    return ours
+same = same_as_numpy
 
 
 def var(a):

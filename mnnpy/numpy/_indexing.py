@@ -296,9 +296,9 @@ def compress(condition, a, axis=None, out=None):
     n = a.shape[axis]
     positions = _flat_positions(cond)
     if positions.size and int(positions.read()[-1]) >= n:
-        if a.size == 0 and _np.prod([d for i, d in enumerate(a.shape) if i != axis]) == 0:
-            # Nothing is read from an array with no elements outside the axis, so NumPy does
-            # not check the positions: the result is empty with one entry per True.
+        if _np.prod(a.shape[:axis]) == 0:
+            # NumPy checks the positions while walking the axes before `axis`; with none of
+            # those there is nothing to check: the result is empty, one entry per True.
             shape = tuple(a.shape[:axis]) + (positions.size,) + tuple(a.shape[axis + 1:])
             return store(_core.const(_np.zeros(shape, a.dtype), None, "NCHW"), out)
         raise IndexError(f"index {int(positions.read()[-1])} is out of bounds for axis {axis} with size {n}")

@@ -865,7 +865,10 @@ def _linear_ramp(x, axis, end_value, width, left):
     # NumPy switches formula when any step is zero; follow it so the roundings match.
     any_zero = _core.reduce("any", _binary("Equal", step, _core.scalar(0, step)), None, False)
     y = _binary("Add", _core.where(any_zero, by_delta, by_step), start)
-    if x.dtype.kind in "iub":
+    if x.dtype.kind in "iu":
+        # Through int64, so that ramps outside the dtype's range wrap as NumPy's cast does.
+        return _cast(_cast(_core.unary("Floor", y), _np.int64), x.dtype)
+    if x.dtype.kind == "b":
         y = _core.unary("Floor", y)
     return _cast(y, x.dtype)
 
