@@ -7,8 +7,8 @@ from hypothesis.extra import numpy as hnp
 
 import mnnpy.numpy as mnp
 from mnnpy import _core
-from tests.helpers import assert_same
-from tests.numpy_strategies import DTYPES
+from helpers import assert_same
+from numpy_strategies import DTYPES
 
 la = mnp.linalg
 
