@@ -1,11 +1,13 @@
-// Full sorts by LSD radix sort. Every element type maps to an unsigned key whose integer order
-// is NumPy's order of the values: integers flip their sign bit, floats flip the sign bit of
-// positives and every bit of negatives, NaN goes above +inf. Two mappings exist: an
-// invertible one for value sorts (the sorted keys turn back into values) and a canonical one
+// Full sorts. Value sorts and argsorts of 32- and 64-bit types use Highway's vqsort (vectorized
+// quicksort, from hwy_contrib): values as signed integer words of their order, argsorts as
+// (key, position) items, which makes them stable. Long rows on two threads are split around a
+// sampled pivot while the words are made, and each side sorted by one thread. Other types use
+// an LSD radix sort on order-preserving unsigned keys: integers flip their sign bit, floats flip
+// the sign bit of positives and every bit of negatives, NaN goes above +inf. Two mappings exist:
+// an invertible one for value sorts (the sorted keys turn back into values) and a canonical one
 // where equal values have equal keys (-0.0 = 0.0, every NaN alike) for argsorts, unique and
 // isin. Radix passes use 11-bit digits (8-bit for short rows and 8/16-bit keys), count every
-// digit in one read, and skip digits that all keys share. An argsort moves (key << 32 | index)
-// words, so a pass moves 8 bytes per element for keys up to 32 bits.
+// digit in one read, and skip digits that all keys share.
 #include "backend/cpu/sort_full.h"
 
 #include <algorithm>
@@ -409,46 +411,6 @@ void vq_sort(W* words, int64_t n) {
   sorter(words, (size_t)n, hwy::SortAscending());
 }
 
-// Merges sorted a[0, la) and b[0, lb) into dst (equal items: a's first), writing convert(item).
-// The output is split into equal diagonals, one per thread: each finds where its diagonal
-// crosses the merge path by binary search and merges its own slice.
-template <class W, class Out, class Convert, class Less>
-void parallel_merge(const W* a, int64_t la, const W* b, int64_t lb, Out* dst, const Convert& convert, const Less& less,
-                    ThreadPool* pool) {
-  const int64_t total = la + lb;
-  const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(pool ? pool->num_threads() : 1, total / 4096));
-  auto split = [&](int64_t d) {  // elements of a among the first d of the merge
-    int64_t lo = std::max<int64_t>(0, d - lb), hi = std::min(d, la);
-    while (lo < hi) {
-      const int64_t i = (lo + hi) / 2;
-      if (less(b[d - i - 1], a[i])) hi = i;
-      else lo = i + 1;
-    }
-    return lo;
-  };
-  auto merge_part = [&](int64_t part) {
-    const int64_t d0 = total * part / parts, d1 = total * (part + 1) / parts;
-    int64_t i = split(d0), j = d0 - i, k = d0;
-    const int64_t i_end = split(d1), j_end = d1 - i_end;
-    while (i < i_end && j < j_end) {
-      const W x = a[i], y = b[j];
-      const bool take_b = less(y, x);
-      dst[k++] = convert(take_b ? y : x);
-      j += take_b;
-      i += !take_b;
-    }
-    while (i < i_end) dst[k++] = convert(a[i++]);
-    while (j < j_end) dst[k++] = convert(b[j++]);
-  };
-  if (parts == 1) {
-    merge_part(0);
-  } else {
-    parallel_for(pool, parts, 1, [&](int64_t b0, int64_t e0) {
-      for (int64_t p = b0; p < e0; ++p) merge_part(p);
-    });
-  }
-}
-
 // Scratch words of the calling thread (grow-only, so that repeated sorts do not fault in
 // fresh pages); slot 1 for words being sorted, slot 2 for merged words.
 template <class W>
@@ -456,8 +418,52 @@ W* scratch_words(int slot, int64_t n) {
   return reinterpret_cast<W*>(thread_buffer(slot, (size_t)n * sizeof(W) / sizeof(float)));
 }
 
-// The words of one row (read at src[i * stride]) sorted into scratch; all threads when the row
-// is long: each sorts half, then all merge.
+// Sorts the items make(0) .. make(n - 1) into out[0, n) on two threads: a pivot (median of a
+// sample) splits the items while they are made (each thread counts, then scatters, its half
+// of the input), then each thread sorts one side by vqsort and calls finish(begin, end) on it.
+// The split is quicksort's first level fused with making the items, so a thread that finds
+// no second core free does about the work of a one-thread sort.
+template <class Item, class Make, class Less, class Finish>
+void split_sort(int64_t n, const Make& make, const Less& less, Item* out, const Finish& finish, ThreadPool* pool) {
+  constexpr int64_t kSample = 511;
+  Item sample[kSample];
+  for (int64_t s = 0; s < kSample; ++s) sample[s] = make((2 * s + 1) * n / (2 * kSample));
+  std::nth_element(sample, sample + kSample / 2, sample + kSample, less);
+  const Item pivot = sample[kSample / 2];
+  const int64_t half = n / 2;
+  int64_t low_count[2] = {0, 0};
+  auto each_half = [&](auto&& fn) {
+    parallel_for(pool, 2, 1, [&](int64_t b, int64_t e) {
+      for (int64_t part = b; part < e; ++part) fn(part, part ? half : 0, part ? n : half);
+    });
+  };
+  each_half([&](int64_t part, int64_t begin, int64_t end) {
+    int64_t c = 0;
+    for (int64_t i = begin; i < end; ++i) c += less(make(i), pivot);
+    low_count[part] = c;
+  });
+  const int64_t lows = low_count[0] + low_count[1];
+  each_half([&](int64_t part, int64_t begin, int64_t end) {
+    int64_t low = part ? low_count[0] : 0;
+    int64_t high = part ? lows + (half - low_count[0]) : lows;
+    for (int64_t i = begin; i < end; ++i) {
+      const Item item = make(i);
+      const bool is_low = less(item, pivot);
+      const int64_t mask = -(int64_t)is_low;  // arithmetic select: a branch would mispredict half the time
+      out[high ^ ((low ^ high) & mask)] = item;
+      low += is_low;
+      high += !is_low;
+    }
+  });
+  each_half([&](int64_t part, int64_t, int64_t) {
+    const int64_t begin = part ? lows : 0, end = part ? n : lows;
+    vq_sort(out + begin, end - begin);
+    finish(begin, end);
+  });
+}
+
+// The words of one row (read at src[i * stride]) sorted into scratch; two threads when the
+// row is long.
 template <class Tr>
 typename SortWords<Tr>::W* sorted_words(const typename Tr::Storage* src, int64_t stride, int64_t n,
                                         ThreadPool* pool) {
@@ -469,17 +475,9 @@ typename SortWords<Tr>::W* sorted_words(const typename Tr::Storage* src, int64_t
     vq_sort(w, n);
     return w;
   }
-  const int64_t half = n / 2;
-  parallel_for(pool, 2, 1, [&](int64_t b, int64_t e) {
-    for (int64_t part = b; part < e; ++part) {
-      const int64_t begin = part ? half : 0, end = part ? n : half;
-      for (int64_t i = begin; i < end; ++i) w[i] = SW::word(src[i * stride]);
-      vq_sort(w + begin, end - begin);
-    }
-  });
-  W* merged = scratch_words<W>(2, n);
-  parallel_merge(w, half, w + half, n - half, merged, [](W v) { return v; }, std::less<W>(), pool);
-  return merged;
+  split_sort(n, [&](int64_t i) { return SW::word(src[i * stride]); }, std::less<W>(), w, [](int64_t, int64_t) {},
+             pool);
+  return w;
 }
 
 // Sorted values of one row (read at src[i * stride], written at dst[i * stride]).
@@ -493,26 +491,20 @@ void vq_sort_row(const typename Tr::Storage* src, int64_t stride, typename Tr::S
     for (int64_t i = 0; i < n; ++i) dst[i * stride] = SW::value(w[i]);
     return;
   }
-  if (!use_all_threads(n, pool)) {  // sorted in dst itself
-    W* w = reinterpret_cast<W*>(dst);
+  // Sorted in dst itself; floats' words turn back into values in place.
+  W* w = reinterpret_cast<W*>(dst);
+  auto to_values = [&](int64_t begin, int64_t end) {
+    if constexpr (Tr::kFloat) {
+      for (int64_t i = begin; i < end; ++i) dst[i] = SW::value(w[i]);
+    }
+  };
+  if (!use_all_threads(n, pool)) {
     for (int64_t i = 0; i < n; ++i) w[i] = SW::word(src[i]);
     vq_sort(w, n);
-    if constexpr (Tr::kFloat) {
-      for (int64_t i = 0; i < n; ++i) dst[i] = SW::value(w[i]);
-    }
+    to_values(0, n);
     return;
   }
-  // Halves sorted by two threads in scratch, merged by all of them straight into dst.
-  W* w = scratch_words<W>(1, n);
-  const int64_t half = n / 2;
-  parallel_for(pool, 2, 1, [&](int64_t b, int64_t e) {
-    for (int64_t part = b; part < e; ++part) {
-      const int64_t begin = part ? half : 0, end = part ? n : half;
-      for (int64_t i = begin; i < end; ++i) w[i] = SW::word(src[i]);
-      vq_sort(w + begin, end - begin);
-    }
-  });
-  parallel_merge(w, half, w + half, n - half, dst, [](W v) { return SW::value(v); }, std::less<W>(), pool);
+  split_sort(n, [&](int64_t i) { return SW::word(src[i]); }, std::less<W>(), w, to_values, pool);
 }
 
 // Argsorts of 32/64-bit types by vqsort too: each item holds the canonical key above the
@@ -540,12 +532,12 @@ struct ArgItems {
       return (int64_t)(item & 0xffffffffu);
     }
   }
-  // For merging halves: the first half's positions are the smaller ones, so keys suffice.
+  // Order by key alone (for splitting around a pivot).
   static bool less(const Item& x, const Item& y) {
     if constexpr (kWide) {
       return x.hi < y.hi;
     } else {
-      return x < y;
+      return (x >> 32) < (y >> 32);
     }
   }
   static bool usable(int64_t n) { return SortWords<Tr>::kEnabled && (kWide || n <= (int64_t)UINT32_MAX); }
@@ -558,35 +550,22 @@ void vq_argsort_row(const typename Tr::Storage* src, int64_t stride, int64_t n, 
   using AI = ArgItems<Tr>;
   using Item = typename AI::Item;
   Item* items = scratch_words<Item>(1, n);
-  auto finish = [&](const Item* sorted, int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      const int64_t index = AI::index(sorted[i]);
+  auto make = [&](int64_t i) { return AI::make(Tr::canon(src[i * stride]), (uint64_t)i); };
+  auto finish = [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t index = AI::index(items[i]);
       indices[i * stride] = index;
       if (values) values[i * stride] = src[index * stride];
     }
   };
   if (!use_all_threads(n, pool)) {
-    for (int64_t i = 0; i < n; ++i) items[i] = AI::make(Tr::canon(src[i * stride]), (uint64_t)i);
+    for (int64_t i = 0; i < n; ++i) items[i] = make(i);
     vq_sort(items, n);
-    finish(items, 0, n);
+    finish(0, n);
     return;
   }
-  const int64_t half = n / 2;
-  parallel_for(pool, 2, 1, [&](int64_t b, int64_t e) {
-    for (int64_t part = b; part < e; ++part) {
-      const int64_t begin = part ? half : 0, end = part ? n : half;
-      for (int64_t i = begin; i < end; ++i) items[i] = AI::make(Tr::canon(src[i * stride]), (uint64_t)i);
-      vq_sort(items + begin, end - begin);
-    }
-  });
-  if (stride == 1 && !values) {
-    parallel_merge(items, half, items + half, n - half, indices, [](const Item& t) { return AI::index(t); }, AI::less,
-                   pool);
-    return;
-  }
-  Item* merged = scratch_words<Item>(2, n);
-  parallel_merge(items, half, items + half, n - half, merged, [](const Item& t) { return t; }, AI::less, pool);
-  parallel_for(pool, n, 1 << 15, [&](int64_t b, int64_t e) { finish(merged, b, e); });
+  // Items with equal keys fall on one side of the pivot, so each side's sort keeps them stable.
+  split_sort(n, make, AI::less, items, finish, pool);
 }
 
 // ---- sort along an axis -----------------------------------------------------------------
