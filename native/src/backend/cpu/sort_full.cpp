@@ -411,12 +411,25 @@ void vq_sort(W* words, int64_t n) {
   sorter(words, (size_t)n, hwy::SortAscending());
 }
 
-// Scratch words of the calling thread (grow-only, so that repeated sorts do not fault in
-// fresh pages); slot 1 for words being sorted, slot 2 for merged words.
+// Scratch of n items: the calling thread's grow-only buffer (so that repeated sorts do not
+// fault in fresh pages) up to kKeptScratchBytes, else a temporary allocation, so that one huge
+// sort does not pin its scratch for the life of the thread.
+constexpr size_t kKeptScratchBytes = size_t(64) << 20;
+
 template <class W>
-W* scratch_words(int slot, int64_t n) {
-  return reinterpret_cast<W*>(thread_buffer(slot, (size_t)n * sizeof(W) / sizeof(float)));
-}
+struct Scratch {
+  Scratch(int slot, int64_t n) {
+    const size_t bytes = (size_t)n * sizeof(W);
+    if (bytes <= kKeptScratchBytes) {
+      data = reinterpret_cast<W*>(thread_buffer(slot, (bytes + sizeof(float) - 1) / sizeof(float)));
+    } else {
+      owned.reset(new W[(size_t)n]);
+      data = owned.get();
+    }
+  }
+  W* data;
+  std::unique_ptr<W[]> owned;
+};
 
 // Sorts the items make(0) .. make(n - 1) into out[0, n) on two threads: a pivot (median of a
 // sample) splits the items while they are made (each thread counts, then scatters, its half
@@ -466,10 +479,10 @@ void split_sort(int64_t n, const Make& make, const Less& less, Item* out, const 
 // row is long.
 template <class Tr>
 typename SortWords<Tr>::W* sorted_words(const typename Tr::Storage* src, int64_t stride, int64_t n,
-                                        ThreadPool* pool) {
+                                        Scratch<typename SortWords<Tr>::W>& scratch, ThreadPool* pool) {
   using SW = SortWords<Tr>;
   using W = typename SW::W;
-  W* w = scratch_words<W>(1, n);
+  W* w = scratch.data;
   if (!use_all_threads(n, pool)) {
     for (int64_t i = 0; i < n; ++i) w[i] = SW::word(src[i * stride]);
     vq_sort(w, n);
@@ -487,7 +500,8 @@ void vq_sort_row(const typename Tr::Storage* src, int64_t stride, typename Tr::S
   using SW = SortWords<Tr>;
   using W = typename SW::W;
   if (stride != 1) {
-    const W* w = sorted_words<Tr>(src, stride, n, pool);
+    Scratch<W> scratch(1, n);
+    const W* w = sorted_words<Tr>(src, stride, n, scratch, pool);
     for (int64_t i = 0; i < n; ++i) dst[i * stride] = SW::value(w[i]);
     return;
   }
@@ -549,7 +563,8 @@ void vq_argsort_row(const typename Tr::Storage* src, int64_t stride, int64_t n, 
                     int64_t* indices, ThreadPool* pool) {
   using AI = ArgItems<Tr>;
   using Item = typename AI::Item;
-  Item* items = scratch_words<Item>(1, n);
+  Scratch<Item> scratch(1, n);
+  Item* items = scratch.data;
   auto make = [&](int64_t i) { return AI::make(Tr::canon(src[i * stride]), (uint64_t)i); };
   auto finish = [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
@@ -755,8 +770,10 @@ UniqueParts unique_values_by_words(DType dt, const typename Tr::Storage* x, int6
   using W = typename SW::W;
   using S = typename Tr::Storage;
   UniqueParts out;
-  W* w = n ? sorted_words<Tr>(x, 1, n, pool) : nullptr;
-  int64_t* starts = want_counts && n ? reinterpret_cast<int64_t*>(thread_buffer(3, (size_t)n * 2)) : nullptr;
+  Scratch<W> word_scratch(1, n);
+  Scratch<int64_t> start_scratch(3, want_counts ? n : 0);
+  W* w = n ? sorted_words<Tr>(x, 1, n, word_scratch, pool) : nullptr;
+  int64_t* starts = want_counts && n ? start_scratch.data : nullptr;
   W inf_word = 0;
   if constexpr (Tr::kFloat) inf_word = SW::word(S(Tr::kInfBits));
   auto run_key = [&](W v) -> W {

@@ -1,6 +1,7 @@
 // CPU kernels for NumPy's sorting and set functions: stable full sorts and argsorts along an
-// axis (LSD radix sort on order-preserving unsigned keys, rows in parallel or one long row
-// split over the pool), unique by sort and compaction, and membership tests.
+// axis (vectorized quicksort for 32/64-bit types, LSD radix sort for narrower ones; rows in
+// parallel, or one long row split over two threads), unique by sort and compaction, and
+// membership tests.
 #pragma once
 #include <cstdint>
 #include <memory>
