@@ -309,6 +309,12 @@ def test_copyto(data):
     src = data.draw(st.one_of(arrays(shape=src_shape), st.integers(-3, 3)))
     casting = data.draw(st.sampled_from(["same_kind", "unsafe", "safe", "no"]))
     where = data.draw(st.one_of(st.just(True), arrays(dtype="bool", shape=src_shape)))
+    if (casting == "unsafe" and isinstance(src, numpy.ndarray) and src.dtype.kind == "f"
+            and dst_np.dtype.kind in "iu"):
+        info = numpy.iinfo(dst_np.dtype)
+        with numpy.errstate(all="ignore"):
+            if not numpy.all(numpy.isfinite(src) & (src >= info.min) & (src <= info.max)):
+                return  # out-of-range float-to-integer casts saturate in mnnpy (README); NumPy's are undefined
     dst = mnp.reshape(dst_np, dst_np.shape)
     alias = dst
     expected = dst_np.copy()
