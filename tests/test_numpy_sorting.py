@@ -180,8 +180,18 @@ def test_unique_flat_matches_numpy(a, index, inverse, counts, equal_nan):
     if not isinstance(ref, tuple):
         ours, ref = (ours,), (ref,)
     assert len(ours) == len(ref)
-    for o, r in zip(ours, ref):
-        same_values(o, r)
+    names = ["values"] + ["index"] * index + ["inverse"] * inverse + ["counts"] * counts
+    # Distinct NaNs: which NaN NumPy's unstable sort puts where decides their index and inverse
+    # entries; there, check what they must satisfy instead of NumPy's arbitrary choice.
+    nan_order_free = not equal_nan and a.dtype.kind == "f" and int(np.isnan(a).sum()) > 1
+    values = read(ours[0])
+    for name, o, r in zip(names, ours, ref):
+        if nan_order_free and name == "index":
+            same_values(a.reshape(-1)[read(o)], values)
+        elif nan_order_free and name == "inverse":
+            same_values(values[read(o)].reshape(np.shape(r)), a.reshape(np.shape(r)))
+        else:
+            same_values(o, r)
 
 
 @FEW
