@@ -2,8 +2,13 @@ import zlib
 
 import numpy as np
 import pytest
+from hypothesis import settings
 
 import mnnpy
+
+# The same hypothesis examples on every run, so that a CI result can be reproduced exactly.
+settings.register_profile("reproducible", derandomize=True)
+settings.load_profile("reproducible")
 
 
 @pytest.fixture
