@@ -1,5 +1,8 @@
 """mnnpy.numpy products, linalg and random against NumPy (OpenBLAS/LAPACK), time to a NumPy
 result. Each thread count runs in its own process with OPENBLAS_NUM_THREADS set to match.
+Timed in bursts: OpenBLAS's workers spin for a while after each call, so timing the two libraries
+call by call would charge that spinning to whichever runs next; with 2 threads each burst follows
+a short idle pause (as in bench_matmul.py).
 Run: python benchmarks/bench_numpy_linalg.py [--threads 1 2] [--repeats 9]"""
 import argparse
 import json
@@ -9,7 +12,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import Table, compare, run_in_children  # noqa: E402
+from common import Table, run_in_children, timed_bursts  # noqa: E402
 
 
 def cases():
@@ -63,17 +66,23 @@ def cases():
 
 
 def child(threads, repeats):
+    import statistics
+
     import mnnpy
     mnnpy.set_num_threads(threads)
+    pause = 0.2 if threads > 1 else 0.0
     results = {}
     for name, ours, ref in cases():
-        results[name] = compare(ours, ref, repeats=repeats)
+        t_ours, t_ref = [], []
+        for _ in range(repeats):
+            timed_bursts(((ours, t_ours), (ref, t_ref)), pause, warmup=0.05)
+        results[name] = (statistics.median(t_ours), statistics.median(t_ref))
     print(json.dumps(results))
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--threads", type=int, nargs="*", default=[1, 2])
     parser.add_argument("--child", action="store_true")
     args = parser.parse_args()

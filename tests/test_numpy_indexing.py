@@ -62,6 +62,25 @@ def test_take(args, data):
     same(lambda m: m.take(a, idx.tolist() if idx.ndim else int(idx), axis=axis))
 
 
+@pytest.mark.parametrize("index_dtype", ["uint8", "int8", "int16", "int32", "int64"])
+def test_take_known_and_computed_sources_agree(index_dtype):
+    # A known source is gathered at once from the index array's buffer; a computed one in the
+    # graph. Both must give NumPy's values and IndexError.
+    a = numpy.arange(60.0, dtype=numpy.float32).reshape(3, 4, 5)
+    idx = numpy.array([[2, 2 if index_dtype == "uint8" else -1], [1, 0]], index_dtype)
+    strided = numpy.array([0, 9, 2, 9, 1], index_dtype)[::2]  # not contiguous: copied first
+    for source in (mnp.asarray(a), mnp.asarray(a) + 0):
+        for axis in (None, 0, 1, 2, -1):
+            assert_same(mnp.take(source, idx, axis=axis), numpy.take(a, idx, axis=axis))
+            assert_same(mnp.take(source, strided, axis=axis), numpy.take(a, strided, axis=axis))
+        assert_same(source[idx], a[idx])
+        bad = numpy.array([0, 3], index_dtype)
+        with pytest.raises(IndexError, match="index 3 is out of bounds for axis 0 with size 3"):
+            source[bad]
+        with pytest.raises(IndexError, match="index 5 is out of bounds for axis 2 with size 5"):
+            mnp.take(source, bad + 2, axis=2)
+
+
 def test_take_errors_and_out():
     a = numpy.arange(12.0).reshape(3, 4)
     same(lambda m: m.take(a, [1.7, True]))

@@ -114,6 +114,12 @@ def _flat_positions(mask):
 # ---------------------------------------------------------------- take / put
 def take(a, indices, axis=None, out=None, mode="raise"):
     a = asvar(a)
+    if mode == "raise" and isinstance(indices, (_np.ndarray, list, tuple)):
+        # Known values and a NumPy integer index: gathered now, reading the index in place.
+        raw = indices if isinstance(indices, _np.ndarray) else _np.asarray(indices)
+        taken = _core.take_now(a, raw, None if axis is None or a.ndim == 0 else normalize_axis(axis, a.ndim))
+        if taken is not None:
+            return store(taken, out)
     idx = _index_var(indices, lenient=True)
     if axis is None or a.ndim == 0:  # NumPy reads a 0-d array as 1-d here
         a = _flat(a)

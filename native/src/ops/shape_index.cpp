@@ -387,7 +387,7 @@ Var merged_positions(const IndexPlan& p) {
   if (k == 1) {
     // The kernels wrap negative indices themselves; known ones are checked now.
     const Advanced& a = p.advanced[0];
-    if (auto t = known_value(a.index)) check_index_range(int64_values(*t), a.size, a.axis);
+    if (auto t = known_value(a.index)) check_index_range(*t, a.size, a.axis);
     return a.index;
   }
   std::vector<int64_t> weights((size_t)k);
@@ -447,6 +447,12 @@ Var index(const Var& x, const std::vector<IndexItem>& items) {
   }
   const int64_t first = p.adjacent ? p.advanced[0].pos : 0;
   v = reshape(v, merge_index_axes(v.type().shape, first, k));
+  if (k == 1) {
+    const std::shared_ptr<Tensor> values = known_value(v), positions = known_value(p.advanced[0].index);
+    if (values && positions && positions->numel() > 0 && shape_numel(values->type.shape) > 0) {
+      return make_const(take_now(values->data, values->type, positions->data, positions->type.dtype, positions->type.shape, first));
+    }
+  }
   // A 1-D source is an element gather: its kernel overlaps the random reads' cache misses.
   if (v.type().shape.size() == 1) return make_op("TakeElements", {v, merged_positions(p)});
   return make_op("Gather", {v, merged_positions(p)}, Attrs().set("axis", first));

@@ -7,8 +7,10 @@
 
 #include "backend/cpu/copy.h"
 #include "backend/cpu/elementwise.h"
+#include "backend/cpu/take.h"
 #include "mnnpy/op_registry.h"
 #include "mnnpy/shape_ops.h"
+#include "mnnpy/thread_pool.h"
 #include "ops/shape_common.h"
 
 namespace mnnpy {
@@ -530,13 +532,72 @@ std::vector<int64_t> int64_values(const Tensor& t) {
   return out;
 }
 
+namespace {
+
+[[noreturn]] void throw_index_out_of_bounds(int64_t i, int64_t size, int64_t axis) {
+  throw IndexError("index " + std::to_string(i) + " is out of bounds for axis " + std::to_string(axis) +
+                   " with size " + std::to_string(size));
+}
+
+template <class F> void with_integer_type(DType t, F&& f) {
+  switch (t) {
+    case DType::Int8: f(int8_t{}); break;
+    case DType::UInt8: f(uint8_t{}); break;
+    case DType::Int16: f(int16_t{}); break;
+    case DType::Int32: f(int32_t{}); break;
+    case DType::Int64: f(int64_t{}); break;
+    default: throw TypeError(std::string("arrays used as indices must be of integer type, got ") + dtype_name(t));
+  }
+}
+
+}  // namespace
+
 void check_index_range(const std::vector<int64_t>& values, int64_t size, int64_t axis) {
   for (int64_t i : values) {
-    if (i < -size || i >= size) {
-      throw IndexError("index " + std::to_string(i) + " is out of bounds for axis " + std::to_string(axis) +
-                       " with size " + std::to_string(size));
-    }
+    if (i < -size || i >= size) throw_index_out_of_bounds(i, size, axis);
   }
+}
+
+void check_index_range(const void* index, DType dtype, int64_t count, int64_t size, int64_t axis) {
+  with_integer_type(dtype, [&](auto tag) {
+    using I = decltype(tag);
+    const I* v = static_cast<const I*>(index);
+    // One branch-free min/max pass (vectorizes); the offender is looked for only on failure.
+    int64_t lo = 0, hi = -1;
+    if (count > 0) lo = hi = (int64_t)v[0];
+    for (int64_t i = 0; i < count; ++i) {
+      lo = std::min<int64_t>(lo, (int64_t)v[i]);
+      hi = std::max<int64_t>(hi, (int64_t)v[i]);
+    }
+    if (count == 0 || (lo >= -size && hi < size)) return;
+    for (int64_t i = 0; i < count; ++i) {
+      if ((int64_t)v[i] < -size || (int64_t)v[i] >= size) throw_index_out_of_bounds((int64_t)v[i], size, axis);
+    }
+  });
+}
+
+void check_index_range(const Tensor& indices, int64_t size, int64_t axis) {
+  check_index_range(indices.data, indices.type.dtype, indices.numel(), size, axis);
+}
+
+std::shared_ptr<Tensor> take_now(const void* params, const TensorType& params_type, const void* index,
+                                 DType index_dtype, const Shape& index_shape, int64_t axis) {
+  const AxisSplit split = split_at_axis(params_type.shape, axis);
+  const int64_t count = shape_numel(index_shape);
+  auto out = Tensor::allocate(TensorType{params_type.dtype, gathered_shape(params_type.shape, index_shape, axis)});
+  ThreadPool* pool = &ThreadPool::global();
+  const size_t elem_size = dtype_size(params_type.dtype);
+  if (split.outer == 1 && split.inner == 1) {
+    // The element gather checks as it goes; only a failed check reads the indices again.
+    if (!cpu::take_elements(elem_size, index_dtype, params, split.axis_size, index, count, out->data, pool)) {
+      check_index_range(index, index_dtype, count, split.axis_size, axis);
+    }
+    return out;
+  }
+  check_index_range(index, index_dtype, count, split.axis_size, axis);
+  cpu::gather(elem_size, index_dtype, params, index, split.outer, split.axis_size, count, split.inner, out->data,
+              pool);
+  return out;
 }
 
 // ------------------------------------------------------------------ builders
@@ -681,7 +742,7 @@ Var gather(const Var& params, const Var& indices, int64_t axis) {
     throw TypeError(std::string("gather indices must be integers, got ") + dtype_name(indices.type().dtype));
   }
   axis = normalize_axis(axis, (int64_t)s.size());
-  if (auto t = known_value(indices)) check_index_range(int64_values(*t), s[axis], axis);
+  if (auto t = known_value(indices)) check_index_range(*t, s[axis], axis);
   return make_op("Gather", {params, indices}, Attrs().set("axis", axis));
 }
 

@@ -1,7 +1,9 @@
 // Bindings for the shape ops and for Var indexing (x[...] and x[...] = value).
 #include <pybind11/stl.h>
 
+#include "mnnpy/op_registry.h"
 #include "mnnpy/shape_ops.h"
+#include "ops/shape_common.h"
 #include "python/bindings.h"
 #include "python/convert.h"
 
@@ -63,7 +65,36 @@ std::vector<IndexItem> parse_index(py::handle index) {
   return items;
 }
 
+// numpy.take(x, index, axis) computed now, straight from the buffer of a C-contiguous NumPy
+// integer array, when x's values are known (see take_now); axis None reads x flattened.
+// Null when that does not apply (the caller builds the graph instead).
+std::optional<Var> take_known_now(const Var& x, py::handle index, std::optional<int64_t> axis) {
+  if (!py::isinstance<py::array>(index)) return std::nullopt;
+  const auto arr = py::reinterpret_borrow<py::array>(index);
+  const py::dtype dt = arr.dtype();
+  const char kind = dt.kind();
+  if (!(kind == 'i' || (kind == 'u' && dt.itemsize() == 1)) || !(arr.flags() & py::array::c_style) ||
+      !dt.attr("isnative").cast<bool>()) {
+    return std::nullopt;
+  }
+  const std::shared_ptr<Tensor> values = known_value(x);
+  const Shape index_shape(arr.shape(), arr.shape() + arr.ndim());
+  if (!values || values->numel() == 0 || shape_numel(index_shape) == 0) return std::nullopt;
+  TensorType params = values->type;
+  if (!axis) params.shape = {values->numel()};
+  if (params.shape.empty()) return std::nullopt;
+  const int64_t a = normalize_axis(axis.value_or(0), (int64_t)params.shape.size());
+  const DType index_dtype = dtype_from_python(dt);
+  std::shared_ptr<Tensor> out;
+  {
+    py::gil_scoped_release release;
+    out = take_now(values->data, params, arr.data(), index_dtype, index_shape, a);
+  }
+  return make_const(out);
+}
+
 Var getitem(const Var& x, py::handle index) {
+  if (std::optional<Var> taken = take_known_now(x, index, 0)) return *taken;
   const std::vector<IndexItem> items = parse_index(index);
   py::gil_scoped_release release;  // a boolean index may be evaluated
   return mnnpy::index(x, items);
@@ -103,6 +134,9 @@ MNNPY_REGISTER_BINDING([](py::module_& m) {
   m.def("rebind", [](Var& var, const Var& target) { var = target; }, py::arg("var"), py::arg("target"),
         "Makes `var` refer to `target`'s node (in place, for every Python reference to `var`).");
   m.def("index", &getitem, py::arg("x"), py::arg("index"));
+  m.def("take_now", &take_known_now, py::arg("x"), py::arg("indices"), py::arg("axis"),
+        "numpy.take(x, indices, axis) evaluated now when x's values are known and indices is a C-contiguous NumPy "
+        "integer array (IndexError for an out-of-range index); else None.");
   m.def("index_assign", &setitem_result, py::arg("x"), py::arg("index"), py::arg("value"),
         "The array x[index] = value would give, as a new Var.");
   m.def("transpose", [](const Var& x, std::optional<std::vector<int64_t>> perm) { return transpose(x, perm); },

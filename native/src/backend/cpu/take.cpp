@@ -3,6 +3,7 @@
 #include "backend/cpu/take.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -17,31 +18,41 @@ namespace {
 
 constexpr int64_t kPrefetchDistance = 16;
 
+// Returns whether every index was in range: the check rides along the gather (one OR per
+// element), so callers holding known indices need no separate pass over them.
 template <class T, class I>
-void take_typed(const T* data, int64_t n, const I* index, int64_t count, T* out, ThreadPool* pool) {
+bool take_typed(const T* data, int64_t n, const I* index, int64_t count, T* out, ThreadPool* pool) {
+  std::atomic<bool> all_in_range{true};
   parallel_for(pool, count, 16384, [&](int64_t begin, int64_t end) {
     auto position = [&](int64_t i) {
       int64_t k = (int64_t)index[i];
       k += k < 0 ? n : 0;
       return k;
     };
+    bool bad = false;
     const int64_t ahead_end = end - kPrefetchDistance;
     int64_t i = begin;
     for (; i < ahead_end; ++i) {
       const int64_t p = position(i + kPrefetchDistance);
       if ((uint64_t)p < (uint64_t)n) __builtin_prefetch(data + p);
       const int64_t k = position(i);
-      out[i] = (uint64_t)k < (uint64_t)n ? data[k] : T(0);
+      const bool inside = (uint64_t)k < (uint64_t)n;
+      bad |= !inside;
+      out[i] = inside ? data[k] : T(0);
     }
     for (; i < end; ++i) {
       const int64_t k = position(i);
-      out[i] = (uint64_t)k < (uint64_t)n ? data[k] : T(0);
+      const bool inside = (uint64_t)k < (uint64_t)n;
+      bad |= !inside;
+      out[i] = inside ? data[k] : T(0);
     }
+    if (bad) all_in_range.store(false, std::memory_order_relaxed);
   });
+  return all_in_range.load();
 }
 
 template <class T>
-void take_index_dispatch(DType index_dtype, const T* data, int64_t n, const void* index, int64_t count, T* out,
+bool take_index_dispatch(DType index_dtype, const T* data, int64_t n, const void* index, int64_t count, T* out,
                          ThreadPool* pool) {
   switch (index_dtype) {
     case DType::Int8: return take_typed(data, n, static_cast<const int8_t*>(index), count, out, pool);
@@ -107,7 +118,7 @@ void repeat_elements(size_t elem_size, const void* data, int64_t outer, int64_t 
   }
 }
 
-void take_elements(size_t elem_size, DType index_dtype, const void* data, int64_t n, const void* index,
+bool take_elements(size_t elem_size, DType index_dtype, const void* data, int64_t n, const void* index,
                    int64_t count, void* out, ThreadPool* pool) {
   switch (elem_size) {
     case 1:
