@@ -119,6 +119,35 @@ def test_vectors():
     assert_product(F.matmul(m, v, True, True).read(), m.T @ v)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("k", [1, 31, 32768, 100003])
+def test_long_dot_products(dtype, k):
+    # Column-vector products: one dot product (its depth cut into chunks) or one per row of A.
+    # Sums cancel, so the error is bounded by |a_i| |b| (Cauchy-Schwarz), not by the result.
+    rng = np.random.default_rng(k)
+
+    def assert_dots(ours, a, b):
+        exact = a.astype(np.float64) @ b.astype(np.float64)
+        bound = NORM_RTOL[np.dtype(dtype).type] * np.linalg.norm(a, axis=-1) * np.linalg.norm(b)
+        assert np.asarray(ours).dtype == dtype
+        assert np.all(np.abs(np.asarray(ours, np.float64).reshape(exact.shape) - exact) <= bound.reshape(exact.shape))
+
+    for rows in (1, 2, 5):
+        a, b = rand(rng, (rows, k), dtype), rand(rng, (k, 1), dtype)
+        assert_dots(F.matmul(a, b).read(), a, b[:, 0])
+    v, w = rand(rng, (k,), dtype), rand(rng, (k,), dtype)
+    before = mnnpy.runtime_info()["threads"]
+    results = []
+    try:
+        for threads in (1, 2):
+            mnnpy.set_num_threads(threads)
+            results.append(F.matmul(v, w).read())
+    finally:
+        mnnpy.set_num_threads(before)
+    assert_dots(results[0], v, w)
+    assert results[0] == results[1]  # the same sum whatever the thread count
+
+
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_half_precision(dtype):
     rng = np.random.default_rng(7)

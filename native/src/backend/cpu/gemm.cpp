@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "backend/cpu/gemm.h"
 #include "backend/cpu/thread_buffers.h"
@@ -718,6 +719,34 @@ bool thin_cols(const GemmCall& g) {
   return true;
 }
 
+// One dot product (a row of A times a column of B, both contiguous): the depth is cut into
+// fixed chunks whose partial sums are added in order, so the result does not depend on the
+// number of threads.
+template <class T>
+void single_dot(const GemmCall& g) {
+  constexpr int64_t kChunk = 1 << 15;
+  const T* a = static_cast<const T*>(g.a);
+  const T* b = static_cast<const T*>(g.b);
+  const int64_t chunks = ceil_div(g.K, kChunk);
+  T partial_store[64];
+  std::vector<T> partial_heap;
+  T* partial = partial_store;
+  if (chunks > 64) {
+    partial_heap.resize((size_t)chunks);
+    partial = partial_heap.data();
+  }
+  parallel_for(g.pool, chunks, 1, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      const int64_t k0 = c * kChunk;
+      partial[c] = dot<T>(a + k0, b + k0, std::min(kChunk, g.K - k0));
+    }
+  });
+  T total = 0;
+  for (int64_t c = 0; c < chunks; ++c) total += partial[c];
+  T* c = static_cast<T*>(g.c);
+  *c = g.accumulate ? *c + total : total;
+}
+
 template <class T>
 void gemm_t(const GemmCall& g) {
   constexpr int64_t P = Tile<T>::kPanel, NR = Tile<T>::kNR;
@@ -739,6 +768,13 @@ void gemm_t(const GemmCall& g) {
     return;
   }
   // Thin products, where packing would cost as much as the arithmetic.
+  if (g.N == 1 && g.a_cs == 1 && g.b_rs == 1) {
+    // A matrix (or a row) times a contiguous vector: dot products; streaming B by rows would
+    // handle one element per row.
+    if (g.M == 1) single_dot<T>(g);
+    else thin_cols<T>(g);
+    return;
+  }
   if (g.M <= kStreamRows && g.b_cs == 1) {
     stream_rows<T>(g);
     return;
