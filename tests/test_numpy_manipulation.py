@@ -136,6 +136,16 @@ def test_stack(a, count, data):
     same(lambda m: m.stack(arrs, axis=0, dtype=dt))
 
 
+@pytest.mark.parametrize("dtype", ["int8", "float16", "float32", "float64"])
+@pytest.mark.parametrize("count", [2, 3, 4])
+def test_stack_last_axis_interleaves_long_rows(dtype, count):
+    # One element per array per row: the vector interleaving kernel, with a scalar tail.
+    rng = numpy.random.default_rng(count)
+    arrs = [(rng.standard_normal((3, 1031)) * 50).astype(dtype) for _ in range(count)]
+    same(lambda m: m.stack(arrs, axis=-1))
+    same(lambda m: m.concatenate([x[..., None] for x in arrs], axis=2))
+
+
 def test_block():
     a = numpy.arange(4).reshape(2, 2)
     b = numpy.ones((2, 3), numpy.float32)

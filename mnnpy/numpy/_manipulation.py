@@ -267,9 +267,10 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
         raise ValueError("all input arrays must have the same shape")
     axis = normalize_axis(axis, arrays[0].ndim + 1)
     inner = int(_np.prod(arrays[0].shape[axis:], dtype=_np.int64))
-    if axis == 0 or inner >= 64 or len(arrays) == 1:
+    # Runs of one element from 2-4 arrays have a vector interleaving kernel.
+    if axis == 0 or inner >= 64 or len(arrays) == 1 or (inner == 1 and len(arrays) <= 4):
         return concatenate([expand_dims(x, axis) for x in arrays], axis=axis, out=out, dtype=dtype, casting=casting)
-    # Short runs per array interleave slowly: join along a new first axis, then one transpose.
+    # Other short runs per array interleave slowly: join along a new first axis, then one transpose.
     joined = concatenate([expand_dims(x, 0) for x in arrays], axis=0, dtype=dtype, casting=casting)
     perm = list(range(1, joined.ndim))
     perm.insert(axis, 0)

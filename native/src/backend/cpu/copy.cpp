@@ -173,6 +173,39 @@ void DeinterleaveImpl(size_t elem_size, const void* src, int64_t K, void* dst, i
   }
 }
 
+// w[a * K + c] = parts[c][a] for c < K (2, 3 or 4 parts), a in [a0, a1): the inverse of
+// deinterleave, for concatenating single elements along the last axis (stack(axis=-1), merge).
+template <class T> void interleave(const T* const* parts, int64_t K, T* w, int64_t a0, int64_t a1) {
+  int64_t a = a0;
+#if HWY_TARGET != HWY_SCALAR
+  const hn::ScalableTag<T> dt;
+  const int64_t N = (int64_t)hn::Lanes(dt);
+  for (; a + N <= a1; a += N) {
+    const auto v0 = hn::LoadU(dt, parts[0] + a), v1 = hn::LoadU(dt, parts[1] + a);
+    if (K == 2) {
+      hn::StoreInterleaved2(v0, v1, dt, w + 2 * a);
+    } else if (K == 3) {
+      hn::StoreInterleaved3(v0, v1, hn::LoadU(dt, parts[2] + a), dt, w + 3 * a);
+    } else {
+      hn::StoreInterleaved4(v0, v1, hn::LoadU(dt, parts[2] + a), hn::LoadU(dt, parts[3] + a), dt, w + 4 * a);
+    }
+  }
+#endif
+  for (; a < a1; ++a) {
+    for (int64_t c = 0; c < K; ++c) w[a * K + c] = parts[c][a];
+  }
+}
+
+void InterleaveImpl(size_t elem_size, const void* const* parts, int64_t K, void* whole, int64_t a0, int64_t a1) {
+  switch (elem_size) {
+    case 1: interleave((const uint8_t* const*)parts, K, (uint8_t*)whole, a0, a1); break;
+    case 2: interleave((const uint16_t* const*)parts, K, (uint16_t*)whole, a0, a1); break;
+    case 4: interleave((const uint32_t* const*)parts, K, (uint32_t*)whole, a0, a1); break;
+    case 8: interleave((const uint64_t* const*)parts, K, (uint64_t*)whole, a0, a1); break;
+    default: break;
+  }
+}
+
 // memcpy with non-temporal stores for the aligned middle (any alignment of dst); the caller
 // fences once its batch of runs is done.
 void StreamRunImpl(const void* src, void* dst, size_t bytes) {
@@ -201,6 +234,7 @@ HWY_EXPORT(TransposeTileImpl);
 HWY_EXPORT(StreamRunImpl);
 HWY_EXPORT(ReadStridedImpl);
 HWY_EXPORT(DeinterleaveImpl);
+HWY_EXPORT(InterleaveImpl);
 
 namespace {
 
@@ -333,6 +367,18 @@ void join_rows(int64_t rows, const std::vector<int64_t>& part_bytes, const std::
       else parallel_memcpy(parts[k], whole + offset, part_bytes[k], pool);
       offset += part_bytes[k];
     }
+    return;
+  }
+  const int64_t width = part_bytes[0];
+  const bool one_element_each = to_whole && parts.size() >= 2 && parts.size() <= 4 &&
+                                (width == 1 || width == 2 || width == 4 || width == 8) &&
+                                std::all_of(part_bytes.begin(), part_bytes.end(), [&](int64_t b) { return b == width; });
+  if (one_element_each) {
+    // Rows of one element per part: vector interleaving instead of a tiny copy per element.
+    parallel_for(pool, rows, std::max<int64_t>(1, kTaskBytes / row), [&](int64_t r0, int64_t r1) {
+      HWY_DYNAMIC_DISPATCH(InterleaveImpl)((size_t)width, (const void* const*)parts.data(), (int64_t)parts.size(),
+                                           whole, r0, r1);
+    });
     return;
   }
   const bool stream = rows * row >= (int64_t)kStreamingBytes;
