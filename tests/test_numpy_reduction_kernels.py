@@ -79,6 +79,23 @@ def test_argmax_argmin_integer_rows(threads, dtype, n, rows, seed, narrow):
             assert_same(fn(a, axis=axis), fn_np(a, axis=axis))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "bool"])
+@pytest.mark.parametrize("cols", [300, 1000, 2053])
+def test_axis0_reductions_split_columns_over_threads(threads, dtype, cols):
+    # One [R, cols] slice: at 2 threads its columns are cut into tiles of at least 256.
+    rng = np.random.default_rng(cols)
+    a = (rng.standard_normal((700, cols)) * 100).astype(dtype)
+    if dtype.startswith("float"):
+        a[3, 17] = np.nan
+    for name in ("sum", "max", "min", "argmax", "any", "all") if dtype == "bool" else ("sum", "max", "min", "argmax"):
+        expected = getattr(np, name)(a, axis=0)
+        ours = getattr(mnp, name)(a, axis=0)
+        if name == "sum" and dtype.startswith("float"):
+            np.testing.assert_allclose(np.asarray(ours), expected, rtol=1e-5 if dtype == "float32" else 1e-12, atol=1e-2)
+        else:
+            assert_same(ours, expected)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
 def test_argmax_long_row_split_over_threads(threads, dtype):
     # One row of 300k elements goes to the threaded chunked path at 2 threads.

@@ -465,8 +465,14 @@ void reduce(int kind, DType dt, const void* x, int64_t outer, int64_t R, int64_t
     });
     return;
   }
-  // Columns: tile the inner axis so each task combines R rows of a tile.
-  const int64_t tile = 4096;
+  // Columns: tile the inner axis so each task combines R rows of a tile. A single slice (sum
+  // over axis 0) is cut into at least two tiles per thread, none under 256 elements (1 KB runs
+  // per row still stream well).
+  int64_t tile = 4096;
+  if (threads > 1 && outer * ((inner + tile - 1) / tile) < 2 * threads) {
+    const int64_t per_outer = (2 * threads + outer - 1) / outer;
+    tile = std::max<int64_t>(256, ((inner + per_outer - 1) / per_outer + 63) / 64 * 64);
+  }
   const int64_t tiles_per_outer = (inner + tile - 1) / tile;
   const int64_t grain = std::max<int64_t>(1, kGrainElements / std::max<int64_t>(1, R * std::min(inner, tile)));
   auto body = [&](int64_t t0, int64_t t1) {
