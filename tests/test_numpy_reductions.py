@@ -288,6 +288,45 @@ def test_quantile_errors_and_empty():
     check(mnp.percentile(big, [5, 50, 95], axis=0), np.percentile(big, [5, 50, 95], axis=0), rtol=1e-6)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_quantiles_long_rows(dtype):
+    """Rows long enough to split their first pass across threads: duplicates, NaNs, infinities,
+    odd and even counts, several q at once (far apart and neighbouring)."""
+    import mnnpy
+    rng = np.random.default_rng(5)
+    normal = rng.standard_normal(300_001)
+    dups = rng.integers(-20, 20, size=300_000).astype(np.float64)
+    wide = normal * np.exp(rng.uniform(-30, 30, size=normal.size))
+    with_nan = normal.copy()
+    with_nan[rng.integers(0, normal.size, 999)] = np.nan
+    with_inf = normal[:-1].copy()
+    with_inf[rng.integers(0, with_inf.size, 50)] = np.inf
+    with_inf[rng.integers(0, with_inf.size, 70)] = -np.inf
+    rows = [normal, normal[:-1], dups, dups[:-1] + 0.5, wide, with_nan, with_nan[:-1], with_inf]
+    q = [0.0, 0.01, 0.25, 0.5, 0.500001, 0.75, 0.999, 1.0]
+    threads = mnnpy.get_num_threads()
+    try:
+        for n in (1, 2):
+            mnnpy.set_num_threads(n)
+            for row in rows:
+                a = row.astype(dtype)
+                with _quiet():
+                    check(mnp.median(a), np.median(a))
+                    check(mnp.nanmedian(a), np.nanmedian(a))
+                    # (q = 0 or 1 with infinities: NumPy's interpolation gives inf - inf = NaN)
+                    qs = q[1:-1] if np.isinf(row).any() else q
+                    check(mnp.quantile(a, qs), np.quantile(a, qs), rtol=1e-6)
+                    check(mnp.nanquantile(a, q, method="lower"), np.nanquantile(a, q, method="lower"))
+                    check(mnp.nanpercentile(a, [10, 90], method="midpoint"),
+                          np.nanpercentile(a, [10, 90], method="midpoint"), rtol=1e-6)
+            b = np.stack([rows[0][:-1], rows[2], rows[6]]).astype(dtype)
+            with _quiet():
+                check(mnp.nanmedian(b, axis=1), np.nanmedian(b, axis=1))
+                check(mnp.quantile(b, q, axis=1), np.quantile(b, q, axis=1), rtol=1e-6)
+    finally:
+        mnnpy.set_num_threads(threads)
+
+
 # ------------------------------------------------------------------ average
 
 @FAST
