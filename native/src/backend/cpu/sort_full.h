@@ -1,7 +1,7 @@
 // CPU kernels for NumPy's sorting and set functions: stable full sorts and argsorts along an
-// axis (vectorized quicksort for 32/64-bit types, LSD radix sort for narrower ones; rows in
-// parallel, or one long row split over two threads), unique by sort and compaction, and
-// membership tests.
+// axis (vectorized quicksort for 32/64-bit types, an MSD radix sort for long rows of 64-bit
+// values on one thread, LSD radix sort for narrower types; rows in parallel, or one long row
+// split over two threads), unique by sort and compaction, and membership tests.
 #pragma once
 #include <cstdint>
 #include <memory>
