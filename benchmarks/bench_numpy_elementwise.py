@@ -2,7 +2,7 @@
 a select, type conversion, and the fixed cost per call on small arrays. Each case is timed to a
 NumPy result (mnnpy's lazy value is computed inside the timing). NumPy has no threads for
 elementwise work, so its 1T and 2T columns are the same code.
-Run: python benchmarks/bench_numpy_elementwise.py [--size N]"""
+Run: python benchmarks/bench_numpy_elementwise.py [--size N] [--only TEXT]"""
 import argparse
 import os
 import sys
@@ -48,13 +48,16 @@ def cases(n):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--size", type=int, default=4_000_000)
+    parser.add_argument("--only", default="", help="run only cases whose name contains this")
     args = parser.parse_args()
     table = Table(f"mnnpy.numpy elementwise, {args.size} float32 values", "numpy")
     table.header()
     for threads in (1, 2):
         mnnpy.set_num_threads(threads)
         for name, ours, reference in cases(args.size):
-            t_ours, t_ref = compare(ours, reference, repeats=15)
+            if args.only not in name:
+                continue
+            t_ours, t_ref = compare(ours, reference, repeats=15, min_time=0.5)
             table.add(name, threads, t_ours, t_ref)
 
 

@@ -3,7 +3,7 @@ result. Each thread count runs in its own process with OPENBLAS_NUM_THREADS set 
 Timed in bursts: OpenBLAS's workers spin for a while after each call, so timing the two libraries
 call by call would charge that spinning to whichever runs next; with 2 threads each burst follows
 a short idle pause (as in bench_matmul.py).
-Run: python benchmarks/bench_numpy_linalg.py [--threads 1 2] [--repeats 9]"""
+Run: python benchmarks/bench_numpy_linalg.py [--threads 1 2] [--repeats 9] [--only TEXT]"""
 import argparse
 import json
 import os
@@ -65,7 +65,7 @@ def cases():
     ]
 
 
-def child(threads, repeats):
+def child(threads, repeats, only):
     import statistics
 
     import mnnpy
@@ -73,6 +73,8 @@ def child(threads, repeats):
     pause = 0.2 if threads > 1 else 0.0
     results = {}
     for name, ours, ref in cases():
+        if only and only not in name:
+            continue
         t_ours, t_ref = [], []
         for _ in range(repeats):
             timed_bursts(((ours, t_ours), (ref, t_ref)), pause, warmup=0.05)
@@ -84,14 +86,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--threads", type=int, nargs="*", default=[1, 2])
+    parser.add_argument("--only", default="", help="run only the cases whose name contains this text")
     parser.add_argument("--child", action="store_true")
     args = parser.parse_args()
     if args.child:
-        child(args.threads[0], args.repeats)
+        child(args.threads[0], args.repeats, args.only)
         return
     table = Table("mnnpy.numpy products, linalg and random vs NumPy", "numpy")
     table.header()
-    results = run_in_children(__file__, args.threads, ["--repeats", args.repeats])
+    results = run_in_children(__file__, args.threads, ["--repeats", args.repeats, "--only", args.only])
     for threads in args.threads:
         for name, (t_ours, t_ref) in results[threads].items():
             table.add(name, threads, t_ours, t_ref)

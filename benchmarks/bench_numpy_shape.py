@@ -83,7 +83,7 @@ def main():
         mnnpy.set_num_threads(threads)
         for name, ours, ref in work:
             check(ours, ref)
-            t_ours, t_ref = compare(ours, ref, repeats=args.repeats)
+            t_ours, t_ref = compare(ours, ref, repeats=args.repeats, min_time=0.5)
             table.add(name, threads, t_ours, t_ref)
 
 

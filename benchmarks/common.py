@@ -25,12 +25,14 @@ def machine_summary():
 
 
 def compare(ours, reference, repeats=15, warmup=2, min_time=0.0):
-    """Runs both callables alternately; returns (median ours, median reference) in seconds."""
+    """Runs both callables alternately, at least `repeats` times each and for at least `min_time`
+    seconds in all; returns (median ours, median reference) in seconds."""
     for _ in range(warmup):
         ours()
         reference()
     t_ours, t_ref = [], []
-    for _ in range(repeats):
+    start = time.perf_counter()
+    while len(t_ours) < repeats or time.perf_counter() - start < min_time:
         t0 = time.perf_counter()
         ours()
         t1 = time.perf_counter()

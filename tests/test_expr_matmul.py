@@ -255,6 +255,22 @@ def test_constant_weights_thread_plans(m, k, n):
         mnnpy.set_num_threads(old)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("m", [97, 1000, 1021])
+def test_row_blocks_split_evenly(dtype, m):
+    # Row blocks of a product are whole micro-tiles shared out evenly per thread count; the last
+    # block is no longer a remainder, so every row count and thread count must give the product.
+    rng = np.random.default_rng(15)
+    a, b = rand(rng, (m, 200), dtype), rand(rng, (200, 150), dtype)
+    old = mnnpy.get_num_threads()
+    try:
+        for t in (1, 2, 3):
+            mnnpy.set_num_threads(t)
+            assert_product(F.matmul(a, b).read(), a @ b)
+    finally:
+        mnnpy.set_num_threads(old)
+
+
 @pytest.mark.parametrize("n", [1024])
 def test_large_threads(n):
     rng = np.random.default_rng(12)

@@ -539,17 +539,6 @@ namespace {
                    " with size " + std::to_string(size));
 }
 
-template <class F> void with_integer_type(DType t, F&& f) {
-  switch (t) {
-    case DType::Int8: f(int8_t{}); break;
-    case DType::UInt8: f(uint8_t{}); break;
-    case DType::Int16: f(int16_t{}); break;
-    case DType::Int32: f(int32_t{}); break;
-    case DType::Int64: f(int64_t{}); break;
-    default: throw TypeError(std::string("arrays used as indices must be of integer type, got ") + dtype_name(t));
-  }
-}
-
 }  // namespace
 
 void check_index_range(const std::vector<int64_t>& values, int64_t size, int64_t axis) {
@@ -559,7 +548,7 @@ void check_index_range(const std::vector<int64_t>& values, int64_t size, int64_t
 }
 
 void check_index_range(const void* index, DType dtype, int64_t count, int64_t size, int64_t axis) {
-  with_integer_type(dtype, [&](auto tag) {
+  const bool integral = cpu::with_index_type(dtype, [&](auto tag) {
     using I = decltype(tag);
     const I* v = static_cast<const I*>(index);
     // One branch-free min/max pass (vectorizes); the offender is looked for only on failure.
@@ -574,6 +563,7 @@ void check_index_range(const void* index, DType dtype, int64_t count, int64_t si
       if ((int64_t)v[i] < -size || (int64_t)v[i] >= size) throw_index_out_of_bounds((int64_t)v[i], size, axis);
     }
   });
+  if (!integral) throw TypeError(std::string("arrays used as indices must be of integer type, got ") + dtype_name(dtype));
 }
 
 void check_index_range(const Tensor& indices, int64_t size, int64_t axis) {

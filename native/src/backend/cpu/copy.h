@@ -14,6 +14,19 @@ namespace mnnpy {
 class ThreadPool;
 namespace cpu {
 
+// Calls f with a value of the C++ type of integer dtype t; returns false (f not called) for
+// any other dtype, so that callers can name the problem in their own error.
+template <class F> bool with_index_type(DType t, F&& f) {
+  switch (t) {
+    case DType::Int8: f(int8_t{}); return true;
+    case DType::UInt8: f(uint8_t{}); return true;
+    case DType::Int16: f(int16_t{}); return true;
+    case DType::Int32: f(int32_t{}); return true;
+    case DType::Int64: f(int64_t{}); return true;
+    default: return false;
+  }
+}
+
 // Row-major strides of a shape, in elements.
 std::vector<int64_t> contiguous_strides(const Shape& shape);
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/copy.h"
 #include "mnnpy/thread_pool.h"
 
 namespace mnnpy {
@@ -54,14 +55,12 @@ bool take_typed(const T* data, int64_t n, const I* index, int64_t count, T* out,
 template <class T>
 bool take_index_dispatch(DType index_dtype, const T* data, int64_t n, const void* index, int64_t count, T* out,
                          ThreadPool* pool) {
-  switch (index_dtype) {
-    case DType::Int8: return take_typed(data, n, static_cast<const int8_t*>(index), count, out, pool);
-    case DType::UInt8: return take_typed(data, n, static_cast<const uint8_t*>(index), count, out, pool);
-    case DType::Int16: return take_typed(data, n, static_cast<const int16_t*>(index), count, out, pool);
-    case DType::Int32: return take_typed(data, n, static_cast<const int32_t*>(index), count, out, pool);
-    case DType::Int64: return take_typed(data, n, static_cast<const int64_t*>(index), count, out, pool);
-    default: throw std::invalid_argument(std::string("take: unsupported index dtype ") + dtype_name(index_dtype));
-  }
+  bool all_in_range = true;
+  const bool integral = with_index_type(index_dtype, [&](auto tag) {
+    all_in_range = take_typed(data, n, static_cast<const decltype(tag)*>(index), count, out, pool);
+  });
+  if (!integral) throw std::invalid_argument(std::string("take: unsupported index dtype ") + dtype_name(index_dtype));
+  return all_in_range;
 }
 
 template <class T>
