@@ -466,12 +466,13 @@ void reduce(int kind, DType dt, const void* x, int64_t outer, int64_t R, int64_t
     return;
   }
   // Columns: tile the inner axis so each task combines R rows of a tile. A single slice (sum
-  // over axis 0) is cut into at least two tiles per thread, none under 256 elements (1 KB runs
-  // per row still stream well).
+  // over axis 0) is cut into up to two tiles per thread, none under 4 KB per row: shorter runs
+  // at a long stride left float32 sums at 2 threads no faster than at one.
   int64_t tile = 4096;
   if (threads > 1 && outer * ((inner + tile - 1) / tile) < 2 * threads) {
     const int64_t per_outer = (2 * threads + outer - 1) / outer;
-    tile = std::max<int64_t>(256, ((inner + per_outer - 1) / per_outer + 63) / 64 * 64);
+    const int64_t min_tile = std::max<int64_t>(256, 4096 / (int64_t)es);
+    tile = std::max<int64_t>(min_tile, ((inner + per_outer - 1) / per_outer + 63) / 64 * 64);
   }
   const int64_t tiles_per_outer = (inner + tile - 1) / tile;
   const int64_t grain = std::max<int64_t>(1, kGrainElements / std::max<int64_t>(1, R * std::min(inner, tile)));
