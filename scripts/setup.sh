@@ -11,9 +11,12 @@ want_tests=0
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
-# Google Highway (SIMD with run-time dispatch) and a C++ compiler.
+# Google Highway (SIMD with run-time dispatch), the image codec libraries (JPEG, PNG, WebP,
+# TIFF) and a C++ compiler.
 need_apt=()
-dpkg -s libhwy-dev >/dev/null 2>&1 || need_apt+=(libhwy-dev)
+for package in libhwy-dev libjpeg-dev libpng-dev libwebp-dev libtiff-dev pkg-config; do
+  dpkg -s "$package" >/dev/null 2>&1 || need_apt+=("$package")
+done
 command -v g++ >/dev/null 2>&1 || need_apt+=(g++)
 python3 -c "import venv, ensurepip" >/dev/null 2>&1 || need_apt+=(python3-venv)
 if [ ${#need_apt[@]} -gt 0 ]; then

@@ -1,0 +1,23 @@
+"""OpenCV's image API on mnnpy's lazy expression graph: ``import mnnpy.cv as cv2``.
+
+Images are HxW or HxWxC arrays (uint8 or float32, channels in BGR order as OpenCV has them);
+NumPy arrays and mnnpy Vars are accepted alike, and every image function returns a Var, so a
+chain such as ``imread`` -> ``resize`` -> normalization -> model plans and runs as one graph.
+Flags, defaults and argument orders are OpenCV's; bad arguments raise ``mnnpy.cv.error`` (as
+OpenCV raises ``cv2.error``) or the TypeError OpenCV raises for wrongly typed arguments.
+
+An OpenCV name that mnnpy.cv lacks raises AttributeError naming it: there is no fallback to
+OpenCV.
+"""
+from ._common import *  # noqa: F401,F403
+from ._codecs import *  # noqa: F401,F403
+from ._color import *  # noqa: F401,F403
+from ._geometry import *  # noqa: F401,F403
+from ._filters import *  # noqa: F401,F403
+from ._analysis import *  # noqa: F401,F403
+from ._drawing import *  # noqa: F401,F403
+
+
+def __getattr__(name):
+    raise AttributeError(f"module 'mnnpy.cv' has no attribute '{name}' "
+                         f"(cv2.{name} is not implemented in mnnpy)")

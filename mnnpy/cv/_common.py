@@ -1,0 +1,87 @@
+"""What every part of mnnpy.cv shares: the error type, turning images into Vars, argument checks.
+
+OpenCV reports bad arguments with ``cv2.error`` (an Exception subclass carrying the failed
+assertion or message); mnnpy.cv raises ``mnnpy.cv.error`` with a message that names the
+function and the problem. Arguments of the wrong Python type raise TypeError, as OpenCV's
+bindings do.
+"""
+import numpy as _np
+
+from .. import _core
+from .._core import Var
+
+__all__ = ["error",
+           "BORDER_CONSTANT", "BORDER_REPLICATE", "BORDER_REFLECT", "BORDER_WRAP", "BORDER_REFLECT_101",
+           "BORDER_REFLECT101", "BORDER_TRANSPARENT", "BORDER_DEFAULT", "BORDER_ISOLATED",
+           "INTER_NEAREST", "INTER_LINEAR", "INTER_CUBIC", "INTER_AREA", "INTER_LANCZOS4", "INTER_LINEAR_EXACT",
+           "INTER_NEAREST_EXACT", "INTER_MAX", "INTER_BITS", "INTER_BITS2", "INTER_TAB_SIZE", "INTER_TAB_SIZE2",
+           "WARP_FILL_OUTLIERS", "WARP_INVERSE_MAP", "WARP_RELATIVE_MAP"]
+
+# Pixel extrapolation at image borders (used by filters and geometric transforms alike).
+BORDER_CONSTANT, BORDER_REPLICATE, BORDER_REFLECT, BORDER_WRAP, BORDER_REFLECT_101 = 0, 1, 2, 3, 4
+BORDER_REFLECT101 = BORDER_DEFAULT = BORDER_REFLECT_101
+BORDER_TRANSPARENT, BORDER_ISOLATED = 5, 16
+
+# Interpolation (resize, warps, remap).
+INTER_NEAREST, INTER_LINEAR, INTER_CUBIC, INTER_AREA, INTER_LANCZOS4 = 0, 1, 2, 3, 4
+INTER_LINEAR_EXACT, INTER_NEAREST_EXACT, INTER_MAX = 5, 6, 7
+INTER_BITS, INTER_BITS2, INTER_TAB_SIZE, INTER_TAB_SIZE2 = 5, 10, 32, 1024
+WARP_FILL_OUTLIERS, WARP_INVERSE_MAP, WARP_RELATIVE_MAP = 8, 16, 32
+
+# Image element types the cv functions accept (OpenCV's CV_8U, CV_16U, CV_16S, CV_32F, CV_64F).
+IMAGE_DTYPES = tuple(_np.dtype(d) for d in ("uint8", "uint16", "int16", "float32", "float64"))
+
+
+class error(Exception):  # noqa: N801 (OpenCV's name)
+    """OpenCV's ``cv2.error``: raised for arguments OpenCV rejects (sizes, flags, dtypes)."""
+
+    def __init__(self, func, msg):
+        super().__init__(f"mnnpy.cv.{func}: {msg}")
+        self.func = func
+        self.msg = msg
+        self.err = msg
+
+
+def as_image(src, func, name="src", dtypes=IMAGE_DTYPES, min_ndim=2):
+    """``src`` (NumPy array, array-like or Var) as a Var of shape HxW or HxWxC.
+
+    Raises TypeError for values that are not arrays (as OpenCV's bindings do for a bad
+    argument type) and ``error`` for a wrong rank, an empty image or an unsupported dtype."""
+    if isinstance(src, Var):
+        v = src
+    else:
+        if src is None:
+            raise TypeError(f"mnnpy.cv.{func}: '{name}' is None, expected an image array")
+        a = _np.asarray(src)
+        if a.dtype.kind in "OUSV":
+            raise TypeError(f"mnnpy.cv.{func}: '{name}' is not a numerical array (dtype {a.dtype})")
+        v = _core.const(_np.ascontiguousarray(a), None, "NCHW")
+    shape = tuple(v.shape)
+    if len(shape) < min_ndim or len(shape) > 3:
+        raise error(func, f"'{name}' must be a 2-D (HxW) or 3-D (HxWxC) image, got shape {shape}")
+    if any(s == 0 for s in shape):
+        raise error(func, f"'{name}' is empty (shape {shape})")
+    if _np.dtype(v.dtype) not in dtypes:
+        raise error(func, f"'{name}' has unsupported dtype {_np.dtype(v.dtype)}; expected one of "
+                          f"{', '.join(str(d) for d in dtypes)}")
+    return v
+
+
+def channels(image):
+    """The number of channels of an HxW (1) or HxWxC (C) image Var."""
+    shape = tuple(image.shape)
+    return 1 if len(shape) == 2 else shape[2]
+
+
+def check_flag(func, name, value, allowed):
+    """``value`` if it is one of ``allowed`` (OpenCV flag values), else ``error`` naming them."""
+    if not isinstance(value, (int, _np.integer)) or isinstance(value, bool):
+        raise TypeError(f"mnnpy.cv.{func}: '{name}' must be an integer flag, got {type(value).__name__}")
+    if int(value) not in allowed:
+        raise error(func, f"unsupported {name} {int(value)}; expected one of {sorted(allowed)}")
+    return int(value)
+
+
+def image_op(op_name, inputs, **attrs):
+    """The output (a Var, or a list for several) of the core op ``op_name`` on Vars ``inputs``."""
+    return _core.op(op_name, list(inputs), attrs)
