@@ -1,2 +1,157 @@
-"""placeholder"""
-__all__ = []
+"""Image analysis: threshold (with Otsu's and the triangle method), inRange.
+
+Thresholds are elementwise, so they are written with the fused elementwise ops of the core
+(one pass over the image); only Otsu's and the triangle method look at the histogram first,
+which they need as a number before the threshold can be applied (as OpenCV returns it).
+"""
+import math as _math
+
+import numpy as _np
+
+from .. import numpy as _mnp
+from ._common import as_image, channels, error
+
+__all__ = ["threshold", "inRange",
+           "THRESH_BINARY", "THRESH_BINARY_INV", "THRESH_TRUNC", "THRESH_TOZERO", "THRESH_TOZERO_INV",
+           "THRESH_MASK", "THRESH_OTSU", "THRESH_TRIANGLE"]
+
+THRESH_BINARY, THRESH_BINARY_INV, THRESH_TRUNC, THRESH_TOZERO, THRESH_TOZERO_INV = 0, 1, 2, 3, 4
+THRESH_MASK, THRESH_OTSU, THRESH_TRIANGLE = 7, 8, 16
+
+_THRESHOLD_DTYPES = tuple(_np.dtype(d) for d in ("uint8", "int16", "float32", "float64"))
+
+
+def _otsu_threshold(hist):
+    """Otsu's threshold of a 256-bin histogram: the level that maximizes the between-class
+    variance, the first one where several do (levels with an empty class are skipped)."""
+    total = hist.sum()
+    p = hist / total
+    levels = _np.arange(hist.size, dtype=_np.float64)
+    mu = (levels * p).sum()
+    q1 = _np.cumsum(p)
+    mu1_sum = _np.cumsum(levels * p)
+    q2 = 1.0 - q1
+    eps = float(_np.finfo(_np.float32).eps)
+    valid = (_np.minimum(q1, q2) >= eps) & (_np.maximum(q1, q2) <= 1.0 - eps)
+    with _np.errstate(divide="ignore", invalid="ignore"):
+        mu1 = mu1_sum / q1
+        mu2 = (mu - q1 * mu1) / q2
+        sigma = q1 * q2 * (mu1 - mu2) ** 2
+    sigma = _np.where(valid, sigma, -1.0)
+    best = int(_np.argmax(sigma))
+    return float(best) if sigma[best] > 0 else 0.0
+
+
+def _triangle_threshold(hist):
+    """The triangle method: the level farthest from the line joining the histogram's peak to
+    the far end of its longer tail."""
+    n = hist.size
+    nonzero = _np.flatnonzero(hist)
+    # The bounds reach one level past the outermost used levels; a right end is looked for
+    # above level 0 only, so an image of zeros has the bounds 0 and 1.
+    left = max(int(nonzero[0]) - 1, 0) if nonzero.size else 0
+    right = int(nonzero[-1]) if nonzero.size and nonzero[-1] > 0 else 0
+    right = min(right + 1, n - 1)
+    peak = int(_np.argmax(hist))
+    h = hist.astype(_np.int64)
+    flipped = peak - left < right - peak
+    if flipped:
+        h = h[::-1]
+        left, peak = n - 1 - right, n - 1 - peak
+    thresh = left
+    if peak > left:
+        levels = _np.arange(left + 1, peak + 1, dtype=_np.int64)
+        # The distance is compared in single precision, where close candidates can tie.
+        dist = (h[peak] * levels + (left - peak) * h[left + 1:peak + 1]).astype(_np.float32)
+        best = int(_np.argmax(dist))
+        if dist[best] > 0:
+            thresh = int(levels[best])
+    thresh -= 1
+    if flipped:
+        thresh = n - 1 - thresh
+    return float(thresh)
+
+
+def threshold(src, thresh, maxval, type, dst=None):  # noqa: A002 (OpenCV's argument name)
+    """OpenCV's ``threshold``: returns ``(retval, dst)``, for uint8, int16, float32 and float64
+    images (uint16 is refused until the core has the type). Integer images compare against
+    ``floor(thresh)`` and write ``round(maxval)`` saturated, as OpenCV does; THRESH_OTSU and
+    THRESH_TRIANGLE (uint8 images, one channel) choose the threshold and return it."""
+    image = as_image(src, "threshold", dtypes=_THRESHOLD_DTYPES)
+    if not isinstance(type, (int, _np.integer)) or isinstance(type, bool):
+        raise TypeError(f"mnnpy.cv.threshold: 'type' must be an integer flag, got {type.__class__.__name__}")
+    kind, automatic = int(type) & THRESH_MASK, int(type) & ~THRESH_MASK
+    if kind > THRESH_TOZERO_INV or automatic not in (0, THRESH_OTSU, THRESH_TRIANGLE):
+        raise error("threshold", f"unsupported threshold type {int(type)}")
+    dtype = _np.dtype(image.dtype)
+    if automatic:
+        method = "THRESH_OTSU" if automatic == THRESH_OTSU else "THRESH_TRIANGLE"
+        if dtype != _np.uint8 or channels(image) != 1:
+            raise error("threshold", f"{method} needs a one-channel uint8 image, got {dtype} with "
+                                     f"{channels(image)} channel(s)")
+        hist = _np.asarray(_mnp.bincount(_mnp.ravel(image), minlength=256), dtype=_np.int64)
+        thresh = _otsu_threshold(hist) if automatic == THRESH_OTSU else _triangle_threshold(hist)
+    thresh, maxval = float(thresh), float(maxval)
+    if dtype.kind in "iu":
+        info = _np.iinfo(dtype)
+        thresh = float(_math.floor(thresh))
+        level = int(thresh)
+        top = int(_np.clip(_np.rint(maxval), info.min, info.max))
+        # Beyond the dtype's range the comparison is decided for every pixel.
+        if level < info.min:
+            above = _mnp.full(image.shape, True)
+        elif level >= info.max:
+            above = _mnp.full(image.shape, False)
+        else:
+            above = image > dtype.type(level)
+        level_value = dtype.type(min(max(level, info.min), info.max))
+        top_value = dtype.type(top)
+    else:
+        above = image > dtype.type(thresh)
+        level_value, top_value = dtype.type(thresh), dtype.type(maxval)
+    zero = dtype.type(0)
+    if kind == THRESH_BINARY:
+        out = _mnp.where(above, top_value, zero)
+    elif kind == THRESH_BINARY_INV:
+        out = _mnp.where(above, zero, top_value)
+    elif kind == THRESH_TRUNC:
+        out = _mnp.where(above, level_value, image)
+    elif kind == THRESH_TOZERO:
+        out = _mnp.where(above, image, zero)
+    else:
+        out = _mnp.where(above, zero, image)
+    return thresh, _mnp.asarray(out, dtype=dtype)
+
+
+def _bound(value, image, name):
+    """An inRange bound as something that broadcasts against the image: an image-shaped array
+    as it is, else a number or one value per channel (OpenCV's Scalar: extra values ignored,
+    missing ones 0) as a float64 array, rounded to integers for integer images as OpenCV does."""
+    shape = tuple(image.shape)
+    if getattr(value, "ndim", 0) >= 2:
+        if tuple(value.shape) != shape:
+            raise error("inRange", f"'{name}' has shape {tuple(value.shape)}; an array bound must have the "
+                                   f"image's shape {shape}")
+        return value
+    values = _np.atleast_1d(_np.asarray(value, dtype=_np.float64)).ravel()
+    c = channels(image)
+    if values.size == 0 or (values.size > 4 and values.size != c):
+        raise error("inRange", f"'{name}' must be a number, one value per channel or an array of the "
+                               f"image's shape, got {values.size} values")
+    bound = _np.zeros(c)
+    bound[:min(c, values.size)] = values[:c]
+    if _np.dtype(image.dtype).kind in "iu":
+        bound = _np.rint(bound)
+    return bound if len(shape) == 3 else bound[:1].reshape(())
+
+
+def inRange(src, lowerb, upperb, dst=None):  # noqa: N802 (OpenCV's name)
+    """OpenCV's ``inRange``: an HxW uint8 mask, 255 where every channel lies within
+    [lowerb, upperb] (inclusive), else 0. Integer images compare against the bounds rounded
+    to the nearest integer (halves to even)."""
+    image = as_image(src, "inRange")
+    lo, hi = _bound(lowerb, image, "lowerb"), _bound(upperb, image, "upperb")
+    inside = (image >= lo) & (image <= hi)
+    if len(tuple(image.shape)) == 3:
+        inside = _mnp.all(inside, axis=-1)
+    return _mnp.where(inside, _np.uint8(255), _np.uint8(0))

@@ -28,8 +28,9 @@ INTER_LINEAR_EXACT, INTER_NEAREST_EXACT, INTER_MAX = 5, 6, 7
 INTER_BITS, INTER_BITS2, INTER_TAB_SIZE, INTER_TAB_SIZE2 = 5, 10, 32, 1024
 WARP_FILL_OUTLIERS, WARP_INVERSE_MAP, WARP_RELATIVE_MAP = 8, 16, 32
 
-# Image element types the cv functions accept (OpenCV's CV_8U, CV_16U, CV_16S, CV_32F, CV_64F).
-IMAGE_DTYPES = tuple(_np.dtype(d) for d in ("uint8", "uint16", "int16", "float32", "float64"))
+# Image element types the cv functions accept (OpenCV's CV_8U, CV_16S, CV_32F, CV_64F; the core
+# has no uint16 yet, so CV_16U images are refused with a clear error).
+IMAGE_DTYPES = tuple(_np.dtype(d) for d in ("uint8", "int16", "float32", "float64"))
 
 
 class error(Exception):  # noqa: N801 (OpenCV's name)
@@ -55,8 +56,15 @@ def as_image(src, func, name="src", dtypes=IMAGE_DTYPES, min_ndim=2):
         a = _np.asarray(src)
         if a.dtype.kind in "OUSV":
             raise TypeError(f"mnnpy.cv.{func}: '{name}' is not a numerical array (dtype {a.dtype})")
+        if a.dtype not in dtypes:
+            raise error(func, f"'{name}' has unsupported dtype {a.dtype}; expected one of "
+                              f"{', '.join(str(d) for d in dtypes)}")
         v = _core.const(_np.ascontiguousarray(a), None, "NCHW")
     shape = tuple(v.shape)
+    if len(shape) == 3 and shape[2] == 1:
+        # One channel is a plain HxW image for OpenCV, and comes back HxW.
+        v = _core.reshape(v, shape[:2])
+        shape = shape[:2]
     if len(shape) < min_ndim or len(shape) > 3:
         raise error(func, f"'{name}' must be a 2-D (HxW) or 3-D (HxWxC) image, got shape {shape}")
     if any(s == 0 for s in shape):

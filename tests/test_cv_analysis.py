@@ -1,0 +1,129 @@
+"""mnnpy.cv analysis functions against OpenCV.
+
+Exact (bit-identical to cv2): threshold (every type, with THRESH_OTSU and THRESH_TRIANGLE and
+their returned thresholds) for uint8, int16, float32 and float64 images; inRange. uint16 images
+are refused with mnnpy.cv.error (the core has no uint16 type yet).
+"""
+import cv2
+import numpy as np
+import pytest
+
+import mnnpy.cv as mcv
+from cv_helpers import photos, random_image
+
+TYPES = [cv2.THRESH_BINARY, cv2.THRESH_BINARY_INV, cv2.THRESH_TRUNC, cv2.THRESH_TOZERO, cv2.THRESH_TOZERO_INV]
+
+
+def same_threshold(src, thresh, maxval, kind):
+    expected_value, expected = cv2.threshold(src, thresh, maxval, kind)
+    value, ours = mcv.threshold(src, thresh, maxval, kind)
+    assert value == expected_value
+    ours = np.asarray(ours)
+    assert ours.dtype == expected.dtype and ours.shape == expected.shape
+    np.testing.assert_array_equal(ours, expected)
+
+
+@pytest.mark.parametrize("kind", TYPES)
+def test_threshold_uint8_edges(kind):
+    # Thresholds below, inside and beyond the range of the type, fractional ones floored.
+    image = np.arange(256, dtype=np.uint8).reshape(16, 16)
+    for thresh in (-5, -0.5, 0, 100.7, 254.5, 255, 300):
+        for maxval in (200.4, 255.6, 300, -3):
+            same_threshold(image, thresh, maxval, kind)
+
+
+@pytest.mark.parametrize("kind", TYPES)
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32, np.float64])
+@pytest.mark.parametrize("channels", [0, 1, 3, 4])
+def test_threshold_random_images(kind, dtype, channels):
+    rng = np.random.default_rng(kind * 10 + channels)
+    image = random_image(rng, 37, 53, channels, np.uint8).astype(dtype)
+    if dtype == np.int16:
+        image = image.astype(np.int16) * 97 - 12000
+    if np.dtype(dtype).kind == "f":
+        image = image / 255.0 - 0.25
+        image = image.astype(dtype)
+        for thresh in (-0.1, 0.3, 0.5):
+            same_threshold(image, thresh, 0.75, kind)
+    else:
+        for thresh in (17.5, 128, 3000.2):
+            same_threshold(image, thresh, 60000, kind)
+
+
+@pytest.mark.parametrize("method", [cv2.THRESH_OTSU, cv2.THRESH_TRIANGLE])
+@pytest.mark.parametrize("kind", TYPES)
+def test_automatic_thresholds_on_photos(method, kind):
+    for image in photos().values():
+        gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+        same_threshold(gray, 0, 255, kind | method)
+        same_threshold(gray[::3, 1::2].copy(), 77, 200, kind | method)
+
+
+@pytest.mark.parametrize("method", [cv2.THRESH_OTSU, cv2.THRESH_TRIANGLE])
+def test_automatic_thresholds_on_random_and_flat_images(method):
+    rng = np.random.default_rng(3)
+    for image in (rng.integers(0, 256, (31, 29), dtype=np.uint8),
+                  np.clip(rng.normal(200, 20, (64, 48)), 0, 255).astype(np.uint8),
+                  np.clip(rng.normal(40, 10, (64, 48)), 0, 255).astype(np.uint8),
+                  np.full((8, 9), 77, np.uint8), np.zeros((5, 5), np.uint8)):
+        same_threshold(image, 0, 255, cv2.THRESH_BINARY | method)
+
+
+def test_threshold_leaves_input_and_reads_vars():
+    image = photos()["camera"].copy()
+    before = image.copy()
+    var = mcv.threshold(image, 90, 255, cv2.THRESH_BINARY)[1]
+    value, twice = mcv.threshold(var, 100, 128, cv2.THRESH_BINARY_INV)
+    np.testing.assert_array_equal(np.asarray(twice),
+                                  cv2.threshold(cv2.threshold(image, 90, 255, 0)[1], 100, 128, 1)[1])
+    np.testing.assert_array_equal(image, before)
+
+
+def test_threshold_errors():
+    image = np.zeros((4, 4), np.uint8)
+    with pytest.raises(cv2.error):
+        cv2.threshold(np.zeros((4, 4), np.int32), 1, 2, 0)
+    with pytest.raises(mcv.error):
+        mcv.threshold(np.zeros((4, 4), np.int32), 1, 2, 0)
+    with pytest.raises(cv2.error):
+        cv2.threshold(np.zeros((4, 4), np.float32), 0, 1, cv2.THRESH_OTSU)
+    with pytest.raises(mcv.error):
+        mcv.threshold(np.zeros((4, 4), np.float32), 0, 1, cv2.THRESH_OTSU)
+    with pytest.raises(mcv.error):
+        mcv.threshold(np.zeros((4, 4, 3), np.uint8), 0, 255, cv2.THRESH_TRIANGLE)
+    with pytest.raises(mcv.error):
+        mcv.threshold(image, 0, 255, 6)
+    with pytest.raises(TypeError):
+        mcv.threshold(image, 0, 255, "binary")
+    with pytest.raises(TypeError):
+        mcv.threshold(None, 0, 255, 0)
+    with pytest.raises(mcv.error):
+        mcv.threshold(np.zeros((0, 4), np.uint8), 0, 255, 0)
+    with pytest.raises(mcv.error, match="uint16"):
+        mcv.threshold(np.zeros((4, 4), np.uint16), 0, 255, 0)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32, np.float64])
+@pytest.mark.parametrize("channels", [0, 1, 3, 4])
+def test_in_range_random_images(dtype, channels):
+    rng = np.random.default_rng(channels)
+    image = random_image(rng, 41, 27, channels, np.uint8).astype(dtype)
+    c = max(channels, 1)
+    for lo, hi in ((20.5, 200.2), (0, 255), (300, 400), (-5, 10)):
+        lower = tuple(lo + 7 * i for i in range(c)) if channels else lo
+        upper = tuple(hi - 5 * i for i in range(c)) if channels else hi
+        np.testing.assert_array_equal(np.asarray(mcv.inRange(image, lower, upper)), cv2.inRange(image, lower, upper))
+
+
+def test_in_range_photos_and_array_bounds():
+    for image in photos(color_only=True).values():
+        hsv = cv2.cvtColor(image, cv2.COLOR_BGR2HSV)
+        for lower, upper in (((0, 50, 50), (10, 255, 255)), ((35, 40, 40), (85, 255, 255))):
+            np.testing.assert_array_equal(np.asarray(mcv.inRange(hsv, lower, upper)), cv2.inRange(hsv, lower, upper))
+    rng = np.random.default_rng(9)
+    image = rng.integers(0, 256, (23, 19, 3), dtype=np.uint8)
+    lower = rng.integers(0, 128, image.shape, dtype=np.uint8)
+    upper = rng.integers(128, 256, image.shape, dtype=np.uint8)
+    np.testing.assert_array_equal(np.asarray(mcv.inRange(image, lower, upper)), cv2.inRange(image, lower, upper))
+    with pytest.raises(mcv.error):
+        mcv.inRange(image, lower[:5], upper)
