@@ -1,15 +1,16 @@
 """Image analysis: threshold (with Otsu's and the triangle method), inRange.
 
-Thresholds are elementwise, so they are written with the fused elementwise ops of the core
-(one pass over the image); only Otsu's and the triangle method look at the histogram first,
-which they need as a number before the threshold can be applied (as OpenCV returns it).
+Both are one pass over the image in a SIMD kernel (ops CvThreshold, CvInRange); Otsu's and
+the triangle method first count the histogram, since OpenCV returns the chosen threshold as a
+number.
 """
 import math as _math
 
 import numpy as _np
 
 from .. import numpy as _mnp
-from ._common import as_image, channels, error
+from .. import _core
+from ._common import as_image, channels, error, image_op
 
 __all__ = ["threshold", "inRange",
            "THRESH_BINARY", "THRESH_BINARY_INV", "THRESH_TRUNC", "THRESH_TOZERO", "THRESH_TOZERO_INV",
@@ -95,32 +96,8 @@ def threshold(src, thresh, maxval, type, dst=None):  # noqa: A002 (OpenCV's argu
     if dtype.kind in "iu":
         info = _np.iinfo(dtype)
         thresh = float(_math.floor(thresh))
-        level = int(thresh)
-        top = int(_np.clip(_np.rint(maxval), info.min, info.max))
-        # Beyond the dtype's range the comparison is decided for every pixel.
-        if level < info.min:
-            above = _mnp.full(image.shape, True)
-        elif level >= info.max:
-            above = _mnp.full(image.shape, False)
-        else:
-            above = image > dtype.type(level)
-        level_value = dtype.type(min(max(level, info.min), info.max))
-        top_value = dtype.type(top)
-    else:
-        above = image > dtype.type(thresh)
-        level_value, top_value = dtype.type(thresh), dtype.type(maxval)
-    zero = dtype.type(0)
-    if kind == THRESH_BINARY:
-        out = _mnp.where(above, top_value, zero)
-    elif kind == THRESH_BINARY_INV:
-        out = _mnp.where(above, zero, top_value)
-    elif kind == THRESH_TRUNC:
-        out = _mnp.where(above, level_value, image)
-    elif kind == THRESH_TOZERO:
-        out = _mnp.where(above, image, zero)
-    else:
-        out = _mnp.where(above, zero, image)
-    return thresh, _mnp.asarray(out, dtype=dtype)
+        maxval = float(_np.clip(_np.rint(maxval), info.min, info.max))
+    return thresh, image_op("CvThreshold", [image], kind=kind, level=thresh, maxval=maxval)
 
 
 def _bound(value, image, name):
@@ -142,7 +119,7 @@ def _bound(value, image, name):
     bound[:min(c, values.size)] = values[:c]
     if _np.dtype(image.dtype).kind in "iu":
         bound = _np.rint(bound)
-    return bound if len(shape) == 3 else bound[:1].reshape(())
+    return _core.const(bound, None, "NCHW")
 
 
 def inRange(src, lowerb, upperb, dst=None):  # noqa: N802 (OpenCV's name)
@@ -151,7 +128,11 @@ def inRange(src, lowerb, upperb, dst=None):  # noqa: N802 (OpenCV's name)
     to the nearest integer (halves to even)."""
     image = as_image(src, "inRange")
     lo, hi = _bound(lowerb, image, "lowerb"), _bound(upperb, image, "upperb")
-    inside = (image >= lo) & (image <= hi)
-    if len(tuple(image.shape)) == 3:
-        inside = _mnp.all(inside, axis=-1)
-    return _mnp.where(inside, _np.uint8(255), _np.uint8(0))
+    arrays = [getattr(b, "ndim", 0) >= 2 for b in (lo, hi)]
+    if arrays[0] != arrays[1]:
+        raise error("inRange", "the bounds must both be scalars (one value per channel) or both arrays")
+    if arrays[0]:
+        lo, hi = (as_image(b, "inRange", name) for b, name in ((lo, "lowerb"), (hi, "upperb")))
+        if lo.dtype != image.dtype or hi.dtype != image.dtype:
+            raise error("inRange", f"array bounds must have the image's dtype {_np.dtype(image.dtype)}")
+    return image_op("CvInRange", [image, lo, hi])

@@ -1,0 +1,57 @@
+"""mnnpy.cv analysis functions against OpenCV on a 1920x1080 photograph (scikit-image's coffee,
+resized by OpenCV), at 1 and 2 threads, each timed to a NumPy result.
+Run: python benchmarks/bench_cv_analysis.py [--only TEXT]"""
+import argparse
+import os
+import sys
+
+import cv2
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+import mnnpy  # noqa: E402
+import mnnpy.cv as mcv  # noqa: E402
+
+from common import Table, compare  # noqa: E402
+
+
+def full_hd_photo():
+    import skimage.data
+    bgr = np.ascontiguousarray(skimage.data.coffee()[..., ::-1])
+    return cv2.resize(bgr, (1920, 1080), interpolation=cv2.INTER_LINEAR)
+
+
+def cases():
+    bgr = full_hd_photo()
+    gray = cv2.cvtColor(bgr, cv2.COLOR_BGR2GRAY)
+    hsv = cv2.cvtColor(bgr, cv2.COLOR_BGR2HSV)
+    return [
+        ("threshold BINARY, BGR", lambda: np.asarray(mcv.threshold(bgr, 127, 255, cv2.THRESH_BINARY)[1]),
+         lambda: cv2.threshold(bgr, 127, 255, cv2.THRESH_BINARY)[1]),
+        ("threshold TRUNC, gray", lambda: np.asarray(mcv.threshold(gray, 127, 255, cv2.THRESH_TRUNC)[1]),
+         lambda: cv2.threshold(gray, 127, 255, cv2.THRESH_TRUNC)[1]),
+        ("threshold OTSU, gray", lambda: np.asarray(mcv.threshold(gray, 0, 255, cv2.THRESH_OTSU)[1]),
+         lambda: cv2.threshold(gray, 0, 255, cv2.THRESH_OTSU)[1]),
+        ("inRange HSV", lambda: np.asarray(mcv.inRange(hsv, (10, 50, 50), (40, 255, 255))),
+         lambda: cv2.inRange(hsv, (10, 50, 50), (40, 255, 255))),
+    ]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--only", default="", help="run only cases whose name contains this")
+    args = parser.parse_args()
+    table = Table("mnnpy.cv analysis vs OpenCV, 1920x1080 uint8", "cv2")
+    table.header()
+    work = [c for c in cases() if args.only in c[0]]
+    for threads in (1, 2):
+        mnnpy.set_num_threads(threads)
+        cv2.setNumThreads(threads)
+        for name, ours, reference in work:
+            np.testing.assert_array_equal(ours(), reference())
+            t_ours, t_ref = compare(ours, reference, repeats=15, min_time=0.5)
+            table.add(name, threads, t_ours, t_ref)
+
+
+if __name__ == "__main__":
+    main()
