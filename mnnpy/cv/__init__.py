@@ -17,6 +17,20 @@ from ._filters import *  # noqa: F401,F403
 from ._analysis import *  # noqa: F401,F403
 from ._drawing import *  # noqa: F401,F403
 
+from ._common import read_at_call as _read_at_call
+
+
+def _read_images_at_call():
+    # Every public function reads the NumPy images it is given in place (see _common.py).
+    names = globals()
+    for name, value in list(names.items()):
+        if (not name.startswith("_") and callable(value) and not isinstance(value, type)
+                and getattr(value, "__module__", "").startswith(__name__ + ".")):
+            names[name] = _read_at_call(value)
+
+
+_read_images_at_call()
+
 
 def __getattr__(name):
     raise AttributeError(f"module 'mnnpy.cv' has no attribute '{name}' "

@@ -8,7 +8,6 @@ import math as _math
 
 import numpy as _np
 
-from .. import numpy as _mnp
 from .. import _core
 from ._common import as_image, channels, error, image_op
 
@@ -90,7 +89,7 @@ def threshold(src, thresh, maxval, type, dst=None):  # noqa: A002 (OpenCV's argu
         if dtype != _np.uint8 or channels(image) != 1:
             raise error("threshold", f"{method} needs a one-channel uint8 image, got {dtype} with "
                                      f"{channels(image)} channel(s)")
-        hist = _np.asarray(_mnp.bincount(_mnp.ravel(image), minlength=256), dtype=_np.int64)
+        hist = _np.asarray(image_op("CvHistogram8U", [image]))
         thresh = _otsu_threshold(hist) if automatic == THRESH_OTSU else _triangle_threshold(hist)
     thresh, maxval = float(thresh), float(maxval)
     if dtype.kind in "iu":

@@ -5,6 +5,9 @@ assertion or message); mnnpy.cv raises ``mnnpy.cv.error`` with a message that na
 function and the problem. Arguments of the wrong Python type raise TypeError, as OpenCV's
 bindings do.
 """
+import functools as _functools
+import threading as _threading
+
 import numpy as _np
 
 from .. import _core
@@ -43,6 +46,43 @@ class error(Exception):  # noqa: N801 (OpenCV's name)
         self.err = msg
 
 
+# NumPy images are read in place, as OpenCV reads them: within a call of a public function
+# (read_at_call), as_image borrows the array's buffer instead of copying it, and the call's
+# results are computed before it returns, while the array still holds what it held at the call.
+# Results stay Vars, so what follows them is lazy and fused as usual.
+_call = _threading.local()
+
+
+def read_at_call(function):
+    """``function`` with the NumPy images it is given read in place, its results computed
+    before it returns whenever it read one."""
+    @_functools.wraps(function)
+    def call(*args, **kwargs):
+        depth = getattr(_call, "depth", 0)
+        if depth == 0:
+            _call.borrowed = False
+        _call.depth = depth + 1
+        try:
+            result = function(*args, **kwargs)
+        finally:
+            _call.depth = depth
+        if depth == 0 and _call.borrowed:
+            _call.borrowed = False
+            pending = [v for v in _vars_in(result)]
+            if pending:
+                _core.evaluate(pending)
+        return result
+    return call
+
+
+def _vars_in(result):
+    if isinstance(result, Var):
+        yield result
+    elif isinstance(result, (tuple, list)):
+        for item in result:
+            yield from _vars_in(item)
+
+
 def as_image(src, func, name="src", dtypes=IMAGE_DTYPES, min_ndim=2):
     """``src`` (NumPy array, array-like or Var) as a Var of shape HxW or HxWxC.
 
@@ -59,7 +99,11 @@ def as_image(src, func, name="src", dtypes=IMAGE_DTYPES, min_ndim=2):
         if a.dtype not in dtypes:
             raise error(func, f"'{name}' has unsupported dtype {a.dtype}; expected one of "
                               f"{', '.join(str(d) for d in dtypes)}")
-        v = _core.const(_np.ascontiguousarray(a), None, "NCHW")
+        if getattr(_call, "depth", 0) > 0:
+            v = _core.borrow(a)
+            _call.borrowed = True
+        else:
+            v = _core.const(_np.ascontiguousarray(a), None, "NCHW")
     shape = tuple(v.shape)
     if len(shape) == 3 and shape[2] == 1:
         # One channel is a plain HxW image for OpenCV, and comes back HxW.

@@ -4,6 +4,7 @@
 //   outside the type's range), maxval (already rounded and saturated for integer images).
 // CvInRange: inputs image, lower, upper; the bounds are float64 [C] (one value per channel) or
 //   arrays of the image's shape and dtype. Output: HxW uint8 mask, 255 inside.
+// CvHistogram8U: input any uint8 array; output int64 [256], the count of each value.
 #include <string>
 
 #include "backend/cpu/cv_threshold.h"
@@ -107,6 +108,25 @@ class InRangeKernel : public Kernel {
 
 MNNPY_REGISTER_OP(OpDef{"CvInRange", 3, 3, infer_in_range,
                         [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new InRangeKernel(ctx)); },
+                        {}, false});
+
+std::vector<TensorType> infer_histogram(const std::vector<TensorType>& in, Attrs&) {
+  if (in[0].dtype != DType::UInt8) {
+    throw TypeError(std::string("CvHistogram8U: input must be uint8, got ") + dtype_name(in[0].dtype));
+  }
+  return {TensorType{DType::Int64, Shape{256}}};
+}
+
+class HistogramKernel : public Kernel {
+ public:
+  void execute(const KernelArgs& args, void*) override {
+    const Tensor& x = *args.inputs[0];
+    cpu::cv_threshold::histogram_u8(x.ptr<uint8_t>(), x.numel(), args.outputs[0]->ptr<int64_t>(), args.pool);
+  }
+};
+
+MNNPY_REGISTER_OP(OpDef{"CvHistogram8U", 1, 1, infer_histogram,
+                        [](const KernelContext&) { return std::unique_ptr<Kernel>(new HistogramKernel()); },
                         {}, false});
 
 }  // namespace

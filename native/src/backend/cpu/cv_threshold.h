@@ -1,5 +1,5 @@
 // Per-pixel tests of images: OpenCV's threshold and inRange, on uint8, int16, float32 and
-// float64 data.
+// float64 data, and the 256-bin histogram that Otsu's and the triangle method start from.
 #pragma once
 #include <cstdint>
 
@@ -27,6 +27,9 @@ void in_range(DType dt, const void* src, int64_t pixels, int channels, const dou
 // The same with image-shaped bounds (lower and upper have src's shape and dtype).
 void in_range_arrays(DType dt, const void* src, const void* lower, const void* upper, int64_t pixels, int channels,
                      uint8_t* mask, ThreadPool* pool);
+
+// counts[v] = how many of the n bytes equal v (counts has 256 entries).
+void histogram_u8(const uint8_t* data, int64_t n, int64_t* counts, ThreadPool* pool);
 
 }  // namespace cv_threshold
 }  // namespace cpu

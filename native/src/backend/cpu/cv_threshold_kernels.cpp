@@ -234,6 +234,33 @@ void in_range_arrays(DType dt, const void* src, const void* lower, const void* u
   });
 }
 
+void histogram_u8(const uint8_t* data, int64_t n, int64_t* counts, ThreadPool* pool) {
+  constexpr int64_t kChunk = 1 << 18;
+  const int64_t chunks = std::max<int64_t>(1, (n + kChunk - 1) / kChunk);
+  std::vector<int64_t> partial((size_t)chunks * 256, 0);
+  parallel_for(pool, chunks, 1, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      // Four tables, so that runs of equal bytes do not wait on one counter's last increment.
+      uint32_t table[4][256] = {};
+      const uint8_t* p = data + c * kChunk;
+      const int64_t m = std::min(kChunk, n - c * kChunk);
+      int64_t i = 0;
+      for (; i + 4 <= m; i += 4) {
+        ++table[0][p[i]];
+        ++table[1][p[i + 1]];
+        ++table[2][p[i + 2]];
+        ++table[3][p[i + 3]];
+      }
+      for (; i < m; ++i) ++table[0][p[i]];
+      int64_t* out = partial.data() + c * 256;
+      for (int v = 0; v < 256; ++v) out[v] = (int64_t)table[0][v] + table[1][v] + table[2][v] + table[3][v];
+    }
+  });
+  std::fill(counts, counts + 256, int64_t(0));
+  for (int64_t c = 0; c < chunks; ++c)
+    for (int v = 0; v < 256; ++v) counts[v] += partial[c * 256 + v];
+}
+
 }  // namespace cv_threshold
 }  // namespace cpu
 }  // namespace mnnpy
