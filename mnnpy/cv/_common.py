@@ -18,7 +18,14 @@ __all__ = ["error",
            "BORDER_REFLECT101", "BORDER_TRANSPARENT", "BORDER_DEFAULT", "BORDER_ISOLATED",
            "INTER_NEAREST", "INTER_LINEAR", "INTER_CUBIC", "INTER_AREA", "INTER_LANCZOS4", "INTER_LINEAR_EXACT",
            "INTER_NEAREST_EXACT", "INTER_MAX", "INTER_BITS", "INTER_BITS2", "INTER_TAB_SIZE", "INTER_TAB_SIZE2",
-           "WARP_FILL_OUTLIERS", "WARP_INVERSE_MAP", "WARP_RELATIVE_MAP"]
+           "WARP_FILL_OUTLIERS", "WARP_INVERSE_MAP", "WARP_RELATIVE_MAP",
+           "CV_8U", "CV_8S", "CV_16U", "CV_16S", "CV_32S", "CV_32F", "CV_64F", "CV_16F"]
+
+# Element depths (ddepth arguments, getGaussianKernel's ktype ...), with the NumPy dtype of each.
+CV_8U, CV_8S, CV_16U, CV_16S, CV_32S, CV_32F, CV_64F, CV_16F = 0, 1, 2, 3, 4, 5, 6, 7
+DEPTH_DTYPES = {CV_8U: _np.dtype("uint8"), CV_8S: _np.dtype("int8"), CV_16U: _np.dtype("uint16"),
+                CV_16S: _np.dtype("int16"), CV_32S: _np.dtype("int32"), CV_32F: _np.dtype("float32"),
+                CV_64F: _np.dtype("float64"), CV_16F: _np.dtype("float16")}
 
 # Pixel extrapolation at image borders (used by filters and geometric transforms alike).
 BORDER_CONSTANT, BORDER_REPLICATE, BORDER_REFLECT, BORDER_WRAP, BORDER_REFLECT_101 = 0, 1, 2, 3, 4
