@@ -16,6 +16,8 @@ from ._geometry import *  # noqa: F401,F403
 from ._filters import *  # noqa: F401,F403
 from ._analysis import *  # noqa: F401,F403
 from ._drawing import *  # noqa: F401,F403
+from ._dnn import *  # noqa: F401,F403
+from . import dnn  # noqa: F401
 
 from ._common import read_at_call as _read_at_call
 
