@@ -15,6 +15,7 @@ from ._color import *  # noqa: F401,F403
 from ._geometry import *  # noqa: F401,F403
 from ._filters import *  # noqa: F401,F403
 from ._analysis import *  # noqa: F401,F403
+from ._arithm import *  # noqa: F401,F403
 from ._drawing import *  # noqa: F401,F403
 from ._dnn import *  # noqa: F401,F403
 from . import dnn  # noqa: F401
