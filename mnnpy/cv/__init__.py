@@ -16,6 +16,7 @@ from ._geometry import *  # noqa: F401,F403
 from ._filters import *  # noqa: F401,F403
 from ._analysis import *  # noqa: F401,F403
 from ._arithm import *  # noqa: F401,F403
+from ._calib import *  # noqa: F401,F403
 from ._drawing import *  # noqa: F401,F403
 from ._dnn import *  # noqa: F401,F403
 from . import dnn  # noqa: F401
