@@ -32,6 +32,7 @@ def cases():
          lambda: cv2.threshold(gray, 127, 255, cv2.THRESH_TRUNC)[1]),
         ("threshold OTSU, gray", lambda: np.asarray(mcv.threshold(gray, 0, 255, cv2.THRESH_OTSU)[1]),
          lambda: cv2.threshold(gray, 0, 255, cv2.THRESH_OTSU)[1]),
+        ("Canny 100/200, gray", lambda: np.asarray(mcv.Canny(gray, 100, 200)), lambda: cv2.Canny(gray, 100, 200)),
         ("inRange HSV", lambda: np.asarray(mcv.inRange(hsv, (10, 50, 50), (40, 255, 255))),
          lambda: cv2.inRange(hsv, (10, 50, 50), (40, 255, 255))),
     ]

@@ -1,6 +1,7 @@
 """mnnpy.cv analysis functions against OpenCV.
 
-Exact (bit-identical to cv2): threshold (every type, with THRESH_OTSU and THRESH_TRIANGLE and
+Exact (bit-identical to cv2): Canny (apertures 3 and 5, L1 and L2 gradients, 1 and 3 channels),
+threshold (every type, with THRESH_OTSU and THRESH_TRIANGLE and
 their returned thresholds) for uint8, int16, float32 and float64 images; inRange. uint16 images
 are refused with mnnpy.cv.error (the core has no uint16 type yet).
 """
@@ -127,3 +128,25 @@ def test_in_range_photos_and_array_bounds():
     np.testing.assert_array_equal(np.asarray(mcv.inRange(image, lower, upper)), cv2.inRange(image, lower, upper))
     with pytest.raises(mcv.error):
         mcv.inRange(image, lower[:5], upper)
+
+
+@pytest.mark.parametrize("aperture", [3, 5])
+@pytest.mark.parametrize("l2", [False, True])
+def test_canny_on_photos(aperture, l2):
+    for image in photos().values():
+        for low, high in ((50, 150), (120, 40), (5, 20)):
+            np.testing.assert_array_equal(np.asarray(mcv.Canny(image, low, high, apertureSize=aperture, L2gradient=l2)),
+                                          cv2.Canny(image, low, high, apertureSize=aperture, L2gradient=l2))
+
+
+def test_canny_on_random_images_and_errors():
+    rng = np.random.default_rng(11)
+    for channels in (0, 1, 3, 4):
+        image = cv2.GaussianBlur(random_image(rng, 45, 61, channels, np.uint8), (5, 5), 0)
+        np.testing.assert_array_equal(np.asarray(mcv.Canny(image, 20, 60)), cv2.Canny(image, 20, 60))
+    tiny = np.array([[0, 255], [255, 0]], np.uint8)
+    np.testing.assert_array_equal(np.asarray(mcv.Canny(tiny, 10, 20)), cv2.Canny(tiny, 10, 20))
+    with pytest.raises(mcv.error):
+        mcv.Canny(np.zeros((8, 8), np.uint8), 1, 2, apertureSize=4)
+    with pytest.raises(mcv.error):
+        mcv.Canny(np.zeros((8, 8), np.float32), 1, 2)

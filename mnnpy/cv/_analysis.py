@@ -1,4 +1,4 @@
-"""Image analysis: threshold (with Otsu's and the triangle method), inRange.
+"""Image analysis: threshold (with Otsu's and the triangle method), inRange, Canny.
 
 Both are one pass over the image in a SIMD kernel (ops CvThreshold, CvInRange); Otsu's and
 the triangle method first count the histogram, since OpenCV returns the chosen threshold as a
@@ -11,7 +11,7 @@ import numpy as _np
 from .. import _core
 from ._common import as_image, channels, error, image_op
 
-__all__ = ["threshold", "inRange",
+__all__ = ["threshold", "inRange", "Canny",
            "THRESH_BINARY", "THRESH_BINARY_INV", "THRESH_TRUNC", "THRESH_TOZERO", "THRESH_TOZERO_INV",
            "THRESH_MASK", "THRESH_OTSU", "THRESH_TRIANGLE"]
 
@@ -135,3 +135,20 @@ def inRange(src, lowerb, upperb, dst=None):  # noqa: N802 (OpenCV's name)
         if lo.dtype != image.dtype or hi.dtype != image.dtype:
             raise error("inRange", f"array bounds must have the image's dtype {_np.dtype(image.dtype)}")
     return image_op("CvInRange", [image, lo, hi])
+
+
+def Canny(image, threshold1, threshold2, edges=None, apertureSize=3, L2gradient=False):  # noqa: N802,N803
+    """OpenCV's Canny edge detector on a uint8 image (1 to 4 channels: the channel with the
+    largest gradient counts): an HxW uint8 map of 0 and 255, identical to OpenCV's for
+    apertures 3 and 5."""
+    if not isinstance(threshold1, (int, float, _np.integer, _np.floating)):
+        raise error("Canny", "the derivative-image form Canny(dx, dy, ...) is not supported; pass an image")
+    src = as_image(image, "Canny", "image", dtypes=(_np.dtype(_np.uint8),))
+    if not isinstance(apertureSize, (int, _np.integer)) or apertureSize not in (3, 5, 7):
+        raise error("Canny", f"apertureSize must be 3, 5 or 7, got {apertureSize}")
+    if apertureSize == 7:
+        # OpenCV's 7-tap derivatives overflow 16 bits on ordinary photos, and its edges then differ
+        # from a plain saturated computation in ways not yet reproduced.
+        raise error("Canny", "apertureSize 7 is not supported yet; use 3 or 5")
+    low, high = sorted((float(threshold1), float(threshold2)))
+    return image_op("CvCanny", [src], low=low, high=high, aperture=int(apertureSize), l2=int(bool(L2gradient)))
