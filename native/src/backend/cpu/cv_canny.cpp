@@ -37,6 +37,12 @@ constexpr uint8_t kWeak = 0, kNone = 1, kStrong = 2;
 // tan(22.5 degrees) in 15-bit fixed point, the suppression's direction test.
 constexpr int64_t kTan22 = 13573;
 
+struct CannyBuffers {
+  std::vector<int16_t> dx, dy;
+  std::vector<int32_t> mag;
+  std::vector<uint8_t> state;
+};
+
 }  // namespace
 
 void canny(const uint8_t* src, int64_t rows, int64_t cols, int channels, double low_threshold,
@@ -55,50 +61,82 @@ void canny(const uint8_t* src, int64_t rows, int64_t cols, int channels, double 
 
   // Per pixel: the derivatives of the channel with the largest magnitude, and that magnitude.
   // Magnitude rows carry one zero on each side, and rows of zeros above and below the image.
-  std::vector<int16_t> dx((size_t)(rows * cols)), dy((size_t)(rows * cols));
+  // The working images are kept between calls (per calling thread): fresh pages for them cost
+  // more than the whole detection (a 1080p image needs ~20 MB).
+  thread_local CannyBuffers buffers;
+  std::vector<int16_t>& dx = buffers.dx;
+  std::vector<int16_t>& dy = buffers.dy;
+  std::vector<int32_t>& mag = buffers.mag;
+  std::vector<uint8_t>& state = buffers.state;
   const int64_t mag_stride = cols + 2;
-  std::vector<int64_t> mag((size_t)((rows + 2) * mag_stride), 0);
+  dx.resize((size_t)(rows * cols));
+  dy.resize((size_t)(rows * cols));
+  mag.assign((size_t)((rows + 2) * mag_stride), 0);
+  state.assign((size_t)(rows * cols), kNone);
+  const int64_t pad = (int64_t)radius * channels;
   parallel_for(pool, rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, cols)), [&](int64_t r0, int64_t r1) {
-    std::vector<int> vs((size_t)row_len), vd((size_t)row_len);
-    std::vector<int16_t> gx((size_t)row_len), gy((size_t)row_len);
+    // Vertical sums with `radius` replicated pixels on each side, so that the horizontal pass
+    // is a plain sum of shifted rows.
+    std::vector<int32_t> vs((size_t)(row_len + 2 * pad)), vd((size_t)(row_len + 2 * pad));
+    std::vector<int32_t> sx((size_t)row_len), sy((size_t)row_len);
     for (int64_t i = r0; i < r1; ++i) {
+      int32_t* row_s = vs.data() + pad;
+      int32_t* row_d = vd.data() + pad;
       std::fill(vs.begin(), vs.end(), 0);
       std::fill(vd.begin(), vd.end(), 0);
       for (int k = 0; k < aperture; ++k) {
         const int64_t y = std::min(rows - 1, std::max<int64_t>(0, i + k - radius));
         const uint8_t* line = src + y * row_len;
-        const int s = smooth[k], d = deriv[k];
+        const int32_t s = smooth[k], d = deriv[k];
         for (int64_t e = 0; e < row_len; ++e) {
-          vs[e] += s * line[e];
-          vd[e] += d * line[e];
+          row_s[e] += s * line[e];
+          row_d[e] += d * line[e];
         }
       }
-      for (int64_t j = 0; j < cols; ++j) {
+      for (int64_t q = 1; q <= radius; ++q) {
         for (int c = 0; c < channels; ++c) {
-          int sx = 0, sy = 0;
-          for (int k = 0; k < aperture; ++k) {
-            const int64_t x = std::min(cols - 1, std::max<int64_t>(0, j + k - radius));
-            sx += deriv[k] * vs[x * channels + c];
-            sy += smooth[k] * vd[x * channels + c];
-          }
-          gx[j * channels + c] = saturate16(sx);
-          gy[j * channels + c] = saturate16(sy);
+          row_s[-q * channels + c] = row_s[c];
+          row_d[-q * channels + c] = row_d[c];
+          row_s[row_len - channels + q * channels + c] = row_s[row_len - channels + c];
+          row_d[row_len - channels + q * channels + c] = row_d[row_len - channels + c];
         }
       }
-      int64_t* m = mag.data() + (i + 1) * mag_stride + 1;
+      std::fill(sx.begin(), sx.end(), 0);
+      std::fill(sy.begin(), sy.end(), 0);
+      for (int k = 0; k < aperture; ++k) {
+        const int32_t s = smooth[k], d = deriv[k];
+        const int32_t* shifted_s = vs.data() + k * channels;
+        const int32_t* shifted_d = vd.data() + k * channels;
+        for (int64_t e = 0; e < row_len; ++e) {
+          sx[e] += d * shifted_s[e];
+          sy[e] += s * shifted_d[e];
+        }
+      }
+      int32_t* m = mag.data() + (i + 1) * mag_stride + 1;
+      int16_t* dxi = dx.data() + i * cols;
+      int16_t* dyi = dy.data() + i * cols;
+      if (channels == 1) {
+        for (int64_t j = 0; j < cols; ++j) {
+          const int32_t a = saturate16(sx[j]), b = saturate16(sy[j]);
+          dxi[j] = (int16_t)a;
+          dyi[j] = (int16_t)b;
+          m[j] = l2_gradient ? a * a + b * b : std::abs(a) + std::abs(b);
+        }
+        continue;
+      }
       for (int64_t j = 0; j < cols; ++j) {
-        int best = 0;
-        int64_t best_mag = -1;
+        int32_t best_a = 0, best_b = 0, best_mag = -1;
         for (int c = 0; c < channels; ++c) {
-          const int64_t a = gx[j * channels + c], b = gy[j * channels + c];
-          const int64_t value = l2_gradient ? a * a + b * b : std::abs(a) + std::abs(b);
+          const int32_t a = saturate16(sx[j * channels + c]), b = saturate16(sy[j * channels + c]);
+          const int32_t value = l2_gradient ? a * a + b * b : std::abs(a) + std::abs(b);
           if (value > best_mag) {
             best_mag = value;
-            best = c;
+            best_a = a;
+            best_b = b;
           }
         }
-        dx[i * cols + j] = gx[j * channels + best];
-        dy[i * cols + j] = gy[j * channels + best];
+        dxi[j] = (int16_t)best_a;
+        dyi[j] = (int16_t)best_b;
         m[j] = best_mag;
       }
     }
@@ -107,14 +145,13 @@ void canny(const uint8_t* src, int64_t rows, int64_t cols, int channels, double 
   // Non-maximum suppression: a pixel above the low threshold stays when it is a maximum across
   // the edge (the neighbour before it must be smaller, the one after not larger, except along
   // diagonals where both must be smaller).
-  std::vector<uint8_t> state((size_t)(rows * cols), kNone);
   parallel_for(pool, rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, cols)), [&](int64_t r0, int64_t r1) {
     for (int64_t i = r0; i < r1; ++i) {
-      const int64_t* prev = mag.data() + i * mag_stride + 1;
-      const int64_t* here = prev + mag_stride;
-      const int64_t* next = here + mag_stride;
+      const int32_t* prev = mag.data() + i * mag_stride + 1;
+      const int32_t* here = prev + mag_stride;
+      const int32_t* next = here + mag_stride;
       for (int64_t j = 0; j < cols; ++j) {
-        const int64_t m = here[j];
+        const int32_t m = here[j];
         if (m <= low) continue;
         const int a = dx[i * cols + j], b = dy[i * cols + j];
         const int64_t xs = std::abs(a), ys = std::abs(b);
