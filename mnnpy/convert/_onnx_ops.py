@@ -71,17 +71,21 @@ class Context:
         _core.evaluate_as_constants(targets + [v])
 
 
-def instantiate(graph, weights, input_types, input_values=None, blocked_layout=False):
+def instantiate(graph, weights, input_types, input_values=None, blocked_layout=False, input_vars=None):
     """(placeholders by input name, output Vars) for inputs of the given (shape, dtype).
     Inputs in `input_values` (name -> array) are built in as constants instead: those whose
-    values decide shapes. `blocked_layout`: convolution chains run in the blocked channel
-    layout (convert/_layout.py)."""
+    values decide shapes. Inputs in `input_vars` (name -> Var) are those Vars themselves, so
+    that the model continues the graph that computes them. `blocked_layout`: convolution chains
+    run in the blocked channel layout (convert/_layout.py)."""
     ctx = Context(graph)
     env = LayoutEnv(weights) if blocked_layout else dict(weights)
     placeholders = {}
     for info in graph.inputs:
         if input_values and info.name in input_values:
             env[info.name] = F.const(np.asarray(input_values[info.name]))
+            continue
+        if input_vars and info.name in input_vars:
+            env[info.name] = input_vars[info.name]
             continue
         shape, dtype = input_types[info.name]
         p = F.placeholder(tuple(shape), dtype=np.dtype(dtype))

@@ -203,6 +203,10 @@ class _ConvertedModule(Module):
             inputs = tuple(given[n] for n in self.input_names)
         if len(inputs) != len(self.input_names):
             raise ValueError(f"the module takes {len(self.input_names)} inputs {self.input_names}, got {len(inputs)}")
+        if any(isinstance(x, Var) and not x.is_evaluated and not x.is_placeholder for x in inputs):
+            outputs = self._forward_in_graph(inputs)
+            if outputs is not None:
+                return outputs
         arrays = []
         for name, x in zip(self.input_names, inputs):
             a = x.read() if isinstance(x, Var) else np.asarray(x)
@@ -231,6 +235,43 @@ class _ConvertedModule(Module):
         for name, r in zip(self.output_names, results):
             r.name = name
         return results[0] if len(results) == 1 else results
+
+
+    def _forward_in_graph(self, inputs):
+        """The outputs as lazy Vars that continue the graph of the inputs not yet computed (an
+        image decoded, resized and normalized by mnnpy.cv and mnnpy.numpy, say), so that
+        preprocessing and model plan and run as one graph; None when the model needs input
+        values to build (then the inputs are computed and fed as usual)."""
+        from ..convert._onnx_ops import NeedsInputValue, instantiate
+        if self._value_inputs:
+            return None
+        given, types = {}, {}
+        for name, x in zip(self.input_names, inputs):
+            v = x if isinstance(x, Var) else F.const(np.asarray(x))
+            want = self._declared[name]
+            if np.dtype(v.dtype) != np.dtype(want.dtype):
+                if np.dtype(v.dtype).kind != np.dtype(want.dtype).kind:
+                    raise TypeError(f"input '{name}' must be {want.dtype}, got {np.dtype(v.dtype)}")
+                v = F.cast(v, np.dtype(want.dtype))
+            shape = tuple(v.shape)
+            if len(want.shape) and len(shape) != len(want.shape):
+                raise ValueError(f"input '{name}' must have {len(want.shape)} dimensions {tuple(want.shape)}, "
+                                 f"got shape {shape}")
+            for i, (d, w) in enumerate(zip(shape, want.shape)):
+                if isinstance(w, int) and w > 0 and d != w:
+                    raise ValueError(f"input '{name}' dimension {i} must be {w} (model shape {tuple(want.shape)}), "
+                                     f"got shape {shape}")
+            given[name], types[name] = v, (shape, np.dtype(want.dtype))
+        try:
+            _, outputs = instantiate(self._run_graph, self._weights, types, None, self.blocked_layout, given)
+        except NeedsInputValue:
+            return None
+        if self.thread_num:
+            from .. import set_num_threads
+            set_num_threads(self.thread_num)
+        for name, r in zip(self.output_names, outputs):
+            r.name = name
+        return outputs[0] if len(outputs) == 1 else outputs
 
 
 class _Instance:
