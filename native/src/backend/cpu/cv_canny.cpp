@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "mnnpy/thread_pool.h"
@@ -64,15 +65,16 @@ void canny(const uint8_t* src, int64_t rows, int64_t cols, int channels, double 
   // The working images are kept between calls (per calling thread): fresh pages for them cost
   // more than the whole detection (a 1080p image needs ~20 MB).
   thread_local CannyBuffers buffers;
-  std::vector<int16_t>& dx = buffers.dx;
-  std::vector<int16_t>& dy = buffers.dy;
-  std::vector<int32_t>& mag = buffers.mag;
-  std::vector<uint8_t>& state = buffers.state;
   const int64_t mag_stride = cols + 2;
-  dx.resize((size_t)(rows * cols));
-  dy.resize((size_t)(rows * cols));
-  mag.assign((size_t)((rows + 2) * mag_stride), 0);
-  state.assign((size_t)(rows * cols), kNone);
+  buffers.dx.resize((size_t)(rows * cols));
+  buffers.dy.resize((size_t)(rows * cols));
+  buffers.mag.assign((size_t)((rows + 2) * mag_stride), 0);
+  buffers.state.assign((size_t)(rows * cols), kNone);
+  // Plain pointers: loops through the thread-local vectors would look the buffers up each time.
+  int16_t* const dx = buffers.dx.data();
+  int16_t* const dy = buffers.dy.data();
+  int32_t* const mag = buffers.mag.data();
+  uint8_t* const state = buffers.state.data();
   const int64_t pad = (int64_t)radius * channels;
   parallel_for(pool, rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, cols)), [&](int64_t r0, int64_t r1) {
     // Vertical sums with `radius` replicated pixels on each side, so that the horizontal pass
@@ -112,9 +114,9 @@ void canny(const uint8_t* src, int64_t rows, int64_t cols, int channels, double 
           sy[e] += s * shifted_d[e];
         }
       }
-      int32_t* m = mag.data() + (i + 1) * mag_stride + 1;
-      int16_t* dxi = dx.data() + i * cols;
-      int16_t* dyi = dy.data() + i * cols;
+      int32_t* m = mag + (i + 1) * mag_stride + 1;
+      int16_t* dxi = dx + i * cols;
+      int16_t* dyi = dy + i * cols;
       if (channels == 1) {
         for (int64_t j = 0; j < cols; ++j) {
           const int32_t a = saturate16(sx[j]), b = saturate16(sy[j]);
@@ -146,14 +148,20 @@ void canny(const uint8_t* src, int64_t rows, int64_t cols, int channels, double 
   // the edge (the neighbour before it must be smaller, the one after not larger, except along
   // diagonals where both must be smaller).
   parallel_for(pool, rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, cols)), [&](int64_t r0, int64_t r1) {
+    // Locals, so that the compiler keeps them in registers (captured references may alias).
+    const int64_t lo = low, hi = high, width = cols, stride = mag_stride;
+    const int32_t* const magnitudes = mag;
+    const int16_t* const gx = dx;
+    const int16_t* const gy = dy;
+    uint8_t* const marks = state;
     for (int64_t i = r0; i < r1; ++i) {
-      const int32_t* prev = mag.data() + i * mag_stride + 1;
-      const int32_t* here = prev + mag_stride;
-      const int32_t* next = here + mag_stride;
-      for (int64_t j = 0; j < cols; ++j) {
+      const int32_t* prev = magnitudes + i * stride + 1;
+      const int32_t* here = prev + stride;
+      const int32_t* next = here + stride;
+      for (int64_t j = 0; j < width; ++j) {
         const int32_t m = here[j];
-        if (m <= low) continue;
-        const int a = dx[i * cols + j], b = dy[i * cols + j];
+        if (m <= lo) continue;
+        const int a = gx[i * width + j], b = gy[i * width + j];
         const int64_t xs = std::abs(a), ys = std::abs(b);
         const int64_t tg22x = xs * kTan22, y = ys << 15;
         bool keep;
@@ -168,15 +176,18 @@ void canny(const uint8_t* src, int64_t rows, int64_t cols, int channels, double 
             keep = m > prev[j - s] && m > next[j + s];
           }
         }
-        if (keep) state[i * cols + j] = m > high ? kStrong : kWeak;
+        if (keep) marks[i * width + j] = m > hi ? kStrong : kWeak;
       }
     }
   });
 
   // Hysteresis: weak candidates 8-connected to a strong one become edges.
   std::vector<int64_t> stack;
-  for (int64_t p = 0; p < rows * cols; ++p)
-    if (state[p] == kStrong) stack.push_back(p);
+  const int64_t pixels = rows * cols;
+  for (const uint8_t* at = state; (at = (const uint8_t*)std::memchr(at, kStrong, (size_t)(state + pixels - at)));
+       ++at) {
+    stack.push_back(at - state);
+  }
   while (!stack.empty()) {
     const int64_t p = stack.back();
     stack.pop_back();
