@@ -25,6 +25,7 @@ def cases():
     bgr = full_hd_photo()
     gray = cv2.cvtColor(bgr, cv2.COLOR_BGR2GRAY)
     hsv = cv2.cvtColor(bgr, cv2.COLOR_BGR2HSV)
+    edges = cv2.Canny(gray, 50, 150)
     return [
         ("threshold BINARY, BGR", lambda: np.asarray(mcv.threshold(bgr, 127, 255, cv2.THRESH_BINARY)[1]),
          lambda: cv2.threshold(bgr, 127, 255, cv2.THRESH_BINARY)[1]),
@@ -33,6 +34,8 @@ def cases():
         ("threshold OTSU, gray", lambda: np.asarray(mcv.threshold(gray, 0, 255, cv2.THRESH_OTSU)[1]),
          lambda: cv2.threshold(gray, 0, 255, cv2.THRESH_OTSU)[1]),
         ("Canny 100/200, gray", lambda: np.asarray(mcv.Canny(gray, 100, 200)), lambda: cv2.Canny(gray, 100, 200)),
+        ("connectedComponentsWithStats", lambda: np.asarray(mcv.connectedComponentsWithStats(edges)[1]),
+         lambda: cv2.connectedComponentsWithStats(edges)[1]),
         ("inRange HSV", lambda: np.asarray(mcv.inRange(hsv, (10, 50, 50), (40, 255, 255))),
          lambda: cv2.inRange(hsv, (10, 50, 50), (40, 255, 255))),
     ]

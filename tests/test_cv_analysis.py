@@ -1,6 +1,7 @@
 """mnnpy.cv analysis functions against OpenCV.
 
-Exact (bit-identical to cv2): Canny (apertures 3 and 5, L1 and L2 gradients, 1 and 3 channels),
+Exact (bit-identical to cv2): connectedComponents(WithStats) (labels in OpenCV's order for 4- and
+8-connectivity, stats, centroids), Canny (apertures 3 and 5, L1 and L2 gradients, 1 and 3 channels),
 threshold (every type, with THRESH_OTSU and THRESH_TRIANGLE and
 their returned thresholds) for uint8, int16, float32 and float64 images; inRange. uint16 images
 are refused with mnnpy.cv.error (the core has no uint16 type yet).
@@ -150,3 +151,41 @@ def test_canny_on_random_images_and_errors():
         mcv.Canny(np.zeros((8, 8), np.uint8), 1, 2, apertureSize=4)
     with pytest.raises(mcv.error):
         mcv.Canny(np.zeros((8, 8), np.float32), 1, 2)
+
+
+@pytest.mark.parametrize("connectivity", [4, 8])
+def test_connected_components_random(connectivity):
+    rng = np.random.default_rng(connectivity)
+    for _ in range(40):
+        h, w = int(rng.integers(1, 70)), int(rng.integers(1, 70))
+        image = (rng.random((h, w)) > rng.uniform(0.2, 0.9)).astype(np.uint8) * int(rng.integers(1, 256))
+        count, labels, stats, centroids = mcv.connectedComponentsWithStats(image, connectivity=connectivity)
+        expected = cv2.connectedComponentsWithStats(image, connectivity=connectivity)
+        assert count == expected[0]
+        for ours, theirs in zip((labels, stats), expected[1:3]):
+            same = np.asarray(ours)
+            assert same.dtype == theirs.dtype
+            np.testing.assert_array_equal(same, theirs)
+        np.testing.assert_allclose(np.asarray(centroids), expected[3], rtol=1e-12, equal_nan=True)
+        plain = mcv.connectedComponents(image, connectivity=connectivity)
+        assert plain[0] == expected[0]
+        np.testing.assert_array_equal(np.asarray(plain[1]), expected[1])
+
+
+def test_connected_components_photo_edges_and_errors():
+    edges = cv2.Canny(photos()["coffee"], 50, 150)
+    count, labels, stats, centroids = mcv.connectedComponentsWithStats(edges)
+    expected = cv2.connectedComponentsWithStats(edges)
+    assert count == expected[0] > 100
+    np.testing.assert_array_equal(np.asarray(labels), expected[1])
+    np.testing.assert_array_equal(np.asarray(stats), expected[2])
+    for image in (np.ones((4, 5), np.uint8), np.zeros((3, 3), np.uint8)):
+        ours, theirs = mcv.connectedComponentsWithStats(image), cv2.connectedComponentsWithStats(image)
+        assert ours[0] == theirs[0]
+        np.testing.assert_array_equal(np.asarray(ours[2]), theirs[2])
+    with pytest.raises(mcv.error):
+        mcv.connectedComponents(np.zeros((4, 4), np.uint8), connectivity=6)
+    with pytest.raises(mcv.error):
+        mcv.connectedComponents(np.zeros((4, 4, 3), np.uint8))
+    with pytest.raises(mcv.error):
+        mcv.connectedComponents(np.zeros((4, 4), np.float32))

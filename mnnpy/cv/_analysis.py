@@ -1,4 +1,5 @@
-"""Image analysis: threshold (with Otsu's and the triangle method), inRange, Canny.
+"""Image analysis: threshold (with Otsu's and the triangle method), inRange, Canny, connected
+components.
 
 Both are one pass over the image in a SIMD kernel (ops CvThreshold, CvInRange); Otsu's and
 the triangle method first count the histogram, since OpenCV returns the chosen threshold as a
@@ -11,12 +12,14 @@ import numpy as _np
 from .. import _core
 from ._common import as_image, channels, error, image_op
 
-__all__ = ["threshold", "inRange", "Canny",
+__all__ = ["threshold", "inRange", "Canny", "connectedComponents", "connectedComponentsWithStats",
+           "CC_STAT_LEFT", "CC_STAT_TOP", "CC_STAT_WIDTH", "CC_STAT_HEIGHT", "CC_STAT_AREA",
            "THRESH_BINARY", "THRESH_BINARY_INV", "THRESH_TRUNC", "THRESH_TOZERO", "THRESH_TOZERO_INV",
            "THRESH_MASK", "THRESH_OTSU", "THRESH_TRIANGLE"]
 
 THRESH_BINARY, THRESH_BINARY_INV, THRESH_TRUNC, THRESH_TOZERO, THRESH_TOZERO_INV = 0, 1, 2, 3, 4
 THRESH_MASK, THRESH_OTSU, THRESH_TRIANGLE = 7, 8, 16
+CC_STAT_LEFT, CC_STAT_TOP, CC_STAT_WIDTH, CC_STAT_HEIGHT, CC_STAT_AREA = 0, 1, 2, 3, 4
 
 _THRESHOLD_DTYPES = tuple(_np.dtype(d) for d in ("uint8", "int16", "float32", "float64"))
 
@@ -152,3 +155,32 @@ def Canny(image, threshold1, threshold2, edges=None, apertureSize=3, L2gradient=
         raise error("Canny", "apertureSize 7 is not supported yet; use 3 or 5")
     low, high = sorted((float(threshold1), float(threshold2)))
     return image_op("CvCanny", [src], low=low, high=high, aperture=int(apertureSize), l2=int(bool(L2gradient)))
+
+
+def _labels(image, connectivity, ltype, func):
+    from ._common import CV_32S
+    src = as_image(image, func, "image", dtypes=(_np.dtype(_np.uint8), _np.dtype(_np.int8)))
+    if channels(src) != 1:
+        raise error(func, f"the image must have one channel, got {channels(src)}")
+    if connectivity not in (4, 8):
+        raise error(func, f"connectivity must be 4 or 8, got {connectivity}")
+    if ltype != CV_32S:
+        raise error(func, "only ltype=CV_32S labels are supported (the core has no uint16)")
+    labels, count = image_op("CvLabelComponents", [src], connectivity=int(connectivity))
+    return labels, int(_np.asarray(count)[0])
+
+
+def connectedComponents(image, labels=None, connectivity=8, ltype=4):  # noqa: N802 (OpenCV's name)
+    """``(count, labels)``: int32 labels of the 4- or 8-connected nonzero regions, numbered as
+    OpenCV numbers them; count includes the background label 0."""
+    labels, count = _labels(image, connectivity, ltype, "connectedComponents")
+    return count, labels
+
+
+def connectedComponentsWithStats(image, labels=None, stats=None, centroids=None, connectivity=8,  # noqa: N802
+                                 ltype=4, ccltype=-1):
+    """``(count, labels, stats, centroids)``: as connectedComponents, with each label's bounding
+    box and area (int32 rows of CC_STAT_LEFT ... CC_STAT_AREA) and centroid (float64 x, y)."""
+    labels, count = _labels(image, connectivity, ltype, "connectedComponentsWithStats")
+    stats, centroids = image_op("CvComponentStats", [labels], count=count)
+    return count, labels, stats, centroids
