@@ -12,13 +12,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 import mnnpy  # noqa: E402
 import mnnpy.cv as mcv  # noqa: E402
 
-from common import Table, compare  # noqa: E402
-
-
-def full_hd_photo():
-    import skimage.data
-    bgr = np.ascontiguousarray(skimage.data.coffee()[..., ::-1])
-    return cv2.resize(bgr, (1920, 1080), interpolation=cv2.INTER_LINEAR)
+from common import Table, compare, full_hd_photo  # noqa: E402
 
 
 def cases():

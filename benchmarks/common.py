@@ -95,3 +95,13 @@ class Table:
     def header(self):
         print(f"\n== {self.title} ({machine_summary()})")
         print("   ratio = mnnpy time / reference time (below 1: mnnpy is faster)")
+
+
+def full_hd_photo():
+    """A 1920x1080 BGR uint8 photograph: scikit-image's coffee, resized by OpenCV (for the cv
+    benchmarks)."""
+    import cv2
+    import numpy as np
+    import skimage.data
+    bgr = np.ascontiguousarray(skimage.data.coffee()[..., ::-1])
+    return cv2.resize(bgr, (1920, 1080), interpolation=cv2.INTER_LINEAR)

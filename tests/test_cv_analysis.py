@@ -1,6 +1,6 @@
 """mnnpy.cv analysis functions against OpenCV.
 
-Exact (bit-identical to cv2): connectedComponents(WithStats) (labels in OpenCV's order for 4- and
+Exact (bit-identical to cv2): adaptiveThreshold (both methods and types), connectedComponents(WithStats) (labels in OpenCV's order for 4- and
 8-connectivity, stats, centroids), Canny (apertures 3 and 5, L1 and L2 gradients, 1 and 3 channels),
 threshold (every type, with THRESH_OTSU and THRESH_TRIANGLE and
 their returned thresholds) for uint8, int16, float32 and float64 images; inRange. uint16 images
@@ -189,3 +189,27 @@ def test_connected_components_photo_edges_and_errors():
         mcv.connectedComponents(np.zeros((4, 4, 3), np.uint8))
     with pytest.raises(mcv.error):
         mcv.connectedComponents(np.zeros((4, 4), np.float32))
+
+
+@pytest.mark.parametrize("method", [cv2.ADAPTIVE_THRESH_MEAN_C, cv2.ADAPTIVE_THRESH_GAUSSIAN_C])
+@pytest.mark.parametrize("kind", [cv2.THRESH_BINARY, cv2.THRESH_BINARY_INV])
+def test_adaptive_threshold(method, kind):
+    images = [image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) for image in photos().values()]
+    images.append(np.random.default_rng(8).integers(0, 256, (31, 45), dtype=np.uint8))
+    for gray in images:
+        for block, c in ((3, 2), (11, 5.5), (25, -3.2), (7, 0)):
+            np.testing.assert_array_equal(np.asarray(mcv.adaptiveThreshold(gray, 200.4, method, kind, block, c)),
+                                          cv2.adaptiveThreshold(gray, 200.4, method, kind, block, c))
+
+
+def test_adaptive_threshold_errors():
+    gray = np.zeros((9, 9), np.uint8)
+    for bad in (4, 1, 0):
+        with pytest.raises(mcv.error):
+            mcv.adaptiveThreshold(gray, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY, bad, 0)
+    with pytest.raises(mcv.error):
+        mcv.adaptiveThreshold(gray, 255, 5, cv2.THRESH_BINARY, 3, 0)
+    with pytest.raises(mcv.error):
+        mcv.adaptiveThreshold(gray, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_TRUNC, 3, 0)
+    with pytest.raises(mcv.error):
+        mcv.adaptiveThreshold(np.zeros((9, 9, 3), np.uint8), 255, 0, 0, 3, 0)

@@ -12,13 +12,15 @@ import numpy as _np
 from .. import _core
 from ._common import as_image, channels, error, image_op
 
-__all__ = ["threshold", "inRange", "Canny", "connectedComponents", "connectedComponentsWithStats",
+__all__ = ["threshold", "adaptiveThreshold", "inRange", "Canny", "connectedComponents", "connectedComponentsWithStats",
+           "ADAPTIVE_THRESH_MEAN_C", "ADAPTIVE_THRESH_GAUSSIAN_C",
            "CC_STAT_LEFT", "CC_STAT_TOP", "CC_STAT_WIDTH", "CC_STAT_HEIGHT", "CC_STAT_AREA",
            "THRESH_BINARY", "THRESH_BINARY_INV", "THRESH_TRUNC", "THRESH_TOZERO", "THRESH_TOZERO_INV",
            "THRESH_MASK", "THRESH_OTSU", "THRESH_TRIANGLE"]
 
 THRESH_BINARY, THRESH_BINARY_INV, THRESH_TRUNC, THRESH_TOZERO, THRESH_TOZERO_INV = 0, 1, 2, 3, 4
 THRESH_MASK, THRESH_OTSU, THRESH_TRIANGLE = 7, 8, 16
+ADAPTIVE_THRESH_MEAN_C, ADAPTIVE_THRESH_GAUSSIAN_C = 0, 1
 CC_STAT_LEFT, CC_STAT_TOP, CC_STAT_WIDTH, CC_STAT_HEIGHT, CC_STAT_AREA = 0, 1, 2, 3, 4
 
 _THRESHOLD_DTYPES = tuple(_np.dtype(d) for d in ("uint8", "int16", "float32", "float64"))
@@ -184,3 +186,40 @@ def connectedComponentsWithStats(image, labels=None, stats=None, centroids=None,
     labels, count = _labels(image, connectivity, ltype, "connectedComponentsWithStats")
     stats, centroids = image_op("CvComponentStats", [labels], count=count)
     return count, labels, stats, centroids
+
+
+def adaptiveThreshold(src, maxValue, adaptiveMethod, thresholdType, blockSize, C, dst=None):  # noqa: N802,N803
+    """OpenCV's adaptiveThreshold of a one-channel uint8 image: each pixel against the mean
+    (ADAPTIVE_THRESH_MEAN_C) or Gaussian-weighted mean (ADAPTIVE_THRESH_GAUSSIAN_C) of its
+    blockSize x blockSize neighbourhood (borders replicated) minus C, the mean rounded to uint8
+    as OpenCV rounds it."""
+    from .. import numpy as _mnp
+    from . import _filters
+    from ._common import BORDER_ISOLATED, BORDER_REPLICATE
+    image = as_image(src, "adaptiveThreshold", dtypes=(_np.dtype(_np.uint8),))
+    if channels(image) != 1:
+        raise error("adaptiveThreshold", f"the image must be one-channel uint8, got {channels(image)} channels")
+    if not isinstance(blockSize, (int, _np.integer)) or blockSize % 2 != 1 or blockSize <= 1:
+        raise error("adaptiveThreshold", f"blockSize must be odd and greater than 1, got {blockSize}")
+    if adaptiveMethod not in (ADAPTIVE_THRESH_MEAN_C, ADAPTIVE_THRESH_GAUSSIAN_C):
+        raise error("adaptiveThreshold", f"unknown adaptiveMethod {adaptiveMethod}")
+    if thresholdType not in (THRESH_BINARY, THRESH_BINARY_INV):
+        raise error("adaptiveThreshold", f"thresholdType must be THRESH_BINARY or THRESH_BINARY_INV, got "
+                                         f"{thresholdType}")
+    if maxValue < 0:
+        return image_op("CvThreshold", [image], kind=THRESH_BINARY, level=255.0, maxval=0.0)
+    border = BORDER_REPLICATE | BORDER_ISOLATED
+    size = (int(blockSize), int(blockSize))
+    if adaptiveMethod == ADAPTIVE_THRESH_MEAN_C:
+        mean = _filters.boxFilter(image, -1, size, normalize=True, borderType=border)
+    else:
+        # OpenCV blurs in float32 here and rounds, not through its 8-bit fixed-point Gaussian.
+        blurred = _filters.GaussianBlur(image.astype(_np.float32), size, 0, sigmaY=0, borderType=border)
+        mean = _mnp.clip(_mnp.rint(blurred), 0, 255).astype(_np.uint8)
+    top = _np.uint8(min(max(int(_np.rint(maxValue)), 0), 255))
+    difference = image.astype(_np.int16) - mean.astype(_np.int16)
+    if thresholdType == THRESH_BINARY:
+        selected = difference > _np.int16(-_math.ceil(C))
+    else:
+        selected = difference <= _np.int16(-_math.floor(C))
+    return _mnp.where(selected, top, _np.uint8(0))

@@ -1,0 +1,57 @@
+"""mnnpy.cv colour conversions against OpenCV on a 1920x1080 photograph (scikit-image's coffee,
+resized by OpenCV), at 1 and 2 threads, each timed to a NumPy result.
+Run: python benchmarks/bench_cv_color.py [--only TEXT]"""
+import argparse
+import os
+import sys
+
+import cv2
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+import mnnpy  # noqa: E402
+import mnnpy.cv as mcv  # noqa: E402
+
+from common import Table, compare, full_hd_photo  # noqa: E402
+
+
+def nv21_of(bgr):
+    """An NV21 buffer (1620x1920: the Y plane, then V and U interleaved) of a BGR image."""
+    h, w = bgr.shape[:2]
+    i420 = cv2.cvtColor(bgr, cv2.COLOR_BGR2YUV_I420)
+    u = i420[h:h + h // 4].reshape(-1)
+    v = i420[h + h // 4:].reshape(-1)
+    vu = np.empty(u.size * 2, np.uint8)
+    vu[0::2], vu[1::2] = v, u
+    return np.concatenate([i420[:h].reshape(-1), vu]).reshape(h * 3 // 2, w)
+
+
+def cases():
+    bgr = full_hd_photo()
+    nv21 = nv21_of(bgr)
+    items = [("BGR2GRAY", bgr, cv2.COLOR_BGR2GRAY, 0), ("BGR2RGB", bgr, cv2.COLOR_BGR2RGB, 0),
+             ("BGR2HSV", bgr, cv2.COLOR_BGR2HSV, 0), ("YUV2BGR_NV21", nv21, cv2.COLOR_YUV2BGR_NV21, 0),
+             ("BGR2YCrCb", bgr, cv2.COLOR_BGR2YCrCb, 0), ("BGR2Lab", bgr, cv2.COLOR_BGR2Lab, 3)]
+    return [(f"cvtColor {name}", lambda s=src, c=code: np.asarray(mcv.cvtColor(s, c)),
+             lambda s=src, c=code: cv2.cvtColor(s, c), lsb) for name, src, code, lsb in items]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--only", default="", help="run only cases whose name contains this")
+    args = parser.parse_args()
+    table = Table("mnnpy.cv colour conversions vs OpenCV, 1920x1080 uint8", "cv2")
+    table.header()
+    work = [c for c in cases() if args.only in c[0]]
+    for threads in (1, 2):
+        mnnpy.set_num_threads(threads)
+        cv2.setNumThreads(threads)
+        for name, ours, reference, lsb in work:
+            difference = np.abs(ours().astype(np.int16) - reference().astype(np.int16)).max()
+            assert difference <= lsb, f"{name}: {difference} LSB from OpenCV"
+            t_ours, t_ref = compare(ours, reference, repeats=15, min_time=0.5)
+            table.add(name, threads, t_ours, t_ref)
+
+
+if __name__ == "__main__":
+    main()

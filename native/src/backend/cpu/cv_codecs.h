@@ -1,0 +1,57 @@
+// Image file codecs of mnnpy.cv (imread / imdecode / imwrite / imencode): JPEG (libjpeg-turbo),
+// PNG (libpng), WebP (libwebp), TIFF (libtiff) and BMP (own reader and writer).
+// Decoded images are interleaved HxW or HxWxC, channels in BGR(A) order (RGB with
+// kFlagColorRgb), 8-bit or 16-bit (native endianness) samples.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mnnpy {
+namespace cpu {
+namespace cv_codecs {
+
+enum class Format : int { Unknown = 0, Jpeg = 1, Png = 2, Bmp = 3, Webp = 4, Tiff = 5 };
+
+// OpenCV's IMREAD_* bits that decoding looks at.
+constexpr int kFlagUnchanged = -1;
+constexpr int kFlagColor = 1;
+constexpr int kFlagAnyDepth = 2;
+constexpr int kFlagAnyColor = 4;
+constexpr int kFlagColorRgb = 256;
+
+// What decoding `flags` gives for one encoded image: its size, channels (1, 3 or 4) and
+// sample size (1 or 2 bytes).
+struct DecodedLayout {
+  Format format = Format::Unknown;
+  int64_t height = 0, width = 0;
+  int channels = 0;
+  int sample_bytes = 1;
+};
+
+Format detect_format(const uint8_t* data, size_t size);
+// Reads the header only; false when the data is no image this module can decode.
+bool probe_image(const uint8_t* data, size_t size, int flags, DecodedLayout* layout);
+// Decodes into `out` (height * width * channels samples, as probe_image described); false on
+// corrupt data.
+bool decode_image(const uint8_t* data, size_t size, int flags, const DecodedLayout& layout, void* out);
+
+// An interleaved image to encode: BGR(A) channel order, rows `row_stride` bytes apart.
+struct ImageView {
+  const uint8_t* data = nullptr;
+  int64_t height = 0, width = 0;
+  int channels = 1;
+  int sample_bytes = 1;
+  int64_t row_stride = 0;
+};
+
+// The writer for a file extension ("jpg", "png"... lower case, no dot), or Unknown.
+Format writer_for_extension(const std::string& extension);
+// Encodes `image` with OpenCV's IMWRITE_* (id, value) pairs; throws ValueError for images the
+// format cannot hold and for failures of the codec library.
+std::vector<uint8_t> encode_image(Format format, const ImageView& image, const std::vector<int>& params);
+
+}  // namespace cv_codecs
+}  // namespace cpu
+}  // namespace mnnpy

@@ -1,0 +1,215 @@
+// Colour conversions (OpenCV's cvtColor and cvtColorTwoPlane) and channel split/merge.
+// CvColor attributes: kind (cpu::cv_color::Kind), scn and dcn (channels in and out), blue
+// (index of blue: 0 for BGR, 2 for RGB), order (Reorder's source channel per output channel,
+// -1 for alpha), yuv, hue_range, srgb, green_bits, u_first, interleaved_chroma, luma_index,
+// u_index. A second input is the interleaved chroma plane of a two-plane 4:2:0 image.
+// The front-end (mnnpy/cv/_color.py) maps OpenCV's codes to these and checks the arguments.
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "backend/cpu/cv_color.h"
+#include "mnnpy/op_registry.h"
+#include "mnnpy/thread_pool.h"
+
+namespace mnnpy {
+
+namespace {
+
+using cpu::cv_color::ColorJob;
+using cpu::cv_color::Kind;
+
+Kind kind_of(const Attrs& attrs) {
+  const int64_t k = attrs.get_int("kind");
+  if (k < 0 || k > (int64_t)Kind::UnpremultiplyAlpha) throw ValueError("CvColor: unknown kind " + std::to_string(k));
+  return (Kind)k;
+}
+
+bool bytes_only(Kind k) {
+  return k == Kind::To16Bit || k == Kind::From16Bit || k == Kind::GrayTo16Bit || k == Kind::From16BitToGray ||
+         k == Kind::Yuv420ToRgb || k == Kind::Yuv420ToGray || k == Kind::RgbToYuv420 || k == Kind::Yuv422ToRgb ||
+         k == Kind::Yuv422ToGray || k == Kind::RgbToYuv422 || k == Kind::PremultiplyAlpha ||
+         k == Kind::UnpremultiplyAlpha;
+}
+
+// Channels of an HxW (1) or HxWxC image type.
+int64_t channels_of(const TensorType& t) { return t.shape.size() == 2 ? 1 : t.shape[2]; }
+
+Shape image_shape(int64_t h, int64_t w, int64_t c) { return c == 1 ? Shape{h, w} : Shape{h, w, c}; }
+
+std::vector<TensorType> infer_color(const std::vector<TensorType>& in, Attrs& attrs) {
+  const TensorType& x = in[0];
+  const Kind kind = kind_of(attrs);
+  if (x.dtype != DType::UInt8 && x.dtype != DType::Float32)
+    throw TypeError(std::string("CvColor: images must be uint8 or float32, got ") + dtype_name(x.dtype));
+  if (x.dtype != DType::UInt8 && bytes_only(kind)) throw TypeError("CvColor: this conversion needs a uint8 image");
+  if (x.shape.size() != 2 && x.shape.size() != 3) throw ValueError("CvColor: expected an HxW or HxWxC image, got " + shape_str(x.shape));
+  const int64_t scn = attrs.get_int("scn"), dcn = attrs.get_int("dcn");
+  if (dcn < 1 || dcn > 4) throw ValueError("CvColor: dcn must be 1 to 4");
+  const int64_t h = x.shape[0], w = x.shape[1], c = channels_of(x);
+  if (h <= 0 || w <= 0) throw ValueError("CvColor: empty image " + shape_str(x.shape));
+  if (c != scn) throw ValueError("CvColor: expected " + std::to_string(scn) + " channels, got " + std::to_string(c));
+  const int64_t blue = attrs.get_int("blue", 0);
+  if (blue != 0 && blue != 2) throw ValueError("CvColor: blue must be 0 or 2");
+  if (kind == Kind::Reorder) {
+    const auto& order = attrs.get_ints("order");
+    if ((int64_t)order.size() != dcn) throw ValueError("CvColor: order needs dcn entries");
+    for (int64_t o : order)
+      if (o < -1 || o >= scn) throw ValueError("CvColor: order entry out of range");
+    if (!((scn == 1 || scn == 3 || scn == 4) && (dcn == 3 || dcn == 4)))
+      throw ValueError("CvColor: unsupported channel reorder");
+  }
+  if (in.size() == 2 && kind != Kind::Yuv420ToRgb && kind != Kind::Yuv420ToGray)
+    throw ValueError("CvColor: a second plane is only read by 4:2:0 conversions");
+  switch (kind) {
+    case Kind::Yuv420ToRgb:
+    case Kind::Yuv420ToGray: {
+      int64_t rows = h;
+      if (in.size() == 1) {
+        if (h % 3 != 0 || w % 2 != 0)
+          throw ValueError("CvColor: a 4:2:0 image needs a height divisible by 3 and an even width, got " + shape_str(x.shape));
+        rows = h / 3 * 2;
+      } else {
+        const TensorType& uv = in[1];
+        if (h % 2 != 0 || w % 2 != 0) throw ValueError("CvColor: the luma plane needs an even size");
+        if (uv.dtype != DType::UInt8 || uv.numel() != h * w / 2 || uv.shape.empty() || uv.shape[0] != h / 2)
+          throw ValueError("CvColor: the chroma plane must be uint8 of (H/2, W/2, 2) pixels, got " + shape_str(uv.shape));
+      }
+      return {TensorType{DType::UInt8, kind == Kind::Yuv420ToGray ? Shape{rows, w} : image_shape(rows, w, dcn)}};
+    }
+    case Kind::RgbToYuv420:
+      if (h % 2 != 0 || w % 2 != 0) throw ValueError("CvColor: 4:2:0 output needs an even width and height, got " + shape_str(x.shape));
+      return {TensorType{DType::UInt8, Shape{h / 2 * 3, w}}};
+    case Kind::Yuv422ToRgb:
+    case Kind::Yuv422ToGray:
+    case Kind::RgbToYuv422:
+      if (w % 2 != 0) throw ValueError("CvColor: 4:2:2 images need an even width, got " + shape_str(x.shape));
+      return {TensorType{DType::UInt8, image_shape(h, w, kind == Kind::RgbToYuv422 ? 2 : dcn)}};
+    default:
+      return {TensorType{x.dtype, image_shape(h, w, dcn)}};
+  }
+}
+
+class ColorKernel : public Kernel {
+ public:
+  explicit ColorKernel(const KernelContext& ctx) {
+    const Attrs& a = ctx.attrs;
+    const TensorType& x = ctx.input_types[0];
+    const TensorType& y = ctx.output_types[0];
+    job_.kind = kind_of(a);
+    job_.src_channels = (int)a.get_int("scn");
+    job_.dst_channels = (int)a.get_int("dcn");
+    job_.blue = (int)a.get_int("blue", 0);
+    if (a.has("order")) {
+      const auto& order = a.get_ints("order");
+      for (size_t i = 0; i < order.size() && i < 4; ++i) job_.order[i] = (int)order[i];
+    }
+    job_.yuv = a.get_int("yuv", 0) != 0;
+    job_.hue_range = (int)a.get_int("hue_range", 180);
+    job_.srgb = a.get_int("srgb", 1) != 0;
+    job_.green_bits = (int)a.get_int("green_bits", 6);
+    job_.u_first = (int)a.get_int("u_first", 1);
+    job_.interleaved_chroma = a.get_int("interleaved_chroma", 0) != 0 || ctx.input_types.size() == 2;
+    job_.luma_index = (int)a.get_int("luma_index", 0);
+    job_.u_index = (int)a.get_int("u_index", 1);
+    job_.is_float = x.dtype == DType::Float32;
+    // The RGB side's size: the output's for conversions to RGB or gray, the input's otherwise.
+    const bool from_rgb = job_.kind == Kind::RgbToYuv420;
+    job_.height = from_rgb ? x.shape[0] : y.shape[0];
+    job_.width = x.shape[1];
+  }
+
+  void execute(const KernelArgs& args, void*) override {
+    ColorJob job = job_;
+    job.src = args.inputs[0]->data;
+    job.chroma = args.inputs.size() == 2 ? args.inputs[1]->data : nullptr;
+    job.dst = args.outputs[0]->data;
+    cpu::cv_color::run(job, args.pool);
+  }
+
+ private:
+  ColorJob job_;
+};
+
+MNNPY_REGISTER_OP(OpDef{"CvColor", 1, 2, infer_color,
+                        [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new ColorKernel(ctx)); },
+                        {}, false});
+
+// ---------------------------------------------------------------- split / merge
+std::vector<TensorType> infer_split(const std::vector<TensorType>& in, Attrs&) {
+  const TensorType& x = in[0];
+  if (x.shape.size() != 3) throw ValueError("CvSplit: expected an HxWxC image, got " + shape_str(x.shape));
+  return std::vector<TensorType>((size_t)x.shape[2], TensorType{x.dtype, Shape{x.shape[0], x.shape[1]}});
+}
+
+class SplitKernel : public Kernel {
+ public:
+  void execute(const KernelArgs& args, void*) override {
+    const Tensor& x = *args.inputs[0];
+    const int64_t c = (int64_t)args.outputs.size(), pixels = x.type.shape[0] * x.type.shape[1];
+    const size_t e = dtype_size(x.type.dtype);
+    parallel_for(args.pool, pixels, 1 << 15, [&](int64_t p0, int64_t p1) {
+      for (int64_t k = 0; k < c; ++k) {
+        const char* s = (const char*)x.data + k * e;
+        char* d = (char*)args.outputs[k]->data;
+        copy_strided(s, d, p0, p1, c, e);
+      }
+    });
+  }
+
+  // d[p] = s[p * stride] for elements of `e` bytes.
+  static void copy_strided(const char* s, char* d, int64_t p0, int64_t p1, int64_t stride, size_t e) {
+    switch (e) {
+      case 1: for (int64_t p = p0; p < p1; ++p) d[p] = s[p * stride]; break;
+      case 2: for (int64_t p = p0; p < p1; ++p) std::memcpy(d + 2 * p, s + 2 * p * stride, 2); break;
+      case 4: for (int64_t p = p0; p < p1; ++p) std::memcpy(d + 4 * p, s + 4 * p * stride, 4); break;
+      default: for (int64_t p = p0; p < p1; ++p) std::memcpy(d + e * p, s + e * p * stride, e); break;
+    }
+  }
+};
+
+MNNPY_REGISTER_OP(OpDef{"CvSplit", 1, 1, infer_split,
+                        [](const KernelContext&) { return std::unique_ptr<Kernel>(new SplitKernel()); }, {}, false});
+
+std::vector<TensorType> infer_merge(const std::vector<TensorType>& in, Attrs&) {
+  int64_t total = 0;
+  for (const TensorType& t : in) {
+    if (t.shape.size() != 2 && t.shape.size() != 3) throw ValueError("CvMerge: inputs must be HxW or HxWxC, got " + shape_str(t.shape));
+    if (t.dtype != in[0].dtype || t.shape[0] != in[0].shape[0] || t.shape[1] != in[0].shape[1])
+      throw ValueError("CvMerge: inputs must have one size and dtype");
+    total += channels_of(t);
+  }
+  return {TensorType{in[0].dtype, Shape{in[0].shape[0], in[0].shape[1], total}}};
+}
+
+class MergeKernel : public Kernel {
+ public:
+  void execute(const KernelArgs& args, void*) override {
+    const Tensor& y = *args.outputs[0];
+    const int64_t total = y.type.shape[2], pixels = y.type.shape[0] * y.type.shape[1];
+    const size_t e = dtype_size(y.type.dtype);
+    parallel_for(args.pool, pixels, 1 << 15, [&](int64_t p0, int64_t p1) {
+      int64_t offset = 0;
+      for (const Tensor* x : args.inputs) {
+        const int64_t c = channels_of(x->type);
+        const char* s = (const char*)x->data;
+        char* d = (char*)y.data + offset * e;
+        if (c == 1 && e == 1) {
+          for (int64_t p = p0; p < p1; ++p) d[p * total] = s[p];
+        } else if (c == 1 && e == 4) {
+          for (int64_t p = p0; p < p1; ++p) std::memcpy(d + 4 * p * total, s + 4 * p, 4);
+        } else {
+          for (int64_t p = p0; p < p1; ++p) std::memcpy(d + e * p * total, s + e * p * c, e * c);
+        }
+        offset += c;
+      }
+    });
+  }
+};
+
+MNNPY_REGISTER_OP(OpDef{"CvMerge", 1, -1, infer_merge,
+                        [](const KernelContext&) { return std::unique_ptr<Kernel>(new MergeKernel()); }, {}, false});
+
+}  // namespace
+
+}  // namespace mnnpy
