@@ -41,6 +41,36 @@ void fill_border_columns(const SepFilterPlan& p, int64_t kx_size, A* buf, const 
   }
 }
 
+// Row y's vertical sums of a uint8 source with integer taps, in 16-bit lanes (negative taps
+// wrap modulo 2^16, as the sums do), into mid. rows / row_taps: scratch of nky entries.
+void vertical_u16_sums(const SepFilterPlan& p, const double* ky, int64_t nky, const uint8_t* src, int64_t row_len,
+                       int64_t y, const uint8_t** rows, uint16_t* row_taps, uint16_t* mid) {
+  const hn::ScalableTag<uint16_t> d16;
+  const hn::Rebind<uint8_t, decltype(d16)> d8;
+  const int64_t N16 = (int64_t)hn::Lanes(d16);
+  int64_t taps = 0;
+  for (int64_t t = 0; t < nky; ++t) {
+    const int32_t r = p.row_index[y + t];
+    if (r < 0 || ky[t] == 0) continue;
+    rows[taps] = src + r * row_len;
+    row_taps[taps] = (uint16_t)(int64_t)ky[t];
+    ++taps;
+  }
+  int64_t x = 0;
+  for (; x + N16 <= row_len; x += N16) {
+    auto acc = hn::Zero(d16);
+    for (int64_t t = 0; t < taps; ++t) {
+      acc = hn::Add(acc, hn::Mul(hn::PromoteTo(d16, hn::LoadU(d8, rows[t] + x)), hn::Set(d16, row_taps[t])));
+    }
+    hn::StoreU(acc, d16, mid + x);
+  }
+  for (; x < row_len; ++x) {
+    uint32_t acc = 0;
+    for (int64_t t = 0; t < taps; ++t) acc += (uint32_t)rows[t][x] * row_taps[t];
+    mid[x] = (uint16_t)acc;
+  }
+}
+
 void fixed_point_u8_rows(const SepFilterPlan& p, const double* kx, int64_t nkx, const double* ky, int64_t nky,
                          const uint8_t* src, uint8_t* dst, int64_t y0, int64_t y1) {
   const int64_t C = p.channels, row_len = p.width * C;
@@ -51,9 +81,6 @@ void fixed_point_u8_rows(const SepFilterPlan& p, const double* kx, int64_t nkx, 
   std::vector<float> col_taps((size_t)nkx);
   for (int64_t j = 0; j < nkx; ++j) col_taps[j] = (float)kx[j];
 
-  const hn::ScalableTag<uint16_t> d16;
-  const hn::Rebind<uint8_t, decltype(d16)> d8;
-  const int64_t N16 = (int64_t)hn::Lanes(d16);
   const hn::ScalableTag<float> df;
   const hn::Rebind<uint16_t, decltype(df)> dfu16;
   const hn::Rebind<uint32_t, decltype(df)> dfu32;
@@ -63,28 +90,9 @@ void fixed_point_u8_rows(const SepFilterPlan& p, const double* kx, int64_t nkx, 
   const auto half = hn::Set(df, 32768.0f), inv_one = hn::Set(df, 1.0f / 65536.0f);
 
   for (int64_t y = y0; y < y1; ++y) {
-    int64_t taps = 0;
-    for (int64_t t = 0; t < nky; ++t) {
-      const int32_t r = p.row_index[y + t];
-      if (r < 0 || ky[t] == 0) continue;
-      rows[taps] = src + r * row_len;
-      row_taps[taps] = (uint16_t)ky[t];
-      ++taps;
-    }
     // Vertical: at most 255 * 256 per lane, so 16 bits hold it.
+    vertical_u16_sums(p, ky, nky, src, row_len, y, rows.data(), row_taps.data(), mid);
     int64_t x = 0;
-    for (; x + N16 <= row_len; x += N16) {
-      auto acc = hn::Zero(d16);
-      for (int64_t t = 0; t < taps; ++t) {
-        acc = hn::Add(acc, hn::Mul(hn::PromoteTo(d16, hn::LoadU(d8, rows[t] + x)), hn::Set(d16, row_taps[t])));
-      }
-      hn::StoreU(acc, d16, mid + x);
-    }
-    for (; x < row_len; ++x) {
-      uint32_t acc = 0;
-      for (int64_t t = 0; t < taps; ++t) acc += (uint32_t)rows[t][x] * row_taps[t];
-      mid[x] = (uint16_t)acc;
-    }
     fill_border_columns(p, nkx, buf);
     // Horizontal, then (sum + 2^15) >> 16; the sum is non-negative, so truncation floors.
     uint8_t* out = dst + y * row_len;
@@ -132,9 +140,6 @@ void integer_u8_rows(const SepFilterPlan& p, const double* kx, int64_t nkx, cons
   std::vector<float> col_taps((size_t)nkx);
   for (int64_t j = 0; j < nkx; ++j) col_taps[j] = (float)kx[j];
 
-  const hn::ScalableTag<uint16_t> d16;
-  const hn::Rebind<uint8_t, decltype(d16)> d8;
-  const int64_t N16 = (int64_t)hn::Lanes(d16);
   const hn::ScalableTag<float> df;
   const hn::Rebind<uint16_t, decltype(df)> dfu16;
   const hn::Rebind<int16_t, decltype(df)> dfi16;
@@ -148,27 +153,8 @@ void integer_u8_rows(const SepFilterPlan& p, const double* kx, int64_t nkx, cons
   const auto lowest = hn::Set(df, -1e9f), highest = hn::Set(df, 1e9f);
 
   for (int64_t y = y0; y < y1; ++y) {
-    int64_t taps = 0;
-    for (int64_t t = 0; t < nky; ++t) {
-      const int32_t r = p.row_index[y + t];
-      if (r < 0 || ky[t] == 0) continue;
-      rows[taps] = src + r * row_len;
-      row_taps[taps] = (uint16_t)(int64_t)ky[t];  // negative taps wrap, as the sums do
-      ++taps;
-    }
+    vertical_u16_sums(p, ky, nky, src, row_len, y, rows.data(), row_taps.data(), mid);
     int64_t x = 0;
-    for (; x + N16 <= row_len; x += N16) {
-      auto acc = hn::Zero(d16);
-      for (int64_t t = 0; t < taps; ++t) {
-        acc = hn::Add(acc, hn::Mul(hn::PromoteTo(d16, hn::LoadU(d8, rows[t] + x)), hn::Set(d16, row_taps[t])));
-      }
-      hn::StoreU(acc, d16, mid + x);
-    }
-    for (; x < row_len; ++x) {
-      uint32_t acc = 0;
-      for (int64_t t = 0; t < taps; ++t) acc += (uint32_t)rows[t][x] * row_taps[t];
-      mid[x] = (uint16_t)acc;
-    }
     fill_border_columns(p, nkx, buf);
     D* out = dst + y * row_len;
     x = 0;
