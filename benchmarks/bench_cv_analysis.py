@@ -1,7 +1,6 @@
 """mnnpy.cv analysis functions against OpenCV on a 1920x1080 photograph (scikit-image's coffee,
 resized by OpenCV), at 1 and 2 threads, each timed to a NumPy result.
 Run: python benchmarks/bench_cv_analysis.py [--only TEXT]"""
-import argparse
 import os
 import sys
 
@@ -9,10 +8,9 @@ import cv2
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-import mnnpy  # noqa: E402
 import mnnpy.cv as mcv  # noqa: E402
 
-from common import Table, compare, full_hd_photo  # noqa: E402
+from common import full_hd_photo, run_cv_cases  # noqa: E402
 
 
 def cases():
@@ -36,19 +34,7 @@ def cases():
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--only", default="", help="run only cases whose name contains this")
-    args = parser.parse_args()
-    table = Table("mnnpy.cv analysis vs OpenCV, 1920x1080 uint8", "cv2")
-    table.header()
-    work = [c for c in cases() if args.only in c[0]]
-    for threads in (1, 2):
-        mnnpy.set_num_threads(threads)
-        cv2.setNumThreads(threads)
-        for name, ours, reference in work:
-            np.testing.assert_array_equal(ours(), reference())
-            t_ours, t_ref = compare(ours, reference, repeats=15, min_time=0.5)
-            table.add(name, threads, t_ours, t_ref)
+    run_cv_cases("mnnpy.cv analysis vs OpenCV, 1920x1080 uint8", cases())
 
 
 if __name__ == "__main__":

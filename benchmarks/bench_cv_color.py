@@ -1,7 +1,6 @@
 """mnnpy.cv colour conversions against OpenCV on a 1920x1080 photograph (scikit-image's coffee,
 resized by OpenCV), at 1 and 2 threads, each timed to a NumPy result.
 Run: python benchmarks/bench_cv_color.py [--only TEXT]"""
-import argparse
 import os
 import sys
 
@@ -9,10 +8,9 @@ import cv2
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-import mnnpy  # noqa: E402
 import mnnpy.cv as mcv  # noqa: E402
 
-from common import Table, compare, full_hd_photo  # noqa: E402
+from common import full_hd_photo, run_cv_cases  # noqa: E402
 
 
 def nv21_of(bgr):
@@ -36,21 +34,13 @@ def cases():
              lambda s=src, c=code: cv2.cvtColor(s, c), lsb) for name, src, code, lsb in items]
 
 
+def within_lsb(name, ours, reference, lsb):
+    difference = np.abs(ours.astype(np.int16) - reference.astype(np.int16)).max()
+    assert difference <= lsb, f"{name}: {difference} LSB from OpenCV"
+
+
 def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--only", default="", help="run only cases whose name contains this")
-    args = parser.parse_args()
-    table = Table("mnnpy.cv colour conversions vs OpenCV, 1920x1080 uint8", "cv2")
-    table.header()
-    work = [c for c in cases() if args.only in c[0]]
-    for threads in (1, 2):
-        mnnpy.set_num_threads(threads)
-        cv2.setNumThreads(threads)
-        for name, ours, reference, lsb in work:
-            difference = np.abs(ours().astype(np.int16) - reference().astype(np.int16)).max()
-            assert difference <= lsb, f"{name}: {difference} LSB from OpenCV"
-            t_ours, t_ref = compare(ours, reference, repeats=15, min_time=0.5)
-            table.add(name, threads, t_ours, t_ref)
+    run_cv_cases("mnnpy.cv colour conversions vs OpenCV, 1920x1080 uint8", cases(), check=within_lsb)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,6 @@
 and to 960x540 (bilinear and area), flip and copyMakeBorder, at 1 and 2 threads. Each case is
 timed to a NumPy result (mnnpy's lazy value is computed inside the timing).
 Run: python benchmarks/bench_cv_geometry.py [--only TEXT]"""
-import argparse
 import os
 import sys
 
@@ -10,10 +9,9 @@ import cv2
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-import mnnpy  # noqa: E402
 import mnnpy.cv as mcv  # noqa: E402
 
-from common import Table, compare  # noqa: E402
+from common import run_cv_cases  # noqa: E402
 
 
 def cases():
@@ -33,19 +31,7 @@ def cases():
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--only", default="", help="run only cases whose name contains this")
-    args = parser.parse_args()
-    table = Table("mnnpy.cv geometry, 1080p BGR uint8", "cv2")
-    table.header()
-    for threads in (1, 2):
-        mnnpy.set_num_threads(threads)
-        cv2.setNumThreads(threads)
-        for name, ours, reference in cases():
-            if args.only not in name:
-                continue
-            t_ours, t_ref = compare(ours, reference, repeats=15, min_time=0.5)
-            table.add(name, threads, t_ours, t_ref)
+    run_cv_cases("mnnpy.cv geometry, 1080p BGR uint8", cases())
 
 
 if __name__ == "__main__":

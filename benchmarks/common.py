@@ -105,3 +105,31 @@ def full_hd_photo():
     import skimage.data
     bgr = np.ascontiguousarray(skimage.data.coffee()[..., ::-1])
     return cv2.resize(bgr, (1920, 1080), interpolation=cv2.INTER_LINEAR)
+
+
+def run_cv_cases(title, cases, check=None, min_time=0.5, reference_name="cv2"):
+    """The mnnpy.cv benchmark main loop: each case ``(name, ours, reference, ...)`` checked by
+    ``check(name, ours(), reference(), *rest)`` (arrays equal when None) and timed side by side with
+    OpenCV at 1 and 2 threads. ``--only TEXT`` on the command line keeps the cases named with it."""
+    import argparse
+
+    import cv2
+    import numpy as np
+
+    import mnnpy
+    parser = argparse.ArgumentParser(description=title)
+    parser.add_argument("--only", default="", help="run only cases whose name contains this")
+    args = parser.parse_args()
+    table = Table(title, reference_name)
+    table.header()
+    work = [c for c in cases if args.only in c[0]]
+    for threads in (1, 2):
+        mnnpy.set_num_threads(threads)
+        cv2.setNumThreads(threads)
+        for name, ours, reference, *rest in work:
+            if check is None:
+                np.testing.assert_array_equal(ours(), reference(), err_msg=name)
+            else:
+                check(name, ours(), reference(), *rest)
+            t_ours, t_ref = compare(ours, reference, repeats=15, min_time=min_time)
+            table.add(name, threads, t_ours, t_ref)

@@ -13,10 +13,12 @@ from ._common import *  # noqa: F401,F403
 from ._codecs import *  # noqa: F401,F403
 from ._color import *  # noqa: F401,F403
 from ._geometry import *  # noqa: F401,F403
+from ._warp import *  # noqa: F401,F403
 from ._filters import *  # noqa: F401,F403
 from ._analysis import *  # noqa: F401,F403
 from ._arithm import *  # noqa: F401,F403
 from ._calib import *  # noqa: F401,F403
+from ._contours import *  # noqa: F401,F403
 from ._drawing import *  # noqa: F401,F403
 from ._dnn import *  # noqa: F401,F403
 from . import dnn  # noqa: F401

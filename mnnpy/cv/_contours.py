@@ -1,0 +1,2 @@
+"""Placeholder filled in below."""
+__all__ = []
