@@ -6,6 +6,11 @@ graph) and return a Var whose decoding is the CvImageDecode op, run when the Var
 Images with 16-bit samples (PNG, TIFF read with IMREAD_UNCHANGED or IMREAD_ANYDEPTH) come back
 as uint16 NumPy arrays, decoded at the call: the core has no uint16 element type.
 imwrite and imencode compute their image and encode it at the call, as OpenCV does.
+As OpenCV, reading applies the EXIF orientation of JPEG, PNG and WebP files (unless the flags
+are IMREAD_UNCHANGED or hold IMREAD_IGNORE_ORIENTATION) and the Orientation tag of TIFF files
+(always; for the four orientations that swap width and height OpenCV 5.0 fails to read the file,
+mnnpy returns the turned image), and IMREAD_REDUCED_* decodes JPEG at a reduced DCT scale and
+resizes other formats with INTER_LINEAR_EXACT.
 """
 import os as _os
 import sys as _sys
@@ -201,8 +206,7 @@ IMWRITE_JPEG_SAMPLING_FACTOR_422 = 2167057
 IMWRITE_JPEG_SAMPLING_FACTOR_420 = 2232593
 IMWRITE_JPEG_SAMPLING_FACTOR_411 = 4264209
 
-# The IMREAD_* bits that change what decoding gives; IMREAD_LOAD_GDAL and
-# IMREAD_IGNORE_ORIENTATION are accepted (EXIF orientation is never applied).
+# The IMREAD_* bits that change what decoding gives (IMREAD_LOAD_GDAL is accepted and ignored).
 _REDUCED_BITS = IMREAD_REDUCED_GRAYSCALE_2 | IMREAD_REDUCED_GRAYSCALE_4 | IMREAD_REDUCED_GRAYSCALE_8
 _KNOWN_READ_BITS = (IMREAD_COLOR | IMREAD_ANYDEPTH | IMREAD_ANYCOLOR | IMREAD_LOAD_GDAL | _REDUCED_BITS
                     | IMREAD_IGNORE_ORIENTATION | IMREAD_COLOR_RGB)
@@ -222,8 +226,6 @@ def _read_flags(func, flags):
     flags = int(flags)
     if flags != IMREAD_UNCHANGED and (flags < 0 or flags & ~_KNOWN_READ_BITS):
         raise error(func, f"unsupported flags {flags}")
-    if flags != IMREAD_UNCHANGED and flags & _REDUCED_BITS:
-        raise error(func, "IMREAD_REDUCED_* flags are not supported")
     return flags
 
 
@@ -232,12 +234,57 @@ def _decode(encoded, flags):
     layout = _core.cv_image_probe(encoded, flags)
     if layout is None:
         return None
-    image_format, height, width, cn, sample_bytes = layout
+    image_format, height, width, cn, sample_bytes, reduced_by, orientation = layout
     v = image_op("CvImageDecode", [_core.const(encoded, None, "NCHW")], flags=flags, format=image_format,
                  height=height, width=width, channels=cn, sample_bytes=sample_bytes)
+    reduction = _reduction(flags) // reduced_by
     if sample_bytes == 2:
-        return _np.asarray(v).view(_np.uint16)
-    return v
+        if reduction > 1:
+            raise error("imread", "IMREAD_REDUCED_* of 16-bit images is not supported")
+        return _oriented_array(_np.asarray(v).view(_np.uint16), orientation)
+    if reduction > 1:
+        from ._common import INTER_LINEAR_EXACT
+        from ._geometry import resize
+        if width // reduction == 0 or height // reduction == 0:
+            _warn(f"the {width}x{height} image is too small to be reduced {reduction} times")
+            return None
+        v = resize(v, (width // reduction, height // reduction), interpolation=INTER_LINEAR_EXACT)
+    return _oriented(v, orientation)
+
+
+def _reduction(flags):
+    """The IMREAD_REDUCED_* size denominator of ``flags`` (1 without one)."""
+    if flags == IMREAD_UNCHANGED:
+        return 1
+    for bit, denominator in ((IMREAD_REDUCED_GRAYSCALE_2, 2), (IMREAD_REDUCED_GRAYSCALE_4, 4),
+                             (IMREAD_REDUCED_GRAYSCALE_8, 8)):
+        if flags & bit:
+            return denominator
+    return 1
+
+
+# EXIF orientation -> (transpose first, then OpenCV's flipCode or None).
+_ORIENTATION_STEPS = {1: (False, None), 2: (False, 1), 3: (False, -1), 4: (False, 0),
+                      5: (True, None), 6: (True, 1), 7: (True, -1), 8: (True, 0)}
+
+
+def _oriented(image, orientation):
+    """The decoded image Var turned upright as its EXIF ``orientation`` (1..8) says."""
+    from ._geometry import flip, transpose
+    swap, flip_code = _ORIENTATION_STEPS[orientation]
+    if swap:
+        image = transpose(image)
+    return image if flip_code is None else flip(image, flip_code)
+
+
+def _oriented_array(image, orientation):
+    """As _oriented, for a NumPy image."""
+    swap, flip_code = _ORIENTATION_STEPS[orientation]
+    if swap:
+        image = _np.swapaxes(image, 0, 1)
+    if flip_code is not None:
+        image = image[::-1 if flip_code <= 0 else 1, ::-1 if flip_code != 0 else 1]
+    return _np.ascontiguousarray(image)
 
 
 def _filename(func, filename):

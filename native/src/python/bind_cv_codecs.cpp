@@ -21,7 +21,8 @@ py::object probe(py::array_t<uint8_t, py::array::c_style | py::array::forcecast>
     ok = codecs::probe_image(encoded.data(), (size_t)encoded.size(), flags, &layout);
   }
   if (!ok) return py::none();
-  return py::make_tuple((int)layout.format, layout.height, layout.width, layout.channels, layout.sample_bytes);
+  return py::make_tuple((int)layout.format, layout.height, layout.width, layout.channels, layout.sample_bytes,
+                        layout.reduced_by, layout.orientation);
 }
 
 py::array_t<uint8_t> encode(const std::string& extension, py::array image, const std::vector<int>& params) {
@@ -52,8 +53,9 @@ py::array_t<uint8_t> encode(const std::string& extension, py::array image, const
 
 MNNPY_REGISTER_BINDING([](py::module_& m) {
   m.def("cv_image_probe", &probe, py::arg("encoded"), py::arg("flags"),
-        "(format, height, width, channels, sample_bytes) that decoding `encoded` with IMREAD_* `flags` "
-        "gives, or None when it is no readable image.");
+        "(format, height, width, channels, sample_bytes, reduced_by, orientation) that decoding `encoded` "
+        "with IMREAD_* `flags` gives (reduced_by: the IMREAD_REDUCED_* factor the decoder applied; "
+        "orientation: the EXIF orientation still to apply), or None when it is no readable image.");
   m.def("cv_image_encode", &encode, py::arg("extension"), py::arg("image"), py::arg("params"),
         "The file bytes of a C-contiguous 8/16-bit BGR(A) image in the format of `extension` "
         "(lower case, no dot), with OpenCV's IMWRITE_* (id, value) parameters.");

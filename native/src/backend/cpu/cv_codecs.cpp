@@ -254,18 +254,136 @@ std::vector<uint8_t> encode_bmp(const ImageView& im) {
   return v;
 }
 
+// ---- EXIF orientation -----------------------------------------------------------------------
+
+namespace {
+
+uint32_t read_u32(const uint8_t* p, bool big_endian) {
+  return big_endian ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]
+                    : (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+}
+
+uint16_t read_u16(const uint8_t* p, bool big_endian) {
+  return big_endian ? (uint16_t)(p[0] << 8 | p[1]) : (uint16_t)(p[1] << 8 | p[0]);
+}
+
+// The Orientation tag (0x0112) of the first IFD of a TIFF-structured EXIF block.
+int orientation_in_tiff_block(const uint8_t* d, size_t n) {
+  if (n >= 6 && std::memcmp(d, "Exif\0\0", 6) == 0) {
+    d += 6;
+    n -= 6;
+  }
+  if (n < 8) return 1;
+  bool big_endian;
+  if (d[0] == 'I' && d[1] == 'I') {
+    big_endian = false;
+  } else if (d[0] == 'M' && d[1] == 'M') {
+    big_endian = true;
+  } else {
+    return 1;
+  }
+  if (read_u16(d + 2, big_endian) != 42) return 1;
+  const size_t ifd = read_u32(d + 4, big_endian);
+  if (ifd > n || n - ifd < 2) return 1;
+  const size_t entries = read_u16(d + ifd, big_endian);
+  for (size_t i = 0; i < entries; ++i) {
+    const size_t entry = ifd + 2 + 12 * i;
+    if (entry + 12 > n) break;
+    if (read_u16(d + entry, big_endian) != 0x0112) continue;
+    const int value = read_u16(d + entry + 8, big_endian);  // a SHORT sits first in the value field
+    return value >= 1 && value <= 8 ? value : 1;
+  }
+  return 1;
+}
+
+int jpeg_orientation(const uint8_t* d, size_t n) {
+  size_t at = 2;
+  while (at + 4 <= n && d[at] == 0xFF) {
+    const uint8_t marker = d[at + 1];
+    if (marker == 0xFF) {  // fill byte
+      ++at;
+      continue;
+    }
+    if (marker == 0xDA || marker == 0xD9) break;  // image data starts: no more metadata
+    const size_t length = (size_t)d[at + 2] << 8 | d[at + 3];
+    if (length < 2 || at + 2 + length > n) break;
+    if (marker == 0xE1 && length >= 8 && std::memcmp(d + at + 4, "Exif\0\0", 6) == 0) {
+      return orientation_in_tiff_block(d + at + 4, length - 2);
+    }
+    at += 2 + length;
+  }
+  return 1;
+}
+
+int png_orientation(const uint8_t* d, size_t n) {
+  size_t at = 8;
+  while (at + 12 <= n) {
+    const size_t length = read_u32(d + at, true);
+    if (length > n - at - 12) break;
+    if (std::memcmp(d + at + 4, "eXIf", 4) == 0) return orientation_in_tiff_block(d + at + 8, length);
+    if (std::memcmp(d + at + 4, "IEND", 4) == 0) break;
+    at += 12 + length;
+  }
+  return 1;
+}
+
+int webp_orientation(const uint8_t* d, size_t n) {
+  size_t at = 12;
+  while (at + 8 <= n) {
+    const size_t length = read_u32(d + at + 4, false);
+    if (length > n - at - 8) break;
+    if (std::memcmp(d + at, "EXIF", 4) == 0) return orientation_in_tiff_block(d + at + 8, length);
+    at += 8 + length + (length & 1);
+  }
+  return 1;
+}
+
+}  // namespace
+
+int exif_orientation(const uint8_t* data, size_t size, Format format) {
+  switch (format) {
+    case Format::Jpeg: return jpeg_orientation(data, size);
+    case Format::Png: return png_orientation(data, size);
+    case Format::Webp: return webp_orientation(data, size);
+    case Format::Tiff: return orientation_in_tiff_block(data, size);
+    default: return 1;
+  }
+}
+
+int reduction_for_flags(int flags) {
+  if (flags == kFlagUnchanged) return 1;
+  if (flags & kFlagReducedBy2) return 2;
+  if (flags & kFlagReducedBy4) return 4;
+  if (flags & kFlagReducedBy8) return 8;
+  return 1;
+}
+
 // ---- dispatch ------------------------------------------------------------------------------
+
+namespace {
+
+bool probe_format(Format format, const uint8_t* data, size_t size, int flags, DecodedLayout* layout) {
+  switch (format) {
+    case Format::Jpeg: return probe_jpeg(data, size, flags, layout);
+    case Format::Png: return probe_png(data, size, flags, layout);
+    case Format::Bmp: return probe_bmp(data, size, flags, layout);
+    case Format::Webp: return probe_webp(data, size, flags, layout);
+    case Format::Tiff: return probe_tiff(data, size, flags, layout);
+    default: return false;
+  }
+}
+
+}  // namespace
 
 bool probe_image(const uint8_t* data, size_t size, int flags, DecodedLayout* layout) {
   try {
-    switch (detect_format(data, size)) {
-      case Format::Jpeg: return probe_jpeg(data, size, flags, layout);
-      case Format::Png: return probe_png(data, size, flags, layout);
-      case Format::Bmp: return probe_bmp(data, size, flags, layout);
-      case Format::Webp: return probe_webp(data, size, flags, layout);
-      case Format::Tiff: return probe_tiff(data, size, flags, layout);
-      default: return false;
+    const Format format = detect_format(data, size);
+    if (!probe_format(format, data, size, flags, layout)) return false;
+    // OpenCV's TIFF reader turns images by their Orientation tag whatever the flags say.
+    if (format == Format::Tiff || (flags != kFlagUnchanged && !(flags & kFlagIgnoreOrientation))) {
+      layout->orientation = exif_orientation(data, size, format);
     }
+    return true;
   } catch (const std::bad_alloc&) {
     return false;
   }

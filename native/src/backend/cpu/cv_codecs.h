@@ -20,6 +20,11 @@ constexpr int kFlagColor = 1;
 constexpr int kFlagAnyDepth = 2;
 constexpr int kFlagAnyColor = 4;
 constexpr int kFlagColorRgb = 256;
+constexpr int kFlagReducedBy2 = 16, kFlagReducedBy4 = 32, kFlagReducedBy8 = 64;
+constexpr int kFlagIgnoreOrientation = 128;
+
+// The IMREAD_REDUCED_* size denominator `flags` ask for (1, 2, 4 or 8).
+int reduction_for_flags(int flags);
 
 // What decoding `flags` gives for one encoded image: its size, channels (1, 3 or 4) and
 // sample size (1 or 2 bytes).
@@ -28,10 +33,17 @@ struct DecodedLayout {
   int64_t height = 0, width = 0;
   int channels = 0;
   int sample_bytes = 1;
+  // How much the decoder itself shrinks the image for IMREAD_REDUCED_* (JPEG decodes at a
+  // reduced DCT scale; other formats decode whole and the front-end resizes, as OpenCV does).
+  int reduced_by = 1;
+  // The EXIF orientation (1..8) to apply after decoding; 1 when there is none or flags say so.
+  int orientation = 1;
 };
 
 Format detect_format(const uint8_t* data, size_t size);
 // Reads the header only; false when the data is no image this module can decode.
+// The EXIF Orientation tag (1..8) of a JPEG, PNG, WebP or TIFF file, 1 when it has none.
+int exif_orientation(const uint8_t* data, size_t size, Format format);
 bool probe_image(const uint8_t* data, size_t size, int flags, DecodedLayout* layout);
 // Decodes into `out` (height * width * channels samples, as probe_image described); false on
 // corrupt data.

@@ -75,8 +75,12 @@ bool jpeg_decode_rows(const uint8_t* data, size_t size, int flags, const Decoded
     jpeg_destroy_decompress(&info);
     return false;
   }
-  *height = info.image_height;
-  *width = info.image_width;
+  // IMREAD_REDUCED_* decodes at 1/2, 1/4 or 1/8 of the DCT scale (sizes round up), as OpenCV does.
+  info.scale_num = 1;
+  info.scale_denom = (unsigned)reduction_for_flags(flags);
+  jpeg_calc_output_dimensions(&info);
+  *height = info.output_height;
+  *width = info.output_width;
   if (header_only) {
     jpeg_destroy_decompress(&info);
     return true;
@@ -274,6 +278,7 @@ bool probe_jpeg(const uint8_t* data, size_t size, int flags, DecodedLayout* layo
   int64_t height = 0, width = 0;
   if (!jpeg_decode_rows(data, size, flags, *layout, nullptr, true, &channels, &height, &width)) return false;
   *layout = layout_for_flags(Format::Jpeg, height, width, channels, false, flags);
+  layout->reduced_by = reduction_for_flags(flags);
   return true;
 }
 
