@@ -27,8 +27,12 @@ def nv21_of(bgr):
 def cases():
     bgr = full_hd_photo()
     nv21 = nv21_of(bgr)
+    bgra = cv2.cvtColor(bgr, cv2.COLOR_BGR2BGRA)
     items = [("BGR2GRAY", bgr, cv2.COLOR_BGR2GRAY, 0), ("BGR2RGB", bgr, cv2.COLOR_BGR2RGB, 0),
+             ("BGRA2RGBA", bgra, cv2.COLOR_BGRA2RGBA, 0), ("BGR2BGRA", bgr, cv2.COLOR_BGR2BGRA, 0),
+             ("BGRA2BGR", bgra, cv2.COLOR_BGRA2BGR, 0),
              ("BGR2HSV", bgr, cv2.COLOR_BGR2HSV, 0), ("YUV2BGR_NV21", nv21, cv2.COLOR_YUV2BGR_NV21, 0),
+             ("YUV2RGBA_NV12", nv21, cv2.COLOR_YUV2RGBA_NV12, 0), ("YUV2BGR_I420", nv21, cv2.COLOR_YUV2BGR_I420, 0),
              ("BGR2YCrCb", bgr, cv2.COLOR_BGR2YCrCb, 0), ("BGR2Lab", bgr, cv2.COLOR_BGR2Lab, 3)]
     return [(f"cvtColor {name}", lambda s=src, c=code: np.asarray(mcv.cvtColor(s, c)),
              lambda s=src, c=code: cv2.cvtColor(s, c), lsb) for name, src, code, lsb in items]

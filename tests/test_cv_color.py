@@ -12,6 +12,8 @@ What holds, per conversion (uint8 unless said):
 - within 3 LSB: BGR/LBGR->Lab, and within 9 LSB (in dark colours): Luv->BGR with sRGB gamma.
   OpenCV's uint8 Lab and Luv use integer tables of their own, which differ from its float32
   results by 2-3 LSB already; mnnpy computes them in float32.
+- Bayer (bilinear) to BGR/RGB/BGRA/RGBA: exact; Bayer to GRAY: within 1 LSB (OpenCV's vector
+  path rounds its luma products in 16 bits). The _VNG and _EA variants are refused.
 - float32: within 1e-5 of the value range, except BGR->Lab/Luv with sRGB gamma (OpenCV uses
   interpolated gamma tables there): within 0.5 for Lab's a/b, 0.02 for Luv.
 """
@@ -287,3 +289,45 @@ def test_uint16_refused_clearly():
     # OpenCV converts uint16 images too; the core has no uint16 yet, so mnnpy says so.
     with pytest.raises(cv.error, match="uint16"):
         cv.cvtColor(np.zeros((4, 6, 3), np.uint16), cv2.COLOR_BGR2RGB)
+
+
+BAYER_COLOR_CODES = [cv2.COLOR_BayerBG2BGR, cv2.COLOR_BayerGB2BGR, cv2.COLOR_BayerRG2BGR, cv2.COLOR_BayerGR2BGR,
+                     cv2.COLOR_BayerBG2RGB, cv2.COLOR_BayerGR2RGB, cv2.COLOR_BayerBG2BGRA, cv2.COLOR_BayerGB2RGBA,
+                     cv2.COLOR_BayerRG2BGRA, cv2.COLOR_BayerGR2BGRA]
+BAYER_GRAY_CODES = [cv2.COLOR_BayerBG2GRAY, cv2.COLOR_BayerGB2GRAY, cv2.COLOR_BayerRG2GRAY, cv2.COLOR_BayerGR2GRAY]
+
+
+def _mosaic_of(bgr):
+    """An RGGB mosaic of a BGR photograph (one channel per site)."""
+    mosaic = bgr[..., 1].copy()
+    mosaic[0::2, 0::2] = bgr[0::2, 0::2, 2]
+    mosaic[1::2, 1::2] = bgr[1::2, 1::2, 0]
+    return mosaic
+
+
+@pytest.fixture
+def single_threaded_cv2():
+    # OpenCV's threaded Bayer-to-gray writes the first column of a chunk's first row from the
+    # neighbouring chunk's unfinished row, so its result varies run to run; one thread is stable.
+    threads = cv2.getNumThreads()
+    cv2.setNumThreads(1)
+    yield
+    cv2.setNumThreads(threads)
+
+
+@pytest.mark.parametrize("code", BAYER_COLOR_CODES + BAYER_GRAY_CODES)
+def test_bayer(code, single_threaded_cv2):
+    lsb = 1 if code in BAYER_GRAY_CODES else 0
+    for img in photos(color_only=True).values():
+        _check(_mosaic_of(img), code, lsb=lsb)
+    rng = np.random.default_rng(code)
+    for h, w in [(37, 53), (6, 131), (64, 64), (3, 3), (4, 7)]:
+        _check(random_image(rng, h, w, 0, np.uint8), code, lsb=lsb)
+
+
+def test_bayer_refusals():
+    img = np.zeros((6, 8), np.uint8)
+    for code in (cv2.COLOR_BayerBG2BGR_VNG, cv2.COLOR_BayerGR2BGR_EA):
+        with pytest.raises(cv.error, match="not implemented"):
+            cv.cvtColor(img, code)
+    _same_error(lambda m: m.cvtColor(np.zeros((6, 8), np.float32), m.COLOR_BayerBG2BGR))

@@ -8,7 +8,11 @@ What holds, per function:
   factors within 1 LSB (float weights). Enlarging with INTER_AREA on uint8: exact.
 - resize INTER_LINEAR on int16, INTER_CUBIC and INTER_LANCZOS4 on uint8/int16: within 1 LSB.
 - resize on float32/float64: within 1e-5 of the value range.
-- flip, rotate, transpose: exact. copyMakeBorder: exact for every border type.
+- resize INTER_LINEAR_EXACT on uint8/int16: exact (OpenCV's bit-exact 8-bit / 16-bit weights);
+  on float32/float64 (OpenCV computes INTER_LINEAR there): within 1e-5.
+- resize INTER_NEAREST_EXACT: refused with mnnpy.cv.error (OpenCV 5's tie rule is not reproduced).
+- flip, rotate, transpose: exact. copyMakeBorder: exact for every border type, border widths
+  larger than the image included.
 """
 import cv2
 import numpy as np
@@ -100,6 +104,8 @@ def test_resize_errors():
     img = np.zeros((10, 12, 3), np.uint8)
     with pytest.raises(mcv.error):
         mcv.resize(img, (5, 5), interpolation=8)
+    with pytest.raises(mcv.error, match="INTER_NEAREST_EXACT"):
+        mcv.resize(img, (5, 5), interpolation=cv2.INTER_NEAREST_EXACT)
     with pytest.raises(mcv.error):
         mcv.resize(img, (0, 5))
     with pytest.raises(mcv.error):
@@ -161,3 +167,68 @@ def test_copy_make_border_errors():
         mcv.copyMakeBorder(img, 1, 1, 1, 1, cv2.BORDER_TRANSPARENT)
     with pytest.raises(TypeError):
         mcv.copyMakeBorder(img, 1.5, 1, 1, 1, cv2.BORDER_CONSTANT)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("interpolation", [cv2.INTER_LINEAR_EXACT])
+def test_resize_exact_modes(dtype, interpolation):
+    rng = np.random.default_rng(11)
+    for shape in [(101, 133, 3), (37, 23), (64, 48, 4), (19, 29, 2), (1, 7, 3), (9, 1)]:
+        img = _image(rng, shape, dtype)
+        h, w = shape[:2]
+        for dsize in SIZES + [(w, h), (max(1, w // 2), max(1, h // 2)), (w * 2, h * 2), (w * 3 + 1, h // 3 + 1)]:
+            ref = cv2.resize(img, dsize, interpolation=interpolation)
+            ours = mcv.resize(img, dsize, interpolation=interpolation)
+            if np.dtype(dtype).kind == "f" and interpolation == cv2.INTER_LINEAR_EXACT:
+                assert_within_lsb(ours, ref, float_tol=1e-5)
+            else:
+                _exact(ours, ref)
+        for f in [0.5, 0.3, 1.7] if min(h, w) >= 4 else []:
+            ref = cv2.resize(img, None, fx=f, fy=f, interpolation=interpolation)
+            ours = mcv.resize(img, None, fx=f, fy=f, interpolation=interpolation)
+            if np.dtype(dtype).kind == "f" and interpolation == cv2.INTER_LINEAR_EXACT:
+                assert_within_lsb(ours, ref, float_tol=1e-5)
+            else:
+                _exact(ours, ref)
+
+
+@pytest.mark.parametrize("interpolation", [cv2.INTER_LINEAR_EXACT])
+def test_resize_exact_modes_photos(interpolation):
+    for img in photos().values():
+        h, w = img.shape[:2]
+        for dsize in [(224, 224), (w // 2, h // 2), (w * 3 // 2, h * 5 // 4), (w // 3, h // 5)]:
+            _exact(mcv.resize(img, dsize, interpolation=interpolation),
+                   cv2.resize(img, dsize, interpolation=interpolation))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32])
+def test_flip_every_width(dtype):
+    # Rows of every width up to 40 pixels reach the vector body and the scalar edges.
+    rng = np.random.default_rng(12)
+    for channels in [0, 1, 2, 3, 4]:
+        for w in range(1, 41):
+            img = random_image(rng, 3, w, channels, dtype)
+            for code in [0, 1, -1]:
+                ref = cv2.flip(img, code)
+                _exact(np.asarray(mcv.flip(img, code)).reshape(ref.shape), ref)
+
+
+def test_copy_make_border_wide_and_many_channels():
+    rng = np.random.default_rng(13)
+    for shape in [(3, 2), (2, 3, 3), (4, 5, 2), (5, 4, 5), (1, 3, 4)]:
+        img = rng.integers(0, 256, shape, dtype=np.uint8)
+        for border in [cv2.BORDER_REPLICATE, cv2.BORDER_REFLECT, cv2.BORDER_WRAP, cv2.BORDER_REFLECT_101]:
+            for widths in [(7, 9, 11, 8), (0, 0, 5, 0), (4, 1, 0, 13)]:
+                _exact(mcv.copyMakeBorder(img, *widths, border), cv2.copyMakeBorder(img, *widths, border))
+    for img in photos().values():
+        for border in [cv2.BORDER_CONSTANT, cv2.BORDER_REFLECT_101, cv2.BORDER_WRAP]:
+            _exact(mcv.copyMakeBorder(img, 32, 17, 5, 40, border, value=(10, 20, 30)),
+                   cv2.copyMakeBorder(img, 32, 17, 5, 40, border, value=(10, 20, 30)))
+    five = rng.integers(0, 256, (4, 5, 5), dtype=np.uint8)
+    for value in [None, (7, 7, 7, 7)]:
+        _exact(mcv.copyMakeBorder(five, 1, 2, 3, 4, cv2.BORDER_CONSTANT, value=value),
+               cv2.copyMakeBorder(five, 1, 2, 3, 4, cv2.BORDER_CONSTANT, value=value))
+    with pytest.raises(cv2.error):
+        cv2.copyMakeBorder(five, 1, 1, 1, 1, cv2.BORDER_CONSTANT, value=3)
+    with pytest.raises(mcv.error):
+        mcv.copyMakeBorder(five, 1, 1, 1, 1, cv2.BORDER_CONSTANT, value=3)

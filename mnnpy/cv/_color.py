@@ -3,9 +3,9 @@
 Every conversion is one op (CvColor) whose C++ kernel handles a family of OpenCV codes: channel
 reorders with or without alpha, gray, YCrCb/YUV, XYZ, HSV/HLS, Lab/Luv, the 16-bit 565/555
 packings, YUV 4:2:0 (NV12, NV21, I420, YV12) and packed 4:2:2 (UYVY, YUY2, YVYU) both ways, and
-premultiplied alpha. uint8 images follow OpenCV's fixed-point arithmetic; float32 images
-compute in float as OpenCV does. Bayer demosaicing is not implemented; uint16 images are
-refused until the core has the type.
+premultiplied alpha, and bilinear Bayer demosaicing to BGR/RGB(A)/GRAY. uint8 images follow
+OpenCV's fixed-point arithmetic; float32 images compute in float as OpenCV does. The Bayer _VNG
+and _EA variants are not implemented; uint16 images are refused until the core has the type.
 """
 import numpy as _np
 
@@ -396,7 +396,7 @@ __all__ = ["cvtColor", "cvtColorTwoPlane", "split", "merge"] + sorted(
 _REORDER, _TO_GRAY, _YCRCB, _YCRCB_INV, _XYZ, _XYZ_INV, _HSV, _HSV_INV, _HLS, _HLS_INV = range(10)
 _LAB, _LAB_INV, _LUV, _LUV_INV, _TO16, _FROM16, _GRAY_TO16, _FROM16_GRAY = range(10, 18)
 _YUV420_TO_RGB, _YUV420_TO_GRAY, _RGB_TO_YUV420, _YUV422_TO_RGB, _YUV422_TO_GRAY, _RGB_TO_YUV422 = range(18, 24)
-_PREMULTIPLY, _UNPREMULTIPLY = 24, 25
+_PREMULTIPLY, _UNPREMULTIPLY, _BAYER = 24, 25, 26
 
 _U8 = (_np.dtype(_np.uint8),)
 _U8_F32 = (_np.dtype(_np.uint8), _np.dtype(_np.float32))
@@ -467,6 +467,12 @@ def _build_table():
     for codes, u_first in (((127, 128, 129, 130), 1), ((131, 132, 133, 134), 0)):
         for code, blue, scn in zip(codes, (2, 0, 2, 0), ((3,), (3,), (4,), (4,))):
             t[code] = _Conversion(_RGB_TO_YUV420, scn, 1, _U8, blue=blue, u_first=u_first)
+    # Bayer mosaics (bilinear), by the colours of the top-left 2x2 block: RGGB, GRBG, BGGR, GBRG.
+    # OpenCV's *2RGB codes are the *2BGR codes of the mosaic with red and blue exchanged.
+    for pattern in range(4):
+        t[46 + pattern] = _Conversion(_BAYER, (1,), 3, _U8, dcn_choice=True, bayer_pattern=pattern)
+        t[139 + pattern] = _Conversion(_BAYER, (1,), 4, _U8, dcn_choice=True, bayer_pattern=pattern)
+        t[86 + pattern] = _Conversion(_BAYER, (1,), 1, _U8, bayer_pattern=pattern)
     # RGB -> packed 4:2:2.
     for codes, luma, u in (((143, 144, 145, 146), 1, 0), ((147, 148, 151, 152), 0, 1),
                            ((149, 150, 153, 154), 0, 3)):
@@ -499,7 +505,7 @@ def _as_dst_channels(func, dstCn):  # noqa: N803 (OpenCV's name)
 def _conversion(func, code):
     conv = _TABLE.get(code)
     if conv is None:
-        detail = " (Bayer demosaicing is not implemented)" if code in _BAYER_CODES else ""
+        detail = " (the Bayer _VNG and _EA demosaicing variants are not implemented)" if code in _BAYER_CODES else ""
         raise error(func, f"unknown or unsupported color conversion code {code}{detail}")
     return conv
 

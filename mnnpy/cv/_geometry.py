@@ -9,7 +9,8 @@ import numpy as _np
 
 from .. import _core
 from ._common import (BORDER_CONSTANT, BORDER_ISOLATED, BORDER_REFLECT, BORDER_REFLECT_101, BORDER_REPLICATE,
-                      BORDER_WRAP, INTER_AREA, INTER_CUBIC, INTER_LANCZOS4, INTER_LINEAR, INTER_NEAREST, as_image,
+                      BORDER_WRAP, INTER_AREA, INTER_CUBIC, INTER_LANCZOS4, INTER_LINEAR, INTER_LINEAR_EXACT,
+                      INTER_NEAREST, INTER_NEAREST_EXACT, as_image,
                       channels, check_flag, error, image_op)
 
 __all__ = ["resize", "flip", "rotate", "transpose", "copyMakeBorder",
@@ -17,14 +18,15 @@ __all__ = ["resize", "flip", "rotate", "transpose", "copyMakeBorder",
 
 ROTATE_90_CLOCKWISE, ROTATE_180, ROTATE_90_COUNTERCLOCKWISE = 0, 1, 2
 
-# INTER_LINEAR_EXACT and INTER_NEAREST_EXACT are not supported yet.
-_RESIZE_INTERPOLATIONS = (INTER_NEAREST, INTER_LINEAR, INTER_CUBIC, INTER_AREA, INTER_LANCZOS4)
+_RESIZE_INTERPOLATIONS = (INTER_NEAREST, INTER_LINEAR, INTER_CUBIC, INTER_AREA, INTER_LANCZOS4, INTER_LINEAR_EXACT)
 
 
 def _size_pair(func, name, value):
     """(width, height) of an OpenCV Size argument, or None for None."""
     if value is None:
         return None
+    if type(value) is tuple and len(value) == 2 and type(value[0]) is int and type(value[1]) is int:
+        return value  # the common case, checked cheaply
     try:
         items = list(value)
     except TypeError:
@@ -43,6 +45,8 @@ def _round_half_even(x):
 
 
 def _real(func, name, value):
+    if type(value) is float or type(value) is int:
+        return float(value)
     if not isinstance(value, (int, float, _np.integer, _np.floating)) or isinstance(value, bool):
         raise TypeError(f"mnnpy.cv.{func}: '{name}' must be a number, got {type(value).__name__}")
     return float(value)
@@ -58,6 +62,10 @@ def resize(src, dsize, dst=None, fx=0, fy=0, interpolation=INTER_LINEAR):
     if not isinstance(interpolation, (int, _np.integer)) or isinstance(interpolation, bool):
         raise TypeError(f"mnnpy.cv.resize: 'interpolation' must be an integer flag, "
                         f"got {type(interpolation).__name__}")
+    if int(interpolation) == INTER_NEAREST_EXACT:
+        # OpenCV 5 breaks ties (sample centres exactly between two pixels) in a way not yet
+        # reproduced; refused rather than answered differently.
+        raise error("resize", "INTER_NEAREST_EXACT is not supported yet")
     if int(interpolation) not in _RESIZE_INTERPOLATIONS:
         raise error("resize", f"unknown or unsupported interpolation method {int(interpolation)}")
     height, width = (int(s) for s in tuple(image.shape)[:2])
@@ -108,9 +116,7 @@ def rotate(src, rotateCode, dst=None):  # noqa: N803 (OpenCV's names)
     return image_op("CvFlip", [turned], code=1 if code == ROTATE_90_CLOCKWISE else 0)
 
 
-# OpenCV's border types as the core Pad op's modes.
-_PAD_MODES = {BORDER_REPLICATE: "edge", BORDER_REFLECT: "symmetric", BORDER_WRAP: "wrap",
-              BORDER_REFLECT_101: "reflect"}
+_BORDER_TYPES = (BORDER_CONSTANT, BORDER_REPLICATE, BORDER_REFLECT, BORDER_WRAP, BORDER_REFLECT_101)
 
 
 def _border_value(func, value, dtype, count):
@@ -147,14 +153,19 @@ def copyMakeBorder(src, top, bottom, left, right, borderType, dst=None, value=No
     if min(widths) < 0:
         raise error("copyMakeBorder", f"border widths must not be negative, got {widths}")
     kind = _int_arg("copyMakeBorder", "borderType", borderType) & ~BORDER_ISOLATED
-    if kind != BORDER_CONSTANT and kind not in _PAD_MODES:
+    if kind not in _BORDER_TYPES:
         raise error("copyMakeBorder", f"unknown or unsupported border type {int(borderType)}")
-    rank = len(tuple(image.shape))
-    pairs = [(widths[0], widths[1]), (widths[2], widths[3])] + [(0, 0)] * (rank - 2)
-    if kind != BORDER_CONSTANT:
-        return _core.pad(image, pairs, _PAD_MODES[kind], 0.0)
-    fill = _border_value("copyMakeBorder", value, _np.dtype(image.dtype), channels(image))
-    if rank == 2 or all(v == fill[0] for v in fill):
-        return _core.pad(image, pairs, "constant", fill[0])
-    planes = [_core.pad(image[:, :, c:c + 1], pairs, "constant", v) for c, v in enumerate(fill)]
-    return _core.concat(planes, 2)
+    attrs = {}
+    if kind == BORDER_CONSTANT:
+        count = channels(image)
+        fill = _border_value("copyMakeBorder", value, _np.dtype(image.dtype), min(count, 4))
+        if count > 4:
+            # A Scalar has 4 items: more channels take one value, which all 4 must agree on.
+            fill = _border_value("copyMakeBorder", value, _np.dtype(image.dtype), 4)
+            if any(v != fill[0] for v in fill):
+                raise error("copyMakeBorder", f"an image of {count} channels takes a constant border value "
+                                              f"with 4 equal items, got {value}")
+            fill = fill[:1] * count
+        attrs = {f"value{c}": float(v) for c, v in enumerate(fill)}
+    return image_op("CvCopyMakeBorder", [image], top=widths[0], bottom=widths[1], left=widths[2],
+                    right=widths[3], border=kind, **attrs)

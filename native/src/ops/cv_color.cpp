@@ -2,7 +2,7 @@
 // CvColor attributes: kind (cpu::cv_color::Kind), scn and dcn (channels in and out), blue
 // (index of blue: 0 for BGR, 2 for RGB), order (Reorder's source channel per output channel,
 // -1 for alpha), yuv, hue_range, srgb, green_bits, u_first, interleaved_chroma, luma_index,
-// u_index. A second input is the interleaved chroma plane of a two-plane 4:2:0 image.
+// u_index, bayer_pattern. A second input is the interleaved chroma plane of a two-plane 4:2:0 image.
 // The front-end (mnnpy/cv/_color.py) maps OpenCV's codes to these and checks the arguments.
 #include <cstring>
 #include <memory>
@@ -21,7 +21,7 @@ using cpu::cv_color::Kind;
 
 Kind kind_of(const Attrs& attrs) {
   const int64_t k = attrs.get_int("kind");
-  if (k < 0 || k > (int64_t)Kind::UnpremultiplyAlpha) throw ValueError("CvColor: unknown kind " + std::to_string(k));
+  if (k < 0 || k > (int64_t)Kind::Bayer) throw ValueError("CvColor: unknown kind " + std::to_string(k));
   return (Kind)k;
 }
 
@@ -29,7 +29,7 @@ bool bytes_only(Kind k) {
   return k == Kind::To16Bit || k == Kind::From16Bit || k == Kind::GrayTo16Bit || k == Kind::From16BitToGray ||
          k == Kind::Yuv420ToRgb || k == Kind::Yuv420ToGray || k == Kind::RgbToYuv420 || k == Kind::Yuv422ToRgb ||
          k == Kind::Yuv422ToGray || k == Kind::RgbToYuv422 || k == Kind::PremultiplyAlpha ||
-         k == Kind::UnpremultiplyAlpha;
+         k == Kind::UnpremultiplyAlpha || k == Kind::Bayer;
 }
 
 // Channels of an HxW (1) or HxWxC image type.
@@ -61,6 +61,12 @@ std::vector<TensorType> infer_color(const std::vector<TensorType>& in, Attrs& at
   }
   if (in.size() == 2 && kind != Kind::Yuv420ToRgb && kind != Kind::Yuv420ToGray)
     throw ValueError("CvColor: a second plane is only read by 4:2:0 conversions");
+  if (kind == Kind::Bayer) {
+    const int64_t pattern = attrs.get_int("bayer_pattern", 0);
+    if (pattern < 0 || pattern > 3) throw ValueError("CvColor: bayer_pattern must be 0 to 3");
+    if (c != 1 || (dcn != 1 && dcn != 3 && dcn != 4))
+      throw ValueError("CvColor: Bayer demosaicing takes one channel to 1, 3 or 4");
+  }
   switch (kind) {
     case Kind::Yuv420ToRgb:
     case Kind::Yuv420ToGray: {
@@ -112,6 +118,7 @@ class ColorKernel : public Kernel {
     job_.interleaved_chroma = a.get_int("interleaved_chroma", 0) != 0 || ctx.input_types.size() == 2;
     job_.luma_index = (int)a.get_int("luma_index", 0);
     job_.u_index = (int)a.get_int("u_index", 1);
+    job_.bayer_pattern = (int)a.get_int("bayer_pattern", 0);
     job_.is_float = x.dtype == DType::Float32;
     // The RGB side's size: the output's for conversions to RGB or gray, the input's otherwise.
     const bool from_rgb = job_.kind == Kind::RgbToYuv420;

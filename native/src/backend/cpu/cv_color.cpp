@@ -15,6 +15,7 @@
 #include <cstring>
 #include <vector>
 
+#include "backend/cpu/cv_bayer.h"
 #include "backend/cpu/cv_color.h"
 #include "mnnpy/thread_pool.h"
 
@@ -146,10 +147,83 @@ void reorder_row(const T* HWY_RESTRICT s, T* HWY_RESTRICT d, int64_t w, const in
     for (int j = 0; j < D; ++j) d[x * D + j] = order[j] < 0 ? opaque<T>() : s[x * S + order[j]];
 }
 
+#if HWY_TARGET != HWY_SCALAR
+// Byte q of a 3-byte-pixel row is channel q % 3 (for vectors that start on a pixel).
+struct PixelPhases {
+  uint8_t phase[3 * 64 + 64];
+  PixelPhases() {
+    for (int i = 0; i < (int)sizeof(phase); ++i) phase[i] = (uint8_t)(i % 3);
+  }
+};
+#endif
+
+// Channels 0 and 2 of a row of 3-byte pixels swapped. Each output byte comes from 2 bytes
+// before, the same place or 2 bytes after: three unaligned loads and two blends per vector, the
+// choice fixed by the byte's channel. The first pixel and the tail are done one at a time, so no
+// load leaves the row.
+void swap_rb_u8(const uint8_t* HWY_RESTRICT s, uint8_t* HWY_RESTRICT d, int64_t pixels) {
+  int64_t x = 0;  // bytes
+  const int64_t bytes = 3 * pixels;
+#if HWY_TARGET != HWY_SCALAR
+  static const PixelPhases phases;
+  const hn::ScalableTag<uint8_t> d8;
+  const int64_t N = (int64_t)hn::Lanes(d8);
+  hn::Mask<decltype(d8)> from_after[3], from_before[3];
+  for (int k = 0; k < 3; ++k) {
+    const auto phase = hn::LoadU(d8, phases.phase + k * N);
+    from_after[k] = hn::Eq(phase, hn::Zero(d8));
+    from_before[k] = hn::Eq(phase, hn::Set(d8, 2));
+  }
+  // The first pixel is done alone, so that no load starts before the row.
+  if (pixels > 0) {
+    d[0] = s[2]; d[1] = s[1]; d[2] = s[0];
+    x = 3;
+  }
+  for (; x + 3 * N + 2 <= bytes; x += 3 * N) {
+    for (int k = 0; k < 3; ++k) {
+      const uint8_t* p = s + x + k * N;
+      const auto same = hn::LoadU(d8, p);
+      const auto v = hn::IfThenElse(from_after[k], hn::LoadU(d8, p + 2),
+                                    hn::IfThenElse(from_before[k], hn::LoadU(d8, p - 2), same));
+      hn::StoreU(v, d8, d + x + k * N);
+    }
+  }
+#endif
+  for (; x < bytes; x += 3) {
+    const uint8_t b = s[x], g = s[x + 1], r = s[x + 2];
+    d[x] = r; d[x + 1] = g; d[x + 2] = b;
+  }
+}
+
+// 4-byte pixels reordered by `order` (-1: 255) with one byte shuffle per vector.
+void shuffle4_u8(const uint8_t* HWY_RESTRICT s, uint8_t* HWY_RESTRICT d, int64_t pixels, const int* order) {
+  int64_t x = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const hn::ScalableTag<uint8_t> d8;
+  const int64_t N = (int64_t)hn::Lanes(d8) / 4;
+  alignas(16) uint8_t index[16], alpha[16];
+  for (int i = 0; i < 16; ++i) {
+    const int o = order[i % 4];
+    index[i] = o < 0 ? 0x80 : (uint8_t)(i / 4 * 4 + o);
+    alpha[i] = o < 0 ? 255 : 0;
+  }
+  const auto table = hn::LoadDup128(d8, index), opaque = hn::LoadDup128(d8, alpha);
+  for (; x + N <= pixels; x += N) {
+    hn::StoreU(hn::Or(hn::TableLookupBytesOr0(hn::LoadU(d8, s + 4 * x), table), opaque), d8, d + 4 * x);
+  }
+#endif
+  for (; x < pixels; ++x)
+    for (int j = 0; j < 4; ++j) d[4 * x + j] = order[j] < 0 ? 255 : s[4 * x + order[j]];
+}
+
 template <class T>
 void reorder(const ColorJob& job, const T* s, T* d, int64_t w) {
   const int S = job.src_channels, D = job.dst_channels;
   const int* o = job.order;
+  if constexpr (std::is_same<T, uint8_t>::value) {
+    if (S == 3 && D == 3 && o[0] == 2 && o[1] == 1 && o[2] == 0) return swap_rb_u8(s, d, w);
+    if (S == 4 && D == 4) return shuffle4_u8(s, d, w, o);
+  }
 #define MNNPY_CV_REORDER(s_, d_) \
   if (S == s_ && D == d_) return reorder_row<T, s_, d_>(s, d, w, o);
   MNNPY_CV_REORDER(3, 3) MNNPY_CV_REORDER(3, 4) MNNPY_CV_REORDER(4, 3) MNNPY_CV_REORDER(4, 4)
@@ -220,24 +294,53 @@ void gray_f32_row(const float* HWY_RESTRICT s, float* HWY_RESTRICT d, int64_t w,
 }
 
 // ---------------------------------------------------------------- YCrCb / YUV
+#if HWY_TARGET != HWY_SCALAR
+// Whole uint8 vectors are cut into quarters that widen to 32-bit lanes, and put back together.
+template <class D8> using QuarterOf = hn::Half<hn::Half<D8>>;
+
+template <class D8, class V>
+hn::Vec<QuarterOf<D8>> quarter_of(D8 d8, V v, int q) {
+  const hn::Half<D8> dh;
+  const QuarterOf<D8> dq;
+  (void)d8;
+  const auto half = q < 2 ? hn::LowerHalf(dh, v) : hn::UpperHalf(dh, v);
+  return (q & 1) ? hn::UpperHalf(dq, half) : hn::LowerHalf(dq, half);
+}
+
+template <class D8, class VQ>
+hn::Vec<D8> join_quarters(D8 d8, const VQ* q) {
+  const hn::Half<D8> dh;
+  return hn::Combine(d8, hn::Combine(dh, q[3], q[2]), hn::Combine(dh, q[1], q[0]));
+}
+#endif
+
 // uint8 rows computed 32-bit lanes at a time: `pixel(b, g, r, o0, o1, o2)` maps widened
-// channels to three outputs, which are narrowed with saturation. Returns the pixels done.
+// channels to three outputs, which are narrowed with saturation. Whole vectors of pixels are
+// loaded and stored interleaved. Returns the pixels done.
 template <int S, class PixelFn>
 int64_t u8_pixels_i32(const uint8_t* HWY_RESTRICT s, uint8_t* HWY_RESTRICT d, int64_t w, int blue, const PixelFn& pixel) {
   int64_t x = 0;
 #if HWY_TARGET != HWY_SCALAR
-  const hn::ScalableTag<int32_t> di;
-  const hn::Rebind<uint8_t, decltype(di)> d8;
-  const int64_t N = (int64_t)hn::Lanes(di);
+  const hn::ScalableTag<uint8_t> d8;
+  const QuarterOf<decltype(d8)> dq;
+  const hn::Rebind<int32_t, decltype(dq)> di;
+  const int64_t N = (int64_t)hn::Lanes(d8);
   for (; x + N <= w; x += N) {
     hn::Vec<decltype(d8)> c0, c1, c2, c3;
     if constexpr (S == 3) hn::LoadInterleaved3(d8, s + 3 * x, c0, c1, c2);
     else hn::LoadInterleaved4(d8, s + 4 * x, c0, c1, c2, c3);
-    const auto b = hn::PromoteTo(di, blue == 0 ? c0 : c2), g = hn::PromoteTo(di, c1),
-               r = hn::PromoteTo(di, blue == 0 ? c2 : c0);
-    hn::Vec<decltype(di)> o0, o1, o2;
-    pixel(di, b, g, r, o0, o1, o2);
-    hn::StoreInterleaved3(hn::DemoteTo(d8, o0), hn::DemoteTo(d8, o1), hn::DemoteTo(d8, o2), d8, d + 3 * x);
+    const auto b8 = blue == 0 ? c0 : c2, r8 = blue == 0 ? c2 : c0;
+    hn::Vec<decltype(dq)> q0[4], q1[4], q2[4];
+    for (int q = 0; q < 4; ++q) {
+      const auto b = hn::PromoteTo(di, quarter_of(d8, b8, q)), g = hn::PromoteTo(di, quarter_of(d8, c1, q)),
+                 r = hn::PromoteTo(di, quarter_of(d8, r8, q));
+      hn::Vec<decltype(di)> o0, o1, o2;
+      pixel(di, b, g, r, o0, o1, o2);
+      q0[q] = hn::DemoteTo(dq, o0);
+      q1[q] = hn::DemoteTo(dq, o1);
+      q2[q] = hn::DemoteTo(dq, o2);
+    }
+    hn::StoreInterleaved3(join_quarters(d8, q0), join_quarters(d8, q1), join_quarters(d8, q2), d8, d + 3 * x);
   }
 #else
   (void)s; (void)d; (void)w; (void)blue; (void)pixel;
@@ -631,28 +734,38 @@ void yuv420_pair_rows(const uint8_t* HWY_RESTRICT y0, const uint8_t* HWY_RESTRIC
   const int half = 1 << (kShift601 - 1);
   int64_t x = 0;
 #if HWY_TARGET != HWY_SCALAR
-  const hn::ScalableTag<int32_t> di;
-  const hn::Rebind<uint8_t, decltype(di)> d8;
-  const int64_t N = (int64_t)hn::Lanes(di);
-  if (N >= 4) {
+  const hn::ScalableTag<uint8_t> d8;
+  const QuarterOf<decltype(d8)> dq;
+  const hn::Rebind<int32_t, decltype(dq)> di;
+  const int64_t N = (int64_t)hn::Lanes(d8);
+  if (hn::Lanes(di) >= 2) {
     const auto k128 = hn::Set(di, 128), k16 = hn::Set(di, 16), zero = hn::Zero(di), vhalf = hn::Set(di, half);
     const auto cy = hn::Set(di, kCY), cub = hn::Set(di, kCUB), cug = hn::Set(di, kCUG), cvg = hn::Set(di, kCVG),
                cvr = hn::Set(di, kCVR);
     const auto opaque8 = hn::Set(d8, 255);
     for (; x + N <= w; x += N) {
-      const auto c = hn::Sub(hn::PromoteTo(di, hn::LoadU(d8, chroma + x)), k128);
-      const auto even = hn::DupEven(c), odd = hn::DupOdd(c);
-      const auto u = u_first ? even : odd, v = u_first ? odd : even;
-      const auto ruv = hn::Add(hn::Mul(cvr, v), vhalf);
-      const auto guv = hn::Add(hn::Add(hn::Mul(cug, u), hn::Mul(cvg, v)), vhalf);
-      const auto buv = hn::Add(hn::Mul(cub, u), vhalf);
+      const auto pairs = hn::LoadU(d8, chroma + x);
+      const auto luma0 = hn::LoadU(d8, y0 + x), luma1 = hn::LoadU(d8, y1 + x);
+      hn::Vec<decltype(dq)> out[2][3][4];  // [row][b, g, r][quarter]
+      for (int q = 0; q < 4; ++q) {
+        const auto c = hn::Sub(hn::PromoteTo(di, quarter_of(d8, pairs, q)), k128);
+        const auto even = hn::DupEven(c), odd = hn::DupOdd(c);
+        const auto u = u_first ? even : odd, v = u_first ? odd : even;
+        const auto ruv = hn::Add(hn::Mul(cvr, v), vhalf);
+        const auto guv = hn::Add(hn::Add(hn::Mul(cug, u), hn::Mul(cvg, v)), vhalf);
+        const auto buv = hn::Add(hn::Mul(cub, u), vhalf);
+        for (int row = 0; row < 2; ++row) {
+          const auto luma = quarter_of(d8, row ? luma1 : luma0, q);
+          const auto yy = hn::Mul(hn::Max(hn::Sub(hn::PromoteTo(di, luma), k16), zero), cy);
+          out[row][0][q] = hn::DemoteTo(dq, hn::ShiftRight<kShift601>(hn::Add(yy, buv)));
+          out[row][1][q] = hn::DemoteTo(dq, hn::ShiftRight<kShift601>(hn::Add(yy, guv)));
+          out[row][2][q] = hn::DemoteTo(dq, hn::ShiftRight<kShift601>(hn::Add(yy, ruv)));
+        }
+      }
       for (int row = 0; row < 2; ++row) {
-        const uint8_t* yr = row ? y1 : y0;
         uint8_t* dr = (row ? d1 : d0) + x * D;
-        const auto yy = hn::Mul(hn::Max(hn::Sub(hn::PromoteTo(di, hn::LoadU(d8, yr + x)), k16), zero), cy);
-        const auto r = hn::DemoteTo(d8, hn::ShiftRight<kShift601>(hn::Add(yy, ruv)));
-        const auto g = hn::DemoteTo(d8, hn::ShiftRight<kShift601>(hn::Add(yy, guv)));
-        const auto b = hn::DemoteTo(d8, hn::ShiftRight<kShift601>(hn::Add(yy, buv)));
+        const auto b = join_quarters(d8, out[row][0]), g = join_quarters(d8, out[row][1]),
+                   r = join_quarters(d8, out[row][2]);
         const auto first = blue == 0 ? b : r;
         const auto third = blue == 0 ? r : b;
         if (D == 3) hn::StoreInterleaved3(first, g, third, d8, dr);
@@ -863,6 +976,19 @@ namespace cv_color {
 HWY_EXPORT(ConvertRows);
 
 void run(const ColorJob& job, ThreadPool* pool) {
+  if (job.kind == Kind::Bayer) {
+    // Colours of the top-left 2x2 block (0 blue, 1 green, 2 red) for RGGB, GRBG, BGGR, GBRG.
+    static const int kPatterns[4][2][2] = {{{2, 1}, {1, 0}}, {{1, 2}, {0, 1}}, {{0, 1}, {1, 2}}, {{1, 0}, {2, 1}}};
+    BayerJob bayer;
+    std::memcpy(bayer.pattern, kPatterns[job.bayer_pattern & 3], sizeof(bayer.pattern));
+    bayer.dst_channels = job.dst_channels;
+    bayer.blue = job.blue;
+    bayer.height = job.height;
+    bayer.width = job.width;
+    bayer.src = (const uint8_t*)job.src;
+    bayer.dst = (uint8_t*)job.dst;
+    return run_bayer(bayer, pool);
+  }
   const bool pairs = job.kind == Kind::Yuv420ToRgb || job.kind == Kind::RgbToYuv420;
   const int64_t units = pairs ? job.height / 2 : job.height;
   const int64_t unit_pixels = std::max<int64_t>(1, job.width * (pairs ? 2 : 1));

@@ -34,6 +34,7 @@ enum class Kind : int {
   RgbToYuv422,
   PremultiplyAlpha,
   UnpremultiplyAlpha,
+  Bayer,           // a one-channel mosaic (`bayer_pattern`) to BGR/RGB(A) or gray (bilinear)
 };
 
 struct ColorJob {
@@ -48,6 +49,7 @@ struct ColorJob {
   int u_first = 1;              // 4:2:0: U before V (NV12, I420) or after (NV21, YV12)
   bool interleaved_chroma = false;
   int luma_index = 0, u_index = 1;  // 4:2:2: byte offsets of the first Y and of U in a 4-byte pair
+  int bayer_pattern = 0;            // Bayer: the top-left 2x2 block is RGGB (0), GRBG, BGGR or GBRG (3)
   bool is_float = false;
   int64_t height = 0, width = 0;    // of the RGB image
   const void* src = nullptr;

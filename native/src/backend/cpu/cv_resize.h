@@ -1,7 +1,8 @@
 // OpenCV's resize on HxWxC images (uint8, int16, float32, float64; any channel count).
 // A plan is built once per shape: per output column and row the source taps and weights,
 // chosen and rounded as OpenCV chooses them, so that uint8 results that OpenCV computes in
-// fixed point (bilinear, integer-factor area) are reproduced bit for bit.
+// fixed point (bilinear, integer-factor area, the bit-exact bilinear and nearest modes) are
+// reproduced bit for bit.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -40,7 +41,9 @@ class ResizePlan {
   };
 
  private:
-  enum class Scheme { Nearest, LinearFixed8U, AreaFast, Taps };
+  enum class Scheme { Nearest, LinearFixed8U, AreaFast, Taps, LinearExact };
+  void build_linear_exact(double inv_scale_x, double inv_scale_y);
+  void fill_vector_columns();
   void run_nearest(const uint8_t* src, uint8_t* dst, ThreadPool* pool) const;
   void run_area_fast(const void* src, void* dst, ThreadPool* pool) const;
   void run_separable(const void* src, void* dst, ThreadPool* pool) const;
@@ -52,6 +55,9 @@ class ResizePlan {
   std::vector<int32_t> column_offsets_;  // per output element (per column for LinearFixed8U): tap t at [t * n + i]
   std::vector<float> column_weights_;
   std::vector<int16_t> column_fixed_;
+  std::vector<int32_t> column_pairs_;    // LinearFixed8U: per column, w0 | w1 << 16 (16-bit lanes)
+  int64_t vector_columns_ = 0;           // LinearFixed8U: leading columns the vector loop may take
+  std::vector<int32_t> exact_x_, exact_y_;  // LinearExact: weights of both taps per column / row
   int area_x_ = 1, area_y_ = 1;          // AreaFast: the integer factors
 };
 
