@@ -1,2 +1,634 @@
-"""placeholder"""
-__all__ = []
+"""OpenCV's drawing functions: line, arrowedLine, rectangle, circle, ellipse, ellipse2Poly,
+polylines, fillPoly, fillConvexPoly, drawContours and drawMarker.
+
+As in OpenCV, a NumPy image is drawn into in place and returned (the same array object); it must
+be writable with packed pixels (rows may be any stride apart, as for a row slice). An mnnpy Var is
+immutable, so drawing on one returns a new Var holding the drawn image. The pixels are rasterized
+by the C++ kernels behind ``_core.cv_draw_*`` with OpenCV's rules; arguments are parsed here with
+OpenCV's names, defaults, checks and messages.
+
+putText and getTextSize are not provided: OpenCV 5 renders FONT_HERSHEY_* text with built-in
+outline fonts, which the public-domain Hershey stroke data cannot reproduce.
+"""
+import math as _math
+import struct as _struct
+
+import numpy as _np
+
+from .. import _core
+from .._core import Var
+from ._common import error
+
+__all__ = ["line", "arrowedLine", "rectangle", "circle", "ellipse", "ellipse2Poly", "polylines", "fillPoly",
+           "fillConvexPoly", "drawContours", "drawMarker",
+           "LINE_4", "LINE_8", "LINE_AA", "FILLED",
+           "FONT_HERSHEY_SIMPLEX", "FONT_HERSHEY_PLAIN", "FONT_HERSHEY_DUPLEX", "FONT_HERSHEY_COMPLEX",
+           "FONT_HERSHEY_TRIPLEX", "FONT_HERSHEY_COMPLEX_SMALL", "FONT_HERSHEY_SCRIPT_SIMPLEX",
+           "FONT_HERSHEY_SCRIPT_COMPLEX", "FONT_ITALIC",
+           "MARKER_CROSS", "MARKER_TILTED_CROSS", "MARKER_STAR", "MARKER_DIAMOND", "MARKER_SQUARE",
+           "MARKER_TRIANGLE_UP", "MARKER_TRIANGLE_DOWN"]
+
+LINE_4, LINE_8, LINE_AA, FILLED = 4, 8, 16, -1
+FONT_HERSHEY_SIMPLEX, FONT_HERSHEY_PLAIN, FONT_HERSHEY_DUPLEX, FONT_HERSHEY_COMPLEX = 0, 1, 2, 3
+FONT_HERSHEY_TRIPLEX, FONT_HERSHEY_COMPLEX_SMALL, FONT_HERSHEY_SCRIPT_SIMPLEX, FONT_HERSHEY_SCRIPT_COMPLEX = 4, 5, 6, 7
+FONT_ITALIC = 16
+MARKER_CROSS, MARKER_TILTED_CROSS, MARKER_STAR, MARKER_DIAMOND = 0, 1, 2, 3
+MARKER_SQUARE, MARKER_TRIANGLE_UP, MARKER_TRIANGLE_DOWN = 4, 5, 6
+
+_XY_SHIFT = 16
+_MAX_THICKNESS = 32767
+_INT_MAX = 2**31 - 1
+_INT_MIN = -2**31
+
+# Element types OpenCV draws into (bool arrays are drawn as bytes, as OpenCV maps them to CV_8U).
+_DRAW_DTYPES = tuple(_np.dtype(d) for d in ("uint8", "int8", "uint16", "int16", "int32", "float16", "float32",
+                                            "float64"))
+
+
+def _is_int(value):
+    return isinstance(value, (int, _np.integer)) and not isinstance(value, (bool, _np.bool_))
+
+
+def _int_arg(func, name, value, exc=error):
+    """An OpenCV ``int`` argument (a C int); ``exc`` is what OpenCV raises for a bad one."""
+    if type(value) is int and _INT_MIN <= value <= _INT_MAX:
+        return value
+    if not _is_int(value):
+        msg = f"Argument '{name}' is required to be an integer, got {type(value).__name__}"
+        raise (TypeError(f"mnnpy.cv.{func}: {msg}") if exc is TypeError else error(func, msg))
+    value = int(value)
+    if not _INT_MIN <= value <= _INT_MAX:
+        msg = f"Argument '{name}' ({value}) does not fit into a C int"
+        raise (TypeError(f"mnnpy.cv.{func}: {msg}") if exc is TypeError else error(func, msg))
+    return value
+
+
+def _wrap_int(value):
+    """``value`` wrapped to a C int, as OpenCV's int Point arithmetic wraps."""
+    return (value - _INT_MIN) % 2**32 + _INT_MIN
+
+
+def _cv_round(value):
+    """cvRound into a C int: half to even; out of range or NaN gives INT_MIN (as x86 does)."""
+    if not _math.isfinite(value) or not _INT_MIN <= round(value) <= _INT_MAX:
+        return _INT_MIN
+    return round(value)
+
+
+def _real_arg(func, name, value):
+    if isinstance(value, (bool, _np.bool_)) or not isinstance(value, (int, float, _np.integer, _np.floating)):
+        raise error(func, f"Argument '{name}' must be a number, got {type(value).__name__}")
+    return float(value)
+
+
+def _int_pair(func, name, value, exc=error):
+    """An OpenCV Point or Size: a sequence of two integers."""
+    if (type(value) is tuple and len(value) == 2 and type(value[0]) is int and type(value[1]) is int
+            and _INT_MIN <= value[0] <= _INT_MAX and _INT_MIN <= value[1] <= _INT_MAX):
+        return value
+
+    def fail(msg):
+        raise (TypeError(f"mnnpy.cv.{func}: {msg}") if exc is TypeError else error(func, msg))
+    if isinstance(value, (str, bytes)):
+        fail(f"Can't parse '{name}': expected a sequence of 2 integers, got {type(value).__name__}")
+    try:
+        items = list(value)
+    except TypeError:
+        fail(f"Can't parse '{name}': expected a sequence of 2 integers, got {type(value).__name__}")
+    if len(items) != 2:
+        fail(f"Can't parse '{name}'. Expected sequence length 2, got {len(items)}")
+    for i, item in enumerate(items):
+        if not _is_int(item) or not _INT_MIN <= int(item) <= _INT_MAX:
+            fail(f"Can't parse '{name}'. Sequence item with index {i} has a wrong type")
+    return int(items[0]), int(items[1])
+
+
+def _scalar(func, color):
+    """OpenCV's Scalar from a number or a sequence of at most 4 numbers (None is all zeros)."""
+    if color is None:
+        return [0.0] * 4
+    if isinstance(color, (int, float)):
+        return [float(color), 0.0, 0.0, 0.0]
+    if not isinstance(color, (tuple, list)):
+        raise error(func, "Scalar value for argument 'color' is not numeric")
+    if len(color) > 4:
+        raise error(func, "Scalar value for argument 'color' is longer than 4")
+    values = []
+    for item in color:
+        if not isinstance(item, (int, float)):
+            raise error(func, "Scalar value for argument 'color' is not numeric")
+        values.append(float(item))
+    return values + [0.0] * (4 - len(values))
+
+
+_STRUCT_CODES = {"uint8": "B", "int8": "b", "uint16": "H", "int16": "h", "int32": "i",
+                 "float64": "d", "bool": "B"}
+_color_cache = {}
+
+
+def _color_bytes(func, color, dtype, channels):
+    """One pixel of ``color`` in the image's type (each channel rounded half to even and
+    saturated for integer types, as OpenCV's saturate_cast)."""
+    try:
+        key = (color, dtype, channels)
+        cached = _color_cache.get(key)
+    except TypeError:  # an unhashable color: parsed (and rejected or accepted) below
+        key, cached = None, None
+    if cached is not None:
+        return cached
+    code = _STRUCT_CODES.get(dtype.name)
+    values = _scalar(func, color)[:channels]
+    if code is None:
+        packed = _pixel_bytes_numpy(values, dtype)
+    elif code == "d":
+        packed = _struct.pack(f"<{channels}{code}", *values)
+    else:
+        info = _np.iinfo(_np.uint8 if dtype.kind == "b" else dtype)
+        ints = []
+        for v in values:
+            # Rounded to a C int first: values beyond its range (and NaN) become INT_MIN.
+            r = round(v) if _math.isfinite(v) else _INT_MIN
+            r = r if _INT_MIN <= r <= _INT_MAX else _INT_MIN
+            ints.append(min(max(r, int(info.min)), int(info.max)))
+        packed = _struct.pack(f"<{channels}{code}", *ints)
+    if key is not None:
+        if len(_color_cache) > 256:
+            _color_cache.clear()
+        _color_cache[key] = packed
+    return packed
+
+
+def _pixel_bytes_numpy(values, dtype):
+    values = _np.array(values, dtype=_np.float64)
+    if dtype.kind in "iub":
+        store = _np.dtype(_np.uint8) if dtype.kind == "b" else dtype
+        info = _np.iinfo(store)
+        # Rounded to a C int first: values beyond its range (and NaN) become INT_MIN.
+        rounded = _np.rint(values)
+        rounded = _np.where(_np.isfinite(rounded) & (rounded >= _INT_MIN) & (rounded <= _INT_MAX), rounded, _INT_MIN)
+        return _np.clip(rounded, info.min, info.max).astype(store).tobytes()
+    return values.astype(_np.float32).astype(dtype).tobytes() if dtype == _np.float16 else values.astype(dtype).tobytes()
+
+
+class _Canvas:
+    """The NumPy array drawn into: the caller's image itself, or a copy of a Var's pixels."""
+
+    def __init__(self, func, img):
+        self.func = func
+        self.var = isinstance(img, Var)
+        if self.var:
+            array = _np.array(_np.asarray(img), copy=True, order="C")
+        elif isinstance(img, _np.ndarray):
+            array = img
+        else:
+            raise error(func, f"Expected a NumPy array or Var for argument 'img', got {type(img).__name__}")
+        self.result = array
+        if array.dtype not in _DRAW_DTYPES and array.dtype != _np.bool_:
+            raise error(func, f"'img' has unsupported dtype {array.dtype}")
+        if array.ndim == 1 and array.size > 0 and array.strides[0] == array.itemsize:
+            array = array.reshape(-1, 1)
+        if array.ndim not in (2, 3):
+            raise error(func, f"'img' must be a 2-D (HxW) or 3-D (HxWxC) image, got shape {array.shape}")
+        if array.size == 0:
+            raise error(func, f"'img' is empty (shape {array.shape})")
+        channels = 1 if array.ndim == 2 else array.shape[2]
+        if channels > 4:
+            raise error(func, f"'img' has {channels} channels; drawing supports at most 4")
+        if not array.flags.writeable:
+            raise error(func, "'img' is read-only; drawing writes into the image in place")
+        packed = array.strides[-1] == array.itemsize and (array.ndim == 2 or array.strides[1] == array.itemsize * channels)
+        if not packed or array.strides[0] < array.shape[1] * array.itemsize * channels:
+            raise error(func, "'img' must have packed pixels and rows in increasing memory order "
+                              "(a C-contiguous array or a row slice of one)")
+        self.array = array.view(_np.uint8) if array.dtype == _np.bool_ else array
+        self.channels = channels
+
+    def color(self, color):
+        return _color_bytes(self.func, color, self.result.dtype, self.channels)
+
+    def line_type(self, line_type):
+        # Antialiasing is for 8-bit images; others get 8-connected lines, as in OpenCV.
+        if line_type == LINE_AA and self.result.dtype != _np.uint8:
+            return LINE_8
+        return line_type
+
+    def finish(self):
+        if self.var:
+            return _core.const(_np.ascontiguousarray(self.result), None, "NCHW")
+        return self.result
+
+
+def _draw(func, kernel, *args):
+    try:
+        kernel(*args)
+    except ValueError as exc:
+        raise error(func, str(exc)) from None
+
+
+def _check_shift(func, shift):
+    if not 0 <= shift <= _XY_SHIFT:
+        raise error(func, f"shift must be in [0, {_XY_SHIFT}], got {shift}")
+
+
+def _check_thickness(func, thickness, low=None):
+    if thickness > _MAX_THICKNESS or (low is not None and thickness < low):
+        lo = "" if low is None else f"{low} <= "
+        raise error(func, f"thickness must satisfy {lo}thickness <= {_MAX_THICKNESS}, got {thickness}")
+
+
+def _points_array(func, name, value, allow_empty=True):
+    """An OpenCV point vector (Nx2, Nx1x2 or 1xNx2 int32/int64 array) as Nx2 int64."""
+    if not isinstance(value, _np.ndarray):
+        raise error(func, f"Expected a NumPy array of points for argument '{name}', got {type(value).__name__}")
+    if value.dtype not in (_np.dtype(_np.int32), _np.dtype(_np.int64)):
+        if value.size == 0 and allow_empty:
+            return _np.zeros((0, 2), _np.int64)
+        raise error(func, f"'{name}' must hold int32 points (checkVector(2, CV_32S)), got dtype {value.dtype}")
+    shape = value.shape
+    ok = (value.ndim == 2 and shape[1] == 2) or (value.ndim == 3 and shape[2] == 2 and (shape[1] == 1 or shape[0] == 1))
+    if value.size == 0:
+        if not allow_empty:
+            raise error(func, f"'{name}' is empty; at least one point is required")
+        return _np.zeros((0, 2), _np.int64)
+    if not ok:
+        raise error(func, f"'{name}' must be an Nx2, Nx1x2 or 1xNx2 array of points, got shape {shape}")
+    pts = value.reshape(-1, 2).astype(_np.int64)
+    if value.dtype == _np.int64 and (pts.min() < _INT_MIN or pts.max() > _INT_MAX):
+        raise error(func, f"'{name}' has coordinates outside the int32 range")
+    return _np.ascontiguousarray(pts)
+
+
+def _contour_list(func, name, value):
+    """OpenCV's InputArrayOfArrays of point vectors: a list/tuple of arrays, one array (one
+    contour) or a KxNx2 array (K contours)."""
+    if isinstance(value, _np.ndarray):
+        if value.ndim == 3 and value.shape[0] > 1 and value.shape[1] != 1:
+            return list(value)
+        return [value]
+    if isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            if not isinstance(item, _np.ndarray):
+                raise error(func, f"Can't parse '{name}'. Sequence item with index {i} has a wrong type")
+        return list(value)
+    raise error(func, f"Expected a sequence of point arrays for argument '{name}', got {type(value).__name__}")
+
+
+def line(img, pt1, pt2, color, thickness=1, lineType=LINE_8, shift=0):  # noqa: N803 (OpenCV's names)
+    """OpenCV's ``cv2.line``: a segment from pt1 to pt2 (coordinates with ``shift`` fraction bits)."""
+    p1 = _int_pair("line", "pt1", pt1)
+    p2 = _int_pair("line", "pt2", pt2)
+    thickness = _int_arg("line", "thickness", thickness)
+    line_type = _int_arg("line", "lineType", lineType)
+    shift = _int_arg("line", "shift", shift)
+    if img is None:
+        return None
+    canvas = _Canvas("line", img)
+    if not 0 < thickness <= _MAX_THICKNESS:
+        raise error("line", f"thickness must satisfy 0 < thickness <= {_MAX_THICKNESS}, got {thickness}")
+    _check_shift("line", shift)
+    _draw("line", _core.cv_draw_line, canvas.array, *p1, *p2, canvas.color(color), thickness,
+          canvas.line_type(line_type), shift)
+    return canvas.finish()
+
+
+def arrowedLine(img, pt1, pt2, color, thickness=1, line_type=LINE_8, shift=0, tipLength=0.1):  # noqa: N802,N803
+    """OpenCV's ``cv2.arrowedLine``: a line from pt1 to pt2 with two tip strokes at pt2, each
+    ``tipLength`` times the line's length."""
+    p1 = _int_pair("arrowedLine", "pt1", pt1)
+    p2 = _int_pair("arrowedLine", "pt2", pt2)
+    thickness = _int_arg("arrowedLine", "thickness", thickness)
+    line_type = _int_arg("arrowedLine", "line_type", line_type)
+    shift = _int_arg("arrowedLine", "shift", shift)
+    tip = _real_arg("arrowedLine", "tipLength", tipLength)
+    if img is None:
+        return None
+    canvas = _Canvas("arrowedLine", img)
+    if not 0 < thickness <= _MAX_THICKNESS:
+        raise error("arrowedLine", f"thickness must satisfy 0 < thickness <= {_MAX_THICKNESS}, got {thickness}")
+    _check_shift("arrowedLine", shift)
+    dx, dy = _wrap_int(p1[0] - p2[0]), _wrap_int(p1[1] - p2[1])
+    tip_size = _math.sqrt(float(dx) * dx + float(dy) * dy) * tip
+    angle = _math.atan2(float(p1[1] - p2[1]), float(p1[0] - p2[0]))
+    color_bytes, lt = canvas.color(color), canvas.line_type(line_type)
+    _draw("arrowedLine", _core.cv_draw_line, canvas.array, *p1, *p2, color_bytes, thickness, lt, shift)
+    for turn in (_math.pi / 4, -_math.pi / 4):
+        tip_x = _cv_round(p2[0] + tip_size * _math.cos(angle + turn))
+        tip_y = _cv_round(p2[1] + tip_size * _math.sin(angle + turn))
+        _draw("arrowedLine", _core.cv_draw_line, canvas.array, tip_x, tip_y, *p2, color_bytes, thickness, lt, shift)
+    return canvas.finish()
+
+
+_RECT_POINTS = ("pt1", "pt2", "color", "thickness", "lineType", "shift")
+_RECT_REC = ("rec", "color", "thickness", "lineType", "shift")
+
+
+def rectangle(img, *args, **kwargs):
+    """OpenCV's ``cv2.rectangle``: ``rectangle(img, pt1, pt2, color, thickness=1, lineType=LINE_8,
+    shift=0)`` with opposite corners, or ``rectangle(img, rec, color, ...)`` with rec = (x, y, w, h);
+    a negative thickness fills it."""
+    use_rec = "rec" in kwargs or (len(args) > 0 and not isinstance(args[0], (str, bytes))
+                                  and hasattr(args[0], "__len__") and len(args[0]) == 4)
+    names = _RECT_REC if use_rec else _RECT_POINTS
+    if len(args) > len(names):
+        raise error("rectangle", f"rectangle() takes at most {len(names) + 1} arguments ({len(args) + 1} given)")
+    params = dict(zip(names, args))
+    for key, value in kwargs.items():
+        if key not in names or key in params:
+            raise error("rectangle", f"rectangle() got an unexpected or repeated argument '{key}'")
+        params[key] = value
+    required = ("rec", "color") if use_rec else ("pt1", "pt2", "color")
+    for key in required:
+        if key not in params:
+            raise error("rectangle", f"rectangle() missing required argument '{key}'")
+    thickness = _int_arg("rectangle", "thickness", params.get("thickness", 1))
+    line_type = _int_arg("rectangle", "lineType", params.get("lineType", LINE_8))
+    shift = _int_arg("rectangle", "shift", params.get("shift", 0))
+    if use_rec:
+        rec = params["rec"]
+        try:
+            items = list(rec)
+        except TypeError:
+            raise error("rectangle", f"Can't parse 'rec': expected (x, y, w, h), got {type(rec).__name__}") from None
+        if len(items) != 4:
+            raise error("rectangle", f"Can't parse 'rec'. Expected sequence length 4, got {len(items)}")
+        if not all(_is_int(v) and _INT_MIN <= int(v) <= _INT_MAX for v in items):
+            raise error("rectangle", "Can't parse 'rec'. Sequence items must be integers")
+        x, y, w, h = (int(v) for v in items)
+    else:
+        p1 = _int_pair("rectangle", "pt1", params["pt1"])
+        p2 = _int_pair("rectangle", "pt2", params["pt2"])
+    if img is None:
+        return None
+    canvas = _Canvas("rectangle", img)
+    _check_shift("rectangle", shift)
+    if use_rec:
+        # Crop to just around the image, then draw from the top-left to the bottom-right pixel.
+        rows, cols = canvas.array.shape[:2]
+        one = 1 << shift
+        bx, by, bw, bh = -one, -one, (cols + 2) << shift, (rows + 2) << shift
+        if w <= 0 or h <= 0:
+            return canvas.finish()
+        x1, y1 = max(x, bx), max(y, by)
+        w, h = min(x + w, bx + bw) - x1, min(y + h, by + bh) - y1
+        if w <= 0 or h <= 0:
+            return canvas.finish()
+        p1, p2 = (x1, y1), (x1 + w - one, y1 + h - one)
+    _check_thickness("rectangle", thickness)
+    _draw("rectangle", _core.cv_draw_rectangle, canvas.array, *p1, *p2, canvas.color(params["color"]), thickness,
+          canvas.line_type(line_type), shift)
+    return canvas.finish()
+
+
+def circle(img, center, radius, color, thickness=1, lineType=LINE_8, shift=0):  # noqa: N803
+    """OpenCV's ``cv2.circle``; a negative thickness (FILLED) fills it."""
+    c = _int_pair("circle", "center", center)
+    radius = _int_arg("circle", "radius", radius)
+    thickness = _int_arg("circle", "thickness", thickness)
+    line_type = _int_arg("circle", "lineType", lineType)
+    shift = _int_arg("circle", "shift", shift)
+    if img is None:
+        return None
+    canvas = _Canvas("circle", img)
+    if radius < 0:
+        raise error("circle", f"radius must be >= 0, got {radius}")
+    _check_thickness("circle", thickness)
+    _check_shift("circle", shift)
+    _draw("circle", _core.cv_draw_circle, canvas.array, *c, radius, canvas.color(color), thickness,
+          canvas.line_type(line_type), shift)
+    return canvas.finish()
+
+
+_ELLIPSE_FULL = ("center", "axes", "angle", "startAngle", "endAngle", "color", "thickness", "lineType", "shift")
+_ELLIPSE_BOX = ("box", "color", "thickness", "lineType")
+
+
+def _is_box(value):
+    try:
+        return len(value) == 3 and len(value[0]) == 2 and len(value[1]) == 2
+    except TypeError:
+        return False
+
+
+def ellipse(img, *args, **kwargs):
+    """OpenCV's ``cv2.ellipse``: ``ellipse(img, center, axes, angle, startAngle, endAngle, color,
+    thickness=1, lineType=LINE_8, shift=0)`` (angles in degrees, rounded to whole degrees) or
+    ``ellipse(img, box, color, thickness=1, lineType=LINE_8)`` with box = ((cx, cy), (w, h), angle)."""
+    use_box = "box" in kwargs or (len(args) > 0 and _is_box(args[0]))
+    names = _ELLIPSE_BOX if use_box else _ELLIPSE_FULL
+    if len(args) > len(names):
+        raise error("ellipse", f"ellipse() takes at most {len(names) + 1} arguments ({len(args) + 1} given)")
+    params = dict(zip(names, args))
+    for key, value in kwargs.items():
+        if key not in names or key in params:
+            raise error("ellipse", f"ellipse() got an unexpected or repeated argument '{key}'")
+        params[key] = value
+    required = ("box", "color") if use_box else names[:6]
+    for key in required:
+        if key not in params:
+            raise error("ellipse", f"ellipse() missing required argument '{key}'")
+    thickness = _int_arg("ellipse", "thickness", params.get("thickness", 1))
+    line_type = _int_arg("ellipse", "lineType", params.get("lineType", LINE_8))
+    if use_box:
+        (cx, cy), (bw, bh), angle = params["box"]
+        cx, cy, bw, bh, angle = (_real_arg("ellipse", "box", v) for v in (cx, cy, bw, bh, angle))
+    else:
+        c = _int_pair("ellipse", "center", params["center"])
+        axes = _int_pair("ellipse", "axes", params["axes"])
+        angles = [_real_arg("ellipse", k, params[k]) for k in ("angle", "startAngle", "endAngle")]
+        shift = _int_arg("ellipse", "shift", params.get("shift", 0))
+    if img is None:
+        return None
+    canvas = _Canvas("ellipse", img)
+    color_bytes, lt = canvas.color(params["color"]), canvas.line_type(line_type)
+    if use_box:
+        box32 = _np.array([cx, cy, bw, bh, angle], _np.float32)
+        if box32[2] < 0 or box32[3] < 0:
+            raise error("ellipse", "box.size.width >= 0 && box.size.height >= 0 is required")
+        _check_thickness("ellipse", thickness)
+        _draw("ellipse", _core.cv_draw_ellipse_box, canvas.array, *(float(v) for v in box32), color_bytes,
+              thickness, lt)
+    else:
+        if axes[0] < 0 or axes[1] < 0:
+            raise error("ellipse", f"axes must be non-negative, got {axes}")
+        _check_thickness("ellipse", thickness)
+        _check_shift("ellipse", shift)
+        whole = [_cv_round(v) for v in angles]
+        _draw("ellipse", _core.cv_draw_ellipse, canvas.array, *c, *axes, *whole, color_bytes, thickness, lt, shift)
+    return canvas.finish()
+
+
+def ellipse2Poly(center, axes, angle, arcStart, arcEnd, delta):  # noqa: N802,N803
+    """OpenCV's ``cv2.ellipse2Poly``: the elliptic arc's polygon (points every ``delta`` degrees)
+    as an Nx2 int32 array."""
+    c = _int_pair("ellipse2Poly", "center", center, TypeError)
+    axes = _int_pair("ellipse2Poly", "axes", axes, TypeError)
+    values = [_int_arg("ellipse2Poly", k, v, TypeError)
+              for k, v in (("angle", angle), ("arcStart", arcStart), ("arcEnd", arcEnd), ("delta", delta))]
+    if not 0 < values[3] <= 180:
+        raise error("ellipse2Poly", f"delta must satisfy 0 < delta <= 180, got {values[3]}")
+    return _core.cv_ellipse_to_poly(*c, *axes, *values)
+
+
+def polylines(img, pts, isClosed, color, thickness=1, lineType=LINE_8, shift=0):  # noqa: N803
+    """OpenCV's ``cv2.polylines``: each point array of ``pts`` as a polygonal chain, closed when
+    ``isClosed``."""
+    contours = _contour_list("polylines", "pts", pts)
+    closed = bool(isClosed)
+    thickness = _int_arg("polylines", "thickness", thickness)
+    line_type = _int_arg("polylines", "lineType", lineType)
+    shift = _int_arg("polylines", "shift", shift)
+    if img is None:
+        return None
+    canvas = _Canvas("polylines", img)
+    arrays = [_points_array("polylines", "pts", p) for p in contours]
+    if not arrays:
+        return canvas.finish()
+    if not 0 <= thickness <= _MAX_THICKNESS:
+        raise error("polylines", f"thickness must satisfy 0 <= thickness <= {_MAX_THICKNESS}, got {thickness}")
+    _check_shift("polylines", shift)
+    _draw("polylines", _core.cv_draw_polylines, canvas.array, arrays, closed, canvas.color(color), thickness,
+          canvas.line_type(line_type), shift)
+    return canvas.finish()
+
+
+def fillPoly(img, pts, color, lineType=LINE_8, shift=0, offset=(0, 0)):  # noqa: N802,N803
+    """OpenCV's ``cv2.fillPoly``: fills the area bounded by the point arrays of ``pts`` (even-odd
+    rule), each point moved by ``offset``."""
+    contours = _contour_list("fillPoly", "pts", pts)
+    line_type = _int_arg("fillPoly", "lineType", lineType)
+    shift = _int_arg("fillPoly", "shift", shift)
+    off = _int_pair("fillPoly", "offset", offset)
+    if img is None:
+        return None
+    canvas = _Canvas("fillPoly", img)
+    if not contours:
+        return canvas.finish()
+    arrays = [_points_array("fillPoly", "pts", p, allow_empty=False) for p in contours]
+    _check_shift("fillPoly", shift)
+    _draw("fillPoly", _core.cv_fill_poly, canvas.array, arrays, canvas.color(color), canvas.line_type(line_type),
+          shift, *off)
+    return canvas.finish()
+
+
+def fillConvexPoly(img, points, color, lineType=LINE_8, shift=0):  # noqa: N802,N803
+    """OpenCV's ``cv2.fillConvexPoly``: fills a convex polygon (faster than fillPoly; a
+    non-convex one is filled as OpenCV fills it)."""
+    line_type = _int_arg("fillConvexPoly", "lineType", lineType)
+    shift = _int_arg("fillConvexPoly", "shift", shift)
+    if not isinstance(points, _np.ndarray):
+        raise error("fillConvexPoly", f"Expected a NumPy array for argument 'points', got {type(points).__name__}")
+    if img is None:
+        return None
+    canvas = _Canvas("fillConvexPoly", img)
+    pts = _points_array("fillConvexPoly", "points", points)
+    if len(pts) == 0:
+        return canvas.finish()
+    _check_shift("fillConvexPoly", shift)
+    _draw("fillConvexPoly", _core.cv_fill_convex_poly, canvas.array, pts, canvas.color(color),
+          canvas.line_type(line_type), shift)
+    return canvas.finish()
+
+
+def _contours_to_draw(contours, index, hierarchy, max_level):
+    """Indices of the contours drawContours draws: one, all, or those within ``max_level``
+    nesting levels of the chosen ones when a hierarchy is given."""
+    total = len(contours)
+    first, end = (index, index + 1) if index >= 0 else (0, total)
+    if hierarchy is None or max_level == 0:
+        return list(range(first, end))
+    chosen = []
+    stack = [i for i in range(first, end) if hierarchy[i][3] < 0 or index >= 0]
+    while stack:
+        cur = stack.pop()
+        level, parent = -1, cur
+        while parent >= 0:
+            parent = int(hierarchy[parent][3])
+            level += 1
+        if level <= max_level:
+            chosen.append(cur)
+        child = int(hierarchy[cur][2])
+        while child > 0:
+            stack.append(child)
+            child = int(hierarchy[child][0])
+    return chosen
+
+
+def drawContours(image, contours, contourIdx, color, thickness=1, lineType=LINE_8, hierarchy=None,  # noqa: N802,N803
+                 maxLevel=_INT_MAX, offset=(0, 0)):
+    """OpenCV's ``cv2.drawContours``: outlines (or fills, for a negative thickness) the contours
+    as cv2.findContours returns them; contourIdx < 0 draws all, and with a hierarchy only those
+    within maxLevel levels."""
+    items = _contour_list("drawContours", "contours", contours)
+    index = _int_arg("drawContours", "contourIdx", contourIdx)
+    thickness = _int_arg("drawContours", "thickness", thickness)
+    line_type = _int_arg("drawContours", "lineType", lineType)
+    max_level = _int_arg("drawContours", "maxLevel", maxLevel)
+    off = _int_pair("drawContours", "offset", offset)
+    if image is None:
+        return None
+    canvas = _Canvas("drawContours", image)
+    _check_thickness("drawContours", thickness)
+    if not items:
+        return canvas.finish()
+    if index >= len(items):
+        raise error("drawContours", f"contourIdx {index} is out of range for {len(items)} contours")
+    tree = None
+    if hierarchy is not None:
+        h = _np.asarray(hierarchy)
+        if h.size:
+            if h.dtype.kind not in "iu" or h.size % 4 or h.size // 4 < len(items):
+                raise error("drawContours", "hierarchy must hold one int32 (next, prev, child, parent) per contour")
+            tree = h.reshape(-1, 4).astype(_np.int64)
+    chosen = _contours_to_draw(items, index, tree, max_level)
+    color_bytes, lt = canvas.color(color), canvas.line_type(line_type)
+    if thickness < 0:
+        arrays = [_points_array("drawContours", "contours", items[i], allow_empty=False) for i in chosen]
+        if arrays:
+            _draw("drawContours", _core.cv_fill_poly, canvas.array, arrays, color_bytes, lt, 0, *off)
+        return canvas.finish()
+    arrays = []
+    for i in chosen:
+        pts = _points_array("drawContours", "contours", items[i], allow_empty=True) \
+            if items[i].size == 0 or items[i].dtype in (_np.int32, _np.int64) else None
+        if pts is None:
+            raise error("drawContours", "contours must hold int32 points (npoints > 0)")
+        if len(pts):
+            arrays.append(pts + _np.array(off, _np.int64))
+    if arrays:
+        _draw("drawContours", _core.cv_draw_polylines, canvas.array, arrays, True, color_bytes, thickness, lt, 0)
+    return canvas.finish()
+
+
+def drawMarker(img, position, color, markerType=MARKER_CROSS, markerSize=20, thickness=1,  # noqa: N802,N803
+               line_type=LINE_8):
+    """OpenCV's ``cv2.drawMarker``: a cross, tilted cross, star, diamond, square or triangle of
+    ``markerSize`` pixels centered on ``position`` (unknown types draw a cross)."""
+    x, y = _int_pair("drawMarker", "position", position)
+    marker = _int_arg("drawMarker", "markerType", markerType)
+    size = _int_arg("drawMarker", "markerSize", markerSize)
+    thickness = _int_arg("drawMarker", "thickness", thickness)
+    line_type = _int_arg("drawMarker", "line_type", line_type)
+    if img is None:
+        return None
+    canvas = _Canvas("drawMarker", img)
+    if not 0 < thickness <= _MAX_THICKNESS:
+        raise error("drawMarker", f"thickness must satisfy 0 < thickness <= {_MAX_THICKNESS}, got {thickness}")
+    s = abs(size) // 2 * (1 if size >= 0 else -1)  # C integer division
+    lo_x, hi_x, lo_y, hi_y = (_wrap_int(v) for v in (x - s, x + s, y - s, y + s))
+    left, right, top, bottom = (lo_x, y), (hi_x, y), (x, lo_y), (x, hi_y)
+    tl, tr, br, bl = (lo_x, lo_y), (hi_x, lo_y), (hi_x, hi_y), (lo_x, hi_y)
+    strokes = {
+        MARKER_CROSS: [(left, right), (top, bottom)],
+        MARKER_TILTED_CROSS: [(tl, br), (tr, bl)],
+        MARKER_STAR: [(left, right), (top, bottom), (tl, br), (tr, bl)],
+        MARKER_DIAMOND: [(top, right), (right, bottom), (bottom, left), (left, top)],
+        MARKER_SQUARE: [(tl, tr), (tr, br), (br, bl), (bl, tl)],
+        MARKER_TRIANGLE_UP: [(bl, br), (br, top), (top, bl)],
+        MARKER_TRIANGLE_DOWN: [(tl, tr), (tr, bottom), (bottom, tl)],
+    }.get(marker)
+    if strokes is None:
+        strokes = [(left, right), (top, bottom)]
+    color_bytes, lt = canvas.color(color), canvas.line_type(line_type)
+    for a, b in strokes:
+        _draw("drawMarker", _core.cv_draw_line, canvas.array, *a, *b, color_bytes, thickness, lt, 0)
+    return canvas.finish()
