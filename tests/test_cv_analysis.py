@@ -1,7 +1,9 @@
 """mnnpy.cv analysis functions against OpenCV.
 
 Exact (bit-identical to cv2): adaptiveThreshold (both methods and types), connectedComponents(WithStats) (labels in OpenCV's order for 4- and
-8-connectivity, stats, centroids), Canny (apertures 3 and 5, L1 and L2 gradients, 1 and 3 channels),
+8-connectivity, stats, centroids), Canny (apertures 3, 5 and 7, L1 and L2 gradients, 1, 3 and 4 channels, at 1 and 2 threads,
+thresholds beyond the int range; the Canny(dx, dy, ...) form on random int16 derivatives of 1 and 3
+channels, extremes included),
 threshold (every type, with THRESH_OTSU and THRESH_TRIANGLE and
 their returned thresholds) for uint8, int16, float32 and float64 images; inRange. uint16 images
 are refused with mnnpy.cv.error (the core has no uint16 type yet).
@@ -10,6 +12,7 @@ import cv2
 import numpy as np
 import pytest
 
+import mnnpy
 import mnnpy.cv as mcv
 from cv_helpers import photos, random_image
 
@@ -131,26 +134,84 @@ def test_in_range_photos_and_array_bounds():
         mcv.inRange(image, lower[:5], upper)
 
 
-@pytest.mark.parametrize("aperture", [3, 5])
+@pytest.mark.parametrize("aperture", [3, 5, 7])
 @pytest.mark.parametrize("l2", [False, True])
 def test_canny_on_photos(aperture, l2):
+    scale = 16 if aperture == 7 else 1  # 7-tap derivatives are 16 times larger
     for image in photos().values():
         for low, high in ((50, 150), (120, 40), (5, 20)):
+            low, high = low * scale, high * scale
             np.testing.assert_array_equal(np.asarray(mcv.Canny(image, low, high, apertureSize=aperture, L2gradient=l2)),
                                           cv2.Canny(image, low, high, apertureSize=aperture, L2gradient=l2))
+
+
+def test_canny_threads_and_thresholds():
+    # Bands of rows run on several threads; edges crossing band boundaries must still grow.
+    image = photos()["coffee"]
+    gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    threads_before = mnnpy.get_num_threads()
+    try:
+        for threads in (1, 2, 3):
+            mnnpy.set_num_threads(threads)
+            for low, high in ((20, 200), (1e12, 1e13), (-5, 3e9), (-1e12, 10), (0, 0)):
+                for l2 in (False, True):
+                    np.testing.assert_array_equal(np.asarray(mcv.Canny(gray, low, high, L2gradient=l2)),
+                                                  cv2.Canny(gray, low, high, L2gradient=l2))
+            np.testing.assert_array_equal(np.asarray(mcv.Canny(image, 30, 90, apertureSize=7)),
+                                          cv2.Canny(image, 30, 90, apertureSize=7))
+    finally:
+        mnnpy.set_num_threads(threads_before)
 
 
 def test_canny_on_random_images_and_errors():
     rng = np.random.default_rng(11)
     for channels in (0, 1, 3, 4):
-        image = cv2.GaussianBlur(random_image(rng, 45, 61, channels, np.uint8), (5, 5), 0)
-        np.testing.assert_array_equal(np.asarray(mcv.Canny(image, 20, 60)), cv2.Canny(image, 20, 60))
+        for rows, cols in ((45, 61), (7, 130), (131, 3), (1, 17)):
+            image = cv2.GaussianBlur(random_image(rng, rows, cols, channels, np.uint8), (5, 5), 0)
+            for aperture in (3, 5, 7):
+                low, high = (20, 60) if aperture != 7 else (300, 900)
+                np.testing.assert_array_equal(np.asarray(mcv.Canny(image, low, high, apertureSize=aperture)),
+                                              cv2.Canny(image, low, high, apertureSize=aperture))
     tiny = np.array([[0, 255], [255, 0]], np.uint8)
     np.testing.assert_array_equal(np.asarray(mcv.Canny(tiny, 10, 20)), cv2.Canny(tiny, 10, 20))
-    with pytest.raises(mcv.error):
-        mcv.Canny(np.zeros((8, 8), np.uint8), 1, 2, apertureSize=4)
+    for aperture in (4, 1, 9, -1):
+        with pytest.raises(cv2.error):
+            cv2.Canny(np.zeros((8, 8), np.uint8), 1, 2, apertureSize=aperture)
+        with pytest.raises(mcv.error):
+            mcv.Canny(np.zeros((8, 8), np.uint8), 1, 2, apertureSize=aperture)
     with pytest.raises(mcv.error):
         mcv.Canny(np.zeros((8, 8), np.float32), 1, 2)
+    with pytest.raises(TypeError):
+        mcv.Canny(np.zeros((8, 8), np.uint8), "1", 2)
+
+
+@pytest.mark.parametrize("channels", [1, 3])
+def test_canny_from_derivatives(channels):
+    rng = np.random.default_rng(channels)
+    image = random_image(rng, 67, 93, channels if channels > 1 else 0, np.uint8)
+    dx, dy = cv2.Sobel(image, cv2.CV_16S, 1, 0), cv2.Sobel(image, cv2.CV_16S, 0, 1)
+    for l2 in (False, True):
+        np.testing.assert_array_equal(np.asarray(mcv.Canny(dx, dy, 40, 120, L2gradient=l2)),
+                                      cv2.Canny(dx, dy, 40, 120, L2gradient=l2))
+        np.testing.assert_array_equal(np.asarray(mcv.Canny(dx=dx, dy=dy, threshold1=40, threshold2=120, L2gradient=l2)),
+                                      cv2.Canny(dx=dx, dy=dy, threshold1=40, threshold2=120, L2gradient=l2))
+    # Extremes: OpenCV's magnitudes wrap in places (|-32768| and squares), which must be matched.
+    shape = dx.shape
+    for l2 in (False, True):
+        for _ in range(3):
+            gx = rng.integers(-32768, 32768, shape, dtype=np.int16)
+            extremes = rng.choice(np.array([-32768, -32767, 32767, 0], np.int16), shape)
+            chosen = rng.random(shape) < 0.3
+            gx[chosen] = extremes[chosen]
+            gy = rng.integers(-32768, 32768, shape, dtype=np.int16)
+            for low, high in ((10, 20), (1000, 30000), (30000, 40000)):
+                np.testing.assert_array_equal(np.asarray(mcv.Canny(gx, gy, low, high, L2gradient=l2)),
+                                              cv2.Canny(gx, gy, low, high, L2gradient=l2))
+    for bad in [(dx, dy[:-1]), (dx.astype(np.int32), dy.astype(np.int32)), (dx, dy.astype(np.float32))]:
+        with pytest.raises(cv2.error):
+            cv2.Canny(*bad, 10, 20)
+        with pytest.raises(mcv.error):
+            mcv.Canny(*bad, 10, 20)
 
 
 @pytest.mark.parametrize("connectivity", [4, 8])

@@ -142,21 +142,57 @@ def inRange(src, lowerb, upperb, dst=None):  # noqa: N802 (OpenCV's name)
     return image_op("CvInRange", [image, lo, hi])
 
 
-def Canny(image, threshold1, threshold2, edges=None, apertureSize=3, L2gradient=False):  # noqa: N802,N803
-    """OpenCV's Canny edge detector on a uint8 image (1 to 4 channels: the channel with the
-    largest gradient counts): an HxW uint8 map of 0 and 255, identical to OpenCV's for
-    apertures 3 and 5."""
-    if not isinstance(threshold1, (int, float, _np.integer, _np.floating)):
-        raise error("Canny", "the derivative-image form Canny(dx, dy, ...) is not supported; pass an image")
+_NUMBER = (int, float, _np.integer, _np.floating)
+
+
+def _canny_threshold(value, name):
+    if isinstance(value, bool) or not isinstance(value, _NUMBER):
+        raise TypeError(f"mnnpy.cv.Canny: '{name}' must be a number, got {type(value).__name__}")
+    return float(value)
+
+
+def _canny_image(image, threshold1, threshold2, edges=None, apertureSize=3, L2gradient=False):  # noqa: N803
     src = as_image(image, "Canny", "image", dtypes=(_np.dtype(_np.uint8),))
-    if not isinstance(apertureSize, (int, _np.integer)) or apertureSize not in (3, 5, 7):
-        raise error("Canny", f"apertureSize must be 3, 5 or 7, got {apertureSize}")
-    if apertureSize == 7:
-        # OpenCV's 7-tap derivatives overflow 16 bits on ordinary photos, and its edges then differ
-        # from a plain saturated computation in ways not yet reproduced.
-        raise error("Canny", "apertureSize 7 is not supported yet; use 3 or 5")
-    low, high = sorted((float(threshold1), float(threshold2)))
+    if isinstance(apertureSize, bool) or not isinstance(apertureSize, (int, _np.integer)):
+        raise TypeError(f"mnnpy.cv.Canny: 'apertureSize' must be an integer, got {type(apertureSize).__name__}")
+    if apertureSize not in (3, 5, 7):
+        raise error("Canny", f"Aperture size should be odd between 3 and 7, got {apertureSize}")
+    low, high = sorted((_canny_threshold(threshold1, "threshold1"), _canny_threshold(threshold2, "threshold2")))
     return image_op("CvCanny", [src], low=low, high=high, aperture=int(apertureSize), l2=int(bool(L2gradient)))
+
+
+def _canny_derivatives(dx, dy, threshold1, threshold2, edges=None, L2gradient=False):  # noqa: N803
+    int16 = (_np.dtype(_np.int16),)
+    gx = as_image(dx, "Canny", "dx", dtypes=int16)
+    gy = as_image(dy, "Canny", "dy", dtypes=int16)
+    if channels(gx) not in (1, 3):
+        raise error("Canny", f"'dx' must have 1 or 3 channels (CV_16SC1 or CV_16SC3), got {channels(gx)}")
+    if tuple(gx.shape) != tuple(gy.shape):
+        raise error("Canny", f"'dx' and 'dy' must have the same size and type, got shapes {tuple(gx.shape)} "
+                             f"and {tuple(gy.shape)}")
+    low, high = sorted((_canny_threshold(threshold1, "threshold1"), _canny_threshold(threshold2, "threshold2")))
+    return image_op("CvCannyDerivatives", [gx, gy], low=low, high=high, l2=int(bool(L2gradient)))
+
+
+def Canny(*args, **kwargs):  # noqa: N802 (OpenCV's name)
+    """OpenCV's Canny edge detector, identical to OpenCV's output (an HxW uint8 map of 0 and 255).
+
+    ``Canny(image, threshold1, threshold2, edges=None, apertureSize=3, L2gradient=False)``: a
+    uint8 image of 1 to 4 channels (the channel with the largest gradient counts), apertures
+    3, 5 and 7 (7-tap derivatives and thresholds scaled by 1/16, as OpenCV does).
+    ``Canny(dx, dy, threshold1, threshold2, edges=None, L2gradient=False)``: int16 derivative
+    images of one shape, 1 or 3 channels."""
+    second = args[1] if len(args) > 1 else kwargs.get("dy", kwargs.get("threshold1"))
+    derivatives = "dx" in kwargs or "dy" in kwargs or (
+        len(args) > 1 and not isinstance(second, _NUMBER) and second is not None)
+    try:
+        if derivatives:
+            return _canny_derivatives(*args, **kwargs)
+        return _canny_image(*args, **kwargs)
+    except TypeError as exc:
+        if str(exc).startswith("mnnpy.cv."):
+            raise
+        raise TypeError(f"mnnpy.cv.Canny: {exc}") from None
 
 
 def _labels(image, connectivity, ltype, func):
