@@ -305,5 +305,6 @@ from ._expr_io import *  # noqa: E402,F401,F403
 from ._expr_conv import *  # noqa: E402,F401,F403
 from ._expr_pool import *  # noqa: E402,F401,F403
 from ._expr_sort import *  # noqa: E402,F401,F403
+from ._expr_grad import *  # noqa: E402,F401,F403
 
 __all__ = [n for n in globals() if not n.startswith("_") and n not in ("where_",)]

@@ -67,6 +67,26 @@ struct OpDef {
   uint32_t packed_inputs = 0;
 };
 
+// Reverse-mode rule of an op: given the forward node and the gradients of its outputs (an
+// invalid Var where an output received none), the gradient of each input, shaped as that input
+// (an invalid Var for inputs that take none: integer operands, indices, shapes).
+struct GradContext {
+  const Node& node;
+  std::vector<Var> outputs;       // the node's outputs, for rules that reuse them (exp, sigmoid)
+  std::vector<Var> output_grads;  // one per output
+  const Var& input(size_t i) const { return node.inputs[i]; }
+  const Var& grad() const { return output_grads[0]; }
+};
+using GradFn = std::function<std::vector<Var>(const GradContext&)>;
+
+// Rules are registered beside their op, by op name (MNNPY_REGISTER_GRAD in the op's file).
+const GradFn* find_grad(const std::string& op_name);  // nullptr when the op has no rule
+struct GradRegistrar {
+  GradRegistrar(const std::string& op_name, GradFn fn);
+};
+#define MNNPY_REGISTER_GRAD(name, ...) \
+  static ::mnnpy::GradRegistrar MNNPY_CONCAT(grad_registrar_, __LINE__)(name, __VA_ARGS__)
+
 const OpDef* find_op(const std::string& name);  // nullptr when unknown
 const OpDef& get_op(const std::string& name);    // throws ValueError when unknown
 std::vector<std::string> registered_op_names();

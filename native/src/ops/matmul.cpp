@@ -7,6 +7,7 @@
 #include "mnnpy/linalg.h"
 #include "mnnpy/op_registry.h"
 #include "mnnpy/thread_pool.h"
+#include "ops/grad_common.h"
 
 namespace mnnpy {
 
@@ -200,6 +201,22 @@ OpDef matmul_def() {
   return def;
 }
 MNNPY_REGISTER_OP(matmul_def());
+
+// C = op(A) op(B): each operand's gradient is a product of the output gradient with the other
+// operand, arranged by the transpose flags, then summed over broadcast batch axes.
+MNNPY_REGISTER_GRAD("MatMul", [](const GradContext& c) {
+  const bool ta = c.node.attrs.get_int("transpose_a", 0) != 0, tb = c.node.attrs.get_int("transpose_b", 0) != 0;
+  const Var &a = c.input(0), &b = c.input(1), &g = c.grad();
+  auto mm = [](const Var& x, const Var& y, bool tx, bool ty) {
+    return make_op("MatMul", {x, y}, Attrs().set("transpose_a", (int64_t)tx).set("transpose_b", (int64_t)ty));
+  };
+  Var ga, gb;
+  if (!ta && !tb) ga = mm(g, b, false, true), gb = mm(a, g, true, false);
+  else if (ta && !tb) ga = mm(b, g, false, true), gb = mm(a, g, false, false);
+  else if (!ta && tb) ga = mm(g, b, false, false), gb = mm(g, a, true, false);
+  else ga = mm(b, g, true, true), gb = mm(g, a, true, true);
+  return std::vector<Var>{sum_to_shape(ga, a.type().shape), sum_to_shape(gb, b.type().shape)};
+});
 
 }  // namespace
 

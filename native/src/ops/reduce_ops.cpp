@@ -7,6 +7,7 @@
 #include "mnnpy/op_registry.h"
 #include "mnnpy/ops.h"
 #include "mnnpy/thread_pool.h"
+#include "ops/grad_common.h"
 
 namespace mnnpy {
 
@@ -194,4 +195,38 @@ Var reduce(const std::string& kind_name, const Var& x, const std::optional<std::
   return reshape(v, out_shape);
 }
 
+}  // namespace mnnpy
+
+// ------------------------------------------------------------------ gradients
+namespace mnnpy {
+namespace {
+
+// The output gradient with the reduced axes put back as length 1, broadcast to the input.
+Var spread_over_reduced(const Var& g, const Shape& in, int64_t first, int64_t count) {
+  Shape kept = in;
+  for (int64_t i = first; i < first + count; ++i) kept[i] = 1;
+  return broadcast_to_shape(reshape(g, kept), in);
+}
+
+MNNPY_REGISTER_GRAD("Reduce", [](const GradContext& c) {
+  const Var& x = c.input(0);
+  const Shape& in = x.type().shape;
+  const int64_t kind = c.node.attrs.get_int("kind"), first = c.node.attrs.get_int("first"),
+                count = c.node.attrs.get_int("count");
+  const Var g = spread_over_reduced(c.grad(), in, first, count);
+  if (kind == cpu::kReduceSum) return std::vector<Var>{g};
+  const Var y = spread_over_reduced(c.outputs[0], in, first, count);
+  if (kind == cpu::kReduceProd) return std::vector<Var>{grad::div(grad::mul(g, y), x)};
+  if (kind == cpu::kReduceMax || kind == cpu::kReduceMin) {
+    // Ties share the gradient evenly.
+    const Var hits = grad::as_dtype_of(binary("Equal", x, y), x);
+    std::vector<int64_t> axes;
+    for (int64_t i = first; i < first + count; ++i) axes.push_back(i);
+    const Var ties = spread_over_reduced(reduce("sum", hits, axes, false), in, first, count);
+    return std::vector<Var>{grad::mul(g, grad::div(hits, ties))};
+  }
+  throw ValueError("grad: reduction kind " + std::to_string(kind) + " is not differentiable");
+});
+
+}  // namespace
 }  // namespace mnnpy

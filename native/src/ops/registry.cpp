@@ -18,6 +18,20 @@ OpRegistrar::OpRegistrar(OpDef def) {
   registry()[name] = std::make_unique<OpDef>(std::move(def));
 }
 
+namespace {
+std::unordered_map<std::string, GradFn>& grad_rules() {
+  static std::unordered_map<std::string, GradFn> rules;
+  return rules;
+}
+}  // namespace
+
+GradRegistrar::GradRegistrar(const std::string& op_name, GradFn fn) { grad_rules()[op_name] = std::move(fn); }
+
+const GradFn* find_grad(const std::string& op_name) {
+  auto it = grad_rules().find(op_name);
+  return it == grad_rules().end() ? nullptr : &it->second;
+}
+
 const OpDef* find_op(const std::string& name) {
   auto it = registry().find(name);
   return it == registry().end() ? nullptr : it->second.get();

@@ -1,4 +1,5 @@
 // Reshape: a view of the input's bytes under a new shape (one -1 is inferred).
+#include "mnnpy/autograd.h"
 #include "mnnpy/op_registry.h"
 
 namespace mnnpy {
@@ -38,4 +39,12 @@ Var reshape(const Var& v, const Shape& shape) {
   return make_op("Reshape", {v}, Attrs().set("shape", shape));
 }
 
+}  // namespace mnnpy
+
+namespace mnnpy {
+namespace {
+MNNPY_REGISTER_GRAD("Reshape", [](const GradContext& c) {
+  return std::vector<Var>{reshape(c.grad(), c.input(0).type().shape)};
+});
+}  // namespace
 }  // namespace mnnpy

@@ -11,6 +11,7 @@
 #include "mnnpy/op_registry.h"
 #include "mnnpy/shape_ops.h"
 #include "mnnpy/thread_pool.h"
+#include "ops/grad_common.h"
 #include "ops/shape_common.h"
 
 namespace mnnpy {
@@ -916,4 +917,51 @@ Var convert_format(const Var& x, const std::string& format, int64_t channels) {
   return with_format(format == "NHWC" ? to_nhwc(x) : to_nchw(x), x, format);
 }
 
+}  // namespace mnnpy
+
+// ------------------------------------------------------------------ gradients
+namespace mnnpy {
+namespace {
+
+MNNPY_REGISTER_GRAD("Transpose", [](const GradContext& c) {
+  const std::vector<int64_t>& perm = c.node.attrs.get_ints("perm");
+  std::vector<int64_t> inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = (int64_t)i;
+  return std::vector<Var>{transpose(c.grad(), inverse)};
+});
+
+MNNPY_REGISTER_GRAD("BroadcastTo", [](const GradContext& c) {
+  return std::vector<Var>{sum_to_shape(c.grad(), c.input(0).type().shape)};
+});
+
+MNNPY_REGISTER_GRAD("Concat", [](const GradContext& c) {
+  const int64_t axis = c.node.attrs.get_int("axis");
+  std::vector<int64_t> sizes;
+  for (const Var& in : c.node.inputs) sizes.push_back(in.type().shape[axis]);
+  return split(c.grad(), sizes, axis);
+});
+
+// A slice's gradient is zeros with the output gradient written into the box.
+MNNPY_REGISTER_GRAD("StridedSlice", [](const GradContext& c) {
+  return std::vector<Var>{make_op("SliceAssign", {zeros_of(c.input(0).type()), c.grad()}, c.node.attrs)};
+});
+
+MNNPY_REGISTER_GRAD("SliceAssign", [](const GradContext& c) {
+  const Var& g = c.grad();
+  const Var& value = c.input(1);
+  const Shape box = c.node.attrs.get_ints("size");
+  const Var outside = make_op("SliceAssign", {g, zeros_of(TensorType{g.type().dtype, box})}, c.node.attrs);
+  return std::vector<Var>{outside, sum_to_shape(make_op("StridedSlice", {g}, c.node.attrs), value.type().shape)};
+});
+
+MNNPY_REGISTER_GRAD("Split", [](const GradContext& c) {
+  std::vector<Var> pieces;
+  for (size_t i = 0; i < c.outputs.size(); ++i) {
+    pieces.push_back(c.output_grads[i].valid() ? c.output_grads[i] : zeros_of(c.outputs[i].type()));
+  }
+  const int64_t axis = c.node.attrs.get_int("axis");
+  return std::vector<Var>{concat(pieces, axis)};
+});
+
+}  // namespace
 }  // namespace mnnpy
