@@ -1,5 +1,5 @@
 """OpenCV's drawing functions: line, arrowedLine, rectangle, circle, ellipse, ellipse2Poly,
-polylines, fillPoly, fillConvexPoly, drawContours and drawMarker.
+polylines, fillPoly, fillConvexPoly, drawContours, drawMarker, putText and getTextSize.
 
 As in OpenCV, a NumPy image is drawn into in place and returned (the same array object); it must
 be writable with packed pixels (rows may be any stride apart, as for a row slice). An mnnpy Var is
@@ -7,8 +7,25 @@ immutable, so drawing on one returns a new Var holding the drawn image. The pixe
 by the C++ kernels behind ``_core.cv_draw_*`` with OpenCV's rules; arguments are parsed here with
 OpenCV's names, defaults, checks and messages.
 
-putText and getTextSize are not provided: OpenCV 5 renders FONT_HERSHEY_* text with built-in
-outline fonts, which the public-domain Hershey stroke data cannot reproduce.
+Text: OpenCV 5 draws FONT_HERSHEY_* text with outline fonts built into its binary; mnnpy draws it
+with the Hershey stroke fonts OpenCV 4 used for the same names (the public-domain glyph data of
+the ``hershey-fonts`` package: SIMPLEX and PLAIN rowmans, DUPLEX rowmand, COMPLEX and
+COMPLEX_SMALL timesr, TRIPLEX rowmant, SCRIPT_* scripts/scriptc; FONT_ITALIC gives timesi,
+timesib or slanted rowmans for PLAIN, COMPLEX, TRIPLEX and COMPLEX_SMALL, as in OpenCV 4). The
+strokes are polylines drawn by the polyline kernel, so thickness and lineType act as for
+cv2.polylines. Glyphs are scaled to OpenCV 5's capital height and baseline for each face, and
+getTextSize reports OpenCV 5's height and line steps (text lines break at '\n' by OpenCV 5's
+rules). What remains different from OpenCV 5:
+- the glyph shapes, and with them the widths: strings are spaced to OpenCV 5's average width
+  per face, so getTextSize's width is within about 15% of cv2's (script faces about 35%); its
+  height is within 1 px and its baseLine within 1 px + 10% of the height (script faces + 25%:
+  their descenders are longer); the drawn ink box overlaps cv2's with IoU >= 0.7 for thin
+  LINE_8 text and >= 0.5 for thickness up to 3 at scales 0.5 and up;
+- thickness is the stroke width (OpenCV 5 only switches to a bold weight), lineType is honoured
+  (OpenCV 5 always antialiases), and FONT_ITALIC slants where OpenCV 4 did (OpenCV 5 ignores it);
+- characters without a Hershey glyph (beyond printable ASCII, control characters other than
+  '\n') are drawn as '?', as OpenCV 4 drew them.
+As in OpenCV 5, text is drawn on uint8 images with 1, 3 or 4 channels only.
 """
 import math as _math
 import struct as _struct
@@ -20,7 +37,7 @@ from .._core import Var
 from ._common import error
 
 __all__ = ["line", "arrowedLine", "rectangle", "circle", "ellipse", "ellipse2Poly", "polylines", "fillPoly",
-           "fillConvexPoly", "drawContours", "drawMarker",
+           "fillConvexPoly", "drawContours", "drawMarker", "putText", "getTextSize",
            "LINE_4", "LINE_8", "LINE_AA", "FILLED",
            "FONT_HERSHEY_SIMPLEX", "FONT_HERSHEY_PLAIN", "FONT_HERSHEY_DUPLEX", "FONT_HERSHEY_COMPLEX",
            "FONT_HERSHEY_TRIPLEX", "FONT_HERSHEY_COMPLEX_SMALL", "FONT_HERSHEY_SCRIPT_SIMPLEX",
@@ -632,3 +649,312 @@ def drawMarker(img, position, color, markerType=MARKER_CROSS, markerSize=20, thi
     for a, b in strokes:
         _draw("drawMarker", _core.cv_draw_line, canvas.array, *a, *b, color_bytes, thickness, lt, 0)
     return canvas.finish()
+
+
+# ---------------------------------------------------------------------------------------------
+# Text: Hershey stroke fonts (the public-domain glyphs of the `hershey-fonts` package), the fonts
+# OpenCV 4 drew FONT_HERSHEY_* with, sized and placed as OpenCV 5 places its outline fonts.
+
+# The Hershey font each face is drawn with, upright and with FONT_ITALIC (OpenCV 4's choice:
+# italics exist for PLAIN, COMPLEX, TRIPLEX and COMPLEX_SMALL only). The package has no Hershey
+# "plain" or "complex small" sets, so those are drawn with the simplex and complex glyphs at
+# their smaller size, and PLAIN's italic is the simplex glyphs slanted.
+_FACE_FONTS = {
+    FONT_HERSHEY_SIMPLEX: ("rowmans", "rowmans"),
+    FONT_HERSHEY_PLAIN: ("rowmans", "rowmans/slanted"),
+    FONT_HERSHEY_DUPLEX: ("rowmand", "rowmand"),
+    FONT_HERSHEY_COMPLEX: ("timesr", "timesi"),
+    FONT_HERSHEY_TRIPLEX: ("rowmant", "timesib"),
+    FONT_HERSHEY_COMPLEX_SMALL: ("timesr", "timesi"),
+    FONT_HERSHEY_SCRIPT_SIMPLEX: ("scripts", "scripts"),
+    FONT_HERSHEY_SCRIPT_COMPLEX: ("scriptc", "scriptc"),
+}
+
+# Per face, in pixels at fontScale 1, measured on OpenCV 5's rendering: capital height, the
+# height getTextSize reports, and the gap that, added to that height, steps from one line's
+# baseline to the next.
+_FACE_METRICS = {
+    FONT_HERSHEY_SIMPLEX: (20.25, 27.025, 7.225),
+    FONT_HERSHEY_PLAIN: (11.35, 15.1475, 4.05),
+    FONT_HERSHEY_DUPLEX: (20.25, 27.025, 7.225),
+    FONT_HERSHEY_COMPLEX: (20.25, 27.025, 7.225),
+    FONT_HERSHEY_TRIPLEX: (20.25, 27.025, 7.225),
+    FONT_HERSHEY_COMPLEX_SMALL: (16.3, 21.735, 5.825),
+    FONT_HERSHEY_SCRIPT_SIMPLEX: (18.7, 25.085, 6.65),
+    FONT_HERSHEY_SCRIPT_COMPLEX: (18.7, 25.085, 6.65),
+}
+
+# Hershey glyphs are drawn at the capital height above but spaced more tightly than their own
+# advance widths (by this factor), so that strings are as wide as OpenCV 5 sets them; fitted per
+# Hershey font on a mixed corpus of words, digits and punctuation.
+_ADVANCE_FACTOR = {
+    (FONT_HERSHEY_SIMPLEX, "rowmans"): 0.884,
+    (FONT_HERSHEY_PLAIN, "rowmans"): 0.881,
+    (FONT_HERSHEY_PLAIN, "rowmans/slanted"): 0.881,
+    (FONT_HERSHEY_DUPLEX, "rowmand"): 0.913,
+    (FONT_HERSHEY_COMPLEX, "timesr"): 0.831,
+    (FONT_HERSHEY_COMPLEX, "timesi"): 0.809,
+    (FONT_HERSHEY_TRIPLEX, "rowmant"): 0.867,
+    (FONT_HERSHEY_TRIPLEX, "timesib"): 0.835,
+    (FONT_HERSHEY_COMPLEX_SMALL, "timesr"): 0.832,
+    (FONT_HERSHEY_COMPLEX_SMALL, "timesi"): 0.810,
+    (FONT_HERSHEY_SCRIPT_SIMPLEX, "scripts"): 0.923,
+    (FONT_HERSHEY_SCRIPT_COMPLEX, "scriptc"): 0.945,
+}
+
+_HERSHEY_CAP, _HERSHEY_BASE = -12, 9  # capital line and baseline of every Hershey font used (y down)
+_SLANT = 6.0 / 21.0  # the slope of the Hershey italics, given to the slanted simplex glyphs
+_FIRST_CODE, _LAST_CODE = 32, 126  # the glyphs: printable ASCII
+_UNKNOWN_GLYPH = ord("?") - _FIRST_CODE
+_TEXT_SHIFT = 8  # fraction bits of the stroke coordinates handed to the polyline kernel
+
+
+class _StrokeFont:
+    """One Hershey font's printable-ASCII glyphs as flat NumPy tables (Hershey units, y down,
+    x relative to the middle of each glyph's advance)."""
+
+    def __init__(self, name):
+        try:
+            from HersheyFonts import HersheyFonts
+        except ImportError:
+            raise ImportError("mnnpy.cv.putText and getTextSize need the Hershey font data of the "
+                              "'hershey-fonts' package (pip install hershey-fonts)") from None
+        base, _, variant = name.partition("/")
+        font = HersheyFonts()
+        font.load_default_font(base)
+        glyphs = font.all_glyphs
+        count = _LAST_CODE - _FIRST_CODE + 1
+        points, stroke_sizes, glyph_strokes = [], [], _np.zeros(count, _np.int64)
+        self.advance = _np.zeros(count)
+        bounds = _np.zeros((count, 4))  # x min, x max, y min, y max of the ink
+        for i in range(count):
+            glyph = glyphs.get(chr(_FIRST_CODE + i))
+            if glyph is None:
+                continue
+            middle = glyph.left_offset + glyph.char_width / 2.0
+            self.advance[i] = glyph.char_width
+            strokes = [_np.array(s, _np.float64).reshape(-1, 2) for s in glyph.strokes if len(s) >= 2]
+            for s in strokes:
+                s[:, 0] -= middle
+                if variant == "slanted":
+                    s[:, 0] += _SLANT * (_HERSHEY_BASE - s[:, 1])
+            glyph_strokes[i] = len(strokes)
+            if strokes:
+                ink = _np.concatenate(strokes)
+                bounds[i] = (ink[:, 0].min(), ink[:, 0].max(), ink[:, 1].min(), ink[:, 1].max())
+            points += strokes
+            stroke_sizes += [len(s) for s in strokes]
+        self.points = _np.concatenate(points) if points else _np.zeros((0, 2))
+        self.stroke_first = _np.concatenate([[0], _np.cumsum(stroke_sizes)]).astype(_np.int64)
+        self.glyph_first = _np.concatenate([[0], _np.cumsum(glyph_strokes)]).astype(_np.int64)
+        self.bounds = bounds
+        # How far each glyph reaches below the baseline.
+        self.descent = _np.maximum(bounds[:, 3] - _HERSHEY_BASE, 0.0)
+
+
+_stroke_fonts = {}
+
+
+def _stroke_font(name):
+    font = _stroke_fonts.get(name)
+    if font is None:
+        font = _stroke_fonts[name] = _StrokeFont(name)
+    return font
+
+
+class _TextLayout:
+    """A string set in one face at fontScale 1: each drawn glyph's index, line and pen position
+    (pixels), the widest line, and all glyph stroke points tagged with their glyph."""
+
+    def __init__(self, text, face):
+        name = _FACE_FONTS[face & 15][1 if face & FONT_ITALIC else 0]
+        self.font = font = _stroke_font(name)
+        self.cap, self.ascent, self.line_gap = _FACE_METRICS[face & 15]
+        self.unit = self.cap / (_HERSHEY_BASE - _HERSHEY_CAP)
+        advance_unit = self.unit * _ADVANCE_FACTOR[(face & 15, name)]
+        # As OpenCV 5 sets text: leading line breaks are skipped and one trailing break adds no line.
+        text = text.lstrip("\n")
+        if text.endswith("\n"):
+            text = text[:-1]
+        codes = _np.frombuffer(text.encode("utf-32-le", errors="replace"), dtype="<u4").astype(_np.int64)
+        breaks = codes == ord("\n")
+        self.lines = int(breaks.sum()) + 1 if codes.size else 0
+        self.line_of = _np.cumsum(breaks)[~breaks]
+        codes = codes[~breaks]
+        # Characters without a glyph (control characters, non-ASCII) are drawn as '?', as OpenCV 4 drew them.
+        known = (codes >= _FIRST_CODE) & (codes <= _LAST_CODE)
+        glyphs = self.glyphs = _np.where(known, codes - _FIRST_CODE, _UNKNOWN_GLYPH)
+        widths = font.advance[glyphs] * advance_unit
+        line_totals = _np.bincount(self.line_of, weights=widths, minlength=max(self.lines, 1))
+        line_starts = _np.concatenate([[0.0], _np.cumsum(line_totals)[:-1]])
+        # The middle of each glyph's advance.
+        self.middle = _np.cumsum(widths) - widths / 2.0 - line_starts[self.line_of]
+        self.width = float(line_totals.max()) if self.lines else 0.0
+        self.descent = float(font.descent[glyphs].max()) * self.unit if codes.size else 0.0
+        # Every stroke of every glyph, then every point of those strokes.
+        first, counts = font.glyph_first[glyphs], font.glyph_first[glyphs + 1] - font.glyph_first[glyphs]
+        self.stroke_owner = _np.repeat(_np.arange(len(glyphs)), counts)
+        ends = _np.cumsum(counts)
+        stroke = _np.repeat(first - ends + counts, counts) + _np.arange(int(ends[-1]) if counts.size else 0)
+        start, sizes = font.stroke_first[stroke], font.stroke_first[stroke + 1] - font.stroke_first[stroke]
+        ends = _np.cumsum(sizes)
+        point = _np.repeat(start - ends + sizes, sizes) + _np.arange(int(ends[-1]) if sizes.size else 0)
+        self.stroke_sizes = sizes
+        self.stroke_ends = ends.tolist()
+        self.point_owner = _np.repeat(self.stroke_owner, sizes)
+        self.points = font.points[point]
+        self.points[:, 1] -= _HERSHEY_BASE  # y from the baseline
+        self.glyph_box = font.bounds[glyphs] - [0.0, 0.0, _HERSHEY_BASE, _HERSHEY_BASE]
+        # The ink's extent at fontScale 1 (Hershey units from each glyph's middle and baseline).
+        self.extent = (0.0, 0.0, 0.0, 0.0)
+        if glyphs.size:
+            self.extent = (float((self.middle / self.unit + self.glyph_box[:, 0]).min()),
+                           float((self.middle / self.unit + self.glyph_box[:, 1]).max()),
+                           float(self.glyph_box[:, 2].min()), float(self.glyph_box[:, 3].max()))
+
+    def line_step(self, scale):
+        """Pixels from one baseline to the next at ``scale`` (rounded as OpenCV 5 rounds it)."""
+        return _cv_round(self.ascent * scale) + _cv_round(self.line_gap * scale)
+
+
+_text_layouts = {}
+
+
+def _text_layout(func, text, face):
+    """The layout of ``text`` in ``face`` (recent ones are kept: labels are often redrawn)."""
+    # As cv2's bindings convert it: bytes as UTF-8, None as the empty string.
+    if text is None:
+        text = ""
+    elif isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    elif not isinstance(text, str):
+        raise error(func, f"Can't convert object to 'str' for 'text' (got {type(text).__name__})")
+    text = str(text)
+    if len(text) > 256:
+        return _TextLayout(text, face)
+    key = (text, face)
+    layout = _text_layouts.get(key)
+    if layout is None:
+        if len(_text_layouts) >= 512:
+            _text_layouts.clear()
+        layout = _text_layouts[key] = _TextLayout(text, face)
+    return layout
+
+
+def _font_face_arg(func, face):
+    face = _int_arg(func, "fontFace", face)
+    if face & ~(15 | FONT_ITALIC) or (face & 15) not in _FACE_FONTS:
+        raise error(func, f"Unknown font {face}: expected a FONT_HERSHEY_* face, optionally | FONT_ITALIC")
+    return face
+
+
+def _font_scale_arg(func, scale):
+    if isinstance(scale, (bool, _np.bool_)) or not isinstance(scale, (int, float, _np.integer, _np.floating)):
+        raise error(func, f"Argument 'fontScale' can not be treated as a double (got {type(scale).__name__})")
+    scale = float(scale)
+    if not _math.isfinite(scale):
+        raise error(func, f"fontScale must be finite, got {scale}")
+    return scale
+
+
+def getTextSize(text, fontFace, fontScale, thickness):  # noqa: N802,N803 (OpenCV's names)
+    """OpenCV's ``cv2.getTextSize``: ``((width, height), baseLine)`` of ``text`` as putText draws
+    it: height is the face's line height above the baseline, baseLine how far the glyphs reach
+    below it (plus one line step per line break), width the widest line (grown by thickness - 1)."""
+    face = _font_face_arg("getTextSize", fontFace)
+    scale = abs(_font_scale_arg("getTextSize", fontScale))
+    thickness = _int_arg("getTextSize", "thickness", thickness)
+    layout = _text_layout("getTextSize", text, face)
+    if not layout.lines:
+        return (0, 0), 0
+    width = _cv_round(layout.width * scale) + max(thickness - 1, 0)
+    height = _cv_round(layout.ascent * scale)
+    base_line = (layout.lines - 1) * layout.line_step(scale) + _cv_round(layout.descent * scale)
+    return (width, height), base_line
+
+
+def _bool_arg(func, name, value):
+    if value is None:
+        return False
+    if isinstance(value, (bool, _np.bool_)) or _is_int(value):
+        return bool(value)
+    raise error(func, f"Argument '{name}' must be a bool, got {type(value).__name__}")
+
+
+def putText(img, text, org, fontFace, fontScale, color, thickness=1, lineType=LINE_8,  # noqa: N802,N803
+            bottomLeftOrigin=False):
+    """OpenCV's ``cv2.putText``: draws ``text`` with its first baseline starting at ``org`` (or,
+    with bottomLeftOrigin, mirrored below it as for an image stored bottom-up), each '\\n'
+    starting a new line; the strokes are polylines of ``thickness`` and ``lineType``.
+    OpenCV 5 draws 8-bit images only, and so does this."""
+    func = "putText"
+    x0, y0 = _int_pair(func, "org", org)
+    face = _font_face_arg(func, fontFace)
+    scale = _font_scale_arg(func, fontScale)
+    thickness = _int_arg(func, "thickness", thickness)
+    line_type = _int_arg(func, "lineType", lineType)
+    flipped = _bool_arg(func, "bottomLeftOrigin", bottomLeftOrigin)
+    layout = _text_layout(func, text, face)
+    if img is None:
+        return None
+    canvas = _Canvas(func, img)
+    if canvas.result.dtype != _np.uint8:
+        raise error(func, f"'img' must be uint8 (CV_8U), as OpenCV 5 draws text on 8-bit images only; "
+                          f"got {canvas.result.dtype}")
+    if canvas.channels not in (1, 3, 4):
+        raise error(func, f"'img' must have 1, 3 or 4 channels, got {canvas.channels}")
+    if not layout.lines:
+        return canvas.finish()
+    # OpenCV 5 draws any thickness (<= 0 as 1) and line type; the strokes here need a valid one.
+    thickness = min(max(thickness, 1), _MAX_THICKNESS)
+    line_type = {LINE_AA: LINE_AA, LINE_4: LINE_4, 1: LINE_4}.get(line_type, LINE_8)
+    strokes, shift = _text_strokes(layout, x0, y0, scale, flipped, thickness, canvas.array.shape[:2])
+    if strokes:
+        _draw(func, _core.cv_draw_polylines, canvas.array, strokes, False, canvas.color(color), thickness,
+              canvas.line_type(line_type), shift)
+    return canvas.finish()
+
+
+def _text_strokes(layout, x0, y0, scale, flipped, thickness, shape):
+    """The glyph strokes of ``layout`` as polylines in fixed-point pixel coordinates (and their
+    fraction bits), leaving out glyphs that fall wholly outside the image."""
+    unit = layout.unit * scale
+    # Each glyph's middle and baseline in pixels; y grows downwards (upwards when flipped). The
+    # ink's bottom row is the one above org (below it when flipped), as in OpenCV 5.
+    sign = -1.0 if flipped else 1.0
+    step = float(layout.line_step(abs(scale)))
+    y_unit = sign * unit
+    rows, cols = shape
+    margin = thickness / 2.0 + 2.0
+    # The whole text's box first: most text lies wholly inside the image.
+    left, right, top, bottom = layout.extent
+    xs = sorted((x0 + left * unit, x0 + right * unit))
+    ys = sorted((y0 - sign + top * y_unit, y0 - sign + bottom * y_unit + (layout.lines - 1) * step))
+    if xs[1] < -margin or xs[0] > cols - 1 + margin or ys[1] < -margin or ys[0] > rows - 1 + margin:
+        return [], 0
+    points, owner, ends = layout.points, layout.point_owner, layout.stroke_ends
+    middle = x0 + layout.middle * scale
+    baseline = (y0 - sign) + layout.line_of * step
+    if xs[0] < -margin or xs[1] > cols - 1 + margin or ys[0] < -margin or ys[1] > rows - 1 + margin:
+        box = layout.glyph_box
+        gx = middle[:, None] + box[:, 0:2] * unit
+        gy = baseline[:, None] + box[:, 2:4] * y_unit
+        visible = ((gx.max(1) >= -margin) & (gx.min(1) <= cols - 1 + margin)
+                   & (gy.max(1) >= -margin) & (gy.min(1) <= rows - 1 + margin))
+        keep = visible[owner]
+        points, owner = points[keep], owner[keep]
+        ends = _np.cumsum(layout.stroke_sizes[visible[layout.stroke_owner]]).tolist()
+    if not ends:
+        return [], 0
+    coords = _np.empty_like(points)
+    coords[:, 0] = middle[owner] + points[:, 0] * unit
+    coords[:, 1] = baseline[owner] + points[:, 1] * y_unit
+    # As many fraction bits as keep the coordinates within OpenCV's int range.
+    reach = float(_np.abs(coords).max()) + 1.0
+    if reach >= _INT_MAX:
+        raise error("putText", f"fontScale {scale} puts the text's strokes outside the int32 coordinate range")
+    shift = _TEXT_SHIFT
+    while shift > 0 and reach * (1 << shift) >= _INT_MAX:
+        shift -= 1
+    fixed = _np.rint(coords * (1 << shift)).astype(_np.int64)
+    return [fixed[a:b] for a, b in zip([0] + ends[:-1], ends)], shift
