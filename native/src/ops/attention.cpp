@@ -8,6 +8,7 @@
 
 #include "backend/cpu/attention.h"
 #include "mnnpy/op_registry.h"
+#include "ops/grad_common.h"
 
 namespace mnnpy {
 
@@ -115,6 +116,27 @@ OpDef attention_def() {
 }
 
 MNNPY_REGISTER_OP(attention_def());
+
+// Recomputes the attention weights p = softmax(q kt * scale + mask), then with ds = p * (dp -
+// sum(dp * p)) and dp = g v^T: dq = ds kt^T * scale, dkt = q^T ds * scale, dv = p^T g, dmask = ds.
+MNNPY_REGISTER_GRAD("ScaledDotProductAttention", [](const GradContext& c) {
+  const Var &q = c.input(0), &kt = c.input(1), &v = c.input(2), &g = c.grad();
+  const double scale = c.node.attrs.get_float("scale");
+  auto mm = [](const Var& a, const Var& b, bool ta, bool tb) {
+    return make_op("MatMul", {a, b}, Attrs().set("transpose_a", (int64_t)ta).set("transpose_b", (int64_t)tb));
+  };
+  const int64_t last = (int64_t)q.type().shape.size() - 1;
+  Var scores = grad::scale(mm(q, kt, false, false), scale);
+  if (c.node.inputs.size() > 3) scores = grad::add(scores, c.input(3));
+  const Var shifted = unary("Exp", grad::sub(scores, reduce("max", scores, std::vector<int64_t>{last}, true)));
+  const Var p = grad::div(shifted, reduce("sum", shifted, std::vector<int64_t>{last}, true));
+  const Var dp = mm(g, v, false, true);
+  const Var ds = grad::mul(p, grad::sub(dp, reduce("sum", grad::mul(dp, p), std::vector<int64_t>{last}, true)));
+  std::vector<Var> result{grad::scale(mm(ds, kt, false, true), scale), grad::scale(mm(q, ds, true, false), scale),
+                          mm(p, g, true, false)};
+  if (c.node.inputs.size() > 3) result.push_back(sum_to_shape(ds, c.input(3).type().shape));
+  return result;
+});
 
 }  // namespace
 

@@ -178,6 +178,12 @@ struct Rules {
       return std::make_pair(zeros_like(a), zeros_like(b));
     });
 
+    // copysign(a, b) = |a| with b's sign: a's gradient flips where the signs differ.
+    binary_rule("CopySign", [](const Var& a, const Var& b, const Var&, const Var& g) {
+      const Var flip = binary("LogicalXor", unary("Signbit", a), unary("Signbit", b));
+      return std::make_pair(where(flip, neg(g), g), zeros_like(b));
+    });
+
     GradRegistrar("Where", [](const GradContext& c) {
       const Var& cond = c.input(0);
       const Var& g = c.grad();

@@ -1,5 +1,5 @@
 // Small graph builders for gradient rules: arithmetic on Vars (NumPy broadcasting and dtype
-// rules, through the registered elementwise ops) and constants of a Var's dtype.
+// rules, through the registered elementwise ops), constants of a Var's dtype, and scatter-add.
 #pragma once
 #include "mnnpy/autograd.h"
 #include "mnnpy/ops.h"
@@ -24,6 +24,13 @@ inline std::vector<Var> only_first(const Var& g, size_t inputs) {
   r[0] = g;
   return r;
 }
+
+// The sum of `updates` into a zero tensor at the positions `indices` name along `axis`, whose
+// length is `size` (the ScatterAdd op): along = false for a Gather's layout, true for
+// take_along_axis' (indices shaped as updates).
+Var scatter_add(const Var& updates, const Var& indices, int64_t axis, int64_t size, bool along);
+// numpy.take_along_axis(data, index, axis) for a non-negative axis.
+Var take_along_axis(const Var& data, const Var& index, int64_t axis);
 
 }  // namespace grad
 }  // namespace mnnpy

@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "backend/cpu/layer_norm.h"
+#include "backend/cpu/layer_norm_grad.h"
 #include "mnnpy/op_registry.h"
+#include "ops/grad_common.h"
 
 namespace mnnpy {
 
@@ -76,6 +78,78 @@ OpDef layer_norm_def() {
 }
 
 MNNPY_REGISTER_OP(layer_norm_def());
+
+// LayerNormGrad: the backward pass of LayerNorm in one kernel.
+//   inputs: x, g (the output gradient, x's shape), optional gamma; all float32
+//   attrs:  axis (non-negative), epsilon, as the forward node's
+//   outputs: dx (x's shape), dgamma and dbeta (the normalized axes' shape)
+std::vector<TensorType> infer_layer_norm_grad(const std::vector<TensorType>& in, Attrs& attrs) {
+  for (const TensorType& t : in) {
+    if (t.dtype != DType::Float32) throw TypeError("LayerNormGrad: inputs must be float32");
+  }
+  if (in[1].shape != in[0].shape) throw ValueError("LayerNormGrad: g must have x's shape");
+  const Shape& x = in[0].shape;
+  const int64_t axis = attrs.get_int("axis");
+  if (axis < 0 || axis > (int64_t)x.size()) throw ValueError("LayerNormGrad: axis out of range");
+  attrs.get_float("epsilon");
+  const Shape normalized(x.begin() + axis, x.end());
+  if (in.size() > 2 && shape_numel(in[2].shape) != shape_numel(normalized)) {
+    throw ValueError("LayerNormGrad: gamma must hold the normalized axes' " + std::to_string(shape_numel(normalized)) +
+                     " values");
+  }
+  const TensorType per_position{DType::Float32, normalized};
+  return {in[0], per_position, per_position};
+}
+
+class LayerNormGradKernel : public Kernel {
+ public:
+  explicit LayerNormGradKernel(const KernelContext& ctx) {
+    const Shape& x = ctx.input_types[0].shape;
+    const int64_t axis = ctx.attrs.get_int("axis");
+    for (size_t i = 0; i < x.size(); ++i) ((int64_t)i < axis ? rows_ : dim_) *= x[i];
+    epsilon_ = (float)ctx.attrs.get_float("epsilon");
+  }
+  size_t scratch_bytes() const override {
+    return (size_t)(2 * cpu::layer_norm_grad_blocks(rows_) * dim_) * sizeof(float);
+  }
+  void execute(const KernelArgs& args, void* scratch) override {
+    const float* gamma = args.inputs.size() > 2 ? args.inputs[2]->ptr<float>() : nullptr;
+    cpu::layer_norm_grad(args.inputs[0]->ptr<float>(), args.inputs[1]->ptr<float>(), gamma, rows_, dim_, epsilon_,
+                         args.outputs[0]->ptr<float>(), args.outputs[1]->ptr<float>(), args.outputs[2]->ptr<float>(),
+                         static_cast<float*>(scratch), args.pool);
+  }
+  const char* scheme() const override { return "fused rows"; }
+
+ private:
+  int64_t rows_ = 1, dim_ = 1;
+  float epsilon_ = 1e-5f;
+};
+
+OpDef layer_norm_grad_def() {
+  OpDef def;
+  def.name = "LayerNormGrad";
+  def.min_inputs = 2;
+  def.max_inputs = 3;
+  def.infer = infer_layer_norm_grad;
+  def.cpu_kernel = [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new LayerNormGradKernel(ctx)); };
+  return def;
+}
+
+MNNPY_REGISTER_OP(layer_norm_grad_def());
+
+// dx = rstd * (gx - mean(gx) - xh * mean(gx * xh)) with xh the normalized x and gx = g * gamma;
+// dgamma = sum(g * xh) and dbeta = sum(g) over the leading axes (the LayerNormGrad kernel).
+MNNPY_REGISTER_GRAD("LayerNorm", [](const GradContext& c) {
+  const Var& x = c.input(0);
+  const int64_t axis = c.node.attrs.get_int("axis");
+  std::vector<Var> inputs{x, c.grad()};
+  if (c.node.inputs.size() > 1) inputs.push_back(c.input(1));
+  const std::vector<Var> grads = make_op_multi(
+      "LayerNormGrad", inputs, Attrs().set("axis", axis).set("epsilon", c.node.attrs.get_float("epsilon")));
+  std::vector<Var> result{grads[0]};
+  for (size_t i = 1; i < c.node.inputs.size(); ++i) result.push_back(reshape(grads[i], c.input(i).type().shape));
+  return result;
+});
 
 }  // namespace
 

@@ -201,31 +201,55 @@ Var reduce(const std::string& kind_name, const Var& x, const std::optional<std::
 namespace mnnpy {
 namespace {
 
-// The output gradient with the reduced axes put back as length 1, broadcast to the input.
-Var spread_over_reduced(const Var& g, const Shape& in, int64_t first, int64_t count) {
+// v with the reduced axes put back as length 1 (it then broadcasts against the input).
+Var with_kept_axes(const Var& v, const Shape& in, int64_t first, int64_t count) {
   Shape kept = in;
   for (int64_t i = first; i < first + count; ++i) kept[i] = 1;
-  return broadcast_to_shape(reshape(g, kept), in);
+  return v.type().shape == kept ? v : reshape(v, kept);
 }
 
+// Products and extremes broadcast the kept-axes gradient inside their elementwise math, so no
+// broadcast copy of it is made.
 MNNPY_REGISTER_GRAD("Reduce", [](const GradContext& c) {
   const Var& x = c.input(0);
   const Shape& in = x.type().shape;
   const int64_t kind = c.node.attrs.get_int("kind"), first = c.node.attrs.get_int("first"),
                 count = c.node.attrs.get_int("count");
-  const Var g = spread_over_reduced(c.grad(), in, first, count);
-  if (kind == cpu::kReduceSum) return std::vector<Var>{g};
-  const Var y = spread_over_reduced(c.outputs[0], in, first, count);
+  const Var g = with_kept_axes(c.grad(), in, first, count);
+  if (kind == cpu::kReduceSum) return std::vector<Var>{broadcast_to_shape(g, in)};
+  const Var y = with_kept_axes(c.outputs[0], in, first, count);
   if (kind == cpu::kReduceProd) return std::vector<Var>{grad::div(grad::mul(g, y), x)};
   if (kind == cpu::kReduceMax || kind == cpu::kReduceMin) {
     // Ties share the gradient evenly.
     const Var hits = grad::as_dtype_of(binary("Equal", x, y), x);
     std::vector<int64_t> axes;
     for (int64_t i = first; i < first + count; ++i) axes.push_back(i);
-    const Var ties = spread_over_reduced(reduce("sum", hits, axes, false), in, first, count);
-    return std::vector<Var>{grad::mul(g, grad::div(hits, ties))};
+    const Var ties = reduce("sum", hits, axes, true);
+    return std::vector<Var>{grad::mul(hits, grad::div(g, ties))};
   }
   throw ValueError("grad: reduction kind " + std::to_string(kind) + " is not differentiable");
+});
+
+// d var / dx = 2 (x - mean) / (N - ddof); the standard deviation divides by 2 std.
+MNNPY_REGISTER_GRAD("Variance", [](const GradContext& c) {
+  const Var& x = c.input(0);
+  const Shape& in = x.type().shape;
+  const int64_t first = c.node.attrs.get_int("first"), count = c.node.attrs.get_int("count");
+  const double ddof = c.node.attrs.get_float("ddof");
+  const bool root = c.node.attrs.get_int("root") != 0;
+  std::vector<int64_t> axes;
+  int64_t n = 1;
+  for (int64_t i = first; i < first + count; ++i) {
+    axes.push_back(i);
+    n *= in[i];
+  }
+  const Var centered = grad::sub(x, reduce("mean", x, axes, true));
+  if (root) {
+    // g (x - mean) / ((N - ddof) std)
+    const Var factor = grad::div(c.grad(), grad::scale(c.outputs[0], n - ddof));
+    return std::vector<Var>{grad::mul(centered, factor)};
+  }
+  return std::vector<Var>{grad::mul(centered, grad::scale(c.grad(), 2.0 / (n - ddof)))};
 });
 
 }  // namespace

@@ -6,11 +6,16 @@
 // antialias 0/1 (linear and cubic downsampling widen their filter by 1 / scale);
 // optional scale_h / scale_w (floats > 0): the model's own scale factors, which ONNX uses in the
 // coordinate transform (with the unrounded length in * scale) when a model gives `scales`.
+#include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "backend/cpu/resize.h"
+#include "backend/cpu/resize_grad.h"
 #include "mnnpy/op_registry.h"
+#include "ops/grad_common.h"
 
 namespace mnnpy {
 
@@ -118,6 +123,61 @@ class ResizeKernel : public Kernel {
 MNNPY_REGISTER_OP(OpDef{"Resize", 1, 1, infer_resize,
                         [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new ResizeKernel(ctx)); },
                         {}, false});
+
+// The forward taps of both axes (rows: the identity for a 3-D input).
+std::pair<cpu::ResizeAxis, cpu::ResizeAxis> resize_axes(const Attrs& attrs, const Shape& in, const Shape& out) {
+  const cpu::ResizeOptions options = options_from(attrs);
+  auto scale = [&](const char* key) {
+    return attrs.has(key) ? std::optional<float>((float)attrs.get_float(key)) : std::nullopt;
+  };
+  const bool has_h = in.size() == 4;
+  return {cpu::make_resize_axis(has_h ? in[2] : 1, has_h ? out[2] : 1, scale("scale_h"), options),
+          cpu::make_resize_axis(in.back(), out.back(), scale("scale_w"), options)};
+}
+
+// ResizeGrad: the input gradient of Resize. Input g (the output gradient, float32); attrs: the
+// forward node's, plus input_size (the forward input's spatial size). Output: the forward
+// input's shape.
+std::vector<TensorType> infer_resize_grad(const std::vector<TensorType>& in, Attrs& attrs) {
+  const TensorType& g = in[0];
+  if (g.dtype != DType::Float32) throw TypeError("ResizeGrad: the gradient must be float32");
+  const auto& size = attrs.get_ints("input_size");
+  if ((g.shape.size() != 3 && g.shape.size() != 4) || size.size() != g.shape.size() - 2) {
+    throw ValueError("ResizeGrad: expected a 3-D or 4-D gradient and one input size per spatial axis");
+  }
+  options_from(attrs);
+  Shape out = g.shape;
+  for (size_t i = 2; i < out.size(); ++i) out[i] = size[i - 2];
+  return {TensorType{DType::Float32, out}};
+}
+
+class ResizeGradKernel : public Kernel {
+ public:
+  explicit ResizeGradKernel(const KernelContext& ctx)
+      : planes_(ctx.input_types[0].shape[0] * ctx.input_types[0].shape[1]),
+        axes_(resize_axes(ctx.attrs, ctx.output_types[0].shape, ctx.input_types[0].shape)) {}
+  void execute(const KernelArgs& args, void*) override {
+    cpu::resize_grad(planes_, axes_.first, axes_.second, args.inputs[0]->ptr<float>(), args.outputs[0]->ptr<float>(),
+                     args.pool);
+  }
+  const char* scheme() const override { return "transposed taps"; }
+
+ private:
+  int64_t planes_;
+  std::pair<cpu::ResizeAxis, cpu::ResizeAxis> axes_;
+};
+
+MNNPY_REGISTER_OP(OpDef{"ResizeGrad", 1, 1, infer_resize_grad,
+                        [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new ResizeGradKernel(ctx)); },
+                        {}, false});
+
+// Every mode is separable and linear in x: the gradient applies the same taps in transpose.
+MNNPY_REGISTER_GRAD("Resize", [](const GradContext& c) {
+  const Shape& s = c.input(0).type().shape;
+  Attrs attrs = c.node.attrs;
+  attrs.set("input_size", std::vector<int64_t>(s.begin() + 2, s.end()));
+  return std::vector<Var>{make_op("ResizeGrad", {c.grad()}, attrs)};
+});
 
 }  // namespace
 

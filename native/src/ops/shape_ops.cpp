@@ -524,6 +524,8 @@ void check_broadcast_to(const Shape& from, const Shape& to) {
 }
 
 std::shared_ptr<Tensor> known_value(const Var& v) {
+  // A placeholder's value changes between runs (parameters, batches): never bake it in.
+  if (v.node->kind == NodeKind::Placeholder) return nullptr;
   return v.node->has_values() ? v.node->values[v.index] : nullptr;
 }
 
@@ -952,6 +954,45 @@ MNNPY_REGISTER_GRAD("SliceAssign", [](const GradContext& c) {
   const Shape box = c.node.attrs.get_ints("size");
   const Var outside = make_op("SliceAssign", {g, zeros_of(TensorType{g.type().dtype, box})}, c.node.attrs);
   return std::vector<Var>{outside, sum_to_shape(make_op("StridedSlice", {g}, c.node.attrs), value.type().shape)};
+});
+
+// Rows picked more than once receive the sum of their gradients (an embedding's).
+MNNPY_REGISTER_GRAD("Gather", [](const GradContext& c) {
+  const Var& params = c.input(0);
+  const int64_t axis = c.node.attrs.get_int("axis");
+  return std::vector<Var>{grad::scatter_add(c.grad(), c.input(1), axis, params.type().shape[axis], false), Var{}};
+});
+
+// Assigned positions take no gradient from the data; the updates take the gradient at the
+// positions they were written to (summed where one update fed several positions).
+MNNPY_REGISTER_GRAD("Scatter", [](const GradContext& c) {
+  const Var& g = c.grad();
+  const int64_t axis = c.node.attrs.get_int("axis");
+  const Var cleared = make_op("Scatter", {g, c.input(1), grad::scalar_like(g, 0)}, Attrs().set("axis", axis));
+  const Var picked = make_op("Gather", {g, c.input(1)}, Attrs().set("axis", axis));
+  return std::vector<Var>{cleared, Var{}, sum_to_shape(picked, c.input(2).type().shape)};
+});
+
+// Constant padding: the gradient is the unpadded box. The other modes read some input positions
+// several times: their gradients are summed back axis by axis (the padding is separable).
+MNNPY_REGISTER_GRAD("Pad", [](const GradContext& c) {
+  const Shape& in = c.input(0).type().shape;
+  const std::vector<int64_t>& pads = c.node.attrs.get_ints("pads");
+  const std::string& mode = c.node.attrs.get_string("mode");
+  Var g = c.grad();
+  if (mode == "constant") {
+    std::vector<int64_t> begin, step(in.size(), 1);
+    for (size_t d = 0; d < in.size(); ++d) begin.push_back(pads[2 * d]);
+    return std::vector<Var>{make_op("StridedSlice", {g}, Attrs().set("begin", begin).set("step", step).set("size", in))};
+  }
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (pads[2 * d] == 0 && pads[2 * d + 1] == 0) continue;
+    const std::vector<int64_t> map = pad_map(in[d], pads[2 * d], pads[2 * d + 1], mode);
+    auto positions = Tensor::allocate(TensorType{DType::Int64, {(int64_t)map.size()}});
+    std::copy(map.begin(), map.end(), positions->ptr<int64_t>());
+    g = grad::scatter_add(g, make_const(positions), (int64_t)d, in[d], false);
+  }
+  return std::vector<Var>{g};
 });
 
 MNNPY_REGISTER_GRAD("Split", [](const GradContext& c) {

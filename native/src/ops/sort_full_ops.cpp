@@ -6,6 +6,7 @@
 #include "backend/cpu/sort_full.h"
 #include "mnnpy/op_registry.h"
 #include "mnnpy/thread_pool.h"
+#include "ops/grad_common.h"
 
 namespace mnnpy {
 
@@ -62,6 +63,15 @@ MNNPY_REGISTER_OP(OpDef{"ArgSort", 1, 1,
                         [](const std::vector<TensorType>& in, Attrs& a) { return infer_sort_like(in, a, "ArgSort", true); },
                         [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new SortKernel(ctx, true)); },
                         {}, false});
+
+// Each sorted value's gradient goes back to the position it came from (the stable argsort
+// orders equal values as the sort placed them).
+MNNPY_REGISTER_GRAD("Sort", [](const GradContext& c) {
+  const Var& x = c.input(0);
+  const int64_t axis = c.node.attrs.get_int("axis");
+  const Var order = make_op("ArgSort", {x}, Attrs().set("axis", axis));
+  return std::vector<Var>{grad::scatter_add(c.grad(), order, axis, x.type().shape[axis], true)};
+});
 
 // attrs: invert (0/1), kind (0 any, 1 sort, 2 table). Inputs of one dtype; output bool, of
 // the elements' shape.

@@ -7,6 +7,7 @@
 #include "backend/cpu/sort.h"
 #include "mnnpy/op_registry.h"
 #include "mnnpy/thread_pool.h"
+#include "ops/grad_common.h"
 
 namespace mnnpy {
 
@@ -79,6 +80,14 @@ class TopKKernel : public Kernel {
 MNNPY_REGISTER_OP(OpDef{"TopK", 1, 1, infer_topk,
                         [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new TopKKernel(ctx)); },
                         {}, false});
+
+// The selected values' gradients go back through the indices output.
+MNNPY_REGISTER_GRAD("TopK", [](const GradContext& c) {
+  const Var& x = c.input(0);
+  const int64_t axis = c.node.attrs.get_int("axis");
+  const Var g = c.output_grads[0].valid() ? c.output_grads[0] : zeros_of(c.outputs[0].type());
+  return std::vector<Var>{grad::scatter_add(g, c.outputs[1], axis, x.type().shape[axis], true)};
+});
 
 }  // namespace
 

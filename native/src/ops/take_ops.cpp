@@ -5,6 +5,7 @@
 #include "backend/cpu/take.h"
 #include "mnnpy/op_registry.h"
 #include "mnnpy/thread_pool.h"
+#include "ops/grad_common.h"
 
 namespace mnnpy {
 
@@ -88,6 +89,32 @@ class RepeatElementsKernel : public Kernel {
 MNNPY_REGISTER_OP(OpDef{"RepeatElements", 1, 1, infer_repeat_elements,
                         [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new RepeatElementsKernel(ctx)); },
                         {}, false});
+
+// Positions taken more than once receive the sum of their gradients.
+MNNPY_REGISTER_GRAD("TakeElements", [](const GradContext& c) {
+  const TensorType& data = c.input(0).type();
+  const Var summed = grad::scatter_add(c.grad(), c.input(1), 0, data.numel(), false);
+  return std::vector<Var>{reshape(summed, data.shape), Var{}};
+});
+
+// Each input element receives the sum of the gradients of its copies.
+MNNPY_REGISTER_GRAD("RepeatElements", [](const GradContext& c) {
+  const Shape& in = c.input(0).type().shape;
+  const int64_t axis = c.node.attrs.get_int("axis");
+  const std::vector<int64_t>& repeats = c.node.attrs.get_ints("repeats");
+  const Var& g = c.grad();
+  if (repeats.size() == 1) {
+    // [..., n * r, ...] as [..., n, r, ...], summed over the copies.
+    Shape split = in;
+    split.insert(split.begin() + axis + 1, repeats[0]);
+    return std::vector<Var>{reshape(reduce("sum", reshape(g, split), std::vector<int64_t>{axis + 1}, false), in)};
+  }
+  std::vector<int64_t> owner;
+  for (int64_t j = 0; j < (int64_t)repeats.size(); ++j) owner.insert(owner.end(), (size_t)repeats[j], j);
+  auto positions = Tensor::allocate(TensorType{DType::Int64, {(int64_t)owner.size()}});
+  std::copy(owner.begin(), owner.end(), positions->ptr<int64_t>());
+  return std::vector<Var>{grad::scatter_add(g, make_const(positions), axis, in[axis], false)};
+});
 
 }  // namespace
 
