@@ -4,6 +4,8 @@
 //           activation (ConvActivationCode) with clip_min/clip_max (clip) or alpha/beta (hard sigmoid)
 // The kernel picks its scheme per layer at plan time (see backend/cpu/conv.h) and packs constant
 // weights once; weights fed at run time are packed into scratch on every run.
+// Gradient rule: the fused activation's derivative, then Conv2DBackpropInput / Conv2DBackpropFilter
+// (ops/conv_backward.cpp) and the bias gradient as a sum.
 #include <cstring>
 #include <new>
 #include <string>
@@ -147,6 +149,24 @@ OpDef conv2d_def() {
 }
 
 MNNPY_REGISTER_OP(conv2d_def());
+
+// dx: the transposed convolution of the pre-activation gradient; dw: its product with the input's
+// columns over the batch; db: its sum over N, H, W.
+MNNPY_REGISTER_GRAD("Conv2D", [](const GradContext& c) {
+  const Var &x = c.input(0), &w = c.input(1);
+  const Var gz = conv_common::activation_grad(c, c.grad(), "Conv2D");
+  const Attrs geometry = conv_common::geometry_attrs(c.node.attrs);
+  const Shape &xs = x.type().shape, &ws = w.type().shape;
+  std::vector<Var> r(c.node.inputs.size());
+  Attrs input_attrs = geometry;
+  input_attrs.set("input_size", std::vector<int64_t>{xs[2], xs[3]});
+  r[0] = make_op("Conv2DBackpropInput", {gz, w}, input_attrs);
+  Attrs filter_attrs = geometry;
+  filter_attrs.set("kernel_size", std::vector<int64_t>{ws[2], ws[3]});
+  r[1] = make_op("Conv2DBackpropFilter", {x, gz}, filter_attrs);
+  if (r.size() > 2) r[2] = reduce("sum", gz, std::vector<int64_t>{0, 2, 3}, false);
+  return r;
+});
 
 }  // namespace
 

@@ -16,6 +16,7 @@
 #include "backend/cpu/depthwise_blocked.h"
 #include "backend/cpu/winograd.h"
 #include "mnnpy/op_registry.h"
+#include "mnnpy/ops.h"
 #include "ops/conv_common.h"
 
 namespace mnnpy {
@@ -161,6 +162,29 @@ OpDef conv2d_blocked_def() {
 }
 
 MNNPY_REGISTER_OP(conv2d_blocked_def());
+
+// The gradients go through the NCHW layout: the pre-activation gradient is converted once, the
+// input, weight and bias gradients are Conv2D's, the input gradient converted back when x was blocked.
+MNNPY_REGISTER_GRAD(kOp, [](const GradContext& c) {
+  const Var &x = c.input(0), &w = c.input(1);
+  const Var gz = conv_common::activation_grad(c, c.grad(), kOp);
+  const Var gz_nchw = make_op("FromBlockedChannels", {gz});
+  const bool nchw_input = x.type().shape.size() == 4;
+  const Var x_nchw = nchw_input ? x : make_op("FromBlockedChannels", {x});
+  const Shape &xs = x.type().shape, &ws = w.type().shape;
+  const Attrs geometry = conv_common::geometry_attrs(c.node.attrs);
+  std::vector<Var> r(c.node.inputs.size());
+  Attrs input_attrs = geometry;
+  input_attrs.set("input_size", std::vector<int64_t>{xs[2], xs[3]});
+  const Var dx = make_op("Conv2DBackpropInput", {gz_nchw, w}, input_attrs);
+  r[0] = nchw_input ? dx : make_op("ToBlockedChannels", {dx}, Attrs().set("block", cpu::kChannelBlock));
+  Attrs filter_attrs = geometry;
+  filter_attrs.set("kernel_size", std::vector<int64_t>{ws[2], ws[3]});
+  r[1] = make_op("Conv2DBackpropFilter", {x_nchw, gz_nchw}, filter_attrs);
+  r[2] = reduce("sum", gz_nchw, std::vector<int64_t>{0, 2, 3}, false);
+  if (r.size() > 3) r[3] = gz;  // the residual is added before the activation
+  return r;
+});
 
 }  // namespace
 

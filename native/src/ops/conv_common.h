@@ -1,7 +1,8 @@
 // What the convolution ops (Conv2D, Conv2DBlocked) share: their attributes (strides, pads,
-// dilations, group, fused activation) with defaults and checks, the output geometry, and aligned
-// storage for packed weights. Every message starts with the op's name.
+// dilations, group, fused activation) with defaults and checks, the output geometry, aligned
+// storage for packed weights, and the gradient of the fused activation. Every message starts with the op's name.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <new>
 #include <string>
@@ -10,6 +11,8 @@
 #include "backend/cpu/conv.h"
 #include "mnnpy/aligned_memory.h"
 #include "mnnpy/graph.h"
+#include "mnnpy/op_registry.h"
+#include "ops/grad_common.h"
 
 namespace mnnpy {
 namespace conv_common {
@@ -125,6 +128,62 @@ inline cpu::ConvActivation conv_activation(const Attrs& attrs) {
     act.p1 = float_attr("beta", 0.5);
   }
   return act;
+}
+
+// The attributes the convolution ops and their gradient ops share.
+inline Attrs geometry_attrs(const Attrs& from) {
+  Attrs a;
+  a.set("strides", from.get_ints("strides")).set("pads", from.get_ints("pads"));
+  a.set("dilations", from.get_ints("dilations")).set("group", from.get_int("group", 1));
+  return a;
+}
+
+// The gradient of a convolution's fused activation, as g times act'(z) for the pre-activation z; from the
+// output y where it determines the derivative, else from z recomputed by the same convolution
+// without the activation (silu, hardswish, gelu: one more forward convolution).
+inline Var activation_grad(const GradContext& c, const Var& g, const std::string& op) {
+  using namespace grad;
+  const Attrs& attrs = c.node.attrs;
+  const cpu::ConvActivation act = conv_common::conv_activation(attrs);
+  const Var& y = c.outputs[0];
+  auto mask = [&](const Var& m) { return mul(g, as_dtype_of(m, g)); };
+  auto inside = [&](const Var& v, double lo, double hi) {
+    return binary("LogicalAnd", binary("Greater", v, scalar_like(v, lo)), binary("Less", v, scalar_like(v, hi)));
+  };
+  auto pre_activation = [&]() {
+    Attrs plain = attrs;
+    plain.set("activation", (int64_t)cpu::kConvActNone);
+    return make_op(op, c.node.inputs, plain);
+  };
+  switch (act.code) {
+    case cpu::kConvActNone: return g;
+    case cpu::kConvActRelu: return mask(binary("Greater", y, scalar_like(y, 0)));
+    case cpu::kConvActClip: return mask(inside(y, act.p0, act.p1));
+    case cpu::kConvActSigmoid: return mul(g, mul(y, sub(scalar_like(y, 1), y)));
+    case cpu::kConvActHardSigmoid: return scale(mask(inside(y, 0, 1)), act.p0);
+    case cpu::kConvActSilu: {
+      const Var z = pre_activation(), s = unary("Sigmoid", z);
+      return mul(g, mul(s, add(scalar_like(z, 1), mul(z, sub(scalar_like(z, 1), s)))));
+    }
+    case cpu::kConvActHardSwish: {
+      // 0 below -3, 1 above 3, z / 3 + 1 / 2 between (as PyTorch: the middle includes 3).
+      const Var z = pre_activation();
+      const Var middle = add(scale(z, 1.0 / 3.0), scalar_like(z, 0.5));
+      const Var d = where(binary("Less", z, scalar_like(z, -3)), scalar_like(z, 0),
+                          where(binary("LessEqual", z, scalar_like(z, 3)), middle, scalar_like(z, 1)));
+      return mul(g, d);
+    }
+    case cpu::kConvActGelu: {
+      // d/dz z * Phi(z) = Phi(z) + z * phi(z)
+      const double kPi = 3.14159265358979323846;
+      const Var z = pre_activation();
+      const Var cdf = scale(add(scalar_like(z, 1), unary("Erf", scale(z, 1 / std::sqrt(2.0)))), 0.5);
+      const Var pdf = scale(unary("Exp", scale(mul(z, z), -0.5)), 1 / std::sqrt(2 * kPi));
+      return mul(g, add(cdf, mul(z, pdf)));
+    }
+    default: break;
+  }
+  throw ValueError("grad: " + op + " with fused activation code " + std::to_string(act.code) + " has no gradient rule");
 }
 
 }  // namespace conv_common

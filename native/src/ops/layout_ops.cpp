@@ -1,6 +1,7 @@
 // Conversions between float32 NCHW and the blocked channel layout of convolution chains.
 //   ToBlockedChannels:   x [N, C, H, W] (C a multiple of 8) -> [N, C/8, H, W, 8]; attr block (8)
 //   FromBlockedChannels: x [N, C/8, H, W, 8] -> [N, C, H, W]
+// Each is the other's gradient.
 #include <memory>
 #include <string>
 #include <utility>
@@ -84,6 +85,14 @@ OpDef layout_def(const char* name, bool to_blocked, InferFn infer) {
 
 MNNPY_REGISTER_OP(layout_def("ToBlockedChannels", true, infer_to_blocked));
 MNNPY_REGISTER_OP(layout_def("FromBlockedChannels", false, infer_from_blocked));
+
+// Each conversion's gradient is the other conversion.
+MNNPY_REGISTER_GRAD("ToBlockedChannels", [](const GradContext& c) {
+  return std::vector<Var>{make_op("FromBlockedChannels", {c.grad()})};
+});
+MNNPY_REGISTER_GRAD("FromBlockedChannels", [](const GradContext& c) {
+  return std::vector<Var>{make_op("ToBlockedChannels", {c.grad()}, Attrs().set("block", kBlock))};
+});
 
 }  // namespace
 

@@ -3,11 +3,18 @@
 // and output sizes, output blocked too).
 // Attributes: kernel [kh, kw], strides [sh, sw], pads [top, left, bottom, right],
 // dilations [dh, dw], ceil_mode 0/1, count_include_pad 0/1 (average only).
+// Gradients (NCHW only), with the forward's attributes:
+//   MaxPool2DGrad: inputs x, dy -> dx (dy to each window's arg-max in x)
+//   AvgPool2DGrad: input dy, attr input_size [H, W] -> dx
+// and the rules of MaxPool2D and AvgPool2D that build them (the blocked twins' through the NCHW
+// layout).
 #include <memory>
 #include <string>
 
 #include "backend/cpu/layout.h"
 #include "backend/cpu/pool.h"
+#include "backend/cpu/pool_backward.h"
+#include "mnnpy/autograd.h"
 #include "mnnpy/op_registry.h"
 
 namespace mnnpy {
@@ -135,6 +142,116 @@ template <class Plan> OpDef pool_def(const char* name, bool is_max, bool blocked
   };
   return def;
 }
+
+// ---------------------------------------------------------------- gradients
+cpu::PoolGeometry nchw_geometry(const Shape& in, const Shape& out, const Attrs& attrs) {
+  const auto& k = attrs.get_ints("kernel");
+  const auto& st = attrs.get_ints("strides");
+  const auto& p = attrs.get_ints("pads");
+  const auto& dl = attrs.get_ints("dilations");
+  cpu::PoolGeometry g;
+  g.planes = in[0] * in[1];
+  g.in_h = in[2], g.in_w = in[3], g.out_h = out[2], g.out_w = out[3];
+  g.kernel_h = k[0], g.kernel_w = k[1], g.stride_h = st[0], g.stride_w = st[1];
+  g.dilation_h = dl[0], g.dilation_w = dl[1];
+  g.pad_top = p[0], g.pad_left = p[1], g.pad_bottom = p[2], g.pad_right = p[3];
+  return g;
+}
+
+// The forward's input type for a gradient op: x itself (max) or [N, C, input_size] (average).
+TensorType pool_input_type(const std::string& op, bool is_max, const std::vector<TensorType>& in, Attrs& attrs) {
+  if (is_max) return in[0];
+  const TensorType& dy = in[0];
+  if (!attrs.has("input_size")) throw ValueError(op + ": the 'input_size' attribute is required");
+  const auto size = ints_or(attrs, op, "input_size", {}, 2, 1);
+  attrs.set("input_size", size);
+  if (dy.shape.size() != 4) {
+    throw ValueError(op + ": output gradient must be 4-D [N, C, Ho, Wo], got shape " + shape_str(dy.shape));
+  }
+  return TensorType{dy.dtype, {dy.shape[0], dy.shape[1], size[0], size[1]}};
+}
+
+std::vector<TensorType> infer_pool_grad(const std::string& op, bool is_max, const std::vector<TensorType>& in,
+                                        Attrs& attrs) {
+  const TensorType x = pool_input_type(op, is_max, in, attrs);
+  const TensorType& dy = in[is_max ? 1 : 0];
+  if (dy.dtype != DType::Float32) {
+    throw TypeError(op + ": output gradient must be float32, got " + dtype_name(dy.dtype));
+  }
+  const std::vector<TensorType> out = infer_pool(op, is_max, false, {x}, attrs);
+  if (out[0].shape != dy.shape) {
+    throw ValueError(op + ": output gradient has shape " + shape_str(dy.shape) + " but the pooling of " +
+                     shape_str(x.shape) + " gives " + shape_str(out[0].shape));
+  }
+  return {x};
+}
+
+class PoolGradKernel : public Kernel {
+ public:
+  PoolGradKernel(bool is_max, const KernelContext& ctx)
+      : is_max_(is_max),
+        geometry_(nchw_geometry(ctx.output_types[0].shape, ctx.input_types[is_max ? 1 : 0].shape, ctx.attrs)),
+        windows_(geometry_, is_max, is_max ? false : ctx.attrs.get_int("count_include_pad") != 0) {}
+
+  void execute(const KernelArgs& args, void*) override {
+    float* dx = args.outputs[0]->ptr<float>();
+    if (is_max_) {
+      cpu::max_pool2d_backward(geometry_, windows_, args.inputs[0]->ptr<float>(), args.inputs[1]->ptr<float>(), dx,
+                               args.pool);
+    } else {
+      cpu::avg_pool2d_backward(geometry_, windows_, args.inputs[0]->ptr<float>(), dx, args.pool);
+    }
+  }
+  const char* scheme() const override { return is_max_ ? "argmax_scatter" : "window_scatter"; }
+
+ private:
+  bool is_max_;
+  cpu::PoolGeometry geometry_;
+  cpu::PoolWindows windows_;
+};
+
+OpDef pool_grad_def(const char* name, bool is_max) {
+  OpDef def;
+  def.name = name;
+  def.min_inputs = def.max_inputs = is_max ? 2 : 1;
+  def.infer = [name = std::string(name), is_max](const std::vector<TensorType>& in, Attrs& attrs) {
+    return infer_pool_grad(name, is_max, in, attrs);
+  };
+  def.cpu_kernel = [is_max](const KernelContext& ctx) {
+    return std::unique_ptr<Kernel>(new PoolGradKernel(is_max, ctx));
+  };
+  return def;
+}
+
+MNNPY_REGISTER_OP(pool_grad_def("MaxPool2DGrad", true));
+MNNPY_REGISTER_OP(pool_grad_def("AvgPool2DGrad", false));
+
+MNNPY_REGISTER_GRAD("MaxPool2D", [](const GradContext& c) {
+  return std::vector<Var>{make_op("MaxPool2DGrad", {c.input(0), c.grad()}, c.node.attrs)};
+});
+
+MNNPY_REGISTER_GRAD("AvgPool2D", [](const GradContext& c) {
+  Attrs attrs = c.node.attrs;
+  const Shape& x = c.input(0).type().shape;
+  attrs.set("input_size", std::vector<int64_t>{x[2], x[3]});
+  return std::vector<Var>{make_op("AvgPool2DGrad", {c.grad()}, attrs)};
+});
+
+// The blocked twins: the same gradients through the NCHW layout.
+Var from_blocked(const Var& v) { return make_op("FromBlockedChannels", {v}); }
+Var to_blocked(const Var& v) { return make_op("ToBlockedChannels", {v}, Attrs().set("block", kBlock)); }
+
+MNNPY_REGISTER_GRAD("MaxPool2DBlocked", [](const GradContext& c) {
+  return std::vector<Var>{
+      to_blocked(make_op("MaxPool2DGrad", {from_blocked(c.input(0)), from_blocked(c.grad())}, c.node.attrs))};
+});
+
+MNNPY_REGISTER_GRAD("AvgPool2DBlocked", [](const GradContext& c) {
+  Attrs attrs = c.node.attrs;
+  const Shape& x = c.input(0).type().shape;
+  attrs.set("input_size", std::vector<int64_t>{x[2], x[3]});
+  return std::vector<Var>{to_blocked(make_op("AvgPool2DGrad", {from_blocked(c.grad())}, attrs))};
+});
 
 MNNPY_REGISTER_OP(pool_def<cpu::Pool2D>("MaxPool2D", true, false));
 MNNPY_REGISTER_OP(pool_def<cpu::Pool2D>("AvgPool2D", false, false));
