@@ -1,5 +1,7 @@
 """Modules: models written in Python from expr ops, and converted models loaded from files
-(`load_module_from_file`), with MNN.nn's names."""
+(`load_module_from_file`), with MNN.nn's names; for training, layers and losses with
+torch.nn's names (`Linear`, `Conv2d`, `BatchNorm2d`, ..., `nn.functional.cross_entropy`),
+Parameters, buffers, state files, and trainable imported models (`for_training=True`)."""
 import os
 
 import numpy as np
@@ -7,89 +9,17 @@ import numpy as np
 from .. import _core
 from .. import expr as F
 from .._core import Var
+from ._module import Buffer, IncompatibleKeys, Module, Parameter, load_state  # noqa: F401
+from . import functional  # noqa: F401
+from ._layers import *  # noqa: F401,F403
+from ._layers import __all__ as _layer_names
+from ._losses import *  # noqa: F401,F403
+from ._losses import __all__ as _loss_names
+from ._trainable import TrainableGraphModule, export, load_exported  # noqa: F401
 
-__all__ = ["Module", "load_module_from_file", "load_module", "RuntimeManager", "create_runtime_manager", "profile",
-           "summary"]
-
-
-class Module:
-    """A model: subclass and define ``forward``; Var attributes are its parameters and Module
-    attributes its children (as in MNN.nn.Module and torch.nn.Module)."""
-
-    def __init__(self):
-        object.__setattr__(self, "_params", {})
-        object.__setattr__(self, "_children", {})
-        object.__setattr__(self, "is_training", False)
-        object.__setattr__(self, "name", type(self).__name__)
-
-    def __setattr__(self, key, value):
-        if "_params" not in self.__dict__:
-            Module.__init__(self)
-        self._params.pop(key, None)
-        self._children.pop(key, None)
-        if isinstance(value, Var):
-            self._params[key] = value
-        elif isinstance(value, Module):
-            self._children[key] = value
-        object.__setattr__(self, key, value)
-
-    def forward(self, *inputs):
-        raise NotImplementedError(f"{type(self).__name__} does not define forward()")
-
-    def onForward(self, inputs):  # noqa: N802  (MNN's name)
-        out = self.forward(*inputs)
-        return list(out) if isinstance(out, (list, tuple)) else [out]
-
-    def __call__(self, *inputs):
-        return self.forward(*inputs)
-
-    def named_parameters(self, prefix=""):
-        for k, v in self._params.items():
-            yield prefix + k, v
-        for k, child in self._children.items():
-            yield from child.named_parameters(prefix + k + ".")
-
-    @property
-    def parameters(self):
-        return [v for _, v in self.named_parameters()]
-
-    def load_parameters(self, parameters):
-        """Replaces the parameters, in the order ``parameters`` lists them; shapes must match."""
-        named = list(self.named_parameters())
-        parameters = list(parameters)
-        if len(parameters) != len(named):
-            raise ValueError(f"load_parameters: the module has {len(named)} parameters, got {len(parameters)}")
-        for (name, old), new in zip(named, parameters):
-            new = new if isinstance(new, Var) else F.const(np.asarray(new))
-            if tuple(new.shape) != tuple(old.shape):
-                raise ValueError(f"load_parameters: '{name}' has shape {tuple(old.shape)}, got {tuple(new.shape)}")
-            owner, attr = self._owner_of(name)
-            setattr(owner, attr, F.cast(new, old.dtype) if new.dtype != old.dtype else new)
-        return True
-
-    def _owner_of(self, dotted):
-        parts = dotted.split(".")
-        owner = self
-        for p in parts[:-1]:
-            owner = owner._children[p]
-        return owner, parts[-1]
-
-    def save(self, path):
-        """Writes the parameters (named by their attribute paths) to an mnnpy graph file."""
-        named = []
-        for name, v in self.named_parameters():
-            c = F.const(np.asarray(v.read()))
-            c.name = name
-            named.append(c)
-        F.save(named, str(path))
-
-    def train(self, is_training=True):
-        object.__setattr__(self, "is_training", bool(is_training))
-        for child in self._children.values():
-            child.train(is_training)
-
-    def __repr__(self):
-        return f"{type(self).__name__}(parameters={len(self.parameters)})"
+__all__ = ["Module", "Parameter", "Buffer", "load_state", "functional", "load_module_from_file", "load_module",
+           "RuntimeManager", "create_runtime_manager", "profile", "summary", "TrainableGraphModule",
+           "export"] + _layer_names + _loss_names
 
 
 class RuntimeManager:
@@ -156,6 +86,11 @@ class _ConvertedModule(Module):
     @property
     def parameters(self):
         return [v for k, v in self._weights.items() if np.dtype(v.dtype).kind == "f"]
+
+    def trainable(self, output_names=None):
+        """The same model as a ``TrainableGraphModule`` (weights as Parameters, NCHW), ending at
+        ``output_names`` (default: this module's outputs)."""
+        return TrainableGraphModule(self.graph, self._weights, self.input_names, output_names or self.output_names)
 
     def _key(self, arrays):
         # Inputs whose values decide shapes (axes, sizes given as inputs) are part of the key.
@@ -331,11 +266,14 @@ def summary(module, *inputs):
 
 def load_module_from_file(file_name, input_names=None, output_names=None, dynamic=False, shape_mutable=True,
                           rearrange=False, backend=None, memory_mode=None, power_mode=None, precision_mode=None,
-                          thread_num=0, runtime_manager=None, blocked_layout=True, **kwargs):
+                          thread_num=0, runtime_manager=None, blocked_layout=True, for_training=False, **kwargs):
     """Loads a model converted to mnnpy's format, or an ``.onnx`` file (converted in memory),
-    with MNN's argument names. ``input_names``/``output_names`` pick and order the inputs and
-    outputs (empty: the model's own). ``blocked_layout=False`` keeps every tensor NCHW instead of
-    running convolution chains in the blocked channel layout (for comparison)."""
+    with MNN's argument names, or a Module written by ``nn.export``. ``input_names``/``output_names``
+    pick and order the inputs and outputs (empty: the model's own; an inner tensor's name cuts
+    the model there, to put a new head on it). ``blocked_layout=False`` keeps every tensor NCHW
+    instead of running convolution chains in the blocked channel layout (for comparison).
+    ``for_training=True`` gives a ``TrainableGraphModule``: the weights become Parameters
+    (named as in the model) and each call builds the graph in NCHW for differentiation."""
     path = os.fspath(file_name)
     if not os.path.exists(path):
         raise FileNotFoundError(f"no such model file: '{path}'")
@@ -352,11 +290,19 @@ def load_module_from_file(file_name, input_names=None, output_names=None, dynami
         except (ValueError, OSError) as e:
             if path.endswith(".onnx"):
                 raise
+            exported = load_exported(path) if head == b"MNNPY\0GR" else None
+            if exported is not None:
+                if for_training:
+                    raise ValueError(f"'{path}' was written by nn.export for inference; load the saved state "
+                                     "(Module.save / Module.load) into the Python module to train it") from None
+                return _ExprModule(*exported)
             raise ValueError(f"'{path}' is not an mnnpy model file: {e}") from None
         weights = graph.weights
     else:
         graph, _ = from_onnx(path)
         weights = graph.weights
+    if for_training:
+        return TrainableGraphModule(graph, weights, input_names, output_names)
     return _ConvertedModule(graph, weights, input_names, output_names, shape_mutable, thread_num, blocked_layout)
 
 
