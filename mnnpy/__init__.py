@@ -16,6 +16,7 @@ from ._core import Var, get_num_threads, set_num_threads
 __version__ = "0.1.0"
 
 from . import expr  # noqa: E402  (attaches Var methods)
+from . import data, optim  # noqa: E402  (MNN.data / MNN.optim as attributes)
 
 
 def eval(*vars):
