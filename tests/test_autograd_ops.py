@@ -776,3 +776,18 @@ def test_bad_arguments_raise_clear_errors():
         F.grad([mnp.sum(i)], [x])
     with pytest.raises(ValueError):
         F.grad(x * 2.0, [x], output_grads=[np.ones((3, 3))])
+
+
+def test_linalg_front_end_stays_differentiable_on_placeholders():
+    # numpy.linalg.inv / solve check for singular matrices at once on constants; on placeholders
+    # (parameters being trained) they stay lazy so that gradients flow through them.
+    rng = np.random.default_rng()
+    a = rng.standard_normal((4, 4)) + 4 * np.eye(4)
+    b = rng.standard_normal((4, 2))
+    p = F.placeholder((4, 4), dtype=np.float64)
+    p.write(a)
+    loss = F.reduce_sum(mnp.linalg.inv(p) * mnp.linalg.inv(p)) + F.reduce_sum(mnp.linalg.solve(p, b))
+    ours = np.asarray(F.grad(loss, [p])[0])
+    t = torch.tensor(a, requires_grad=True)
+    (torch.linalg.inv(t).square().sum() + torch.linalg.solve(t, torch.tensor(b)).sum()).backward()
+    np.testing.assert_allclose(ours, t.grad.numpy(), rtol=1e-9, atol=1e-12)

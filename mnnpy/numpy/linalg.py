@@ -62,7 +62,11 @@ def _op(name, inputs, attrs=None):
 
 
 def _computed(values, info, message):
-    """Evaluates ``values`` with their ``info`` flags; LinAlgError(message) if any is set."""
+    """Evaluates ``values`` with their ``info`` flags; LinAlgError(message) if any is set.
+    Values that read placeholders (parameters being trained) stay lazy so that gradients flow
+    through them; a singular matrix then gives non-finite values instead of the error."""
+    if any(v.reads_placeholder for v in values):
+        return list(values)
     if any(v.size == 0 for v in values):
         # Nothing to factor (the executor skips ops whose first output is empty).
         return [_core.const(_np.zeros(tuple(v.shape), v.dtype), None, "NCHW") for v in values]

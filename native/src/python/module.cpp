@@ -86,6 +86,9 @@ void bind_var(py::module_& m) {
       .def_property_readonly("is_placeholder", [](const Var& v) { return v.node->kind == NodeKind::Placeholder; })
       .def_property_readonly("is_const", [](const Var& v) { return v.node->kind == NodeKind::Const; })
       .def_property_readonly("is_evaluated", [](const Var& v) { return v.node->has_values(); })
+      .def_property_readonly("reads_placeholder", [](const Var& v) {
+        return v.node->kind == NodeKind::Placeholder || v.node->uses_placeholder;
+      }, "Whether the value depends on a placeholder (so it changes when the placeholder is written).")
       .def("read", &read, "Evaluate and return the value as a read-only NumPy array.")
       .def("numpy", &read, "Evaluate and return the value as a read-only NumPy array.")
       .def("write", [](Var& v, py::handle value) {
