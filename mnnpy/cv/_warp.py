@@ -14,6 +14,7 @@ import numpy as _np
 
 from .. import _core
 from ._calib import DECOMP_LU, DECOMP_SVD, DECOMP_EIG, DECOMP_CHOLESKY, DECOMP_QR, DECOMP_NORMAL, solve as _solve
+from ._geometry import _size_pair
 from ._common import (BORDER_CONSTANT, BORDER_DEFAULT, BORDER_ISOLATED, BORDER_REFLECT, BORDER_REFLECT_101,
                       BORDER_REPLICATE, BORDER_TRANSPARENT, BORDER_WRAP, INTER_AREA, INTER_CUBIC, INTER_LANCZOS4,
                       INTER_LINEAR, INTER_MAX, INTER_NEAREST, WARP_INVERSE_MAP, WARP_RELATIVE_MAP, as_image,
@@ -53,19 +54,6 @@ def _real_arg(func, name, value):
     if not _is_real(value):
         raise TypeError(f"mnnpy.cv.{func}: '{name}' can not be treated as a double, got {type(value).__name__}")
     return float(value)
-
-
-def _size_arg(func, name, value):
-    """(width, height) of an OpenCV Size: a pair of integers."""
-    try:
-        items = list(value)
-    except TypeError:
-        raise error(func, f"'{name}' must be a (width, height) pair, got {type(value).__name__}") from None
-    if len(items) != 2:
-        raise error(func, f"'{name}' must be a (width, height) pair, got {len(items)} values")
-    if not all(_is_int(v) for v in items):
-        raise error(func, f"'{name}' must hold integers, got {[type(v).__name__ for v in items]}")
-    return int(items[0]), int(items[1])
 
 
 def _point_arg(func, name, value):
@@ -170,7 +158,7 @@ def _invert_affine(m):
 
 
 def _output_size(func, dsize, image):
-    width, height = _size_arg(func, "dsize", dsize)
+    width, height = _size_pair(func, "dsize", dsize) or (0, 0)
     if width <= 0 or height <= 0:
         height, width = (int(s) for s in tuple(image.shape)[:2])
     return width, height
@@ -417,7 +405,9 @@ def getRectSubPix(image, patchSize, center, patch=None, patchType=-1):  # noqa: 
     bilinear, with the image's edge pixels repeated outside it. uint8 images give uint8 or
     (patchType CV_32F) float32 patches; float32 images float32 patches."""
     src = as_image(image, "getRectSubPix", "image")
-    width, height = _size_arg("getRectSubPix", "patchSize", patchSize)
+    if patchSize is None:
+        raise error("getRectSubPix", "'patchSize' must be a (width, height) pair, got NoneType")
+    width, height = _size_pair("getRectSubPix", "patchSize", patchSize)
     if width <= 0 or height <= 0:
         raise error("getRectSubPix", f"'patchSize' must be positive, got {(width, height)}")
     cx, cy = _point_arg("getRectSubPix", "center", center)
@@ -433,7 +423,7 @@ def getRectSubPix(image, patchSize, center, patch=None, patchType=-1):  # noqa: 
 def _pyramid_size(func, dstsize, default):
     if dstsize is None:
         return default
-    width, height = _size_arg(func, "dstsize", dstsize)
+    width, height = _size_pair(func, "dstsize", dstsize)
     if width <= 0 or height <= 0:
         return default
     return width, height

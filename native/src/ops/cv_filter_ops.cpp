@@ -18,16 +18,13 @@
 
 #include "backend/cpu/cv_filter.h"
 #include "mnnpy/op_registry.h"
+#include "ops/cv_image_checks.h"
 
 namespace mnnpy {
 
 namespace {
 
 namespace cvf = cpu::cv_filter;
-
-bool is_image_dtype(DType dt) {
-  return dt == DType::UInt8 || dt == DType::Int16 || dt == DType::Float32 || dt == DType::Float64;
-}
 
 DType depth_dtype(int64_t ddepth, const char* op = "CvSepFilter") {
   switch (ddepth) {
@@ -39,17 +36,9 @@ DType depth_dtype(int64_t ddepth, const char* op = "CvSepFilter") {
   }
 }
 
-int64_t image_channels(const Shape& s) { return s.size() == 3 ? s[2] : 1; }
-
-void check_image(const char* op, const TensorType& x) {
-  if (!is_image_dtype(x.dtype)) {
-    throw TypeError(std::string(op) + ": image dtype must be uint8, int16, float32 or float64, got " +
-                    dtype_name(x.dtype));
-  }
-  if (x.shape.size() != 2 && x.shape.size() != 3) {
-    throw ValueError(std::string(op) + ": image must be HxW or HxWxC, got shape " + shape_str(x.shape));
-  }
-}
+using cv_checks::check_image;
+using cv_checks::image_channels;
+using cv_checks::is_image_dtype;
 
 void check_border(const char* op, const Attrs& attrs) {
   const int64_t border = attrs.get_int("border");

@@ -14,6 +14,7 @@
 #include "backend/cpu/cv_flip.h"
 #include "backend/cpu/cv_resize.h"
 #include "mnnpy/op_registry.h"
+#include "ops/cv_image_checks.h"
 
 namespace mnnpy {
 
@@ -21,21 +22,10 @@ namespace {
 
 namespace geo = cpu::cv_geometry;
 
-void check_image(const char* op, const TensorType& x) {
-  const DType dt = x.dtype;
-  if (dt != DType::UInt8 && dt != DType::Int16 && dt != DType::Float32 && dt != DType::Float64) {
-    throw TypeError(std::string(op) + ": image dtype must be uint8, int16, float32 or float64, got " +
-                    dtype_name(dt));
-  }
-  if (x.shape.size() != 2 && x.shape.size() != 3) {
-    throw ValueError(std::string(op) + ": image must be HxW or HxWxC, got shape " + shape_str(x.shape));
-  }
-  for (int64_t s : x.shape) {
-    if (s <= 0) throw ValueError(std::string(op) + ": image is empty, shape " + shape_str(x.shape));
-  }
-}
+// Geometry ops refuse empty images, as OpenCV's do.
+void check_image(const char* op, const TensorType& x) { cv_checks::check_image(op, x, true); }
 
-int64_t image_channels(const Shape& s) { return s.size() == 3 ? s[2] : 1; }
+using cv_checks::image_channels;
 
 std::vector<TensorType> infer_resize(const std::vector<TensorType>& in, Attrs& attrs) {
   check_image("CvResize", in[0]);

@@ -9,24 +9,14 @@
 
 #include "backend/cpu/cv_threshold.h"
 #include "mnnpy/op_registry.h"
+#include "ops/cv_image_checks.h"
 
 namespace mnnpy {
 
 namespace {
 
-bool is_image_dtype(DType dt) {
-  return dt == DType::UInt8 || dt == DType::Int16 || dt == DType::Float32 || dt == DType::Float64;
-}
-
-void check_image(const char* op, const TensorType& x) {
-  if (!is_image_dtype(x.dtype)) {
-    throw TypeError(std::string(op) + ": image dtype must be uint8, int16, float32 or float64, got " +
-                    dtype_name(x.dtype));
-  }
-  if (x.shape.size() != 2 && x.shape.size() != 3) {
-    throw ValueError(std::string(op) + ": image must be HxW or HxWxC, got shape " + shape_str(x.shape));
-  }
-}
+using cv_checks::check_image;
+using cv_checks::is_image_dtype;
 
 std::vector<TensorType> infer_threshold(const std::vector<TensorType>& in, Attrs& attrs) {
   check_image("CvThreshold", in[0]);
@@ -59,7 +49,7 @@ MNNPY_REGISTER_OP(OpDef{"CvThreshold", 1, 1, infer_threshold,
                         [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new ThresholdKernel(ctx)); },
                         {}, false});
 
-int64_t image_channels(const Shape& s) { return s.size() == 3 ? s[2] : 1; }
+using cv_checks::image_channels;
 
 std::vector<TensorType> infer_in_range(const std::vector<TensorType>& in, Attrs&) {
   const TensorType& x = in[0];

@@ -15,6 +15,7 @@
 #include "backend/cpu/cv_pyramid.h"
 #include "backend/cpu/cv_warp.h"
 #include "mnnpy/op_registry.h"
+#include "ops/cv_image_checks.h"
 
 namespace mnnpy {
 
@@ -23,24 +24,14 @@ namespace {
 namespace warp = cpu::cv_warp;
 
 void check_image(const char* op, const TensorType& x) {
-  const DType dt = x.dtype;
-  if (dt != DType::UInt8 && dt != DType::Int16 && dt != DType::Float32 && dt != DType::Float64) {
-    throw TypeError(std::string(op) + ": image dtype must be uint8, int16, float32 or float64, got " +
-                    dtype_name(dt));
-  }
-  if (x.shape.size() != 2 && x.shape.size() != 3) {
-    throw ValueError(std::string(op) + ": image must be HxW or HxWxC, got shape " + shape_str(x.shape));
-  }
-  for (int64_t s : x.shape) {
-    if (s <= 0) throw ValueError(std::string(op) + ": image is empty, shape " + shape_str(x.shape));
-  }
+  cv_checks::check_image(op, x, true);
   // Byte offsets into the image are 32-bit in the kernels.
   if ((int64_t)x.nbytes() >= ((int64_t)1 << 31)) {
     throw ValueError(std::string(op) + ": image is too large (2 GiB or more)");
   }
 }
 
-int64_t image_channels(const Shape& s) { return s.size() == 3 ? s[2] : 1; }
+using cv_checks::image_channels;
 
 Shape image_shape(const Shape& like, int64_t height, int64_t width) {
   Shape out = like;
