@@ -9,7 +9,7 @@ import numpy as np
 from .. import _core
 from .. import expr as F
 from .._core import Var
-from ._module import Buffer, IncompatibleKeys, Module, Parameter, load_state  # noqa: F401
+from ._module import Buffer, IncompatibleKeys, Module, Parameter, check_input_shape, load_state  # noqa: F401
 from . import functional  # noqa: F401
 from ._layers import *  # noqa: F401,F403
 from ._layers import __all__ as _layer_names
@@ -151,13 +151,7 @@ class _ConvertedModule(Module):
                                                                       np.dtype(want.dtype).kind in "iu"):
                     raise TypeError(f"input '{name}' must be {want.dtype}, got {a.dtype}")
                 a = a.astype(want.dtype)
-            if len(want.shape) and a.ndim != len(want.shape):
-                raise ValueError(f"input '{name}' must have {len(want.shape)} dimensions {tuple(want.shape)}, "
-                                 f"got shape {a.shape}")
-            for i, (d, w) in enumerate(zip(a.shape, want.shape)):
-                if isinstance(w, int) and w > 0 and d != w:
-                    raise ValueError(f"input '{name}' dimension {i} must be {w} (model shape {tuple(want.shape)}), "
-                                     f"got shape {a.shape}")
+            check_input_shape(name, a.shape, want.shape)
             arrays.append(a)
         inst = self._instance(self._key(arrays), arrays)
         for name, a in zip(self.input_names, arrays):
@@ -189,13 +183,7 @@ class _ConvertedModule(Module):
                     raise TypeError(f"input '{name}' must be {want.dtype}, got {np.dtype(v.dtype)}")
                 v = F.cast(v, np.dtype(want.dtype))
             shape = tuple(v.shape)
-            if len(want.shape) and len(shape) != len(want.shape):
-                raise ValueError(f"input '{name}' must have {len(want.shape)} dimensions {tuple(want.shape)}, "
-                                 f"got shape {shape}")
-            for i, (d, w) in enumerate(zip(shape, want.shape)):
-                if isinstance(w, int) and w > 0 and d != w:
-                    raise ValueError(f"input '{name}' dimension {i} must be {w} (model shape {tuple(want.shape)}), "
-                                     f"got shape {shape}")
+            check_input_shape(name, shape, want.shape)
             given[name], types[name] = v, (shape, np.dtype(want.dtype))
         try:
             _, outputs = instantiate(self._run_graph, self._weights, types, None, self.blocked_layout, given)

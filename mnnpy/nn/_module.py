@@ -439,3 +439,14 @@ def load_state(path):
     if not os.path.exists(path):
         raise FileNotFoundError(f"no such state file: '{path}'")
     return collections.OrderedDict((k, np.array(v.read())) for k, v in F.load_as_dict(path).items())
+
+
+def check_input_shape(name, shape, declared):
+    """ValueError naming the input unless ``shape`` fits the model's declared shape (whose
+    symbolic or non-positive dimensions accept any size)."""
+    shape, declared = tuple(shape), tuple(declared)
+    if len(declared) and len(shape) != len(declared):
+        raise ValueError(f"input '{name}' must have {len(declared)} dimensions {declared}, got shape {shape}")
+    for i, (d, w) in enumerate(zip(shape, declared)):
+        if isinstance(w, int) and w > 0 and d != w:
+            raise ValueError(f"input '{name}' dimension {i} must be {w} (model shape {declared}), got shape {shape}")

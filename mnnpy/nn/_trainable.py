@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import expr as F
 from .._core import Var
-from ._module import Module, Parameter
+from ._module import Module, Parameter, check_input_shape
 
 __all__ = ["TrainableGraphModule", "export"]
 
@@ -88,13 +88,7 @@ class TrainableGraphModule(Module):
                 if np.dtype(v.dtype).kind != np.dtype(want.dtype).kind:
                     raise TypeError(f"input '{name}' must be {want.dtype}, got {np.dtype(v.dtype)}")
                 v = F.cast(v, np.dtype(want.dtype))
-            if len(want.shape) and v.ndim != len(want.shape):
-                raise ValueError(f"input '{name}' must have {len(want.shape)} dimensions {tuple(want.shape)}, "
-                                 f"got shape {tuple(v.shape)}")
-            for i, (d, w) in enumerate(zip(v.shape, want.shape)):
-                if isinstance(w, int) and w > 0 and d != w:
-                    raise ValueError(f"input '{name}' dimension {i} must be {w} (model shape {tuple(want.shape)}), "
-                                     f"got shape {tuple(v.shape)}")
+            check_input_shape(name, v.shape, want.shape)
             given[name], types[name] = v, (tuple(v.shape), np.dtype(v.dtype))
         try:
             _, outputs = instantiate(self.graph, self._weights(), types, None, False, given)
