@@ -253,6 +253,12 @@ def _check_thickness(func, thickness, low=None):
         raise error(func, f"thickness must satisfy {lo}thickness <= {_MAX_THICKNESS}, got {thickness}")
 
 
+def _check_positive_thickness(func, thickness):
+    """Lines take no FILLED (negative) or zero thickness."""
+    if not 0 < thickness <= _MAX_THICKNESS:
+        raise error(func, f"thickness must satisfy 0 < thickness <= {_MAX_THICKNESS}, got {thickness}")
+
+
 def _points_array(func, name, value, allow_empty=True):
     """An OpenCV point vector (Nx2, Nx1x2 or 1xNx2 int32/int64 array) as Nx2 int64."""
     if not isinstance(value, _np.ndarray):
@@ -300,8 +306,7 @@ def line(img, pt1, pt2, color, thickness=1, lineType=LINE_8, shift=0):  # noqa: 
     if img is None:
         return None
     canvas = _Canvas("line", img)
-    if not 0 < thickness <= _MAX_THICKNESS:
-        raise error("line", f"thickness must satisfy 0 < thickness <= {_MAX_THICKNESS}, got {thickness}")
+    _check_positive_thickness("line", thickness)
     _check_shift("line", shift)
     _draw("line", _core.cv_draw_line, canvas.array, *p1, *p2, canvas.color(color), thickness,
           canvas.line_type(line_type), shift)
@@ -320,8 +325,7 @@ def arrowedLine(img, pt1, pt2, color, thickness=1, line_type=LINE_8, shift=0, ti
     if img is None:
         return None
     canvas = _Canvas("arrowedLine", img)
-    if not 0 < thickness <= _MAX_THICKNESS:
-        raise error("arrowedLine", f"thickness must satisfy 0 < thickness <= {_MAX_THICKNESS}, got {thickness}")
+    _check_positive_thickness("arrowedLine", thickness)
     _check_shift("arrowedLine", shift)
     dx, dy = _wrap_int(p1[0] - p2[0]), _wrap_int(p1[1] - p2[1])
     tip_size = _math.sqrt(float(dx) * dx + float(dy) * dy) * tip
@@ -628,8 +632,7 @@ def drawMarker(img, position, color, markerType=MARKER_CROSS, markerSize=20, thi
     if img is None:
         return None
     canvas = _Canvas("drawMarker", img)
-    if not 0 < thickness <= _MAX_THICKNESS:
-        raise error("drawMarker", f"thickness must satisfy 0 < thickness <= {_MAX_THICKNESS}, got {thickness}")
+    _check_positive_thickness("drawMarker", thickness)
     s = abs(size) // 2 * (1 if size >= 0 else -1)  # C integer division
     lo_x, hi_x, lo_y, hi_y = (_wrap_int(v) for v in (x - s, x + s, y - s, y + s))
     left, right, top, bottom = (lo_x, y), (hi_x, y), (x, lo_y), (x, hi_y)
