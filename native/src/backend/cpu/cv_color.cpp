@@ -123,6 +123,18 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 using namespace shared;
 
+// Nearest integers (ties to even) of values known to lie well within int32's range: the plain
+// x86 conversion, without the overflow fix-up that NearestInt adds.
+template <class V>
+HWY_INLINE hn::Vec<hn::RebindToSigned<hn::DFromV<V>>> round_in_range(V v) {
+#if HWY_TARGET == HWY_AVX2
+  if constexpr (sizeof(V) == 32) return hn::Vec<hn::RebindToSigned<hn::DFromV<V>>>{_mm256_cvtps_epi32(v.raw)};
+#elif HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
+  if constexpr (sizeof(V) == 64) return hn::Vec<hn::RebindToSigned<hn::DFromV<V>>>{_mm512_cvtps_epi32(v.raw)};
+#endif
+  return hn::NearestInt(v);
+}
+
 template <class T> constexpr T opaque() { return std::is_same<T, float>::value ? T(1) : T(255); }
 
 // ---------------------------------------------------------------- channel reorder
@@ -312,6 +324,24 @@ hn::Vec<D8> join_quarters(D8 d8, const VQ* q) {
   const hn::Half<D8> dh;
   return hn::Combine(d8, hn::Combine(dh, q[3], q[2]), hn::Combine(dh, q[1], q[0]));
 }
+
+// Four vectors of 32-bit lanes (quarters 0..3 of a uint8 vector) narrowed with saturation to
+// [0, 255] and joined. On AVX2 two 16-bit packs and one byte pack do it for all four at once,
+// and a lane permutation puts the per-block results back in order.
+template <class D8, class VI>
+HWY_INLINE hn::Vec<D8> narrow_quarters(D8 d8, const VI* q) {
+#if HWY_TARGET == HWY_AVX2
+  if constexpr (sizeof(VI) == 32 && sizeof(hn::Vec<D8>) == 32) {
+    const __m256i words01 = _mm256_packs_epi32(q[0].raw, q[1].raw), words23 = _mm256_packs_epi32(q[2].raw, q[3].raw);
+    const __m256i bytes = _mm256_packus_epi16(words01, words23);
+    return hn::Vec<D8>{_mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))};
+  }
+#endif
+  const QuarterOf<D8> dq;
+  hn::Vec<QuarterOf<D8>> parts[4];
+  for (int i = 0; i < 4; ++i) parts[i] = hn::DemoteTo(dq, q[i]);
+  return join_quarters(d8, parts);
+}
 #endif
 
 // uint8 rows computed 32-bit lanes at a time: `pixel(b, g, r, o0, o1, o2)` maps widened
@@ -330,17 +360,13 @@ int64_t u8_pixels_i32(const uint8_t* HWY_RESTRICT s, uint8_t* HWY_RESTRICT d, in
     if constexpr (S == 3) hn::LoadInterleaved3(d8, s + 3 * x, c0, c1, c2);
     else hn::LoadInterleaved4(d8, s + 4 * x, c0, c1, c2, c3);
     const auto b8 = blue == 0 ? c0 : c2, r8 = blue == 0 ? c2 : c0;
-    hn::Vec<decltype(dq)> q0[4], q1[4], q2[4];
+    hn::Vec<decltype(di)> o0[4], o1[4], o2[4];
     for (int q = 0; q < 4; ++q) {
       const auto b = hn::PromoteTo(di, quarter_of(d8, b8, q)), g = hn::PromoteTo(di, quarter_of(d8, c1, q)),
                  r = hn::PromoteTo(di, quarter_of(d8, r8, q));
-      hn::Vec<decltype(di)> o0, o1, o2;
-      pixel(di, b, g, r, o0, o1, o2);
-      q0[q] = hn::DemoteTo(dq, o0);
-      q1[q] = hn::DemoteTo(dq, o1);
-      q2[q] = hn::DemoteTo(dq, o2);
+      pixel(di, b, g, r, o0[q], o1[q], o2[q]);
     }
-    hn::StoreInterleaved3(join_quarters(d8, q0), join_quarters(d8, q1), join_quarters(d8, q2), d8, d + 3 * x);
+    hn::StoreInterleaved3(narrow_quarters(d8, o0), narrow_quarters(d8, o1), narrow_quarters(d8, o2), d8, d + 3 * x);
   }
 #else
   (void)s; (void)d; (void)w; (void)blue; (void)pixel;
@@ -366,21 +392,28 @@ int64_t ycrcb_u8_vector(const ColorJob& job, const uint8_t* s, uint8_t* d, int64
   });
 }
 
+// HsvTables' entries for v and diff in 1..255 computed instead of looked up: the float32
+// quotient of the numerator and v (or 6 diff) rounded to the nearest integer equals the table's
+// rounded double quotient for every such value (checked exhaustively; ties never occur).
+// Lanes with v or diff 0 multiply the entry by 0, so any entry serves there.
 template <int S>
 int64_t hsv_u8_vector(const ColorJob& job, const uint8_t* s, uint8_t* d, int64_t w) {
-  const HsvTables& t = hsv_tables();
-  const int* hdiv = job.hue_range == 180 ? t.hue180 : t.hue256;
-  const int hr = job.hue_range;
+  const int hr = job.hue_range, table_range = hr == 180 ? 180 : 256;
   return u8_pixels_i32<S>(s, d, w, job.blue, [&](auto di, auto b, auto g, auto r, auto& o0, auto& o1, auto& o2) {
-    const auto half = hn::Set(di, 1 << (kHsvShift - 1));
+    const hn::Rebind<float, decltype(di)> df;
+    const auto half = hn::Set(di, 1 << (kHsvShift - 1)), one = hn::Set(di, 1);
     const auto v = hn::Max(hn::Max(b, g), r);
     const auto diff = hn::Sub(v, hn::Min(hn::Min(b, g), r));
-    const auto sat = hn::ShiftRight<kHsvShift>(hn::Add(hn::Mul(diff, hn::GatherIndex(di, t.saturation, v)), half));
+    const auto sat_scale =
+        round_in_range(hn::Div(hn::Set(df, (float)(255 << kHsvShift)), hn::ConvertTo(df, hn::Max(v, one))));
+    const auto hue_scale = round_in_range(
+        hn::Div(hn::Set(df, (float)(table_range << kHsvShift)), hn::Mul(hn::Set(df, 6.f), hn::ConvertTo(df, hn::Max(diff, one)))));
+    const auto sat = hn::ShiftRight<kHsvShift>(hn::Add(hn::Mul(diff, sat_scale), half));
     const auto two_diff = hn::Add(diff, diff);
     const auto h_other = hn::IfThenElse(hn::Eq(v, g), hn::Add(hn::Sub(b, r), two_diff),
                                         hn::Add(hn::Sub(r, g), hn::Add(two_diff, two_diff)));
     auto h = hn::IfThenElse(hn::Eq(v, r), hn::Sub(g, b), h_other);
-    h = hn::ShiftRight<kHsvShift>(hn::Add(hn::Mul(h, hn::GatherIndex(di, hdiv, diff)), half));
+    h = hn::ShiftRight<kHsvShift>(hn::Add(hn::Mul(h, hue_scale), half));
     h = hn::Add(h, hn::IfThenElseZero(hn::Lt(h, hn::Zero(di)), hn::Set(di, hr)));
     o0 = h;
     o1 = sat;
@@ -739,33 +772,42 @@ void yuv420_pair_rows(const uint8_t* HWY_RESTRICT y0, const uint8_t* HWY_RESTRIC
   const hn::Rebind<int32_t, decltype(dq)> di;
   const int64_t N = (int64_t)hn::Lanes(d8);
   if (hn::Lanes(di) >= 2) {
-    const auto k128 = hn::Set(di, 128), k16 = hn::Set(di, 16), zero = hn::Zero(di), vhalf = hn::Set(di, half);
-    const auto cy = hn::Set(di, kCY), cub = hn::Set(di, kCUB), cug = hn::Set(di, kCUG), cvg = hn::Set(di, kCVG),
-               cvr = hn::Set(di, kCVR);
-    const auto opaque8 = hn::Set(d8, 255);
+    const auto k128 = hn::Set(di, 128), vhalf = hn::Set(di, half), cy = hn::Set(di, kCY);
+    const auto k16 = hn::Set(d8, 16), opaque8 = hn::Set(d8, 255);
+    // Each chroma pair is multiplied once: lanes of the first chroma value by its blue (u) or red
+    // (v) coefficient and its green one, lanes of the second likewise; the products are then
+    // spread over both pixels of the pair.
+    HWY_ALIGN int32_t blue_red[hn::MaxLanes(di)], green[hn::MaxLanes(di)];
+    for (size_t i = 0; i < hn::Lanes(di); ++i) {
+      const bool is_u = (i % 2 == 0) == u_first;
+      blue_red[i] = is_u ? kCUB : kCVR;
+      green[i] = is_u ? kCUG : kCVG;
+    }
+    const auto blue_red_coef = hn::Load(di, blue_red), green_coef = hn::Load(di, green);
     for (; x + N <= w; x += N) {
       const auto pairs = hn::LoadU(d8, chroma + x);
-      const auto luma0 = hn::LoadU(d8, y0 + x), luma1 = hn::LoadU(d8, y1 + x);
-      hn::Vec<decltype(dq)> out[2][3][4];  // [row][b, g, r][quarter]
+      // max(Y - 16, 0) while still bytes.
+      const auto luma0 = hn::SaturatedSub(hn::LoadU(d8, y0 + x), k16), luma1 = hn::SaturatedSub(hn::LoadU(d8, y1 + x), k16);
+      hn::Vec<decltype(di)> out[2][3][4];  // [row][b, g, r][quarter]
       for (int q = 0; q < 4; ++q) {
         const auto c = hn::Sub(hn::PromoteTo(di, quarter_of(d8, pairs, q)), k128);
-        const auto even = hn::DupEven(c), odd = hn::DupOdd(c);
-        const auto u = u_first ? even : odd, v = u_first ? odd : even;
-        const auto ruv = hn::Add(hn::Mul(cvr, v), vhalf);
-        const auto guv = hn::Add(hn::Add(hn::Mul(cug, u), hn::Mul(cvg, v)), vhalf);
-        const auto buv = hn::Add(hn::Mul(cub, u), vhalf);
+        const auto br = hn::Add(hn::Mul(c, blue_red_coef), vhalf);
+        const auto g_parts = hn::Mul(c, green_coef);
+        const auto guv = hn::Add(hn::Add(g_parts, hn::Shuffle2301(g_parts)), vhalf);
+        const auto ruv = u_first ? hn::DupOdd(br) : hn::DupEven(br);
+        const auto buv = u_first ? hn::DupEven(br) : hn::DupOdd(br);
         for (int row = 0; row < 2; ++row) {
           const auto luma = quarter_of(d8, row ? luma1 : luma0, q);
-          const auto yy = hn::Mul(hn::Max(hn::Sub(hn::PromoteTo(di, luma), k16), zero), cy);
-          out[row][0][q] = hn::DemoteTo(dq, hn::ShiftRight<kShift601>(hn::Add(yy, buv)));
-          out[row][1][q] = hn::DemoteTo(dq, hn::ShiftRight<kShift601>(hn::Add(yy, guv)));
-          out[row][2][q] = hn::DemoteTo(dq, hn::ShiftRight<kShift601>(hn::Add(yy, ruv)));
+          const auto yy = hn::Mul(hn::PromoteTo(di, luma), cy);
+          out[row][0][q] = hn::ShiftRight<kShift601>(hn::Add(yy, buv));
+          out[row][1][q] = hn::ShiftRight<kShift601>(hn::Add(yy, guv));
+          out[row][2][q] = hn::ShiftRight<kShift601>(hn::Add(yy, ruv));
         }
       }
       for (int row = 0; row < 2; ++row) {
         uint8_t* dr = (row ? d1 : d0) + x * D;
-        const auto b = join_quarters(d8, out[row][0]), g = join_quarters(d8, out[row][1]),
-                   r = join_quarters(d8, out[row][2]);
+        const auto b = narrow_quarters(d8, out[row][0]), g = narrow_quarters(d8, out[row][1]),
+                   r = narrow_quarters(d8, out[row][2]);
         const auto first = blue == 0 ? b : r;
         const auto third = blue == 0 ? r : b;
         if (D == 3) hn::StoreInterleaved3(first, g, third, d8, dr);

@@ -4,8 +4,10 @@
 // the row term y * M[1] + M[2] rounded before a fused multiply-add along x for all but the last
 // (width mod 2 lanes) columns, which sum x * M[0] + y * M[1] + M[2] as its scalar tail does.
 // Bilinear weights are the fractions of those positions, applied by fused multiply-adds; uint8
-// results round half to even. Vectors of pixels whose 2x2 neighbourhood lies in the image
-// gather their neighbours directly; the others fetch them through the border rule.
+// results round half to even. Vectors of pixels whose 2x2 neighbourhood lies in the image read
+// their neighbours directly (3- and 4-channel uint8 images with one 8-byte load per row of the
+// neighbourhood); uint8 vectors wholly outside it under a constant or transparent border take
+// the border value or keep the destination; the others fetch them through the border rule.
 // Fused multiply-adds appear only where written (hn::MulAdd), never by contraction.
 #pragma GCC optimize("fp-contract=off")
 #undef HWY_TARGET_INCLUDE
@@ -35,6 +37,18 @@ using DI = hn::RebindToSigned<DF>;
 
 // Positions beyond this magnitude (and NaN) read as OpenCV's INT_MIN: far outside the image.
 constexpr float kFarAway = 1073741824.f;
+
+// Nearest integers (ties to even) of values known to lie well within int32's range: the plain
+// x86 conversion, without the overflow fix-up that NearestInt adds.
+template <class V>
+HWY_INLINE hn::Vec<hn::RebindToSigned<hn::DFromV<V>>> round_in_range(V v) {
+#if HWY_TARGET == HWY_AVX2
+  if constexpr (sizeof(V) == 32) return hn::Vec<hn::RebindToSigned<hn::DFromV<V>>>{_mm256_cvtps_epi32(v.raw)};
+#elif HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
+  if constexpr (sizeof(V) == 64) return hn::Vec<hn::RebindToSigned<hn::DFromV<V>>>{_mm512_cvtps_epi32(v.raw)};
+#endif
+  return hn::NearestInt(v);
+}
 
 // Source positions of destination row y into sx, sy (padded to whole vectors with far-away
 // positions).
@@ -166,22 +180,102 @@ HWY_INLINE void gather_u8(const uint8_t* src, int64_t sstep, hn::Vec<DI> addr, h
   }
 }
 
+#if HWY_TARGET != HWY_SCALAR
+// Constants of the uint8 3- and 4-channel bilinear path (made once).
+template <int C>
+struct PixelPairTables {
+  // Byte k of every 32-bit lane moved to its low byte (the rest zero): byte_of[k].
+  hn::Vec<hn::Repartition<uint8_t, DI>> byte_of[4];
+  // Three-channel results: the first 3 bytes of each 32-bit lane packed to the front, so that
+  // one vector holds 3 * Lanes bytes of output pixels in order.
+  hn::Vec<hn::Repartition<uint8_t, DI>> drop_fourth;
+  decltype(hn::SetTableIndices(DI(), (const int32_t*)nullptr)) join_blocks;
+  PixelPairTables() {
+    const DI di;
+    const hn::Repartition<uint8_t, DI> d8;
+    HWY_ALIGN uint8_t bytes[hn::MaxLanes(d8)];
+    for (int k = 0; k < 4; ++k) {
+      for (size_t i = 0; i < hn::Lanes(d8); ++i) bytes[i] = (uint8_t)(i % 4 == 0 ? i % 16 + k : 0x80);
+      byte_of[k] = hn::Load(d8, bytes);
+    }
+    for (size_t i = 0; i < hn::Lanes(d8); ++i) {
+      const size_t k = i % 16;
+      bytes[i] = (uint8_t)(k < 12 ? k / 3 * 4 + k % 3 : 0x80);
+    }
+    drop_fourth = hn::Load(d8, bytes);
+    HWY_ALIGN int32_t lanes[hn::MaxLanes(di)];
+    for (size_t i = 0; i < hn::Lanes(di); ++i) lanes[i] = (int32_t)(i / 3 * 4 + i % 3 < hn::Lanes(di) ? i / 3 * 4 + i % 3 : 0);
+    join_blocks = hn::SetTableIndices(di, lanes);
+  }
+};
+
+// The 2x2 neighbourhoods of a vector of 3- or 4-byte pixels that lie in the image. Each row's
+// two neighbours come with one 8-byte scalar load (cheaper than hardware gathers on many
+// cores); the even and odd 32-bit halves of those loads then hold the left and right pixels.
+template <int C>
+HWY_INLINE void load_pixel_pairs(const uint8_t* src, int64_t sstep, const int32_t* addr,
+                                 const PixelPairTables<C>& t, hn::Vec<DF> (&p)[4][C]) {
+  const DF df;
+  const DI di;
+  const hn::Repartition<uint8_t, DI> d8;
+  constexpr size_t n = hn::MaxLanes(di);
+  const size_t lanes = hn::Lanes(di);
+  HWY_ALIGN uint64_t top[n], bottom[n];
+  for (size_t i = 0; i < lanes; ++i) {
+    std::memcpy(&top[i], src + addr[i], 8);
+    std::memcpy(&bottom[i], src + addr[i] + sstep, 8);
+  }
+  const uint64_t* rows[2] = {top, bottom};
+  for (int row = 0; row < 2; ++row) {
+    const int32_t* words = reinterpret_cast<const int32_t*>(rows[row]);
+    const auto first = hn::Load(di, words), second = hn::Load(di, words + lanes);
+    const auto left = hn::BitCast(d8, hn::ConcatEven(di, second, first));
+    const auto right = hn::BitCast(d8, hn::ConcatOdd(di, second, first));
+    auto channel = [&](hn::Vec<decltype(d8)> v, int k) {
+      return hn::ConvertTo(df, hn::BitCast(di, hn::TableLookupBytesOr0(v, t.byte_of[k])));
+    };
+    hn::Vec<DF>* l = p[2 * row];
+    hn::Vec<DF>* r = p[2 * row + 1];
+    for (int c = 0; c < C; ++c) l[c] = channel(left, c);
+    if constexpr (C == 3) {
+      // Bytes 0..5 of the load are B G R of the left pixel, then of the right one.
+      r[0] = channel(left, 3);
+      r[1] = channel(right, 0);
+      r[2] = channel(right, 1);
+    } else {
+      for (int c = 0; c < C; ++c) r[c] = channel(right, c);
+    }
+  }
+}
+#endif
+
 template <class T, int C>
 void linear_row(const RowContext<T>& r, const float* sx, const float* sy, int64_t w) {
   const DF df;
   const DI di;
   const int64_t n = (int64_t)hn::Lanes(df);
   constexpr bool kU8 = std::is_same<T, uint8_t>::value;
+#if HWY_TARGET != HWY_SCALAR
+  constexpr bool kPixelPairs = kU8 && C >= 3;
+#else
+  constexpr bool kPixelPairs = false;
+#endif
   HWY_ALIGN int32_t ixs[hn::MaxLanes(di)], iys[hn::MaxLanes(di)];
   HWY_ALIGN float buf[4][C][hn::MaxLanes(df)];
   HWY_ALIGN float res[C][hn::MaxLanes(df)];
-  // Whole 2x2 neighbourhoods: ix in [0, sw - 2], iy in [0, sh - 2]; for uint8 gathers read 4
-  // bytes from each neighbour, so the last one must leave 4 bytes before the image ends.
+  // Whole 2x2 neighbourhoods: ix in [0, sw - 2], iy in [0, sh - 2]; for uint8 each row of a
+  // neighbourhood is read with loads of 4 bytes (1 channel) or one of 8 bytes (3 and 4
+  // channels), which must end within the image.
   const auto x_hi = hn::Set(di, (int32_t)(r.sw - 1)), y_hi = hn::Set(di, (int32_t)(r.sh - 1));
   const auto minus_one = hn::Set(di, -1);
   const int64_t total = r.sstep * r.sh;
-  const auto addr_hi = hn::Set(di, (int32_t)std::min<int64_t>(INT32_MAX, total - r.sstep - C - 3));
+  const int64_t addr_end = kPixelPairs ? total - r.sstep - 7 : total - r.sstep - C - 3;
+  const auto addr_hi = hn::Set(di, (int32_t)std::min<int64_t>(INT32_MAX, addr_end));
   const auto vstep = hn::Set(di, (int32_t)r.sstep), vcn = hn::Set(di, C);
+  const bool outside_is_uniform = r.border == Border::Constant || r.border == Border::Transparent;
+#if HWY_TARGET != HWY_SCALAR
+  static const PixelPairTables<kPixelPairs ? C : 3> tables;
+#endif
   for (int64_t x = 0; x < w; x += n) {
     const auto X = hn::Load(df, sx + x), Y = hn::Load(df, sy + x);
     const auto fx = hn::Floor(X), fy = hn::Floor(Y);
@@ -191,8 +285,21 @@ void linear_row(const RowContext<T>& r, const float* sx, const float* sy, int64_
     auto inside = hn::And(hn::And(hn::Gt(ix, minus_one), hn::Lt(ix, x_hi)), hn::And(hn::Gt(iy, minus_one), hn::Lt(iy, y_hi)));
     if (kU8) inside = hn::And(inside, hn::Lt(addr, addr_hi));
     hn::Vec<DF> p[4][C];
-    if (hn::AllTrue(di, inside)) {
-      if constexpr (kU8) {
+    hn::Vec<DF> v[C];
+    // uint8 pixels whose whole neighbourhood lies outside take the border value (constant) or
+    // keep the destination (transparent) exactly, as blending four equal values does.
+    const auto beyond = hn::Or(hn::Or(hn::Lt(ix, minus_one), hn::Gt(ix, x_hi)), hn::Or(hn::Lt(iy, minus_one), hn::Gt(iy, y_hi)));
+    if (kU8 && outside_is_uniform && hn::AllTrue(di, beyond)) {
+      if (r.border == Border::Transparent) continue;
+      for (int c = 0; c < C; ++c) v[c] = hn::Set(df, r.cval[c]);
+    } else if (hn::AllTrue(di, inside)) {
+      if constexpr (kPixelPairs) {
+#if HWY_TARGET != HWY_SCALAR
+        HWY_ALIGN int32_t addrs[hn::MaxLanes(di)];
+        hn::Store(addr, di, addrs);
+        load_pixel_pairs<C>((const uint8_t*)r.src, r.sstep, addrs, tables, p);
+#endif
+      } else if constexpr (kU8) {
         gather_u8<C>((const uint8_t*)r.src, r.sstep, addr, p);
       } else {
         const float* s = (const float*)r.src;
@@ -201,6 +308,7 @@ void linear_row(const RowContext<T>& r, const float* sx, const float* sy, int64_
           for (int c = 0; c < C; ++c) p[k][c] = hn::GatherIndex(df, s + c, offs[k]);
         }
       }
+      blend<C>(p, ax, by, v);
     } else {
       hn::Store(ix, di, ixs);
       hn::Store(iy, di, iys);
@@ -221,14 +329,13 @@ void linear_row(const RowContext<T>& r, const float* sx, const float* sy, int64_
       for (int k = 0; k < 4; ++k) {
         for (int c = 0; c < C; ++c) p[k][c] = hn::Load(df, buf[k][c]);
       }
+      blend<C>(p, ax, by, v);
     }
-    hn::Vec<DF> v[C];
-    blend<C>(p, ax, by, v);
     const int64_t m = std::min(n, w - x);
     if constexpr (kU8) {
       const auto zero = hn::Zero(di), top = hn::Set(di, 255);
       hn::Vec<DI> q[C];
-      for (int c = 0; c < C; ++c) q[c] = hn::Min(hn::Max(hn::NearestInt(v[c]), zero), top);
+      for (int c = 0; c < C; ++c) q[c] = hn::Min(hn::Max(round_in_range(v[c]), zero), top);
       uint8_t* out = (uint8_t*)r.dst + x * C;
       if constexpr (C == 1) {
         const hn::Rebind<uint8_t, DI> d8;
@@ -247,16 +354,18 @@ void linear_row(const RowContext<T>& r, const float* sx, const float* sy, int64_
           hn::StoreU(packed, di, reinterpret_cast<int32_t*>(out));
 #if HWY_TARGET != HWY_SCALAR
         } else if (C == 3 && m == n && n >= 4) {
-          // Drop every fourth byte within each 16-byte block, then copy 12 bytes per block.
+          // 3 * n bytes of pixels, then n bytes that the next vector overwrites: whole-vector
+          // stores while a next vector follows in this row (and does not read the destination
+          // through a transparent border), a copy of the pixels otherwise.
           const hn::Repartition<uint8_t, DI> d8;
-          HWY_ALIGN uint8_t compact[hn::MaxLanes(d8)];
-          for (size_t i = 0; i < hn::Lanes(d8); ++i) {
-            const size_t k = i % 16;
-            compact[i] = (uint8_t)(k < 12 ? k / 3 * 4 + k % 3 : 0x80);
+          const auto bytes = hn::TableLookupLanes(
+              hn::BitCast(di, hn::TableLookupBytesOr0(hn::BitCast(d8, packed), tables.drop_fourth)), tables.join_blocks);
+          if (x + 2 * n <= w && r.border != Border::Transparent) {
+            hn::StoreU(bytes, di, reinterpret_cast<int32_t*>(out));
+          } else {
+            hn::Store(bytes, di, tmp);
+            std::memcpy(out, tmp, 3 * n);
           }
-          HWY_ALIGN uint8_t bytes[hn::MaxLanes(d8)];
-          hn::Store(hn::TableLookupBytesOr0(hn::BitCast(d8, packed), hn::Load(d8, compact)), d8, bytes);
-          for (int64_t b = 0; b < n / 4; ++b) std::memcpy(out + 12 * b, bytes + 16 * b, 12);
 #endif
         } else {
           hn::Store(packed, di, tmp);
