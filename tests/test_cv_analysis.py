@@ -33,8 +33,9 @@ def test_threshold_uint8_edges(kind):
     # Thresholds below, inside and beyond the range of the type, fractional ones floored.
     image = np.arange(256, dtype=np.uint8).reshape(16, 16)
     for thresh in (-5, -0.5, 0, 100.7, 254.5, 255, 300):
-        for maxval in (200.4, 255.6, 300, -3):
+        for maxval in (200.4, 255.6, 254.5, 300, -3, 3e9, -3e9, float("inf"), float("nan")):
             same_threshold(image, thresh, maxval, kind)
+            same_threshold(image.astype(np.int16) - 100, thresh, maxval, kind)
 
 
 @pytest.mark.parametrize("kind", TYPES)

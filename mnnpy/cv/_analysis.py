@@ -98,10 +98,21 @@ def threshold(src, thresh, maxval, type, dst=None):  # noqa: A002 (OpenCV's argu
         thresh = _otsu_threshold(hist) if automatic == THRESH_OTSU else _triangle_threshold(hist)
     thresh, maxval = float(thresh), float(maxval)
     if dtype.kind in "iu":
-        info = _np.iinfo(dtype)
+        low, high = _INTEGER_RANGES[dtype.char]
         thresh = float(_math.floor(thresh))
-        maxval = float(_np.clip(_np.rint(maxval), info.min, info.max))
+        # OpenCV's cvRound: halves to even, and INT_MIN for what int32 cannot hold (NaN, inf,
+        # |x| >= 2^31), which then saturates to the type's minimum.
+        rounded = round(maxval) if _math.isfinite(maxval) else _INT32_MIN
+        if not _INT32_MIN <= rounded <= _INT32_MAX:
+            rounded = _INT32_MIN
+        maxval = float(min(max(rounded, low), high))
     return thresh, image_op("CvThreshold", [image], kind=kind, level=thresh, maxval=maxval)
+
+
+_INT32_MIN, _INT32_MAX = -2**31, 2**31 - 1
+# The integer image types' value ranges, by dtype character (plain ints: cheap per call).
+_INTEGER_RANGES = {_np.dtype(t).char: (int(_np.iinfo(t).min), int(_np.iinfo(t).max))
+                   for t in (_np.uint8, _np.int8, _np.uint16, _np.int16, _np.int32)}
 
 
 def _bound(value, image, name):

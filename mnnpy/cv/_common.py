@@ -97,6 +97,8 @@ def as_image(src, func, name="src", dtypes=IMAGE_DTYPES, min_ndim=2):
     argument type) and ``error`` for a wrong rank, an empty image or an unsupported dtype."""
     if isinstance(src, Var):
         v = src
+        shape = tuple(v.shape)
+        dtype_checked = False
     else:
         if src is None:
             raise TypeError(f"mnnpy.cv.{func}: '{name}' is None, expected an image array")
@@ -111,7 +113,8 @@ def as_image(src, func, name="src", dtypes=IMAGE_DTYPES, min_ndim=2):
             _call.borrowed = True
         else:
             v = _core.const(_np.ascontiguousarray(a), None, "NCHW")
-    shape = tuple(v.shape)
+        shape = a.shape
+        dtype_checked = True
     if len(shape) == 3 and shape[2] == 1:
         # One channel is a plain HxW image for OpenCV, and comes back HxW.
         v = _core.reshape(v, shape[:2])
@@ -120,7 +123,7 @@ def as_image(src, func, name="src", dtypes=IMAGE_DTYPES, min_ndim=2):
         raise error(func, f"'{name}' must be a 2-D (HxW) or 3-D (HxWxC) image, got shape {shape}")
     if any(s == 0 for s in shape):
         raise error(func, f"'{name}' is empty (shape {shape})")
-    if _np.dtype(v.dtype) not in dtypes:
+    if not dtype_checked and _np.dtype(v.dtype) not in dtypes:
         raise error(func, f"'{name}' has unsupported dtype {_np.dtype(v.dtype)}; expected one of "
                           f"{', '.join(str(d) for d in dtypes)}")
     return v

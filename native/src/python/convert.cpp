@@ -32,7 +32,38 @@ py::dtype numpy_dtype(DType t) {
   return py::reinterpret_borrow<py::dtype>(d);
 }
 
+namespace {
+// The common NumPy dtypes from their kind and size, without asking NumPy for the name (a Python
+// call that costs more than a small image op); false for the rest.
+bool dtype_from_kind(const py::dtype& dt, DType* t) {
+  const char kind = dt.kind();
+  const py::ssize_t size = dt.itemsize();
+  switch (kind) {
+    case 'b': *t = DType::Bool; return size == 1;
+    case 'u': *t = DType::UInt8; return size == 1;
+    case 'i':
+      if (size == 1) *t = DType::Int8;
+      else if (size == 2) *t = DType::Int16;
+      else if (size == 4) *t = DType::Int32;
+      else if (size == 8) *t = DType::Int64;
+      else return false;
+      return true;
+    case 'f':
+      if (size == 2) *t = DType::Float16;
+      else if (size == 4) *t = DType::Float32;
+      else if (size == 8) *t = DType::Float64;
+      else return false;
+      return true;
+    default: return false;
+  }
+}
+}  // namespace
+
 DType dtype_from_python(py::handle obj) {
+  if (py::isinstance<py::dtype>(obj)) {
+    DType t;
+    if (dtype_from_kind(py::reinterpret_borrow<py::dtype>(obj), &t)) return t;
+  }
   if (py::isinstance<py::str>(obj)) {
     DType t;
     if (dtype_from_name(obj.cast<std::string>(), &t)) return t;
