@@ -19,9 +19,12 @@ def test_train_digits_notebook():
     for cell in nb.cells:
         if cell.cell_type == "code":
             assert not cell.outputs, "the notebook is committed with its outputs cleared"
-    # The kernel inherits this environment; make sure it finds this checkout's mnnpy.
+    # The kernel inherits this environment: make it import the mnnpy these tests import (the
+    # installed package, or a checkout with MNNPY_CORE_DIR during development).
+    import mnnpy
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(mnnpy.__file__)))
     env_path = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = ROOT + (os.pathsep + env_path if env_path else "")
+    os.environ["PYTHONPATH"] = package_parent + (os.pathsep + env_path if env_path else "")
     try:
         client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
                                          resources={"metadata": {"path": os.path.join(ROOT, "notebooks")}})
