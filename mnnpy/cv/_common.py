@@ -65,19 +65,23 @@ def read_at_call(function):
     before it returns whenever it read one."""
     @_functools.wraps(function)
     def call(*args, **kwargs):
-        depth = getattr(_call, "depth", 0)
-        if depth == 0:
-            _call.borrowed = False
-        _call.depth = depth + 1
+        state = _call
+        if getattr(state, "depth", 0):
+            return function(*args, **kwargs)  # nested: the outermost call computes the results
+        state.borrowed = False
+        state.depth = 1
         try:
             result = function(*args, **kwargs)
         finally:
-            _call.depth = depth
-        if depth == 0 and _call.borrowed:
-            _call.borrowed = False
-            pending = [v for v in _vars_in(result)]
-            if pending:
-                _core.evaluate(pending)
+            state.depth = 0
+        if state.borrowed:
+            state.borrowed = False
+            if type(result) is Var:
+                _core.evaluate([result])
+            else:
+                pending = list(_vars_in(result))
+                if pending:
+                    _core.evaluate(pending)
         return result
     return call
 
