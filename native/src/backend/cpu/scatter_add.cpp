@@ -36,9 +36,11 @@ int64_t column_block(int64_t outer, int64_t inner, ThreadPool* pool) {
   return block;
 }
 
-template <class T, class I>
-void rows_typed(const T* updates, const I* index, int64_t outer, int64_t m, int64_t inner, int64_t n, T* out,
-                ThreadPool* pool) {
+// One index per update row (Gather's layout), or one per update element (take_along_axis's):
+// the tiling is the same, only where a column's index is read differs.
+template <bool kPerElement, class T, class I>
+void scatter_typed(const T* updates, const I* index, int64_t outer, int64_t m, int64_t inner, int64_t n, T* out,
+                   ThreadPool* pool) {
   const int64_t block = column_block(outer, inner, pool);
   const int64_t blocks = (inner + block - 1) / block;
   const int64_t per_task = std::max<int64_t>(1, (m + n) * block);
@@ -49,33 +51,18 @@ void rows_typed(const T* updates, const I* index, int64_t outer, int64_t m, int6
       for (int64_t k = 0; k < n; ++k) std::memset(dst + k * inner, 0, (size_t)len * sizeof(T));
       const T* src = updates + o * m * inner + c0;
       for (int64_t j = 0; j < m; ++j) {
-        const int64_t k = wrapped(index[j], n);
-        if ((uint64_t)k >= (uint64_t)n) continue;
-        T* d = dst + k * inner;
         const T* s = src + j * inner;
-        for (int64_t i = 0; i < len; ++i) d[i] += s[i];
-      }
-    }
-  });
-}
-
-template <class T, class I>
-void along_typed(const T* updates, const I* index, int64_t outer, int64_t m, int64_t inner, int64_t n, T* out,
-                 ThreadPool* pool) {
-  const int64_t block = column_block(outer, inner, pool);
-  const int64_t blocks = (inner + block - 1) / block;
-  const int64_t per_task = std::max<int64_t>(1, (m + n) * block);
-  parallel_for(pool, outer * blocks, std::max<int64_t>(1, kWorkPerTask / per_task), [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t) {
-      const int64_t o = t / blocks, c0 = (t % blocks) * block, len = std::min(block, inner - c0);
-      T* dst = out + o * n * inner + c0;
-      for (int64_t k = 0; k < n; ++k) std::memset(dst + k * inner, 0, (size_t)len * sizeof(T));
-      const T* src = updates + o * m * inner + c0;
-      const I* idx = index + o * m * inner + c0;
-      for (int64_t j = 0; j < m; ++j) {
-        for (int64_t i = 0; i < len; ++i) {
-          const int64_t k = wrapped(idx[j * inner + i], n);
-          if ((uint64_t)k < (uint64_t)n) dst[k * inner + i] += src[j * inner + i];
+        if constexpr (kPerElement) {
+          const I* idx = index + (o * m + j) * inner + c0;
+          for (int64_t i = 0; i < len; ++i) {
+            const int64_t k = wrapped(idx[i], n);
+            if ((uint64_t)k < (uint64_t)n) dst[k * inner + i] += s[i];
+          }
+        } else {
+          const int64_t k = wrapped(index[j], n);
+          if ((uint64_t)k >= (uint64_t)n) continue;
+          T* d = dst + k * inner;
+          for (int64_t i = 0; i < len; ++i) d[i] += s[i];
         }
       }
     }
@@ -104,7 +91,7 @@ void scatter_add_rows(DType dtype, DType index_dtype, const void* updates, const
   dispatch(dtype, index_dtype, [&](auto t, auto i) {
     using T = decltype(t);
     using I = decltype(i);
-    rows_typed((const T*)updates, (const I*)index, outer, m, inner, n, (T*)out, pool);
+    scatter_typed<false>((const T*)updates, (const I*)index, outer, m, inner, n, (T*)out, pool);
   });
 }
 
@@ -114,7 +101,7 @@ void scatter_add_along(DType dtype, DType index_dtype, const void* updates, cons
   dispatch(dtype, index_dtype, [&](auto t, auto i) {
     using T = decltype(t);
     using I = decltype(i);
-    along_typed((const T*)updates, (const I*)index, outer, m, inner, n, (T*)out, pool);
+    scatter_typed<true>((const T*)updates, (const I*)index, outer, m, inner, n, (T*)out, pool);
   });
 }
 
