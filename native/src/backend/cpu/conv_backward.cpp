@@ -65,63 +65,63 @@ template <class Fn> inline void for_each_row_run(int64_t wo, int64_t j0, int64_t
   }
 }
 
-// Rows (c, ky, kx) of the im2col matrix of one image plane c of the group, for the block's pixels,
-// into cols (row stride ld) at column offset col0.
-void im2col_plane(const ConvShape& s, const float* plane, int64_t c, const PixelBlock& b, float* cols, int64_t ld,
-                  int64_t col0) {
-  const int64_t H = s.in_h, W = s.in_w, sw = s.stride_w;
+// Walks the im2col rows (c, ky, kx) of input channel c for the block's pixels: per run of output
+// pixels [ox0, ox1) of one output row, fn(row, col, ox0, ox1, iy, dx, lo, hi) where row is the
+// im2col row index, col the run's first column in the block, iy the input row (outside [0, H)
+// when the run reads padding) and [lo, hi) the output columns whose input column lies inside.
+template <class Fn> void for_each_tap_run(const ConvShape& s, int64_t c, const PixelBlock& b, Fn&& fn) {
   for (int64_t ky = 0; ky < s.kernel_h; ++ky) {
     const int64_t dy = ky * s.dilation_h - s.pad_top;
     for (int64_t kx = 0; kx < s.kernel_w; ++kx) {
       const int64_t dx = kx * s.dilation_w - s.pad_left;
       int64_t valid_lo, valid_hi;
-      valid_range(dx, sw, W, valid_lo, valid_hi);
-      float* row = cols + ((c * s.kernel_h + ky) * s.kernel_w + kx) * ld + col0;
+      valid_range(dx, s.stride_w, s.in_w, valid_lo, valid_hi);
+      const int64_t row = (c * s.kernel_h + ky) * s.kernel_w + kx;
       for_each_row_run(s.out_w, b.j0, b.len, [&](int64_t oy, int64_t ox0, int64_t ox1, int64_t col) {
-        float* dst = row + col - ox0;
-        const int64_t iy = oy * s.stride_h + dy;
-        if (iy < 0 || iy >= H) {
-          std::fill(dst + ox0, dst + ox1, 0.f);
-          return;
-        }
         const int64_t lo = std::min(std::max(ox0, valid_lo), ox1), hi = std::max(std::min(ox1, valid_hi), lo);
-        std::fill(dst + ox0, dst + lo, 0.f);
-        const float* src = plane + iy * W + dx;
-        if (sw == 1) std::memcpy(dst + lo, src + lo, sizeof(float) * (hi - lo));
-        else if (sw == 2)  // a constant stride the compiler can vectorize
-          for (int64_t ox = lo; ox < hi; ++ox) dst[ox] = src[ox * 2];
-        else
-          for (int64_t ox = lo; ox < hi; ++ox) dst[ox] = src[ox * sw];
-        std::fill(dst + hi, dst + ox1, 0.f);
+        fn(row, col, ox0, ox1, oy * s.stride_h + dy, dx, lo, hi);
       });
     }
   }
+}
+
+// Rows (c, ky, kx) of the im2col matrix of one image plane c of the group, for the block's pixels,
+// into cols (row stride ld) at column offset col0.
+void im2col_plane(const ConvShape& s, const float* plane, int64_t c, const PixelBlock& b, float* cols, int64_t ld,
+                  int64_t col0) {
+  const int64_t H = s.in_h, W = s.in_w, sw = s.stride_w;
+  for_each_tap_run(s, c, b, [&](int64_t row, int64_t col, int64_t ox0, int64_t ox1, int64_t iy, int64_t dx,
+                                int64_t lo, int64_t hi) {
+    float* dst = cols + row * ld + col0 + col - ox0;
+    if (iy < 0 || iy >= H) {
+      std::fill(dst + ox0, dst + ox1, 0.f);
+      return;
+    }
+    std::fill(dst + ox0, dst + lo, 0.f);
+    const float* src = plane + iy * W + dx;
+    if (sw == 1) std::memcpy(dst + lo, src + lo, sizeof(float) * (hi - lo));
+    else if (sw == 2)  // a constant stride the compiler can vectorize
+      for (int64_t ox = lo; ox < hi; ++ox) dst[ox] = src[ox * 2];
+    else
+      for (int64_t ox = lo; ox < hi; ++ox) dst[ox] = src[ox * sw];
+    std::fill(dst + hi, dst + ox1, 0.f);
+  });
 }
 
 // The reverse of im2col_plane: adds the rows of input channel c back into its plane.
 void col2im_plane(const ConvShape& s, const float* cols, int64_t ld, int64_t col0, int64_t c, const PixelBlock& b,
                   float* plane) {
   const int64_t H = s.in_h, W = s.in_w, sw = s.stride_w;
-  for (int64_t ky = 0; ky < s.kernel_h; ++ky) {
-    const int64_t dy = ky * s.dilation_h - s.pad_top;
-    for (int64_t kx = 0; kx < s.kernel_w; ++kx) {
-      const int64_t dx = kx * s.dilation_w - s.pad_left;
-      int64_t valid_lo, valid_hi;
-      valid_range(dx, sw, W, valid_lo, valid_hi);
-      const float* row = cols + ((c * s.kernel_h + ky) * s.kernel_w + kx) * ld + col0;
-      for_each_row_run(s.out_w, b.j0, b.len, [&](int64_t oy, int64_t ox0, int64_t ox1, int64_t col) {
-        const int64_t iy = oy * s.stride_h + dy;
-        if (iy < 0 || iy >= H) return;
-        const int64_t lo = std::min(std::max(ox0, valid_lo), ox1), hi = std::max(std::min(ox1, valid_hi), lo);
-        const float* __restrict src = row + col - ox0;
-        float* __restrict dst = plane + iy * W + dx;
-        if (sw == 1)
-          for (int64_t ox = lo; ox < hi; ++ox) dst[ox] += src[ox];
-        else
-          for (int64_t ox = lo; ox < hi; ++ox) dst[ox * sw] += src[ox];
-      });
-    }
-  }
+  for_each_tap_run(s, c, b, [&](int64_t row, int64_t col, int64_t ox0, int64_t, int64_t iy, int64_t dx,
+                                int64_t lo, int64_t hi) {
+    if (iy < 0 || iy >= H) return;
+    const float* __restrict src = cols + row * ld + col0 + col - ox0;
+    float* __restrict dst = plane + iy * W + dx;
+    if (sw == 1)
+      for (int64_t ox = lo; ox < hi; ++ox) dst[ox] += src[ox];
+    else
+      for (int64_t ox = lo; ox < hi; ++ox) dst[ox * sw] += src[ox];
+  });
 }
 
 // The block's output gradient of group g as a [Cout_g x B] matrix: in place when the block is part
