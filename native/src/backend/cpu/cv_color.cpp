@@ -9,6 +9,8 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
+#include "backend/cpu/simd_shared-inl.h"
+
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -123,17 +125,7 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 using namespace shared;
 
-// Nearest integers (ties to even) of values known to lie well within int32's range: the plain
-// x86 conversion, without the overflow fix-up that NearestInt adds.
-template <class V>
-HWY_INLINE hn::Vec<hn::RebindToSigned<hn::DFromV<V>>> round_in_range(V v) {
-#if HWY_TARGET == HWY_AVX2
-  if constexpr (sizeof(V) == 32) return hn::Vec<hn::RebindToSigned<hn::DFromV<V>>>{_mm256_cvtps_epi32(v.raw)};
-#elif HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
-  if constexpr (sizeof(V) == 64) return hn::Vec<hn::RebindToSigned<hn::DFromV<V>>>{_mm512_cvtps_epi32(v.raw)};
-#endif
-  return hn::NearestInt(v);
-}
+using cpu::HWY_NAMESPACE::round_in_range;
 
 template <class T> constexpr T opaque() { return std::is_same<T, float>::value ? T(1) : T(255); }
 

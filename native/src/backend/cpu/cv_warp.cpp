@@ -16,6 +16,8 @@
 #include <hwy/aligned_allocator.h>
 #include <hwy/highway.h>
 
+#include "backend/cpu/simd_shared-inl.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -38,17 +40,7 @@ using DI = hn::RebindToSigned<DF>;
 // Positions beyond this magnitude (and NaN) read as OpenCV's INT_MIN: far outside the image.
 constexpr float kFarAway = 1073741824.f;
 
-// Nearest integers (ties to even) of values known to lie well within int32's range: the plain
-// x86 conversion, without the overflow fix-up that NearestInt adds.
-template <class V>
-HWY_INLINE hn::Vec<hn::RebindToSigned<hn::DFromV<V>>> round_in_range(V v) {
-#if HWY_TARGET == HWY_AVX2
-  if constexpr (sizeof(V) == 32) return hn::Vec<hn::RebindToSigned<hn::DFromV<V>>>{_mm256_cvtps_epi32(v.raw)};
-#elif HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
-  if constexpr (sizeof(V) == 64) return hn::Vec<hn::RebindToSigned<hn::DFromV<V>>>{_mm512_cvtps_epi32(v.raw)};
-#endif
-  return hn::NearestInt(v);
-}
+using cpu::HWY_NAMESPACE::round_in_range;
 
 // Source positions of destination row y into sx, sy (padded to whole vectors with far-away
 // positions).

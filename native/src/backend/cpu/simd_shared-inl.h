@@ -128,6 +128,18 @@ template <class D, class V> HWY_INLINE V GeluFloat32(D d, V x) {
   return hn::Mul(x, phi);
 }
 
+// Nearest integers (ties to even) of values known to lie well within int32's range: the plain
+// x86 conversion, without the overflow fix-up that NearestInt adds.
+template <class V>
+HWY_INLINE hn::Vec<hn::RebindToSigned<hn::DFromV<V>>> round_in_range(V v) {
+#if HWY_TARGET == HWY_AVX2
+  if constexpr (sizeof(V) == 32) return hn::Vec<hn::RebindToSigned<hn::DFromV<V>>>{_mm256_cvtps_epi32(v.raw)};
+#elif HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
+  if constexpr (sizeof(V) == 64) return hn::Vec<hn::RebindToSigned<hn::DFromV<V>>>{_mm512_cvtps_epi32(v.raw)};
+#endif
+  return hn::NearestInt(v);
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace cpu
 }  // namespace mnnpy
