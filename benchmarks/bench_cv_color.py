@@ -33,7 +33,9 @@ def cases():
              ("BGRA2BGR", bgra, cv2.COLOR_BGRA2BGR, 0),
              ("BGR2HSV", bgr, cv2.COLOR_BGR2HSV, 0), ("YUV2BGR_NV21", nv21, cv2.COLOR_YUV2BGR_NV21, 0),
              ("YUV2RGBA_NV12", nv21, cv2.COLOR_YUV2RGBA_NV12, 0), ("YUV2BGR_I420", nv21, cv2.COLOR_YUV2BGR_I420, 0),
-             ("BGR2YCrCb", bgr, cv2.COLOR_BGR2YCrCb, 0), ("BGR2Lab", bgr, cv2.COLOR_BGR2Lab, 3)]
+             ("BGR2YCrCb", bgr, cv2.COLOR_BGR2YCrCb, 0), ("BGR2Lab", bgr, cv2.COLOR_BGR2Lab, 3),
+             # A model-sized crop: the time is mostly each library's fixed cost per call.
+             ("BGR2RGB 224x224 crop", np.ascontiguousarray(bgr[400:624, 800:1024]), cv2.COLOR_BGR2RGB, 0)]
     return [(f"cvtColor {name}", lambda s=src, c=code: np.asarray(mcv.cvtColor(s, c)),
              lambda s=src, c=code: cv2.cvtColor(s, c), lsb) for name, src, code, lsb in items]
 

@@ -42,6 +42,27 @@ def test_one_channel_images_come_back_two_dimensional():
     np.testing.assert_array_equal(ours, expected)
 
 
+def test_repeated_conversions_check_every_image():
+    # cvtColor works its checks out once per code, channel count and dtype: later calls with
+    # another image still get the checks that image needs.
+    rng = np.random.default_rng(3)
+    bgr = rng.integers(0, 256, (6, 8, 3), dtype=np.uint8)
+    for image in (bgr, bgr[:4].copy(), bgr.astype(np.float32) / 255):
+        np.testing.assert_allclose(np.asarray(mcv.cvtColor(image, cv2.COLOR_BGR2GRAY)),
+                                   cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), atol=1e-6)
+    with pytest.raises(mcv.error, match="channel"):
+        mcv.cvtColor(bgr[..., 0].copy(), cv2.COLOR_BGR2GRAY)
+    nv21 = rng.integers(0, 256, (9, 8), dtype=np.uint8)
+    np.testing.assert_array_equal(np.asarray(mcv.cvtColor(nv21, cv2.COLOR_YUV2BGR_NV21)),
+                                  cv2.cvtColor(nv21, cv2.COLOR_YUV2BGR_NV21))
+    with pytest.raises(mcv.error, match="divisible by 3"):
+        mcv.cvtColor(nv21[:8], cv2.COLOR_YUV2BGR_NV21)
+    with pytest.raises(TypeError, match="code"):
+        mcv.cvtColor(bgr, True)
+    np.testing.assert_array_equal(np.asarray(mcv.cvtColor(bgr, np.int64(cv2.COLOR_BGR2RGB), dstCn=np.int32(4))),
+                                  cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB, dstCn=4))
+
+
 def test_bad_images_and_missing_names():
     with pytest.raises(TypeError):
         mcv.threshold(None, 1, 2, 0)

@@ -83,12 +83,12 @@ def threshold(src, thresh, maxval, type, dst=None):  # noqa: A002 (OpenCV's argu
     ``floor(thresh)`` and write ``round(maxval)`` saturated, as OpenCV does; THRESH_OTSU and
     THRESH_TRIANGLE (uint8 images, one channel) choose the threshold and return it."""
     image = as_image(src, "threshold", dtypes=_THRESHOLD_DTYPES)
-    if not isinstance(type, (int, _np.integer)) or isinstance(type, bool):
+    if type.__class__ is not int and (not isinstance(type, (int, _np.integer)) or isinstance(type, bool)):
         raise TypeError(f"mnnpy.cv.threshold: 'type' must be an integer flag, got {type.__class__.__name__}")
     kind, automatic = int(type) & THRESH_MASK, int(type) & ~THRESH_MASK
     if kind > THRESH_TOZERO_INV or automatic not in (0, THRESH_OTSU, THRESH_TRIANGLE):
         raise error("threshold", f"unsupported threshold type {int(type)}")
-    dtype = _np.dtype(image.dtype)
+    dtype = image.dtype
     if automatic:
         method = "THRESH_OTSU" if automatic == THRESH_OTSU else "THRESH_TRIANGLE"
         if dtype != _np.uint8 or channels(image) != 1:
@@ -106,7 +106,7 @@ def threshold(src, thresh, maxval, type, dst=None):  # noqa: A002 (OpenCV's argu
         if not _INT32_MIN <= rounded <= _INT32_MAX:
             rounded = _INT32_MIN
         maxval = float(min(max(rounded, low), high))
-    return thresh, image_op("CvThreshold", [image], kind=kind, level=thresh, maxval=maxval)
+    return thresh, _core.op("CvThreshold", [image], {"kind": kind, "level": thresh, "maxval": maxval})
 
 
 _INT32_MIN, _INT32_MAX = -2**31, 2**31 - 1

@@ -9,6 +9,7 @@ and _EA variants are not implemented; uint16 images are refused until the core h
 """
 import numpy as _np
 
+from .. import _core
 from .._core import Var
 from ._common import as_image, channels, error, image_op
 
@@ -539,21 +540,18 @@ def cvtColor(src, code, dst=None, dstCn=0):  # noqa: N802,N803 (OpenCV's names)
     to colour, conversions back to BGR/RGB). ``dst`` is accepted for OpenCV's signature; the
     result is always a new Var."""
     func = "cvtColor"
-    code = _as_code(func, code)
-    dstCn = _as_dst_channels(func, dstCn)
-    conv = _conversion(func, code)
+    if type(code) is not int or type(dstCn) is not int:
+        code, dstCn = _as_code(func, code), _as_dst_channels(func, dstCn)
+    conv = _TABLE.get(code)
+    if conv is None or not 0 <= dstCn <= 4:
+        _as_dst_channels(func, dstCn)
+        _conversion(func, code)
     image = as_image(src, func, dtypes=_COLOR_DTYPES)
-    _check_dtype(func, image, conv)
-    scn = channels(image)
-    if scn not in conv.scn:
-        raise error(func, f"conversion code {code} needs an image of {' or '.join(map(str, conv.scn))} "
-                          f"channel(s), got {scn}")
-    dcn = conv.dcn
-    if conv.dcn_choice and dstCn > 0:
-        if dstCn not in (3, 4):
-            raise error(func, f"dstCn must be 3 or 4 for conversion code {code}, got {dstCn}")
-        dcn = dstCn
-    shape = tuple(image.shape)
+    shape = image.shape
+    key = (code, dstCn, 1 if len(shape) == 2 else shape[2], image.dtype.char)
+    attrs = _CONVERSION_ATTRS.get(key)
+    if attrs is None:
+        attrs = _conversion_attrs(func, conv, key, image)
     if conv.kind in (_YUV420_TO_RGB, _YUV420_TO_GRAY):
         if shape[1] % 2 or shape[0] % 3:
             raise error(func, f"a 4:2:0 image needs a width divisible by 2 and a height divisible by 3 "
@@ -564,13 +562,33 @@ def cvtColor(src, code, dst=None, dstCn=0):  # noqa: N802,N803 (OpenCV's names)
     elif conv.kind in (_YUV422_TO_RGB, _YUV422_TO_GRAY, _RGB_TO_YUV422):
         if shape[1] % 2:
             raise error(func, f"4:2:2 images need an even width, got {shape[1]}")
+    return _core.op("CvColor", [image], attrs)
+
+
+# The CvColor attributes of each (code, dstCn, source channels, dtype char) seen so far: the
+# checks and the attribute dictionary are worked out once, not at every call.
+_CONVERSION_ATTRS = {}
+
+
+def _conversion_attrs(func, conv, key, image):
+    code, dstCn, scn, _ = key
+    _check_dtype(func, image, conv)
+    if scn not in conv.scn:
+        raise error(func, f"conversion code {code} needs an image of {' or '.join(map(str, conv.scn))} "
+                          f"channel(s), got {scn}")
+    dcn = conv.dcn
+    if conv.dcn_choice and dstCn > 0:
+        if dstCn not in (3, 4):
+            raise error(func, f"dstCn must be 3 or 4 for conversion code {code}, got {dstCn}")
+        dcn = dstCn
     attrs = _attrs(conv, scn, dcn)
     if "hue_range" in attrs:
         if _np.dtype(image.dtype) == _np.float32:
             attrs["hue_range"] = 360  # float hues are degrees, for the _FULL codes too
         elif attrs["hue_range"] == 256 and conv.kind != _HSV:
             attrs["hue_range"] = 255  # uint8 _FULL hues other than BGR->HSV's division tables span 0..255
-    return image_op("CvColor", [image], **attrs)
+    _CONVERSION_ATTRS[key] = attrs
+    return attrs
 
 
 def cvtColorTwoPlane(src1, src2, code, dst=None):  # noqa: N802 (OpenCV's name)

@@ -57,7 +57,12 @@ class error(Exception):  # noqa: N801 (OpenCV's name)
 # (read_at_call), as_image borrows the array's buffer instead of copying it, and the call's
 # results are computed before it returns, while the array still holds what it held at the call.
 # Results stay Vars, so what follows them is lazy and fused as usual.
-_call = _threading.local()
+class _CallState(_threading.local):
+    depth = 0          # public calls under way on this thread
+    borrowed = False   # whether the outermost one borrowed a NumPy buffer
+
+
+_call = _CallState()
 
 
 def read_at_call(function):
@@ -66,7 +71,7 @@ def read_at_call(function):
     @_functools.wraps(function)
     def call(*args, **kwargs):
         state = _call
-        if getattr(state, "depth", 0):
+        if state.depth:
             return function(*args, **kwargs)  # nested: the outermost call computes the results
         state.borrowed = False
         state.depth = 1
@@ -77,11 +82,11 @@ def read_at_call(function):
         if state.borrowed:
             state.borrowed = False
             if type(result) is Var:
-                _core.evaluate([result])
+                _core.compute([result])
             else:
                 pending = list(_vars_in(result))
                 if pending:
-                    _core.evaluate(pending)
+                    _core.compute(pending)
         return result
     return call
 
@@ -94,11 +99,17 @@ def _vars_in(result):
             yield from _vars_in(item)
 
 
-def as_image(src, func, name="src", dtypes=IMAGE_DTYPES, min_ndim=2):
+def as_image(src, func, name="src", dtypes=IMAGE_DTYPES):
     """``src`` (NumPy array, array-like or Var) as a Var of shape HxW or HxWxC.
 
     Raises TypeError for values that are not arrays (as OpenCV's bindings do for a bad
     argument type) and ``error`` for a wrong rank, an empty image or an unsupported dtype."""
+    if type(src) is _np.ndarray and src.dtype in dtypes and 2 <= src.ndim <= 3 and src.size and _call.depth:
+        # The common case, checked in few steps: a NumPy image read in place.
+        _call.borrowed = True
+        if src.ndim == 3 and src.shape[2] == 1:
+            return _core.reshape(_core.borrow(src), src.shape[:2])  # one channel is HxW for OpenCV
+        return _core.borrow(src)
     if isinstance(src, Var):
         v = src
         shape = tuple(v.shape)
@@ -112,7 +123,7 @@ def as_image(src, func, name="src", dtypes=IMAGE_DTYPES, min_ndim=2):
         if a.dtype not in dtypes:
             raise error(func, f"'{name}' has unsupported dtype {a.dtype}; expected one of "
                               f"{', '.join(str(d) for d in dtypes)}")
-        if getattr(_call, "depth", 0) > 0:
+        if _call.depth:
             v = _core.borrow(a)
             _call.borrowed = True
         else:
@@ -123,7 +134,7 @@ def as_image(src, func, name="src", dtypes=IMAGE_DTYPES, min_ndim=2):
         # One channel is a plain HxW image for OpenCV, and comes back HxW.
         v = _core.reshape(v, shape[:2])
         shape = shape[:2]
-    if len(shape) < min_ndim or len(shape) > 3:
+    if len(shape) < 2 or len(shape) > 3:
         raise error(func, f"'{name}' must be a 2-D (HxW) or 3-D (HxWxC) image, got shape {shape}")
     if any(s == 0 for s in shape):
         raise error(func, f"'{name}' is empty (shape {shape})")

@@ -252,6 +252,8 @@ PYBIND11_MODULE(_core, m) {
     for (auto& t : tensors) out.append(numpy_from_tensor(t));
     return out;
   }, "Compute several Vars in one plan; returns their values as NumPy arrays.");
+  m.def("compute", [](const std::vector<Var>& vars) { evaluate_without_gil(vars); },
+        "Compute several Vars in one plan, keeping the values on them (for Vars that read no placeholder).");
   m.def("last_profile", []() {
     py::list out;
     for (const StepProfile& p : last_profile()) {
