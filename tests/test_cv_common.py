@@ -63,6 +63,21 @@ def test_repeated_conversions_check_every_image():
                                   cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB, dstCn=4))
 
 
+def test_repeated_thresholds_follow_each_dtype():
+    # threshold keeps its worked-out attributes per dtype and arguments: the same call on
+    # images of other dtypes rounds and saturates for each.
+    rng = np.random.default_rng(4)
+    base = rng.integers(-300, 300, (5, 7, 3))
+    for _ in range(2):
+        for dtype in (np.uint8, np.int16, np.float32, np.float64):
+            image = np.clip(base, 0, 255).astype(dtype) if dtype == np.uint8 else base.astype(dtype)
+            for args in ((100.7, 300.5, cv2.THRESH_BINARY), (-5, 77, cv2.THRESH_TRUNC), (20, 255.0, cv2.THRESH_TOZERO_INV)):
+                ours_retval, ours = mcv.threshold(image, *args)
+                retval, expected = cv2.threshold(image, *args)
+                assert ours_retval == retval
+                np.testing.assert_array_equal(np.asarray(ours), expected, err_msg=f"{dtype} {args}")
+
+
 def test_bad_images_and_missing_names():
     with pytest.raises(TypeError):
         mcv.threshold(None, 1, 2, 0)

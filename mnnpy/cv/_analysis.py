@@ -83,6 +83,12 @@ def threshold(src, thresh, maxval, type, dst=None):  # noqa: A002 (OpenCV's argu
     ``floor(thresh)`` and write ``round(maxval)`` saturated, as OpenCV does; THRESH_OTSU and
     THRESH_TRIANGLE (uint8 images, one channel) choose the threshold and return it."""
     image = as_image(src, "threshold", dtypes=_THRESHOLD_DTYPES)
+    key = None
+    if type.__class__ is int and thresh.__class__ in _PLAIN_NUMBERS and maxval.__class__ in _PLAIN_NUMBERS:
+        key = (image.dtype.char, type, thresh, maxval)
+        cached = _THRESHOLD_ATTRS.get(key)
+        if cached is not None:
+            return cached[0], _core.op("CvThreshold", [image], cached[1])
     if type.__class__ is not int and (not isinstance(type, (int, _np.integer)) or isinstance(type, bool)):
         raise TypeError(f"mnnpy.cv.threshold: 'type' must be an integer flag, got {type.__class__.__name__}")
     kind, automatic = int(type) & THRESH_MASK, int(type) & ~THRESH_MASK
@@ -106,7 +112,18 @@ def threshold(src, thresh, maxval, type, dst=None):  # noqa: A002 (OpenCV's argu
         if not _INT32_MIN <= rounded <= _INT32_MAX:
             rounded = _INT32_MIN
         maxval = float(min(max(rounded, low), high))
-    return thresh, _core.op("CvThreshold", [image], {"kind": kind, "level": thresh, "maxval": maxval})
+    attrs = {"kind": kind, "level": thresh, "maxval": maxval}
+    if key is not None and not automatic:
+        if len(_THRESHOLD_ATTRS) >= 256:
+            _THRESHOLD_ATTRS.clear()
+        _THRESHOLD_ATTRS[key] = (thresh, attrs)
+    return thresh, _core.op("CvThreshold", [image], attrs)
+
+
+# The (retval, attributes) of each (dtype char, type, thresh, maxval) seen lately: the integer
+# rounding and saturation are worked out once for a threshold used again and again.
+_PLAIN_NUMBERS = (int, float)
+_THRESHOLD_ATTRS = {}
 
 
 _INT32_MIN, _INT32_MAX = -2**31, 2**31 - 1
