@@ -7,6 +7,7 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "backend/cpu/cv_filter_kernels.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/cache_control.h>
 #include <hwy/highway.h>
 
 #include <algorithm>
@@ -196,8 +197,11 @@ void generic_rows(const SepFilterPlan& p, const double* kx, int64_t nkx, const d
   const int64_t C = p.channels, row_len = p.width * C;
   const size_t per_float = sizeof(A) / sizeof(float);
   A* buf = reinterpret_cast<A*>(thread_buffer(0, (size_t)((p.width + nkx - 1) * C) * per_float + 16));
-  A* acc = reinterpret_cast<A*>(thread_buffer(1, (size_t)row_len * per_float + 16));
   A* mid = buf + p.anchor_x * C;
+  // Both passes go along the row in blocks whose partial sums stay in L1 while every tap adds
+  // to them (a pass per tap over a whole row would move each sum through L2 once per tap).
+  constexpr int64_t kBlock = 512 / sizeof(A) * 4;
+  alignas(64) A acc[kBlock];
   std::vector<A> col_taps((size_t)nkx), row_taps((size_t)nky);
   for (int64_t j = 0; j < nkx; ++j) col_taps[j] = (A)kx[j];
   for (int64_t t = 0; t < nky; ++t) row_taps[t] = (A)ky[t];
@@ -213,68 +217,81 @@ void generic_rows(const SepFilterPlan& p, const double* kx, int64_t nkx, const d
       rows[taps] = src + r * row_len;
       ks[taps++] = row_taps[t];
     }
-    // Taps go four at a time through the row buffer, which keeps its loads and stores few; each
+    // The source row the next output row reads first comes from memory: it is fetched while
+    // this row is worked on (the hardware prefetchers learn each new row only after misses).
+    const int32_t ahead = y + 1 < y1 ? p.row_index[y + nky] : -1;
+    const T* next_row = ahead >= 0 ? src + ahead * row_len : nullptr;
+    // Taps go four at a time through the block, which keeps its loads and stores few; each
     // sum still adds its taps one by one in order (the rounding of a tap-by-tap pass).
-    std::fill(mid, mid + row_len, A(0));
-    int64_t t = 0;
-    for (; t + 4 <= taps; t += 4) {
-      const T* HWY_RESTRICT s0 = rows[t];
-      const T* HWY_RESTRICT s1 = rows[t + 1];
-      const T* HWY_RESTRICT s2 = rows[t + 2];
-      const T* HWY_RESTRICT s3 = rows[t + 3];
-      const A k0 = ks[t], k1 = ks[t + 1], k2 = ks[t + 2], k3 = ks[t + 3];
-      if (square) {
-        for (int64_t x = 0; x < row_len; ++x) {
-          const A v0 = (A)s0[x], v1 = (A)s1[x], v2 = (A)s2[x], v3 = (A)s3[x];
-          A sum = mid[x];
-          sum += k0 * (v0 * v0);
-          sum += k1 * (v1 * v1);
-          sum += k2 * (v2 * v2);
-          sum += k3 * (v3 * v3);
-          mid[x] = sum;
-        }
-      } else {
-        for (int64_t x = 0; x < row_len; ++x) {
-          A sum = mid[x];
-          sum += k0 * (A)s0[x];
-          sum += k1 * (A)s1[x];
-          sum += k2 * (A)s2[x];
-          sum += k3 * (A)s3[x];
-          mid[x] = sum;
+    for (int64_t x0 = 0; x0 < row_len; x0 += kBlock) {
+      const int64_t x1 = std::min(row_len, x0 + kBlock);
+      if (next_row) {
+        for (int64_t x = x0; x < x1; x += 64 / (int64_t)sizeof(T)) hwy::Prefetch(next_row + x);
+      }
+      std::fill(mid + x0, mid + x1, A(0));
+      int64_t t = 0;
+      for (; t + 4 <= taps; t += 4) {
+        const T* HWY_RESTRICT s0 = rows[t];
+        const T* HWY_RESTRICT s1 = rows[t + 1];
+        const T* HWY_RESTRICT s2 = rows[t + 2];
+        const T* HWY_RESTRICT s3 = rows[t + 3];
+        const A k0 = ks[t], k1 = ks[t + 1], k2 = ks[t + 2], k3 = ks[t + 3];
+        if (square) {
+          for (int64_t x = x0; x < x1; ++x) {
+            const A v0 = (A)s0[x], v1 = (A)s1[x], v2 = (A)s2[x], v3 = (A)s3[x];
+            A sum = mid[x];
+            sum += k0 * (v0 * v0);
+            sum += k1 * (v1 * v1);
+            sum += k2 * (v2 * v2);
+            sum += k3 * (v3 * v3);
+            mid[x] = sum;
+          }
+        } else {
+          for (int64_t x = x0; x < x1; ++x) {
+            A sum = mid[x];
+            sum += k0 * (A)s0[x];
+            sum += k1 * (A)s1[x];
+            sum += k2 * (A)s2[x];
+            sum += k3 * (A)s3[x];
+            mid[x] = sum;
+          }
         }
       }
-    }
-    for (; t < taps; ++t) {
-      const T* HWY_RESTRICT s = rows[t];
-      const A k = ks[t];
-      if (square) {
-        for (int64_t x = 0; x < row_len; ++x) mid[x] += k * ((A)s[x] * (A)s[x]);
-      } else {
-        for (int64_t x = 0; x < row_len; ++x) mid[x] += k * (A)s[x];
+      for (; t < taps; ++t) {
+        const T* HWY_RESTRICT s = rows[t];
+        const A k = ks[t];
+        if (square) {
+          for (int64_t x = x0; x < x1; ++x) mid[x] += k * ((A)s[x] * (A)s[x]);
+        } else {
+          for (int64_t x = x0; x < x1; ++x) mid[x] += k * (A)s[x];
+        }
       }
     }
     fill_border_columns(p, nkx, buf);
-    std::fill(acc, acc + row_len, A(0));
-    int64_t j = 0;
-    for (; j + 4 <= nkx; j += 4) {
-      const A* HWY_RESTRICT b = buf + j * C;
-      const A k0 = col_taps[j], k1 = col_taps[j + 1], k2 = col_taps[j + 2], k3 = col_taps[j + 3];
-      for (int64_t x = 0; x < row_len; ++x) {
-        A sum = acc[x];
-        sum += k0 * b[x];
-        sum += k1 * b[x + C];
-        sum += k2 * b[x + 2 * C];
-        sum += k3 * b[x + 3 * C];
-        acc[x] = sum;
-      }
-    }
-    for (; j < nkx; ++j) {
-      const A k = col_taps[j];
-      const A* HWY_RESTRICT b = buf + j * C;
-      for (int64_t x = 0; x < row_len; ++x) acc[x] += k * b[x];
-    }
     D* HWY_RESTRICT out = dst + y * row_len;
-    for (int64_t x = 0; x < row_len; ++x) out[x] = to_output<D, A>(acc[x] * scale + delta);
+    for (int64_t x0 = 0; x0 < row_len; x0 += kBlock) {
+      const int64_t n = std::min(kBlock, row_len - x0);
+      std::fill(acc, acc + n, A(0));
+      int64_t j = 0;
+      for (; j + 4 <= nkx; j += 4) {
+        const A* HWY_RESTRICT b = buf + j * C + x0;
+        const A k0 = col_taps[j], k1 = col_taps[j + 1], k2 = col_taps[j + 2], k3 = col_taps[j + 3];
+        for (int64_t x = 0; x < n; ++x) {
+          A sum = acc[x];
+          sum += k0 * b[x];
+          sum += k1 * b[x + C];
+          sum += k2 * b[x + 2 * C];
+          sum += k3 * b[x + 3 * C];
+          acc[x] = sum;
+        }
+      }
+      for (; j < nkx; ++j) {
+        const A k = col_taps[j];
+        const A* HWY_RESTRICT b = buf + j * C + x0;
+        for (int64_t x = 0; x < n; ++x) acc[x] += k * b[x];
+      }
+      for (int64_t x = 0; x < n; ++x) out[x0 + x] = to_output<D, A>(acc[x] * scale + delta);
+    }
   }
 }
 
