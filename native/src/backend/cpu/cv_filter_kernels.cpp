@@ -75,8 +75,11 @@ void vertical_u16_sums(const SepFilterPlan& p, const double* ky, int64_t nky, co
 void fixed_point_u8_rows(const SepFilterPlan& p, const double* kx, int64_t nkx, const double* ky, int64_t nky,
                          const uint8_t* src, uint8_t* dst, int64_t y0, int64_t y1) {
   const int64_t C = p.channels, row_len = p.width * C;
-  uint16_t* buf = reinterpret_cast<uint16_t*>(thread_buffer(0, (size_t)((p.width + nkx - 1) * C) / 2 + 16));
+  const int64_t buf_len = (p.width + nkx - 1) * C;
+  uint16_t* buf = reinterpret_cast<uint16_t*>(thread_buffer(0, (size_t)buf_len / 2 + 16));
   uint16_t* mid = buf + p.anchor_x * C;
+  // The vertical sums as float32, converted once per row rather than once per horizontal tap.
+  float* fbuf = thread_buffer(1, (size_t)buf_len + 16);
   std::vector<const uint8_t*> rows((size_t)nky);
   std::vector<uint16_t> row_taps((size_t)nky);
   std::vector<float> col_taps((size_t)nkx);
@@ -93,19 +96,39 @@ void fixed_point_u8_rows(const SepFilterPlan& p, const double* kx, int64_t nkx, 
   for (int64_t y = y0; y < y1; ++y) {
     // Vertical: at most 255 * 256 per lane, so 16 bits hold it.
     vertical_u16_sums(p, ky, nky, src, row_len, y, rows.data(), row_taps.data(), mid);
-    int64_t x = 0;
     fill_border_columns(p, nkx, buf);
+    int64_t x = 0;
+    for (; x + NF <= buf_len; x += NF) {
+      hn::StoreU(hn::ConvertTo(df, hn::BitCast(dfi32, hn::PromoteTo(dfu32, hn::LoadU(dfu16, buf + x)))), df, fbuf + x);
+    }
+    for (; x < buf_len; ++x) fbuf[x] = (float)buf[x];
     // Horizontal, then (sum + 2^15) >> 16; the sum is non-negative, so truncation floors.
     uint8_t* out = dst + y * row_len;
+    auto store = [&](decltype(hn::Zero(df)) acc, int64_t at) {
+      hn::StoreU(hn::DemoteTo(dfu8, hn::ConvertTo(dfi32, hn::Mul(hn::Add(acc, half), inv_one))), dfu8, out + at);
+    };
     x = 0;
+    // Four vectors at a time: each sum is a chain of multiply-adds, whose latency four
+    // independent chains hide.
+    for (; x + 4 * NF <= row_len; x += 4 * NF) {
+      auto a0 = hn::Zero(df), a1 = hn::Zero(df), a2 = hn::Zero(df), a3 = hn::Zero(df);
+      for (int64_t j = 0; j < nkx; ++j) {
+        const float* b = fbuf + x + j * C;
+        const auto k = hn::Set(df, col_taps[j]);
+        a0 = hn::MulAdd(hn::LoadU(df, b), k, a0);
+        a1 = hn::MulAdd(hn::LoadU(df, b + NF), k, a1);
+        a2 = hn::MulAdd(hn::LoadU(df, b + 2 * NF), k, a2);
+        a3 = hn::MulAdd(hn::LoadU(df, b + 3 * NF), k, a3);
+      }
+      store(a0, x);
+      store(a1, x + NF);
+      store(a2, x + 2 * NF);
+      store(a3, x + 3 * NF);
+    }
     for (; x + NF <= row_len; x += NF) {
       auto acc = hn::Zero(df);
-      for (int64_t j = 0; j < nkx; ++j) {
-        const auto v = hn::BitCast(dfi32, hn::PromoteTo(dfu32, hn::LoadU(dfu16, buf + x + j * C)));
-        acc = hn::MulAdd(hn::ConvertTo(df, v), hn::Set(df, col_taps[j]), acc);
-      }
-      const auto rounded = hn::ConvertTo(dfi32, hn::Mul(hn::Add(acc, half), inv_one));
-      hn::StoreU(hn::DemoteTo(dfu8, rounded), dfu8, out + x);
+      for (int64_t j = 0; j < nkx; ++j) acc = hn::MulAdd(hn::LoadU(df, fbuf + x + j * C), hn::Set(df, col_taps[j]), acc);
+      store(acc, x);
     }
     for (; x < row_len; ++x) {
       uint32_t acc = 0;
@@ -134,8 +157,11 @@ template <class D>
 void integer_u8_rows(const SepFilterPlan& p, const double* kx, int64_t nkx, const double* ky, int64_t nky,
                      bool signed_sums, const uint8_t* src, D* dst, int64_t y0, int64_t y1) {
   const int64_t C = p.channels, row_len = p.width * C;
-  uint16_t* buf = reinterpret_cast<uint16_t*>(thread_buffer(0, (size_t)((p.width + nkx - 1) * C) / 2 + 16));
+  const int64_t buf_len = (p.width + nkx - 1) * C;
+  uint16_t* buf = reinterpret_cast<uint16_t*>(thread_buffer(0, (size_t)buf_len / 2 + 16));
   uint16_t* mid = buf + p.anchor_x * C;
+  // The vertical sums as float32, converted once per row rather than once per horizontal tap.
+  float* fbuf = thread_buffer(1, (size_t)buf_len + 16);
   std::vector<const uint8_t*> rows((size_t)nky);
   std::vector<uint16_t> row_taps((size_t)nky);
   std::vector<float> col_taps((size_t)nkx);
