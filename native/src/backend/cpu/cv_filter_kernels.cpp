@@ -72,64 +72,83 @@ void vertical_u16_sums(const SepFilterPlan& p, const double* ky, int64_t nky, co
   }
 }
 
+// A row buffer's 16-bit vertical sums (int16 when signed_sums) as float32: converted once per
+// row rather than once per horizontal tap.
+void widen_row_sums(const uint16_t* buf, int64_t n, bool signed_sums, float* fbuf) {
+  const hn::ScalableTag<float> df;
+  const hn::Rebind<uint16_t, decltype(df)> dfu16;
+  const hn::Rebind<int16_t, decltype(df)> dfi16;
+  const hn::Rebind<uint32_t, decltype(df)> dfu32;
+  const hn::Rebind<int32_t, decltype(df)> dfi32;
+  const int64_t NF = (int64_t)hn::Lanes(df);
+  int64_t x = 0;
+  for (; x + NF <= n; x += NF) {
+    const auto v = signed_sums ? hn::PromoteTo(dfi32, hn::LoadU(dfi16, reinterpret_cast<const int16_t*>(buf + x)))
+                               : hn::BitCast(dfi32, hn::PromoteTo(dfu32, hn::LoadU(dfu16, buf + x)));
+    hn::StoreU(hn::ConvertTo(df, v), df, fbuf + x);
+  }
+  for (; x < n; ++x) fbuf[x] = signed_sums ? (float)(int16_t)buf[x] : (float)buf[x];
+}
+
+// The horizontal sums of a widened row, tap by tap in order, each vector of them handed to
+// finish(sum, x). Four vectors go at a time: each sum is a chain of multiply-adds, whose latency
+// four independent chains hide. Returns where the whole vectors end.
+template <class Finish>
+int64_t horizontal_sums(const float* fbuf, int64_t row_len, int64_t C, const float* col_taps, int64_t nkx,
+                        const Finish& finish) {
+  const hn::ScalableTag<float> df;
+  const int64_t NF = (int64_t)hn::Lanes(df);
+  int64_t x = 0;
+  for (; x + 4 * NF <= row_len; x += 4 * NF) {
+    auto a0 = hn::Zero(df), a1 = hn::Zero(df), a2 = hn::Zero(df), a3 = hn::Zero(df);
+    for (int64_t j = 0; j < nkx; ++j) {
+      const float* b = fbuf + x + j * C;
+      const auto k = hn::Set(df, col_taps[j]);
+      a0 = hn::MulAdd(hn::LoadU(df, b), k, a0);
+      a1 = hn::MulAdd(hn::LoadU(df, b + NF), k, a1);
+      a2 = hn::MulAdd(hn::LoadU(df, b + 2 * NF), k, a2);
+      a3 = hn::MulAdd(hn::LoadU(df, b + 3 * NF), k, a3);
+    }
+    finish(a0, x);
+    finish(a1, x + NF);
+    finish(a2, x + 2 * NF);
+    finish(a3, x + 3 * NF);
+  }
+  for (; x + NF <= row_len; x += NF) {
+    auto acc = hn::Zero(df);
+    for (int64_t j = 0; j < nkx; ++j) acc = hn::MulAdd(hn::LoadU(df, fbuf + x + j * C), hn::Set(df, col_taps[j]), acc);
+    finish(acc, x);
+  }
+  return x;
+}
+
 void fixed_point_u8_rows(const SepFilterPlan& p, const double* kx, int64_t nkx, const double* ky, int64_t nky,
                          const uint8_t* src, uint8_t* dst, int64_t y0, int64_t y1) {
   const int64_t C = p.channels, row_len = p.width * C;
   const int64_t buf_len = (p.width + nkx - 1) * C;
   uint16_t* buf = reinterpret_cast<uint16_t*>(thread_buffer(0, (size_t)buf_len / 2 + 16));
   uint16_t* mid = buf + p.anchor_x * C;
-  // The vertical sums as float32, converted once per row rather than once per horizontal tap.
-  float* fbuf = thread_buffer(1, (size_t)buf_len + 16);
+  float* fbuf = thread_buffer(1, (size_t)buf_len + 16);  // the row's sums widened to float32
   std::vector<const uint8_t*> rows((size_t)nky);
   std::vector<uint16_t> row_taps((size_t)nky);
   std::vector<float> col_taps((size_t)nkx);
   for (int64_t j = 0; j < nkx; ++j) col_taps[j] = (float)kx[j];
 
   const hn::ScalableTag<float> df;
-  const hn::Rebind<uint16_t, decltype(df)> dfu16;
-  const hn::Rebind<uint32_t, decltype(df)> dfu32;
   const hn::Rebind<int32_t, decltype(df)> dfi32;
   const hn::Rebind<uint8_t, decltype(df)> dfu8;
-  const int64_t NF = (int64_t)hn::Lanes(df);
   const auto half = hn::Set(df, 32768.0f), inv_one = hn::Set(df, 1.0f / 65536.0f);
 
   for (int64_t y = y0; y < y1; ++y) {
     // Vertical: at most 255 * 256 per lane, so 16 bits hold it.
     vertical_u16_sums(p, ky, nky, src, row_len, y, rows.data(), row_taps.data(), mid);
     fill_border_columns(p, nkx, buf);
-    int64_t x = 0;
-    for (; x + NF <= buf_len; x += NF) {
-      hn::StoreU(hn::ConvertTo(df, hn::BitCast(dfi32, hn::PromoteTo(dfu32, hn::LoadU(dfu16, buf + x)))), df, fbuf + x);
-    }
-    for (; x < buf_len; ++x) fbuf[x] = (float)buf[x];
+    widen_row_sums(buf, buf_len, false, fbuf);
     // Horizontal, then (sum + 2^15) >> 16; the sum is non-negative, so truncation floors.
     uint8_t* out = dst + y * row_len;
-    auto store = [&](decltype(hn::Zero(df)) acc, int64_t at) {
+    int64_t x = horizontal_sums(fbuf, row_len, C, col_taps.data(), nkx, [&](decltype(half) acc, int64_t at) {
       hn::StoreU(hn::DemoteTo(dfu8, hn::ConvertTo(dfi32, hn::Mul(hn::Add(acc, half), inv_one))), dfu8, out + at);
-    };
-    x = 0;
-    // Four vectors at a time: each sum is a chain of multiply-adds, whose latency four
-    // independent chains hide.
-    for (; x + 4 * NF <= row_len; x += 4 * NF) {
-      auto a0 = hn::Zero(df), a1 = hn::Zero(df), a2 = hn::Zero(df), a3 = hn::Zero(df);
-      for (int64_t j = 0; j < nkx; ++j) {
-        const float* b = fbuf + x + j * C;
-        const auto k = hn::Set(df, col_taps[j]);
-        a0 = hn::MulAdd(hn::LoadU(df, b), k, a0);
-        a1 = hn::MulAdd(hn::LoadU(df, b + NF), k, a1);
-        a2 = hn::MulAdd(hn::LoadU(df, b + 2 * NF), k, a2);
-        a3 = hn::MulAdd(hn::LoadU(df, b + 3 * NF), k, a3);
-      }
-      store(a0, x);
-      store(a1, x + NF);
-      store(a2, x + 2 * NF);
-      store(a3, x + 3 * NF);
-    }
-    for (; x + NF <= row_len; x += NF) {
-      auto acc = hn::Zero(df);
-      for (int64_t j = 0; j < nkx; ++j) acc = hn::MulAdd(hn::LoadU(df, fbuf + x + j * C), hn::Set(df, col_taps[j]), acc);
-      store(acc, x);
-    }
+    });
     for (; x < row_len; ++x) {
       uint32_t acc = 0;
       for (int64_t j = 0; j < nkx; ++j) acc += (uint32_t)buf[x + j * C] * (uint32_t)kx[j];
@@ -160,20 +179,16 @@ void integer_u8_rows(const SepFilterPlan& p, const double* kx, int64_t nkx, cons
   const int64_t buf_len = (p.width + nkx - 1) * C;
   uint16_t* buf = reinterpret_cast<uint16_t*>(thread_buffer(0, (size_t)buf_len / 2 + 16));
   uint16_t* mid = buf + p.anchor_x * C;
-  // The vertical sums as float32, converted once per row rather than once per horizontal tap.
-  float* fbuf = thread_buffer(1, (size_t)buf_len + 16);
+  float* fbuf = thread_buffer(1, (size_t)buf_len + 16);  // the row's sums widened to float32
   std::vector<const uint8_t*> rows((size_t)nky);
   std::vector<uint16_t> row_taps((size_t)nky);
   std::vector<float> col_taps((size_t)nkx);
   for (int64_t j = 0; j < nkx; ++j) col_taps[j] = (float)kx[j];
 
   const hn::ScalableTag<float> df;
-  const hn::Rebind<uint16_t, decltype(df)> dfu16;
   const hn::Rebind<int16_t, decltype(df)> dfi16;
-  const hn::Rebind<uint32_t, decltype(df)> dfu32;
   const hn::Rebind<int32_t, decltype(df)> dfi32;
   const hn::Rebind<uint8_t, decltype(df)> dfu8;
-  const int64_t NF = (int64_t)hn::Lanes(df);
   const float scale = (float)p.scale, delta = (float)p.delta;
   const auto vscale = hn::Set(df, scale), vdelta = hn::Set(df, delta);
   // Keeps the conversion to int32 defined; far beyond every result type's range.
@@ -181,30 +196,22 @@ void integer_u8_rows(const SepFilterPlan& p, const double* kx, int64_t nkx, cons
 
   for (int64_t y = y0; y < y1; ++y) {
     vertical_u16_sums(p, ky, nky, src, row_len, y, rows.data(), row_taps.data(), mid);
-    int64_t x = 0;
     fill_border_columns(p, nkx, buf);
+    widen_row_sums(buf, buf_len, signed_sums, fbuf);
     D* out = dst + y * row_len;
-    x = 0;
-    for (; x + NF <= row_len; x += NF) {
-      auto acc = hn::Zero(df);
-      for (int64_t j = 0; j < nkx; ++j) {
-        const uint16_t* b = buf + x + j * C;
-        const auto v = signed_sums ? hn::PromoteTo(dfi32, hn::LoadU(dfi16, reinterpret_cast<const int16_t*>(b)))
-                                   : hn::BitCast(dfi32, hn::PromoteTo(dfu32, hn::LoadU(dfu16, b)));
-        acc = hn::MulAdd(hn::ConvertTo(df, v), hn::Set(df, col_taps[j]), acc);
-      }
+    int64_t x = horizontal_sums(fbuf, row_len, C, col_taps.data(), nkx, [&](decltype(vscale) acc, int64_t at) {
       const auto value = hn::MulAdd(acc, vscale, vdelta);
       if constexpr (std::is_same<D, float>::value) {
-        hn::StoreU(value, df, out + x);
+        hn::StoreU(value, df, out + at);
       } else {
         const auto whole = hn::ConvertTo(dfi32, hn::Round(hn::Min(hn::Max(value, lowest), highest)));
         if constexpr (std::is_same<D, uint8_t>::value) {
-          hn::StoreU(hn::DemoteTo(dfu8, whole), dfu8, out + x);
+          hn::StoreU(hn::DemoteTo(dfu8, whole), dfu8, out + at);
         } else {
-          hn::StoreU(hn::DemoteTo(dfi16, whole), dfi16, out + x);
+          hn::StoreU(hn::DemoteTo(dfi16, whole), dfi16, out + at);
         }
       }
-    }
+    });
     for (; x < row_len; ++x) {
       float acc = 0.0f;
       for (int64_t j = 0; j < nkx; ++j) {
