@@ -517,12 +517,72 @@ void median_rows(const SepFilterPlan& p, int64_t k, const void* psrc, void* pdst
   }
 }
 
+// 3 x 3 medians: each column of three is sorted once per row, and the median of a window is the
+// median of (the largest of its three column minima, the median of its column medians, the
+// smallest of its column maxima), all with vector min and max.
+template <class T>
+void median3_rows(const SepFilterPlan& p, const void* psrc, void* pdst, int64_t y0, int64_t y1) {
+  const hn::ScalableTag<T> d;
+  const int64_t N = (int64_t)hn::Lanes(d);
+  const int64_t C = p.channels, row_len = p.width * C, padded = (p.width + 2) * C;
+  const size_t floats = ((size_t)(6 * padded) * sizeof(T) + sizeof(float) - 1) / sizeof(float) + 16;
+  T* rows = reinterpret_cast<T*>(thread_buffer(0, floats));
+  T *lows = rows + 3 * padded, *mids = lows + padded, *highs = mids + padded;
+  const T* src = static_cast<const T*>(psrc);
+  T* dst = static_cast<T*>(pdst);
+  auto median_of_three = [&](auto a, auto b, auto c) { return hn::Max(hn::Min(a, b), hn::Min(hn::Max(a, b), c)); };
+  for (int64_t y = y0; y < y1; ++y) {
+    for (int64_t i = 0; i < 3; ++i) {
+      T* row = rows + i * padded;
+      const T* s = src + p.row_index[y + i] * row_len;  // replicated borders: never -1
+      std::copy(s, s + row_len, row + p.anchor_x * C);
+      fill_border_columns(p, 3, row);
+    }
+    int64_t x = 0;
+    for (; x + N <= padded; x += N) {
+      const auto a = hn::LoadU(d, rows + x), b = hn::LoadU(d, rows + padded + x), c = hn::LoadU(d, rows + 2 * padded + x);
+      const auto low_ab = hn::Min(a, b), high_ab = hn::Max(a, b), upper = hn::Max(low_ab, c);
+      hn::StoreU(hn::Min(low_ab, c), d, lows + x);
+      hn::StoreU(hn::Min(high_ab, upper), d, mids + x);
+      hn::StoreU(hn::Max(high_ab, upper), d, highs + x);
+    }
+    for (; x < padded; ++x) {
+      T v[3] = {rows[x], rows[padded + x], rows[2 * padded + x]};
+      std::sort(v, v + 3);
+      lows[x] = v[0], mids[x] = v[1], highs[x] = v[2];
+    }
+    T* out = dst + y * row_len;
+    x = 0;
+    for (; x + N <= row_len; x += N) {
+      const auto low = hn::Max(hn::Max(hn::LoadU(d, lows + x), hn::LoadU(d, lows + x + C)), hn::LoadU(d, lows + x + 2 * C));
+      const auto high = hn::Min(hn::Min(hn::LoadU(d, highs + x), hn::LoadU(d, highs + x + C)), hn::LoadU(d, highs + x + 2 * C));
+      const auto mid = median_of_three(hn::LoadU(d, mids + x), hn::LoadU(d, mids + x + C), hn::LoadU(d, mids + x + 2 * C));
+      hn::StoreU(median_of_three(low, mid, high), d, out + x);
+    }
+    for (; x < row_len; ++x) {
+      const T low = std::max({lows[x], lows[x + C], lows[x + 2 * C]});
+      const T high = std::min({highs[x], highs[x + C], highs[x + 2 * C]});
+      T m[3] = {mids[x], mids[x + C], mids[x + 2 * C]};
+      std::sort(m, m + 3);
+      T v[3] = {low, m[1], high};
+      std::sort(v, v + 3);
+      out[x] = v[1];
+    }
+  }
+}
+
+template <class T>
+void median_rows_of(const SepFilterPlan& p, int64_t k, const void* src, void* dst, int64_t y0, int64_t y1) {
+  if (k == 3) return median3_rows<T>(p, src, dst, y0, y1);
+  median_rows<T>(p, k, src, dst, y0, y1);
+}
+
 void MedianRowsImpl(const SepFilterPlan& p, int64_t k, const void* src, void* dst, int64_t y0, int64_t y1) {
   switch (p.src_dtype) {
-    case DType::UInt8: return median_rows<uint8_t>(p, k, src, dst, y0, y1);
-    case DType::Int16: return median_rows<int16_t>(p, k, src, dst, y0, y1);
-    case DType::Float32: return median_rows<float>(p, k, src, dst, y0, y1);
-    case DType::Float64: return median_rows<double>(p, k, src, dst, y0, y1);
+    case DType::UInt8: return median_rows_of<uint8_t>(p, k, src, dst, y0, y1);
+    case DType::Int16: return median_rows_of<int16_t>(p, k, src, dst, y0, y1);
+    case DType::Float32: return median_rows_of<float>(p, k, src, dst, y0, y1);
+    case DType::Float64: return median_rows_of<double>(p, k, src, dst, y0, y1);
     default: return;
   }
 }
