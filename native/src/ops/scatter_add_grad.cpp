@@ -83,13 +83,8 @@ class ScatterAddKernel : public Kernel {
                           ctx.attrs.get_int("size"), along_)) {}
   void execute(const KernelArgs& args, void*) override {
     const ScatterAddLayout& l = layout_;
-    if (along_) {
-      cpu::scatter_add_along(dtype_, index_dtype_, args.inputs[0]->data, args.inputs[1]->data, l.outer, l.m, l.inner,
-                             l.n, args.outputs[0]->data, args.pool);
-    } else {
-      cpu::scatter_add_rows(dtype_, index_dtype_, args.inputs[0]->data, args.inputs[1]->data, l.outer, l.m, l.inner,
-                            l.n, args.outputs[0]->data, args.pool);
-    }
+    cpu::scatter_add(dtype_, index_dtype_, args.inputs[0]->data, args.inputs[1]->data, along_, l.outer, l.m, l.inner, l.n,
+                     args.outputs[0]->data, args.pool);
   }
   const char* scheme() const override { return along_ ? "along axis" : "rows"; }
 

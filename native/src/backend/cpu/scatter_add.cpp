@@ -85,23 +85,14 @@ template <class Fn> void dispatch(DType dtype, DType index_dtype, Fn&& fn) {
 
 }  // namespace
 
-void scatter_add_rows(DType dtype, DType index_dtype, const void* updates, const void* index, int64_t outer,
-                      int64_t m, int64_t inner, int64_t n, void* out, ThreadPool* pool) {
+void scatter_add(DType dtype, DType index_dtype, const void* updates, const void* index, bool per_element,
+                 int64_t outer, int64_t m, int64_t inner, int64_t n, void* out, ThreadPool* pool) {
   if (outer * n * inner == 0) return;
   dispatch(dtype, index_dtype, [&](auto t, auto i) {
     using T = decltype(t);
     using I = decltype(i);
-    scatter_typed<false>((const T*)updates, (const I*)index, outer, m, inner, n, (T*)out, pool);
-  });
-}
-
-void scatter_add_along(DType dtype, DType index_dtype, const void* updates, const void* index, int64_t outer,
-                       int64_t m, int64_t inner, int64_t n, void* out, ThreadPool* pool) {
-  if (outer * n * inner == 0) return;
-  dispatch(dtype, index_dtype, [&](auto t, auto i) {
-    using T = decltype(t);
-    using I = decltype(i);
-    scatter_typed<true>((const T*)updates, (const I*)index, outer, m, inner, n, (T*)out, pool);
+    if (per_element) scatter_typed<true>((const T*)updates, (const I*)index, outer, m, inner, n, (T*)out, pool);
+    else scatter_typed<false>((const T*)updates, (const I*)index, outer, m, inner, n, (T*)out, pool);
   });
 }
 
