@@ -17,6 +17,16 @@ def rng(request):
     return np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
 
 
+@pytest.fixture(params=["best", "portable"])
+def simd(request):
+    """Runs the test on the best SIMD target and on the portable one."""
+    mnnpy._core.force_portable_simd(request.param == "portable")
+    try:
+        yield request.param
+    finally:
+        mnnpy._core.force_portable_simd(False)
+
+
 @pytest.fixture
 def portable_simd():
     """Runs the test body on the portable (non-SIMD-specific) kernels."""

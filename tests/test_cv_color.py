@@ -81,6 +81,17 @@ def test_from_bgr_uint8(code):
         _check(random_image(rng, h, w, 3, np.uint8), code, lsb)
 
 
+def test_red_blue_swap_every_width(simd):
+    # The swap works on blocks of whole pixels made of three vectors; every row length around
+    # the block sizes (16 and 32 pixels per block) ends in a different tail.
+    rng = np.random.default_rng(3)
+    for w in range(1, 100):
+        img = random_image(rng, 3, w, 3, np.uint8)
+        for code in (cv2.COLOR_BGR2RGB, cv2.COLOR_RGB2BGR):
+            _check(img, code)
+    _check(random_image(rng, 1, 4099, 3, np.uint8), cv2.COLOR_BGR2RGB)
+
+
 @pytest.mark.parametrize("code", EXACT_U8_FOUR)
 def test_from_bgra_uint8(code):
     rng = np.random.default_rng(code)

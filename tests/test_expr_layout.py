@@ -22,16 +22,6 @@ def rand(rng, shape):
     return (rng.random(shape, dtype=np.float32) * 20 - 10).astype(np.float32)
 
 
-@pytest.fixture(params=["best", "portable"])
-def simd(request):
-    """Runs the test on the best SIMD target and on the portable one."""
-    mnnpy._core.force_portable_simd(request.param == "portable")
-    try:
-        yield request.param
-    finally:
-        mnnpy._core.force_portable_simd(False)
-
-
 @pytest.fixture(params=[1, 2])
 def threads(request):
     mnnpy.set_num_threads(request.param)

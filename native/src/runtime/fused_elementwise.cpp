@@ -5,6 +5,7 @@
 
 #include "backend/cpu/copy.h"
 #include "backend/cpu/elementwise.h"
+#include "backend/cpu/prefetch.h"
 #include "mnnpy/thread_pool.h"
 
 namespace mnnpy {
@@ -251,7 +252,7 @@ class FusedElementwiseKernel : public Kernel {
     const size_t out_size = dtype_size(out_.dtype);
     const char* out = (const char*)args.outputs[0]->data + start * out_size;
     const size_t bytes = n * out_size;
-    for (size_t k = 0; k < bytes; k += 64) __builtin_prefetch(out + k, 1, 3);
+    for (size_t k = 0; k < bytes; k += 64) cpu::prefetch_for_write(out + k);
   }
 
   void run_tile(const KernelArgs& args, int64_t start, int64_t n, char* scratch) const {

@@ -19,6 +19,7 @@
 
 #include "backend/cpu/cv_bayer.h"
 #include "backend/cpu/cv_color.h"
+#include "backend/cpu/prefetch.h"
 #include "mnnpy/thread_pool.h"
 
 #ifndef MNNPY_CV_COLOR_SHARED
@@ -159,38 +160,57 @@ struct PixelPhases {
     for (int i = 0; i < (int)sizeof(phase); ++i) phase[i] = (uint8_t)(i % 3);
   }
 };
+
+// The bytes of `a` from byte 2 on, then the first 2 of `next` (and the last 2 of `prev`, then
+// `a` up to its last 2): `a` shifted across a vector boundary. x86 shifts bytes within 16-byte
+// blocks, so 32-byte vectors first pair their inner halves.
+template <class D, class V>
+HWY_INLINE V bytes_from_2_after(D d, V a, V next) {
+  if constexpr (hn::MaxLanes(D()) == 32) return hn::CombineShiftRightBytes<2>(d, hn::ConcatLowerUpper(d, next, a), a);
+  else return hn::CombineShiftRightBytes<2>(d, next, a);
+}
+template <class D, class V>
+HWY_INLINE V bytes_from_2_before(D d, V prev, V a) {
+  if constexpr (hn::MaxLanes(D()) == 32) return hn::CombineShiftRightBytes<14>(d, a, hn::ConcatLowerUpper(d, a, prev));
+  else return hn::CombineShiftRightBytes<14>(d, a, prev);
+}
 #endif
 
 // Channels 0 and 2 of a row of 3-byte pixels swapped. Each output byte comes from 2 bytes
-// before, the same place or 2 bytes after: three unaligned loads and two blends per vector, the
-// choice fixed by the byte's channel. The first pixel and the tail are done one at a time, so no
-// load leaves the row.
+// after (channel 0), the same place (1) or 2 bytes before (2). Three vectors hold whole pixels,
+// so the shifted bytes are made in registers from the block's own three loads: loads at +-2
+// bytes would split cache lines. The output is asked for ahead, as in every streaming kernel.
 void swap_rb_u8(const uint8_t* HWY_RESTRICT s, uint8_t* HWY_RESTRICT d, int64_t pixels) {
   int64_t x = 0;  // bytes
   const int64_t bytes = 3 * pixels;
 #if HWY_TARGET != HWY_SCALAR
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  const hn::FixedTag<uint8_t, 32> d8;
+#else
+  const hn::FixedTag<uint8_t, 16> d8;
+#endif
+  constexpr int64_t N = hn::MaxLanes(d8);
   static const PixelPhases phases;
-  const hn::ScalableTag<uint8_t> d8;
-  const int64_t N = (int64_t)hn::Lanes(d8);
   hn::Mask<decltype(d8)> from_after[3], from_before[3];
   for (int k = 0; k < 3; ++k) {
     const auto phase = hn::LoadU(d8, phases.phase + k * N);
     from_after[k] = hn::Eq(phase, hn::Zero(d8));
     from_before[k] = hn::Eq(phase, hn::Set(d8, 2));
   }
-  // The first pixel is done alone, so that no load starts before the row.
-  if (pixels > 0) {
-    d[0] = s[2]; d[1] = s[1]; d[2] = s[0];
-    x = 3;
-  }
-  for (; x + 3 * N + 2 <= bytes; x += 3 * N) {
-    for (int k = 0; k < 3; ++k) {
-      const uint8_t* p = s + x + k * N;
-      const auto same = hn::LoadU(d8, p);
-      const auto v = hn::IfThenElse(from_after[k], hn::LoadU(d8, p + 2),
-                                    hn::IfThenElse(from_before[k], hn::LoadU(d8, p - 2), same));
-      hn::StoreU(v, d8, d + x + k * N);
-    }
+  for (; x + 3 * N <= bytes; x += 3 * N) {
+    for (int64_t line = 0; line < 3 * N; line += 64) prefetch_for_write(d + x + kWritePrefetchBytes + line);
+    const auto a0 = hn::LoadU(d8, s + x), a1 = hn::LoadU(d8, s + x + N), a2 = hn::LoadU(d8, s + x + 2 * N);
+    // The first two bytes of a block never come from before it, nor the last two from after
+    // it: a2 and a0 stand in for the neighbours there.
+    const auto v0 = hn::IfThenElse(from_after[0], bytes_from_2_after(d8, a0, a1),
+                                   hn::IfThenElse(from_before[0], bytes_from_2_before(d8, a2, a0), a0));
+    const auto v1 = hn::IfThenElse(from_after[1], bytes_from_2_after(d8, a1, a2),
+                                   hn::IfThenElse(from_before[1], bytes_from_2_before(d8, a0, a1), a1));
+    const auto v2 = hn::IfThenElse(from_after[2], bytes_from_2_after(d8, a2, a0),
+                                   hn::IfThenElse(from_before[2], bytes_from_2_before(d8, a1, a2), a2));
+    hn::StoreU(v0, d8, d + x);
+    hn::StoreU(v1, d8, d + x + N);
+    hn::StoreU(v2, d8, d + x + 2 * N);
   }
 #endif
   for (; x < bytes; x += 3) {
