@@ -19,6 +19,10 @@ struct ExecutorStats {
 // Safe to call from several threads; releases nothing itself (callers release the GIL).
 std::vector<std::shared_ptr<Tensor>> evaluate(const std::vector<Var>& targets);
 
+// The value `v` holds already (a constant's data, a placeholder's written value or a result
+// kept by evaluate), or null: what evaluate would return for it, without planning anything.
+std::shared_ptr<Tensor> held_value(const Var& v);
+
 // A graph planned once for many runs (a loaded model's forward): the subgraph behind the
 // targets is folded, collected and planned when this is made, so each run only reads the
 // placeholders' current values and runs the steps. Placeholders need values when it is made.

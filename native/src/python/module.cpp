@@ -25,7 +25,10 @@ std::vector<Var> as_constants(const std::vector<std::shared_ptr<Tensor>>& tensor
   return out;
 }
 
-py::array read(const Var& v) { return numpy_from_tensor(evaluate_without_gil({v})[0]); }
+py::array read(const Var& v) {
+  if (auto held = held_value(v)) return numpy_from_tensor(held);
+  return numpy_from_tensor(evaluate_without_gil({v})[0]);
+}
 
 py::tuple shape_tuple(const Shape& s) {
   py::tuple t(s.size());

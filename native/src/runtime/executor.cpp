@@ -611,6 +611,13 @@ std::vector<std::shared_ptr<Tensor>> evaluate(const std::vector<Var>& targets) {
   return out;
 }
 
+std::shared_ptr<Tensor> held_value(const Var& v) {
+  if (!v.valid()) return nullptr;
+  std::lock_guard<std::mutex> lock(g_value_mutex);
+  const Node& n = *v.node;
+  return (size_t)v.index < n.values.size() ? n.values[v.index] : nullptr;
+}
+
 struct PlannedGraph::State {
   std::vector<Var> targets;  // keeps every collected node alive
   Collected graph;
