@@ -1011,10 +1011,12 @@ void ConvertRows(const ColorJob& job, int64_t r0, int64_t r1) {
     std::memcpy((uint8_t*)job.dst + r0 * w, (const uint8_t*)job.src + r0 * w, (size_t)((r1 - r0) * w));
     return;
   }
-  for (int64_t r = r0; r < r1; ++r) {
-    if (job.is_float) convert_row<float>(job, (const float*)job.src + r * s_row, (float*)job.dst + r * d_row, w);
-    else convert_row<uint8_t>(job, (const uint8_t*)job.src + r * s_row, (uint8_t*)job.dst + r * d_row, w);
-  }
+  // Each row conversion reads pixel by pixel (pairs for 4:2:2, whose widths are even), and rows
+  // follow each other in both images: the rows are converted as one long row, which keeps the
+  // vector loops running instead of restarting them at every row.
+  const int64_t pixels = (r1 - r0) * w;
+  if (job.is_float) convert_row<float>(job, (const float*)job.src + r0 * s_row, (float*)job.dst + r0 * d_row, pixels);
+  else convert_row<uint8_t>(job, (const uint8_t*)job.src + r0 * s_row, (uint8_t*)job.dst + r0 * d_row, pixels);
 }
 
 }  // namespace HWY_NAMESPACE
