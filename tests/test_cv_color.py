@@ -81,15 +81,22 @@ def test_from_bgr_uint8(code):
         _check(random_image(rng, h, w, 3, np.uint8), code, lsb)
 
 
-def test_red_blue_swap_every_width(simd):
-    # The swap works on blocks of whole pixels made of three vectors; every row length around
-    # the block sizes (16 and 32 pixels per block) ends in a different tail.
+def test_channel_reorders_every_width(simd):
+    # Reorders work on blocks of whole pixels (the red-blue swap on blocks of three vectors, the
+    # others 4 or 8 pixels at a time, reading or writing a little past them); every pixel count
+    # around the block sizes ends in a different tail.
     rng = np.random.default_rng(3)
+    three = [cv2.COLOR_BGR2RGB, cv2.COLOR_RGB2BGR, cv2.COLOR_BGR2BGRA, cv2.COLOR_BGR2RGBA]
+    four = [cv2.COLOR_BGRA2BGR, cv2.COLOR_RGBA2BGR, cv2.COLOR_BGRA2RGBA]
     for w in range(1, 100):
-        img = random_image(rng, 3, w, 3, np.uint8)
-        for code in (cv2.COLOR_BGR2RGB, cv2.COLOR_RGB2BGR):
+        img = random_image(rng, 1, w, 3, np.uint8)
+        for code in three:
             _check(img, code)
-    _check(random_image(rng, 1, 4099, 3, np.uint8), cv2.COLOR_BGR2RGB)
+        img = random_image(rng, 1, w, 4, np.uint8)
+        for code in four:
+            _check(img, code)
+    _check(random_image(rng, 3, 4099, 3, np.uint8), cv2.COLOR_BGR2RGB)
+    _check(random_image(rng, 3, 4099, 4, np.uint8), cv2.COLOR_BGRA2BGR)
 
 
 @pytest.mark.parametrize("code", EXACT_U8_FOUR)

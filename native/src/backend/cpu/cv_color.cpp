@@ -219,25 +219,45 @@ void swap_rb_u8(const uint8_t* HWY_RESTRICT s, uint8_t* HWY_RESTRICT d, int64_t 
   }
 }
 
-// 4-byte pixels reordered by `order` (-1: 255) with one byte shuffle per vector.
-void shuffle4_u8(const uint8_t* HWY_RESTRICT s, uint8_t* HWY_RESTRICT d, int64_t pixels, const int* order) {
+// Pixels of S bytes reordered into pixels of D bytes by `order` (-1: 255), S and D being 3 or 4:
+// four pixels per 16-byte block, each block done by one byte shuffle. 32-byte vectors move
+// 3-byte pixels between their blocks with one 4-byte lane shuffle (before the byte shuffle when
+// reading them, after it when writing them). Loads and stores of 3-byte pixels reach past the
+// pixels they convert, so the vector loop stops a vector short of the ends.
+template <int S, int D>
+void shuffle_pixels_u8(const uint8_t* HWY_RESTRICT s, uint8_t* HWY_RESTRICT d, int64_t pixels, const int* order) {
   int64_t x = 0;
 #if HWY_TARGET != HWY_SCALAR
-  const hn::ScalableTag<uint8_t> d8;
-  const int64_t N = (int64_t)hn::Lanes(d8) / 4;
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  const hn::FixedTag<uint8_t, 32> d8;
+#else
+  const hn::FixedTag<uint8_t, 16> d8;
+#endif
+  constexpr int64_t V = hn::MaxLanes(d8), P = V / 4;  // bytes per vector, pixels per step
+  const hn::Repartition<uint32_t, decltype(d8)> d32;
   alignas(16) uint8_t index[16], alpha[16];
   for (int i = 0; i < 16; ++i) {
-    const int o = order[i % 4];
-    index[i] = o < 0 ? 0x80 : (uint8_t)(i / 4 * 4 + o);
-    alpha[i] = o < 0 ? 255 : 0;
+    const int p = i / D, o = order[i % D];
+    index[i] = p >= 4 || o < 0 ? 0x80 : (uint8_t)(p * S + o);
+    alpha[i] = p < 4 && o < 0 ? 255 : 0;
   }
   const auto table = hn::LoadDup128(d8, index), opaque = hn::LoadDup128(d8, alpha);
-  for (; x + N <= pixels; x += N) {
-    hn::StoreU(hn::Or(hn::TableLookupBytesOr0(hn::LoadU(d8, s + 4 * x), table), opaque), d8, d + 4 * x);
+  // 4-byte lanes of the block-spanning moves: the second block's 3-byte pixels start at lane 3.
+  alignas(32) static constexpr int32_t kSpread[8] = {0, 1, 2, 3, 3, 4, 5, 6}, kGather[8] = {0, 1, 2, 4, 5, 6, 7, 7};
+  constexpr int64_t narrow = S < D ? S : D;
+  for (; x + P <= pixels && narrow * x + V <= narrow * pixels; x += P) {
+    prefetch_for_write(d + D * x + kWritePrefetchBytes);
+    auto v = hn::LoadU(d8, s + S * x);
+    if constexpr (V == 32 && S == 3)
+      v = hn::BitCast(d8, hn::TableLookupLanes(hn::BitCast(d32, v), hn::SetTableIndices(d32, kSpread)));
+    v = hn::Or(hn::TableLookupBytesOr0(v, table), opaque);
+    if constexpr (V == 32 && D == 3)
+      v = hn::BitCast(d8, hn::TableLookupLanes(hn::BitCast(d32, v), hn::SetTableIndices(d32, kGather)));
+    hn::StoreU(v, d8, d + D * x);
   }
 #endif
   for (; x < pixels; ++x)
-    for (int j = 0; j < 4; ++j) d[4 * x + j] = order[j] < 0 ? 255 : s[4 * x + order[j]];
+    for (int j = 0; j < D; ++j) d[D * x + j] = order[j] < 0 ? 255 : s[S * x + order[j]];
 }
 
 template <class T>
@@ -246,7 +266,9 @@ void reorder(const ColorJob& job, const T* s, T* d, int64_t w) {
   const int* o = job.order;
   if constexpr (std::is_same<T, uint8_t>::value) {
     if (S == 3 && D == 3 && o[0] == 2 && o[1] == 1 && o[2] == 0) return swap_rb_u8(s, d, w);
-    if (S == 4 && D == 4) return shuffle4_u8(s, d, w, o);
+    if (S == 4 && D == 4) return shuffle_pixels_u8<4, 4>(s, d, w, o);
+    if (S == 3 && D == 4) return shuffle_pixels_u8<3, 4>(s, d, w, o);
+    if (S == 4 && D == 3) return shuffle_pixels_u8<4, 3>(s, d, w, o);
   }
 #define MNNPY_CV_REORDER(s_, d_) \
   if (S == s_ && D == d_) return reorder_row<T, s_, d_>(s, d, w, o);
