@@ -81,6 +81,15 @@ def test_from_bgr_uint8(code):
         _check(random_image(rng, h, w, 3, np.uint8), code, lsb)
 
 
+@pytest.mark.parametrize("code", LAB_U8)
+def test_lab_uint8_over_the_colour_cube(code, simd):
+    # Every 4th level of each channel and the top one (68^3 colours), 3- and 4-channel sources.
+    levels = np.append(np.arange(0, 256, 4), [253, 254, 255]).astype(np.uint8)
+    cube = np.stack(np.meshgrid(levels, levels, levels, indexing="ij"), -1).reshape(len(levels) ** 2, len(levels), 3)
+    _check(np.ascontiguousarray(cube), code, lsb=3)
+    _check(cv2.cvtColor(cube, cv2.COLOR_BGR2BGRA), code, lsb=3)
+
+
 def test_channel_reorders_every_width(simd):
     # Reorders work on blocks of whole pixels (the red-blue swap on blocks of three vectors, the
     # others 4 or 8 pixels at a time, reading or writing a little past them); every pixel count
