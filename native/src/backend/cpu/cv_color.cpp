@@ -161,6 +161,13 @@ struct PixelPhases {
   }
 };
 
+// Vectors of whole 16-byte blocks for the byte-shuffling reorders: 32 bytes where x86 has them.
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+using PixelBlocks = hn::FixedTag<uint8_t, 32>;
+#else
+using PixelBlocks = hn::FixedTag<uint8_t, 16>;
+#endif
+
 // The bytes of `a` from byte 2 on, then the first 2 of `next` (and the last 2 of `prev`, then
 // `a` up to its last 2): `a` shifted across a vector boundary. x86 shifts bytes within 16-byte
 // blocks, so 32-byte vectors first pair their inner halves.
@@ -184,11 +191,7 @@ void swap_rb_u8(const uint8_t* HWY_RESTRICT s, uint8_t* HWY_RESTRICT d, int64_t 
   int64_t x = 0;  // bytes
   const int64_t bytes = 3 * pixels;
 #if HWY_TARGET != HWY_SCALAR
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-  const hn::FixedTag<uint8_t, 32> d8;
-#else
-  const hn::FixedTag<uint8_t, 16> d8;
-#endif
+  const PixelBlocks d8;
   constexpr int64_t N = hn::MaxLanes(d8);
   static const PixelPhases phases;
   hn::Mask<decltype(d8)> from_after[3], from_before[3];
@@ -228,11 +231,7 @@ template <int S, int D>
 void shuffle_pixels_u8(const uint8_t* HWY_RESTRICT s, uint8_t* HWY_RESTRICT d, int64_t pixels, const int* order) {
   int64_t x = 0;
 #if HWY_TARGET != HWY_SCALAR
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-  const hn::FixedTag<uint8_t, 32> d8;
-#else
-  const hn::FixedTag<uint8_t, 16> d8;
-#endif
+  const PixelBlocks d8;
   constexpr int64_t V = hn::MaxLanes(d8), P = V / 4;  // bytes per vector, pixels per step
   const hn::Repartition<uint32_t, decltype(d8)> d32;
   alignas(16) uint8_t index[16], alpha[16];
@@ -704,8 +703,8 @@ inline void lab_luv_inverse_f(float L, float a, float bb, bool srgb, bool luv, f
   bgr[0] = b; bgr[1] = g; bgr[2] = r;
 }
 
-// uint8 to Lab 32-bit lanes at a time, by the scalar row's tables: the linear value of each
-// byte looked up, f interpolated between the samples of its table.
+// uint8 to Lab 32-bit lanes at a time: the linear value of each byte looked up in the scalar
+// row's gamma table, f's cube root computed.
 template <int S>
 int64_t lab_u8_vector(const ColorJob& job, const uint8_t* s, uint8_t* d, int64_t w) {
   const LabTables& tables = lab_tables();
