@@ -40,22 +40,19 @@ void threshold_run(const T* HWY_RESTRICT src, T* HWY_RESTRICT dst, int64_t n, T 
   const int64_t N = (int64_t)hn::Lanes(d);
   const auto level = hn::Set(d, level_t), top = hn::Set(d, top_t), zero = hn::Zero(d);
   const auto every = hn::FirstN(d, N), none = hn::FirstN(d, 0);
+  const auto vector_at = [&](int64_t j) {
+    const auto x = hn::LoadU(d, src + j);
+    const auto above = all_above ? every : none_above ? none : hn::Gt(x, level);
+    hn::StoreU(select<K>(above, x, level, top, zero), d, dst + j);
+  };
   // A cache line of output per step, asked for ahead of the stores.
   const int64_t step = std::max<int64_t>(N, 64 / (int64_t)sizeof(T));
   int64_t i = 0;
   for (; i + step <= n; i += step) {
     prefetch_for_write(dst + i + kWritePrefetchBytes / (int64_t)sizeof(T));
-    for (int64_t j = i; j < i + step; j += N) {
-      const auto x = hn::LoadU(d, src + j);
-      const auto above = all_above ? every : none_above ? none : hn::Gt(x, level);
-      hn::StoreU(select<K>(above, x, level, top, zero), d, dst + j);
-    }
+    for (int64_t j = i; j < i + step; j += N) vector_at(j);
   }
-  for (; i + N <= n; i += N) {
-    const auto x = hn::LoadU(d, src + i);
-    const auto above = all_above ? every : none_above ? none : hn::Gt(x, level);
-    hn::StoreU(select<K>(above, x, level, top, zero), d, dst + i);
-  }
+  for (; i + N <= n; i += N) vector_at(i);
   for (; i < n; ++i) {
     const T x = src[i];
     const bool above = all_above || (!none_above && x > level_t);
