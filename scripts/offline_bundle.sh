@@ -26,7 +26,7 @@ command -v ccache >/dev/null 2>&1 && launcher+=(-C cmake.define.CMAKE_CXX_COMPIL
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(dirname "$PWD")}
 rm -rf build/offline-wheel
 "$tools/bin/python" -m pip wheel -q --no-deps "${launcher[@]}" -w build/offline-wheel .
-"$tools/bin/auditwheel" repair -q -w "$folder" build/offline-wheel/mnnpy-*.whl
+PATH="$PWD/$tools/bin:$PATH" "$tools/bin/auditwheel" repair -w "$folder" build/offline-wheel/mnnpy-*.whl
 if [ $# -gt 0 ]; then
   "$tools/bin/python" -m pip download -q --only-binary=:all: --python-version "$version" --implementation cp \
     --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
