@@ -3,6 +3,7 @@
 # network access, once per SIMD target this CPU can run (or the targets named), and prints the
 # pass counts per target.
 #   scripts/offline_test.sh <folder> [target ...] [-- pytest arguments]
+# With MNNPY_TEST_LOGS=<folder>, each target's whole pytest output is kept there.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 folder=${1:?folder of wheels}
@@ -24,11 +25,12 @@ summary=()
 status=0
 for target in "${targets[@]}"; do
   echo "=== MNNPY_SIMD=$target"
-  log=$(mktemp)
+  log=${MNNPY_TEST_LOGS:+$MNNPY_TEST_LOGS/pytest-$target.log}
+  [ -n "$log" ] && mkdir -p "$MNNPY_TEST_LOGS" || log=$(mktemp)
   (cd tests && MNNPY_SIMD=$target "$python" -m pytest -q -p no:cacheprovider "$@" 2>&1) | tee "$log" | tail -n 40
   [ "${PIPESTATUS[0]}" = 0 ] || status=1
   summary+=("$target: $(grep -E '^[0-9]+ (passed|failed)|^=+ .*(passed|failed)' "$log" | tail -n 1 | tr -d '=')")
-  rm -f "$log"
+  [ -n "${MNNPY_TEST_LOGS:-}" ] || rm -f "$log"
 done
 printf '%s\n' "${summary[@]}"
 exit $status
