@@ -3,6 +3,7 @@
 torch.nn's names (`Linear`, `Conv2d`, `BatchNorm2d`, ..., `nn.functional.cross_entropy`),
 Parameters, buffers, state files, and trainable imported models (`for_training=True`)."""
 import os
+import threading
 
 import numpy as np
 
@@ -71,9 +72,12 @@ class _ConvertedModule(Module):
             v = w if isinstance(w, Var) else F.const(np.asarray(w, order="C"))
             consts[k] = F.cast(v, np.float32) if v.dtype == np.float16 else v
         object.__setattr__(self, "_weights", consts)
+        # Built graphs by input shapes. Threads share them; one builds at a time (_build_lock), and
+        # _value_inputs is replaced, never changed, so readers without the lock see a whole set.
         object.__setattr__(self, "_instances", {})
+        object.__setattr__(self, "_build_lock", threading.Lock())
         object.__setattr__(self, "_declared", {v.name: v for v in graph.inputs})
-        object.__setattr__(self, "_value_inputs", set())
+        object.__setattr__(self, "_value_inputs", frozenset())
         # Convolution chains run in the blocked channel layout; residual adds join the convolution.
         from ..convert._graph import Graph, ValueInfo
         from ..convert._layout import fuse_residual_adds
@@ -94,17 +98,34 @@ class _ConvertedModule(Module):
 
     def _key(self, arrays):
         # Inputs whose values decide shapes (axes, sizes given as inputs) are part of the key.
-        return tuple((a.shape, str(a.dtype), a.tobytes() if name in self._value_inputs else None)
+        value_inputs = self._value_inputs
+        return tuple((a.shape, str(a.dtype), a.tobytes() if name in value_inputs else None)
                      for name, a in zip(self.input_names, arrays))
 
-    def _instance(self, key, arrays):
+    def _instance(self, arrays):
+        """The graph built and planned for these inputs' shapes (and values, where they decide
+        shapes), made on first use. A key made while another thread widens _value_inputs may
+        miss; the lookup under the lock then finds or builds the right instance."""
+        inst = self._instances.get(self._key(arrays))
+        if inst is not None:
+            return inst
+        if self._value_inputs == set(self.input_names):
+            return self._build_instance(arrays)  # data-dependent: built per call, from nothing shared
+        with self._build_lock:
+            return self._build_instance(arrays)
+
+    def _build_instance(self, arrays):
         from ..convert._onnx_ops import NeedsInputValue, instantiate
-        inst = self._instances.get(key)
-        if inst is None:
+        while True:
+            key = self._key(arrays)
+            inst = self._instances.get(key)
+            if inst is not None:
+                return inst  # built by another thread meanwhile
             types = {name: (shape, dtype) for name, (shape, dtype, _) in zip(self.input_names, key)}
             values = {n: a for n, a in zip(self.input_names, arrays) if n in self._value_inputs}
             try:
                 placeholders, outputs = instantiate(self._run_graph, self._weights, types, values, self.blocked_layout)
+                break
             except NeedsInputValue:
                 # Small integer inputs feed shape arguments: build them in and key on their values.
                 # Failing that, shapes depend on the data itself (NonZero...): every input is built
@@ -115,16 +136,16 @@ class _ConvertedModule(Module):
                 wider = next((stage for stage in stages if not stage <= self._value_inputs), None)
                 if wider is None:
                     raise
-                self._value_inputs.update(wider)
-                return self._instance(self._key(arrays), arrays)
-            if not self.shape_mutable and self._instances:
-                raise ValueError("this module was loaded with shape_mutable=False; inputs must keep the shapes "
-                                 f"of the first call {next(iter(self._instances))}")
-            if self._value_inputs == set(self.input_names):
-                return _Instance(placeholders, outputs, reused=False)  # data-dependent
-            if len(self._instances) >= 16:  # a few shapes at a time; each holds its plan
-                self._instances.pop(next(iter(self._instances)))
-            inst = self._instances[key] = _Instance(placeholders, outputs, reused=True)
+                object.__setattr__(self, "_value_inputs", self._value_inputs | wider)
+        if not self.shape_mutable and self._instances:
+            raise ValueError("this module was loaded with shape_mutable=False; inputs must keep the shapes "
+                             f"of the first call {next(iter(self._instances))}")
+        if self._value_inputs == set(self.input_names):
+            return _Instance(placeholders, outputs, reused=False)  # data-dependent
+        inst = _Instance(placeholders, outputs, reused=True)
+        if len(self._instances) >= 16:  # a few shapes at a time; each holds its plan
+            self._instances.pop(next(iter(self._instances)))
+        self._instances[key] = inst
         return inst
 
     def forward(self, *inputs):
@@ -153,14 +174,11 @@ class _ConvertedModule(Module):
                 a = a.astype(want.dtype)
             check_input_shape(name, a.shape, want.shape)
             arrays.append(a)
-        inst = self._instance(self._key(arrays), arrays)
-        for name, a in zip(self.input_names, arrays):
-            if name in inst.placeholders:
-                inst.placeholders[name].write(a)
+        inst = self._instance(arrays)
         if self.thread_num:
             from .. import set_num_threads
             set_num_threads(self.thread_num)
-        results = inst.run()
+        results = inst.run(dict(zip(self.input_names, arrays)))
         for name, r in zip(self.output_names, results):
             r.name = name
         return results[0] if len(results) == 1 else results
@@ -199,20 +217,19 @@ class _ConvertedModule(Module):
 
 class _Instance:
     """A converted graph built for one set of input shapes: its placeholders and outputs, and
-    (when it is reused) the plan made on its first run."""
+    (when it is reused) its plan, which each call runs with that call's input values: calls from
+    several threads share it and write nothing shared."""
 
     def __init__(self, placeholders, outputs, reused):
         self.placeholders = placeholders
         self.outputs = outputs
-        self.reused = reused
-        self.planned = None
+        self.planned = _core.PlannedGraph(outputs, list(placeholders.values())) if reused else None
 
-    def run(self):
-        if not self.reused:
+    def run(self, arrays):
+        """The outputs for the input arrays by name (inputs built in as constants are skipped)."""
+        if self.planned is None:  # every input is built in: nothing to bind
             return _core.evaluate_as_constants(self.outputs)
-        if self.planned is None:
-            self.planned = _core.PlannedGraph(self.outputs)
-        return self.planned.run()
+        return self.planned.run([arrays[name] for name in self.placeholders])
 
 
 def profile(module, *inputs, repeats=5, print_table=True):
@@ -305,13 +322,20 @@ class _ExprModule(Module):
         super().__init__()
         object.__setattr__(self, "_inputs", inputs)
         object.__setattr__(self, "_outputs", outputs)
+        object.__setattr__(self, "_planned", None)
+        object.__setattr__(self, "_plan_lock", threading.Lock())
 
     def forward(self, *values):
         if len(values) == 1 and isinstance(values[0], (list, tuple)):
             values = tuple(values[0])
         if len(values) != len(self._inputs):
             raise ValueError(f"the module takes {len(self._inputs)} inputs, got {len(values)}")
-        for p, v in zip(self._inputs, values):
-            p.write(v.read() if isinstance(v, Var) else v)
-        results = _core.evaluate_as_constants(self._outputs)
+        planned = self._planned
+        if planned is None:
+            with self._plan_lock:
+                if self._planned is None:
+                    # The inputs are bound per call; other placeholders (parameters) are read at each run.
+                    object.__setattr__(self, "_planned", _core.PlannedGraph(self._outputs, self._inputs))
+                planned = self._planned
+        results = planned.run([v.read() if isinstance(v, Var) else v for v in values])
         return results[0] if len(results) == 1 else results

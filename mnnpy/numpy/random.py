@@ -9,6 +9,7 @@ distributions are the same.
 """
 import operator as _operator
 import os as _os
+import threading
 
 import numpy as _np
 
@@ -73,36 +74,43 @@ def _const(a):
 
 
 class _Stream:
-    """A key and the number of the next stream: each draw takes one stream."""
+    """A key and the number of the next stream: each draw takes one stream. Threads drawing from
+    one generator (the global one) take distinct streams, as NumPy's generators lock."""
 
     def __init__(self, seed=None):
+        self._lock = threading.Lock()
         self.reseed(seed)
 
     def reseed(self, seed):
-        self.key = _seed_key(seed)
-        self.counter = 0
+        key = _seed_key(seed)
+        with self._lock:
+            self.key, self.counter = key, 0
+
+    def _take(self):
+        """(key, the number of a stream no other draw gets)."""
+        with self._lock:
+            stream = self.counter
+            self.counter += 1
+            return self.key, stream
 
     def fill(self, dist, shape, dtype, a=0.0, b=1.0, low=0, span=0):
         shape = tuple(int(d) for d in shape)
         if any(d < 0 for d in shape):
             raise ValueError("negative dimensions are not allowed")
-        stream = self.counter
-        self.counter += 1
+        key, stream = self._take()
         return _core.op("RandomFill", [], {"dist": dist, "dtype": _np.dtype(dtype).name, "shape": list(shape),
-                                           "seed": _signed64(self.key), "stream": _signed64(stream),
+                                           "seed": _signed64(key), "stream": _signed64(stream),
                                            "a": float(a), "b": float(b), "low": _signed64(low),
                                            "span": _signed64(span)})
 
     def permutation(self, n):
-        stream = self.counter
-        self.counter += 1
-        return _core.op("RandomPermutation", [], {"n": int(n), "seed": _signed64(self.key),
+        key, stream = self._take()
+        return _core.op("RandomPermutation", [], {"n": int(n), "seed": _signed64(key),
                                                   "stream": _signed64(stream)})
 
     def weighted(self, p, shape):
-        stream = self.counter
-        self.counter += 1
-        return _core.op("RandomWeightedIndices", [p], {"shape": list(shape), "seed": _signed64(self.key),
+        key, stream = self._take()
+        return _core.op("RandomWeightedIndices", [p], {"shape": list(shape), "seed": _signed64(key),
                                                        "stream": _signed64(stream)})
 
 

@@ -1,11 +1,14 @@
 """Planned training steps: the forward, backward and update graph is built once per batch shape
 on placeholders and run as one plan for every batch of that shape.
 
-A call writes the batch into the input placeholders and the optimizer's scalars (learning rate,
-bias corrections) into theirs, runs the plan, and points the parameters, optimizer state and
-module buffers at the new values. The numbers are the same as ``optimizer.step(loss)`` on the
+A call passes the batch to the plan as the values of its input placeholders (nothing shared is
+written, so a Predictor may be called from several threads), writes the optimizer's scalars
+(learning rate, bias corrections) into theirs, runs the plan, and points the parameters,
+optimizer state and module buffers at the new values. The numbers are the same as ``optimizer.step(loss)`` on the
 same graph.
 """
+import threading
+
 import numpy as np
 
 from .. import _core
@@ -43,10 +46,14 @@ def _make_inputs(arrays):
     return phs
 
 
+def _input_values(phs, arrays):
+    """The batch arrays in the dtypes of their placeholders."""
+    return [a if a.dtype == np.dtype(ph.dtype) else a.astype(ph.dtype) for ph, a in zip(phs, arrays)]
+
+
 def _write_inputs(phs, arrays):
-    for ph, a in zip(phs, arrays):
-        dtype = np.dtype(ph.dtype)
-        ph.write(np.ascontiguousarray(a if a.dtype == dtype else a.astype(dtype)))
+    for ph, a in zip(phs, _input_values(phs, arrays)):
+        ph.write(np.ascontiguousarray(a))
 
 
 class _StepPlan:
@@ -117,15 +124,14 @@ class TrainStep:
                 raise TypeError(f"TrainStep: fn's extra outputs must be Vars, got {type(e).__name__}")
         opt._write_scalars()  # planning folds with values present; each run writes them again
         targets, dests, norm_index = opt._build_update(loss, self._pending())
-        plan = _core.PlannedGraph([loss] + extras + targets)
+        plan = _core.PlannedGraph([loss] + extras + targets, inputs)
         return _StepPlan(inputs, plan, len(extras), dests, norm_index, single)
 
     def __call__(self, *batch):
         plan, arrays = self.plan_for(*batch)
-        _write_inputs(plan.inputs, arrays)
         opt = self.optimizer
         opt._write_scalars()
-        values = plan.plan.run()
+        values = plan.plan.run(_input_values(plan.inputs, arrays))
         n = 1 + plan.n_extras
         opt._apply(values[n:], plan.dests, plan.norm_index)
         loss = float(np.asarray(values[0].read()).reshape(()))
@@ -144,20 +150,23 @@ class Predictor:
             raise TypeError(f"Predictor: fn must be callable, got {type(fn).__name__}")
         self.fn = fn
         self._plans = {}
+        self._build_lock = threading.Lock()
 
     def __call__(self, *batch):
         arrays = [_as_batch_array(x, i) for i, x in enumerate(batch)]
         key = _batch_key(arrays)
         entry = self._plans.get(key)
         if entry is None:
-            inputs = _make_inputs(arrays)
-            _write_inputs(inputs, arrays)
-            out = self.fn(*inputs)
-            single = isinstance(out, Var)
-            outs = [out] if single else list(out)
-            entry = (inputs, _core.PlannedGraph(outs), single)
-            self._plans[key] = entry
+            with self._build_lock:
+                entry = self._plans.get(key)
+                if entry is None:
+                    inputs = _make_inputs(arrays)
+                    _write_inputs(inputs, arrays)  # fn may read values while it builds
+                    out = self.fn(*inputs)
+                    single = isinstance(out, Var)
+                    outs = [out] if single else list(out)
+                    entry = (inputs, _core.PlannedGraph(outs, inputs), single)
+                    self._plans[key] = entry
         inputs, plan, single = entry
-        _write_inputs(inputs, arrays)
-        values = [np.asarray(v.read()) for v in plan.run()]
+        values = [np.asarray(v.read()) for v in plan.run(_input_values(inputs, arrays))]
         return values[0] if single else tuple(values)

@@ -15,7 +15,8 @@ struct ExecutorStats {
   uint64_t last_arena_bytes = 0, last_folded = 0;
 };
 
-// Computes the values of `targets`; caches them on nodes that read no placeholder.
+// Computes the values of `targets`; caches them on nodes that read no placeholder (when two
+// threads compute one node at once, both return the value kept first).
 // Safe to call from several threads; releases nothing itself (callers release the GIL).
 std::vector<std::shared_ptr<Tensor>> evaluate(const std::vector<Var>& targets);
 
@@ -24,13 +25,21 @@ std::vector<std::shared_ptr<Tensor>> evaluate(const std::vector<Var>& targets);
 std::shared_ptr<Tensor> held_value(const Var& v);
 
 // A graph planned once for many runs (a loaded model's forward): the subgraph behind the
-// targets is folded, collected and planned when this is made, so each run only reads the
-// placeholders' current values and runs the steps. Placeholders need values when it is made.
+// targets is folded, collected and planned when this is made, so each run only takes the
+// placeholders' values and runs the steps. The plan is shared read-only by every run, so runs
+// from several threads at once are independent.
 class PlannedGraph {
  public:
-  explicit PlannedGraph(const std::vector<Var>& targets);
+  // `inputs`: placeholders whose values each run(values) passes, in this order; they need no
+  // value now. Every other placeholder needs one now and is read again at each run.
+  explicit PlannedGraph(const std::vector<Var>& targets, const std::vector<Var>& inputs = {});
+  // Runs with the current values of all placeholders.
   std::vector<std::shared_ptr<Tensor>> run() const;
+  // Runs with `values` for the inputs (each of the input's dtype and shape), writing nothing
+  // shared: the way to run one plan from several threads.
+  std::vector<std::shared_ptr<Tensor>> run(const std::vector<std::shared_ptr<Tensor>>& values) const;
   const std::vector<Var>& targets() const;
+  const std::vector<Var>& inputs() const;
 
  private:
   struct State;

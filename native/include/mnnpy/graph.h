@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <variant>
 #include <vector>
@@ -65,13 +66,24 @@ struct Node {
   Node& operator=(const Node&) = delete;
   ~Node();
 
+  // Reads `values` without the lock: for code that holds node_values_mutex() or owns the node.
   bool has_values() const {
     if (values.size() < outputs.size()) return false;
     for (auto& v : values) if (!v) return false;
     return true;
   }
+  // The same under node_values_mutex(), for nodes other threads may be evaluating or writing.
+  bool computed() const;
+  std::shared_ptr<Tensor> value(int index) const;  // null when output `index` holds none
+  // Replaces the values of a one-output node (a placeholder's new value) and returns the old one.
+  std::shared_ptr<Tensor> exchange_value(std::shared_ptr<Tensor> value);
   static uint64_t next_id();
 };
+
+// Node::values changes after a node is built (evaluate keeps results on nodes; write() and
+// share_value replace a placeholder's value) while other threads read it, so every access after
+// construction holds this one lock. It guards nothing else and is held only to copy pointers.
+std::mutex& node_values_mutex();
 
 // Building blocks used by every front-end; all check their arguments and throw
 // ValueError/TypeError with a message naming the problem.

@@ -20,13 +20,14 @@ struct KernelArgs {
 };
 
 // A backend kernel: resize() once per plan (choose scheme, pack constants, size scratch),
-// execute() every run.
+// execute() every run. A plan is shared by every thread that runs it, so execute() is const:
+// whatever changes during a run lives in the scratch, the outputs or thread_local buffers.
 class Kernel {
  public:
   virtual ~Kernel() = default;
   // Bytes of scratch that execute() needs (allocated from the plan's arena).
   virtual size_t scratch_bytes() const { return 0; }
-  virtual void execute(const KernelArgs& args, void* scratch) = 0;
+  virtual void execute(const KernelArgs& args, void* scratch) const = 0;
   // For profiles: the scheme chosen at plan time ("im2col+gemm", "winograd"...) and the
   // floating-point operations one run performs (0 where not counted).
   virtual const char* scheme() const { return ""; }

@@ -1,5 +1,9 @@
 // One process-wide pool sized by set_num_threads. Workers spin for a few microseconds after
 // a job (back-to-back jobs then start at once), then sleep on a condition variable; the calling thread takes part in the work, so one thread means no wake-ups.
+// Several threads may call parallel_for at once: the pool runs one caller's job at a time, and a
+// caller that finds it busy runs its own job's chunks itself (its thread is a core's worth of
+// work already), so concurrent callers never wait on each other. set_num_threads may be called
+// at any time; it waits for the running job.
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -16,9 +20,10 @@ class ThreadPool {
   static ThreadPool& global();
   ~ThreadPool();
   void set_num_threads(int n);
-  int num_threads() const { return num_threads_; }
+  int num_threads() const { return num_threads_.load(std::memory_order_relaxed); }
   // Calls fn(begin, end) over [0, n) in chunks of at least `grain` items, on up to
-  // num_threads() threads. Nested calls from a worker run inline.
+  // num_threads() threads. Nested calls from a worker run inline. The chunks depend only on n,
+  // grain and num_threads(), never on who runs them, so results do not depend on contention.
   void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
 
  private:
@@ -26,10 +31,13 @@ class ThreadPool {
   void worker_loop(int index);
   void stop_workers();
 
-  int num_threads_ = 1;
+  // Chunks of a job of n items: their count and size.
+  void split(int64_t n, int64_t grain, int threads, int64_t* chunks, int64_t* chunk) const;
+
+  std::atomic<int> num_threads_{1};  // read without a lock by callers deciding whether to split
   std::vector<std::thread> workers_;
   std::mutex mutex_;            // guards the fields below and serializes jobs
-  std::mutex job_mutex_;
+  std::mutex job_mutex_;        // held by the caller whose job the workers run, and by set_num_threads
   std::condition_variable wake_, done_;
   const std::function<void(int64_t, int64_t)>* job_ = nullptr;
   int64_t job_n_ = 0, job_chunk_ = 0, job_chunks_ = 0;

@@ -78,6 +78,29 @@ Node::~Node() {
   }
 }
 
+std::mutex& node_values_mutex() {
+  static std::mutex* mutex = new std::mutex();  // never destroyed: nodes may outlive static teardown
+  return *mutex;
+}
+
+bool Node::computed() const {
+  std::lock_guard<std::mutex> lock(node_values_mutex());
+  return has_values();
+}
+
+std::shared_ptr<Tensor> Node::value(int index) const {
+  std::lock_guard<std::mutex> lock(node_values_mutex());
+  return index >= 0 && (size_t)index < values.size() ? values[index] : nullptr;
+}
+
+std::shared_ptr<Tensor> Node::exchange_value(std::shared_ptr<Tensor> value) {
+  std::vector<std::shared_ptr<Tensor>> fresh;
+  if (value) fresh.push_back(std::move(value));
+  std::lock_guard<std::mutex> lock(node_values_mutex());
+  std::swap(values, fresh);
+  return fresh.empty() ? nullptr : std::move(fresh[0]);
+}
+
 uint64_t Node::next_id() {
   static std::atomic<uint64_t> counter{1};
   return counter.fetch_add(1);

@@ -593,7 +593,7 @@ void save_graph(const std::vector<Var>& outputs, const std::string& path) {
     if (!v.valid()) throw ValueError("save: an output is an empty Var");
     if (v.index < 0 || v.index >= (int)v.node->outputs.size()) throw ValueError("save: an output refers to a missing node output");
     Node* n = v.node.get();
-    if (n->kind == NodeKind::Op && !n->uses_placeholder && n->outputs.size() == 1 && n->has_values()) frozen.insert(n);
+    if (n->kind == NodeKind::Op && !n->uses_placeholder && n->outputs.size() == 1 && n->computed()) frozen.insert(n);
   }
   auto is_leaf = [&](Node* n) { return n->kind != NodeKind::Op || frozen.count(n) != 0; };
 
@@ -666,7 +666,7 @@ void save_graph(const std::vector<Var>& outputs, const std::string& path) {
     }
     if (kind == kKindConst) {
       const TensorType& t = n->outputs[0];
-      std::shared_ptr<Tensor> value = n->values.empty() ? nullptr : n->values[0];
+      std::shared_ptr<Tensor> value = n->value(0);
       if (!value || value->nbytes() != t.nbytes()) throw ValueError("save: " + what + " has no value of " + type_str(t));
       auto it = blob_offset.find(value.get());
       uint64_t offset;

@@ -94,7 +94,7 @@ class AttentionKernel : public Kernel {
   double flops() const override {
     return 2.0 * (double)s_.batch * (double)s_.queries * (double)s_.keys * (double)(s_.depth + s_.value_depth);
   }
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     const float* mask = args.inputs.size() > 3 ? args.inputs[3]->ptr<float>() : nullptr;
     cpu::attention(s_, args.inputs[0]->ptr<float>(), args.inputs[1]->ptr<float>(), args.inputs[2]->ptr<float>(), mask,
                    args.outputs[0]->ptr<float>(), args.pool);

@@ -88,7 +88,7 @@ class Conv2DKernel : public Kernel {
     return floats * sizeof(float);
   }
 
-  void execute(const KernelArgs& args, void* scratch) override {
+  void execute(const KernelArgs& args, void* scratch) const override {
     Tensor* out = args.outputs[0];
     if (out->numel() == 0) return;
     const float* x = args.inputs[0]->ptr<float>();

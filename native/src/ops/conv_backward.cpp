@@ -154,7 +154,7 @@ class InputGradKernel : public Kernel {
     const size_t weights = packed_.empty() ? flipped_floats() + packed_floats() : 0;
     return (weights + cpu::conv_padded_bias_floats(fwd_)) * sizeof(float);
   }
-  void execute(const KernelArgs& args, void* scratch) override {
+  void execute(const KernelArgs& args, void* scratch) const override {
     const float* dy = args.inputs[0]->ptr<float>();
     const float* w = args.inputs[1]->ptr<float>();
     const float* bias = has_bias_ ? args.inputs[2]->ptr<float>() : nullptr;
@@ -243,7 +243,7 @@ class FilterGradKernel : public Kernel {
            (double)shape_.depth();
   }
   size_t scratch_bytes() const override { return cpu::conv_backward_scratch_floats(shape_) * sizeof(float); }
-  void execute(const KernelArgs& args, void* scratch) override {
+  void execute(const KernelArgs& args, void* scratch) const override {
     cpu::conv2d_backward_weight(shape_, args.inputs[0]->ptr<float>(), args.inputs[1]->ptr<float>(),
                                 args.outputs[0]->ptr<float>(), static_cast<float*>(scratch), args.pool);
   }

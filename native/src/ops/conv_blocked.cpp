@@ -114,7 +114,7 @@ class Conv2DBlockedKernel : public Kernel {
 
   size_t scratch_bytes() const override { return weights_packed_ ? 0 : packed_weight_floats() * sizeof(float); }
 
-  void execute(const KernelArgs& args, void* scratch) override {
+  void execute(const KernelArgs& args, void* scratch) const override {
     Tensor* out = args.outputs[0];
     if (out->numel() == 0) return;
     const float* w = weights_.data();

@@ -52,7 +52,7 @@ class CannyKernel : public Kernel {
         aperture_((int)ctx.attrs.get_int("aperture")),
         l2_(ctx.attrs.get_int("l2", 0) != 0) {}
 
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     const Shape& s = args.inputs[0]->type.shape;
     cpu::cv_canny::canny(args.inputs[0]->ptr<uint8_t>(), s[0], s[1], s.size() == 3 ? (int)s[2] : 1, low_, high_,
                          aperture_, l2_, args.outputs[0]->ptr<uint8_t>(), args.pool);
@@ -69,7 +69,7 @@ class CannyDerivativesKernel : public Kernel {
   explicit CannyDerivativesKernel(const KernelContext& ctx)
       : low_(ctx.attrs.get_float("low")), high_(ctx.attrs.get_float("high")), l2_(ctx.attrs.get_int("l2", 0) != 0) {}
 
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     const Shape& s = args.inputs[0]->type.shape;
     cpu::cv_canny::canny_from_derivatives(args.inputs[0]->ptr<int16_t>(), args.inputs[1]->ptr<int16_t>(), s[0], s[1],
                                           s.size() == 3 ? (int)s[2] : 1, low_, high_, l2_,

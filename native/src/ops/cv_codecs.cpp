@@ -47,7 +47,7 @@ class ImageDecodeKernel : public Kernel {
   explicit ImageDecodeKernel(const KernelContext& ctx)
       : layout_(layout_from(ctx.attrs)), flags_((int)ctx.attrs.get_int("flags")) {}
 
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     const Tensor& encoded = *args.inputs[0];
     if (!codecs::decode_image(encoded.ptr<uint8_t>(), encoded.nbytes(), flags_, layout_, args.outputs[0]->data)) {
       throw ValueError("CvImageDecode: the image data is corrupt or truncated");

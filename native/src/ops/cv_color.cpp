@@ -126,7 +126,7 @@ class ColorKernel : public Kernel {
     job_.width = x.shape[1];
   }
 
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     ColorJob job = job_;
     job.src = args.inputs[0]->data;
     job.chroma = args.inputs.size() == 2 ? args.inputs[1]->data : nullptr;
@@ -151,7 +151,7 @@ std::vector<TensorType> infer_split(const std::vector<TensorType>& in, Attrs&) {
 
 class SplitKernel : public Kernel {
  public:
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     const Tensor& x = *args.inputs[0];
     const int64_t c = (int64_t)args.outputs.size(), pixels = x.type.shape[0] * x.type.shape[1];
     const size_t e = dtype_size(x.type.dtype);
@@ -191,7 +191,7 @@ std::vector<TensorType> infer_merge(const std::vector<TensorType>& in, Attrs&) {
 
 class MergeKernel : public Kernel {
  public:
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     const Tensor& y = *args.outputs[0];
     const int64_t total = y.type.shape[2], pixels = y.type.shape[0] * y.type.shape[1];
     const size_t e = dtype_size(y.type.dtype);

@@ -114,7 +114,7 @@ class SepFilterKernel : public Kernel {
     plan_.square = ctx.attrs.get_int("square") != 0;
   }
 
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     const Tensor& kx = *args.inputs[1];
     const Tensor& ky = *args.inputs[2];
     cvf::sep_filter(plan_, kx.ptr<double>(), kx.numel(), ky.ptr<double>(), ky.numel(), args.inputs[0]->data,
@@ -153,7 +153,7 @@ class Filter2DKernel : public Kernel {
     plan_.delta = ctx.attrs.get_float("delta");
   }
 
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     cvf::filter_2d(plan_, args.inputs[1]->ptr<double>(), kh_, kw_, args.inputs[0]->data, args.outputs[0]->data,
                    args.pool);
   }
@@ -192,7 +192,7 @@ class MorphologyKernel : public Kernel {
         plan_(window_plan(ctx, kh_, kw_)),
         dilate_(ctx.attrs.get_int("dilate") != 0) {}
 
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     cvf::morphology(plan_, args.inputs[1]->ptr<uint8_t>(), kh_, kw_, dilate_, args.inputs[2]->ptr<double>(),
                     args.inputs[0]->data,
                     args.outputs[0]->data, args.pool);
@@ -228,7 +228,7 @@ class MedianKernel : public Kernel {
     plan_.row_index = cvf::border_indices(plan_.height, ksize_ / 2, ksize_ / 2, cvf::Border::Replicate);
   }
 
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     cvf::median_blur(plan_, ksize_, args.inputs[0]->data, args.outputs[0]->data, args.pool);
   }
 
@@ -273,7 +273,7 @@ class BilateralKernel : public Kernel {
     plan_.row_index = cvf::border_indices(plan_.height, radius_, radius_, border);
   }
 
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     const Tensor& window = *args.inputs[2];
     cvf::bilateral_u8(plan_, radius_, args.inputs[1]->ptr<float>(), window.ptr<double>(), window.type.shape[0],
                       args.inputs[0]->data, args.outputs[0]->data, args.pool);

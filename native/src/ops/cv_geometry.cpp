@@ -56,7 +56,7 @@ class ResizeKernel : public Kernel {
               ctx.attrs.get_float("inv_scale_x"), ctx.attrs.get_float("inv_scale_y"),
               (geo::Interpolation)ctx.attrs.get_int("interpolation")) {}
 
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     plan_.run(args.inputs[0]->data, args.outputs[0]->data, args.pool);
   }
   const char* scheme() const override { return plan_.scheme(); }
@@ -82,7 +82,7 @@ class FlipKernel : public Kernel {
         pixel_((size_t)image_channels(ctx.input_types[0].shape) * dtype_size(ctx.input_types[0].dtype)),
         code_((int)ctx.attrs.get_int("code")) {}
 
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     geo::flip_image(args.inputs[0]->data, args.outputs[0]->data, height_, width_, pixel_, code_, args.pool);
   }
 
@@ -145,7 +145,7 @@ class CopyMakeBorderKernel : public Kernel {
               ctx.attrs.get_int("left"), ctx.attrs.get_int("right"), (geo::Border)ctx.attrs.get_int("border"),
               fill_pixel(ctx.input_types[0], ctx.attrs)) {}
 
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     plan_.run(args.inputs[0]->data, args.outputs[0]->data, args.pool);
   }
 

@@ -34,7 +34,7 @@ class ThresholdKernel : public Kernel {
         level_(ctx.attrs.get_float("level")),
         maxval_(ctx.attrs.get_float("maxval")) {}
 
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     const Tensor& x = *args.inputs[0];
     cpu::cv_threshold::threshold(x.type.dtype, kind_, level_, maxval_, x.data, args.outputs[0]->data, x.numel(),
                                  args.pool);
@@ -78,7 +78,7 @@ class InRangeKernel : public Kernel {
       : channels_((int)image_channels(ctx.input_types[0].shape)),
         arrays_(ctx.input_types[1].shape == ctx.input_types[0].shape) {}
 
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     const Tensor& x = *args.inputs[0];
     const int64_t pixels = x.numel() / channels_;
     uint8_t* mask = args.outputs[0]->ptr<uint8_t>();
@@ -109,7 +109,7 @@ std::vector<TensorType> infer_histogram(const std::vector<TensorType>& in, Attrs
 
 class HistogramKernel : public Kernel {
  public:
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     const Tensor& x = *args.inputs[0];
     cpu::cv_threshold::histogram_u8(x.ptr<uint8_t>(), x.numel(), args.outputs[0]->ptr<int64_t>(), args.pool);
   }

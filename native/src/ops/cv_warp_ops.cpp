@@ -137,7 +137,7 @@ class WarpKernel : public Kernel {
       : plan_(warp_plan(ctx.input_types, ctx.attrs)), maps_(map_inputs(ctx.attrs)),
         transparent_(ctx.attrs.get_int("transparent", 0) != 0) {}
 
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     const Tensor* src = args.inputs[0];
     const void* map1 = maps_ >= 1 ? args.inputs[1]->data : nullptr;
     const void* map2 = maps_ >= 2 ? args.inputs[2]->data : nullptr;
@@ -197,7 +197,7 @@ class ConvertMapsKernel : public Kernel {
         dst_packed_(ctx.attrs.get_int("dst_packed") != 0), nearest_(ctx.attrs.get_int("nearest") != 0),
         n_(ctx.input_types[0].shape[0] * ctx.input_types[0].shape[1]) {}
 
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     const void* m2 = args.inputs.size() > 1 ? args.inputs[1]->data : nullptr;
     void* o2 = args.outputs.size() > 1 ? args.outputs[1]->data : nullptr;
     warp::convert_maps(from_float_, src_packed_, dst_packed_, nearest_, n_, args.inputs[0]->data, m2,
@@ -236,7 +236,7 @@ class RectSubPixKernel : public Kernel {
       : src_(ctx.input_types[0]), out_(ctx.output_types[0]), cx_(ctx.attrs.get_float("cx")),
         cy_(ctx.attrs.get_float("cy")) {}
 
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     warp::rect_sub_pix(src_.dtype, out_.dtype, src_.shape[0], src_.shape[1], image_channels(src_.shape),
                        out_.shape[0], out_.shape[1], cx_, cy_, args.inputs[0]->data, args.outputs[0]->data);
   }
@@ -282,7 +282,7 @@ class PyramidKernel : public Kernel {
       : in_(ctx.input_types[0]), out_(ctx.output_types[0]), down_(down),
         border_(down ? (int)ctx.attrs.get_int("border") : 4) {}
 
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     const int64_t cn = image_channels(in_.shape);
     if (down_) {
       cpu::cv_pyramid::pyr_down(in_.dtype, in_.shape[0], in_.shape[1], cn, out_.shape[0], out_.shape[1], border_,

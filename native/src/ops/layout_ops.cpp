@@ -60,7 +60,7 @@ class ChannelLayoutKernel : public Kernel {
 
   const char* scheme() const override { return "transpose8x8"; }
 
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     const float* x = args.inputs[0]->ptr<float>();
     float* y = args.outputs[0]->ptr<float>();
     if (to_blocked_) cpu::to_blocked_channels(x, batch_, channels_, plane_, y, args.pool);

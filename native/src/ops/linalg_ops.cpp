@@ -50,7 +50,7 @@ class DetKernel : public Kernel {
  public:
   explicit DetKernel(const KernelContext& ctx) : d_(stack_dims(ctx.input_types[0], "LinalgDet", true)),
                                                  dtype_(ctx.input_types[0].dtype) {}
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     cpu::lu_determinant(dtype_, args.inputs[0]->data, d_.batch, d_.n, args.outputs[0]->data, args.outputs[1]->data,
                         args.outputs[2]->data, args.pool);
   }
@@ -90,7 +90,7 @@ class SolveKernel : public Kernel {
       : d_(stack_dims(ctx.input_types[0], "LinalgSolve", true)),
         dtype_(ctx.input_types[0].dtype),
         k_(ctx.output_types[0].shape.back()) {}
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     cpu::lu_solve(dtype_, args.inputs[0]->data, args.inputs.size() == 2 ? args.inputs[1]->data : nullptr, d_.batch,
                   d_.n, k_, args.outputs[0]->data, args.outputs[1]->ptr<int32_t>(), args.pool);
   }
@@ -119,7 +119,7 @@ class CholeskyKernel : public Kernel {
       : d_(stack_dims(ctx.input_types[0], "LinalgCholesky", true)),
         dtype_(ctx.input_types[0].dtype),
         upper_(ctx.attrs.get_int("upper") != 0) {}
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     cpu::cholesky(dtype_, args.inputs[0]->data, d_.batch, d_.n, upper_, args.outputs[0]->data,
                   args.outputs[1]->ptr<int32_t>(), args.pool);
   }
@@ -164,7 +164,7 @@ class QrKernel : public Kernel {
       : d_(stack_dims(ctx.input_types[0], "LinalgQR", false)),
         s_(qr_sizes(ctx.attrs.get_string("mode"), d_)),
         dtype_(ctx.input_types[0].dtype) {}
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     void* q = s_.want_q ? args.outputs[0]->data : nullptr;
     void* r = args.outputs[s_.want_q ? 1 : 0]->data;
     cpu::qr(dtype_, args.inputs[0]->data, d_.batch, d_.m, d_.n, s_.qcols, s_.rrows, q, r, args.pool);
@@ -198,7 +198,7 @@ class EighKernel : public Kernel {
       : d_(stack_dims(ctx.input_types[0], "LinalgEigh", true)),
         dtype_(ctx.input_types[0].dtype),
         lower_(ctx.attrs.get_int("lower") != 0) {}
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     cpu::eigh(dtype_, args.inputs[0]->data, d_.batch, d_.n, lower_, args.outputs[0]->data,
               args.outputs.size() > 1 ? args.outputs[1]->data : nullptr, args.pool);
   }
@@ -235,7 +235,7 @@ class SvdKernel : public Kernel {
         dtype_(ctx.input_types[0].dtype),
         full_(ctx.attrs.get_int("full") != 0),
         uv_(ctx.attrs.get_int("compute_uv") != 0) {}
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     if (uv_) {
       cpu::svd(dtype_, args.inputs[0]->data, d_.batch, d_.m, d_.n, full_, args.outputs[0]->data,
                args.outputs[1]->data, args.outputs[2]->data, args.pool);
@@ -279,7 +279,7 @@ class CorrelateKernel : public Kernel {
         nv_(ctx.input_types[1].shape[0]),
         first_lag_(ctx.attrs.get_int("first_lag")),
         count_(ctx.attrs.get_int("count")) {}
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     cpu::correlate(dtype_, args.inputs[0]->data, na_, args.inputs[1]->data, nv_, first_lag_, count_,
                    args.outputs[0]->data, args.pool);
   }

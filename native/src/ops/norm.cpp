@@ -54,7 +54,7 @@ class LayerNormKernel : public Kernel {
     for (size_t i = 0; i < x.size(); ++i) ((int64_t)i < axis ? rows_ : dim_) *= x[i];
     epsilon_ = (float)ctx.attrs.get_float("epsilon");
   }
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     const float* gamma = args.inputs.size() > 1 ? args.inputs[1]->ptr<float>() : nullptr;
     const float* beta = args.inputs.size() > 2 ? args.inputs[2]->ptr<float>() : nullptr;
     if (dim_ == 0) return;
@@ -112,7 +112,7 @@ class LayerNormGradKernel : public Kernel {
   size_t scratch_bytes() const override {
     return (size_t)(2 * cpu::layer_norm_grad_blocks(rows_) * dim_) * sizeof(float);
   }
-  void execute(const KernelArgs& args, void* scratch) override {
+  void execute(const KernelArgs& args, void* scratch) const override {
     const float* gamma = args.inputs.size() > 2 ? args.inputs[2]->ptr<float>() : nullptr;
     cpu::layer_norm_grad(args.inputs[0]->ptr<float>(), args.inputs[1]->ptr<float>(), gamma, rows_, dim_, epsilon_,
                          args.outputs[0]->ptr<float>(), args.outputs[1]->ptr<float>(), args.outputs[2]->ptr<float>(),

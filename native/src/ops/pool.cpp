@@ -105,7 +105,7 @@ template <class Plan> class PoolKernel : public Kernel {
   PoolKernel(bool is_max, const KernelContext& ctx)
       : plan_(is_max, geometry(ctx), is_max ? false : ctx.attrs.get_int("count_include_pad") != 0) {}
 
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     plan_.run(args.inputs[0]->ptr<float>(), args.outputs[0]->ptr<float>(), args.pool);
   }
   const char* scheme() const override { return plan_.scheme(); }
@@ -193,7 +193,7 @@ class PoolGradKernel : public Kernel {
         geometry_(nchw_geometry(ctx.output_types[0].shape, ctx.input_types[is_max ? 1 : 0].shape, ctx.attrs)),
         windows_(geometry_, is_max, is_max ? false : ctx.attrs.get_int("count_include_pad") != 0) {}
 
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     float* dx = args.outputs[0]->ptr<float>();
     if (is_max_) {
       cpu::max_pool2d_backward(geometry_, windows_, args.inputs[0]->ptr<float>(), args.inputs[1]->ptr<float>(), dx,

@@ -51,7 +51,7 @@ class RandomFillKernel : public Kernel {
         b_(ctx.attrs.has("b") ? ctx.attrs.get_float("b") : 1.0),
         low_(ctx.attrs.get_int("low", 0)),
         span_((uint64_t)ctx.attrs.get_int("span", 0)) {}
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     cpu::random_fill(dist_, dtype_, args.outputs[0]->numel(), seed_, stream_, a_, b_, low_, span_,
                      args.outputs[0]->data, args.pool);
   }
@@ -81,7 +81,7 @@ class PermutationKernel : public Kernel {
  public:
   explicit PermutationKernel(const KernelContext& ctx)
       : seed_((uint64_t)ctx.attrs.get_int("seed")), stream_((uint64_t)ctx.attrs.get_int("stream")) {}
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     cpu::random_permutation(args.outputs[0]->numel(), seed_, stream_, args.outputs[0]->ptr<int64_t>());
   }
 
@@ -106,7 +106,7 @@ class WeightedKernel : public Kernel {
  public:
   explicit WeightedKernel(const KernelContext& ctx)
       : seed_((uint64_t)ctx.attrs.get_int("seed")), stream_((uint64_t)ctx.attrs.get_int("stream")) {}
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     const Tensor& w = *args.inputs[0];
     cpu::random_weighted_indices(w.ptr<double>(), w.numel(), args.outputs[0]->numel(), seed_, stream_,
                                  args.outputs[0]->ptr<int64_t>(), args.pool);

@@ -54,7 +54,7 @@ class ReduceKernel : public Kernel {
       else inner_ *= s[i];
     }
   }
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     if (outer_ * inner_ == 0) return;
     cpu::reduce(kind_, dtype_, args.inputs[0]->data, outer_, r_, inner_, args.outputs[0]->data, args.pool);
   }
@@ -95,7 +95,7 @@ class VarianceKernel : public Kernel {
       else inner_ *= s[i];
     }
   }
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     if (outer_ * inner_ == 0) return;
     cpu::variance(dtype_, args.inputs[0]->data, outer_, r_, inner_, ddof_, root_, args.outputs[0]->data, args.pool);
   }

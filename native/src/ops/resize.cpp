@@ -98,7 +98,7 @@ class ResizeKernel : public Kernel {
  public:
   explicit ResizeKernel(const KernelContext& ctx) : plan_(make_plan(ctx)) {}
 
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     plan_.run(args.inputs[0]->ptr<float>(), args.outputs[0]->ptr<float>(), args.pool);
   }
 
@@ -156,7 +156,7 @@ class ResizeGradKernel : public Kernel {
   explicit ResizeGradKernel(const KernelContext& ctx)
       : planes_(ctx.input_types[0].shape[0] * ctx.input_types[0].shape[1]),
         axes_(resize_axes(ctx.attrs, ctx.output_types[0].shape, ctx.input_types[0].shape)) {}
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     cpu::resize_grad(planes_, axes_.first, axes_.second, args.inputs[0]->ptr<float>(), args.outputs[0]->ptr<float>(),
                      args.pool);
   }

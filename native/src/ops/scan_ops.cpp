@@ -60,7 +60,7 @@ class CumScanKernel : public Kernel {
         skip_nan_(ctx.attrs.get_int("skip_nan") != 0) {
     split_at_axis(ctx.input_types[0].shape, ctx.attrs.get_int("axis"), outer_, n_, inner_);
   }
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     cpu::cumulative(kind_, dtype_, args.inputs[0]->data, outer_, n_, inner_, skip_nan_, args.outputs[0]->data,
                     args.pool);
   }
@@ -117,7 +117,7 @@ class QuantileKernel : public Kernel {
     options_.beta = ctx.attrs.get_float("beta");
     options_.skip_nan = ctx.attrs.get_int("skip_nan") != 0;
   }
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     if (n_ == 0) return;
     const double* q = args.inputs[1]->ptr<double>();
     for (int64_t k = 0; k < nq_; ++k) {

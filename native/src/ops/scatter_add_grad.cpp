@@ -81,7 +81,7 @@ class ScatterAddKernel : public Kernel {
         along_(ctx.attrs.get_int("along") != 0),
         layout_(layout_of(ctx.input_types[0].shape, ctx.input_types[1].shape, ctx.attrs.get_int("axis"),
                           ctx.attrs.get_int("size"), along_)) {}
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     const ScatterAddLayout& l = layout_;
     cpu::scatter_add(dtype_, index_dtype_, args.inputs[0]->data, args.inputs[1]->data, along_, l.outer, l.m, l.inner, l.n,
                      args.outputs[0]->data, args.pool);

@@ -32,7 +32,7 @@ class SearchSortedKernel : public Kernel {
         n_(ctx.input_types[0].shape[0]),
         count_(ctx.input_types[1].numel()),
         right_(ctx.attrs.get_int("right") != 0) {}
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     cpu::searchsorted(dtype_, args.inputs[0]->data, n_, args.inputs[1]->data, count_, right_,
                       args.outputs[0]->ptr<int64_t>(), args.pool);
   }

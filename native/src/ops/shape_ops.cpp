@@ -25,7 +25,7 @@ using cpu::contiguous_strides;
 class CopyKernel : public Kernel {
  public:
   CopyKernel(cpu::StridedCopy copy, int64_t src_offset_bytes) : copy_(std::move(copy)), offset_(src_offset_bytes) {}
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     copy_.run((const char*)args.inputs[0]->data + offset_, args.outputs[0]->data, args.pool);
   }
 
@@ -106,7 +106,7 @@ class ConcatKernel : public Kernel {
  public:
   explicit ConcatKernel(const KernelContext& ctx)
       : rows_(concat_rows(ctx.input_types, ctx.attrs.get_int("axis"))) {}
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     std::vector<char*> parts;
     for (const Tensor* t : args.inputs) parts.push_back((char*)t->data);
     cpu::join_rows(rows_.outer, rows_.pieces, parts, (char*)args.outputs[0]->data, true, args.pool);
@@ -151,7 +151,7 @@ class SplitKernel : public Kernel {
  public:
   explicit SplitKernel(const KernelContext& ctx)
       : rows_(concat_rows(ctx.output_types, ctx.attrs.get_int("axis"))) {}
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     std::vector<char*> parts;
     for (Tensor* t : args.outputs) parts.push_back((char*)t->data);
     cpu::join_rows(rows_.outer, rows_.pieces, parts, (char*)args.inputs[0]->data, false, args.pool);
@@ -250,7 +250,7 @@ class SliceAssignKernel : public Kernel {
     copy_ = cpu::StridedCopy(es, b.size, broadcast_strides(ctx.input_types[1].shape, b.size), dst_strides);
     offset_bytes_ = offset * (int64_t)es;
   }
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     char* out = (char*)args.outputs[0]->data;
     cpu::parallel_memcpy(out, args.inputs[0]->data, args.inputs[0]->nbytes(), args.pool);
     copy_.run(args.inputs[1]->data, out + offset_bytes_, args.pool);
@@ -310,7 +310,7 @@ class GatherKernel : public Kernel {
         elem_size_(dtype_size(ctx.input_types[0].dtype)),
         index_dtype_(ctx.input_types[1].dtype),
         num_index_(ctx.input_types[1].numel()) {}
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     cpu::gather(elem_size_, index_dtype_, args.inputs[0]->data, args.inputs[1]->data, split_.outer, split_.axis_size,
                 num_index_, split_.inner, args.outputs[0]->data, args.pool);
   }
@@ -354,7 +354,7 @@ class ScatterKernel : public Kernel {
         elem_size_(dtype_size(ctx.input_types[0].dtype)),
         index_dtype_(ctx.input_types[1].dtype),
         num_index_(ctx.input_types[1].numel()) {}
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     void* out = args.outputs[0]->data;
     cpu::parallel_memcpy(out, args.inputs[0]->data, args.inputs[0]->nbytes(), args.pool);
     cpu::scatter(elem_size_, index_dtype_, args.inputs[2]->data, updates_, args.inputs[1]->data, split_.outer,
@@ -438,7 +438,7 @@ class PadKernel : public Kernel {
     const double value = ctx.attrs.get_float("value");
     cpu::cast(DType::Float64, ctx.input_types[0].dtype, &value, fill_, 1);
   }
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     cpu::pad(elem_size_, in_shape_, out_shape_, maps_, last_before_, fill_, args.inputs[0]->data, args.outputs[0]->data,
              args.pool);
   }
@@ -467,7 +467,7 @@ class IotaKernel : public Kernel {
  public:
   explicit IotaKernel(const KernelContext& ctx)
       : start_(ctx.attrs.get_int("start")), shape_(ctx.attrs.get_ints("shape")), strides_(ctx.attrs.get_ints("strides")) {}
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     cpu::iota(start_, shape_, strides_, args.outputs[0]->ptr<int64_t>(), args.pool);
   }
 
@@ -526,7 +526,7 @@ void check_broadcast_to(const Shape& from, const Shape& to) {
 std::shared_ptr<Tensor> known_value(const Var& v) {
   // A placeholder's value changes between runs (parameters, batches): never bake it in.
   if (v.node->kind == NodeKind::Placeholder) return nullptr;
-  return v.node->has_values() ? v.node->values[v.index] : nullptr;
+  return v.node->value(v.index);
 }
 
 std::vector<int64_t> int64_values(const Tensor& t) {

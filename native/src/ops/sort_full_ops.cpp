@@ -39,7 +39,7 @@ class SortKernel : public Kernel {
       else inner_ *= s[i];
     }
   }
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     if (indices_) {
       cpu::sort_along_axis(dtype_, args.inputs[0]->data, outer_, n_, inner_, nullptr, args.outputs[0]->ptr<int64_t>(),
                            args.pool);
@@ -96,7 +96,7 @@ class IsInKernel : public Kernel {
       : dtype_(ctx.input_types[0].dtype),
         invert_(ctx.attrs.get_int("invert") != 0),
         kind_((int)ctx.attrs.get_int("kind")) {}
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     cpu::isin(dtype_, args.inputs[0]->data, args.inputs[0]->numel(), args.inputs[1]->data, args.inputs[1]->numel(),
               invert_, kind_, args.outputs[0]->ptr<uint8_t>(), args.pool);
   }

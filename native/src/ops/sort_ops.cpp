@@ -64,7 +64,7 @@ class TopKKernel : public Kernel {
       else inner_ *= s[i];
     }
   }
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     cpu::topk(dtype_, args.inputs[0]->data, outer_, n_, inner_, k_, largest_, sorted_, args.outputs[0]->data,
               args.outputs[1]->ptr<int64_t>(), args.pool);
   }

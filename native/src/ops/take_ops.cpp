@@ -23,7 +23,7 @@ class TakeElementsKernel : public Kernel {
         index_dtype_(ctx.input_types[1].dtype),
         n_(ctx.input_types[0].numel()),
         count_(ctx.input_types[1].numel()) {}
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     cpu::take_elements(elem_size_, index_dtype_, args.inputs[0]->data, n_, args.inputs[1]->data, count_,
                        args.outputs[0]->data, args.pool);
   }
@@ -74,7 +74,7 @@ class RepeatElementsKernel : public Kernel {
       else inner_ *= s[d];
     }
   }
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     if (args.outputs[0]->numel() == 0) return;
     cpu::repeat_elements(elem_size_, args.inputs[0]->data, outer_, n_, inner_, repeats_.data(), repeats_.size() == 1,
                          args.outputs[0]->data, args.pool);

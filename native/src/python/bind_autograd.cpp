@@ -19,14 +19,14 @@ void bind_autograd(py::module_& m) {
   m.def("share_value", [](Var& placeholder, const Var& value) {
     Node& n = *placeholder.node;
     if (n.kind != NodeKind::Placeholder) throw ValueError("share_value needs a placeholder as its first argument");
-    if (!value.node->has_values()) throw ValueError("share_value needs a computed value");
-    const auto& tensor = value.node->values[value.index];
+    std::shared_ptr<Tensor> tensor = value.node->value(value.index);
+    if (!tensor) throw ValueError("share_value needs a computed value");
     if (tensor->type.dtype != placeholder.type().dtype || tensor->type.shape != placeholder.type().shape) {
       throw ValueError("share_value: the value's shape " + shape_str(tensor->type.shape) + " and dtype " +
                        dtype_name(tensor->type.dtype) + " must match the placeholder's " +
                        shape_str(placeholder.type().shape) + " " + dtype_name(placeholder.type().dtype));
     }
-    n.values = {tensor};
+    n.exchange_value(std::move(tensor));
   }, py::arg("placeholder"), py::arg("value"),
      "Make the placeholder hold a computed Var's value, without a copy (the value is never written again).");
 }

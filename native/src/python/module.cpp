@@ -28,6 +28,22 @@ std::vector<Var> as_constants(const std::vector<std::shared_ptr<Tensor>>& tensor
   return out;
 }
 
+// `value` (an array or anything NumPy converts) as a value for `placeholder`: its dtype, and its
+// shape (an array of the same number of elements is reshaped). `reuse`: see tensor_from_numpy.
+std::shared_ptr<Tensor> placeholder_value(const Var& placeholder, py::handle value,
+                                          const std::shared_ptr<Tensor>& reuse = nullptr) {
+  const TensorType& t = placeholder.type();
+  std::shared_ptr<Tensor> tensor = tensor_from_numpy(value, &t.dtype, reuse);
+  // Equal element counts: a reused block always lands here, so a refusal never follows reuse.
+  if (tensor->numel() == t.numel()) tensor->type.shape = t.shape;
+  if (tensor->type.shape != t.shape) {
+    const std::string name = placeholder.node->name.empty() ? std::string() : " '" + placeholder.node->name + "'";
+    throw ValueError("cannot write a value of shape " + shape_str(tensor->type.shape) + " to a placeholder" + name +
+                     " of shape " + shape_str(t.shape));
+  }
+  return tensor;
+}
+
 py::array read(const Var& v) {
   if (auto held = held_value(v)) return numpy_from_tensor(held);
   return numpy_from_tensor(evaluate_without_gil({v})[0]);
@@ -91,7 +107,7 @@ void bind_var(py::module_& m) {
       })
       .def_property_readonly("is_placeholder", [](const Var& v) { return v.node->kind == NodeKind::Placeholder; })
       .def_property_readonly("is_const", [](const Var& v) { return v.node->kind == NodeKind::Const; })
-      .def_property_readonly("is_evaluated", [](const Var& v) { return v.node->has_values(); })
+      .def_property_readonly("is_evaluated", [](const Var& v) { return v.node->computed(); })
       .def_property_readonly("reads_placeholder", [](const Var& v) {
         return v.node->kind == NodeKind::Placeholder || v.node->uses_placeholder;
       }, "Whether the value depends on a placeholder (so it changes when the placeholder is written).")
@@ -99,33 +115,24 @@ void bind_var(py::module_& m) {
       .def("numpy", &read, "Evaluate and return the value as a read-only NumPy array.")
       .def("write", [](Var& v, py::handle value) {
         if (v.node->kind != NodeKind::Placeholder) throw ValueError("write() needs a placeholder; this Var is " + v.node->op->name);
-        const TensorType& t = v.type();
-        // The old value is moved out so that its bytes can be written again (see
-        // tensor_from_numpy); it comes back when the new value is refused.
-        std::shared_ptr<Tensor> previous;
-        if (!v.node->values.empty()) previous = std::move(v.node->values[0]);
+        // The old value is taken out so that its bytes can be written again when nothing else
+        // holds them (see tensor_from_numpy); it comes back when the new value is refused.
+        std::shared_ptr<Tensor> previous = v.node->exchange_value(nullptr);
         std::shared_ptr<Tensor> tensor;
         try {
-          tensor = tensor_from_numpy(value, &t.dtype, previous);
+          tensor = placeholder_value(v, value, previous);
         } catch (...) {
-          if (previous) v.node->values[0] = std::move(previous);
+          v.node->exchange_value(std::move(previous));
           throw;
         }
-        // Equal element counts: a reused block always lands here, so a refusal never follows reuse.
-        if (tensor->numel() == t.numel()) tensor->type.shape = t.shape;
-        if (tensor->type.shape != t.shape) {
-          if (previous) v.node->values[0] = std::move(previous);
-          throw ValueError("cannot write a value of shape " + shape_str(tensor->type.shape) + " to a placeholder of shape " +
-                           shape_str(t.shape));
-        }
-        v.node->values = {tensor};
+        v.node->exchange_value(std::move(tensor));
       }, py::arg("value"))
       .def("fix_as_const", [](Var& v) {
         auto values = evaluate_without_gil({v});
         Node& n = *v.node;
         if (n.kind == NodeKind::Const) return;
         if (n.outputs.size() != 1) throw ValueError("fix_as_const needs a single-output node");
-        n.values = {values[0]};
+        n.exchange_value(values[0]);
         n.kind = NodeKind::Const;
         n.op = &get_op("Const");
         n.inputs.clear();
@@ -278,20 +285,33 @@ PYBIND11_MODULE(_core, m) {
   }, "Compute several Vars in one plan; returns new constant Vars sharing the computed values "
      "(values are never written again, so later runs of the same graph leave them alone).");
   py::class_<PlannedGraph>(m, "PlannedGraph",
-                           "The graph behind some Vars, folded and planned once; run() computes them again "
-                           "from the placeholders' current values (as constant Vars).")
-      .def(py::init([](const std::vector<Var>& targets) {
+                           "The graph behind some Vars, folded and planned once. run(values) computes them "
+                           "again from values for the placeholders listed in `inputs` (in that order), "
+                           "writing nothing shared, so threads may run one plan at once; run() reads "
+                           "every placeholder's current value. Results are constant Vars.")
+      .def(py::init([](const std::vector<Var>& targets, const std::vector<Var>& inputs) {
              py::gil_scoped_release release;
-             return PlannedGraph(targets);
-           }), py::arg("targets"))
-      .def("run", [](const PlannedGraph& g) {
+             return PlannedGraph(targets, inputs);
+           }), py::arg("targets"), py::arg("inputs") = std::vector<Var>{})
+      .def_property_readonly("inputs", &PlannedGraph::inputs)
+      .def("run", [](const PlannedGraph& g, std::optional<py::sequence> values) {
         std::vector<std::shared_ptr<Tensor>> tensors;
-        {
+        if (!values) {
           py::gil_scoped_release release;
           tensors = g.run();
+        } else {
+          const std::vector<Var>& inputs = g.inputs();
+          if ((size_t)py::len(*values) != inputs.size()) {
+            throw ValueError("PlannedGraph.run: the plan takes " + std::to_string(inputs.size()) +
+                             " input values, got " + std::to_string(py::len(*values)));
+          }
+          std::vector<std::shared_ptr<Tensor>> given;
+          for (size_t i = 0; i < inputs.size(); ++i) given.push_back(placeholder_value(inputs[i], (*values)[i]));
+          py::gil_scoped_release release;
+          tensors = g.run(given);
         }
         return as_constants(tensors, g.targets());
-      });
+      }, py::arg("values") = py::none());
   m.def("promote_types", [](py::handle a, py::handle b) {
     return numpy_dtype(promote_types(dtype_from_python(a), dtype_from_python(b)));
   });

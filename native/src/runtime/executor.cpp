@@ -34,6 +34,9 @@ struct Collected {
   std::vector<Node*> nodes;                // op nodes in topological order
   std::vector<std::vector<Ref>> inputs;    // per node
   std::vector<std::pair<Node*, int>> leaves;
+  // Per leaf, its value when collected (null for placeholders bound per run): runs read these,
+  // never the nodes, which other threads may write meanwhile.
+  std::vector<std::shared_ptr<Tensor>> leaf_values;
   std::vector<Ref> targets;
 };
 
@@ -68,24 +71,31 @@ struct OutputHash {
   size_t operator()(const std::pair<Node*, int>& k) const { return std::hash<Node*>()(k.first) * 31 + k.second; }
 };
 
-void require_written(const Node* placeholder) {
-  if (!placeholder->has_values()) {
-    throw ValueError("placeholder" + (placeholder->name.empty() ? std::string() : " '" + placeholder->name + "'") +
-                     " has no value: write() one before evaluating");
-  }
+std::string placeholder_label(const Node* placeholder) {
+  return "placeholder" + (placeholder->name.empty() ? std::string() : " '" + placeholder->name + "'");
 }
 
-Collected collect(const std::vector<Var>& targets) {
+void require_written(const Node* placeholder) {
+  if (!placeholder->has_values()) throw ValueError(placeholder_label(placeholder) + " has no value: write() one before evaluating");
+}
+
+// The subgraph behind `targets`, with the values of its leaves as they are now. Placeholders in
+// `bound` get their values with each run (PlannedGraph::run(values)): they need none here.
+Collected collect(const std::vector<Var>& targets, const std::vector<const Node*>& bound = {}) {
   Collected g;
   IndexOf<Node*> node_index;
   IndexOf<std::pair<Node*, int>, OutputHash> leaf_index;
+  // One lock for the walk: which nodes are leaves, and the leaves' values, are read consistently.
+  std::lock_guard<std::mutex> lock(node_values_mutex());
   auto leaf_ref = [&](Node* n, int idx) {
     auto key = std::make_pair(n, idx);
     const int found = leaf_index.find(key);
     if (found >= 0) return Ref{-1, found};
-    if (n->kind == NodeKind::Placeholder) require_written(n);
+    const bool per_run = n->kind == NodeKind::Placeholder && std::find(bound.begin(), bound.end(), n) != bound.end();
+    if (n->kind == NodeKind::Placeholder && !per_run) require_written(n);
     const int i = (int)g.leaves.size();
     g.leaves.push_back(key);
+    g.leaf_values.push_back(per_run ? nullptr : n->values[idx]);
     leaf_index.insert(key, i);
     return Ref{-1, i};
   };
@@ -152,9 +162,8 @@ void put_attrs(std::string& k, const Attrs& attrs) {
 // constant at plan time (a leaf that is not a placeholder); null otherwise.
 const Tensor* packed_constant(const Collected& g, const OpDef* op, size_t j, const Ref& r) {
   if (j >= 32 || !(op->packed_inputs >> j & 1u) || r.node >= 0) return nullptr;
-  const auto& [leaf, index] = g.leaves[r.index];
-  if (leaf->kind == NodeKind::Placeholder) return nullptr;
-  return leaf->values[index].get();
+  if (g.leaves[r.index].first->kind == NodeKind::Placeholder) return nullptr;
+  return g.leaf_values[r.index].get();
 }
 
 std::string plan_key(const Collected& g) {
@@ -216,7 +225,7 @@ struct Plan {
   uint64_t nodes_before = 0, nodes_after = 0, fused_groups = 0;
 };
 
-bool g_cse = true, g_fusion = true;
+std::atomic<bool> g_cse{true}, g_fusion{true};
 std::atomic<bool> g_profile{false};
 std::vector<StepProfile> g_last_profile;
 
@@ -512,7 +521,9 @@ struct Arena {
   }
 };
 
-std::vector<std::shared_ptr<Tensor>> run_plan(const Plan& plan, const Collected& g) {
+// Runs `plan` on `leaf_values` (one per leaf of the collected graph). Nothing shared is written:
+// intermediates live in this thread's arena, results in fresh tensors.
+std::vector<std::shared_ptr<Tensor>> run_plan(const Plan& plan, const std::vector<std::shared_ptr<Tensor>>& leaf_values) {
   thread_local Arena arena;
   char* base = plan.arena_bytes ? (char*)arena.reserve(plan.arena_bytes) : nullptr;
   std::vector<std::shared_ptr<Tensor>> tensors(plan.values.size());
@@ -520,7 +531,7 @@ std::vector<std::shared_ptr<Tensor>> run_plan(const Plan& plan, const Collected&
     const PlanValue& pv = plan.values[v];
     if (pv.root >= 0) continue;
     if (pv.storage == StorageKind::Leaf) {
-      tensors[v] = g.leaves[pv.leaf].first->values[g.leaves[pv.leaf].second];
+      tensors[v] = leaf_values[pv.leaf];
     } else if (pv.storage == StorageKind::Heap) {
       tensors[v] = Tensor::allocate(pv.type);
     } else {
@@ -566,12 +577,10 @@ std::vector<std::shared_ptr<Tensor>> run_plan(const Plan& plan, const Collected&
   return out;
 }
 
-std::mutex g_value_mutex;
-
 // Constant folding: in a graph that reads placeholders, parts that read none are computed
 // once (and kept on their nodes), so every later run starts from their values.
-Collected collect_folded(const std::vector<Var>& targets) {
-  Collected g = collect(targets);
+Collected collect_folded(const std::vector<Var>& targets, const std::vector<const Node*>& bound = {}) {
+  Collected g = collect(targets, bound);
   bool uses_placeholder = false;
   for (Node* n : g.nodes) uses_placeholder = uses_placeholder || n->uses_placeholder;
   if (!uses_placeholder) return g;
@@ -579,14 +588,16 @@ Collected collect_folded(const std::vector<Var>& targets) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (!g.nodes[i]->uses_placeholder) continue;
     for (const Var& in : g.nodes[i]->inputs) {
-      if (!in.node->uses_placeholder && in.node->kind == NodeKind::Op && !in.node->has_values()) frontier.push_back(in);
+      if (!in.node->uses_placeholder && in.node->kind == NodeKind::Op && !in.node->computed()) frontier.push_back(in);
     }
   }
   if (frontier.empty()) return g;
   evaluate(frontier);
-  std::lock_guard<std::mutex> lock(g_cache_mutex);
-  g_stats.last_folded = frontier.size();
-  return collect(targets);
+  {
+    std::lock_guard<std::mutex> lock(g_cache_mutex);
+    g_stats.last_folded = frontier.size();
+  }
+  return collect(targets, bound);
 }
 
 void count_run() {
@@ -599,14 +610,18 @@ void count_run() {
 std::vector<std::shared_ptr<Tensor>> evaluate(const std::vector<Var>& targets) {
   Collected g = collect_folded(targets);
   std::shared_ptr<Plan> plan = lookup_or_build(g);
-  std::vector<std::shared_ptr<Tensor>> out = run_plan(*plan, g);
+  std::vector<std::shared_ptr<Tensor>> out = run_plan(*plan, g.leaf_values);
   {
-    std::lock_guard<std::mutex> lock(g_value_mutex);
+    // Another thread may have computed the same node meanwhile: the first value stays, so every
+    // reader of a node sees one value.
+    std::lock_guard<std::mutex> lock(node_values_mutex());
     for (size_t i = 0; i < targets.size(); ++i) {
       Node* n = targets[i].node.get();
       if (n->kind == NodeKind::Op && !n->uses_placeholder) {
         if (n->values.size() < n->outputs.size()) n->values.resize(n->outputs.size());
-        n->values[targets[i].index] = out[i];
+        std::shared_ptr<Tensor>& kept = n->values[targets[i].index];
+        if (kept) out[i] = kept;
+        else kept = out[i];
       }
     }
   }
@@ -614,41 +629,98 @@ std::vector<std::shared_ptr<Tensor>> evaluate(const std::vector<Var>& targets) {
   return out;
 }
 
-std::shared_ptr<Tensor> held_value(const Var& v) {
-  if (!v.valid()) return nullptr;
-  std::lock_guard<std::mutex> lock(g_value_mutex);
-  const Node& n = *v.node;
-  return (size_t)v.index < n.values.size() ? n.values[v.index] : nullptr;
-}
+std::shared_ptr<Tensor> held_value(const Var& v) { return v.valid() ? v.node->value(v.index) : nullptr; }
 
 struct PlannedGraph::State {
   std::vector<Var> targets;  // keeps every collected node alive
+  std::vector<Var> inputs;
   Collected graph;
   std::shared_ptr<Plan> plan;
   int64_t simd_target = 0;  // the target the plan's kernels were made for
-  std::vector<Node*> placeholders;
+  std::vector<int> input_leaf;         // per input: its leaf, or -1 where the plan does not read it
+  std::vector<int> placeholder_leaves;  // leaves of placeholders that are not inputs: read at each run
+
+  // Sets the values of `leaves` to their placeholders' current values.
+  void read_placeholders(const std::vector<int>& which, std::vector<std::shared_ptr<Tensor>>& leaf_values) const {
+    std::lock_guard<std::mutex> lock(node_values_mutex());
+    for (int leaf : which) {
+      if (leaf < 0) continue;
+      const auto& [node, index] = graph.leaves[leaf];
+      require_written(node);
+      leaf_values[leaf] = node->values[index];
+    }
+  }
+
+  // The plan for the SIMD target active now: after a change of target the kernels are made again.
+  std::shared_ptr<Plan> current_plan() const {
+    return simd_target == simd_target_id() ? plan : lookup_or_build(graph);
+  }
 };
 
-PlannedGraph::PlannedGraph(const std::vector<Var>& targets) {
+PlannedGraph::PlannedGraph(const std::vector<Var>& targets, const std::vector<Var>& inputs) {
   auto state = std::make_shared<State>();
   state->targets = targets;
-  state->graph = collect_folded(targets);
+  state->inputs = inputs;
+  std::vector<const Node*> bound;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].valid() || inputs[i].node->kind != NodeKind::Placeholder) {
+      throw ValueError("PlannedGraph: input " + std::to_string(i) + " is not a placeholder");
+    }
+    if (std::find(bound.begin(), bound.end(), inputs[i].node.get()) != bound.end()) {
+      throw ValueError("PlannedGraph: input " + std::to_string(i) + " (" + placeholder_label(inputs[i].node.get()) +
+                       ") is listed twice");
+    }
+    bound.push_back(inputs[i].node.get());
+  }
+  state->graph = collect_folded(targets, bound);
   state->plan = lookup_or_build(state->graph);
   state->simd_target = simd_target_id();
-  for (auto& [leaf, index] : state->graph.leaves) {
-    if (leaf->kind == NodeKind::Placeholder) state->placeholders.push_back(leaf);
+  state->input_leaf.assign(inputs.size(), -1);
+  const std::vector<std::pair<Node*, int>>& leaves = state->graph.leaves;
+  for (int leaf = 0; leaf < (int)leaves.size(); ++leaf) {
+    if (leaves[leaf].first->kind != NodeKind::Placeholder) continue;
+    const auto it = std::find(bound.begin(), bound.end(), leaves[leaf].first);
+    if (it == bound.end()) state->placeholder_leaves.push_back(leaf);
+    else state->input_leaf[it - bound.begin()] = leaf;
+    // Placeholders are read at each run; holding their values now would keep old parameters
+    // alive and stop write() from reusing their bytes.
+    state->graph.leaf_values[leaf] = nullptr;
   }
   state_ = std::move(state);
 }
 
 const std::vector<Var>& PlannedGraph::targets() const { return state_->targets; }
+const std::vector<Var>& PlannedGraph::inputs() const { return state_->inputs; }
 
 std::vector<std::shared_ptr<Tensor>> PlannedGraph::run() const {
-  for (const Node* p : state_->placeholders) require_written(p);
-  // After a change of SIMD target the kernels are made again for the new one.
-  std::shared_ptr<Plan> plan =
-      state_->simd_target == simd_target_id() ? state_->plan : lookup_or_build(state_->graph);
-  std::vector<std::shared_ptr<Tensor>> out = run_plan(*plan, state_->graph);
+  std::vector<std::shared_ptr<Tensor>> leaf_values = state_->graph.leaf_values;
+  state_->read_placeholders(state_->placeholder_leaves, leaf_values);
+  state_->read_placeholders(state_->input_leaf, leaf_values);
+  std::vector<std::shared_ptr<Tensor>> out = run_plan(*state_->current_plan(), leaf_values);
+  count_run();
+  return out;
+}
+
+std::vector<std::shared_ptr<Tensor>> PlannedGraph::run(const std::vector<std::shared_ptr<Tensor>>& values) const {
+  const State& s = *state_;
+  if (values.size() != s.inputs.size()) {
+    throw ValueError("PlannedGraph.run: the plan takes " + std::to_string(s.inputs.size()) + " input values, got " +
+                     std::to_string(values.size()));
+  }
+  std::vector<std::shared_ptr<Tensor>> leaf_values = s.graph.leaf_values;
+  for (size_t i = 0; i < values.size(); ++i) {
+    const TensorType& want = s.inputs[i].type();
+    if (!values[i] || values[i]->type.dtype != want.dtype || values[i]->type.shape != want.shape) {
+      throw ValueError("PlannedGraph.run: input " + std::to_string(i) + " (" + placeholder_label(s.inputs[i].node.get()) +
+                       ") must be " + dtype_name(want.dtype) + " of shape " + shape_str(want.shape) + ", got " +
+                       (values[i] ? std::string(dtype_name(values[i]->type.dtype)) + " of shape " +
+                                        shape_str(values[i]->type.shape)
+                                  : std::string("no value")));
+    }
+    if (s.input_leaf[i] >= 0) leaf_values[s.input_leaf[i]] = values[i];
+  }
+  if (!s.placeholder_leaves.empty()) s.read_placeholders(s.placeholder_leaves, leaf_values);
+  std::vector<std::shared_ptr<Tensor>> out = run_plan(*s.current_plan(), leaf_values);
   count_run();
   return out;
 }

@@ -11,8 +11,8 @@
 namespace mnnpy {
 
 // Off by default: on the machines measured, plain stores into reused blocks were as fast or faster.
-bool g_streaming_stores = false;
-bool g_fuse_mul_add = true;
+std::atomic<bool> g_streaming_stores{false};
+std::atomic<bool> g_fuse_mul_add{true};
 
 namespace {
 
@@ -225,7 +225,7 @@ class FusedElementwiseKernel : public Kernel {
     }
   }
 
-  void execute(const KernelArgs& args, void*) override {
+  void execute(const KernelArgs& args, void*) const override {
     const int64_t total = out_.numel();
     if (total == 0) return;
     const int64_t tiles = (total + kTile - 1) / kTile;

@@ -2,6 +2,7 @@
 // group runs as a small program over tiles that stay in cache, reading its inputs in place
 // (broadcast ones are expanded per tile) and writing only the final result.
 #pragma once
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -17,10 +18,10 @@ struct EwInstr {
 };
 
 // Whether large results are written with non-temporal stores (an executor option).
-extern bool g_streaming_stores;
+extern std::atomic<bool> g_streaming_stores;  // atomic: plans may be built while it is set
 // Whether a float multiply feeding an add runs as one fused multiply-add (an executor option,
 // on by default; off gives NumPy's bits exactly).
-extern bool g_fuse_mul_add;
+extern std::atomic<bool> g_fuse_mul_add;
 
 // `program` is in evaluation order; register i is the result of instruction i; the last
 // instruction is the group's output.

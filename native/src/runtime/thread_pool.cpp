@@ -42,11 +42,21 @@ void ThreadPool::stop_workers() {
 
 void ThreadPool::set_num_threads(int n) {
   n = std::max(1, n);
+  // Modules set their thread count on every call: the usual case takes no lock (num_threads_
+  // changes only after the workers for it run, under job_mutex_).
+  if (n == num_threads_.load()) return;
   std::lock_guard<std::mutex> job_lock(job_mutex_);
-  if (n == num_threads_ && (int)workers_.size() == n - 1) return;
+  if (n == num_threads_) return;
   stop_workers();
-  num_threads_ = n;
   for (int i = 0; i < n - 1; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+  num_threads_ = n;
+}
+
+void ThreadPool::split(int64_t n, int64_t grain, int threads, int64_t* chunks, int64_t* chunk) const {
+  const int64_t max_chunks = (int64_t)threads * 4;
+  *chunks = std::min(max_chunks, (n + grain - 1) / grain);
+  *chunk = (n + *chunks - 1) / *chunks;
+  *chunks = (n + *chunk - 1) / *chunk;
 }
 
 void ThreadPool::worker_loop(int) {
@@ -79,15 +89,27 @@ void ThreadPool::worker_loop(int) {
 void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
   grain = std::max<int64_t>(1, grain);
-  if (num_threads_ == 1 || n <= grain || t_inside_job) {
+  const int threads = num_threads_.load(std::memory_order_relaxed);
+  if (threads == 1 || n <= grain || t_inside_job) {
     fn(0, n);
     return;
   }
-  std::lock_guard<std::mutex> job_lock(job_mutex_);
-  const int64_t max_chunks = (int64_t)num_threads_ * 4;
-  int64_t chunks = std::min(max_chunks, (n + grain - 1) / grain);
-  const int64_t chunk = (n + chunks - 1) / chunks;
-  chunks = (n + chunk - 1) / chunk;
+  int64_t chunks = 0, chunk = 0;
+  split(n, grain, threads, &chunks, &chunk);
+  std::unique_lock<std::mutex> job_lock(job_mutex_, std::try_to_lock);
+  if (!job_lock.owns_lock()) {
+    // Another caller's job has the workers: this thread runs its own chunks, in order, as one
+    // worker would (nested calls inline, as on a worker).
+    t_inside_job = true;
+    try {
+      for (int64_t c = 0; c < chunks; ++c) fn(c * chunk, std::min(n, (c + 1) * chunk));
+    } catch (...) {
+      t_inside_job = false;
+      throw;
+    }
+    t_inside_job = false;
+    return;
+  }
   std::unique_lock<std::mutex> lock(mutex_);
   job_ = &fn;
   job_n_ = n;
