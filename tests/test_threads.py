@@ -345,6 +345,22 @@ def test_numpy_on_shared_lazy_vars_from_threads(rng):
         np.testing.assert_allclose(kept, expected_rows, rtol=2e-6, atol=1e-4)
 
 
+def test_random_draws_from_threads_take_distinct_streams():
+    """Threads drawing from the global generator get the draws that as many calls on one thread
+    get (each its own stream), in some order."""
+    import mnnpy.numpy as mnp
+    mnp.random.seed(7)
+    sequential = sorted(tuple(np.asarray(mnp.random.random(16))) for _ in range(THREADS))
+    mnp.random.seed(7)
+    got = [None] * THREADS
+
+    def work(i):
+        got[i] = tuple(np.asarray(mnp.random.random(16)))
+
+    run_threads(work)
+    assert sorted(got) == sequential
+
+
 def test_cv_on_shared_images_from_threads(rng):
     """A shared NumPy image and a shared lazy Var (a blurred image not computed yet) processed by
     8 threads at once, exactly as OpenCV does on one."""

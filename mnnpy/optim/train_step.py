@@ -4,8 +4,8 @@ on placeholders and run as one plan for every batch of that shape.
 A call passes the batch to the plan as the values of its input placeholders (nothing shared is
 written, so a Predictor may be called from several threads), writes the optimizer's scalars
 (learning rate, bias corrections) into theirs, runs the plan, and points the parameters,
-optimizer state and module buffers at the new values. The numbers are the same as ``optimizer.step(loss)`` on the
-same graph.
+optimizer state and module buffers at the new values. The numbers are the same as
+``optimizer.step(loss)`` on the same graph.
 """
 import threading
 
@@ -46,14 +46,10 @@ def _make_inputs(arrays):
     return phs
 
 
-def _input_values(phs, arrays):
-    """The batch arrays in the dtypes of their placeholders."""
-    return [a if a.dtype == np.dtype(ph.dtype) else a.astype(ph.dtype) for ph, a in zip(phs, arrays)]
-
-
 def _write_inputs(phs, arrays):
-    for ph, a in zip(phs, _input_values(phs, arrays)):
-        ph.write(np.ascontiguousarray(a))
+    for ph, a in zip(phs, arrays):
+        dtype = np.dtype(ph.dtype)
+        ph.write(np.ascontiguousarray(a if a.dtype == dtype else a.astype(dtype)))
 
 
 class _StepPlan:
@@ -131,7 +127,7 @@ class TrainStep:
         plan, arrays = self.plan_for(*batch)
         opt = self.optimizer
         opt._write_scalars()
-        values = plan.plan.run(_input_values(plan.inputs, arrays))
+        values = plan.plan.run(arrays)  # converted to the placeholders' dtypes
         n = 1 + plan.n_extras
         opt._apply(values[n:], plan.dests, plan.norm_index)
         loss = float(np.asarray(values[0].read()).reshape(()))
@@ -168,5 +164,5 @@ class Predictor:
                     entry = (inputs, _core.PlannedGraph(outs, inputs), single)
                     self._plans[key] = entry
         inputs, plan, single = entry
-        values = [np.asarray(v.read()) for v in plan.run(_input_values(inputs, arrays))]
+        values = [np.asarray(v.read()) for v in plan.run(arrays)]
         return values[0] if single else tuple(values)

@@ -1,9 +1,10 @@
 // One process-wide pool sized by set_num_threads. Workers spin for a few microseconds after
 // a job (back-to-back jobs then start at once), then sleep on a condition variable; the calling thread takes part in the work, so one thread means no wake-ups.
 // Several threads may call parallel_for at once: the pool runs one caller's job at a time, and a
-// caller that finds it busy runs its own job's chunks itself (its thread is a core's worth of
-// work already), so concurrent callers never wait on each other. set_num_threads may be called
-// at any time; it waits for the running job.
+// caller that finds it busy, or that runs a plan while as many threads as the pool has run plans
+// (Caller), runs its own job's chunks itself (its thread is a core's worth of work already), so
+// concurrent callers never wait on each other. set_num_threads may be called at any time; it
+// waits for the running job.
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -26,6 +27,20 @@ class ThreadPool {
   // grain and num_threads(), never on who runs them, so results do not depend on contention.
   void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
 
+  // Counts the calling thread as running a plan while it lives. While as many threads run plans
+  // as the pool has threads, each core has a caller already: their jobs run on the caller alone
+  // (the same chunks), without waking workers that would only compete for the cores.
+  class Caller {
+   public:
+    explicit Caller(ThreadPool& pool) : pool_(pool) { pool_.callers_.fetch_add(1, std::memory_order_relaxed); }
+    ~Caller() { pool_.callers_.fetch_sub(1, std::memory_order_relaxed); }
+    Caller(const Caller&) = delete;
+    Caller& operator=(const Caller&) = delete;
+
+   private:
+    ThreadPool& pool_;
+  };
+
  private:
   ThreadPool();
   void worker_loop(int index);
@@ -35,6 +50,7 @@ class ThreadPool {
   void split(int64_t n, int64_t grain, int threads, int64_t* chunks, int64_t* chunk) const;
 
   std::atomic<int> num_threads_{1};  // read without a lock by callers deciding whether to split
+  std::atomic<int> callers_{0};      // threads running plans now (Caller)
   std::vector<std::thread> workers_;
   std::mutex mutex_;            // guards the fields below and serializes jobs
   std::mutex job_mutex_;        // held by the caller whose job the workers run, and by set_num_threads

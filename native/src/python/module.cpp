@@ -317,6 +317,7 @@ PYBIND11_MODULE(_core, m) {
   });
   m.def("set_num_threads", [](int n) {
     if (n < 1) throw ValueError("number of threads must be at least 1, got " + std::to_string(n));
+    py::gil_scoped_release release;  // it waits for a running job, which other Python threads may start
     ThreadPool::global().set_num_threads(n);
   });
   m.def("get_num_threads", [] { return ThreadPool::global().num_threads(); });

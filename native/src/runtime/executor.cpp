@@ -76,7 +76,9 @@ std::string placeholder_label(const Node* placeholder) {
 }
 
 void require_written(const Node* placeholder) {
-  if (!placeholder->has_values()) throw ValueError(placeholder_label(placeholder) + " has no value: write() one before evaluating");
+  if (!placeholder->has_values()) {
+    throw ValueError(placeholder_label(placeholder) + " has no value: write() one before evaluating");
+  }
 }
 
 // The subgraph behind `targets`, with the values of its leaves as they are now. Placeholders in
@@ -523,7 +525,8 @@ struct Arena {
 
 // Runs `plan` on `leaf_values` (one per leaf of the collected graph). Nothing shared is written:
 // intermediates live in this thread's arena, results in fresh tensors.
-std::vector<std::shared_ptr<Tensor>> run_plan(const Plan& plan, const std::vector<std::shared_ptr<Tensor>>& leaf_values) {
+std::vector<std::shared_ptr<Tensor>> run_plan(const Plan& plan,
+                                              const std::vector<std::shared_ptr<Tensor>>& leaf_values) {
   thread_local Arena arena;
   char* base = plan.arena_bytes ? (char*)arena.reserve(plan.arena_bytes) : nullptr;
   std::vector<std::shared_ptr<Tensor>> tensors(plan.values.size());
@@ -550,6 +553,7 @@ std::vector<std::shared_ptr<Tensor>> run_plan(const Plan& plan, const std::vecto
   }
   KernelArgs args;
   args.pool = &ThreadPool::global();
+  const ThreadPool::Caller caller(*args.pool);
   const bool profile = g_profile;
   std::vector<StepProfile> timings;
   for (const Step& step : plan.steps) {
@@ -711,11 +715,12 @@ std::vector<std::shared_ptr<Tensor>> PlannedGraph::run(const std::vector<std::sh
   for (size_t i = 0; i < values.size(); ++i) {
     const TensorType& want = s.inputs[i].type();
     if (!values[i] || values[i]->type.dtype != want.dtype || values[i]->type.shape != want.shape) {
-      throw ValueError("PlannedGraph.run: input " + std::to_string(i) + " (" + placeholder_label(s.inputs[i].node.get()) +
-                       ") must be " + dtype_name(want.dtype) + " of shape " + shape_str(want.shape) + ", got " +
-                       (values[i] ? std::string(dtype_name(values[i]->type.dtype)) + " of shape " +
-                                        shape_str(values[i]->type.shape)
-                                  : std::string("no value")));
+      const std::string got = values[i] ? std::string(dtype_name(values[i]->type.dtype)) + " of shape " +
+                                              shape_str(values[i]->type.shape)
+                                        : std::string("no value");
+      throw ValueError("PlannedGraph.run: input " + std::to_string(i) + " (" +
+                       placeholder_label(s.inputs[i].node.get()) + ") must be " + dtype_name(want.dtype) +
+                       " of shape " + shape_str(want.shape) + ", got " + got);
     }
     if (s.input_leaf[i] >= 0) leaf_values[s.input_leaf[i]] = values[i];
   }
