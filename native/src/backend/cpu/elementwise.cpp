@@ -587,9 +587,10 @@ void BinaryImpl(int code, DType dt, const void* a, const void* b, void* y, size_
   }
 }
 
-// y = a * b + c in one rounding where the target has FMA. With `stream`, y (vector-aligned)
-// is written with non-temporal stores: a large result then costs no read of its lines.
-// Bit k of Scalars marks operand k (a, b, c) as one value held in a register.
+// y = a * b + c in one rounding on every target (the portable ones too: fused programs then give
+// the same bits everywhere). With `stream`, y (vector-aligned) is written with non-temporal
+// stores: a large result then costs no read of its lines. Bit k of Scalars marks operand k
+// (a, b, c) as one value held in a register.
 template <unsigned Scalars, class T>
 void mul_add_t(const T* HWY_RESTRICT a, const T* HWY_RESTRICT b, const T* HWY_RESTRICT c, T* HWY_RESTRICT y, size_t n,
                bool stream) {
@@ -598,7 +599,7 @@ void mul_add_t(const T* HWY_RESTRICT a, const T* HWY_RESTRICT b, const T* HWY_RE
   constexpr bool sa = Scalars & 1u, sb = Scalars & 2u, sc = Scalars & 4u;
   const auto va = hn::Set(d, a[0]), vb = hn::Set(d, b[0]), vc = hn::Set(d, c[0]);
   auto at = [&](size_t i) MNNPY_ALWAYS_INLINE {
-    return hn::MulAdd(sa ? va : hn::LoadU(d, a + i), sb ? vb : hn::LoadU(d, b + i), sc ? vc : hn::LoadU(d, c + i));
+    return FusedMulAdd(sa ? va : hn::LoadU(d, a + i), sb ? vb : hn::LoadU(d, b + i), sc ? vc : hn::LoadU(d, c + i));
   };
   size_t i = 0;
   if (stream) {
@@ -606,14 +607,7 @@ void mul_add_t(const T* HWY_RESTRICT a, const T* HWY_RESTRICT b, const T* HWY_RE
   } else {
     for (; i + N <= n; i += N) hn::StoreU(at(i), d, y + i);
   }
-  for (; i < n; ++i) {
-    const T x = a[sa ? 0 : i], z = b[sb ? 0 : i], w = c[sc ? 0 : i];
-#if HWY_NATIVE_FMA
-    y[i] = std::fma(x, z, w);  // as the vector lanes round
-#else
-    y[i] = x * z + w;
-#endif
-  }
+  for (; i < n; ++i) y[i] = std::fma(a[sa ? 0 : i], b[sb ? 0 : i], c[sc ? 0 : i]);  // as the vector lanes round
 }
 template <class T>
 void mul_add_forms(unsigned scalars, const void* a, const void* b, const void* c, void* y, size_t n, bool stream) {
