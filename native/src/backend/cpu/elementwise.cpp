@@ -149,7 +149,9 @@ template <class T> inline T scalar_unary(int code, T x) {
       case kSigmoid: return x >= 0 ? T(1) / (T(1) + std::exp(-x)) : std::exp(x) / (T(1) + std::exp(x));
       case kRelu: return x > 0 ? x : (x == x ? T(0) : x);
       case kRelu6: return x != x ? x : std::min(std::max(x, T(0)), T(6));
-      case kGelu: return T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440)));
+      // x Phi(x) with Phi from erfc: no cancellation in the left tail (1 + erf(x / sqrt 2) loses every
+      // digit there), as the vector form computes it.
+      case kGelu: return T(0.5) * x * std::erfc(x * T(-0.70710678118654752440));
       case kGeluTanh:
         return T(0.5) * x * (T(1) + std::tanh(T(0.79788456080286535588) * (x + T(0.044715) * x * x * x)));
       case kSoftplus: return x > T(20) ? x : std::log1p(std::exp(x));
