@@ -207,7 +207,10 @@ template <class T> inline T scalar_binary(int code, T a, T b) {
       case kSub: return (T)((U)a - (U)b);
       case kMul: return (T)((U)a * (U)b);
       case kFloorDiv: return int_floordiv(a, b);
-      case kMod: case kFmod: return code == kMod ? int_mod(a, b) : (b == 0 || b == T(-1) ? T(0) : (T)(a % b));
+      case kMod: return int_mod(a, b);
+      case kFmod:  // a % b, but 0 for b == 0 (and for -1, whose quotient of the minimum overflows)
+        if constexpr (std::is_signed_v<T>) return b == 0 || b == T(-1) ? T(0) : (T)(a % b);
+        else return b == 0 ? T(0) : (T)(a % b);
       case kPow: return int_pow(a, b);
       case kMaximum: case kFmax: return a > b ? a : b;
       case kMinimum: case kFmin: return a < b ? a : b;
