@@ -276,23 +276,34 @@ void binary_scalar_loop(int code, const T* a, const T* b, T* y, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] = scalar_binary<T>(code, Form == kScalarA ? a[0] : a[i], Form == kScalarB ? b[0] : b[i]);
 }
 
-// Vector math over full vectors where every lane is inside [lo, hi]; libm elsewhere. Four vectors
-// at a time while all their lanes are inside: the math functions are long dependency chains (a
-// division, an exp), and four independent ones keep the FMA units busy.
+// Vector math on the lanes inside [lo, hi], libm on the others. Each lane's result depends on its
+// own value only, never on its neighbours or on where the array ends (so not on the vector width
+// either): a vector with lanes outside the range computes the vector math with those lanes
+// replaced and takes libm's values for them alone, and the last partial vector goes through the
+// vector math from a buffer. Four vectors at a time while all their lanes are inside: the math
+// functions are long dependency chains (a division, an exp), and four independent ones keep the
+// FMA units busy.
 template <class T, class VecFn>
 HWY_INLINE void map_math(const T* HWY_RESTRICT x, T* HWY_RESTRICT y, size_t n, int code, T lo, T hi, VecFn vf) {
   const hn::ScalableTag<T> d;
   const size_t N = hn::Lanes(d);
   const auto vlo = hn::Set(d, lo), vhi = hn::Set(d, hi);
   auto inside = [&](auto v) { return hn::And(hn::Ge(v, vlo), hn::Le(v, vhi)); };  // false for NaN
-  // One vector: vector math, or libm for each lane when one is outside.
+  // `count` lanes from `at`: vector math where inside, libm for each lane that is not.
+  auto partial = [&](size_t at, size_t count) {
+    HWY_ALIGN T buf[hn::MaxLanes(d)];
+    for (size_t j = 0; j < hn::MaxLanes(d); ++j) buf[j] = j < count ? x[at + j] : lo;
+    const auto v = hn::Load(d, buf);
+    hn::Store(vf(d, hn::IfThenElse(inside(v), v, vlo)), d, buf);
+    for (size_t j = 0; j < count; ++j) {
+      const T xj = x[at + j];
+      y[at + j] = (xj >= lo && xj <= hi) ? buf[j] : scalar_unary<T>(code, xj);
+    }
+  };
   auto one = [&](size_t at) {
     const auto v = hn::LoadU(d, x + at);
-    if (hn::AllTrue(d, inside(v))) {
-      hn::StoreU(vf(d, v), d, y + at);
-    } else {
-      for (size_t j = at; j < at + N; ++j) y[j] = scalar_unary<T>(code, x[j]);
-    }
+    if (hn::AllTrue(d, inside(v))) hn::StoreU(vf(d, v), d, y + at);
+    else partial(at, N);
   };
   size_t i = 0;
   for (; i + 4 * N <= n; i += 4 * N) {
@@ -309,7 +320,7 @@ HWY_INLINE void map_math(const T* HWY_RESTRICT x, T* HWY_RESTRICT y, size_t n, i
     hn::StoreU(r3, d, y + i + 3 * N);
   }
   for (; i + N <= n; i += N) one(i);
-  for (; i < n; ++i) y[i] = scalar_unary<T>(code, x[i]);
+  if (i < n) partial(i, n - i);
 }
 
 template <class T> void unary_float(int code, const T* x, T* y, size_t n) {
