@@ -149,7 +149,9 @@ template <class T> inline T scalar_unary(int code, T x) {
       case kSigmoid: return x >= 0 ? T(1) / (T(1) + std::exp(-x)) : std::exp(x) / (T(1) + std::exp(x));
       case kRelu: return x > 0 ? x : (x == x ? T(0) : x);
       case kRelu6: return x != x ? x : std::min(std::max(x, T(0)), T(6));
-      case kGelu: return T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440)));
+      // x Phi(x) with Phi from erfc: no cancellation in the left tail (1 + erf(x / sqrt 2) loses every
+      // digit there), as the vector form computes it.
+      case kGelu: return T(0.5) * x * std::erfc(x * T(-0.70710678118654752440));
       case kGeluTanh:
         return T(0.5) * x * (T(1) + std::tanh(T(0.79788456080286535588) * (x + T(0.044715) * x * x * x)));
       case kSoftplus: return x > T(20) ? x : std::log1p(std::exp(x));
@@ -205,7 +207,10 @@ template <class T> inline T scalar_binary(int code, T a, T b) {
       case kSub: return (T)((U)a - (U)b);
       case kMul: return (T)((U)a * (U)b);
       case kFloorDiv: return int_floordiv(a, b);
-      case kMod: case kFmod: return code == kMod ? int_mod(a, b) : (b == 0 || b == T(-1) ? T(0) : (T)(a % b));
+      case kMod: return int_mod(a, b);
+      case kFmod:  // a % b, but 0 for b == 0 (and for -1, whose quotient of the minimum overflows)
+        if constexpr (std::is_signed_v<T>) return b == 0 || b == T(-1) ? T(0) : (T)(a % b);
+        else return b == 0 ? T(0) : (T)(a % b);
       case kPow: return int_pow(a, b);
       case kMaximum: case kFmax: return a > b ? a : b;
       case kMinimum: case kFmin: return a < b ? a : b;
@@ -271,23 +276,34 @@ void binary_scalar_loop(int code, const T* a, const T* b, T* y, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] = scalar_binary<T>(code, Form == kScalarA ? a[0] : a[i], Form == kScalarB ? b[0] : b[i]);
 }
 
-// Vector math over full vectors where every lane is inside [lo, hi]; libm elsewhere. Four vectors
-// at a time while all their lanes are inside: the math functions are long dependency chains (a
-// division, an exp), and four independent ones keep the FMA units busy.
+// Vector math on the lanes inside [lo, hi], libm on the others. Each lane's result depends on its
+// own value only, never on its neighbours or on where the array ends (so not on the vector width
+// either): a vector with lanes outside the range computes the vector math with those lanes
+// replaced and takes libm's values for them alone, and the last partial vector goes through the
+// vector math from a buffer. Four vectors at a time while all their lanes are inside: the math
+// functions are long dependency chains (a division, an exp), and four independent ones keep the
+// FMA units busy.
 template <class T, class VecFn>
 HWY_INLINE void map_math(const T* HWY_RESTRICT x, T* HWY_RESTRICT y, size_t n, int code, T lo, T hi, VecFn vf) {
   const hn::ScalableTag<T> d;
   const size_t N = hn::Lanes(d);
   const auto vlo = hn::Set(d, lo), vhi = hn::Set(d, hi);
   auto inside = [&](auto v) { return hn::And(hn::Ge(v, vlo), hn::Le(v, vhi)); };  // false for NaN
-  // One vector: vector math, or libm for each lane when one is outside.
+  // `count` lanes from `at`: vector math where inside, libm for each lane that is not.
+  auto partial = [&](size_t at, size_t count) {
+    HWY_ALIGN T buf[hn::MaxLanes(d)];
+    for (size_t j = 0; j < hn::MaxLanes(d); ++j) buf[j] = j < count ? x[at + j] : lo;
+    const auto v = hn::Load(d, buf);
+    hn::Store(vf(d, hn::IfThenElse(inside(v), v, vlo)), d, buf);
+    for (size_t j = 0; j < count; ++j) {
+      const T xj = x[at + j];
+      y[at + j] = (xj >= lo && xj <= hi) ? buf[j] : scalar_unary<T>(code, xj);
+    }
+  };
   auto one = [&](size_t at) {
     const auto v = hn::LoadU(d, x + at);
-    if (hn::AllTrue(d, inside(v))) {
-      hn::StoreU(vf(d, v), d, y + at);
-    } else {
-      for (size_t j = at; j < at + N; ++j) y[j] = scalar_unary<T>(code, x[j]);
-    }
+    if (hn::AllTrue(d, inside(v))) hn::StoreU(vf(d, v), d, y + at);
+    else partial(at, N);
   };
   size_t i = 0;
   for (; i + 4 * N <= n; i += 4 * N) {
@@ -304,7 +320,7 @@ HWY_INLINE void map_math(const T* HWY_RESTRICT x, T* HWY_RESTRICT y, size_t n, i
     hn::StoreU(r3, d, y + i + 3 * N);
   }
   for (; i + N <= n; i += N) one(i);
-  for (; i < n; ++i) y[i] = scalar_unary<T>(code, x[i]);
+  if (i < n) partial(i, n - i);
 }
 
 template <class T> void unary_float(int code, const T* x, T* y, size_t n) {
@@ -587,9 +603,10 @@ void BinaryImpl(int code, DType dt, const void* a, const void* b, void* y, size_
   }
 }
 
-// y = a * b + c in one rounding where the target has FMA. With `stream`, y (vector-aligned)
-// is written with non-temporal stores: a large result then costs no read of its lines.
-// Bit k of Scalars marks operand k (a, b, c) as one value held in a register.
+// y = a * b + c in one rounding on every target (the portable ones too: fused programs then give
+// the same bits everywhere). With `stream`, y (vector-aligned) is written with non-temporal
+// stores: a large result then costs no read of its lines. Bit k of Scalars marks operand k
+// (a, b, c) as one value held in a register.
 template <unsigned Scalars, class T>
 void mul_add_t(const T* HWY_RESTRICT a, const T* HWY_RESTRICT b, const T* HWY_RESTRICT c, T* HWY_RESTRICT y, size_t n,
                bool stream) {
@@ -598,7 +615,7 @@ void mul_add_t(const T* HWY_RESTRICT a, const T* HWY_RESTRICT b, const T* HWY_RE
   constexpr bool sa = Scalars & 1u, sb = Scalars & 2u, sc = Scalars & 4u;
   const auto va = hn::Set(d, a[0]), vb = hn::Set(d, b[0]), vc = hn::Set(d, c[0]);
   auto at = [&](size_t i) MNNPY_ALWAYS_INLINE {
-    return hn::MulAdd(sa ? va : hn::LoadU(d, a + i), sb ? vb : hn::LoadU(d, b + i), sc ? vc : hn::LoadU(d, c + i));
+    return FusedMulAdd(sa ? va : hn::LoadU(d, a + i), sb ? vb : hn::LoadU(d, b + i), sc ? vc : hn::LoadU(d, c + i));
   };
   size_t i = 0;
   if (stream) {
@@ -606,14 +623,7 @@ void mul_add_t(const T* HWY_RESTRICT a, const T* HWY_RESTRICT b, const T* HWY_RE
   } else {
     for (; i + N <= n; i += N) hn::StoreU(at(i), d, y + i);
   }
-  for (; i < n; ++i) {
-    const T x = a[sa ? 0 : i], z = b[sb ? 0 : i], w = c[sc ? 0 : i];
-#if HWY_NATIVE_FMA
-    y[i] = std::fma(x, z, w);  // as the vector lanes round
-#else
-    y[i] = x * z + w;
-#endif
-  }
+  for (; i < n; ++i) y[i] = std::fma(a[sa ? 0 : i], b[sb ? 0 : i], c[sc ? 0 : i]);  // as the vector lanes round
 }
 template <class T>
 void mul_add_forms(unsigned scalars, const void* a, const void* b, const void* c, void* y, size_t n, bool stream) {

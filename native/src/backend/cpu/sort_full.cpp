@@ -380,6 +380,10 @@ bool RadixSort64Impl(const uint64_t* HWY_RESTRICT src, int64_t n, int64_t* HWY_R
 bool RadixSort64Impl(const uint64_t*, int64_t, int64_t*, bool, bool, WordSortFn) { return false; }
 #endif  // VQSORT_ENABLED
 
+// Whether Highway's vqsort sorts on this target: on the portable one its 64-bit sorts fall back
+// to a heap sort, and its 128-bit sort (of argsort items) aborts the process.
+bool VqsortEnabledImpl() { return VQSORT_ENABLED != 0; }
+
 }  // namespace HWY_NAMESPACE
 }  // namespace cpu
 }  // namespace mnnpy
@@ -390,6 +394,7 @@ namespace mnnpy {
 namespace cpu {
 
 HWY_EXPORT(RadixSort64Impl);
+HWY_EXPORT(VqsortEnabledImpl);
 
 namespace {
 
@@ -773,6 +778,12 @@ struct SortWords {
 
 template <class W>
 void vq_sort(W* words, int64_t n) {
+  if constexpr (std::is_same<W, hwy::uint128_t>::value) {
+    if (!HWY_DYNAMIC_DISPATCH(VqsortEnabledImpl)()) {  // the portable target: its 128-bit vqsort aborts
+      std::sort(words, words + n, [](const W& a, const W& b) { return a.hi != b.hi ? a.hi < b.hi : a.lo < b.lo; });
+      return;
+    }
+  }
   thread_local hwy::Sorter sorter;
   sorter(words, (size_t)n, hwy::SortAscending());
 }

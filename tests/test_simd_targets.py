@@ -1,0 +1,1131 @@
+"""Results must not depend on the SIMD target: every run-time-dispatched kernel family runs on each
+SIMD target this CPU supports (``mnnpy.runtime_info()["simd_targets_usable"]``, e.g. AVX3_DL,
+AVX3, AVX2, SCALAR) and is compared with the reference library and with the same computation on
+the best target (the first usable one, the baseline). The process's own target is restored after
+every case.
+
+Tolerances between targets:
+- exact for every integer, bool and uint8 result, for selections and data movement (sorts,
+  max/min/argmax, max pooling, nearest resizes, copies, casts), for the random streams, for the
+  correctly rounded float operations (+ - * / sqrt, fused multiply-add: one rounding on every
+  target) and for the cv functions that the cv test files document as exact against OpenCV;
+- float results of sums formed in a target-dependent order (vector width, register blocking,
+  fused or separate multiply-adds on the portable target): two evaluations of a K-term sum each
+  differ from the exact sum by at most gamma_K * sum|terms| (gamma_K = K eps / (1 - K eps)), so
+  from each other by at most 2 gamma_K * sum|terms|; each case computes sum|terms| per element
+  (the reference run on absolute values) or bounds it, and says so in a comment;
+- elementwise transcendental functions: Highway's vector math on every lane of whole vectors,
+  libm on the tail lanes that a wider vector leaves over, so two targets may each be off by the
+  larger of the documented errors (Highway's math: at most 4 ulp; ours, simd_shared-inl.h: 2)
+  on either side: 8 ulp of the result (plus the subnormal floor).
+
+Which case reaches which HWY_DYNAMIC_DISPATCH (native/src/backend/cpu):
+- elementwise.cpp UnaryImpl, BinaryImpl, CastImpl, SelectImpl, FillImpl, MulAddImpl:
+  test_unary_float, test_unary_int, test_binary, test_casts, test_select_and_fill,
+  test_fused_programs, test_mul_add.
+- reduce.cpp ReduceRowsImpl (long rows in chunks too), ReduceColsImpl, ShortRowsApplyImpl,
+  ReduceShortRowsImpl: test_reductions. moments.cpp VarianceRowsImpl, VarianceColsImpl,
+  RunMomentsImpl (one long row in chunks): test_variance.
+- scan.cpp (not dispatched, checked anyway): test_scans.
+- sort_full.cpp RadixSort64Impl and Highway's vqsort (dispatched inside libhwy-contrib):
+  test_sorting.
+- gemm.cpp GemmImpl, PackBImpl, GemmInfoImpl, IntegralImpl: test_matmul.
+- conv.cpp ConvGemmImpl (1x1 pointwise and im2col), conv_pixel_rows.cpp ConvPixelRowsImpl,
+  winograd.cpp ConvWinogradImpl (F(4,3) and F(2,3)), depthwise.cpp ConvDepthwiseImpl:
+  test_conv2d.
+- conv_blocked.cpp ConvBlockedImpl, winograd_blocked.cpp ConvWinogradBlockedImpl,
+  depthwise_blocked.cpp ConvDepthwiseBlockedImpl, layout.cpp TransposeChannelBlocksImpl,
+  pool.cpp BlockedRowsImpl, BlockedRowsSeparableImpl, BlockedPlanesImpl:
+  test_blocked_onnx_model.
+- pool.cpp VerticalImpl, HorizontalImpl, PlaneReduceImpl: test_pooling.
+- resize.cpp HorizontalImpl, VerticalImpl, GatherImpl: test_resize.
+- layer_norm.cpp LayerNormImpl, layer_norm_grad.cpp LayerNormGradImpl: test_layer_norm.
+- attention.cpp AttentionImpl: test_attention (softmax: test_softmax).
+- conv/pool backward (Conv2DBackpropInput through Winograd/GEMM, pool gradients):
+  test_conv_pool_backward.
+- random.cpp (not dispatched) and the elementwise ops the distributions use: test_random.
+- copy.cpp TransposeTileImpl, StreamRunImpl, CopyRunImpl, ReadStridedImpl, DeinterleaveImpl,
+  InterleaveImpl: test_copies (and cv split/merge in test_cv_split_merge_flip).
+- cv_color.cpp ConvertRows: test_cv_color. cv_resize.cpp HorizontalLinearU8,
+  HorizontalLinearU8Pair, VerticalLinearU8, HorizontalTaps, VerticalTaps, AccumulateRow, HalveU8:
+  test_cv_resize. cv_warp.cpp FloatWarpRows, CubicWarpRows (and cv_warp_fixed.cpp):
+  test_cv_warp. cv_filter_kernels.cpp SepFilterRowsImpl, Filter2DRowsImpl, MorphologyRowsImpl,
+  MedianRowsImpl, BilateralU8RowsImpl: test_cv_filters, test_cv_morphology.
+  cv_pyramid.cpp PyrDownRows, PyrUpRows: test_cv_pyramids. cv_threshold_kernels.cpp
+  ThresholdImpl, InRangeImpl: test_cv_threshold. cv_canny.cpp CannyBandImpl: test_cv_canny.
+  cv_flip.cpp MirrorRow: test_cv_split_merge_flip. The rest of mnnpy.cv (histograms, moments,
+  components, contours, arithmetic) runs on the elementwise and reduction kernels:
+  test_cv_analysis, test_cv_arithmetic. Codecs: test_codecs.
+"""
+import contextlib
+import functools
+import math
+
+import numpy as np
+import pytest
+
+import mnnpy
+import mnnpy.expr as F
+import mnnpy.numpy as mnp
+from mnnpy import _core
+from cv_helpers import photos, random_image
+
+cv2 = pytest.importorskip("cv2")
+import mnnpy.cv as mcv  # noqa: E402
+
+TARGETS = mnnpy.runtime_info()["simd_targets_usable"]
+BASELINE = TARGETS[0]
+EPS32 = float(np.finfo(np.float32).eps)
+EPS64 = float(np.finfo(np.float64).eps)
+
+
+# ---------------------------------------------------------------- machinery
+@contextlib.contextmanager
+def simd_target(name):
+    """Runs the block on SIMD target `name`, then gives the process its own target back."""
+    previous = mnnpy.get_simd_target()
+    mnnpy.set_simd_target(name)
+    try:
+        yield
+    finally:
+        mnnpy.set_simd_target(previous)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _process_target_restored():
+    before = mnnpy.get_simd_target()
+    yield
+    assert mnnpy.get_simd_target() == before
+
+
+def _materialize(value):
+    """NumPy copies of every array in a result (Vars are computed here, on the target in force)."""
+    if isinstance(value, (tuple, list)):
+        return type(value)(_materialize(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _materialize(v) for k, v in value.items()}
+    if isinstance(value, (bytes, str, type(None))):
+        return value
+    if isinstance(value, mnnpy.Var) or isinstance(value, np.ndarray) or np.isscalar(value):
+        return np.array(value, copy=True)
+    return value
+
+
+def _flat(value):
+    if isinstance(value, (tuple, list)):
+        return [x for v in value for x in _flat(v)]
+    if isinstance(value, dict):
+        return [x for k in sorted(value) for x in _flat(value[k])]
+    return [value]
+
+
+class Exact:
+    """Identical values (NaNs in the same places), dtypes and shapes."""
+
+    def check(self, ours, other, what):
+        ours, other = np.asarray(ours), np.asarray(other)
+        assert ours.dtype == other.dtype and ours.shape == other.shape, (what, ours.dtype, other.dtype, ours.shape,
+                                                                         other.shape)
+        if ours.dtype.kind == "f":
+            same = (ours == other) | (np.isnan(ours) & np.isnan(other))
+        else:
+            same = ours == other
+        if not np.all(same):
+            at = np.argwhere(~same)
+            i = tuple(at[0])
+            raise AssertionError(f"{what}: {len(at)} of {ours.size} differ, first at {i}: {ours[i]!r} vs {other[i]!r}")
+
+
+class Ulps:
+    """|a - b| <= n ulp of the larger magnitude (and n times the smallest normal's ulp near 0)."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def check(self, ours, other, what):
+        ours, other = np.asarray(ours), np.asarray(other)
+        assert ours.dtype == other.dtype and ours.shape == other.shape, (what, ours.dtype, other.dtype)
+        if ours.dtype.kind != "f":
+            return Exact().check(ours, other, what)
+        a, b = ours.astype(np.float64), other.astype(np.float64)
+        finfo = np.finfo(ours.dtype)
+        with np.errstate(all="ignore"):
+            ulp = np.spacing(np.maximum(np.abs(ours), np.abs(other)).astype(ours.dtype)).astype(np.float64)
+            ulp = np.maximum(ulp, float(finfo.smallest_normal) * float(finfo.eps))
+            same = (np.isnan(a) & np.isnan(b)) | (a == b)
+            diff = np.where(same, 0.0, np.abs(a - b))
+            bad = ~(same | (diff <= self.n * ulp))
+        if np.any(bad):
+            i = tuple(np.argwhere(bad)[0])
+            raise AssertionError(f"{what}: {bad.sum()} of {ours.size} beyond {self.n} ulp, first at {i}: "
+                                 f"{ours[i]!r} vs {other[i]!r} ({diff[i] / ulp[i]:.1f} ulp)")
+
+
+class Within:
+    """|a - b| <= bound, elementwise (bound broadcast: a number or an array of the result's shape);
+    integers by at most `lsb`."""
+
+    def __init__(self, bound=0.0, lsb=0):
+        self.bound, self.lsb = bound, lsb
+
+    def check(self, ours, other, what):
+        ours, other = np.asarray(ours), np.asarray(other)
+        assert ours.dtype == other.dtype and ours.shape == other.shape, (what, ours.dtype, other.dtype, ours.shape,
+                                                                         other.shape)
+        diff = np.abs(ours.astype(np.float64) - other.astype(np.float64))
+        if ours.dtype.kind == "f":
+            diff = np.where(np.isnan(ours) & np.isnan(other), 0.0, diff)
+            bound = np.broadcast_to(np.asarray(self.bound, np.float64), diff.shape)
+        else:
+            bound = np.full(diff.shape, float(self.lsb))
+        bad = ~(diff <= bound)
+        if np.any(bad):
+            i = tuple(np.argwhere(bad)[0])
+            raise AssertionError(f"{what}: {bad.sum()} of {ours.size} beyond the bound, first at {i}: "
+                                 f"{ours[i]!r} vs {other[i]!r} (difference {diff[i]:.3g}, bound {bound[i]:.3g})")
+
+
+class Close:
+    """numpy.testing.assert_allclose(rtol, atol) for floats; integers within `lsb`."""
+
+    def __init__(self, rtol=0.0, atol=0.0, lsb=0):
+        self.rtol, self.atol, self.lsb = rtol, atol, lsb
+
+    def check(self, ours, other, what):
+        ours, other = np.asarray(ours), np.asarray(other)
+        assert ours.shape == other.shape, (what, ours.shape, other.shape)
+        if other.dtype.kind == "f" or ours.dtype.kind == "f":
+            np.testing.assert_allclose(ours.astype(np.float64), other.astype(np.float64), rtol=self.rtol,
+                                       atol=self.atol, equal_nan=True, err_msg=what)
+        else:
+            assert ours.dtype == other.dtype, (what, ours.dtype, other.dtype)
+            Within(lsb=self.lsb).check(ours, other, what)
+
+
+EXACT = Exact()
+PORTABLE_TARGETS = {"SCALAR", "EMU128"}
+
+
+class FmaTargets:
+    """`fma` between two targets that both have fused multiply-adds in hardware (AVX2, AVX3 ...: the
+    same operations round alike there), `portable` when one of them is a portable target
+    (Highway's own vector math rounds its products separately there)."""
+
+    def __init__(self, fma, portable):
+        self.fma, self.portable = fma, portable
+
+    def for_targets(self, a, b):
+        return self.portable if {a, b} & PORTABLE_TARGETS else self.fma
+
+
+_baseline_results = {}
+
+
+class CrossTarget:
+    """check(name, compute, reference, cross=..., ref=...) computes `compute()` on this test's
+    target and compares it with the baseline target's result (computed once per case) by `cross`
+    and with `reference` (a value or a callable) by `ref`. Failures are collected, and reported
+    together by verify() (or at the end of the test)."""
+
+    def __init__(self, target, case):
+        self.target, self.case, self.failures, self.verified = target, case, [], False
+
+    def run(self, compute, target):
+        with simd_target(target):
+            return _materialize(compute())
+
+    def check(self, name, compute, reference=None, *, cross=EXACT, ref=None):
+        key = (self.case, name)
+        ours = self.run(compute, self.target)
+        if self.target == BASELINE:
+            _baseline_results[key] = ours
+        elif key not in _baseline_results:
+            _baseline_results[key] = self.run(compute, BASELINE)
+        if isinstance(cross, FmaTargets):
+            cross = cross.for_targets(self.target, BASELINE)
+        pairs = [(cross, _baseline_results[key], f"{name} on {self.target} vs {BASELINE}")]
+        if reference is not None:
+            expected = _materialize(reference() if callable(reference) else reference)
+            pairs.append((ref or cross, expected, f"{name} on {self.target} vs the reference"))
+        for rule, other, what in pairs:
+            a, b = _flat(ours), _flat(other)
+            try:
+                assert len(a) == len(b), (what, len(a), len(b))
+                for k, (x, y) in enumerate(zip(a, b)):
+                    if isinstance(x, (bytes, str)) or x is None:
+                        assert x == y, what
+                    else:
+                        rule.check(x, y, what if len(a) == 1 else f"{what} [output {k}]")
+            except AssertionError as e:
+                lines = [line for line in str(e).splitlines() if line.strip()]
+                self.failures.append(" / ".join(lines[:6]) if lines else what)
+        return ours
+
+    def verify(self):
+        self.verified = True
+        if self.failures:
+            pytest.fail(f"{len(self.failures)} disagreement(s):\n" + "\n".join(self.failures), pytrace=False)
+
+
+def _case_of(request):
+    """The test's name and parameters other than the target: the same on every target."""
+    params = getattr(request.node, "callspec", None)
+    params = {} if params is None else {k: v for k, v in params.params.items() if k != "xt"}
+    return request.node.originalname + repr(sorted((k, repr(v)) for k, v in params.items()))
+
+
+@pytest.fixture(params=TARGETS)
+def xt(request):
+    checker = CrossTarget(request.param, _case_of(request))
+    yield checker
+    if not checker.verified:
+        checker.verify()
+
+
+@pytest.fixture
+def rng(request):
+    # One stream per case, the same on every target.
+    import zlib
+    return np.random.default_rng(zlib.crc32(_case_of(request).encode()))
+
+
+def _sum_bound(k, abs_sum, eps=EPS32, orders=2):
+    """Largest difference of `orders` evaluations of a k-term sum whose |terms| add to abs_sum."""
+    gamma = k * eps / (1 - k * eps)
+    return orders * gamma * np.asarray(abs_sum, np.float64)
+
+
+# ---------------------------------------------------------------- elementwise
+# (rtol, atol) against NumPy per result dtype, as test_numpy_ufuncs.py states them.
+NUMPY_TOL = {"float16": (2e-3, 2e-3), "float32": (2e-5, 2e-6), "float64": (1e-12, 1e-13)}
+# Transcendental results between targets: each lane's value depends on that lane alone (vector
+# math inside its range, libm outside), so targets with hardware FMA agree exactly; the portable
+# target's vector math rounds its products separately: each within 4 ulp of the true value
+# (Highway's documented bound), so within 8 ulp of each other.
+TRANSCENDENTAL = FmaTargets(EXACT, Ulps(8))
+N_ODD = 1037  # not a multiple of any vector width: every kernel ends in a tail
+
+
+def _numpy_ref(fn, *args):
+    with np.errstate(all="ignore"):
+        return fn(*args)
+
+
+UNARY_DOMAINS = {
+    "exp": (-90, 90), "expm1": (-90, 90), "exp2": (-130, 130), "log": (1e-30, 1e30), "log1p": (-0.9, 1e6),
+    "log2": (1e-30, 1e30), "log10": (1e-30, 1e30), "sin": (-50, 50), "cos": (-50, 50), "tan": (-1.5, 1.5),
+    "arcsin": (-1, 1), "arccos": (-1, 1), "arctan": (-100, 100), "sinh": (-90, 90), "cosh": (-90, 90),
+    "tanh": (-20, 20), "arcsinh": (-1e4, 1e4), "arccosh": (1, 1e4), "arctanh": (-0.999, 0.999),
+    "sqrt": (0, 1e6), "cbrt": (-1e6, 1e6), "floor": (-1e3, 1e3), "ceil": (-1e3, 1e3), "rint": (-1e3, 1e3),
+    "trunc": (-1e3, 1e3), "reciprocal": (0.5, 100), "square": (-1e3, 1e3), "absolute": (-5, 5),
+    "negative": (-5, 5), "sign": (-5, 5),
+}
+# Correctly rounded or exact everywhere: the same bits on every target.
+EXACT_UNARY = {"sqrt", "floor", "ceil", "rint", "trunc", "reciprocal", "square", "absolute", "negative", "sign"}
+
+
+def _domain_values(rng, lo, hi, dtype, n=N_ODD):
+    if lo > 0 and hi / lo > 1e3:
+        x = np.exp(rng.uniform(np.log(lo), np.log(hi), n))
+    else:
+        x = rng.uniform(lo, hi, n)
+    return x.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_unary_float(xt, rng, dtype):
+    rtol, atol = NUMPY_TOL[dtype]
+    for name, (lo, hi) in UNARY_DOMAINS.items():
+        x = _domain_values(rng, lo, hi, dtype)
+        x[:3] = [lo, hi, (lo + hi) / 2]  # a few lanes at the ends of the domain
+        cross = EXACT if name in EXACT_UNARY else TRANSCENDENTAL
+        xt.check(name, lambda: getattr(mnp, name)(x), lambda: _numpy_ref(getattr(np, name), x), cross=cross,
+                 ref=Close(rtol=rtol, atol=atol))
+    # Lanes outside the vector math's range (libm takes the whole vector), NaN and infinities.
+    special = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-40, 200.0, -200.0, 1e5, -1e5] * 7, dtype)
+    for name in ("exp", "expm1", "log", "log1p", "sin", "cos", "tanh", "sinh", "arctan", "arcsinh", "sqrt"):
+        xt.check(f"{name}-special", lambda: getattr(mnp, name)(special),
+                 lambda: _numpy_ref(getattr(np, name), special), cross=TRANSCENDENTAL, ref=Close(rtol=rtol, atol=atol))
+    xt.verify()
+
+
+# The activations the fused programs and convolution epilogues use (float32 lanes by our own
+# vector code: erf, gelu, sigmoid; the rest by Highway's math), against torch in float64.
+ACTIVATION_OPS = {"Sigmoid": "sigmoid", "Erf": "erf", "Erfc": "erfc", "Gelu": "gelu", "GeluTanh": "gelu_tanh",
+                  "Softplus": "softplus", "Softsign": "softsign", "Selu": "selu", "Relu": "relu", "Relu6": "relu6"}
+
+
+def _torch_activation(name, x):
+    import torch
+    t = torch.from_numpy(x.astype(np.float64))
+    fn = {"sigmoid": torch.sigmoid, "erf": torch.erf, "erfc": torch.erfc, "gelu": torch.nn.functional.gelu,
+          "gelu_tanh": lambda v: torch.nn.functional.gelu(v, approximate="tanh"),
+          "softplus": torch.nn.functional.softplus, "softsign": torch.nn.functional.softsign,
+          "selu": torch.selu, "relu": torch.relu, "relu6": torch.nn.functional.relu6}[name]
+    return fn(t).numpy().astype(x.dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_activations(xt, rng, dtype):
+    pytest.importorskip("torch")
+    x = rng.uniform(-12, 12, N_ODD).astype(dtype)
+    x[:4] = [0.0, -0.0, 1.0, -1.0]
+    for op, name in ACTIVATION_OPS.items():
+        # The activations are products of transcendental values: 8 ulp of the result, or of x where
+        # the result cancels to far below it (gelu's left tail).
+        cross = EXACT if name in ("relu", "relu6", "softsign") else FmaTargets(
+            EXACT, Within(16 * np.spacing(np.maximum(np.abs(x), 1).astype(x.dtype)).astype(np.float64)))
+        xt.check(op, lambda: _core.unary(op, F.const(x)), lambda: _torch_activation(name, x), cross=cross,
+                 ref=Close(rtol=2e-6 if dtype == "float32" else 1e-12, atol=3e-7 if dtype == "float32" else 1e-14))
+    xt.verify()
+
+
+INT_DTYPES = ["int8", "uint8", "int16", "int32", "int64"]
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_unary_int(xt, rng, dtype):
+    info = np.iinfo(dtype)
+    x = rng.integers(info.min, info.max, N_ODD, endpoint=True).astype(dtype)
+    for name in ("negative", "absolute", "square", "invert", "sign", "logical_not"):
+        xt.check(name, lambda: getattr(mnp, name)(x), lambda: _numpy_ref(getattr(np, name), x))
+    xt.verify()
+
+
+FLOAT_BINARY_EXACT = ["add", "subtract", "multiply", "divide", "maximum", "minimum", "fmax", "fmin", "copysign",
+                      "floor_divide", "remainder", "fmod", "equal", "less", "greater_equal", "logical_and",
+                      "logical_xor", "nextafter"]
+FLOAT_BINARY_MATH = ["power", "arctan2", "hypot"]
+INT_BINARY = ["add", "subtract", "multiply", "floor_divide", "remainder", "fmod", "power", "maximum", "minimum",
+              "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "gcd", "lcm", "equal",
+              "not_equal", "less", "less_equal", "greater", "logical_or"]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"] + INT_DTYPES)
+def test_binary(xt, rng, dtype):
+    if dtype.startswith("float"):
+        rtol, atol = NUMPY_TOL[dtype]
+        a = rng.uniform(-50, 50, N_ODD).astype(dtype)
+        b = rng.uniform(-50, 50, N_ODD).astype(dtype)
+        b[::17] = a[::17]  # equal pairs for the comparisons
+        pa, pb = np.abs(a) / 10, rng.uniform(-3, 3, N_ODD).astype(dtype)
+        for name in FLOAT_BINARY_EXACT + FLOAT_BINARY_MATH:
+            x, y = (pa, pb) if name == "power" else (a, b)
+            cross = EXACT if name in FLOAT_BINARY_EXACT else TRANSCENDENTAL
+            ref = Close(rtol=rtol, atol=atol)
+            xt.check(name, lambda: getattr(mnp, name)(x, y), lambda: _numpy_ref(getattr(np, name), x, y), cross=cross,
+                     ref=ref)
+            # One operand a single value (the kernels keep it in a register).
+            xt.check(name + "-scalar", lambda: getattr(mnp, name)(x, y[5]),
+                     lambda: _numpy_ref(getattr(np, name), x, y[5]), cross=cross, ref=ref)
+            xt.check(name + "-scalar-a", lambda: getattr(mnp, name)(x[7], y),
+                     lambda: _numpy_ref(getattr(np, name), x[7], y), cross=cross, ref=ref)
+    else:
+        info = np.iinfo(dtype)
+        a = rng.integers(info.min, info.max, N_ODD, endpoint=True).astype(dtype)
+        b = rng.integers(info.min, info.max, N_ODD, endpoint=True).astype(dtype)
+        b[::13] = 0
+        b[::29] = a[::29]
+        shifts = rng.integers(0, 8 * np.dtype(dtype).itemsize + 2, N_ODD).astype(dtype)
+        small = rng.integers(0, 5, N_ODD).astype(dtype)
+        for name in INT_BINARY:
+            x, y = a, b
+            if name in ("left_shift", "right_shift"):
+                y = shifts
+            elif name == "power":
+                y = small
+            # Division by zero: 0 here, whatever NumPy's vector loops give: compared between targets only.
+            xt.check(name, lambda: getattr(mnp, name)(x, y), lambda: _numpy_ref(getattr(np, name), x, y),
+                     ref=NonzeroDivisors(y) if name in ("floor_divide", "remainder", "fmod") else EXACT)
+            xt.check(name + "-scalar", lambda: getattr(mnp, name)(x, y[3]),
+                     lambda: _numpy_ref(getattr(np, name), x, y[3]))
+    xt.verify()
+
+
+class NonzeroDivisors:
+    """Exact where the divisor is not zero."""
+
+    def __init__(self, divisor):
+        self.keep = np.asarray(divisor) != 0
+
+    def check(self, ours, other, what):
+        EXACT.check(np.asarray(ours)[self.keep], np.asarray(other)[self.keep], what)
+
+
+CAST_DTYPES = ["bool", "int8", "uint8", "int16", "int32", "int64", "float16", "float32", "float64"]
+
+
+def test_casts(xt, rng):
+    import ml_dtypes
+    dtypes = CAST_DTYPES + ["bfloat16"]
+    np_dtype = lambda name: np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)  # noqa: E731
+    base = rng.uniform(-300, 300, N_ODD)
+    base[:8] = [0.5, 1.5, 2.5, -0.5, -2.5, 127.5, 255.5, -128.5]  # ties: every target rounds them alike
+    for src in dtypes:
+        with np.errstate(all="ignore"):
+            x = base.astype(np_dtype(src))
+        for dst in dtypes:
+            name = f"{src}->{dst}"
+            # In range: NumPy's value; out of range (saturating here, undefined in NumPy): targets agree.
+            in_range = x
+            if np_dtype(dst).kind in "iu" and np_dtype(src).kind in "fV":
+                info = np.iinfo(dst)
+                in_range = np.clip(x.astype(np.float64), info.min, info.max).astype(np_dtype(src))
+            with np.errstate(all="ignore"):
+                expected = in_range.astype(np_dtype(dst))
+            xt.check(name, lambda: F.cast(F.const(in_range), dst), expected)
+            xt.check(name + "-saturating", lambda: F.cast(F.const(x), dst))
+    xt.verify()
+
+
+def test_select_and_fill(xt, rng):
+    cond = rng.random(N_ODD) < 0.4
+    for dtype in CAST_DTYPES:
+        a = rng.uniform(-100, 100, N_ODD).astype(dtype)
+        b = rng.uniform(-100, 100, N_ODD).astype(dtype)
+        xt.check(f"where-{dtype}", lambda: mnp.where(cond, a, b), lambda: np.where(cond, a, b))
+        xt.check(f"where-scalar-{dtype}", lambda: mnp.where(cond, a, b[0]), lambda: np.where(cond, a, b[0]))
+        xt.check(f"full-{dtype}", lambda: mnp.full((7, 149), a[3], dtype=dtype),
+                 lambda: np.full((7, 149), a[3], dtype=dtype))
+        xt.check(f"zeros-{dtype}", lambda: mnp.zeros(N_ODD, dtype) + mnp.ones(N_ODD, dtype),
+                 lambda: np.zeros(N_ODD, dtype) + np.ones(N_ODD, dtype))
+    xt.verify()
+
+
+def test_fused_programs(xt, rng):
+    # Chains of elementwise ops run as one fused kernel over tiles; a multiply feeding an add is
+    # one fused multiply-add. Each chain mixes transcendental steps (8 ulp between targets at
+    # each) with correctly rounded ones: errors of the ~4 steps compound to ~4 * 8 ulp of values
+    # of magnitude ~1..10, so the bound is 32 ulp of the larger intermediate (10): 32 * 10 eps.
+    a = rng.uniform(-2, 2, (61, 129)).astype(np.float32)
+    b = rng.uniform(0, 1, 129).astype(np.float32)
+    c = rng.uniform(-1, 1, (61, 1)).astype(np.float32)
+    bound = Within(32 * 10 * EPS32)
+    xt.check("tanh-exp", lambda: mnp.tanh(a * b + 1.0) - mnp.exp(-mnp.abs(a)),
+             lambda: np.tanh(a * b + 1.0) - np.exp(-np.abs(a)), cross=bound, ref=Close(rtol=1e-5, atol=1e-6))
+    xt.check("poly", lambda: ((a * b + c) * a - b) / (1.5 + a * a), lambda: ((a * b + c) * a - b) / (1.5 + a * a),
+             cross=bound, ref=Close(rtol=1e-5, atol=1e-6))
+    xt.check("sigmoid-log", lambda: mnp.log1p(mnp.exp(a)) * c + mnp.sqrt(b),
+             lambda: np.log1p(np.exp(a)) * c + np.sqrt(b), cross=bound, ref=Close(rtol=1e-5, atol=1e-6))
+    ai = rng.integers(-1000, 1000, (61, 129)).astype(np.int32)
+    bi = rng.integers(1, 50, 129).astype(np.int32)
+    xt.check("int-chain", lambda: ((ai * bi + 7) // bi - (ai % bi)) ^ (ai >> 2),
+             lambda: ((ai * bi + 7) // bi - (ai % bi)) ^ (ai >> 2))
+    u = rng.integers(0, 256, (61, 129)).astype(np.uint8)
+    xt.check("uint8-chain", lambda: (mnp.minimum(u, 200) + u // 3) * 2, lambda: (np.minimum(u, 200) + u // 3) * 2)
+    xt.check("mixed-chain", lambda: (u.astype(np.float32) * 0.5 + a).astype(np.int16),
+             lambda: (u.astype(np.float32) * 0.5 + a).astype(np.int16), cross=EXACT, ref=Within(lsb=1))
+    xt.verify()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_mul_add(xt, rng, dtype):
+    # a * b + c is one fused multiply-add on every target (one rounding): the same bits everywhere;
+    # against NumPy's two roundings: the product's rounding (half an ulp of it) carried through,
+    # and both sums rounded (an ulp of the result between them).
+    a = rng.uniform(-4, 4, (37, 203)).astype(dtype)
+    b = rng.uniform(-4, 4, (37, 203)).astype(dtype)
+    c = rng.uniform(-4, 4, (37, 203)).astype(dtype)
+    half = lambda v: np.spacing(np.abs(v)).astype(np.float64) / 2  # noqa: E731
+    for name, (x, y, z) in {"arrays": (a, b, c), "scalar-b": (a, b[0, 0], c), "scalar-c": (a, b, c[1, 2]),
+                            "broadcast": (a, b[0], c[:, :1])}.items():
+        expected = x * y + z
+        bound = half(np.asarray(x * y)) + 2 * half(expected)
+        xt.check(name, lambda: mnp.asarray(x) * y + z, expected, cross=EXACT, ref=Within(bound))
+    xt.verify()
+
+
+# ---------------------------------------------------------------- reductions, scans, sorting
+def _float_sum_bound(x, axis, k=None):
+    """Two orders of a sum along `axis` (k terms): 2 gamma_k sum |x| (float32 lanes)."""
+    k = x.shape[axis] if k is None else k
+    return _sum_bound(k, np.abs(x.astype(np.float64)).sum(axis=axis), EPS32 if x.dtype == np.float32 else EPS64)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "uint8", "int16"])
+def test_reductions(xt, rng, dtype):
+    # Shapes reach every kernel: long rows (row kernel; one row of 300k elements is split into
+    # chunks across threads), short rows (the short-rows kernel), columns (the column kernel).
+    shapes = {"rows": ((23, 1031), 1), "short-rows": ((517, 7), 1), "columns": ((61, 3, 211), 1),
+              "long-row": ((300_003,), 0), "all": ((37, 53), None)}
+    for label, (shape, axis) in shapes.items():
+        if np.dtype(dtype).kind == "f":
+            x = rng.uniform(-1, 1, shape).astype(dtype)
+        else:
+            x = rng.integers(0 if dtype == "uint8" else -100, 100, shape).astype(dtype)
+        ax = axis if axis is not None else None
+        for fn in ("sum", "mean", "max", "min", "argmax", "argmin", "prod"):
+            if fn in ("argmax", "argmin") and ax is None:
+                continue
+            xx = x
+            if fn == "prod":  # values near 1 so that products stay finite (and exact for integers)
+                xx = (1 + x * 1e-3).astype(dtype) if np.dtype(dtype).kind == "f" else (x % 2 + 1).astype(dtype)[..., :40]
+                if xx.ndim == 1:
+                    xx = xx[:60]
+            ours = lambda: getattr(mnp, fn)(xx, axis=ax)  # noqa: E731
+            expected = getattr(np, fn)(xx, axis=ax)
+            if dtype == "uint8" and fn in ("sum", "prod"):
+                expected = expected.astype(np.int64)  # mnnpy: int64, NumPy: uint64
+            if np.dtype(dtype).kind != "f" or fn in ("max", "min", "argmax", "argmin"):
+                cross = ref = EXACT
+                if fn == "mean":  # a float64 quotient of an exact integer sum
+                    ref = Close(rtol=1e-15)
+            else:
+                k = xx.size if ax is None else xx.shape[ax]
+                if fn == "prod":  # k factors of 1 +- 1e-3: relative error k eps (two orders)
+                    bound = 2 * k * np.finfo(dtype).eps * np.abs(expected)
+                else:
+                    bound = _float_sum_bound(xx.reshape(-1) if ax is None else xx, 0 if ax is None else ax)
+                    if fn == "mean":
+                        bound = bound / k
+                cross, ref = Within(bound), Within(bound + np.spacing(np.abs(expected).astype(dtype)))
+            xt.check(f"{label}-{fn}", ours, expected, cross=cross, ref=ref)
+    xt.verify()
+
+
+def test_boolean_reductions(xt, rng):
+    m = rng.random((41, 301)) < 0.97
+    for fn in ("any", "all", "count_nonzero"):
+        for axis in (None, 0, 1):
+            xt.check(f"{fn}-{axis}", lambda: getattr(mnp, fn)(m, axis=axis), getattr(np, fn)(m, axis=axis))
+    xt.verify()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_variance(xt, rng, dtype):
+    # Rows, columns, and one long row (split into chunks whose moments merge). Two-pass sums of
+    # squares: between two orders, 2 gamma_K sum (x - mean)^2 for the sum of squares plus the
+    # mean's error times sum |x - mean| (K terms each): both bounded by 4 gamma_K var * K.
+    cases = {"rows": ((29, 1031), 1), "columns": ((17, 5, 301), 1), "long-row": ((300_001,), 0)}
+    eps = float(np.finfo(dtype).eps)
+    for label, (shape, axis) in cases.items():
+        x = (rng.standard_normal(shape) * 3 + 10).astype(dtype)
+        k = shape[axis]
+        for fn in ("var", "std"):
+            expected = getattr(np, fn)(x.astype(np.float64), axis=axis)
+            var = np.var(x.astype(np.float64), axis=axis)
+            bound = 4 * _sum_bound(k, var, eps, orders=1) * (0.5 / np.sqrt(var) if fn == "std" else 1)
+            xt.check(f"{label}-{fn}", lambda: getattr(mnp, fn)(x, axis=axis), expected.astype(dtype),
+                     cross=Within(bound + 2 * np.spacing(expected.astype(dtype)).astype(np.float64)),
+                     ref=Close(rtol=1e-5 if dtype == "float32" else 1e-12))
+    xt.verify()
+
+
+def test_scans(xt, rng):
+    for dtype in ("int32", "int64", "uint8", "float32", "float64"):
+        x = rng.integers(0, 9, (13, 517)).astype(dtype) if np.dtype(dtype).kind in "iu" else \
+            rng.uniform(0.5, 1.5, (13, 517)).astype(dtype)
+        for fn in ("cumsum", "cumprod"):
+            for axis in (0, 1):
+                xx = x[:, :40] if fn == "cumprod" else x
+                expected = getattr(np, fn)(xx, axis=axis)
+                if dtype == "uint8":
+                    expected = expected.astype(np.int64)
+                # Scans add in index order on every target: exact between targets, and (the same
+                # order as NumPy's) exact against NumPy for integers, within the rounding of k
+                # steps for floats.
+                ref = EXACT if dtype != "float32" and dtype != "float64" else Close(rtol=xx.shape[axis] * 2e-7
+                                                                                       if dtype == "float32" else 1e-13)
+                xt.check(f"{dtype}-{fn}-{axis}", lambda: getattr(mnp, fn)(xx, axis=axis), expected, ref=ref)
+    xt.verify()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "uint8", "int16", "int32", "int64"])
+def test_sorting(xt, rng, dtype):
+    # vqsort (32/64-bit values and argsorts), the radix sort of long 64-bit rows, the small-type
+    # paths. Selections: exact everywhere.
+    kind = np.dtype(dtype).kind
+    for label, shape in {"rows": (19, 1001), "long": (200_003,), "tiny": (7, 5)}.items():
+        if kind == "f":
+            x = rng.standard_normal(shape).astype(dtype)
+            x.reshape(-1)[::97] = np.nan
+            x.reshape(-1)[5::101] = 0.0
+            x.reshape(-1)[6::103] = -0.0
+        else:
+            info = np.iinfo(dtype)
+            x = rng.integers(info.min, info.max, shape, endpoint=True).astype(dtype)
+            x.reshape(-1)[::7] = x.reshape(-1)[3]  # ties
+        xt.check(f"{label}-sort", lambda: mnp.sort(x, axis=-1), np.sort(x, axis=-1))
+        xt.check(f"{label}-argsort-stable", lambda: mnp.argsort(x, axis=-1, kind="stable"),
+                 np.argsort(x, axis=-1, kind="stable"))
+        k = min(5, x.shape[-1] - 1)
+        part = lambda: mnp.partition(x, k, axis=-1)  # noqa: E731
+        xt.check(f"{label}-partition", lambda: part()[..., k], np.partition(x, k, axis=-1)[..., k])
+        xt.check(f"{label}-unique", lambda: mnp.unique(x, return_counts=True), np.unique(x, return_counts=True))
+        if x.ndim == 2:
+            xt.check(f"{label}-sort-axis0", lambda: mnp.sort(x, axis=0), np.sort(x, axis=0))
+            xt.check(f"{label}-topk", lambda: F.topk_v2(F.const(x), 4)[0], np.sort(x, axis=-1)[..., ::-1][..., :4]
+                     if kind != "f" else None)
+    xt.verify()
+
+
+# ---------------------------------------------------------------- matmul
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "int16", "int8", "uint8"])
+def test_matmul(xt, rng, dtype):
+    # Odd shapes (partial register tiles and panels), both transposes (packing from strided
+    # sources), a vector operand, a batch, and a deep product (several depth blocks).
+    shapes = [((37, 53), (53, 29)), ((1, 301), (301, 67)), ((67, 301), (301,)), ((4, 17, 33), (4, 33, 19)),
+              ((13, 1200), (1200, 21))]
+    for i, (sa, sb) in enumerate(shapes):
+        if np.dtype(dtype).kind == "f":
+            a = rng.uniform(-1, 1, sa).astype(dtype)
+            b = rng.uniform(-1, 1, sb).astype(dtype)
+        else:
+            a = rng.integers(0 if dtype == "uint8" else -5, 6, sa).astype(dtype)
+            b = rng.integers(0 if dtype == "uint8" else -5, 6, sb).astype(dtype)
+        for trans in ("nn", "tn", "nt"):
+            if trans != "nn" and (a.ndim != 2 or b.ndim != 2):
+                continue
+            aa = np.ascontiguousarray(a.T).T if trans == "tn" else a  # same values, transposed storage
+            bb = np.ascontiguousarray(b.T).T if trans == "nt" else b
+            ours = lambda: mnp.matmul(mnp.asarray(aa.T).T if trans == "tn" else aa,  # noqa: E731
+                                      mnp.asarray(bb.T).T if trans == "nt" else bb)
+            expected = np.matmul(a.astype(np.float64), b.astype(np.float64))
+            if np.dtype(dtype).kind == "f":
+                # K-term dot products in target-dependent blocking: 2 gamma_K sum |a||b|.
+                bound = _sum_bound(a.shape[-1], np.matmul(np.abs(a).astype(np.float64), np.abs(b).astype(np.float64)),
+                                   float(np.finfo(dtype).eps))
+                xt.check(f"{i}-{trans}", ours, expected.astype(dtype), cross=Within(bound),
+                         ref=Within(bound + np.spacing(np.abs(expected).astype(dtype)).astype(np.float64)))
+            else:
+                xt.check(f"{i}-{trans}", ours, np.matmul(a, b))
+    xt.verify()
+
+
+# ---------------------------------------------------------------- convolution, pooling, resize, norms
+def _torch():
+    return pytest.importorskip("torch")
+
+
+def _torch_conv64(x, w, b, stride, padding, dilation, groups):
+    torch = _torch()
+    t = lambda a: None if a is None else torch.from_numpy(np.asarray(a, np.float64))  # noqa: E731
+    return torch.nn.functional.conv2d(t(x), t(w), t(b), stride, padding, dilation, groups).numpy()
+
+
+def _winograd_growth(m):
+    """max |A^T| (|G| 1 |G|^T (.) |B^T| 1 |B|) |A| / 9: how much F(m, 3)'s transforms enlarge the
+    magnitudes that a 3x3 window's sum of |x||w| rounds (1 for a direct sum)."""
+    if m == 4:
+        bt = np.array([[4, 0, -5, 0, 1, 0], [0, -4, -4, 1, 1, 0], [0, 4, -4, -1, 1, 0], [0, -2, -1, 2, 1, 0],
+                       [0, 2, -1, -2, 1, 0], [0, 4, 0, -5, 0, 1]], np.float64)
+        g = np.array([[1 / 4, 0, 0], [-1 / 6, -1 / 6, -1 / 6], [-1 / 6, 1 / 6, -1 / 6], [1 / 24, 1 / 12, 1 / 6],
+                      [1 / 24, -1 / 12, 1 / 6], [0, 0, 1]])
+        at = np.array([[1, 1, 1, 1, 1, 0], [0, 1, -1, 2, -2, 0], [0, 1, 1, 4, 4, 0], [0, 1, -1, 8, -8, 1]], np.float64)
+    else:
+        bt = np.array([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]], np.float64)
+        g = np.array([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]])
+        at = np.array([[1, 1, 1, 0], [0, 1, -1, -1]], np.float64)
+    u = np.abs(g) @ np.ones((3, 3)) @ np.abs(g).T
+    v = np.abs(bt) @ np.ones((m + 2, m + 2)) @ np.abs(bt).T
+    return float((np.abs(at) @ (u * v) @ np.abs(at).T).max() / 9)
+
+
+# (label, (c, h, w), (cout, k), stride, padding, dilation, groups, scheme)
+CONV_CASES = [
+    ("pointwise", (16, 20, 21), (32, 1), 1, 0, 1, 1, "pointwise_gemm"),
+    ("winograd-4x4", (16, 24, 27), (24, 3), 1, 1, 1, 1, "winograd"),
+    ("winograd-2x2", (16, 7, 7), (16, 3), 1, 1, 1, 1, "winograd_2x2"),
+    ("depthwise", (12, 15, 17), (12, 3), 1, 1, 1, 12, "depthwise_direct"),
+    ("depthwise-5x5-s2", (16, 19, 23), (16, 5), 2, 2, 1, 16, "depthwise_direct"),
+    ("im2col-5x5-s2-dilated-grouped", (6, 45, 53), (9, 5), 2, 3, 2, 3, "im2col_gemm"),
+    ("im2col-3x3-narrow", (8, 9, 9), (12, 3), 1, 1, 1, 1, "im2col_gemm"),
+    ("pixel-rows", (32, 7, 7), (48, 5), 1, 2, 1, 1, "pixel_rows_gemm"),
+]
+
+
+@pytest.mark.parametrize("case", CONV_CASES, ids=[c[0] for c in CONV_CASES])
+def test_conv2d(xt, rng, case):
+    import mnnpy.nn.functional as Fn
+    label, (c, h, w), (cout, k), stride, padding, dilation, groups, scheme = case
+    x = rng.standard_normal((2, c, h, w)).astype(np.float32)
+    wt = (rng.standard_normal((cout, c // groups, k, k)) / math.sqrt(c // groups * k * k)).astype(np.float32)
+    b = rng.standard_normal(cout).astype(np.float32)
+    expected = _torch_conv64(x, wt, b, stride, padding, dilation, groups)
+    # Between two targets: the K = C/groups * k * k products of each output summed in another order
+    # (register blocking, vector width, fused or not), after Winograd's transforms, which enlarge
+    # the magnitudes being rounded by _winograd_growth and add ~20 roundings of their own.
+    depth = c // groups * k * k
+    abs_sum = _torch_conv64(np.abs(x), np.abs(wt), np.abs(b), stride, padding, dilation, groups)
+    growth = _winograd_growth(4 if scheme == "winograd" else 2) if scheme.startswith("winograd") else 1.0
+    bound = _sum_bound(depth + (20 if growth > 1 else 1), abs_sum) * growth
+    if xt.target == BASELINE:
+        _core.set_executor_option("profile", True)
+        try:
+            np.asarray(Fn.conv2d(x, wt, b, stride, padding, dilation, groups))
+            assert [r["scheme"] for r in _core.last_profile()] == [scheme]
+        finally:
+            _core.set_executor_option("profile", False)
+    xt.check("forward", lambda: Fn.conv2d(x, wt, b, stride, padding, dilation, groups), expected.astype(np.float32),
+             cross=Within(bound), ref=Within(bound + 1e-6))
+    # A fused activation in the kernel's epilogue (transcendental: 8 ulp between targets more).
+    xt.check("silu", lambda: Fn.silu(Fn.conv2d(x, wt, b, stride, padding, dilation, groups)),
+             (expected / (1 + np.exp(-expected))).astype(np.float32),
+             cross=Within(1.5 * bound + 8 * np.spacing(np.abs(expected).astype(np.float32))), ref=Within(2 * bound + 1e-6))
+    xt.verify()
+
+
+POOL_CASES = [
+    ("max-3x3-s2", "max", 3, 2, 1, False), ("max-2x2-ceil", "max", 2, 2, 0, True), ("avg-3x3-s1", "avg", 3, 1, 1, False),
+    ("avg-5x5-s2-ceil", "avg", 5, 2, 2, True),
+]
+
+
+def test_pooling(xt, rng):
+    import mnnpy.nn.functional as Fn
+    torch = _torch()
+    x = rng.uniform(-10, 10, (2, 5, 23, 37)).astype(np.float32)
+    tx = torch.from_numpy(x)
+    for label, kind, k, s, p, ceil in POOL_CASES:
+        if kind == "max":  # selections: exact
+            xt.check(label, lambda: Fn.max_pool2d(x, k, s, p, ceil_mode=ceil),
+                     torch.nn.functional.max_pool2d(tx, k, s, p, ceil_mode=ceil).numpy())
+        else:  # sums of k * k values of |x| <= 10 in another order, divided by the count
+            xt.check(label, lambda: Fn.avg_pool2d(x, k, s, p, ceil_mode=ceil),
+                     torch.nn.functional.avg_pool2d(tx, k, s, p, ceil_mode=ceil).numpy(),
+                     cross=Within(_sum_bound(k * k, 10.0)), ref=Within(_sum_bound(k * k, 10.0) + 1e-5))
+    # Global pools are plane reductions: 23 * 37 terms.
+    xt.check("global-avg", lambda: Fn.adaptive_avg_pool2d(x, 1),
+             torch.nn.functional.adaptive_avg_pool2d(tx, 1).numpy(), cross=Within(_sum_bound(23 * 37, 10.0)),
+             ref=Within(_sum_bound(23 * 37, 10.0) + 1e-6))
+    xt.check("adaptive-avg", lambda: Fn.adaptive_avg_pool2d(x, (5, 7)),
+             torch.nn.functional.adaptive_avg_pool2d(tx, (5, 7)).numpy(), cross=Within(_sum_bound(23 * 37, 10.0)),
+             ref=Within(_sum_bound(23 * 37, 10.0) + 1e-5))
+    from mnnpy._expr_pool import _max_pool_nchw
+    xt.check("global-max", lambda: _max_pool_nchw(F.const(x), (23, 37), (1, 1), (0, 0, 0, 0)), x.max((2, 3), keepdims=True))
+    xt.verify()
+
+
+RESIZE_CASES = [("nearest", "asymmetric", None, (37, 71)), ("nearest", "half_pixel", "round_prefer_floor", (9, 16)),
+                ("linear", "pytorch_half_pixel", "bilinear", (41, 30)), ("linear", "align_corners", "bilinear", (19, 83)),
+                ("cubic", "pytorch_half_pixel", "bicubic", (33, 51)), ("cubic", "align_corners", "bicubic", (8, 9))]
+
+
+def test_resize(xt, rng):
+    from mnnpy._expr_pool import _resize_nchw
+    torch = _torch()
+    x = rng.uniform(-10, 10, (2, 3, 17, 29)).astype(np.float32)
+    for mode, coordinates, torch_mode, out_hw in RESIZE_CASES:
+        label = f"{mode}-{coordinates}-{out_hw}"
+        if mode == "nearest":
+            ours = lambda: _resize_nchw(F.const(x), out_hw, "nearest", coordinates,  # noqa: E731
+                                        "floor" if torch_mode is None else torch_mode)
+            expected = torch.nn.functional.interpolate(torch.from_numpy(x), out_hw, mode="nearest").numpy() \
+                if torch_mode is None else None
+            xt.check(label, ours, expected)
+        else:
+            # 4 (linear) or 16 (cubic) taps whose weights add up to at most 1.6 in magnitude, of
+            # values |x| <= 10, summed in two passes: 2 gamma_16 * 16 between targets.
+            bound = _sum_bound(16, 16.0)
+            expected = torch.nn.functional.interpolate(torch.from_numpy(x), out_hw, mode=torch_mode,
+                                                       align_corners=coordinates == "align_corners").numpy()
+            xt.check(label, lambda: _resize_nchw(F.const(x), out_hw, mode, coordinates), expected, cross=Within(bound),
+                     ref=Close(rtol=1e-5, atol=1e-4 if mode == "cubic" else 5e-5))  # ONNX vs PyTorch coordinates
+    xt.verify()
+
+
+def test_layer_norm(xt, rng):
+    torch = _torch()
+    for d in (7, 768, 33):
+        x = (rng.standard_normal((5, d)) * 2 + 1).astype(np.float32)
+        g = rng.standard_normal(d).astype(np.float32)
+        b = rng.standard_normal(d).astype(np.float32)
+        ref = torch.nn.functional.layer_norm(torch.from_numpy(x.astype(np.float64)), (d,),
+                                             torch.from_numpy(g.astype(np.float64)),
+                                             torch.from_numpy(b.astype(np.float64))).numpy()
+        xhat = (ref - b) / np.where(g == 0, 1, g)
+        # Mean and variance are d-term sums (relative error gamma_d each, in another order), the
+        # normalized value moves by about twice that times (1 + |xhat|), then scaled by |g| and
+        # shifted by b (an ulp of the result each side).
+        bound = 2 * 2 * _sum_bound(d, 1.0, orders=1) * (1 + np.abs(xhat)) * np.abs(g) + \
+            2 * np.spacing(np.abs(ref).astype(np.float32))
+        xt.check(f"forward-{d}", lambda: _core.op("LayerNorm", [F.const(x), F.const(g), F.const(b)],
+                                                  {"axis": -1, "epsilon": 1e-5}), ref.astype(np.float32),
+                 cross=Within(bound), ref=Within(bound + 1e-5))
+        # The gradient (LayerNormGrad): d-term sums of products of bounded terms.
+        gy = rng.standard_normal((5, d)).astype(np.float32)
+        xp, gp, bp = (F.placeholder(list(a.shape)) for a in (x, g, b))
+
+        def grads():
+            for p, a in ((xp, x), (gp, g), (bp, b)):
+                p.write(a)
+            y = _core.op("LayerNorm", [xp, gp, bp], {"axis": -1, "epsilon": 1e-5})
+            return [np.asarray(v.read()) for v in _core.evaluate_as_constants(
+                F.grad([y], [xp, gp, bp], [_core.const(gy, None, "NCHW")]))]
+        tx = torch.from_numpy(x.astype(np.float64)).requires_grad_()
+        tg = torch.from_numpy(g.astype(np.float64)).requires_grad_()
+        tb = torch.from_numpy(b.astype(np.float64)).requires_grad_()
+        torch.nn.functional.layer_norm(tx, (d,), tg, tb).backward(torch.from_numpy(gy.astype(np.float64)))
+        expected = [t.grad.numpy().astype(np.float32) for t in (tx, tg, tb)]
+        scale = [np.abs(gy * g).sum(1, keepdims=True) * (1 + np.abs(xhat)) / np.sqrt(x.var(1, keepdims=True)) / d * 4,
+                 np.abs(gy * xhat).sum(0) + 1, np.abs(gy).sum(0)]
+        bounds = [_sum_bound(d + 5, s) + 2 * np.spacing(np.abs(e)) for s, e in zip(scale, expected)]
+        bounds[1] = _sum_bound(5 * 4, scale[1]) + _sum_bound(d, 1.0) * scale[1]
+        bounds[2] = _sum_bound(5, scale[2])
+        xt.check(f"grad-{d}", grads, expected, cross=_Each([Within(bd) for bd in bounds]),
+                 ref=_Each([Within(bd + 1e-4 * (1 + np.abs(e))) for bd, e in zip(bounds, expected)]))
+    xt.verify()
+
+
+class _Each:
+    """One rule per output of a tuple result."""
+
+    def __init__(self, rules):
+        self.rules, self.k = rules, 0
+
+    def check(self, ours, other, what):
+        rule = self.rules[int(what.rsplit("[output ", 1)[1].rstrip("]"))] if "[output " in what else self.rules[0]
+        rule.check(ours, other, what)
+
+
+def test_softmax(xt, rng):
+    import mnnpy.nn.functional as Fn
+    torch = _torch()
+    for n in (5, 37, 1000):
+        x = (rng.standard_normal((7, n)) * 4).astype(np.float32)
+        expected = torch.softmax(torch.from_numpy(x.astype(np.float64)), -1).numpy()
+        # exp within 8 ulp on each side, its n-term sum in another order, one division.
+        bound = (16 + 2 * n + 2) * EPS32 * expected
+        xt.check(f"softmax-{n}", lambda: Fn.softmax(x, dim=-1), expected.astype(np.float32), cross=Within(bound),
+                 ref=Within(bound + 1e-7))
+        log_expected = torch.log_softmax(torch.from_numpy(x.astype(np.float64)), -1).numpy()
+        lbound = (16 + 2 * n + 2) * EPS32 + 4 * np.spacing(np.abs(log_expected).astype(np.float32))
+        xt.check(f"log-softmax-{n}", lambda: Fn.log_softmax(x, dim=-1), log_expected.astype(np.float32),
+                 cross=Within(lbound), ref=Within(lbound + 1e-6))
+    xt.verify()
+
+
+def test_attention(xt, rng):
+    q = rng.standard_normal((2, 3, 19, 16)).astype(np.float32)
+    kt = rng.standard_normal((2, 3, 16, 37)).astype(np.float32)
+    v = rng.standard_normal((2, 3, 37, 24)).astype(np.float32)
+    mask = (rng.standard_normal((2, 1, 19, 37)) * 3).astype(np.float32)
+    scale = 0.25
+    s = q.astype(np.float64) @ kt.astype(np.float64) * scale + mask
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    expected = p @ v
+    # Scores: 16-term dot products (2 gamma_16 sum|q||k| * scale, plus the mask's rounding); the
+    # softmax moves each weight by twice the largest score error (relative) plus its own sum and
+    # exp roundings; then a 37-term weighted sum of |v|.
+    ds = _sum_bound(16, np.abs(q).astype(np.float64) @ np.abs(kt) * scale).max() + 4 * EPS32 * np.abs(s).max()
+    bound = (2 * ds + (16 + 2 * 37) * EPS32) * (p @ np.abs(v)) + _sum_bound(37, p @ np.abs(v))
+    xt.check("attention", lambda: _core.op("ScaledDotProductAttention", [F.const(q), F.const(kt), F.const(v),
+                                                                         F.const(mask)], {"scale": scale}),
+             expected.astype(np.float32), cross=Within(bound), ref=Within(bound + 1e-5))
+    xt.verify()
+
+
+def test_conv_pool_backward(xt, rng):
+    from mnnpy._expr_conv import _conv2d_nchw
+    from mnnpy._expr_pool import _avg_pool_nchw, _max_pool_nchw
+    torch = _torch()
+
+    def holder(a):
+        p = F.placeholder(list(a.shape))
+        p.write(np.ascontiguousarray(a, np.float32))
+        return p
+
+    # 3x3 stride 1 with 16+ channels (the input gradient by Winograd), a strided grouped 3x3
+    # (im2col), a depthwise layer; their weight gradients are GEMMs over the batch and the map.
+    for label, (c, h, w, cout, stride, pads, groups) in {
+            "winograd": (16, 13, 14, 16, 1, (1, 1, 1, 1), 1), "strided-grouped": (6, 11, 13, 9, 2, (1, 1, 1, 1), 3),
+            "depthwise": (8, 9, 10, 8, 1, (1, 1, 1, 1), 8)}.items():
+        x = rng.standard_normal((2, c, h, w)).astype(np.float32)
+        wt = (rng.standard_normal((cout, c // groups, 3, 3)) / math.sqrt(9 * c // groups)).astype(np.float32)
+        b = rng.standard_normal(cout).astype(np.float32)
+        tx, tw, tb = (torch.from_numpy(a.astype(np.float64)).requires_grad_() for a in (x, wt, b))
+        ty = torch.nn.functional.conv2d(tx, tw, tb, stride, 1, 1, groups)
+        gy = rng.standard_normal(tuple(ty.shape)).astype(np.float32)
+        ty.backward(torch.from_numpy(gy.astype(np.float64)))
+
+        def grads():
+            xp, wp, bp = holder(x), holder(wt), holder(b)
+            y = _conv2d_nchw(xp, wp, bp, (stride, stride), pads, (1, 1), groups, 0)
+            return [np.asarray(v.read()) for v in _core.evaluate_as_constants(
+                [y] + F.grad([y], [xp, wp, bp], [_core.const(gy, None, "NCHW")]))]
+        expected = [ty.detach().numpy()] + [t.grad.numpy() for t in (tx, tw, tb)]
+        # Every gradient is a sum of products with |gy| <= 5, |w|, |x| <= 5: bound each by the
+        # same sums over absolute values, Winograd's growth (F(4, 3)) included for the first two.
+        ax, aw, agy = np.abs(x), np.abs(wt), np.abs(gy)
+        tabs = lambda a: torch.from_numpy(a.astype(np.float64))  # noqa: E731
+        sy = _torch_conv64(ax, aw, np.abs(b), stride, 1, 1, groups)
+        sx = torch.nn.grad.conv2d_input(x.shape, tabs(aw), tabs(agy), stride, 1, 1, groups).numpy()
+        sw = torch.nn.grad.conv2d_weight(tabs(ax), wt.shape, tabs(agy), stride, 1, 1, groups).numpy()
+        sb = agy.sum((0, 2, 3))
+        growth = _winograd_growth(4) if label == "winograd" else 1.0
+        depth_x = cout // groups * 9
+        depth_w = 2 * gy.shape[2] * gy.shape[3]
+        bounds = [_sum_bound(9 * c // groups + 20, sy) * growth, _sum_bound(depth_x + 20, sx) * growth,
+                  _sum_bound(depth_w + 20, sw) * growth, _sum_bound(depth_w, sb)]
+        xt.check(f"conv-{label}", grads, [e.astype(np.float32) for e in expected],
+                 cross=_Each([Within(bd) for bd in bounds]), ref=_Each([Within(bd + 2e-4) for bd in bounds]))
+    # Pooling gradients: max pooling routes each gradient to one position (sums of a few values
+    # where windows overlap: 2 gamma_9 sum |gy|), average pooling spreads it evenly.
+    x = rng.standard_normal((2, 3, 12, 15)).astype(np.float32)
+    for label, op, kw in (("max", _max_pool_nchw, {}), ("avg", _avg_pool_nchw, {})):
+        tx = torch.from_numpy(x.astype(np.float64)).requires_grad_()
+        ty = (torch.nn.functional.max_pool2d if label == "max" else torch.nn.functional.avg_pool2d)(tx, 3, 2, 1)
+        gy = rng.standard_normal(tuple(ty.shape)).astype(np.float32)
+        ty.backward(torch.from_numpy(gy.astype(np.float64)))
+
+        def grads():
+            xp = holder(x)
+            args = ((3, 3), (2, 2), (1, 1, 1, 1)) if label == "max" else ((3, 3), (2, 2), (1, 1, 1, 1))
+            y = op(xp, *args, **kw) if label == "max" else op(xp, *args, count_include_pad=True)
+            return [np.asarray(v.read()) for v in _core.evaluate_as_constants(
+                [y] + F.grad([y], [xp], [_core.const(gy, None, "NCHW")]))]
+        bound = _sum_bound(9, 5.0)
+        xt.check(f"pool-{label}", grads, [ty.detach().numpy().astype(np.float32), tx.grad.numpy().astype(np.float32)],
+                 cross=Within(bound), ref=Within(bound + 1e-5))
+    xt.verify()
+
+
+# ---------------------------------------------------------------- random, copies
+def test_random(xt):
+    # The streams are functions of (seed, position): the same values on every target, bit for bit,
+    # including distributions with array parameters (computed by the elementwise kernels: a fused
+    # multiply-add rounds once everywhere) and weighted choices (keys from log).
+    loc = np.linspace(-3, 3, 1001)
+    scale = np.linspace(0.5, 2, 1001)
+    p = np.random.default_rng(1).random(300)
+    p /= p.sum()
+    draws = {
+        "random": lambda g: g.random(2001), "random-f32": lambda g: g.random(2001, dtype=np.float32),
+        "standard_normal": lambda g: g.standard_normal(2001),
+        "standard_normal-f32": lambda g: g.standard_normal(2001, dtype=np.float32),
+        "normal": lambda g: g.normal(1.5, 3.0, 2001), "normal-arrays": lambda g: g.normal(mnp.asarray(loc),
+                                                                                          mnp.asarray(scale)),
+        "uniform-arrays": lambda g: g.uniform(mnp.asarray(loc), mnp.asarray(loc + scale)),
+        "exponential": lambda g: g.exponential(2.0, 2001), "exponential-array": lambda g: g.exponential(
+            mnp.asarray(scale)),
+        "integers": lambda g: g.integers(-1000, 1000, 2001), "integers-u8": lambda g: g.integers(0, 256, 2001,
+                                                                                               dtype=np.uint8),
+        "choice": lambda g: g.choice(300, 50, p=p), "choice-no-replace": lambda g: g.choice(300, 100, replace=False,
+                                                                                          p=p),
+        "permutation": lambda g: g.permutation(1001), "shuffle": lambda g: g.permutation(mnp.arange(777)),
+    }
+    for name, draw in draws.items():
+        xt.check(name, lambda: draw(mnp.random.default_rng(12345)))
+    xt.check("legacy", lambda: (mnp.random.seed(7), mnp.random.rand(3, 401), mnp.random.randn(501),
+                                mnp.random.randint(0, 9, 300))[1:])
+    xt.verify()
+
+
+def test_copies(xt, rng):
+    # Data movement: exact. Transposes (tiles), long contiguous runs (streaming copies), strided
+    # reads, interleaving and de-interleaving (stack/split along the last axis), concatenation.
+    x = rng.integers(-10**6, 10**6, (61, 67, 9)).astype(np.int32)
+    big = rng.random((1 << 19) + 3).astype(np.float32)
+    for dtype in ("uint8", "int16", "float32", "float64"):
+        a = x.astype(dtype)
+        xt.check(f"transpose-{dtype}", lambda: mnp.ascontiguousarray(mnp.transpose(a, (2, 0, 1))),
+                 np.transpose(a, (2, 0, 1)))
+        xt.check(f"transpose-2d-{dtype}", lambda: mnp.transpose(a[:, :, 0]) + 0, a[:, :, 0].T)
+        xt.check(f"strided-{dtype}", lambda: mnp.asarray(a)[::2, 1::3, ::-1] + 0, a[::2, 1::3, ::-1])
+        xt.check(f"deinterleave-{dtype}", lambda: mnp.asarray(a)[..., 3] + 0, a[..., 3])
+        xt.check(f"interleave-{dtype}", lambda: mnp.stack([a[..., 0], a[..., 1], a[..., 2]], axis=-1),
+                 np.stack([a[..., 0], a[..., 1], a[..., 2]], axis=-1))
+        xt.check(f"concat-{dtype}", lambda: mnp.concatenate([a, a[:, :5]], axis=1), np.concatenate([a, a[:, :5]], axis=1))
+    xt.check("long-copy", lambda: mnp.concatenate([big, big[:1000]]), np.concatenate([big, big[:1000]]))
+    xt.check("pad", lambda: mnp.pad(x[..., 0], ((2, 3), (4, 1)), mode="reflect"), np.pad(x[..., 0], ((2, 3), (4, 1)),
+                                                                                         mode="reflect"))
+    xt.verify()
+
+
+# ---------------------------------------------------------------- a loaded model (blocked layout)
+def _tiny_net():
+    torch = _torch()
+    nn_ = torch.nn
+
+    class Net(nn_.Module):
+        def __init__(self):
+            super().__init__()
+            self.c1 = nn_.Conv2d(3, 16, 3, padding=1)  # reads NCHW, writes blocked
+            self.c2 = nn_.Conv2d(16, 16, 3, padding=1)  # Winograd F(4, 3), residual add and ReLU in its epilogue
+            self.dw = nn_.Conv2d(16, 16, 3, padding=1, groups=16)  # depthwise
+            self.pw = nn_.Conv2d(16, 24, 1)  # direct 1x1
+            self.pool = nn_.MaxPool2d(3, 2, 1)
+            self.c3 = nn_.Conv2d(24, 24, 3, padding=1)  # Winograd at 14x15
+            self.avg = nn_.AvgPool2d(3, 1, 1)
+            self.pool2 = nn_.MaxPool2d(2, 2)
+            self.c4 = nn_.Conv2d(24, 24, 3, padding=1)  # Winograd F(2, 3) at 7x7
+            self.c5 = nn_.Conv2d(24, 32, 5, stride=2, padding=2)  # direct 5x5 stride 2
+            self.pool5 = nn_.MaxPool2d(5, 1, 2)  # separable passes
+            self.fc = nn_.Linear(64, 10)
+
+        def forward(self, x):
+            y = torch.relu(self.c1(x))
+            y = torch.relu(self.c2(y) + y)
+            y = torch.nn.functional.relu6(self.dw(y))
+            y = self.pool(self.pw(y))
+            y = self.avg(torch.relu(self.c3(y) + y))
+            y = self.pool2(y)
+            y = torch.nn.functional.hardswish(self.c4(y))
+            y = self.pool5(self.c5(y))
+            pooled = torch.cat([torch.nn.functional.adaptive_avg_pool2d(y, 1),  # whole planes
+                                torch.nn.functional.adaptive_max_pool2d(y, 1)], 1)
+            return self.fc(torch.flatten(pooled, 1)), y
+    torch.manual_seed(0)
+    return Net().eval()
+
+
+# (layer's depth K, Winograd tile or 0) of each layer of _tiny_net, in order.
+TINY_NET_LAYERS = [(27, 0), (144, 4), (9, 0), (16, 0), (216, 4), (216, 2), (600, 0), (64, 0)]
+
+
+@pytest.fixture(scope="module")
+def tiny_onnx(tmp_path_factory):
+    import warnings
+    torch = _torch()
+    pytest.importorskip("onnx")
+    net = _tiny_net()
+    path = str(tmp_path_factory.mktemp("simd") / "tiny.onnx")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(net, (torch.zeros(2, 3, 28, 30),), path, dynamo=False, opset_version=17,
+                          input_names=["x"], output_names=["logits", "features"])
+    return net, path
+
+
+def test_blocked_onnx_model(xt, rng, tiny_onnx):
+    import copy
+
+    from mnnpy import nn
+    torch = _torch()
+    net, path = tiny_onnx
+    x = rng.standard_normal((2, 3, 28, 30)).astype(np.float32)
+    with torch.no_grad():
+        expected = [t.numpy() for t in net(torch.from_numpy(x))]
+        # First-order error bound: each layer adds 2 gamma_K (times Winograd's growth) of the sums
+        # of |terms| it forms, and every later layer carries it on through |weights|. The network
+        # with |weights|, |biases| and |x| (activations are 1-Lipschitz and dropped) bounds those
+        # sums at the output, so two targets differ by at most sum_l 2 gamma_K_l g_l of it.
+        absnet = copy.deepcopy(net).double()
+        for p in absnet.parameters():
+            p.abs_()
+        ident = lambda v: v  # noqa: E731
+        saved = (torch.relu, torch.nn.functional.relu6, torch.nn.functional.hardswish)
+        torch.relu, torch.nn.functional.relu6, torch.nn.functional.hardswish = ident, ident, ident
+        try:
+            abs_out = [t.numpy() for t in absnet(torch.from_numpy(np.abs(x).astype(np.float64)))]
+        finally:
+            torch.relu, torch.nn.functional.relu6, torch.nn.functional.hardswish = saved
+    factor = sum(_sum_bound(k + (20 if tile else 0), 1.0) * (_winograd_growth(tile) if tile else 1.0)
+                 for k, tile in TINY_NET_LAYERS)
+    bounds = [factor * a for a in abs_out]
+
+    def run(blocked):
+        module = nn.load_module_from_file(path, ["x"], ["logits", "features"], blocked_layout=blocked)
+        return list(module.forward(x))
+    if xt.target == BASELINE:
+        module = nn.load_module_from_file(path, ["x"], ["logits", "features"])
+        ops = [(r["op"], r["scheme"]) for r in nn.profile(module, x, repeats=1, print_table=False)]
+        schemes = {s for _, s in ops}
+        assert {"blocked_winograd", "blocked_winograd_2x2", "blocked_depthwise", "blocked_pointwise", "blocked_direct",
+                "separable", "plane", "direct"} <= schemes, ops
+        assert any(op == "MaxPool2DBlocked" for op, _ in ops) and any(op == "AvgPool2DBlocked" for op, _ in ops), ops
+    for blocked in (True, False):
+        xt.check(f"blocked={blocked}", lambda: run(blocked), expected, cross=_Each([Within(b) for b in bounds]),
+                 ref=_Each([Within(b + 1e-4) for b in bounds]))
+    xt.verify()
