@@ -25,12 +25,14 @@ def eval(*vars):
 
 
 def runtime_info():
-    """Version, chosen SIMD instruction set, thread count and available backends."""
+    """Version, chosen SIMD instruction set, thread count, available backends, and the most
+    bytes one array or computation may take (larger requests raise MemoryError)."""
     return {
         "version": __version__,
         "isa": _core.simd_target(),
         "threads": get_num_threads(),
         "backends": ["cpu"],
+        "memory_limit": _core.memory_limit_bytes(),
     }
 
 

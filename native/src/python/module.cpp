@@ -3,6 +3,7 @@
 
 #include "backend/cpu/elementwise.h"
 #include "mnnpy/executor.h"
+#include "mnnpy/limits.h"
 #include "mnnpy/op_registry.h"
 #include "mnnpy/ops.h"
 #include "mnnpy/thread_pool.h"
@@ -203,6 +204,8 @@ PYBIND11_MODULE(_core, m) {
       PyErr_SetString(PyExc_IndexError, e.what());
     } catch (const IOError& e) {
       PyErr_SetString(PyExc_OSError, e.what());
+    } catch (const MemoryError& e) {
+      PyErr_SetString(PyExc_MemoryError, e.what());
     }
   });
 
@@ -300,6 +303,9 @@ PYBIND11_MODULE(_core, m) {
   m.def("simd_target", [] { return std::string(cpu::simd_target_name()); });
   m.def("force_portable_simd", &cpu::force_portable_simd,
         "Run every SIMD kernel on the portable fallback target (for testing), or back on the best.");
+  m.def("memory_limit_bytes", &memory_limit_bytes,
+        "The most bytes one array or one computation may take: physical memory plus swap, or less where "
+        "RLIMIT_AS, the cgroup's memory.max or MNNPY_MEMORY_LIMIT says so; larger requests raise MemoryError.");
   m.def("registered_ops", &registered_op_names);
   m.def("unary_ops", &unary_op_names);
   m.def("binary_ops", &binary_op_names);
