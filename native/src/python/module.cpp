@@ -44,11 +44,20 @@ Shape shape_from_python(py::handle obj) {
   return s;
 }
 
-AttrValue attr_from_python(py::handle v) {
-  if (PyBool_Check(v.ptr()) || py::isinstance<py::int_>(v)) return v.cast<int64_t>();
-  if (py::isinstance<py::float_>(v)) return v.cast<double>();
-  if (py::isinstance<py::str>(v)) return v.cast<std::string>();
-  return v.cast<std::vector<int64_t>>();
+// An op attribute: an int, a float, a str or a list of ints; TypeError naming the attribute
+// for anything else (a nested list, an int beyond int64, None ...), as a damaged model may hold.
+AttrValue attr_from_python(const std::string& key, py::handle v) {
+  try {
+    if (PyBool_Check(v.ptr()) || py::isinstance<py::int_>(v)) return v.cast<int64_t>();
+    if (py::isinstance<py::float_>(v)) return v.cast<double>();
+    if (py::isinstance<py::str>(v)) return v.cast<std::string>();
+    return v.cast<std::vector<int64_t>>();
+  } catch (const py::cast_error&) {
+    std::string shown = py::repr(v).cast<std::string>();
+    if (shown.size() > 80) shown = shown.substr(0, 77) + "...";
+    throw TypeError("attribute '" + key + "' must be an int, a float, a str or a list of ints (within int64), got " +
+                    shown);
+  }
 }
 
 py::object attr_to_python(const AttrValue& v) {
@@ -227,7 +236,10 @@ PYBIND11_MODULE(_core, m) {
      "A Var for an operand; Python numbers take the partner's dtype as NumPy 2 does.");
   m.def("op", [](const std::string& name, std::vector<Var> inputs, py::dict attrs) -> py::object {
     Attrs a;
-    for (auto kv : attrs) a.set(kv.first.cast<std::string>(), attr_from_python(kv.second));
+    for (auto kv : attrs) {
+      const std::string key = py::str(kv.first);
+      a.set(key, attr_from_python(key, kv.second));
+    }
     auto outs = make_op_multi(name, std::move(inputs), std::move(a));
     if (outs.size() == 1) return py::cast(outs[0]);
     return py::cast(outs);
