@@ -16,6 +16,7 @@ from onnx import helper as h  # noqa: E402
 from onnx import numpy_helper  # noqa: E402
 
 import mnnpy  # noqa: E402
+import mnnpy.numpy as mp  # noqa: E402
 from mnnpy import convert, nn  # noqa: E402
 
 ONNX_TYPES = {np.dtype(np.float32): T.FLOAT, np.dtype(np.int64): T.INT64, np.dtype(np.int32): T.INT32,
@@ -634,3 +635,72 @@ def test_model_file_with_attributes_of_the_wrong_type(rng, tmp_path):
         damage(bad)
         with pytest.raises(ValueError, match=message):
             nn.load_module_from_file(save(bad))
+
+
+def _conv_module(rng, declared):
+    w = rand(rng, 4, 3, 3, 3)
+    model = make_model([h.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1], name="conv")],
+                       {"x": np.zeros((1, 3, 8, 8), np.float32)}, ["y"], {"w": w})
+    dims = model.graph.input[0].type.tensor_type.shape.dim
+    for d, value in zip(dims, declared):
+        if isinstance(value, str):
+            d.dim_param = value
+        else:
+            d.dim_value = value
+    graph, _ = convert.from_onnx(model.SerializeToString())
+    return model, nn._ConvertedModule(graph, graph.weights, ["x"], [])
+
+
+BAD_INPUTS = [
+    ("wrong channel count", lambda: np.ones((1, 4, 8, 8), np.float32), ValueError,
+     r"input 'x' dimension 1 must be 3 \(model shape \('N', 3, 8, 8\)\), got shape \(1, 4, 8, 8\)",
+     r"node 'conv' \(Conv\): Conv2D: input has 4 channels but weight \(4, 3, 3, 3\) with group 1 expects 3"),
+    ("wrong rank", lambda: np.ones((3, 8, 8), np.float32), ValueError,
+     r"input 'x' must have 4 dimensions \('N', 3, 8, 8\), got shape \(3, 8, 8\)",
+     r"input 'x' must have 4 dimensions \('N', 'C', 'H', 'W'\), got shape \(3, 8, 8\)"),
+    ("an empty dimension", lambda: np.ones((1, 3, 0, 8), np.float32), ValueError,
+     r"input 'x' dimension 2 must be 8", r"Conv2D: kernel of extent \(3, 3\) is larger than the padded input \(2, 10\)"),
+    ("an integer array", lambda: np.ones((1, 3, 8, 8), np.int32), TypeError, "input 'x' must be float32, got int32",
+     "input 'x' must be float32, got int32"),
+    ("a boolean array", lambda: np.ones((1, 3, 8, 8), np.bool_), TypeError, "input 'x' must be float32, got bool",
+     "input 'x' must be float32, got bool"),
+    ("a string", lambda: "abc", TypeError, "input 'x' must be an array of float32, got str",
+     "input 'x' must be an array of float32, got str"),
+    ("None", lambda: None, TypeError, "input 'x' must be an array of float32, got NoneType",
+     "input 'x' must be an array of float32, got NoneType"),
+    ("an object array", lambda: np.array([object()]), TypeError, "got ndarray of dtype object",
+     "got ndarray of dtype object"),
+    ("a lazy Var of the wrong channels", lambda: mp.ones((1, 4, 8, 8), dtype=np.float32) + 1, ValueError,
+     r"input 'x' dimension 1 must be 3", r"Conv2D: input has 4 channels but weight"),
+    ("a lazy Var of the wrong dtype", lambda: mp.ones((1, 3, 8, 8), dtype=np.int32) + 1, TypeError,
+     "input 'x' must be float32, got int32", "input 'x' must be float32, got int32"),
+]
+
+
+@pytest.mark.parametrize("declared", [["N", 3, 8, 8], ["N", "C", "H", "W"]], ids=["fixed", "symbolic"])
+@pytest.mark.parametrize("case", BAD_INPUTS, ids=[c[0] for c in BAD_INPUTS])
+def test_forward_refuses_bad_inputs_with_a_clear_error(rng, declared, case):
+    """A model's declared shape is checked first; with symbolic dimensions the first op that cannot
+    take the input names it. onnxruntime refuses the same inputs."""
+    _, make_input, error, fixed_message, symbolic_message = case
+    model, module = _conv_module(rng, declared)
+    with pytest.raises(error, match=fixed_message if declared[1] == 3 else symbolic_message):
+        module.forward(make_input())
+    x = make_input()
+    if isinstance(x, np.ndarray) and x.dtype != object:
+        session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        with pytest.raises(Exception):
+            session.run(None, {"x": x})
+
+
+def test_forward_refuses_wrong_input_counts_and_takes_empty_batches(rng):
+    model, module = _conv_module(rng, ["N", 3, 8, 8])
+    x = rand(rng, 2, 3, 8, 8)
+    for args, message in [((), r"takes 1 inputs \['x'\], got 0"), ((x, x), r"takes 1 inputs \['x'\], got 2"),
+                          (([x, x],), r"takes 1 inputs \['x'\], got 2"), (({"y": x},), r"missing inputs \['x'\]")]:
+        with pytest.raises(ValueError, match=message):
+            module.forward(*args)
+    empty = np.zeros((0, 3, 8, 8), np.float32)
+    expected = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": empty})
+    assert module.forward(empty).numpy().shape == expected[0].shape == (0, 4, 8, 8)
+    np.testing.assert_allclose(module.forward(x.astype(np.float64)).numpy(), module.forward(x).numpy())
