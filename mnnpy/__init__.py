@@ -30,7 +30,8 @@ def eval(*vars):
 
 def runtime_info():
     """Version, the SIMD instruction set the kernels run on ("isa"), the SIMD targets compiled in
-    and those this CPU can run (best first), thread count and available backends."""
+    and those this CPU can run (best first), thread count, available backends, and the most bytes
+    one array or computation may take (larger requests raise MemoryError)."""
     return {
         "version": __version__,
         "isa": _core.simd_target(),
@@ -38,6 +39,7 @@ def runtime_info():
         "simd_targets_usable": _core.usable_simd_targets(),
         "threads": get_num_threads(),
         "backends": ["cpu"],
+        "memory_limit": _core.memory_limit_bytes(),
     }
 
 

@@ -546,8 +546,8 @@ def try_load(path):
     """Loads `path`; a load that succeeds must evaluate without crashing. True when it loaded."""
     try:
         outs = F.load_as_list(path)
-    except (ValueError, OSError) as e:
-        assert str(e)
+    except (ValueError, OSError, MemoryError) as e:  # MemoryError: a tensor declared larger than memory
+        assert str(e).startswith("cannot ")
         return False
     if len(outs) < 20 and fill_placeholders(outs):
         try:
@@ -660,7 +660,7 @@ def run_variants(tmp_dir, variants):
         if expect is not None and not ok:
             try:
                 F.load_as_list(path)
-            except (ValueError, OSError) as e:
+            except (ValueError, OSError, MemoryError) as e:
                 assert expect in str(e), f"{expect!r} not in {e}"
         loaded += ok
     os.close(fd)

@@ -1,6 +1,7 @@
 """ONNX models converted and run by mnnpy against onnxruntime: single operators over their
 attribute variants and opsets, graph passes, the model file, modules with dynamic shapes,
 the command line, and bad input."""
+import json
 import os
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from onnx import helper as h  # noqa: E402
 from onnx import numpy_helper  # noqa: E402
 
 import mnnpy  # noqa: E402
+import mnnpy.numpy as mp  # noqa: E402
 from mnnpy import convert, nn  # noqa: E402
 from helpers import product_error_bound  # noqa: E402
 
@@ -545,3 +547,177 @@ def test_data_dependent_shapes_rebuild_per_call(rng):
         v = rand(rng, 3, 5)
         np.testing.assert_array_equal(module.forward(v).numpy(), v[v > 0] * 2)
     assert not module._instances
+
+
+# ---------------------------------------------------------------- damaged models (fuzzing findings)
+def _tensor(name, dtype, dims, values, damage=None):
+    t = h.make_tensor(name, dtype, dims, values)
+    if damage:
+        damage(t)
+    return t
+
+
+MALFORMED = {
+    "unknown tensor data type": (
+        [h.make_node("Add", ["x", "w"], ["y"])],
+        [_tensor("w", T.FLOAT, [2], [1, 2], lambda t: setattr(t, "data_type", 99))], 17,
+        r"tensor 'w' has unknown ONNX data type 99"),
+    "tensor data shorter than its dims": (
+        [h.make_node("Add", ["x", "w"], ["y"])],
+        [_tensor("w", T.FLOAT, [5], [1, 2, 3, 4, 5], lambda t: t.dims.__setitem__(0, 3))], 17,
+        r"tensor 'w' \(ONNX data type 1, dims \[3\]\) cannot be read: cannot reshape array of size 5"),
+    "a required input missing": (
+        [h.make_node("Reshape", ["x"], ["y"], name="r")], [], 17,
+        r"node 'r' \(Reshape\): input 2 \('shape'\) is required but the node has none there"),
+    "a required input left empty": (
+        [h.make_node("Identity", [""], ["y"], name="i")], [], 17,
+        r"node 'i' \(Identity\): input 1 \('input'\) is required but the node has an empty name there"),
+    "an operator newer than the opset, without inputs": (
+        [h.make_node("Erf", [], ["e"], name="e"), h.make_node("Add", ["x", "e"], ["y"])], [], 1,
+        r"node 'e' \(Erf\): input 1 \('input'\) is required"),
+    "more inputs than the operator takes": (
+        [h.make_node("Relu", ["x", "x"], ["y"], name="r")], [], 17,
+        r"node 'r' \(Relu\): 2 inputs given, the operator takes at most 1"),
+    "an axis out of range": (
+        [h.make_node("LayerNormalization", ["x", "s", "b"], ["y"], axis=-(1 << 63), name="ln")],
+        [numpy_helper.from_array(np.ones(2, np.float32), "s"), numpy_helper.from_array(np.zeros(2, np.float32), "b")],
+        17, r"node 'ln' \(LayerNormalization\): axis -9223372036854775808 is out of range for a tensor of 1 dim"),
+    "a result of more than 64 dimensions": (
+        [h.make_node("Expand", ["x", "shape"], ["y"], name="ex")], [numpy_helper.from_array(np.ones(70, np.int64),
+                                                                                          "shape")], 17,
+        r"node 'ex' \(Expand\): maximum supported dimension for an ndarray is currently 64, found 70"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_malformed_models_raise_value_errors_naming_the_problem(case, tmp_path):
+    """Each was found by fuzz/fuzz_onnx.py, where it raised KeyError, IndexError or a MemoryError
+    from a list of 2**63 axes; onnxruntime refuses each model too."""
+    nodes, initializers, opset, message = MALFORMED[case]
+    graph = h.make_graph(nodes, "damaged", [h.make_tensor_value_info("x", T.FLOAT, [2])],
+                         [h.make_empty_tensor_value_info("y")], initializer=initializers)
+    data = h.make_model(graph, opset_imports=[h.make_opsetid("", opset)]).SerializeToString()
+    path = tmp_path / "damaged.onnx"
+    path.write_bytes(data)
+    with pytest.raises(ValueError, match=message):
+        module = nn.load_module_from_file(str(path))
+        module.forward(np.ones(2, np.float32))
+    with pytest.raises(Exception):
+        ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {"x": np.ones(2, np.float32)})
+
+
+def test_expand_to_more_dimensions_than_numpy_broadcasts(rng):
+    """Found by fuzz/fuzz_onnx.py: NumPy's broadcast_shapes raised RuntimeError past 32 dimensions."""
+    x = rand(rng, 2)
+    shape = np.ones(48, np.int64)
+    shape[3] = 3
+    model = make_model([h.make_node("Expand", ["x", "shape"], ["y"])], {"x": x}, ["y"], {"shape": shape})
+    assert check(model, {"x": x})[0].shape == (1,) * 3 + (3,) + (1,) * 43 + (2,)
+
+
+def test_model_file_with_attributes_of_the_wrong_type(rng, tmp_path):
+    """Found by fuzz/fuzz_model_file.py: a description whose Conv `pads` held a float made the
+    core's attribute conversion raise RuntimeError; values of the wrong kind in the description
+    itself raised AttributeError."""
+    from mnnpy import expr as F
+    x = rand(rng, 1, 2, 4, 4)
+    conv = make_model([h.make_node("Conv", ["x", "w"], ["y"], name="conv")], {"x": x}, ["y"],
+                      {"w": rand(rng, 3, 2, 1, 1)})
+    graph, _ = convert.from_onnx(conv.SerializeToString())
+    desc = json.loads(graph.to_json())
+
+    def save(description):
+        consts = [F.const(np.frombuffer(json.dumps(description).encode(), np.uint8))]
+        consts[0].name = "mnnpy.model"
+        for name, w in graph.weights.items():
+            consts.append(F.const(np.asarray(w)))
+            consts[-1].name = name
+        F.save(consts, str(tmp_path / "m.mnnpy"))
+        return str(tmp_path / "m.mnnpy")
+
+    bad = json.loads(json.dumps(desc))
+    bad["nodes"][0][3]["pads"] = [0, 0, 0, -1e308]
+    module = nn.load_module_from_file(save(bad))
+    with pytest.raises(TypeError, match=r"node 'conv' \(Conv\): attribute 'pads' must be an int, a float, a str or "
+                                        r"a list of ints \(within int64\), got \[0, 0, 0, -10000000000000000109790"):
+        module.forward(x)
+    for damage, message in [
+            (lambda d: d["nodes"][0].__setitem__(3, [1, 2]), r"node attributes must be a JSON object, got \[1, 2\]"),
+            (lambda d: d["nodes"][0].__setitem__(2, []), "node 'conv' \\(Conv\\): the node has no outputs"),
+            (lambda d: d["nodes"][0].__setitem__(0, 7), "node 'conv': the operator must be a name, got 7"),
+            (lambda d: d.__setitem__("inputs", [[1, 2, 3]]), "model input 1: a name, a dtype name and a shape list"),
+            (lambda d: d.__setitem__("nodes", {"a": 1}), "nodes must be a list of \\[op, inputs, outputs"),
+            (lambda d: d.__setitem__("opset", 1e309), "corrupt mnnpy model description: OverflowError")]:
+        bad = json.loads(json.dumps(desc))
+        damage(bad)
+        with pytest.raises(ValueError, match=message):
+            nn.load_module_from_file(save(bad))
+
+
+def _conv_module(rng, declared):
+    w = rand(rng, 4, 3, 3, 3)
+    model = make_model([h.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1], name="conv")],
+                       {"x": np.zeros((1, 3, 8, 8), np.float32)}, ["y"], {"w": w})
+    dims = model.graph.input[0].type.tensor_type.shape.dim
+    for d, value in zip(dims, declared):
+        if isinstance(value, str):
+            d.dim_param = value
+        else:
+            d.dim_value = value
+    graph, _ = convert.from_onnx(model.SerializeToString())
+    return model, nn._ConvertedModule(graph, graph.weights, ["x"], [])
+
+
+BAD_INPUTS = [
+    ("wrong channel count", lambda: np.ones((1, 4, 8, 8), np.float32), ValueError,
+     r"input 'x' dimension 1 must be 3 \(model shape \('N', 3, 8, 8\)\), got shape \(1, 4, 8, 8\)",
+     r"node 'conv' \(Conv\): Conv2D: input has 4 channels but weight \(4, 3, 3, 3\) with group 1 expects 3"),
+    ("wrong rank", lambda: np.ones((3, 8, 8), np.float32), ValueError,
+     r"input 'x' must have 4 dimensions \('N', 3, 8, 8\), got shape \(3, 8, 8\)",
+     r"input 'x' must have 4 dimensions \('N', 'C', 'H', 'W'\), got shape \(3, 8, 8\)"),
+    ("an empty dimension", lambda: np.ones((1, 3, 0, 8), np.float32), ValueError,
+     r"input 'x' dimension 2 must be 8", r"Conv2D: kernel of extent \(3, 3\) is larger than the padded input \(2, 10\)"),
+    ("an integer array", lambda: np.ones((1, 3, 8, 8), np.int32), TypeError, "input 'x' must be float32, got int32",
+     "input 'x' must be float32, got int32"),
+    ("a boolean array", lambda: np.ones((1, 3, 8, 8), np.bool_), TypeError, "input 'x' must be float32, got bool",
+     "input 'x' must be float32, got bool"),
+    ("a string", lambda: "abc", TypeError, "input 'x' must be an array of float32, got str",
+     "input 'x' must be an array of float32, got str"),
+    ("None", lambda: None, TypeError, "input 'x' must be an array of float32, got NoneType",
+     "input 'x' must be an array of float32, got NoneType"),
+    ("an object array", lambda: np.array([object()]), TypeError, "got ndarray of dtype object",
+     "got ndarray of dtype object"),
+    ("a lazy Var of the wrong channels", lambda: mp.ones((1, 4, 8, 8), dtype=np.float32) + 1, ValueError,
+     r"input 'x' dimension 1 must be 3", r"Conv2D: input has 4 channels but weight"),
+    ("a lazy Var of the wrong dtype", lambda: mp.ones((1, 3, 8, 8), dtype=np.int32) + 1, TypeError,
+     "input 'x' must be float32, got int32", "input 'x' must be float32, got int32"),
+]
+
+
+@pytest.mark.parametrize("declared", [["N", 3, 8, 8], ["N", "C", "H", "W"]], ids=["fixed", "symbolic"])
+@pytest.mark.parametrize("case", BAD_INPUTS, ids=[c[0] for c in BAD_INPUTS])
+def test_forward_refuses_bad_inputs_with_a_clear_error(rng, declared, case):
+    """A model's declared shape is checked first; with symbolic dimensions the first op that cannot
+    take the input names it. onnxruntime refuses the same inputs."""
+    _, make_input, error, fixed_message, symbolic_message = case
+    model, module = _conv_module(rng, declared)
+    with pytest.raises(error, match=fixed_message if declared[1] == 3 else symbolic_message):
+        module.forward(make_input())
+    x = make_input()
+    if isinstance(x, np.ndarray) and x.dtype != object:
+        session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        with pytest.raises(Exception):
+            session.run(None, {"x": x})
+
+
+def test_forward_refuses_wrong_input_counts_and_takes_empty_batches(rng):
+    model, module = _conv_module(rng, ["N", 3, 8, 8])
+    x = rand(rng, 2, 3, 8, 8)
+    for args, message in [((), r"takes 1 inputs \['x'\], got 0"), ((x, x), r"takes 1 inputs \['x'\], got 2"),
+                          (([x, x],), r"takes 1 inputs \['x'\], got 2"), (({"y": x},), r"missing inputs \['x'\]")]:
+        with pytest.raises(ValueError, match=message):
+            module.forward(*args)
+    empty = np.zeros((0, 3, 8, 8), np.float32)
+    expected = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": empty})
+    assert module.forward(empty).numpy().shape == expected[0].shape == (0, 4, 8, 8)
+    np.testing.assert_allclose(module.forward(x.astype(np.float64)).numpy(), module.forward(x).numpy())

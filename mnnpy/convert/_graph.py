@@ -81,6 +81,18 @@ class Graph:
             counts[n.op] = counts.get(n.op, 0) + 1
         return counts
 
+    def check(self):
+        """ValueError naming the first node or value whose fields are not of the format's types
+        (names are strings, every node has an output), so that graph passes and builders can
+        rely on them; a model read from a file is checked before anything else looks at it."""
+        for kind, values in (("input", self.inputs), ("output", self.outputs)):
+            for v in values:
+                if not isinstance(v.name, str) or not isinstance(v.dtype, str) or \
+                        not (v.shape is None or isinstance(v.shape, list)):
+                    raise ValueError(f"model {kind} {v.name!r}: a name, a dtype name and a shape list are "
+                                     f"expected, got {v.name!r}, {v.dtype!r}, {v.shape!r}")
+        check_nodes(self.nodes)
+
     def to_json(self):
         return json.dumps({
             "format": "mnnpy-model",
@@ -104,9 +116,38 @@ class Graph:
             nodes = _nodes_from_json(d["nodes"])
             inputs = [ValueInfo(*v) for v in d["inputs"]]
             outputs = [ValueInfo(*v) for v in d["outputs"]]
-            return Graph(nodes, weights, inputs, outputs, int(d["opset"]), d.get("producer", ""))
-        except (KeyError, TypeError, json.JSONDecodeError) as e:
+            graph = Graph(nodes, weights, inputs, outputs, int(d["opset"]), d.get("producer", ""))
+            graph.check()
+            return graph
+        except json.JSONDecodeError as e:
             raise ValueError(f"corrupt mnnpy model description: {e}") from None
+        except (KeyError, TypeError, IndexError, AttributeError, OverflowError, RecursionError) as e:
+            # Values of other types or shapes than the format's.
+            raise ValueError(f"corrupt mnnpy model description: {type(e).__name__}: {e}") from None
+
+
+def check_nodes(nodes):
+    """ValueError naming the first node (here or in a subgraph) that is not an operator name with
+    string input and output names, at least one output, and named attributes."""
+    for i, n in enumerate(nodes):
+        label = f"node {n.name!r}" if isinstance(n.name, str) and n.name else f"node {i}"
+        if not isinstance(n.op, str) or not n.op:
+            raise ValueError(f"{label}: the operator must be a name, got {n.op!r}")
+        label += f" ({n.op})"
+        if not isinstance(n.name, str):
+            raise ValueError(f"{label}: the node name must be a string, got {n.name!r}")
+        for what, names in (("input", n.inputs), ("output", n.outputs)):
+            if not isinstance(names, list) or not all(isinstance(x, str) for x in names):
+                raise ValueError(f"{label}: {what} names must be strings, got {names!r}")
+        if not any(n.outputs):
+            raise ValueError(f"{label}: the node has no outputs")
+        if not isinstance(n.attrs, dict) or not all(isinstance(k, str) for k in n.attrs):
+            raise ValueError(f"{label}: attributes must be named, got {n.attrs!r}")
+        for v in n.attrs.values():
+            if isinstance(v, Subgraph):
+                if not isinstance(v.outputs, list) or not all(isinstance(x, str) for x in v.outputs):
+                    raise ValueError(f"{label}: subgraph output names must be strings, got {v.outputs!r}")
+                check_nodes(v.nodes)
 
 
 def _nodes_to_json(nodes):
@@ -114,6 +155,8 @@ def _nodes_to_json(nodes):
 
 
 def _nodes_from_json(items):
+    if not isinstance(items, list) or not all(isinstance(item, list) and len(item) == 5 for item in items):
+        raise TypeError("nodes must be a list of [op, inputs, outputs, attributes, name] lists")
     return [Node(op, list(ins), list(outs), _attrs_from_json(attrs), name) for op, ins, outs, attrs, name in items]
 
 
@@ -132,6 +175,8 @@ def _attrs_to_json(attrs):
 
 
 def _attrs_from_json(attrs):
+    if not isinstance(attrs, dict):
+        raise TypeError(f"node attributes must be a JSON object, got {str(attrs)[:60]}")
     out = {}
     for k, v in attrs.items():
         if isinstance(v, dict) and "subgraph" in v:

@@ -2,6 +2,8 @@
 for one set of input shapes: inputs become placeholders, weights constants, and each node the
 expr ops that compute it. Values that shape arguments need (Reshape targets, Slice bounds...)
 are constants at that point and are read eagerly."""
+import operator
+
 import numpy as np
 
 from .. import _core
@@ -120,14 +122,18 @@ def run_nodes(ctx, nodes, env):
             if run_blocked(ctx, node, env):
                 ctx.unsettled.update(node.outputs)
                 continue
-            ins = [env.get(x) if x else None for x in node.inputs]
+            ins = _NodeInputs(env.get(x) if x else None for x in node.inputs)
             outs = handler(ctx, node, ins)
         except (UnsupportedOperator, NeedsInputValue) as e:
             if isinstance(e, NeedsInputValue) and not str(e).startswith("node '"):
                 raise NeedsInputValue(f"node '{node.name}' ({node.op}): {e}") from None
             raise
-        except (ValueError, TypeError, IndexError) as e:
+        except (ValueError, TypeError) as e:
             raise type(e)(f"node '{node.name}' ({node.op}): {e}") from None
+        except (IndexError, KeyError, AttributeError, ZeroDivisionError, OverflowError, RecursionError) as e:
+            # A node of a damaged or hand-made model (an input or attribute missing, of another
+            # type, or out of range) is refused; the cause stays chained for debugging.
+            raise ValueError(f"node '{node.name}' ({node.op}) is malformed: {type(e).__name__}: {e}") from e
         if isinstance(outs, Var):
             outs = [outs]
         for name, v in zip(node.outputs, outs):
@@ -136,11 +142,26 @@ def run_nodes(ctx, nodes, env):
         ctx.unsettled.update(node.outputs)
 
 
+class _NodeInputs(list):
+    """A node's input Vars (None for omitted optional ones); reading one past the end names the
+    problem instead of an IndexError."""
+
+    def __getitem__(self, index):
+        if isinstance(index, int) and not -len(self) <= index < len(self):
+            raise ValueError(f"needs input {index + 1 if index >= 0 else index}, but the node has {len(self)} inputs")
+        return super().__getitem__(index)
+
+
 def _attr(node, name, default=None):
     return node.attrs.get(name, default)
 
 
-def _axis(axis, rank):
+def _axis(axis, rank, inclusive=False):
+    """``axis`` of a tensor of ``rank`` dimensions counted from the front; ValueError when it is
+    out of range (``inclusive``: ``rank`` itself is allowed, as Flatten's axis is)."""
+    axis = operator.index(axis)
+    if not -rank <= axis < rank + inclusive:
+        raise ValueError(f"axis {axis} is out of range for a tensor of {rank} dimensions")
     return axis + rank if axis < 0 else axis
 
 
@@ -335,7 +356,7 @@ def _reshape(ctx, node, ins):
 @handles("Flatten")
 def _flatten(ctx, node, ins):
     x = ins[0]
-    axis = _axis(_attr(node, "axis", 1), x.ndim)
+    axis = _axis(_attr(node, "axis", 1), x.ndim, inclusive=True)
     outer = int(np.prod(x.shape[:axis]))
     return F.reshape(x, [outer, int(np.prod(x.shape[axis:]))])
 
@@ -439,9 +460,17 @@ def _gather_elements(ctx, node, ins):
 def _expand(ctx, node, ins):
     x = ins[0]
     shape = _ints(ctx, node, ins[1], "shape")
-    # Bidirectional broadcast: dimensions of 1 in `shape` keep x's.
-    full = np.broadcast_shapes(tuple(x.shape), tuple(shape))
-    return F.broadcast_to(x, list(full))
+    return F.broadcast_to(x, _bidirectional_shape(x.shape, shape))
+
+
+def _bidirectional_shape(a, b):
+    """The broadcast of shapes ``a`` and ``b`` (dimensions of 1 in either take the other's), of
+    any rank: NumPy's broadcast_shapes takes at most 32 dimensions."""
+    rank = max(len(a), len(b))
+    a, b = (1,) * (rank - len(a)) + tuple(a), (1,) * (rank - len(b)) + tuple(b)
+    if any(p != q and p != 1 and q != 1 for p, q in zip(a, b)):
+        raise ValueError(f"shapes {a} and {b} cannot be broadcast together")
+    return [q if p == 1 else p for p, q in zip(a, b)]
 
 
 @handles("Tile")

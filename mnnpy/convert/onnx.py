@@ -46,13 +46,40 @@ def read_onnx(model):
             opset = imp.version
     g = model.graph
     weights = {}
-    nodes = _read_nodes(g, weights, numpy_helper)
+    nodes = _read_nodes(g, weights, numpy_helper, opset=opset)
     inputs = [_value_info(v) for v in g.input if v.name not in weights]
     outputs = [_value_info(v) for v in g.output]
-    return Graph(nodes, weights, inputs, outputs, opset, model.producer_name)
+    graph = Graph(nodes, weights, inputs, outputs, opset, model.producer_name)
+    graph.check()
+    return graph
 
 
-def _read_nodes(g, weights, numpy_helper, prefix=""):
+def _check_arity(n, name, opset):
+    """ValueError when a node lacks an input its operator's ONNX schema requires, or has more
+    inputs or outputs than it allows (operators onnx does not know are left to the converter)."""
+    from onnx import defs
+    try:
+        schema = defs.get_schema(n.op_type, max(int(opset), 1), n.domain)
+    except Exception:  # noqa: BLE001 (onnx raises SchemaError for unknown operators and opsets)
+        if not defs.has(n.op_type, n.domain):
+            return
+        schema = defs.get_schema(n.op_type, n.domain)  # an operator newer than the model's opset
+    option = defs.OpSchema.FormalParameterOption
+    given = list(n.input)
+    for k, formal in enumerate(schema.inputs):
+        if formal.option == option.Single and (k >= len(given) or not given[k]):
+            raise ValueError(f"node '{name}' ({n.op_type}): input {k + 1} ('{formal.name}') is required but the node "
+                             f"has {'none' if k >= len(given) else 'an empty name'} there")
+        if formal.option == option.Variadic and len(given) - k < formal.min_arity:
+            raise ValueError(f"node '{name}' ({n.op_type}): at least {k + formal.min_arity} inputs are required, "
+                             f"the node has {len(given)}")
+    for what, formals, count in (("input", schema.inputs, len(given)), ("output", schema.outputs, len(n.output))):
+        if count > len(formals) and not (formals and formals[-1].option == option.Variadic):
+            raise ValueError(f"node '{name}' ({n.op_type}): {count} {what}s given, the operator takes at most "
+                             f"{len(formals)}")
+
+
+def _read_nodes(g, weights, numpy_helper, prefix="", opset=13):
     """The nodes of an ONNX graph (or subgraph); its initializers and Constant nodes go into
     `weights`."""
     for t in g.initializer:
@@ -62,7 +89,8 @@ def _read_nodes(g, weights, numpy_helper, prefix=""):
         if n.domain not in ("", "ai.onnx"):
             raise ValueError(f"node '{n.name or i}': operator domain '{n.domain}' ({n.op_type}) is not supported")
         name = n.name or f"{prefix}{n.op_type}_{i}"
-        attrs = {a.name: _attribute(a, n, numpy_helper, weights, name) for a in n.attribute}
+        _check_arity(n, name, opset)
+        attrs = {a.name: _attribute(a, n, numpy_helper, weights, name, opset) for a in n.attribute}
         if n.op_type == "Constant":
             weights[n.output[0]] = _constant_value(attrs, n)
             continue
@@ -74,15 +102,21 @@ def _tensor_to_array(t, numpy_helper):
     if t.data_location == 1:
         raise ValueError(f"tensor '{t.name}' keeps its data in an external file; load the model with "
                          "onnx.load(path, load_external_data=True) and pass the ModelProto")
-    a = numpy_helper.to_array(t)
+    if t.data_type not in _onnx().TensorProto.DataType.values():
+        raise ValueError(f"tensor '{t.name}' has unknown ONNX data type {t.data_type}")
+    try:
+        a = numpy_helper.to_array(t)
+    except (ValueError, TypeError) as e:  # data that does not fill the declared dims, mostly
+        raise ValueError(f"tensor '{t.name}' (ONNX data type {t.data_type}, dims {list(t.dims)}) cannot be read: "
+                         f"{e}") from None
     return np.asarray(a, order="C")
 
 
-def _attribute(a, node, numpy_helper, weights, node_name):
+def _attribute(a, node, numpy_helper, weights, node_name, opset):
     onnx = _onnx()
     T = onnx.AttributeProto
     if a.type == T.GRAPH and node.op_type == "If":
-        nodes = _read_nodes(a.g, weights, numpy_helper, prefix=f"{node_name}/{a.name}/")
+        nodes = _read_nodes(a.g, weights, numpy_helper, prefix=f"{node_name}/{a.name}/", opset=opset)
         return Subgraph(nodes, [o.name for o in a.g.output])
     if a.type == T.FLOAT:
         return float(a.f)

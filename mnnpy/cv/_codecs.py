@@ -229,9 +229,26 @@ def _read_flags(func, flags):
     return flags
 
 
-def _decode(encoded, flags):
+def _env_limit(name, default):
+    try:
+        value = int(_os.environ.get(name, default))
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+# OpenCV's limits on the size of an image it decodes (validateInputImageSize), read once from the
+# same environment variables; the decoders refuse a header declaring more as soon as they read it.
+_MAX_IMAGE_SIZE = (_env_limit("OPENCV_IO_MAX_IMAGE_WIDTH", 1 << 20), _env_limit("OPENCV_IO_MAX_IMAGE_HEIGHT", 1 << 20),
+                   _env_limit("OPENCV_IO_MAX_IMAGE_PIXELS", 1 << 30))
+
+
+def _decode(func, encoded, flags):
     """The decoded image of 1-D uint8 ``encoded``, or None when it is no readable image."""
-    layout = _core.cv_image_probe(encoded, flags)
+    try:
+        layout = _core.cv_image_probe(encoded, flags, _MAX_IMAGE_SIZE)
+    except ValueError as e:
+        raise error(func, str(e)) from None
     if layout is None:
         return None
     image_format, height, width, cn, sample_bytes, reduced_by, orientation = layout
@@ -240,7 +257,7 @@ def _decode(encoded, flags):
     reduction = _reduction(flags) // reduced_by
     if sample_bytes == 2:
         if reduction > 1:
-            raise error("imread", "IMREAD_REDUCED_* of 16-bit images is not supported")
+            raise error(func, "IMREAD_REDUCED_* of 16-bit images is not supported")
         return _oriented_array(_np.asarray(v).view(_np.uint16), orientation)
     if reduction > 1:
         from ._common import INTER_LINEAR_EXACT
@@ -308,7 +325,7 @@ def imread(filename, flags=IMREAD_COLOR):
         return None
     if encoded.size == 0:
         return None
-    return _decode(encoded, flags)
+    return _decode("imread", encoded, flags)
 
 
 def imdecode(buf, flags):
@@ -326,7 +343,7 @@ def imdecode(buf, flags):
     if a.dtype != _np.uint8:
         return None
     # A copy: the lazy decode must not see later changes to the caller's buffer.
-    return _decode(_np.array(a.reshape(-1), dtype=_np.uint8, copy=True), flags)
+    return _decode("imdecode", _np.array(a.reshape(-1), dtype=_np.uint8, copy=True), flags)
 
 
 def _extension(name):

@@ -2,6 +2,7 @@
 
 #include <functional>
 
+#include "mnnpy/limits.h"
 #include "mnnpy/op_registry.h"
 
 namespace mnnpy {
@@ -132,6 +133,13 @@ std::vector<Var> make_op_multi(const OpDef& op, std::vector<Var> inputs, Attrs a
     node->uses_placeholder = node->uses_placeholder || v.node->uses_placeholder;
   }
   node->outputs = op.infer(in_types, attrs);
+  // One place refuses impossible sizes, whatever op made them, before anything is allocated.
+  for (const TensorType& t : node->outputs) {
+    for (int64_t d : t.shape) {
+      if (d < 0) throw ValueError(op_name + ": negative dimensions are not allowed: shape " + shape_str(t.shape));
+    }
+    check_tensor_size(t);
+  }
   node->op = &op;
   node->attrs = std::move(attrs);
   node->id = Node::next_id();
@@ -163,6 +171,7 @@ Var make_placeholder(const TensorType& type, const std::string& data_format) {
   for (int64_t d : type.shape) {
     if (d < 0) throw ValueError("placeholder shape " + shape_str(type.shape) + " has a negative dimension");
   }
+  check_tensor_size(type);  // a value written to it must fit in memory
   auto node = std::make_shared<Node>();
   node->op = &get_op("Input");
   node->kind = NodeKind::Placeholder;

@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "mnnpy/limits.h"
 #include "mnnpy/op_registry.h"
 
 namespace mnnpy {
@@ -442,14 +443,20 @@ std::shared_ptr<Node> read_node(const LoadContext& ctx, Cursor& c, const std::ve
     const char* expected = kind == kKindConst ? "Const" : "Input";
     if (op_name != expected) c.fail(std::string("a ") + (kind == kKindConst ? "constant" : "placeholder") + " node names op '" + op_name + "'");
     if (n_inputs != 0 || n_attrs != 0 || n_outputs != 1) c.fail(std::string(expected) + " nodes have no inputs or attributes and one output");
-    node = kind == kKindConst ? make_const(mapped_tensor(ctx, c, types[0]), format).node
-                              : make_placeholder(types[0], format).node;
+    try {
+      node = kind == kKindConst ? make_const(mapped_tensor(ctx, c, types[0]), format).node
+                                : make_placeholder(types[0], format).node;
+    } catch (const MemoryError& e) {
+      throw MemoryError(c.context() + ": " + e.what());
+    }
   } else {
     if (op_name == "Const" || op_name == "Input") c.fail("op '" + op_name + "' is stored as a computed node");
     if (!find_op(op_name)) c.fail("unknown op '" + op_name + "'");
     std::vector<Var> outs;
     try {
       outs = make_op_multi(op_name, std::move(inputs), std::move(attrs));
+    } catch (const MemoryError& e) {
+      throw MemoryError(c.context() + ": " + op_name + ": " + e.what());  // a sound file this machine cannot hold
     } catch (const std::exception& e) {
       // Whatever an op's checks reject in a file is a damaged file.
       c.fail(op_name + ": " + e.what());
@@ -744,6 +751,8 @@ LoadedGraph load_graph(const std::string& path) {
     return load_mapped(path, fd, (uint64_t)st.st_size);
   } catch (const ValueError& e) {
     throw ValueError("cannot load '" + path + "': " + e.what());
+  } catch (const MemoryError& e) {
+    throw MemoryError("cannot load '" + path + "': " + e.what());
   }
 }
 

@@ -3,6 +3,8 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <tuple>
+
 #include "backend/cpu/cv_codecs.h"
 #include "mnnpy/tensor.h"
 #include "python/bindings.h"
@@ -13,12 +15,15 @@ namespace {
 
 namespace codecs = cpu::cv_codecs;
 
-py::object probe(py::array_t<uint8_t, py::array::c_style | py::array::forcecast> encoded, int flags) {
+py::object probe(py::array_t<uint8_t, py::array::c_style | py::array::forcecast> encoded, int flags,
+                 std::tuple<int64_t, int64_t, int64_t> max_size) {
   codecs::DecodedLayout layout;
+  codecs::SizeLimits limits;
+  std::tie(limits.width, limits.height, limits.pixels) = max_size;
   bool ok;
   {
     py::gil_scoped_release release;
-    ok = codecs::probe_image(encoded.data(), (size_t)encoded.size(), flags, &layout);
+    ok = codecs::probe_image(encoded.data(), (size_t)encoded.size(), flags, limits, &layout);
   }
   if (!ok) return py::none();
   return py::make_tuple((int)layout.format, layout.height, layout.width, layout.channels, layout.sample_bytes,
@@ -53,9 +58,11 @@ py::array_t<uint8_t> encode(const std::string& extension, py::array image, const
 
 MNNPY_REGISTER_BINDING([](py::module_& m) {
   m.def("cv_image_probe", &probe, py::arg("encoded"), py::arg("flags"),
+        py::arg("max_size") = std::make_tuple(int64_t(1) << 20, int64_t(1) << 20, int64_t(1) << 30),
         "(format, height, width, channels, sample_bytes, reduced_by, orientation) that decoding `encoded` "
         "with IMREAD_* `flags` gives (reduced_by: the IMREAD_REDUCED_* factor the decoder applied; "
-        "orientation: the EXIF orientation still to apply), or None when it is no readable image.");
+        "orientation: the EXIF orientation still to apply), or None when it is no readable image. "
+        "ValueError when the header declares an image beyond max_size (width, height, pixels).");
   m.def("cv_image_encode", &encode, py::arg("extension"), py::arg("image"), py::arg("params"),
         "The file bytes of a C-contiguous 8/16-bit BGR(A) image in the format of `extension` "
         "(lower case, no dot), with OpenCV's IMWRITE_* (id, value) parameters.");

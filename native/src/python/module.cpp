@@ -5,6 +5,7 @@
 
 #include "backend/cpu/elementwise.h"
 #include "mnnpy/executor.h"
+#include "mnnpy/limits.h"
 #include "mnnpy/op_registry.h"
 #include "mnnpy/ops.h"
 #include "mnnpy/simd_target.h"
@@ -62,11 +63,20 @@ Shape shape_from_python(py::handle obj) {
   return s;
 }
 
-AttrValue attr_from_python(py::handle v) {
-  if (PyBool_Check(v.ptr()) || py::isinstance<py::int_>(v)) return v.cast<int64_t>();
-  if (py::isinstance<py::float_>(v)) return v.cast<double>();
-  if (py::isinstance<py::str>(v)) return v.cast<std::string>();
-  return v.cast<std::vector<int64_t>>();
+// An op attribute: an int, a float, a str or a list of ints; TypeError naming the attribute
+// for anything else (a nested list, an int beyond int64, None ...), as a damaged model may hold.
+AttrValue attr_from_python(const std::string& key, py::handle v) {
+  try {
+    if (PyBool_Check(v.ptr()) || py::isinstance<py::int_>(v)) return v.cast<int64_t>();
+    if (py::isinstance<py::float_>(v)) return v.cast<double>();
+    if (py::isinstance<py::str>(v)) return v.cast<std::string>();
+    return v.cast<std::vector<int64_t>>();
+  } catch (const py::cast_error&) {
+    std::string shown = py::repr(v).cast<std::string>();
+    if (shown.size() > 80) shown = shown.substr(0, 77) + "...";
+    throw TypeError("attribute '" + key + "' must be an int, a float, a str or a list of ints (within int64), got " +
+                    shown);
+  }
 }
 
 py::object attr_to_python(const AttrValue& v) {
@@ -213,6 +223,8 @@ PYBIND11_MODULE(_core, m) {
       PyErr_SetString(PyExc_IndexError, e.what());
     } catch (const IOError& e) {
       PyErr_SetString(PyExc_OSError, e.what());
+    } catch (const MemoryError& e) {
+      PyErr_SetString(PyExc_MemoryError, e.what());
     }
   });
 
@@ -234,7 +246,10 @@ PYBIND11_MODULE(_core, m) {
      "A Var for an operand; Python numbers take the partner's dtype as NumPy 2 does.");
   m.def("op", [](const std::string& name, std::vector<Var> inputs, py::dict attrs) -> py::object {
     Attrs a;
-    for (auto kv : attrs) a.set(kv.first.cast<std::string>(), attr_from_python(kv.second));
+    for (auto kv : attrs) {
+      const std::string key = py::str(kv.first);
+      a.set(key, attr_from_python(key, kv.second));
+    }
     auto outs = make_op_multi(name, std::move(inputs), std::move(a));
     if (outs.size() == 1) return py::cast(outs[0]);
     return py::cast(outs);
@@ -333,6 +348,9 @@ PYBIND11_MODULE(_core, m) {
         },
         "Run every SIMD kernel on the portable fallback target (for testing), or back on the process's own "
         "(MNNPY_SIMD's, else the best).");
+  m.def("memory_limit_bytes", &memory_limit_bytes,
+        "The most bytes one array or one computation may take: physical memory plus swap, or less where "
+        "RLIMIT_AS, the cgroup's memory.max or MNNPY_MEMORY_LIMIT says so; larger requests raise MemoryError.");
   m.def("registered_ops", &registered_op_names);
   m.def("unary_ops", &unary_op_names);
   m.def("binary_ops", &binary_op_names);

@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "mnnpy/aligned_memory.h"
+#include "mnnpy/limits.h"
 #include "mnnpy/op_registry.h"
 #include "mnnpy/simd_target.h"
 #include "mnnpy/thread_pool.h"
@@ -262,6 +263,23 @@ size_t plan_arena(std::vector<Interval>& items) {
 
 size_t align64(size_t n) { return (n + 63) & ~size_t(63); }
 
+// A plan whose arena and results together need more memory than this machine has is refused
+// before any of it is taken (each value alone passed check_tensor_size when its node was built).
+void check_plan_fits_in_memory(const Plan& plan) {
+  uint64_t needed = plan.arena_bytes;
+  const PlanValue* largest = nullptr;
+  for (const PlanValue& pv : plan.values) {
+    if (pv.root >= 0 || pv.storage == StorageKind::Leaf) continue;
+    if (pv.storage == StorageKind::Heap && __builtin_add_overflow(needed, (uint64_t)pv.type.nbytes(), &needed)) needed = UINT64_MAX;
+    if (!largest || pv.type.nbytes() > largest->type.nbytes()) largest = &pv;
+  }
+  if (needed <= memory_limit_bytes()) return;
+  throw MemoryError("Unable to allocate " + byte_size_str(needed) + " for the results and intermediate arrays of this computation" +
+                    (largest ? " (the largest: an array with shape " + shape_str(largest->type.shape) + " and data type " +
+                                   dtype_name(largest->type.dtype) + ")"
+                             : std::string()));
+}
+
 std::unique_ptr<Plan> build_plan(const Collected& g) {
   auto plan = std::make_unique<Plan>();
   const int L = (int)g.leaves.size();
@@ -460,6 +478,7 @@ std::unique_ptr<Plan> build_plan(const Collected& g) {
     if (scratch) intervals.push_back(Interval{s, s, align64(scratch), &plan->steps[s].scratch_offset});
   }
   plan->arena_bytes = plan_arena(intervals);
+  check_plan_fits_in_memory(*plan);
   return plan;
 }
 

@@ -12,6 +12,21 @@ namespace mnnpy {
 namespace cpu {
 namespace cv_codecs {
 
+void check_image_size(int64_t width, int64_t height, const SizeLimits& limits) {
+  const std::string size = "the image is " + std::to_string(width) + "x" + std::to_string(height);
+  if (width > limits.width) {
+    throw ValueError(size + ": wider than the " + std::to_string(limits.width) + " pixels OpenCV decodes (OPENCV_IO_MAX_IMAGE_WIDTH)");
+  }
+  if (height > limits.height) {
+    throw ValueError(size + ": taller than the " + std::to_string(limits.height) + " pixels OpenCV decodes (OPENCV_IO_MAX_IMAGE_HEIGHT)");
+  }
+  // Both are below 2**31 here (the limits are), so the product cannot overflow.
+  if (width * height > limits.pixels) {
+    throw ValueError(size + ": its " + std::to_string(width * height) + " pixels are more than the " + std::to_string(limits.pixels) +
+                     " OpenCV decodes (OPENCV_IO_MAX_IMAGE_PIXELS)");
+  }
+}
+
 Format detect_format(const uint8_t* d, size_t n) {
   if (n >= 3 && d[0] == 0xFF && d[1] == 0xD8 && d[2] == 0xFF) return Format::Jpeg;
   if (n >= 8 && std::memcmp(d, "\x89PNG\r\n\x1a\n", 8) == 0) return Format::Png;
@@ -105,7 +120,8 @@ struct BmpHeader {
   bool has_alpha = false;
 };
 
-bool parse_bmp(const uint8_t* d, size_t n, BmpHeader* h) {
+// `limits`: checked as soon as the size is read (probing); null when decoding a probed image.
+bool parse_bmp(const uint8_t* d, size_t n, BmpHeader* h, const SizeLimits* limits) {
   if (n < 26 || d[0] != 'B' || d[1] != 'M') return false;
   h->pixel_offset = le32(d + 10);
   const uint32_t info_size = le32(d + 14);
@@ -127,6 +143,7 @@ bool parse_bmp(const uint8_t* d, size_t n, BmpHeader* h) {
   h->top_down = h->height < 0;
   if (h->top_down) h->height = -h->height;
   if (h->width <= 0 || h->height <= 0 || h->width > (1 << 24) || h->height > (1 << 24)) return false;
+  if (limits) check_image_size(h->width, h->height, *limits);
   if (h->bits == 32 && h->compression == kBmpBitfields) {
     // Only the standard layout (B, G, R, A bytes) is read; its alpha mask makes the image BGRA.
     const size_t masks = info_size >= 56 || info_size == 40 ? 14 + 40 : 0;
@@ -164,16 +181,16 @@ int bmp_stored_channels(const BmpHeader& h) {
 
 }  // namespace
 
-bool probe_bmp(const uint8_t* d, size_t n, int flags, DecodedLayout* layout) {
+bool probe_bmp(const uint8_t* d, size_t n, int flags, const SizeLimits& limits, DecodedLayout* layout) {
   BmpHeader h;
-  if (!parse_bmp(d, n, &h)) return false;
+  if (!parse_bmp(d, n, &h, &limits)) return false;
   *layout = layout_for_flags(Format::Bmp, h.height, h.width, bmp_stored_channels(h), false, flags);
   return true;
 }
 
 bool decode_bmp(const uint8_t* d, size_t n, int flags, const DecodedLayout& layout, uint8_t* out) {
   BmpHeader h;
-  if (!parse_bmp(d, n, &h) || h.width != layout.width || h.height != layout.height) return false;
+  if (!parse_bmp(d, n, &h, nullptr) || h.width != layout.width || h.height != layout.height) return false;
   const int stored_cn = bmp_stored_channels(h);
   const size_t stride = (size_t)((h.width * h.bits + 31) / 32) * 4;
   std::vector<uint8_t> row((size_t)h.width * 4);
@@ -362,23 +379,24 @@ int reduction_for_flags(int flags) {
 
 namespace {
 
-bool probe_format(Format format, const uint8_t* data, size_t size, int flags, DecodedLayout* layout) {
+bool probe_format(Format format, const uint8_t* data, size_t size, int flags, const SizeLimits& limits,
+                  DecodedLayout* layout) {
   switch (format) {
-    case Format::Jpeg: return probe_jpeg(data, size, flags, layout);
-    case Format::Png: return probe_png(data, size, flags, layout);
-    case Format::Bmp: return probe_bmp(data, size, flags, layout);
-    case Format::Webp: return probe_webp(data, size, flags, layout);
-    case Format::Tiff: return probe_tiff(data, size, flags, layout);
+    case Format::Jpeg: return probe_jpeg(data, size, flags, limits, layout);
+    case Format::Png: return probe_png(data, size, flags, limits, layout);
+    case Format::Bmp: return probe_bmp(data, size, flags, limits, layout);
+    case Format::Webp: return probe_webp(data, size, flags, limits, layout);
+    case Format::Tiff: return probe_tiff(data, size, flags, limits, layout);
     default: return false;
   }
 }
 
 }  // namespace
 
-bool probe_image(const uint8_t* data, size_t size, int flags, DecodedLayout* layout) {
+bool probe_image(const uint8_t* data, size_t size, int flags, const SizeLimits& limits, DecodedLayout* layout) {
   try {
     const Format format = detect_format(data, size);
-    if (!probe_format(format, data, size, flags, layout)) return false;
+    if (!probe_format(format, data, size, flags, limits, layout)) return false;
     // OpenCV's TIFF reader turns images by their Orientation tag whatever the flags say.
     if (format == Format::Tiff || (flags != kFlagUnchanged && !(flags & kFlagIgnoreOrientation))) {
       layout->orientation = exif_orientation(data, size, format);

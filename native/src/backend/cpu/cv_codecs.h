@@ -40,11 +40,21 @@ struct DecodedLayout {
   int orientation = 1;
 };
 
+// OpenCV's limits on the size of an image it decodes (validateInputImageSize: the front-end
+// passes the OPENCV_IO_MAX_IMAGE_WIDTH / _HEIGHT / _PIXELS values, or these defaults).
+struct SizeLimits {
+  int64_t width = int64_t(1) << 20, height = int64_t(1) << 20, pixels = int64_t(1) << 30;
+};
+// Throws ValueError naming the size and the limit when a header declares a larger image.
+void check_image_size(int64_t width, int64_t height, const SizeLimits& limits);
+
 Format detect_format(const uint8_t* data, size_t size);
-// Reads the header only; false when the data is no image this module can decode.
 // The EXIF Orientation tag (1..8) of a JPEG, PNG, WebP or TIFF file, 1 when it has none.
 int exif_orientation(const uint8_t* data, size_t size, Format format);
-bool probe_image(const uint8_t* data, size_t size, int flags, DecodedLayout* layout);
+// Reads the header only; false when the data is no image this module can decode. A header
+// declaring an image beyond `limits` throws ValueError (check_image_size) as soon as it is read,
+// before any other check or allocation.
+bool probe_image(const uint8_t* data, size_t size, int flags, const SizeLimits& limits, DecodedLayout* layout);
 // Decodes into `out` (height * width * channels samples, as probe_image described); false on
 // corrupt data.
 bool decode_image(const uint8_t* data, size_t size, int flags, const DecodedLayout& layout, void* out);

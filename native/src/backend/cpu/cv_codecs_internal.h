@@ -21,23 +21,23 @@ void convert_row(const void* src, int src_cn, bool src_bgr, int sample_bytes, vo
 // The value of IMWRITE_* parameter `id` in OpenCV's flat (id, value) list.
 int param_value(const std::vector<int>& params, int id, int fallback);
 
-bool probe_jpeg(const uint8_t* data, size_t size, int flags, DecodedLayout* layout);
+bool probe_jpeg(const uint8_t* data, size_t size, int flags, const SizeLimits& limits, DecodedLayout* layout);
 bool decode_jpeg(const uint8_t* data, size_t size, int flags, const DecodedLayout& layout, uint8_t* out);
 std::vector<uint8_t> encode_jpeg(const ImageView& image, const std::vector<int>& params);
 
-bool probe_png(const uint8_t* data, size_t size, int flags, DecodedLayout* layout);
+bool probe_png(const uint8_t* data, size_t size, int flags, const SizeLimits& limits, DecodedLayout* layout);
 bool decode_png(const uint8_t* data, size_t size, int flags, const DecodedLayout& layout, uint8_t* out);
 std::vector<uint8_t> encode_png(const ImageView& image, const std::vector<int>& params);
 
-bool probe_webp(const uint8_t* data, size_t size, int flags, DecodedLayout* layout);
+bool probe_webp(const uint8_t* data, size_t size, int flags, const SizeLimits& limits, DecodedLayout* layout);
 bool decode_webp(const uint8_t* data, size_t size, int flags, const DecodedLayout& layout, uint8_t* out);
 std::vector<uint8_t> encode_webp(const ImageView& image, const std::vector<int>& params);
 
-bool probe_tiff(const uint8_t* data, size_t size, int flags, DecodedLayout* layout);
+bool probe_tiff(const uint8_t* data, size_t size, int flags, const SizeLimits& limits, DecodedLayout* layout);
 bool decode_tiff(const uint8_t* data, size_t size, int flags, const DecodedLayout& layout, uint8_t* out);
 std::vector<uint8_t> encode_tiff(const ImageView& image, const std::vector<int>& params);
 
-bool probe_bmp(const uint8_t* data, size_t size, int flags, DecodedLayout* layout);
+bool probe_bmp(const uint8_t* data, size_t size, int flags, const SizeLimits& limits, DecodedLayout* layout);
 bool decode_bmp(const uint8_t* data, size_t size, int flags, const DecodedLayout& layout, uint8_t* out);
 std::vector<uint8_t> encode_bmp(const ImageView& image);
 

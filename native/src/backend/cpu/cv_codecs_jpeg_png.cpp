@@ -273,10 +273,11 @@ void png_encode_rows(const ImageView& im, const std::vector<int>& params, std::v
 
 }  // namespace
 
-bool probe_jpeg(const uint8_t* data, size_t size, int flags, DecodedLayout* layout) {
+bool probe_jpeg(const uint8_t* data, size_t size, int flags, const SizeLimits& limits, DecodedLayout* layout) {
   int channels = 0;
   int64_t height = 0, width = 0;
   if (!jpeg_decode_rows(data, size, flags, *layout, nullptr, true, &channels, &height, &width)) return false;
+  check_image_size(width, height, limits);  // as OpenCV, the size at the reduced scale
   *layout = layout_for_flags(Format::Jpeg, height, width, channels, false, flags);
   layout->reduced_by = reduction_for_flags(flags);
   return true;
@@ -303,10 +304,11 @@ std::vector<uint8_t> encode_jpeg(const ImageView& im, const std::vector<int>& pa
   return v;
 }
 
-bool probe_png(const uint8_t* data, size_t size, int flags, DecodedLayout* layout) {
+bool probe_png(const uint8_t* data, size_t size, int flags, const SizeLimits& limits, DecodedLayout* layout) {
   PngHeader header;
   if (!png_decode_rows(data, size, flags, *layout, nullptr, true, &header, nullptr)) return false;
   if (header.width <= 0 || header.height <= 0) return false;
+  check_image_size(header.width, header.height, limits);
   *layout = layout_for_flags(Format::Png, header.height, header.width, header.stored_channels, header.stored_16bit,
                              flags);
   return true;

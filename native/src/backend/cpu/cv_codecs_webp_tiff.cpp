@@ -122,9 +122,16 @@ constexpr int kTiffCompression = 259, kTiffPredictor = 317, kTiffRowsPerStrip = 
 
 }  // namespace
 
-bool probe_webp(const uint8_t* data, size_t size, int flags, DecodedLayout* layout) {
+bool probe_webp(const uint8_t* data, size_t size, int flags, const SizeLimits& limits, DecodedLayout* layout) {
+  // The extended layout declares a canvas of up to 2**24 x 2**24 pixels first: as OpenCV, its size
+  // is checked before anything else is read.
+  if (size >= 30 && std::memcmp(data + 12, "VP8X", 4) == 0) {
+    const auto le24 = [](const uint8_t* p) { return (int64_t)p[0] | (int64_t)p[1] << 8 | (int64_t)p[2] << 16; };
+    check_image_size(1 + le24(data + 24), 1 + le24(data + 27), limits);
+  }
   WebPBitstreamFeatures features;
   if (!webp_features(data, size, &features)) return false;
+  check_image_size(features.width, features.height, limits);
   *layout = layout_for_flags(Format::Webp, features.height, features.width, features.has_alpha ? 4 : 3, false, flags);
   return true;
 }
@@ -189,13 +196,14 @@ std::vector<uint8_t> encode_webp(const ImageView& im, const std::vector<int>& pa
   return v;
 }
 
-bool probe_tiff(const uint8_t* data, size_t size, int flags, DecodedLayout* layout) {
+bool probe_tiff(const uint8_t* data, size_t size, int flags, const SizeLimits& limits, DecodedLayout* layout) {
   TiffMemory memory;
   memory.data = data;
   memory.size = size;
   TiffHandle t = tiff_open(&memory, "rm");
   TiffHeader h;
   if (!t || !tiff_header(t.get(), &h)) return false;
+  check_image_size(h.width, h.height, limits);
   *layout = layout_for_flags(Format::Tiff, h.height, h.width, h.samples, h.bits == 16, flags);
   return true;
 }
