@@ -14,7 +14,9 @@ generator=()
 command -v ninja >/dev/null 2>&1 || [ -x "$(dirname "$python")/ninja" ] && generator=(-G Ninja)
 export PATH="$(dirname "$python"):$PATH"
 if [ ! -f "$build_dir/CMakeCache.txt" ]; then
+  # Without link-time optimization (pybind11 turns it on for release builds): links take seconds.
   cmake -S native -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" \
+    -DCMAKE_INTERPROCEDURAL_OPTIMIZATION=OFF \
     -DPython_EXECUTABLE="$python" -Dpybind11_DIR="$("$python" -m pybind11 --cmakedir)" "$@" >/dev/null
 fi
 cmake --build "$build_dir" --parallel "$(nproc)"

@@ -17,9 +17,9 @@ def rng(request):
     return np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
 
 
-@pytest.fixture(params=["best", "portable"])
+@pytest.fixture(params=["chosen", "portable"])
 def simd(request):
-    """Runs the test on the best SIMD target and on the portable one."""
+    """Runs the test on the process's SIMD target (the best, or MNNPY_SIMD's) and on the portable one."""
     mnnpy._core.force_portable_simd(request.param == "portable")
     try:
         yield request.param

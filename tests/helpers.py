@@ -21,6 +21,14 @@ def random_array(rng, shape, dtype, low=-10, high=10):
     return (rng.random(shape) * (high - low) + low).astype(dtype)
 
 
+def product_error_bound(a, b, unit_roundoff):
+    """Elementwise bound on |fl(a @ b) - a @ b| for sums of K products rounded with the given unit
+    roundoff (2**-24 for float32) in any order: gamma_K * (|a| @ |b|), gamma_K = K u / (1 - K u)."""
+    k = np.shape(a)[-1]
+    gamma = k * unit_roundoff / (1 - k * unit_roundoff)
+    return gamma * (np.abs(np.asarray(a, np.float64)) @ np.abs(np.asarray(b, np.float64)))
+
+
 def assert_same(ours, expected, rtol=None, atol=0.0, check_dtype=True):
     ours = np.asarray(ours)
     expected = np.asarray(expected)

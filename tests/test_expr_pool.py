@@ -117,6 +117,16 @@ def numpy_resize(x, out_hw, mode, coordinates, **kw):
     return np.einsum("oh,nchw,pw->ncop", mh, x.astype(np.float64), mw).astype(np.float32)
 
 
+def resize_atol(x, out_hw, mode, coordinates, **kw):
+    """The float32 error of a separable resize: per output, the weights (Horner in float32, a few
+    roundings each) and the sums of rows of taps (a rounding per tap and pass) each err by about
+    eps times the largest weighted sum sum|w_y| * sum|w_x| * max|x|; 16 such roundings bound both."""
+    mh = interpolation_matrix(x.shape[2], out_hw[0], mode, coordinates, **kw)
+    mw = interpolation_matrix(x.shape[3], out_hw[1], mode, coordinates, **kw)
+    weight = np.abs(mh).sum(axis=1).max() * np.abs(mw).sum(axis=1).max()
+    return max(ATOL, 16 * float(np.finfo(np.float32).eps) * weight * float(np.abs(x).max()))
+
+
 def check(ours, expected, exact=False, atol=ATOL):
     ours = np.asarray(ours)
     assert ours.dtype == np.float32
@@ -242,7 +252,8 @@ def test_resize_matches_numpy(rng, sizes, coordinates, mode):
     x = rand(rng, shape)
     y = P._resize_nchw(F.const(x), out_hw, mode, coordinates)
     assert y.shape == shape[:2] + out_hw
-    check(y.numpy(), numpy_resize(x, out_hw, mode, coordinates), exact=mode == "nearest")
+    check(y.numpy(), numpy_resize(x, out_hw, mode, coordinates), exact=mode == "nearest",
+          atol=resize_atol(x, out_hw, mode, coordinates))
 
 
 @pytest.mark.parametrize("nearest_mode", NEAREST_MODES)
@@ -260,7 +271,8 @@ def test_resize_cubic_options_match_numpy(rng, exclude_outside, a):
     x = rand(rng, (1, 3, 9, 13))
     for out_hw in [(20, 7), (9, 30)]:
         y = P._resize_nchw(F.const(x), out_hw, "cubic", "half_pixel", cubic_coeff_a=a, exclude_outside=exclude_outside)
-        check(y.numpy(), numpy_resize(x, out_hw, "cubic", "half_pixel", a=a, exclude_outside=exclude_outside))
+        check(y.numpy(), numpy_resize(x, out_hw, "cubic", "half_pixel", a=a, exclude_outside=exclude_outside),
+              atol=resize_atol(x, out_hw, "cubic", "half_pixel", a=a, exclude_outside=exclude_outside))
 
 
 def test_resize_with_model_scales_uses_them_for_coordinates(rng):

@@ -16,6 +16,7 @@ from onnx import numpy_helper  # noqa: E402
 
 import mnnpy  # noqa: E402
 from mnnpy import convert, nn  # noqa: E402
+from helpers import product_error_bound  # noqa: E402
 
 ONNX_TYPES = {np.dtype(np.float32): T.FLOAT, np.dtype(np.int64): T.INT64, np.dtype(np.int32): T.INT32,
               np.dtype(np.bool_): T.BOOL, np.dtype(np.float64): T.DOUBLE}
@@ -301,27 +302,43 @@ def test_module_replans_only_for_new_shapes_and_outputs_survive_later_runs(rng):
 
 def test_model_file_round_trip_fp16_and_named_io(rng, tmp_path):
     x = rand(rng, 3, 16)
-    w1, w2 = rand(rng, 16, 256), rand(rng, 256, 4)
+    # Weights scaled as a network's initialization would (1 / sqrt(fan_in)), so logits stay O(1).
+    w1, w2 = rand(rng, 16, 256, low=-0.25, high=0.25), rand(rng, 256, 4, low=-1 / 16, high=1 / 16)
     model = make_model([h.make_node("MatMul", ["x", "w1"], ["hidden"]), h.make_node("Relu", ["hidden"], ["r"]),
                         h.make_node("MatMul", ["r", "w2"], ["logits"]), h.make_node("Softmax", ["logits"], ["prob"])],
                        {"x": x}, ["logits", "prob"], {"w1": w1, "w2": w2})
     src = tmp_path / "m.onnx"
     onnx.save(model, src)
     expected = ort.InferenceSession(str(src), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    # Error bounds from the arithmetic: float32 sums of products (and float16 weights: one more
+    # rounding of each weight), carried through ReLU and the second product; a logit error of d
+    # moves each probability by a factor within exp(+-2 max d).
+    f32, f16 = 2.0 ** -24, 2.0 ** -11
+    r = np.maximum(x.astype(np.float64) @ w1, 0)
+
+    def bounds(weight_roundoff):
+        hidden = product_error_bound(x, w1, f32) + weight_roundoff * (np.abs(x) @ np.abs(w1).astype(np.float64))
+        logits = (product_error_bound(r, w2, f32) + weight_roundoff * (r @ np.abs(w2).astype(np.float64)) +
+                  hidden @ np.abs(w2).astype(np.float64))
+        return hidden, logits, np.expm1(2 * logits.max(axis=1, keepdims=True)) + 8 * f32
+
     _, report = convert.from_onnx(src, tmp_path / "m.mnnpy")
     assert report.parameters == w1.size + w2.size and report.file_bytes > 4 * report.parameters
     module = nn.load_module_from_file(str(tmp_path / "m.mnnpy"), ["x"], ["prob", "hidden"])
     prob, hidden = module.forward(x)
     assert prob.name == "prob"
-    np.testing.assert_allclose(prob.numpy(), expected[1], rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(hidden.numpy(), x @ w1, rtol=1e-5, atol=1e-5)
+    hidden_bound, logits_bound, prob_rtol = bounds(0.0)
+    # Ours and onnxruntime's each lie within the bound of the exact value.
+    assert np.all(np.abs(prob.numpy() - expected[1]) <= 2 * prob_rtol * expected[1] + 1e-30)
+    assert np.all(np.abs(hidden.numpy() - x.astype(np.float64) @ w1) <= hidden_bound + f32 * np.abs(hidden.numpy()))
     # Named inputs and the ONNX file loaded directly.
     direct = nn.load_module_from_file(str(src), [], [])
-    np.testing.assert_allclose(direct.forward({"x": x})[0].numpy(), expected[0], rtol=1e-5, atol=1e-5)
+    assert np.all(np.abs(direct.forward({"x": x})[0].numpy() - expected[0]) <= 2 * logits_bound + 1e-30)
     _, half = convert.from_onnx(src, tmp_path / "h.mnnpy", fp16=True)
     assert half.file_bytes < 0.6 * report.file_bytes
     module16 = nn.load_module_from_file(str(tmp_path / "h.mnnpy"))
-    np.testing.assert_allclose(module16.forward(x)[1].numpy(), expected[1], rtol=2e-2, atol=2e-3)
+    _, _, prob16_rtol = bounds(f16)
+    assert np.all(np.abs(module16.forward(x)[1].numpy() - expected[1]) <= (prob16_rtol + prob_rtol) * expected[1] + 1e-30)
 
 
 def test_command_line_converts_and_prints_a_summary(rng, tmp_path):

@@ -163,6 +163,22 @@ def test_array_copy_rules_and_nested_vars():
     assert_same(mp.asfarray([1, 2]), np.asarray([1.0, 2.0]))
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int8, np.bool_])
+def test_asarray_of_var_casts_as_numpy(rng, dtype):
+    # np.asarray converts (copying) where the dtype differs and keeps the array where it does not.
+    x = rng.integers(-100, 100, (3, 5)).astype(np.int32)
+    v = mp.asarray(x)
+    assert_same(mp.asarray(v, dtype=dtype), np.asarray(x, dtype=dtype))
+    assert_same(mp.asarray(v, dtype=dtype, copy=True), np.asarray(x, dtype=dtype, copy=True))
+    assert mp.asarray(v, dtype=np.int32) is v
+    with pytest.raises(ValueError, match="avoid copy"):
+        np.asarray(x, dtype=dtype, copy=False)
+    with pytest.raises(ValueError, match="avoid copy"):
+        mp.asarray(v, dtype=dtype, copy=False)
+    with pytest.raises(ValueError, match="avoid copy"):
+        mp.asarray(x, dtype=dtype, copy=False)
+
+
 def test_buffers_iterables_and_functions(tmp_path):
     raw = np.arange(10, dtype=np.int16).tobytes()
     assert_same(mp.frombuffer(raw, dtype=np.int16, count=4, offset=2), np.frombuffer(raw, np.int16, 4, 2))

@@ -594,8 +594,10 @@ def _polish_rotations(rotations, omega, iterations=30):
 def _sqpnp(points, normalized):
     """SQPnP (Terzakis and Lourakis): the rotation minimizing the object-space error
     r^T Omega r over SO(3) (r the rotation's entries, the best translation eliminated), searched
-    from the rotations nearest the smallest eigenvectors of Omega (either sign) and polished by
-    Gauss-Newton on SO(3); among the minima, the one of least error with the points in front."""
+    from the rotations nearest every eigenvector of Omega (either sign) and polished by
+    Gauss-Newton on SO(3); among the minima, the one of least error with the points in front.
+    Starting from the smallest eigenvectors alone misses the global minimum on noisy planar
+    scenes, where which basin a start falls into turns on the last bits of the SVD."""
     n = points.shape[0]
     center = points.mean(axis=0)
     m = points - center  # centered for conditioning; the translation is moved back at the end
@@ -609,9 +611,8 @@ def _sqpnp(points, normalized):
     p = -_np.linalg.solve(q_sum, qa_sum)  # t = P r
     ap = a + p[None]
     omega = _np.einsum("nai,nab,nbj->ij", ap, q, ap)
-    _, eigenvalues, vt = _np.linalg.svd(omega)
-    small = max(1, int(_np.sum(eigenvalues < 1e-7 * max(eigenvalues[0], 1e-300))))
-    starts = vt[9 - max(small, 3):][::-1] * _np.sqrt(3.0)  # the smallest eigenvectors, either sign
+    vt = _np.linalg.svd(omega)[2]
+    starts = vt[::-1] * _np.sqrt(3.0)  # every eigenvector, smallest first, either sign
     starts = _np.concatenate([starts, -starts]).reshape(-1, 3, 3)
     u, _, wt = _np.linalg.svd(starts)
     flip = _np.where(_np.linalg.det(u @ wt) < 0, -1.0, 1.0)

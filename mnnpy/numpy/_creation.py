@@ -36,8 +36,11 @@ def _shape_tuple(shape):
 
 
 def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
-    """A Var holding ``object``'s values; ``copy=False`` raises if a cast is needed, as NumPy."""
+    """A Var holding ``object``'s values; ``copy=False`` raises if a cast is needed, ``copy=None``
+    casts only where ``dtype`` asks for it, as NumPy."""
     dtype = as_dtype(dtype)
+    if copy is False and dtype is not None and isinstance(object, _np.ndarray) and object.dtype != dtype:
+        raise ValueError("Unable to avoid copy while creating an array as requested.")
     if isinstance(object, Var):
         v = object
         if dtype is not None and v.dtype != dtype:
@@ -56,7 +59,7 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, lik
 
 
 def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
-    return array(a, dtype, copy=bool(copy) if copy is not None else False if isinstance(a, Var) else None)
+    return array(a, dtype, copy=copy)
 
 
 def asanyarray(a, dtype=None, order=None, *, like=None):

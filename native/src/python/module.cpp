@@ -1,10 +1,13 @@
 // The _core extension: Var, graph building, evaluation and runtime settings.
 #include <pybind11/stl.h>
 
+#include <cstdlib>
+
 #include "backend/cpu/elementwise.h"
 #include "mnnpy/executor.h"
 #include "mnnpy/op_registry.h"
 #include "mnnpy/ops.h"
+#include "mnnpy/simd_target.h"
 #include "mnnpy/thread_pool.h"
 #include "python/convert.h"
 #include "python/bindings.h"
@@ -297,9 +300,18 @@ PYBIND11_MODULE(_core, m) {
     ThreadPool::global().set_num_threads(n);
   });
   m.def("get_num_threads", [] { return ThreadPool::global().num_threads(); });
-  m.def("simd_target", [] { return std::string(cpu::simd_target_name()); });
-  m.def("force_portable_simd", &cpu::force_portable_simd,
-        "Run every SIMD kernel on the portable fallback target (for testing), or back on the best.");
+  m.def("simd_target", &simd_target, "The SIMD target the CPU kernels run on now.");
+  m.def("compiled_simd_targets", &compiled_simd_targets, "The SIMD targets the kernels were compiled for, best first.");
+  m.def("usable_simd_targets", &usable_simd_targets,
+        "The compiled SIMD targets this CPU supports, best first (any of them can be chosen).");
+  m.def("set_simd_target", &set_simd_target, py::arg("name"),
+        "Run every CPU kernel on the SIMD target `name` (one of usable_simd_targets()), 'portable' or 'best'.");
+  m.def("force_portable_simd", [](bool on) {
+          const char* chosen = std::getenv("MNNPY_SIMD");
+          set_simd_target(on ? "portable" : chosen && *chosen ? chosen : "best");
+        },
+        "Run every SIMD kernel on the portable fallback target (for testing), or back on the process's own "
+        "(MNNPY_SIMD's, else the best).");
   m.def("registered_ops", &registered_op_names);
   m.def("unary_ops", &unary_op_names);
   m.def("binary_ops", &binary_op_names);

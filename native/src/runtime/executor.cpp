@@ -15,6 +15,7 @@
 
 #include "mnnpy/aligned_memory.h"
 #include "mnnpy/op_registry.h"
+#include "mnnpy/simd_target.h"
 #include "mnnpy/thread_pool.h"
 #include "runtime/fused_elementwise.h"
 
@@ -159,6 +160,8 @@ const Tensor* packed_constant(const Collected& g, const OpDef* op, size_t j, con
 std::string plan_key(const Collected& g) {
   std::string k;
   k.reserve(64 + 32 * g.nodes.size());
+  // Kernels choose schemes and pack weights for the SIMD target active when they are made.
+  put(k, simd_target_id());
   put(k, g.leaves.size());
   for (auto& [n, idx] : g.leaves) {
     const TensorType& t = n->outputs[idx];
@@ -622,6 +625,7 @@ struct PlannedGraph::State {
   std::vector<Var> targets;  // keeps every collected node alive
   Collected graph;
   std::shared_ptr<Plan> plan;
+  int64_t simd_target = 0;  // the target the plan's kernels were made for
   std::vector<Node*> placeholders;
 };
 
@@ -630,6 +634,7 @@ PlannedGraph::PlannedGraph(const std::vector<Var>& targets) {
   state->targets = targets;
   state->graph = collect_folded(targets);
   state->plan = lookup_or_build(state->graph);
+  state->simd_target = simd_target_id();
   for (auto& [leaf, index] : state->graph.leaves) {
     if (leaf->kind == NodeKind::Placeholder) state->placeholders.push_back(leaf);
   }
@@ -640,7 +645,10 @@ const std::vector<Var>& PlannedGraph::targets() const { return state_->targets; 
 
 std::vector<std::shared_ptr<Tensor>> PlannedGraph::run() const {
   for (const Node* p : state_->placeholders) require_written(p);
-  std::vector<std::shared_ptr<Tensor>> out = run_plan(*state_->plan, state_->graph);
+  // After a change of SIMD target the kernels are made again for the new one.
+  std::shared_ptr<Plan> plan =
+      state_->simd_target == simd_target_id() ? state_->plan : lookup_or_build(state_->graph);
+  std::vector<std::shared_ptr<Tensor>> out = run_plan(*plan, state_->graph);
   count_run();
   return out;
 }

@@ -2,7 +2,7 @@
 // bilinear), compiled per SIMD target by Highway and chosen at run time.
 // Per destination row the source positions are computed as OpenCV computes them: in float32,
 // the row term y * M[1] + M[2] rounded before a fused multiply-add along x for all but the last
-// (width mod 2 lanes) columns, which sum x * M[0] + y * M[1] + M[2] as its scalar tail does.
+// (width mod 16) columns, which sum x * M[0] + y * M[1] + M[2] as its scalar tail does.
 // Bilinear weights are the fractions of those positions, applied by fused multiply-adds; uint8
 // results round half to even. Vectors of pixels whose 2x2 neighbourhood lies in the image read
 // their neighbours directly (3- and 4-channel uint8 images with one 8-byte load per row of the
@@ -37,9 +37,12 @@ namespace hn = hwy::HWY_NAMESPACE;
 using DF = hn::ScalableTag<float>;
 using DI = hn::RebindToSigned<DF>;
 
+// Columns per step of OpenCV's vectorized position loop (two vectors of 8 floats).
+constexpr int64_t kOpenCvColumnStep = 16;
 // Positions beyond this magnitude (and NaN) read as OpenCV's INT_MIN: far outside the image.
 constexpr float kFarAway = 1073741824.f;
 
+using cpu::HWY_NAMESPACE::FusedMulAdd;
 using cpu::HWY_NAMESPACE::round_in_range;
 
 // Source positions of destination row y into sx, sy (padded to whole vectors with far-away
@@ -53,10 +56,14 @@ void row_positions(const WarpPlan& p, const void* map1, const void* map2, int64_
   float m[9];
   for (int i = 0; i < 9; ++i) m[i] = (float)p.matrix[i];
   const auto yv = hn::Set(df, (float)y);
-  if (p.mapping == Mapping::Affine || p.mapping == Mapping::Perspective) {
-    const bool persp = p.mapping == Mapping::Perspective;
-    // OpenCV steps two float vectors at a time and leaves the rest to scalar code.
-    const int64_t unroll = 2 * n, tail = w - w % unroll;
+  // The perspective division is chosen at compile time: GCC 12 turned a run-time `if` around it
+  // into a division masked by the condition's bool itself on AVX-512, dividing lane 0 only.
+  auto linear_map = [&](auto perspective) {
+    constexpr bool persp = decltype(perspective)::value;
+    // OpenCV steps two float vectors at a time and leaves the rest to scalar code; its x86 build
+    // runs this loop on AVX2 (16 columns a step) whatever the CPU has beyond, so every target
+    // here splits the row at the same column.
+    const int64_t tail = w - w % kOpenCvColumnStep;
     const auto m0 = hn::Set(df, m[0]), m1 = hn::Set(df, m[1]), m2 = hn::Set(df, m[2]);
     const auto m3 = hn::Set(df, m[3]), m4 = hn::Set(df, m[4]), m5 = hn::Set(df, m[5]);
     const auto m6 = hn::Set(df, m[6]), m7 = hn::Set(df, m[7]), m8 = hn::Set(df, m[8]);
@@ -66,18 +73,18 @@ void row_positions(const WarpPlan& p, const void* map1, const void* map2, int64_
       const auto xs = hn::Iota(df, (float)x);
       hn::Vec<DF> X, Y;
       if (x < tail) {
-        X = hn::MulAdd(m0, xs, row_x);
-        Y = hn::MulAdd(m3, xs, row_y);
-        if (persp) {
-          const auto W = hn::MulAdd(m6, xs, row_w);
+        X = FusedMulAdd(m0, xs, row_x);
+        Y = FusedMulAdd(m3, xs, row_y);
+        if constexpr (persp) {
+          const auto W = FusedMulAdd(m6, xs, row_w);
           X = hn::Div(X, W);
           Y = hn::Div(Y, W);
         }
       } else {
-        X = hn::Add(hn::MulAdd(xs, m0, hn::Mul(yv, m1)), m2);
-        Y = hn::Add(hn::MulAdd(xs, m3, hn::Mul(yv, m4)), m5);
-        if (persp) {
-          const auto W = hn::Add(hn::MulAdd(xs, m6, hn::Mul(yv, m7)), m8);
+        X = hn::Add(FusedMulAdd(xs, m0, hn::Mul(yv, m1)), m2);
+        Y = hn::Add(FusedMulAdd(xs, m3, hn::Mul(yv, m4)), m5);
+        if constexpr (persp) {
+          const auto W = hn::Add(FusedMulAdd(xs, m6, hn::Mul(yv, m7)), m8);
           X = hn::Div(X, W);
           Y = hn::Div(Y, W);
         }
@@ -85,6 +92,11 @@ void row_positions(const WarpPlan& p, const void* map1, const void* map2, int64_
       hn::Store(hn::IfThenElse(hn::Lt(hn::Abs(X), limit), X, far), df, sx + x);
       hn::Store(hn::IfThenElse(hn::Lt(hn::Abs(Y), limit), Y, far), df, sy + x);
     }
+  };
+  if (p.mapping == Mapping::Perspective) {
+    linear_map(std::true_type());
+  } else if (p.mapping == Mapping::Affine) {
+    linear_map(std::false_type());
   } else {
     const bool packed = p.mapping == Mapping::MapsXYPacked;
     const float* m1 = (const float*)map1 + y * w * (packed ? 2 : 1);
@@ -137,9 +149,9 @@ HWY_INLINE V byte_lane(V v) {
 template <int C>
 HWY_INLINE void blend(const hn::Vec<DF> (&p)[4][C], hn::Vec<DF> ax, hn::Vec<DF> by, hn::Vec<DF> (&out)[C]) {
   for (int c = 0; c < C; ++c) {
-    const auto v0 = hn::MulAdd(ax, hn::Sub(p[1][c], p[0][c]), p[0][c]);
-    const auto v1 = hn::MulAdd(ax, hn::Sub(p[3][c], p[2][c]), p[2][c]);
-    out[c] = hn::MulAdd(by, hn::Sub(v1, v0), v0);
+    const auto v0 = FusedMulAdd(ax, hn::Sub(p[1][c], p[0][c]), p[0][c]);
+    const auto v1 = FusedMulAdd(ax, hn::Sub(p[3][c], p[2][c]), p[2][c]);
+    out[c] = FusedMulAdd(by, hn::Sub(v1, v0), v0);
   }
 }
 

@@ -806,15 +806,6 @@ void select(size_t elem_size, const uint8_t* c, const void* a, const void* b, vo
 void cast(DType from, DType to, const void* x, void* y, size_t n) { HWY_DYNAMIC_DISPATCH(CastImpl)(from, to, x, y, n); }
 void fill(size_t elem_size, const void* value, void* y, size_t n) { HWY_DYNAMIC_DISPATCH(FillImpl)(elem_size, value, y, n); }
 
-const char* simd_target_name() {
-  const int64_t targets = hwy::SupportedTargets();
-  return hwy::TargetName(targets & -targets);  // lowest bit = best target
-}
-
-void force_portable_simd(bool on) {
-  hwy::SetSupportedTargetsForTest(on ? HWY_STATIC_TARGET : 0);
-}
-
 }  // namespace cpu
 }  // namespace mnnpy
 #endif

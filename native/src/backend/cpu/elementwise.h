@@ -47,10 +47,5 @@ void cast(DType from, DType to, const void* x, void* y, size_t n);
 // Repeats one element of `elem_size` bytes n times.
 void fill(size_t elem_size, const void* value, void* y, size_t n);
 
-// The SIMD target the dispatcher chose ("AVX2", "AVX3", "EMU128"...) and a switch to force the
-// portable fallback, so tests can compare it with the best path.
-const char* simd_target_name();
-void force_portable_simd(bool on);
-
 }  // namespace cpu
 }  // namespace mnnpy

@@ -10,6 +10,8 @@
 #include <hwy/highway.h>
 #include <hwy/contrib/math/math-inl.h>
 
+#include <cmath>
+
 HWY_BEFORE_NAMESPACE();
 namespace mnnpy {
 namespace cpu {
@@ -34,6 +36,25 @@ template <class T> struct GemmTile {
 #endif
   static constexpr int kNR = kPanels * kPanel;
 };
+
+// a * b + c rounded once, on every target: Highway's portable targets (SCALAR, EMU128) round the
+// product first in MulAdd, so kernels whose results must agree across targets call this.
+template <class V>
+HWY_INLINE V FusedMulAdd(V a, V b, V c) {
+#if HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_EMU128
+  using T = hn::TFromV<V>;
+  const hn::DFromV<V> d;
+  constexpr size_t kMax = hn::MaxLanes(d);
+  HWY_ALIGN T x[kMax], y[kMax], z[kMax];
+  hn::Store(a, d, x);
+  hn::Store(b, d, y);
+  hn::Store(c, d, z);
+  for (size_t i = 0; i < kMax; ++i) x[i] = std::fma(x[i], y[i], z[i]);
+  return hn::Load(d, x);
+#else
+  return hn::MulAdd(a, b, c);
+#endif
+}
 
 // The inner loop of the convolution micro-kernels: over kc depth steps,
 // acc[i][v] += a[k * a_stride + i] * (vector v of row k of the packed panels b0, then b1).
