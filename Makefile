@@ -1,5 +1,5 @@
 # The two set-up commands of the README.
-.PHONY: demo test bench
+.PHONY: demo test bench fuzz
 
 demo:
 	scripts/setup.sh
@@ -12,3 +12,9 @@ test:
 bench:
 	scripts/setup.sh test
 	for b in benchmarks/bench_*.py; do .venv/bin/python $$b || exit 1; done
+
+# Coverage-guided fuzzing of every loader of untrusted bytes (fuzz/): FUZZ_SECONDS each.
+FUZZ_SECONDS ?= 300
+fuzz:
+	scripts/setup.sh fuzz
+	FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run_all.sh

@@ -3,11 +3,13 @@
 # the Debian packages the C++ core builds against, then mnnpy and its Python dependencies.
 #   scripts/setup.sh          core + demo dependencies
 #   scripts/setup.sh test     also the test and reference libraries
+#   scripts/setup.sh fuzz     also clang and its libFuzzer runtime, for `make fuzz`
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-want_tests=0
+want_tests=0 want_fuzz=0
 [ "${1:-}" = "test" ] && want_tests=1
+[ "${1:-}" = "fuzz" ] && want_tests=1 want_fuzz=1
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
@@ -22,6 +24,16 @@ python3 -c "import venv, ensurepip" >/dev/null 2>&1 || need_apt+=(python3-venv)
 if [ ${#need_apt[@]} -gt 0 ]; then
   as_root apt-get update -qq
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+# The fuzzers' instrumented build (MNNPY_FUZZ=ON) needs clang and the runtime library behind
+# -fsanitize=fuzzer-no-link: libclang-rt-<version>-dev on Debian, libclang-common on older Ubuntu.
+if [ $want_fuzz = 1 ] && ! command -v clang++ >/dev/null 2>&1; then
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq clang >/dev/null
+  version=$(clang++ --version | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -1)
+  if apt-cache show "libclang-rt-$version-dev" >/dev/null 2>&1; then
+    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "libclang-rt-$version-dev" >/dev/null
+  fi
 fi
 
 PY=${PYTHON:-python3}

@@ -209,6 +209,18 @@ def test_bmp_24_and_32_bit(top_down):
             _assert_read_equal(buf, flags)
 
 
+def test_bmp_pixel_offset_past_the_end():
+    """Found by fuzz/fuzz_imdecode.py (AddressSanitizer: heap-buffer-overflow in parse_bmp): an
+    8-bit BMP whose pixel offset points past the end of the data made the palette check read up
+    to that offset. It is no readable image, for OpenCV too."""
+    header = struct.pack("<2sIHHI", b"BM", 58, 0, 0, 1078)
+    info = struct.pack("<IiiHHIIiiII", 40, 1, 1, 1, 8, 0, 0, 0, 0, 0, 0)
+    buf = np.frombuffer(header + info + b"\x10\x20\x30\x00", np.uint8)
+    for flags in (cv2.IMREAD_UNCHANGED, cv2.IMREAD_COLOR, cv2.IMREAD_GRAYSCALE):
+        assert mcv.imdecode(buf, flags) is None
+        assert cv2.imdecode(buf, flags) is None
+
+
 def test_png_palette_and_gray_alpha():
     from PIL import Image
     rng = np.random.default_rng(5)

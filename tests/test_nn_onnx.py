@@ -721,3 +721,18 @@ def test_forward_refuses_wrong_input_counts_and_takes_empty_batches(rng):
     expected = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": empty})
     assert module.forward(empty).numpy().shape == expected[0].shape == (0, 4, 8, 8)
     np.testing.assert_allclose(module.forward(x.astype(np.float64)).numpy(), module.forward(x).numpy())
+
+
+@pytest.mark.parametrize("exclusive,reverse", [(0, 0), (1, 0), (0, 1), (1, 1)])
+def test_cumsum_along_a_long_axis(rng, exclusive, reverse):
+    """Found by fuzz/fuzz_onnx.py: CumSum was a product with an n x n triangle of ones, so an axis
+    of 10**5 asked NumPy for 80 GB (and a zero-size input with a huge axis for terabytes); it is
+    the core's running sum now."""
+    x = rng.integers(-5, 5, (2, 100_000)).astype(np.float32)
+    model = make_model([h.make_node("CumSum", ["x", "axis"], ["y"], exclusive=exclusive, reverse=reverse)],
+                       {"x": x}, ["y"], {"axis": np.array(1, np.int64)})
+    check(model, {"x": x}, rtol=0, atol=0)
+    ints = rng.integers(-1000, 1000, (3, 4, 5)).astype(np.int32)
+    model = make_model([h.make_node("CumSum", ["x", "axis"], ["y"], exclusive=exclusive, reverse=reverse)],
+                       {"x": ints}, ["y"], {"axis": np.array(-2, np.int64)})
+    check(model, {"x": ints})

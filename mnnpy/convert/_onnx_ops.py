@@ -933,23 +933,27 @@ def _trilu(ctx, node, ins):
 
 @handles("CumSum")
 def _cumsum(ctx, node, ins):
+    """The core's running sum (CumScan) along ``axis``: ``reverse`` runs it from the end,
+    ``exclusive`` shifts it by one place (a zero first)."""
     x = ins[0]
     axis = _axis(int(ctx.static(ins[1], node, "axis")), x.ndim)
-    n = x.shape[axis]
-    # A triangular matrix of ones along `axis`: exclusive and reverse change which triangle.
-    i, j = np.arange(n)[:, None], np.arange(n)[None, :]
-    if _attr(node, "reverse", 0):
-        tri = (i > j) if _attr(node, "exclusive", 0) else (i >= j)
-    else:
-        tri = (i < j) if _attr(node, "exclusive", 0) else (i <= j)
-    moved = F.transpose(x, [d for d in range(x.ndim) if d != axis] + [axis])
-    compute = np.float64 if np.dtype(x.dtype).kind in "iu" or x.dtype == np.float64 else np.float32
-    summed = F.matmul(F.cast(moved, compute), F.const(tri.astype(compute)))
-    if np.dtype(x.dtype).kind in "iu":
-        summed = F.round(summed)
-    summed = F.cast(summed, x.dtype)
-    back = np.argsort([d for d in range(x.ndim) if d != axis] + [axis])
-    return F.transpose(summed, [int(b) for b in back])
+    if x.size == 0:
+        return x
+    compute = np.int64 if np.dtype(x.dtype).kind in "biu" else np.float64 if x.dtype == np.float64 else np.float32
+    y = F.cast(x, compute)
+    reverse = _attr(node, "reverse", 0)
+    if reverse:
+        y = F.reverse(y, axis)
+    y = _core.op("CumScan", [y], {"kind": 0, "axis": axis, "skip_nan": 0})
+    if _attr(node, "exclusive", 0):
+        first = list(y.shape)
+        first[axis] = 1
+        rest = list(y.shape)
+        rest[axis] -= 1
+        y = F.concat([F.const(np.zeros(first, compute)), F.slice(y, [0] * y.ndim, rest)], axis)
+    if reverse:
+        y = F.reverse(y, axis)
+    return F.cast(y, x.dtype)
 
 
 @handles("OneHot")

@@ -167,7 +167,7 @@ class _ConvertedModule(Module):
         for name, x in zip(self.input_names, inputs):
             a = x.read() if isinstance(x, Var) else np.asarray(x)
             want = self._declared[name]
-            if a.dtype.kind in "OSUV":  # None, text, objects: not an array of numbers at all
+            if a.dtype.kind in "OSU":  # None, text, objects: not an array of numbers at all
                 raise TypeError(f"input '{name}' must be an array of {want.dtype}, got {type(x).__name__}"
                                 + (f" of dtype {a.dtype}" if isinstance(x, np.ndarray) else ""))
             if a.dtype != np.dtype(want.dtype):

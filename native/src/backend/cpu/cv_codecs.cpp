@@ -2,6 +2,7 @@
 // decoder shares, and the BMP reader and writer.
 #include "backend/cpu/cv_codecs.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -159,9 +160,11 @@ bool parse_bmp(const uint8_t* d, size_t n, BmpHeader* h, const SizeLimits* limit
     const int max_entries = 1 << h->bits;
     if (h->palette_size <= 0 || h->palette_size > max_entries) h->palette_size = max_entries;
     h->palette = d + 14 + info_size;
-    // Entries that do not fit the file are treated as black by the decoder.
-    const size_t available = h->pixel_offset > 14 + (size_t)info_size
-                                 ? (h->pixel_offset - 14 - info_size) / h->palette_entry_bytes : 0;
+    // Entries that do not fit before the pixels, or before the end of the data when the pixel
+    // offset points past it, are treated as black by the decoder.
+    const size_t palette_end = std::min<size_t>(h->pixel_offset, n);
+    const size_t available = palette_end > 14 + (size_t)info_size
+                                 ? (palette_end - 14 - info_size) / h->palette_entry_bytes : 0;
     if ((size_t)h->palette_size > available) h->palette_size = (int)available;
     h->gray_palette = true;
     for (int i = 0; i < h->palette_size; ++i) {
