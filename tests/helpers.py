@@ -1,4 +1,6 @@
-"""Shared test helpers: random arrays of every dtype and per-dtype tolerances."""
+"""Shared test helpers: random arrays of every dtype, per-dtype tolerances, child processes."""
+import os
+
 import numpy as np
 
 ALL_DTYPES = ["bool", "int8", "uint8", "int16", "int32", "int64", "float16", "float32", "float64"]
@@ -78,3 +80,14 @@ def same_as_numpy(call, *, rtol=None):
     else:
         assert_same(ours, expected, rtol=rtol)
     return ours
+
+
+def python_env(**extra):
+    """The environment for a child Python process that imports the same mnnpy as these tests
+    (the installed package, or a checkout with MNNPY_CORE_DIR during development), plus ``extra``."""
+    import mnnpy
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(mnnpy.__file__)))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = package_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env.update({k: str(v) for k, v in extra.items()})
+    return env

@@ -17,6 +17,7 @@ import pytest
 
 import mnnpy
 from mnnpy import expr as F
+from helpers import python_env
 
 HEADER = struct.Struct("<8sIIIIQQQQQQQQQ")  # docs/file_format.md, "Header"
 HEADER_FIELDS = ["magic", "major", "minor", "header_size", "flags", "file_size", "nodes_offset", "nodes_size",
@@ -692,10 +693,7 @@ def test_fuzz_flips_random_and_huge_fields(tmp_path):
 
 
 def test_fuzz_in_a_subprocess(tmp_path):
-    root = os.path.dirname(os.path.dirname(os.path.abspath(mnnpy.__file__)))
-    env = dict(os.environ)
-    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-    r = subprocess.run([sys.executable, os.path.abspath(__file__), str(tmp_path), "99"], env=env,
+    r = subprocess.run([sys.executable, os.path.abspath(__file__), str(tmp_path), "99"], env=python_env(),
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, f"fuzz process ended with {r.returncode}:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
     assert "fuzz ok" in r.stdout

@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import pytest
+from helpers import python_env
 
 pytest.importorskip("atheris")
 
@@ -20,7 +21,7 @@ RUNS = {"graph_file": 4000, "model_file": 300, "onnx": 300, "imdecode": 3000}
 
 
 def run_fuzzer(name, tmp_path, *args, timeout=120):
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = python_env()
     corpus = tmp_path / "corpus"
     corpus.mkdir(exist_ok=True)
     found = os.path.join(ROOT, "tests", "data", "fuzz", name)

@@ -18,6 +18,7 @@ import mnnpy
 import mnnpy.numpy as mp
 from mnnpy import cv
 from mnnpy import expr as F
+from helpers import python_env
 
 cv2 = pytest.importorskip("cv2")
 
@@ -46,9 +47,7 @@ def same_error(ours, reference):
 
 def run_python(code, **env):
     """Runs ``code`` in a fresh interpreter (limits are read once per process) with ``env`` added."""
-    full_env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    full_env.update({k: str(v) for k, v in env.items()})
-    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=full_env, capture_output=True, text=True,
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=python_env(**env), capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     return r.stdout

@@ -4,6 +4,7 @@ import os
 import re
 
 import pytest
+from helpers import python_env
 
 nbformat = pytest.importorskip("nbformat", reason="nbformat is needed to read notebooks")
 nbclient = pytest.importorskip("nbclient", reason="nbclient is needed to execute notebooks")
@@ -21,10 +22,8 @@ def test_train_digits_notebook():
             assert not cell.outputs, "the notebook is committed with its outputs cleared"
     # The kernel inherits this environment: make it import the mnnpy these tests import (the
     # installed package, or a checkout with MNNPY_CORE_DIR during development).
-    import mnnpy
-    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(mnnpy.__file__)))
     env_path = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = package_parent + (os.pathsep + env_path if env_path else "")
+    os.environ["PYTHONPATH"] = python_env()["PYTHONPATH"]
     try:
         client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
                                          resources={"metadata": {"path": os.path.join(ROOT, "notebooks")}})
