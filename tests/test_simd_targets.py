@@ -692,7 +692,9 @@ def test_sorting(xt, rng, dtype):
     # vqsort (32/64-bit values and argsorts), the radix sort of long 64-bit rows, the small-type
     # paths. Selections: exact everywhere.
     kind = np.dtype(dtype).kind
-    for label, shape in {"rows": (19, 1001), "long": (200_003,), "tiny": (7, 5)}.items():
+    # Rows of 2^18 or more 64-bit values sorted by one thread go through the MSD radix sort: two
+    # such rows (a thread each) and one on a single thread.
+    for label, shape in {"rows": (19, 1001), "long": (200_003,), "tiny": (7, 5), "radix": (2, 300_007)}.items():
         if kind == "f":
             x = rng.standard_normal(shape).astype(dtype)
             x.reshape(-1)[::97] = np.nan
@@ -709,6 +711,13 @@ def test_sorting(xt, rng, dtype):
         part = lambda: mnp.partition(x, k, axis=-1)  # noqa: E731
         xt.check(f"{label}-partition", lambda: part()[..., k], np.partition(x, k, axis=-1)[..., k])
         xt.check(f"{label}-unique", lambda: mnp.unique(x, return_counts=True), np.unique(x, return_counts=True))
+        if label == "radix":
+            threads = mnnpy.get_num_threads()
+            mnnpy.set_num_threads(1)
+            try:
+                xt.check(f"{label}-one-thread", lambda: mnp.sort(x[0]), np.sort(x[0]))
+            finally:
+                mnnpy.set_num_threads(threads)
         if x.ndim == 2:
             xt.check(f"{label}-sort-axis0", lambda: mnp.sort(x, axis=0), np.sort(x, axis=0))
             xt.check(f"{label}-topk", lambda: F.topk_v2(F.const(x), 4)[0], np.sort(x, axis=-1)[..., ::-1][..., :4]
