@@ -14,17 +14,22 @@ Tolerances between targets:
   differ from the exact sum by at most gamma_K * sum|terms| (gamma_K = K eps / (1 - K eps)), so
   from each other by at most 2 gamma_K * sum|terms|; each case computes sum|terms| per element
   (the reference run on absolute values) or bounds it, and says so in a comment;
-- elementwise transcendental functions: Highway's vector math on every lane of whole vectors,
-  libm on the tail lanes that a wider vector leaves over, so two targets may each be off by the
-  larger of the documented errors (Highway's math: at most 4 ulp; ours, simd_shared-inl.h: 2)
-  on either side: 8 ulp of the result (plus the subnormal floor).
+- elementwise transcendental functions: each lane's value depends on that lane alone (vector math
+  inside its range, libm outside it), so the targets with hardware FMA agree exactly; the
+  portable target's vector math rounds its products separately, and each target is within 4 ulp
+  of the true value (Highway's documented bound), so within 8 ulp of each other (activations:
+  16 ulp of max(|x|, 1), since gelu's left tail cancels far below x).
+- cv functions documented within 1 LSB of OpenCV: still exact between targets (they compute in
+  float32 with the same operations everywhere); float images: the rounding of the taps' sums.
 
 Which case reaches which HWY_DYNAMIC_DISPATCH (native/src/backend/cpu):
 - elementwise.cpp UnaryImpl, BinaryImpl, CastImpl, SelectImpl, FillImpl, MulAddImpl:
-  test_unary_float, test_unary_int, test_binary, test_casts, test_select_and_fill,
-  test_fused_programs, test_mul_add.
+  test_unary_float, test_activations, test_unary_int, test_binary, test_casts,
+  test_select_and_fill, test_fused_programs, test_mul_add (float16 through float32:
+  test_casts, test_reductions_with_nan_and_inf).
 - reduce.cpp ReduceRowsImpl (long rows in chunks too), ReduceColsImpl, ShortRowsApplyImpl,
-  ReduceShortRowsImpl: test_reductions. moments.cpp VarianceRowsImpl, VarianceColsImpl,
+  ReduceShortRowsImpl: test_reductions, test_reductions_with_nan_and_inf,
+  test_boolean_reductions. moments.cpp VarianceRowsImpl, VarianceColsImpl,
   RunMomentsImpl (one long row in chunks): test_variance.
 - scan.cpp (not dispatched, checked anyway): test_scans.
 - sort_full.cpp RadixSort64Impl and Highway's vqsort (dispatched inside libhwy-contrib):
@@ -126,6 +131,8 @@ class Exact:
         ours, other = np.asarray(ours), np.asarray(other)
         assert ours.dtype == other.dtype and ours.shape == other.shape, (what, ours.dtype, other.dtype, ours.shape,
                                                                          other.shape)
+        if ours.dtype.kind == "V":  # bfloat16 (ml_dtypes): exactly representable in float32
+            ours, other = ours.astype(np.float32), other.astype(np.float32)
         if ours.dtype.kind == "f":
             same = (ours == other) | (np.isnan(ours) & np.isnan(other))
         else:
@@ -172,9 +179,10 @@ class Within:
         ours, other = np.asarray(ours), np.asarray(other)
         assert ours.dtype == other.dtype and ours.shape == other.shape, (what, ours.dtype, other.dtype, ours.shape,
                                                                          other.shape)
-        diff = np.abs(ours.astype(np.float64) - other.astype(np.float64))
-        if ours.dtype.kind == "f":
-            diff = np.where(np.isnan(ours) & np.isnan(other), 0.0, diff)
+        with np.errstate(all="ignore"):
+            diff = np.abs(ours.astype(np.float64) - other.astype(np.float64))
+        if ours.dtype.kind == "f":  # equal infinities and NaN against NaN agree
+            diff = np.where((np.isnan(ours) & np.isnan(other)) | (ours == other), 0.0, diff)
             bound = np.broadcast_to(np.asarray(self.bound, np.float64), diff.shape)
         else:
             bound = np.full(diff.shape, float(self.lsb))
@@ -183,6 +191,19 @@ class Within:
             i = tuple(np.argwhere(bad)[0])
             raise AssertionError(f"{what}: {bad.sum()} of {ours.size} beyond the bound, first at {i}: "
                                  f"{ours[i]!r} vs {other[i]!r} (difference {diff[i]:.3g}, bound {bound[i]:.3g})")
+
+
+class MeanWithin:
+    """Same shape and dtype, mean |a - b| <= limit."""
+
+    def __init__(self, limit):
+        self.limit = limit
+
+    def check(self, ours, other, what):
+        ours, other = np.asarray(ours), np.asarray(other)
+        assert ours.dtype == other.dtype and ours.shape == other.shape, (what, ours.shape, other.shape)
+        mean = float(np.abs(ours.astype(np.float64) - other.astype(np.float64)).mean())
+        assert mean <= self.limit, f"{what}: mean difference {mean:.3g} > {self.limit}"
 
 
 class Close:
@@ -475,6 +496,17 @@ def test_casts(xt, rng):
                 expected = in_range.astype(np_dtype(dst))
             xt.check(name, lambda: F.cast(F.const(in_range), dst), expected)
             xt.check(name + "-saturating", lambda: F.cast(F.const(x), dst))
+    # Infinities, NaN, subnormals and the largest values between the float types (float16 goes
+    # through float32 by vector conversions where the target has them).
+    special = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 65504.0, 7e4, 6e-8, 3e-5, -1e-40] * 13)
+    floats = ["float16", "bfloat16", "float32", "float64"]
+    for src in floats:
+        with np.errstate(all="ignore"):  # 7e4 overflows float16 to inf, as it should
+            x = special.astype(np_dtype(src))
+        for dst in floats + ["int32", "uint8"]:
+            with np.errstate(all="ignore"):
+                expected = x.astype(np_dtype(dst)) if dst in floats else None
+            xt.check(f"special-{src}->{dst}", lambda: F.cast(F.const(x), dst), expected)
     xt.verify()
 
 
@@ -540,6 +572,33 @@ def _float_sum_bound(x, axis, k=None):
     """Two orders of a sum along `axis` (k terms): 2 gamma_k sum |x| (float32 lanes)."""
     k = x.shape[axis] if k is None else k
     return _sum_bound(k, np.abs(x.astype(np.float64)).sum(axis=axis), EPS32 if x.dtype == np.float32 else EPS64)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_reductions_with_nan_and_inf(xt, rng, dtype):
+    # NaN propagates through max/min/sum, argmax/argmin point at the first NaN; infinities.
+    x = rng.uniform(-100, 100, (29, 1031)).astype(dtype)
+    x[3, 500] = np.nan
+    x[7, ::97] = np.nan
+    x[11, 20] = np.inf
+    x[12, 1030] = -np.inf
+    x[13, :] = np.nan
+    for fn in ("max", "min", "argmax", "argmin", "sum", "nanmax", "nanmin", "nanargmax"):
+        for axis in (1, 0):
+            xx = x if not fn.startswith("nan") else np.where(np.isnan(x).all(axis=axis, keepdims=True), 0, x)
+            with np.errstate(all="ignore"):
+                expected = getattr(np, fn)(xx, axis=axis)
+            exact = fn != "sum"
+            bound = _float_sum_bound(np.nan_to_num(xx.astype(np.float32), posinf=0, neginf=0), axis)
+            finite = np.abs(np.nan_to_num(expected, posinf=0, neginf=0))
+            xt.check(f"{fn}-{axis}", lambda: getattr(mnp, fn)(xx, axis=axis), expected,
+                     cross=EXACT if exact else Within(bound), ref=EXACT if exact else Within(
+                         bound + np.spacing(finite.astype(dtype)).astype(np.float64)
+                         + (1e-2 if dtype == "float16" else 0) * finite))
+    for fn in ("maximum", "minimum", "fmax", "fmin", "add", "multiply"):
+        with np.errstate(all="ignore"):
+            xt.check(f"{fn}-float16", lambda: getattr(mnp, fn)(x, x[:, ::-1]), getattr(np, fn)(x, x[:, ::-1]))
+    xt.verify()
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "uint8", "int16"])
@@ -635,7 +694,9 @@ def test_sorting(xt, rng, dtype):
     # vqsort (32/64-bit values and argsorts), the radix sort of long 64-bit rows, the small-type
     # paths. Selections: exact everywhere.
     kind = np.dtype(dtype).kind
-    for label, shape in {"rows": (19, 1001), "long": (200_003,), "tiny": (7, 5)}.items():
+    # Rows of 2^18 or more 64-bit values sorted by one thread go through the MSD radix sort: two
+    # such rows (a thread each) and one on a single thread.
+    for label, shape in {"rows": (19, 1001), "long": (200_003,), "tiny": (7, 5), "radix": (2, 300_007)}.items():
         if kind == "f":
             x = rng.standard_normal(shape).astype(dtype)
             x.reshape(-1)[::97] = np.nan
@@ -652,6 +713,13 @@ def test_sorting(xt, rng, dtype):
         part = lambda: mnp.partition(x, k, axis=-1)  # noqa: E731
         xt.check(f"{label}-partition", lambda: part()[..., k], np.partition(x, k, axis=-1)[..., k])
         xt.check(f"{label}-unique", lambda: mnp.unique(x, return_counts=True), np.unique(x, return_counts=True))
+        if label == "radix":
+            threads = mnnpy.get_num_threads()
+            mnnpy.set_num_threads(1)
+            try:
+                xt.check(f"{label}-one-thread", lambda: mnp.sort(x[0]), np.sort(x[0]))
+            finally:
+                mnnpy.set_num_threads(threads)
         if x.ndim == 2:
             xt.check(f"{label}-sort-axis0", lambda: mnp.sort(x, axis=0), np.sort(x, axis=0))
             xt.check(f"{label}-topk", lambda: F.topk_v2(F.const(x), 4)[0], np.sort(x, axis=-1)[..., ::-1][..., :4]
@@ -1128,4 +1196,422 @@ def test_blocked_onnx_model(xt, rng, tiny_onnx):
     for blocked in (True, False):
         xt.check(f"blocked={blocked}", lambda: run(blocked), expected, cross=_Each([Within(b) for b in bounds]),
                  ref=_Each([Within(b + 1e-4) for b in bounds]))
+    xt.verify()
+
+
+# ---------------------------------------------------------------- mnnpy.cv
+@functools.lru_cache(maxsize=None)
+def _cv_images():
+    """Small images with odd widths (every kernel ends in a tail), and a photo crop."""
+    r = np.random.default_rng(20240611)
+    astronaut = photos()["astronaut"][60:260, 100:400]  # 200 x 300 BGR
+    out = {
+        "u8c3": random_image(r, 37, 53, 3, np.uint8), "u8c1": random_image(r, 37, 53, 0, np.uint8),
+        "u8c4": random_image(r, 37, 53, 4, np.uint8), "photo": np.ascontiguousarray(astronaut),
+        "photo-gray": np.ascontiguousarray(photos()["camera"][100:300, 150:451]),
+        "f32c3": random_image(r, 37, 53, 3, np.float32), "f32c1": random_image(r, 37, 53, 0, np.float32),
+        "i16c1": r.integers(-3000, 3000, (37, 53)).astype(np.int16),
+        "i16c3": r.integers(-3000, 3000, (37, 53, 3)).astype(np.int16),
+        "f64c1": r.random((37, 53)),
+    }
+    for v in out.values():
+        v.setflags(write=False)
+    return out
+
+
+def _cv_rule(expected, lsb=0, float_tol=1e-5):
+    """The cv test files' comparison: integers within `lsb`, floats within float_tol of the range."""
+    expected = np.asarray(expected)
+    if expected.dtype.kind in "iub":
+        return Within(lsb=lsb)
+    return Within(float_tol * max(1.0, float(np.abs(expected).max(initial=0))))
+
+
+def _float_taps_bound(expected, taps, weight_sum=1.0):
+    """Two orders of `taps`-term weighted sums of values up to max|result| / weight_sum ... :
+    2 gamma_taps * (sum |weights|) * (largest |source value|, bounded by the result's range)."""
+    expected = np.asarray(expected)
+    if expected.dtype.kind != "f":
+        return EXACT
+    eps = float(np.finfo(expected.dtype).eps)
+    scale = max(1.0, float(np.abs(expected).max(initial=0)))
+    return Within(_sum_bound(taps, weight_sum * scale, eps) + 2 * eps * scale)
+
+
+def _cv(xt, label, name, args, kwargs=None, *, lsb=0, float_tol=1e-5, taps=1, weight_sum=1.0, cross=None,
+        pick=None):
+    """mnnpy.cv.<name>(*args) on this target, against cv2.<name>(*args): integer results exact
+    between targets (within `lsb` of OpenCV), float results within the rounding of `taps`-term
+    sums (`cross` overrides)."""
+    kwargs = kwargs or {}
+    fresh = lambda: {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in kwargs.items()}  # noqa: E731
+    with np.errstate(all="ignore"):
+        expected = getattr(cv2, name)(*args, **fresh())  # (dst= arrays are written in place)
+    ours = lambda: getattr(mcv, name)(*args, **fresh())  # noqa: E731
+    if pick is not None:
+        expected, ours_ = pick(expected), ours
+        ours = lambda: pick(ours_())  # noqa: E731
+    outputs = _flat(expected)  # the comparison flattens nested results the same way
+    rules_ref = [_cv_rule(e, lsb, float_tol) if isinstance(e, np.ndarray) else EXACT for e in outputs]
+    rules_cross = [cross or (_float_taps_bound(e, taps, weight_sum) if isinstance(e, np.ndarray) else EXACT)
+                   for e in outputs]
+    if len(outputs) == 1:
+        return xt.check(label, ours, expected, cross=rules_cross[0], ref=rules_ref[0])
+    return xt.check(label, ours, expected, cross=_Each(rules_cross), ref=_Each(rules_ref))
+
+
+COLOR_EXACT = [
+    "BGR2RGB", "BGR2BGRA", "BGR2RGBA", "BGR2GRAY", "RGB2GRAY", "BGR2YCrCb", "BGR2YUV", "RGB2XYZ", "BGR2HSV",
+    "RGB2HSV_FULL", "BGR2BGR565", "BGR2BGR555", "BGR2YUV_I420", "RGB2YUV_YV12"]
+COLOR_LSB = {"BGR2HLS": 1, "RGB2HLS_FULL": 1, "BGR2Luv": 1, "LBGR2Luv": 1, "BGR2YUV_YUY2": 1, "RGB2YUV_UYVY": 1,
+             "BGR2Lab": 3, "RGB2Lab": 3, "LBGR2Lab": 3}
+COLOR_FOUR = ["BGRA2BGR", "RGBA2BGR", "BGRA2RGBA", "BGRA2GRAY", "BGRA2BGR565", "RGBA2mRGBA", "mRGBA2RGBA",
+              "BGRA2YUV_I420"]
+COLOR_INVERSE = {"YCrCb2BGR": 0, "YUV2RGB": 0, "XYZ2BGR": 0, "HSV2BGR_FULL": 0, "HSV2BGR": 1, "HLS2RGB": 1,
+                 "HLS2BGR_FULL": 1, "BGR5652BGR": 0, "BGR5552RGBA": 0, "BGR5652GRAY": 0}
+COLOR_FLOAT = ["BGR2RGB", "BGR2GRAY", "BGR2YCrCb", "BGR2YUV", "BGR2XYZ", "BGR2HSV", "BGR2HLS", "LBGR2Lab",
+               "LRGB2Luv", "BGR2Lab", "BGR2Luv", "YCrCb2BGR", "XYZ2BGR", "HSV2BGR", "HLS2RGB", "Lab2BGR", "Luv2LBGR"]
+
+
+def test_cv_color(xt):
+    im = _cv_images()
+    even = np.ascontiguousarray(im["photo"][:, :298])
+    for code in COLOR_EXACT + list(COLOR_LSB):
+        src = even if code.endswith(("I420", "YV12", "YUY2", "UYVY")) else None
+        for label, img in (("small", im["u8c3"] if src is None else np.ascontiguousarray(im["u8c3"][:36, :52])),
+                           ("photo", im["photo"] if src is None else src)):
+            _cv(xt, f"{code}-{label}", "cvtColor", (img, getattr(cv2, "COLOR_" + code)), lsb=COLOR_LSB.get(code, 0))
+    for code in COLOR_FOUR:
+        _cv(xt, code, "cvtColor", (np.ascontiguousarray(im["u8c4"][:36, :52]), getattr(cv2, "COLOR_" + code)))
+    for code, lsb in COLOR_INVERSE.items():
+        img = im["u8c3"].copy()
+        if code.startswith(("HSV2BGR", "HLS2RGB")) and not code.endswith("FULL"):
+            img[..., 0] %= 180
+        if code.startswith("BGR5"):
+            img = np.ascontiguousarray(im["u8c3"][..., :2])
+        _cv(xt, code, "cvtColor", (img, getattr(cv2, "COLOR_" + code)), lsb=lsb)
+    # Lab and Luv back to BGR from photographs' colours (inside the gamut), as test_cv_color.py.
+    for fwd, inv, lsb in (("BGR2Lab", "Lab2BGR", 1), ("BGR2Luv", "Luv2BGR", 9), ("LBGR2Lab", "Lab2LBGR", 1)):
+        lab = cv2.cvtColor(im["photo"], getattr(cv2, "COLOR_" + fwd))
+        _cv(xt, inv, "cvtColor", (lab, getattr(cv2, "COLOR_" + inv)), lsb=lsb)
+    # 4:2:0 and 4:2:2 sources, Bayer mosaics.
+    yuv420 = np.ascontiguousarray(cv2.cvtColor(even, cv2.COLOR_BGR2YUV_I420))
+    for code in ("YUV2BGR_I420", "YUV2RGBA_YV12", "YUV2BGR_NV12", "YUV2RGB_NV21", "YUV2GRAY_420"):
+        _cv(xt, code, "cvtColor", (yuv420, getattr(cv2, "COLOR_" + code)))
+    yuy2 = np.ascontiguousarray(cv2.cvtColor(even, cv2.COLOR_BGR2YUV_YUY2))
+    for code in ("YUV2BGR_YUY2", "YUV2RGBA_UYVY", "YUV2BGR_YVYU", "YUV2GRAY_YUY2"):
+        _cv(xt, code, "cvtColor", (yuy2, getattr(cv2, "COLOR_" + code)))
+    for code, lsb in (("BayerBG2BGR", 0), ("BayerGB2RGB", 0), ("BayerRG2BGRA", 0), ("BayerGR2GRAY", 1)):
+        _cv(xt, code, "cvtColor", (im["photo-gray"], getattr(cv2, "COLOR_" + code)), lsb=lsb)
+    y, uv = yuv420[:200], np.ascontiguousarray(yuv420[200:].reshape(100, 149, 2))
+    _cv(xt, "two-plane-NV12", "cvtColorTwoPlane", (y, uv, cv2.COLOR_YUV2BGR_NV12))
+    # float32: a few multiply-adds per channel (3 taps of weights summing to about 1); the Lab and
+    # Luv cube roots and HSV/HLS divisions add a few ulp: 8 ulp of the range.
+    for code in COLOR_FLOAT:
+        src = im["f32c3"] if not code.startswith(("Lab", "Luv", "HSV", "HLS", "YCrCb", "XYZ")) else \
+            cv2.cvtColor(im["f32c3"], getattr(cv2, "COLOR_" + code.split("2")[1] + "2" + code.split("2")[0])) \
+            if code.split("2")[1] in ("BGR", "RGB", "LBGR") else \
+            cv2.cvtColor(im["f32c3"], getattr(cv2, "COLOR_LBGR2Luv"))
+        tol = 0.5 if code in ("BGR2Lab",) else 0.02 if code in ("BGR2Luv",) else 1e-4 if code in (
+            "Lab2BGR", "Luv2LBGR") else 1e-5
+        expected = cv2.cvtColor(src, getattr(cv2, "COLOR_" + code))
+        scale = max(1.0, float(np.abs(expected).max()))
+        _cv(xt, f"f32-{code}", "cvtColor", (src, getattr(cv2, "COLOR_" + code)), float_tol=tol,
+            cross=FmaTargets(Within(8 * EPS32 * scale), Within(16 * EPS32 * scale)))
+    xt.verify()
+
+
+def test_cv_resize(xt):
+    im = _cv_images()
+    interps = {"nearest": (cv2.INTER_NEAREST, 0), "linear": (cv2.INTER_LINEAR, None), "area": (cv2.INTER_AREA, 1),
+               "cubic": (cv2.INTER_CUBIC, 1), "lanczos": (cv2.INTER_LANCZOS4, 1),
+               "linear-exact": (cv2.INTER_LINEAR_EXACT, 0)}
+    for key in ("u8c3", "u8c1", "u8c4", "i16c1", "f32c3", "photo"):
+        img = im[key]
+        h, w = img.shape[:2]
+        # Halving (an area mean), integer area factors, enlarging, and arbitrary sizes.
+        sizes = [(w // 2, h // 2), (w // 3, h // 3), (2 * w + 1, 2 * h - 1), (w * 3 // 4 + 1, h * 2 // 3), (17, 61)]
+        for iname, (interp, lsb) in interps.items():
+            if iname == "linear-exact" and img.dtype not in (np.uint8, np.int16):
+                continue
+            if lsb is None:  # bilinear: exact on uint8 (OpenCV's fixed point), 1 LSB on int16
+                lsb = 0 if img.dtype == np.uint8 else 1
+            for size in sizes:
+                # float results: up to 8x8 taps (Lanczos; areas at most 3x3 here) of weights whose
+                # magnitudes add up to under 2.
+                _cv(xt, f"{key}-{iname}-{size}", "resize", (img, size), {"interpolation": interp},
+                    lsb=lsb, taps=64, weight_sum=2.0)
+    xt.verify()
+
+
+def _rotation(w, h, angle=15, scale=1.1):
+    return cv2.getRotationMatrix2D((w / 2, h / 2), angle, scale)
+
+
+def _perspective(w, h):
+    src = np.float32([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]])
+    dst = np.float32([[0.1 * w, 0.05 * h], [0.93 * w, 0], [w - 1, 0.97 * h], [0.02 * w, 0.9 * h]])
+    return cv2.getPerspectiveTransform(src, dst)
+
+
+def test_cv_warp(xt, rng):
+    im = _cv_images()
+    borders = {"constant": cv2.BORDER_CONSTANT, "replicate": cv2.BORDER_REPLICATE, "reflect": cv2.BORDER_REFLECT,
+               "wrap": cv2.BORDER_WRAP, "reflect101": cv2.BORDER_REFLECT_101, "transparent": cv2.BORDER_TRANSPARENT}
+    for key in ("u8c3", "u8c1", "u8c4", "f32c3", "i16c1", "f64c1", "photo"):
+        # float64 over [0, 255) as test_cv_warp.py has it (OpenCV 5's float64 bicubic rounds values
+        # of [0, 1) images far off).
+        img = im[key] * 255 if key == "f64c1" else im[key]
+        h, w = img.shape[:2]
+        M, P = _rotation(w, h, angle=37, scale=1.2), _perspective(w, h)
+        for bname, border in borders.items():
+            if key == "photo" and bname not in ("constant", "reflect101"):
+                continue
+            if bname == "transparent" and img.dtype not in (np.uint8, np.float32):
+                continue  # as test_cv_warp.py: the fixed-point path's edges differ from OpenCV 5 there
+            interps = [cv2.INTER_NEAREST, cv2.INTER_LINEAR] + ([cv2.INTER_CUBIC, cv2.INTER_LANCZOS4]
+                                                               if bname in ("constant", "reflect") else [])
+            for interp in interps:
+                lsb = 1 if interp in (cv2.INTER_CUBIC, cv2.INTER_LANCZOS4) else 0
+                float_tol = 5e-3 if key == "f64c1" and interp == cv2.INTER_CUBIC else 1e-4
+                kw = {"flags": interp, "borderMode": border, "borderValue": (17, 200, 90, 33)}
+                # Positions: the same float32 arithmetic on every target (fused multiply-adds
+                # everywhere); pixels: up to 8x8 taps of weights adding up to under 2 in magnitude.
+                for kind, matrix, (dw, dh) in (("affine", M, (w + 3, h - 2)), ("perspective", P, (w - 1, h + 2))):
+                    if bname == "transparent":  # pixels mapped outside keep the destination's
+                        kw["dst"] = np.full((dh, dw) + img.shape[2:], 7, img.dtype)
+                    _cv(xt, f"{kind}-{key}-{bname}-{interp}", "warpAffine" if kind == "affine" else "warpPerspective",
+                        (img, matrix, (dw, dh)), kw, lsb=lsb, float_tol=float_tol, taps=64, weight_sum=2.0)
+    # remap: float maps (two planes, one packed), fixed-point maps, relative maps; convertMaps.
+    img = im["u8c3"]
+    sh, sw = img.shape[:2]
+    mapx = (rng.uniform(-3, sw + 2, (31, 45))).astype(np.float32)
+    mapy = (rng.uniform(-3, sh + 2, (31, 45))).astype(np.float32)
+    fixed, frac = cv2.convertMaps(mapx, mapy, cv2.CV_16SC2)
+    for key in ("u8c3", "f32c3", "i16c3"):
+        src = im[key]
+        for interp in (cv2.INTER_NEAREST, cv2.INTER_LINEAR, cv2.INTER_CUBIC):
+            lsb = 1 if interp == cv2.INTER_CUBIC else 0
+            for mlabel, (m1, m2) in {"float": (mapx, mapy), "packed": (np.dstack([mapx, mapy]), None),
+                                     "fixed": (fixed, frac)}.items():
+                for border in (cv2.BORDER_CONSTANT, cv2.BORDER_REFLECT_101):
+                    _cv(xt, f"remap-{key}-{interp}-{mlabel}-{border}", "remap", (src, m1, m2, interp),
+                        {"borderMode": border, "borderValue": (5, 6, 7, 8)}, lsb=lsb, float_tol=1e-4, taps=16,
+                        weight_sum=2.0)
+    dx = rng.uniform(-4, 4, (37, 53)).astype(np.float32)
+    _cv(xt, "remap-relative", "remap", (im["u8c3"], dx, dx[::-1].copy(), cv2.INTER_LINEAR | cv2.WARP_RELATIVE_MAP))
+    _cv(xt, "convertMaps", "convertMaps", (mapx, mapy, cv2.CV_16SC2))
+    _cv(xt, "convertMaps-back", "convertMaps", (fixed, frac, cv2.CV_32FC1))
+    for key in ("u8c3", "f32c3"):
+        _cv(xt, f"getRectSubPix-{key}", "getRectSubPix", (im[key], (11, 8), (20.3, 17.7)), lsb=1, taps=4)
+    xt.verify()
+
+
+def test_cv_filters(xt, rng):
+    im = _cv_images()
+    borders = [cv2.BORDER_CONSTANT, cv2.BORDER_REPLICATE, cv2.BORDER_REFLECT, cv2.BORDER_REFLECT_101]
+    k33 = rng.standard_normal((3, 3))
+    k54 = rng.integers(-3, 4, (5, 4)).astype(np.float32)
+    kx, ky = np.array([0.2, 0.3, 0.1, 0.4]), np.array([0.5, 0.25, 0.25])
+    for key in ("u8c1", "u8c3", "i16c1", "f32c3", "f64c1", "photo"):
+        img = im[key]
+        u8 = img.dtype == np.uint8
+        fdepth = cv2.CV_64F if img.dtype == np.float64 else cv2.CV_32F  # OpenCV never narrows a float source
+        for border in borders if key != "photo" else borders[:1]:
+            b = {"borderType": border}
+            # Exact against OpenCV: uint8 Gaussian blur (fixed point), uint8 derivatives to int16.
+            _cv(xt, f"gauss5-{key}-{border}", "GaussianBlur", (img, (5, 5), 0), b, lsb=0 if u8 else 1, taps=10)
+            _cv(xt, f"gauss-sigma-{key}-{border}", "GaussianBlur", (img, (0, 0), 2.5), b, lsb=0 if u8 else 1, taps=30)
+            _cv(xt, f"blur-{key}-{border}", "blur", (img, (5, 3)), b, lsb=1, taps=15)
+            _cv(xt, f"box-{key}-{border}", "boxFilter", (img, fdepth, (3, 4)), {**b, "normalize": False},
+                taps=12, weight_sum=12.0)
+            _cv(xt, f"sqrbox-{key}-{border}", "sqrBoxFilter", (img, cv2.CV_64F, (3, 3)), b, lsb=1, taps=9)
+            _cv(xt, f"filter2D-{key}-{border}", "filter2D", (img, -1, k33), b, lsb=1, taps=9, weight_sum=9.0)
+            _cv(xt, f"filter2D-54-{key}-{border}", "filter2D", (img, fdepth, k54), {**b, "delta": 2.5}, lsb=1,
+                taps=20, weight_sum=60.0)
+            _cv(xt, f"sep-{key}-{border}", "sepFilter2D", (img, -1, kx, ky), {**b, "delta": 3.5}, lsb=1, taps=7,
+                weight_sum=2.0)
+            ddepth = cv2.CV_16S if u8 else -1
+            for dname, fn, args in (("sobel", "Sobel", (1, 0, 3)), ("sobel5", "Sobel", (1, 2, 5)),
+                                    ("scharr", "Scharr", (0, 1)), ("laplacian", "Laplacian", ())):
+                _cv(xt, f"{dname}-{key}-{border}", fn, (img, ddepth) + args, b, lsb=0 if u8 else 1, taps=25,
+                    weight_sum=64.0)
+                _cv(xt, f"{dname}-f32-{key}-{border}", fn, (img, fdepth) + args, {**b, "scale": 0.5, "delta": 1},
+                    lsb=1, taps=25, weight_sum=32.0)
+        if img.dtype in (np.uint8, np.int16, np.float32):
+            for k in (3, 5):
+                _cv(xt, f"median{k}-{key}", "medianBlur", (img, k))
+        if u8 and img.ndim == 2 or key == "u8c3" or key == "photo":
+            for d, sc, ss in ((5, 30, 4), (9, 75, 75)):
+                _cv(xt, f"bilateral-{key}-{d}", "bilateralFilter", (img, d, sc, ss), lsb=1)
+    _cv(xt, "median7-u8", "medianBlur", (im["u8c3"], 7))
+    _cv(xt, "spatialGradient", "spatialGradient", (im["u8c1"],))
+    xt.verify()
+
+
+def test_cv_morphology(xt):
+    im = _cv_images()
+    for key in ("u8c1", "u8c3", "f32c3", "i16c1", "photo"):
+        img = im[key]
+        for shape in (cv2.MORPH_RECT, cv2.MORPH_ELLIPSE, cv2.MORPH_CROSS):
+            kernel = cv2.getStructuringElement(shape, (5, 3))
+            _cv(xt, f"erode-{key}-{shape}", "erode", (img, kernel), {"iterations": 2})
+            _cv(xt, f"dilate-{key}-{shape}", "dilate", (img, kernel), {"borderType": cv2.BORDER_REFLECT})
+        for op in (cv2.MORPH_OPEN, cv2.MORPH_CLOSE, cv2.MORPH_GRADIENT, cv2.MORPH_TOPHAT, cv2.MORPH_BLACKHAT):
+            _cv(xt, f"morph-{key}-{op}", "morphologyEx", (img, op, np.ones((3, 7), np.uint8)))
+    xt.verify()
+
+
+def test_cv_pyramids(xt):
+    im = _cv_images()
+    for key in ("u8c1", "u8c3", "i16c1", "f32c3", "photo"):
+        img = im[key]
+        # Exact for uint8 and int16 (integer sums); floats: 5x5 taps of weights adding up to 1 (4
+        # for pyrUp's interpolated samples).
+        _cv(xt, f"down-{key}", "pyrDown", (img,), taps=25)
+        _cv(xt, f"up-{key}", "pyrUp", (img,), taps=9, weight_sum=4.0)
+        _cv(xt, f"down-border-{key}", "pyrDown", (img,), {"borderType": cv2.BORDER_REPLICATE}, taps=25)
+        h, w = img.shape[:2]
+        _cv(xt, f"down-size-{key}", "pyrDown", (img, ((w + 1) // 2, (h + 1) // 2)), taps=25)
+    xt.verify()
+
+
+def test_cv_threshold(xt):
+    im = _cv_images()
+    kinds = [cv2.THRESH_BINARY, cv2.THRESH_BINARY_INV, cv2.THRESH_TRUNC, cv2.THRESH_TOZERO, cv2.THRESH_TOZERO_INV]
+    for key in ("u8c1", "u8c3", "i16c1", "f32c3", "f64c1"):
+        img = im[key]
+        t = {"u8c1": 100.5, "u8c3": 127, "i16c1": -17, "f32c3": 0.4, "f64c1": 0.7}[key]
+        for kind in kinds:
+            _cv(xt, f"{key}-{kind}", "threshold", (img, t, 200, kind))
+    for extra in (cv2.THRESH_OTSU, cv2.THRESH_TRIANGLE):
+        _cv(xt, f"auto-{extra}", "threshold", (im["photo-gray"], 0, 255, cv2.THRESH_BINARY | extra))
+    for method in (cv2.ADAPTIVE_THRESH_MEAN_C, cv2.ADAPTIVE_THRESH_GAUSSIAN_C):
+        for kind in (cv2.THRESH_BINARY, cv2.THRESH_BINARY_INV):
+            for key in ("u8c1", "photo-gray"):
+                _cv(xt, f"adaptive-{key}-{method}-{kind}", "adaptiveThreshold", (im[key], 255, method, kind, 7, 3))
+    for key, lo, hi in (("u8c3", (10, 50, 0), (200, 255, 120)), ("f32c3", (0.1, 0.2, 0.3), (0.8, 0.9, 0.7)),
+                        ("i16c1", -500, 1200), ("u8c1", 30, 180)):
+        _cv(xt, f"inRange-{key}", "inRange", (im[key], lo, hi))
+    xt.verify()
+
+
+def test_cv_canny(xt, rng):
+    im = _cv_images()
+    for key in ("photo-gray", "photo", "u8c1", "u8c4"):
+        for aperture in (3, 5, 7):
+            for l2 in (False, True):
+                lo, hi = (50, 150) if aperture == 3 else (400, 1200) if aperture == 5 else (3000, 9000)
+                _cv(xt, f"{key}-{aperture}-{l2}", "Canny", (im[key], lo, hi), {"apertureSize": aperture,
+                                                                             "L2gradient": l2})
+    dx = rng.integers(-300, 300, (37, 53)).astype(np.int16)
+    dy = rng.integers(-300, 300, (37, 53)).astype(np.int16)
+    _cv(xt, "derivatives", "Canny", (dx, dy, 100, 250))
+    xt.verify()
+
+
+def test_cv_split_merge_flip(xt):
+    im = _cv_images()
+    for key in ("u8c1", "u8c3", "u8c4", "f32c3", "i16c3", "photo"):
+        img = im[key]
+        for code in (0, 1, -1):
+            _cv(xt, f"flip-{key}-{code}", "flip", (img, code))
+        for code in (cv2.ROTATE_90_CLOCKWISE, cv2.ROTATE_180, cv2.ROTATE_90_COUNTERCLOCKWISE):
+            _cv(xt, f"rotate-{key}-{code}", "rotate", (img, code))
+        _cv(xt, f"transpose-{key}", "transpose", (img,))
+        for border in (cv2.BORDER_CONSTANT, cv2.BORDER_REPLICATE, cv2.BORDER_REFLECT, cv2.BORDER_WRAP,
+                       cv2.BORDER_REFLECT_101):
+            _cv(xt, f"border-{key}-{border}", "copyMakeBorder", (img, 3, 5, 7, 2, border), {"value": (1, 2, 3, 4)})
+        if img.ndim == 3:
+            _cv(xt, f"split-{key}", "split", (img,))
+            parts = cv2.split(img)
+            _cv(xt, f"merge-{key}", "merge", (parts,))
+    xt.verify()
+
+
+def test_cv_analysis(xt):
+    im = _cv_images()
+    gray, photo = im["u8c1"], im["photo-gray"]
+    binary = (photo > 120).astype(np.uint8) * 255
+    _cv(xt, "equalizeHist", "equalizeHist", (photo,))
+    for channel in range(3):
+        _cv(xt, f"calcHist-{channel}", "calcHist", ([im["photo"]], [channel], None, [16], [0, 256]))
+    _cv(xt, "calcHist-mask", "calcHist", ([photo], [0], binary, [256], [0, 256]))
+    for key, img in (("binary", binary), ("gray", photo), ("float", im["f32c1"])):
+        # Moments of non-binary images: sums of up to 60k products in another order (1e-9 relative,
+        # as test_cv_contours.py states against OpenCV).
+        expected = cv2.moments(img, binaryImage=key == "binary")
+        xt.check(f"moments-{key}", lambda: mcv.moments(img, binaryImage=key == "binary"), expected,
+                 cross=Close(rtol=1e-12, atol=1e-12 * max(abs(v) for v in expected.values())),
+                 ref=Close(rtol=1e-9, atol=1e-9 * max(abs(v) for v in expected.values())))
+    for conn in (4, 8):
+        _cv(xt, f"components-{conn}", "connectedComponentsWithStats", (binary,), {"connectivity": conn},
+            pick=lambda r: r[:3])
+        _cv(xt, f"components-only-{conn}", "connectedComponents", (binary, None, conn))
+    for mode in (cv2.RETR_EXTERNAL, cv2.RETR_TREE):
+        for method in (cv2.CHAIN_APPROX_NONE, cv2.CHAIN_APPROX_SIMPLE):
+            _cv(xt, f"contours-{mode}-{method}", "findContours", (binary, mode, method),
+                pick=lambda r: (tuple(r[0]), r[1]))
+    _cv(xt, "minMaxLoc", "minMaxLoc", (im["f32c1"],))
+    _cv(xt, "minMaxLoc-u8", "minMaxLoc", (gray,))
+    xt.check("mean", lambda: mcv.mean(im["photo"]), cv2.mean(im["photo"]), cross=Close(rtol=1e-12),
+             ref=Close(rtol=1e-10))
+    xt.check("meanStdDev", lambda: mcv.meanStdDev(im["photo"]), cv2.meanStdDev(im["photo"]), cross=Close(rtol=1e-12),
+             ref=Close(rtol=1e-10))
+    _cv(xt, "normalize-u8", "normalize", (gray, None, 10, 240, cv2.NORM_MINMAX))
+    _cv(xt, "normalize-f32", "normalize", (im["f32c3"], None, 1.0, 0.0, cv2.NORM_L2), taps=37 * 53 * 3)
+    xt.verify()
+
+
+def test_cv_arithmetic(xt):
+    im = _cv_images()
+    a, b = im["u8c3"], np.ascontiguousarray(im["photo"][:37, :53])
+    mask = (im["u8c1"] > 128).astype(np.uint8)
+    for alpha, beta, gamma in ((0.3, 0.7, 2.5), (1.5, -0.5, 0.0)):
+        _cv(xt, f"addWeighted-{alpha}", "addWeighted", (a, alpha, b, beta, gamma), lsb=1)
+        _cv(xt, f"addWeighted-f32-{alpha}", "addWeighted", (a, alpha, b, beta, gamma), {"dtype": cv2.CV_32F},
+            float_tol=1e-6, taps=2, weight_sum=2.0)
+    for alpha, beta in ((1.7, -20), (-0.5, 3.3)):
+        _cv(xt, f"convertScaleAbs-{alpha}", "convertScaleAbs", (im["f32c3"] * 300, None, alpha, beta))
+        _cv(xt, f"convertScaleAbs-i16-{alpha}", "convertScaleAbs", (im["i16c1"], None, alpha, beta))
+    for op in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+        _cv(xt, op, op, (a, b), {"mask": mask})
+    _cv(xt, "bitwise_not", "bitwise_not", (a,))
+    w1 = np.ascontiguousarray(im["f32c1"])
+    _cv(xt, "blendLinear", "blendLinear", (a, b, w1, 1 - w1))
+    _cv(xt, "blobFromImage", "dnn.blobFromImage" if False else "resize", (a, (16, 16)))
+    xt.check("blob", lambda: mcv.dnn.blobFromImage(im["photo"], 1 / 255, (64, 48), (104, 117, 123), swapRB=True),
+             cv2.dnn.blobFromImage(im["photo"], 1 / 255, (64, 48), (104, 117, 123), swapRB=True),
+             cross=Within(4 * EPS32 * 255), ref=Within(1e-5))
+    xt.verify()
+
+
+def test_codecs(xt):
+    im = _cv_images()
+    for ext, params in ((".png", []), (".png", [cv2.IMWRITE_PNG_COMPRESSION, 9]), (".bmp", []), (".tiff", []),
+                        (".webp", [cv2.IMWRITE_WEBP_QUALITY, 101]), (".jpg", [cv2.IMWRITE_JPEG_QUALITY, 90]),
+                        (".webp", [cv2.IMWRITE_WEBP_QUALITY, 80])):
+        for key in ("photo", "photo-gray", "u8c4"):
+            if key == "u8c4" and ext == ".jpg":
+                continue
+            img = im[key]
+
+            def round_trip():
+                ok, data = mcv.imencode(ext, img, params)
+                assert ok
+                data = np.asarray(data).reshape(-1)
+                return data, mcv.imdecode(data, cv2.IMREAD_UNCHANGED)
+            lossless = ext in (".png", ".bmp", ".tiff") or params == [cv2.IMWRITE_WEBP_QUALITY, 101]
+            cv2_file = cv2.imdecode(cv2.imencode(ext, img, params)[1], cv2.IMREAD_UNCHANGED)
+            # The encoded bytes and the decoded pixels are the same on every target; our file decodes
+            # to the pixels of cv2's own file (lossless formats), or close to them (lossy: a mean
+            # difference within 1 LSB, as test_cv_codecs.py states).
+            xt.check(f"{ext}-{params}-{key}", round_trip, None, cross=EXACT)
+            xt.check(f"{ext}-{params}-{key}-pixels", lambda: round_trip()[1], cv2_file,
+                     ref=EXACT if lossless else MeanWithin(1.0))
+        # Decoding OpenCV's file.
+        data = cv2.imencode(ext, im["photo"], params)[1]
+        xt.check(f"decode-{ext}-{params}", lambda: mcv.imdecode(data, cv2.IMREAD_COLOR),
+                 cv2.imdecode(data, cv2.IMREAD_COLOR), ref=EXACT if ext != ".webp" or params[1] == 101 else
+                 Close(atol=1))
     xt.verify()

@@ -33,7 +33,7 @@ void softmax_row(float* HWY_RESTRICT row, int64_t n, float scale, const float* m
     int64_t t = 0;
     for (; t + L <= n; t += L)
       hn::StoreU(hn::MulAdd(hn::LoadU(d, row + t), hn::Set(d, scale), hn::LoadU(d, mask + t)), d, row + t);
-    for (; t < n; ++t) row[t] = row[t] * scale + mask[t];
+    for (; t < n; ++t) row[t] = std::fma(row[t], scale, mask[t]);  // as the lanes round
   } else if (mask) {
     const float m = mask[0];  // a mask broadcast along the keys
     for (int64_t t = 0; t < n; ++t) row[t] = row[t] * scale + m;

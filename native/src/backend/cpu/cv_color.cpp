@@ -126,6 +126,7 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 using namespace shared;
 
+using cpu::HWY_NAMESPACE::FusedMulAdd;
 using cpu::HWY_NAMESPACE::round_in_range;
 
 template <class T> constexpr T opaque() { return std::is_same<T, float>::value ? T(1) : T(255); }
@@ -333,9 +334,10 @@ void gray_f32_row(const float* HWY_RESTRICT s, float* HWY_RESTRICT d, int64_t w,
     hn::Vec<decltype(df)> a, b, c, e;
     if constexpr (S == 3) hn::LoadInterleaved3(df, s + 3 * x, a, b, c);
     else hn::LoadInterleaved4(df, s + 4 * x, a, b, c, e);
-    hn::StoreU(hn::MulAdd(c, hn::Set(df, k2), hn::MulAdd(b, hn::Set(df, k1), hn::Mul(a, hn::Set(df, k0)))), df, d + x);
+    hn::StoreU(FusedMulAdd(c, hn::Set(df, k2), FusedMulAdd(b, hn::Set(df, k1), hn::Mul(a, hn::Set(df, k0)))), df, d + x);
   }
-  for (; x < w; ++x) d[x] = s[x * S] * k0 + s[x * S + 1] * k1 + s[x * S + 2] * k2;
+  // The tail rounds as the lanes do.
+  for (; x < w; ++x) d[x] = std::fma(s[x * S + 2], k2, std::fma(s[x * S + 1], k1, s[x * S] * k0));
 }
 
 // ---------------------------------------------------------------- YCrCb / YUV
@@ -405,6 +407,26 @@ int64_t u8_pixels_i32(const uint8_t* HWY_RESTRICT s, uint8_t* HWY_RESTRICT d, in
   (void)s; (void)d; (void)w; (void)blue; (void)pixel;
 #endif
   return x;
+}
+
+// Pixels [x, w) one at a time through the same `pixel` function on one-lane vectors, saturated as
+// the vector path narrows: the tail of u8_pixels_i32's rows (and, on the portable target, whole
+// rows), so that every pixel rounds alike whatever the vector width.
+template <int S, class PixelFn>
+void u8_pixels_i32_each(const uint8_t* HWY_RESTRICT s, uint8_t* HWY_RESTRICT d, int64_t x, int64_t w, int blue,
+                        const PixelFn& pixel) {
+  const hn::CappedTag<int32_t, 1> di;
+  auto narrow = [](int32_t v) { return (uint8_t)std::min(std::max(v, 0), 255); };
+  for (; x < w; ++x) {
+    const uint8_t* p = s + S * x;
+    const auto b = hn::Set(di, (int32_t)p[blue == 0 ? 0 : 2]), g = hn::Set(di, (int32_t)p[1]),
+               r = hn::Set(di, (int32_t)p[blue == 0 ? 2 : 0]);
+    hn::Vec<decltype(di)> o0, o1, o2;
+    pixel(di, b, g, r, o0, o1, o2);
+    d[3 * x] = narrow(hn::GetLane(o0));
+    d[3 * x + 1] = narrow(hn::GetLane(o1));
+    d[3 * x + 2] = narrow(hn::GetLane(o2));
+  }
 }
 
 template <int S>
@@ -704,12 +726,14 @@ inline void lab_luv_inverse_f(float L, float a, float bb, bool srgb, bool luv, f
 }
 
 // uint8 to Lab 32-bit lanes at a time: the linear value of each byte looked up in the scalar
-// row's gamma table, f's cube root computed.
+// row's gamma table, f's cube root computed. The row's tail goes through the same lane code one
+// pixel at a time (the whole row on the portable target), with fused multiply-adds everywhere:
+// every target gives the same bytes.
 template <int S>
-int64_t lab_u8_vector(const ColorJob& job, const uint8_t* s, uint8_t* d, int64_t w) {
+void lab_u8_row(const ColorJob& job, const uint8_t* s, uint8_t* d, int64_t w) {
   const LabTables& tables = lab_tables();
   const bool srgb = job.srgb;
-  return u8_pixels_i32<S>(s, d, w, job.blue, [&](auto di, auto b, auto g, auto r, auto& o0, auto& o1, auto& o2) {
+  auto pixel = [&](auto di, auto b, auto g, auto r, auto& o0, auto& o1, auto& o2) {
     const hn::Rebind<float, decltype(di)> df;
     const auto linear = [&](auto c) {
       return srgb ? hn::GatherIndex(df, tables.linear, c) : hn::Mul(hn::ConvertTo(df, c), hn::Set(df, 1.f / 255.f));
@@ -717,7 +741,7 @@ int64_t lab_u8_vector(const ColorJob& job, const uint8_t* s, uint8_t* d, int64_t
     const auto bf = linear(b), gf = linear(g), rf = linear(r);
     const float* m = kRgbToXyz;
     const auto xyz = [&](const float* row) {
-      return hn::MulAdd(rf, hn::Set(df, row[0]), hn::MulAdd(gf, hn::Set(df, row[1]), hn::Mul(bf, hn::Set(df, row[2]))));
+      return FusedMulAdd(rf, hn::Set(df, row[0]), FusedMulAdd(gf, hn::Set(df, row[1]), hn::Mul(bf, hn::Set(df, row[2]))));
     };
     const auto X = xyz(m), Y = xyz(m + 3), Z = xyz(m + 6);
     // f's cube root by Newton's method from the exponent divided by 3 (within 3.5%, then 0.13%
@@ -729,15 +753,17 @@ int64_t lab_u8_vector(const ColorJob& job, const uint8_t* s, uint8_t* d, int64_t
       auto y = hn::BitCast(df, hn::Add(hn::ConvertTo(di, hn::Mul(hn::ConvertTo(df, hn::BitCast(di, x)), third)),
                                        hn::Set(di, 709921077)));
       for (int k = 0; k < 2; ++k) y = hn::Mul(hn::Add(hn::Add(y, y), hn::Div(x, hn::Mul(y, y))), third);
-      return hn::IfThenElse(above, y, hn::MulAdd(t, hn::Set(df, 7.787f), hn::Set(df, 16.f / 116.f)));
+      return hn::IfThenElse(above, y, FusedMulAdd(t, hn::Set(df, 7.787f), hn::Set(df, 16.f / 116.f)));
     };
     const auto fx = f(hn::Mul(X, hn::Set(df, 1.f / kWhiteX))), fy = f(Y), fz = f(hn::Mul(Z, hn::Set(df, 1.f / kWhiteZ)));
-    const auto L = hn::IfThenElse(hn::Gt(Y, hn::Set(df, 0.008856f)), hn::MulSub(hn::Set(df, 116.f), fy, hn::Set(df, 16.f)),
+    const auto L = hn::IfThenElse(hn::Gt(Y, hn::Set(df, 0.008856f)), FusedMulAdd(hn::Set(df, 116.f), fy, hn::Set(df, -16.f)),
                                   hn::Mul(hn::Set(df, 903.3f), Y));
     o0 = hn::NearestInt(hn::Mul(L, hn::Set(df, 2.55f)));
-    o1 = hn::NearestInt(hn::MulAdd(hn::Set(df, 500.f), hn::Sub(fx, fy), hn::Set(df, 128.f)));
-    o2 = hn::NearestInt(hn::MulAdd(hn::Set(df, 200.f), hn::Sub(fy, fz), hn::Set(df, 128.f)));
-  });
+    o1 = hn::NearestInt(FusedMulAdd(hn::Set(df, 500.f), hn::Sub(fx, fy), hn::Set(df, 128.f)));
+    o2 = hn::NearestInt(FusedMulAdd(hn::Set(df, 200.f), hn::Sub(fy, fz), hn::Set(df, 128.f)));
+  };
+  const int64_t done = u8_pixels_i32<S>(s, d, w, job.blue, pixel);
+  u8_pixels_i32_each<S>(s, d, done, w, job.blue, pixel);
 }
 
 template <class T>
@@ -1034,8 +1060,7 @@ void convert_row(const ColorJob& job, const T* s, T* d, int64_t w) {
     case Kind::HLSInverse: return hsv_hls_inverse_row<T>(job, s, d, w, true);
     case Kind::Lab:
       if constexpr (std::is_same<T, uint8_t>::value) {
-        const int64_t done = S == 3 ? lab_u8_vector<3>(job, s, d, w) : lab_u8_vector<4>(job, s, d, w);
-        return lab_luv_row<T>(job, s + done * S, d + done * 3, w - done, false);
+        return S == 3 ? lab_u8_row<3>(job, s, d, w) : lab_u8_row<4>(job, s, d, w);
       }
       else return lab_luv_row<T>(job, s, d, w, false);
     case Kind::Luv: return lab_luv_row<T>(job, s, d, w, true);

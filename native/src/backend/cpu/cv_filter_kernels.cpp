@@ -16,6 +16,8 @@
 #include <limits>
 #include <vector>
 
+#include "backend/cpu/simd_shared-inl.h"
+
 #include "backend/cpu/cv_filter.h"
 #include "backend/cpu/thread_buffers.h"
 #include "mnnpy/thread_pool.h"
@@ -26,6 +28,7 @@ namespace cpu {
 namespace cv_filter {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
+using cpu::HWY_NAMESPACE::FusedMulAdd;
 
 // Fills the border columns of a row buffer whose pixels start at `mid`.
 // `constants`: the value of each channel where the border is constant (null: zeros).
@@ -92,7 +95,8 @@ void widen_row_sums(const uint16_t* buf, int64_t n, bool signed_sums, float* fbu
 
 // The horizontal sums of a widened row, tap by tap in order, each vector of them handed to
 // finish(sum, x). Four vectors go at a time: each sum is a chain of multiply-adds, whose latency
-// four independent chains hide. Returns where the whole vectors end.
+// four independent chains hide. Returns where the whole vectors end; the caller's tail rounds as
+// the lanes do (std::fma tap by tap), so no pixel depends on where the vector width ends a row.
 template <class Finish>
 int64_t horizontal_sums(const float* fbuf, int64_t row_len, int64_t C, const float* col_taps, int64_t nkx,
                         const Finish& finish) {
@@ -104,10 +108,10 @@ int64_t horizontal_sums(const float* fbuf, int64_t row_len, int64_t C, const flo
     for (int64_t j = 0; j < nkx; ++j) {
       const float* b = fbuf + x + j * C;
       const auto k = hn::Set(df, col_taps[j]);
-      a0 = hn::MulAdd(hn::LoadU(df, b), k, a0);
-      a1 = hn::MulAdd(hn::LoadU(df, b + NF), k, a1);
-      a2 = hn::MulAdd(hn::LoadU(df, b + 2 * NF), k, a2);
-      a3 = hn::MulAdd(hn::LoadU(df, b + 3 * NF), k, a3);
+      a0 = FusedMulAdd(hn::LoadU(df, b), k, a0);
+      a1 = FusedMulAdd(hn::LoadU(df, b + NF), k, a1);
+      a2 = FusedMulAdd(hn::LoadU(df, b + 2 * NF), k, a2);
+      a3 = FusedMulAdd(hn::LoadU(df, b + 3 * NF), k, a3);
     }
     finish(a0, x);
     finish(a1, x + NF);
@@ -116,7 +120,7 @@ int64_t horizontal_sums(const float* fbuf, int64_t row_len, int64_t C, const flo
   }
   for (; x + NF <= row_len; x += NF) {
     auto acc = hn::Zero(df);
-    for (int64_t j = 0; j < nkx; ++j) acc = hn::MulAdd(hn::LoadU(df, fbuf + x + j * C), hn::Set(df, col_taps[j]), acc);
+    for (int64_t j = 0; j < nkx; ++j) acc = FusedMulAdd(hn::LoadU(df, fbuf + x + j * C), hn::Set(df, col_taps[j]), acc);
     finish(acc, x);
   }
   return x;
@@ -200,7 +204,7 @@ void integer_u8_rows(const SepFilterPlan& p, const double* kx, int64_t nkx, cons
     widen_row_sums(buf, buf_len, signed_sums, fbuf);
     D* out = dst + y * row_len;
     int64_t x = horizontal_sums(fbuf, row_len, C, col_taps.data(), nkx, [&](decltype(vscale) acc, int64_t at) {
-      const auto value = hn::MulAdd(acc, vscale, vdelta);
+      const auto value = FusedMulAdd(acc, vscale, vdelta);
       if constexpr (std::is_same<D, float>::value) {
         hn::StoreU(value, df, out + at);
       } else {
@@ -216,14 +220,16 @@ void integer_u8_rows(const SepFilterPlan& p, const double* kx, int64_t nkx, cons
       float acc = 0.0f;
       for (int64_t j = 0; j < nkx; ++j) {
         const uint16_t raw = buf[x + j * C];
-        acc += (signed_sums ? (float)(int16_t)raw : (float)raw) * col_taps[j];
+        acc = std::fma(signed_sums ? (float)(int16_t)raw : (float)raw, col_taps[j], acc);
       }
-      out[x] = to_output<D, float>(acc * scale + delta);
+      out[x] = to_output<D, float>(std::fma(acc, scale, delta));
     }
   }
 }
 
-// A: the type sums are kept in (float, or double when the source or result is float64).
+// A: the type sums are kept in (float, or double when the source or result is float64). Every tap
+// is a fused multiply-add (std::fma: vector FMAs where the target has them), as OpenCV's vector
+// filters compute: the same rounding on every target.
 template <class T, class D, class A>
 void generic_rows(const SepFilterPlan& p, const double* kx, int64_t nkx, const double* ky, int64_t nky,
                   const T* src, D* dst, int64_t y0, int64_t y1) {
@@ -273,19 +279,19 @@ void generic_rows(const SepFilterPlan& p, const double* kx, int64_t nkx, const d
           for (int64_t x = x0; x < x1; ++x) {
             const A v0 = (A)s0[x], v1 = (A)s1[x], v2 = (A)s2[x], v3 = (A)s3[x];
             A sum = mid[x];
-            sum += k0 * (v0 * v0);
-            sum += k1 * (v1 * v1);
-            sum += k2 * (v2 * v2);
-            sum += k3 * (v3 * v3);
+            sum = std::fma(k0, v0 * v0, sum);
+            sum = std::fma(k1, v1 * v1, sum);
+            sum = std::fma(k2, v2 * v2, sum);
+            sum = std::fma(k3, v3 * v3, sum);
             mid[x] = sum;
           }
         } else {
           for (int64_t x = x0; x < x1; ++x) {
             A sum = mid[x];
-            sum += k0 * (A)s0[x];
-            sum += k1 * (A)s1[x];
-            sum += k2 * (A)s2[x];
-            sum += k3 * (A)s3[x];
+            sum = std::fma(k0, (A)s0[x], sum);
+            sum = std::fma(k1, (A)s1[x], sum);
+            sum = std::fma(k2, (A)s2[x], sum);
+            sum = std::fma(k3, (A)s3[x], sum);
             mid[x] = sum;
           }
         }
@@ -294,9 +300,9 @@ void generic_rows(const SepFilterPlan& p, const double* kx, int64_t nkx, const d
         const T* HWY_RESTRICT s = rows[t];
         const A k = ks[t];
         if (square) {
-          for (int64_t x = x0; x < x1; ++x) mid[x] += k * ((A)s[x] * (A)s[x]);
+          for (int64_t x = x0; x < x1; ++x) mid[x] = std::fma(k, (A)s[x] * (A)s[x], mid[x]);
         } else {
-          for (int64_t x = x0; x < x1; ++x) mid[x] += k * (A)s[x];
+          for (int64_t x = x0; x < x1; ++x) mid[x] = std::fma(k, (A)s[x], mid[x]);
         }
       }
     }
@@ -311,19 +317,19 @@ void generic_rows(const SepFilterPlan& p, const double* kx, int64_t nkx, const d
         const A k0 = col_taps[j], k1 = col_taps[j + 1], k2 = col_taps[j + 2], k3 = col_taps[j + 3];
         for (int64_t x = 0; x < n; ++x) {
           A sum = acc[x];
-          sum += k0 * b[x];
-          sum += k1 * b[x + C];
-          sum += k2 * b[x + 2 * C];
-          sum += k3 * b[x + 3 * C];
+          sum = std::fma(k0, b[x], sum);
+          sum = std::fma(k1, b[x + C], sum);
+          sum = std::fma(k2, b[x + 2 * C], sum);
+          sum = std::fma(k3, b[x + 3 * C], sum);
           acc[x] = sum;
         }
       }
       for (; j < nkx; ++j) {
         const A k = col_taps[j];
         const A* HWY_RESTRICT b = buf + j * C + x0;
-        for (int64_t x = 0; x < n; ++x) acc[x] += k * b[x];
+        for (int64_t x = 0; x < n; ++x) acc[x] = std::fma(k, b[x], acc[x]);
       }
-      for (int64_t x = 0; x < n; ++x) out[x0 + x] = to_output<D, A>(acc[x] * scale + delta);
+      for (int64_t x = 0; x < n; ++x) out[x0 + x] = to_output<D, A>(std::fma(acc[x], scale, delta));
     }
   }
 }
@@ -377,11 +383,11 @@ void filter_2d_rows(const SepFilterPlan& p, const double* kernel, int64_t kh, in
         const A k = taps[i * kw + j];
         if (k == A(0)) continue;
         const A* HWY_RESTRICT b = buf + j * C;
-        for (int64_t x = 0; x < row_len; ++x) acc[x] += k * b[x];
+        for (int64_t x = 0; x < row_len; ++x) acc[x] = std::fma(k, b[x], acc[x]);
       }
     }
     D* HWY_RESTRICT out = dst + y * row_len;
-    for (int64_t x = 0; x < row_len; ++x) out[x] = to_output<D, A>(acc[x] * scale + delta);
+    for (int64_t x = 0; x < row_len; ++x) out[x] = to_output<D, A>(std::fma(acc[x], scale, delta));
   }
 }
 

@@ -253,11 +253,13 @@ void horizontal_taps(const T* HWY_RESTRICT src, const int32_t* HWY_RESTRICT off,
   for (int t = 1; t < taps; ++t) {
     const int32_t* HWY_RESTRICT o = off + t * n;
     const float* HWY_RESTRICT w = weight + t * n;
-    for (int64_t i = 0; i < n; ++i) dst[i] += (W)w[i] * (W)src[o[i]];
+    for (int64_t i = 0; i < n; ++i) dst[i] = std::fma((W)w[i], (W)src[o[i]], dst[i]);
   }
 }
 
-// dst[i] = sum over t of weight[t] * src[off[t * n + i]], in float (double for float64 images).
+// dst[i] = sum over t of weight[t] * src[off[t * n + i]], in float (double for float64 images). Taps
+// are fused multiply-adds (std::fma: vector FMAs where the target has them), the same rounding on
+// every target.
 void HorizontalTaps(DType dtype, const void* src, const int32_t* off, const float* weight, int taps, int64_t n,
                     void* dst) {
   switch (dtype) {
@@ -280,7 +282,7 @@ void vertical_taps(const W* const* rows, const float* weight, int taps, int64_t 
     for (int t = 1; t < taps; ++t) {
       const W* HWY_RESTRICT r = rows[t] + i0;
       const W w = (W)weight[t];
-      for (int64_t i = 0; i < m; ++i) acc[i] += w * r[i];
+      for (int64_t i = 0; i < m; ++i) acc[i] = std::fma(w, r[i], acc[i]);
     }
     if constexpr (std::is_integral<T>::value) {
       // OpenCV's saturate_cast: round half to even, then clamp.

@@ -16,6 +16,7 @@
 #include "backend/cpu/simd_shared-inl.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -544,9 +545,12 @@ void stream_rows_t(const GemmCall& g, int64_t j0, int64_t j1) {
           hn::StoreU(acc, d, crow[i] + j);
         }
       }
-      for (; j < n; ++j)
-        for (int i = 0; i < R; ++i)
-          crow[i][j] += s[i][0] * brow[0][j] + s[i][1] * brow[1][j] + s[i][2] * brow[2][j] + s[i][3] * brow[3][j];
+      for (; j < n; ++j)  // the same chain of fused multiply-adds as the lanes
+        for (int i = 0; i < R; ++i) {
+          T acc = crow[i][j];
+          for (int q = 0; q < 4; ++q) acc = std::fma(s[i][q], brow[q][j], acc);
+          crow[i][j] = acc;
+        }
     }
   }
 }

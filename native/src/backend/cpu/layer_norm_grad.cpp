@@ -93,8 +93,8 @@ void LayerNormGradImpl(const float* x, const float* g, const float* gamma, int64
         for (; i < dim; ++i) {
           const float gx = gamma ? gr[i] * gamma[i] : gr[i];
           const float xh = (xr[i] - mean) * rstd;
-          out[i] = rstd * (gx - mean_gx - xh * mean_gx_xh);
-          pg[i] += gr[i] * xh;
+          out[i] = rstd * std::fma(-xh, mean_gx_xh, gx - mean_gx);  // as the lanes round
+          pg[i] = std::fma(gr[i], xh, pg[i]);
           pb[i] += gr[i];
         }
       }

@@ -30,23 +30,35 @@ template <class T> HWY_INLINE bool is_nan(T v) {
 template <class T> HWY_INLINE T max_nan(T a, T b) { return (a >= b || is_nan(a)) ? a : b; }
 template <class T> HWY_INLINE T min_nan(T a, T b) { return (a <= b || is_nan(a)) ? a : b; }
 
-// Sum of a contiguous float run: 4 vector accumulators per block of 2048, blocks added in double.
+// Sum of a contiguous float run, the same bits on every target: blocks of 2048 elements; in a
+// block, element i goes to partial sum i % kWays (kWays = four AVX-512 vectors of lanes: four
+// vectors there, eight on AVX2, kWays scalars on the portable target), the partial sums are added
+// pairwise in a fixed order and the block's last elements after them one by one; blocks are
+// added in double. Each partial sum takes at most 2048 / kWays elements on every target, so the
+// portable target is as accurate as the widest.
 template <class T> double sum_float_run(const T* HWY_RESTRICT x, int64_t n) {
   const hn::ScalableTag<T> d;
-  const int64_t N = (int64_t)hn::Lanes(d);
+  constexpr int64_t kWays = 4 * (64 / (int64_t)sizeof(T));
+  constexpr int64_t N = (int64_t)hn::MaxLanes(d);
+  static_assert(kWays % N == 0, "whole vectors of partial sums");
+  constexpr int64_t kVectors = kWays / N;
+  HWY_DASSERT((int64_t)hn::Lanes(d) == N);
   double total = 0;
   constexpr int64_t kBlock = 2048;
   for (int64_t b = 0; b < n; b += kBlock) {
     const int64_t e = std::min(n, b + kBlock);
-    auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
+    hn::Vec<decltype(d)> acc[kVectors];
+    for (int64_t v = 0; v < kVectors; ++v) acc[v] = hn::Zero(d);
     int64_t i = b;
-    for (; i + 4 * N <= e; i += 4 * N) {
-      a0 = hn::Add(a0, hn::LoadU(d, x + i));
-      a1 = hn::Add(a1, hn::LoadU(d, x + i + N));
-      a2 = hn::Add(a2, hn::LoadU(d, x + i + 2 * N));
-      a3 = hn::Add(a3, hn::LoadU(d, x + i + 3 * N));
+    for (; i + kWays <= e; i += kWays) {
+      for (int64_t v = 0; v < kVectors; ++v) acc[v] = hn::Add(acc[v], hn::LoadU(d, x + i + v * N));
     }
-    T block = hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3))));
+    HWY_ALIGN T part[kWays];
+    for (int64_t v = 0; v < kVectors; ++v) hn::Store(acc[v], d, part + v * N);
+    for (int64_t w = kWays / 2; w >= 1; w /= 2) {
+      for (int64_t j = 0; j < w; ++j) part[j] += part[j + w];
+    }
+    T block = part[0];
     for (; i < e; ++i) block += x[i];
     total += (double)block;
   }

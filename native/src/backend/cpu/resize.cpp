@@ -8,6 +8,8 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
+#include "backend/cpu/simd_shared-inl.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -33,7 +35,7 @@ void horizontal_t(const float* HWY_RESTRICT row, const int32_t* HWY_RESTRICT ind
     auto acc = hn::Mul(hn::LoadU(d, weight + o), hn::GatherIndex(d, row, hn::LoadU(di, index + o)));
     for (int t = 1; t < kTaps; ++t) {
       const int64_t at = t * out + o;
-      acc = hn::MulAdd(hn::LoadU(d, weight + at), hn::GatherIndex(d, row, hn::LoadU(di, index + at)), acc);
+      acc = FusedMulAdd(hn::LoadU(d, weight + at), hn::GatherIndex(d, row, hn::LoadU(di, index + at)), acc);
     }
     hn::StoreU(acc, d, dst + o);
   };
@@ -43,9 +45,9 @@ void horizontal_t(const float* HWY_RESTRICT row, const int32_t* HWY_RESTRICT ind
     if (o < out) vector_at(out - N);  // overlaps the previous vector, rewriting equal values
     return;
   }
-  for (; o < out; ++o) {
+  for (; o < out; ++o) {  // rounds as the lanes do
     float acc = 0;
-    for (int t = 0; t < kTaps; ++t) acc += weight[t * out + o] * row[index[t * out + o]];
+    for (int t = 0; t < kTaps; ++t) acc = std::fma(weight[t * out + o], row[index[t * out + o]], acc);
     dst[o] = acc;
   }
 }
@@ -61,13 +63,13 @@ void horizontal_any(int taps, const float* HWY_RESTRICT row, const int32_t* HWY_
     auto acc = hn::Zero(d);
     for (int t = 0; t < taps; ++t) {
       const int64_t at = t * out + o;
-      acc = hn::MulAdd(hn::LoadU(d, weight + at), hn::GatherIndex(d, row, hn::LoadU(di, index + at)), acc);
+      acc = FusedMulAdd(hn::LoadU(d, weight + at), hn::GatherIndex(d, row, hn::LoadU(di, index + at)), acc);
     }
     hn::StoreU(acc, d, dst + o);
   }
-  for (; o < out; ++o) {
+  for (; o < out; ++o) {  // rounds as the lanes do
     float acc = 0;
-    for (int t = 0; t < taps; ++t) acc += weight[t * out + o] * row[index[t * out + o]];
+    for (int t = 0; t < taps; ++t) acc = std::fma(weight[t * out + o], row[index[t * out + o]], acc);
     dst[o] = acc;
   }
 }
@@ -91,19 +93,19 @@ void VerticalImpl(int taps, const float* const* rows, const float* weight, int64
     const float* HWY_RESTRICT b = rows[1];
     const auto wa = hn::Set(d, weight[0]), wb = hn::Set(d, weight[1]);
     for (; i + N <= n; i += N) {
-      hn::StoreU(hn::MulAdd(wb, hn::LoadU(d, b + i), hn::Mul(wa, hn::LoadU(d, a + i))), d, dst + i);
+      hn::StoreU(FusedMulAdd(wb, hn::LoadU(d, b + i), hn::Mul(wa, hn::LoadU(d, a + i))), d, dst + i);
     }
-    for (; i < n; ++i) dst[i] = weight[0] * a[i] + weight[1] * b[i];
+    for (; i < n; ++i) dst[i] = std::fma(weight[1], b[i], weight[0] * a[i]);  // as the lanes round
     return;
   }
   for (; i + N <= n; i += N) {
     auto acc = hn::Mul(hn::Set(d, weight[0]), hn::LoadU(d, rows[0] + i));
-    for (int t = 1; t < taps; ++t) acc = hn::MulAdd(hn::Set(d, weight[t]), hn::LoadU(d, rows[t] + i), acc);
+    for (int t = 1; t < taps; ++t) acc = FusedMulAdd(hn::Set(d, weight[t]), hn::LoadU(d, rows[t] + i), acc);
     hn::StoreU(acc, d, dst + i);
   }
   for (; i < n; ++i) {
-    float acc = weight[0] * rows[0][i];
-    for (int t = 1; t < taps; ++t) acc += weight[t] * rows[t][i];
+    float acc = weight[0] * rows[0][i];  // rounds as the lanes do
+    for (int t = 1; t < taps; ++t) acc = std::fma(weight[t], rows[t][i], acc);
     dst[i] = acc;
   }
 }
