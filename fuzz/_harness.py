@@ -28,7 +28,7 @@ DOCUMENTED = (ValueError, TypeError, OSError, MemoryError)
 # be refused cleanly (MemoryError), not taken; libFuzzer's RSS limit (3 GiB) then flags growth,
 # not a big but honest request. Decoded images are limited as OpenCV limits them, lower here so
 # that each input runs fast.
-FUZZ_ENVIRONMENT = {"MNNPY_MEMORY_LIMIT": str(1 << 30), "OPENCV_IO_MAX_IMAGE_PIXELS": str(1 << 24)}
+FUZZ_ENVIRONMENT = {"MNNPY_MEMORY_LIMIT": str(512 << 20), "OPENCV_IO_MAX_IMAGE_PIXELS": str(1 << 24)}
 
 
 def check_documented(error, extra=()):

@@ -262,11 +262,13 @@ def shape(x):
 def one_hot(indices, depth, on_value=1.0, off_value=0.0, axis=-1):
     """``on_value`` where the index equals the position along a new axis of size ``depth``."""
     indices = _as_var(indices)
-    positions = _np.arange(int(depth), dtype=_np.int64)
     axis = axis if axis >= 0 else indices.ndim + 1 + axis
-    positions = positions.reshape((int(depth),) + (1,) * (indices.ndim - axis))
+    rank = indices.ndim - axis + 1
+    # Lazy positions: a depth beyond memory is refused by the core before anything is allocated.
+    positions = _core.op("Iota", [], {"shape": [int(depth)] + [1] * (rank - 1), "start": 0,
+                                      "strides": [1] + [0] * (rank - 1)})
     expanded = reshape(indices, indices.shape[:axis] + (1,) + indices.shape[axis:])
-    hit = equal(expanded, const(positions))
+    hit = equal(expanded, positions)
     return select(hit, const(_np.float32(on_value)), const(_np.float32(off_value)))
 
 

@@ -42,6 +42,8 @@ PY=${PYTHON:-python3}
 extras=""
 [ $want_tests = 1 ] && extras="[test]"
 .venv/bin/python -m pip install -q ".${extras}"
+# The fuzzers' instrumented core is built by scripts/dev_build.sh with the venv's build tools.
+[ $want_fuzz = 1 ] && .venv/bin/python -m pip install -q "pybind11>=2.12" cmake ninja
 venv_python="$PWD/.venv/bin/python"
 # Checked from outside the source tree, so that the installed package is the one imported.
 echo "mnnpy installed in .venv: $(cd / && "$venv_python" -c 'import mnnpy; print(mnnpy.runtime_info())')"

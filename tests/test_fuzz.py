@@ -33,6 +33,8 @@ def run_fuzzer(name, tmp_path, *args, timeout=120):
 
 @pytest.mark.parametrize("name", sorted(RUNS))
 def test_fuzzer_short_run(name, tmp_path):
+    if name in ("model_file", "onnx"):
+        pytest.importorskip("onnx")  # their seeds are ONNX models made in code
     code, log = run_fuzzer(name, tmp_path, f"-runs={RUNS[name]}")
     assert code == 0, f"fuzz_{name} found a problem:\n{log[-6000:]}"
     done = re.search(r"#(\d+)\s+DONE\s+cov: (\d+) ft: (\d+)", log)

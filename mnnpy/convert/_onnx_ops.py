@@ -478,17 +478,31 @@ def _tile(ctx, node, ins):
     return F.tile(ins[0], _ints(ctx, node, ins[1], "repeats"))
 
 
+# Results whose size a model's values decide (ConstantOfShape, Range, OneHot ...) are built as
+# lazy core ops, not NumPy arrays: the core refuses a size beyond memory before allocating it
+# (NumPy would take it, up to the machine's memory, whatever the process's limit).
 @handles("ConstantOfShape")
 def _constant_of_shape(ctx, node, ins):
     shape = _ints(ctx, node, ins[0], "shape")
-    value = _attr(node, "value", np.zeros(1, np.float32))
-    return F.const(np.full(shape, value.reshape(-1)[0], dtype=value.dtype))
+    value = np.asarray(_attr(node, "value", np.zeros(1, np.float32)))
+    if value.size != 1:
+        raise ValueError(f"the value must hold one element, got {value.size}")
+    return F.broadcast_to(F.const(value.reshape(())), shape)
 
 
 @handles("Range")
 def _range(ctx, node, ins):
+    from ..numpy import arange
     start, limit, delta = (ctx.static(v, node, "range bound") for v in ins)
-    return F.const(np.arange(start[()], limit[()], delta[()], dtype=start.dtype))
+    if not delta:
+        raise ValueError("delta must not be zero")
+    return arange(start[()], limit[()], delta[()], dtype=start.dtype)
+
+
+def _positions(n, axis, rank):
+    """0, 1, ..., n-1 (int64) along ``axis`` of a rank-``rank`` tensor, of length 1 elsewhere."""
+    return _core.op("Iota", [], {"shape": [n if d == axis else 1 for d in range(rank)], "start": 0,
+                                 "strides": [int(d == axis) for d in range(rank)]})
 
 
 @handles("Pad")
@@ -926,9 +940,10 @@ def _lp_norm(ctx, node, ins):
 def _trilu(ctx, node, ins):
     x = ins[0]
     k = int(ctx.static(ins[1], node, "k")) if len(ins) > 1 and ins[1] is not None else 0
-    rows, cols = x.shape[-2], x.shape[-1]
-    keep = np.triu(np.ones((rows, cols), bool), k) if _attr(node, "upper", 1) else np.tril(np.ones((rows, cols), bool), k)
-    return F.select(F.const(keep), x, F.const(np.zeros((), np.dtype(x.dtype))))
+    # Element (i, j) is kept when j - i >= k (upper) or j - i <= k (lower).
+    offset = F.subtract(_positions(x.shape[-1], 1, 2), _positions(x.shape[-2], 0, 2))
+    keep = F.greater_equal(offset, np.int64(k)) if _attr(node, "upper", 1) else F.less_equal(offset, np.int64(k))
+    return F.select(keep, x, F.const(np.zeros((), np.dtype(x.dtype))))
 
 
 @handles("CumSum")
@@ -965,8 +980,7 @@ def _one_hot(ctx, node, ins):
     idx = F.select(F.less(idx, 0), F.add(idx, np.int64(depth)), idx)
     rank = indices.ndim + 1
     axis = _axis(axis, rank)
-    positions = np.arange(depth, dtype=np.int64).reshape([depth if d == axis else 1 for d in range(rank)])
-    hot = F.equal(F.unsqueeze(idx, [axis]), F.const(positions))
+    hot = F.equal(F.unsqueeze(idx, [axis]), _positions(depth, axis, rank))
     off, on = F.gather(values, F.const(np.array(0, np.int64)), 0), F.gather(values, F.const(np.array(1, np.int64)), 0)
     return F.select(hot, on, off)
 
@@ -988,8 +1002,7 @@ def _hardmax(ctx, node, ins):
         x = F.reshape(x, [int(np.prod(shape[:axis])), int(np.prod(shape[axis:]))])
         axis = 1
     first = F.unsqueeze(F.cast(F.argmax(x, axis), np.int64), [axis])
-    positions = np.arange(x.shape[axis], dtype=np.int64).reshape([-1 if d == axis else 1 for d in range(x.ndim)])
-    y = F.cast(F.equal(first, F.const(positions)), x.dtype)
+    y = F.cast(F.equal(first, _positions(x.shape[axis], axis, x.ndim)), x.dtype)
     return F.reshape(y, shape)
 
 
