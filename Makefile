@@ -1,5 +1,5 @@
 # The two set-up commands of the README.
-.PHONY: demo test bench fuzz
+.PHONY: demo test bench fuzz sanitize
 
 demo:
 	scripts/setup.sh
@@ -18,3 +18,8 @@ FUZZ_SECONDS ?= 300
 fuzz:
 	scripts/setup.sh fuzz
 	FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run_all.sh
+
+# The test suite under AddressSanitizer and UndefinedBehaviorSanitizer (README: Developers).
+sanitize:
+	scripts/setup.sh test
+	scripts/sanitize.sh

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <new>
 
+#include "mnnpy/sanitizer.h"
+
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
@@ -29,6 +31,7 @@ inline void* allocate_aligned(size_t bytes) {
 #ifdef MADV_HUGEPAGE
   if (huge) madvise(p, rounded, MADV_HUGEPAGE);
 #endif
+  limit_access(p, bytes, rounded);  // ASan builds: the rounding is not the caller's
   return p;
 }
 

@@ -15,6 +15,7 @@
 
 #include "mnnpy/aligned_memory.h"
 #include "mnnpy/limits.h"
+#include "mnnpy/sanitizer.h"
 
 namespace mnnpy {
 
@@ -171,6 +172,7 @@ void give_back_block(void* p, size_t bytes) {
       c.free_blocks.erase(last);
     }
     if (bytes <= kCacheCapacity) {
+      poison_bytes(p, bytes);  // a kept block is dead until Tensor::allocate hands it out again
       c.free_blocks.emplace(bytes, p);
       c.cached_bytes += bytes;
       return;
@@ -205,6 +207,7 @@ std::shared_ptr<Tensor> Tensor::allocate(const TensorType& t) {
   } catch (const std::bad_alloc&) {
     throw MemoryError(allocation_failure_message(nbytes, t));
   }
+  limit_access(p, nbytes, aligned_block_size(bytes));
   tensor->data = p;
   tensor->owner = std::shared_ptr<void>(p, [bytes](void* q) { give_back_block(q, bytes); });
   return tensor;

@@ -16,6 +16,7 @@
 #include "mnnpy/aligned_memory.h"
 #include "mnnpy/limits.h"
 #include "mnnpy/op_registry.h"
+#include "mnnpy/sanitizer.h"
 #include "mnnpy/simd_target.h"
 #include "mnnpy/thread_pool.h"
 #include "runtime/fused_elementwise.h"
@@ -218,6 +219,7 @@ struct Step {
   std::string label;  // the op, or the ops of a fused group
   std::vector<int> inputs, outputs;  // value ids
   size_t scratch_offset = 0;
+  std::vector<int> arena_dead_after;  // ASan builds: arena values last used by this step
 };
 
 struct Plan {
@@ -279,6 +281,10 @@ void check_plan_fits_in_memory(const Plan& plan) {
                                    dtype_name(largest->type.dtype) + ")"
                              : std::string()));
 }
+
+// ASan builds leave unaddressable bytes after each buffer of the arena, so that a kernel running
+// past its output's end lands on them rather than on the next buffer.
+constexpr size_t kArenaRedZone = kAddressSanitizer ? 64 : 0;
 
 std::unique_ptr<Plan> build_plan(const Collected& g) {
   auto plan = std::make_unique<Plan>();
@@ -470,12 +476,13 @@ std::unique_ptr<Plan> build_plan(const Collected& g) {
   for (size_t v = 0; v < values.size(); ++v) {
     PlanValue& pv = values[v];
     if (pv.root >= 0 || pv.storage != StorageKind::Arena || defined_at[v] < 0) continue;
-    intervals.push_back(Interval{defined_at[v], std::max(defined_at[v], last_use[v]), align64(pv.type.nbytes()),
-                                 &pv.arena_offset});
+    const int end = std::max(defined_at[v], last_use[v]);
+    intervals.push_back(Interval{defined_at[v], end, align64(pv.type.nbytes()) + kArenaRedZone, &pv.arena_offset});
+    if (kAddressSanitizer) plan->steps[end].arena_dead_after.push_back((int)v);
   }
   for (int s = 0; s < S; ++s) {
     const size_t scratch = plan->steps[s].kernel->scratch_bytes();
-    if (scratch) intervals.push_back(Interval{s, s, align64(scratch), &plan->steps[s].scratch_offset});
+    if (scratch) intervals.push_back(Interval{s, s, align64(scratch) + kArenaRedZone, &plan->steps[s].scratch_offset});
   }
   plan->arena_bytes = plan_arena(intervals);
   check_plan_fits_in_memory(*plan);
@@ -548,6 +555,10 @@ std::vector<std::shared_ptr<Tensor>> run_plan(const Plan& plan,
                                               const std::vector<std::shared_ptr<Tensor>>& leaf_values) {
   thread_local Arena arena;
   char* base = plan.arena_bytes ? (char*)arena.reserve(plan.arena_bytes) : nullptr;
+  // ASan builds: a buffer of the arena is addressable from the step that defines it to the last
+  // step that reads it, and only its own bytes.
+  if (base) poison_bytes(base, arena.size);
+  auto arena_bytes_of = [&](int v) { return base + plan.values[v].arena_offset; };
   std::vector<std::shared_ptr<Tensor>> tensors(plan.values.size());
   for (size_t v = 0; v < plan.values.size(); ++v) {
     const PlanValue& pv = plan.values[v];
@@ -581,15 +592,26 @@ std::vector<std::shared_ptr<Tensor>> run_plan(const Plan& plan,
     for (int x : step.inputs) args.inputs.push_back(tensors[x].get());
     for (int y : step.outputs) args.outputs.push_back(tensors[y].get());
     void* scratch = base ? base + step.scratch_offset : nullptr;
+    if (kAddressSanitizer) {
+      for (int y : step.outputs) {
+        const PlanValue& pv = plan.values[y];
+        if (pv.root < 0 && pv.storage == StorageKind::Arena) unpoison_bytes(arena_bytes_of(y), pv.type.nbytes());
+      }
+      if (scratch) unpoison_bytes(scratch, step.kernel->scratch_bytes());
+    }
     if (!profile) {
       step.kernel->execute(args, scratch);
-      continue;
+    } else {
+      const auto start = std::chrono::steady_clock::now();  // read only when profiling: steps can be tiny
+      step.kernel->execute(args, scratch);
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const std::string shape = args.outputs.empty() ? std::string() : shape_str(args.outputs[0]->type.shape);
+      timings.push_back(StepProfile{step.label, step.kernel->scheme(), shape, seconds, step.kernel->flops()});
     }
-    const auto start = std::chrono::steady_clock::now();  // read only when profiling: steps can be tiny
-    step.kernel->execute(args, scratch);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const std::string shape = args.outputs.empty() ? std::string() : shape_str(args.outputs[0]->type.shape);
-    timings.push_back(StepProfile{step.label, step.kernel->scheme(), shape, seconds, step.kernel->flops()});
+    if (kAddressSanitizer) {
+      if (scratch) poison_bytes(scratch, step.kernel->scratch_bytes());
+      for (int v : step.arena_dead_after) poison_bytes(arena_bytes_of(v), plan.values[v].type.nbytes());
+    }
   }
   if (profile) {
     std::lock_guard<std::mutex> lock(g_cache_mutex);

@@ -24,6 +24,7 @@
 #include "backend/cpu/gemm.h"
 #include "backend/cpu/thread_buffers.h"
 #include "mnnpy/aligned_memory.h"
+#include "mnnpy/sanitizer.h"
 #include "mnnpy/thread_pool.h"
 
 #ifndef MNNPY_GEMM_SHARED_ONCE
@@ -86,6 +87,7 @@ inline void* scratch(ScratchSlot slot, size_t bytes) {
     s.ptr[slot] = allocate_aligned(rounded);
     s.size[slot] = rounded;
   }
+  limit_access(s.ptr[slot], bytes, s.size[slot]);
   return s.ptr[slot];
 }
 inline void release_large_scratch(ScratchSlot slot) {

@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <new>
 
+#include "mnnpy/sanitizer.h"
+
 namespace mnnpy {
 namespace cpu {
 
@@ -28,6 +30,7 @@ float* thread_buffer(int slot, size_t floats) {
     }
     buffers.size[slot] = bytes;
   }
+  limit_access(buffers.ptr[slot], floats * sizeof(float), buffers.size[slot]);
   return static_cast<float*>(buffers.ptr[slot]);
 }
 
