@@ -152,3 +152,20 @@ def run_module(module, rng):
     outputs = module.forward(*arrays)
     for out in outputs if isinstance(outputs, (list, tuple)) else [outputs]:
         out.read()
+
+
+def load_and_run(files, data, check_first=None):
+    """Writes ``data`` to a fresh file of ``files`` (a ScratchFiles), calls ``check_first(path)``
+    when given, loads the file with nn.load_module_from_file and runs the module once; only
+    documented exceptions may come out."""
+    from mnnpy import nn
+    path = files.write(data)
+    try:
+        if check_first is not None:
+            check_first(path)
+        module = nn.load_module_from_file(path)
+        run_module(module, np.random.default_rng(len(data)))
+    except Exception as e:  # noqa: BLE001 (sorted by check_documented)
+        _harness.check_documented(e)
+    finally:
+        files.remove(path)

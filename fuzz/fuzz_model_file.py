@@ -19,20 +19,13 @@ _files = _harness.ScratchFiles(".mnnpy")
 DESCRIPTION = "mnnpy.model"  # mnnpy.convert._graph.GRAPH_KEY
 
 
-def fuzz_one(data):
-    import numpy as np
+def _read_description(path):
+    from mnnpy import convert
+    assert isinstance(convert.load_model(path).nodes, list)
 
-    from mnnpy import convert, nn
-    path = _files.write(data)
-    try:
-        graph = convert.load_model(path)
-        assert isinstance(graph.nodes, list)
-        module = nn.load_module_from_file(path)
-        _models.run_module(module, np.random.default_rng(len(data)))
-    except Exception as e:  # noqa: BLE001 (sorted by check_documented)
-        _harness.check_documented(e)
-    finally:
-        _files.remove(path)
+
+def fuzz_one(data):
+    _models.load_and_run(_files, data, check_first=_read_description)
 
 
 # ---------------------------------------------------------------- structure-aware mutation

@@ -18,17 +18,7 @@ _files = _harness.ScratchFiles(".onnx")
 
 
 def fuzz_one(data):
-    import numpy as np
-
-    from mnnpy import nn
-    path = _files.write(data)
-    try:
-        module = nn.load_module_from_file(path)
-        _models.run_module(module, np.random.default_rng(len(data)))
-    except Exception as e:  # noqa: BLE001 (sorted by check_documented)
-        _harness.check_documented(e)
-    finally:
-        _files.remove(path)
+    _models.load_and_run(_files, data)
 
 
 # ---------------------------------------------------------------- structure-aware mutation

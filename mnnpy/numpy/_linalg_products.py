@@ -5,6 +5,7 @@ Contractions are lowered to transposes, reshapes and the core's MatMul (a packed
 floats, an exact loop for integers and bools), so large ones run threaded at BLAS speed.
 """
 import operator as _operator
+import warnings as _warnings
 
 import numpy as _np
 
@@ -400,15 +401,25 @@ def kron(a, b):
     return _reshape(prod, tuple(x * y for x, y in zip(sa, sb)))
 
 
+# NumPy 2.5 removed cross products of 2-component vectors (deprecated since 2.0): as the NumPy
+# installed next to mnnpy does.
+_CROSS_TAKES_2_VECTORS = _np.lib.NumpyVersion(_np.__version__) < "2.5.0"
+
+
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
-    """numpy.cross of 2- or 3-component vectors."""
+    """numpy.cross of 3-component vectors (and of 2-component ones before NumPy 2.5)."""
     a, b = _pair(a, b)
     if axis is not None:
         axisa = axisb = axisc = axis
     axisa = normalize_axis(axisa, max(a.ndim, 1), "axisa")
     axisb = normalize_axis(axisb, max(b.ndim, 1), "axisb")
-    if a.ndim == 0 or b.ndim == 0 or a.shape[axisa] not in (2, 3) or b.shape[axisb] not in (2, 3):
-        raise ValueError("incompatible dimensions for cross product\n(dimension must be 2 or 3)")
+    sizes = (2, 3) if _CROSS_TAKES_2_VECTORS else (3,)
+    if a.ndim == 0 or b.ndim == 0 or a.shape[axisa] not in sizes or b.shape[axisb] not in sizes:
+        raise ValueError("incompatible dimensions for cross product\n(dimension must be "
+                         + ("2 or 3)" if _CROSS_TAKES_2_VECTORS else "3)"))
+    if 2 in (a.shape[axisa], b.shape[axisb]) and _np.lib.NumpyVersion(_np.__version__) >= "2.0.0":
+        _warnings.warn("Arrays of 2-dimensional vectors are deprecated. Use arrays of 3-dimensional vectors "
+                       "instead. (deprecated in NumPy 2.0)", DeprecationWarning, stacklevel=2)
     a = _transpose(a, [i for i in range(a.ndim) if i != axisa] + [axisa])
     b = _transpose(b, [i for i in range(b.ndim) if i != axisb] + [axisb])
     dt = _core.promote_types(a.dtype, b.dtype)
