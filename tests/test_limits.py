@@ -42,6 +42,14 @@ def numpys_memory_error(shape, dtype):
     return _ArrayMemoryError(tuple(shape), np.dtype(dtype))
 
 
+def run_python(code, **env):
+    """Runs ``code`` in a fresh interpreter (limits are read once per process) with ``env`` added."""
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=python_env(**env), capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout
+
+
 # ---------------------------------------------------------------- arrays larger than memory
 @pytest.mark.parametrize("call, shape, dtype", [
     (lambda m: m.zeros((TIB,)), (TIB,), np.float64),
