@@ -54,6 +54,25 @@ def test_plan_is_cached_by_structure_and_shapes(rng):
     assert stats()["plans_built"] == built + 1
 
 
+def test_plans_that_packed_a_dead_constant_leave_the_cache(rng):
+    """A plan whose kernel packed a constant (a MatMul's right-hand weights) is keyed by that
+    tensor: once the tensor dies no graph can ask for the plan again, so the next plan built
+    drops it with its packed copy, instead of keeping it until 512 newer plans push it out."""
+    a = random_array(rng, (8, 16), "float32")
+    mnnpy._core.clear_plan_cache()
+    kept = []
+    for _ in range(5):
+        w = random_array(rng, (16, 32), "float32")
+        kept.append(F.const(w))
+        assert_same(F.matmul(F.const(a), kept[-1]).numpy(), a @ w, rtol=1e-5, atol=1e-5)
+    assert stats()["plans_cached"] == 5  # weights alive: every plan may be asked for again
+    kept.clear()
+    for _ in range(5):
+        w = random_array(rng, (16, 32), "float32")
+        assert_same(F.matmul(F.const(a), F.const(w)).numpy(), a @ w, rtol=1e-5, atol=1e-5)
+    assert stats()["plans_cached"] == 1  # only the last one, whose weights died after it was kept
+
+
 def test_elementwise_chain_fuses_into_one_kernel(rng):
     a, b, c = (F.const(random_array(rng, (1000,), "float32")) for _ in range(3))
     y = F.tanh(a * b + c) * 0.5 - F.exp(-F.abs(a)) / (c * c + 1)

@@ -219,6 +219,31 @@ def test_model_asking_for_a_huge_tensor(kind, tmp_path):
     assert rss_bytes() - before < 64 << 20
 
 
+def test_cached_plans_keep_at_most_an_eighth_of_the_memory_limit():
+    """Plans stay cached with their kernels' packed weights; in all they keep at most
+    min(1 GiB, memory limit / 8), the least recently used going first (found by fuzz_onnx: plans
+    of Pad with huge index tables filled 3 GiB)."""
+    out = run_python("""
+        import numpy as np
+        import mnnpy
+        from mnnpy import expr as F
+        rng = np.random.default_rng(0)
+        a = rng.standard_normal((4, 1024)).astype(np.float32)
+        kept = []
+        for i in range(10):
+            w = rng.standard_normal((1024, 4096)).astype(np.float32)  # 16 MiB packed
+            kept.append(F.const(w))
+            ours = F.matmul(F.const(a), kept[-1]).numpy()
+            bound = 1024 * 2.0 ** -24 * (np.abs(a).astype(np.float64) @ np.abs(w))  # gamma_K sum |terms|
+            assert np.all(np.abs(ours - a.astype(np.float64) @ w) <= bound)
+        s = mnnpy._core.executor_stats()
+        print(s["plans_cached"], s["cached_plan_bytes"])
+    """, MNNPY_MEMORY_LIMIT=512 << 20)
+    cached, cached_bytes = map(int, out.split())
+    assert 16 << 20 <= cached_bytes <= 64 << 20
+    assert 1 <= cached <= 4
+
+
 # ---------------------------------------------------------------- image headers
 def _jpeg_of_size(width, height):
     """A real JPEG whose SOF0 header is patched to declare ``width`` x ``height``."""

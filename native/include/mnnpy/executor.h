@@ -13,6 +13,7 @@ struct ExecutorStats {
   uint64_t plans_built = 0, plan_cache_hits = 0, runs = 0;
   uint64_t last_nodes_before = 0, last_nodes_after = 0, last_kernels = 0, last_fused_groups = 0;
   uint64_t last_arena_bytes = 0, last_folded = 0;
+  uint64_t plans_cached = 0, cached_plan_bytes = 0;
 };
 
 // Computes the values of `targets`; caches them on nodes that read no placeholder (when two

@@ -32,6 +32,9 @@ class Kernel {
   // floating-point operations one run performs (0 where not counted).
   virtual const char* scheme() const { return ""; }
   virtual double flops() const { return 0; }
+  // Bytes the kernel keeps from plan to run (packed weights, index tables): what its plan costs
+  // while cached. Kernels whose state grows with tensor sizes report it.
+  virtual size_t resident_bytes() const { return 0; }
 };
 
 struct KernelContext {

@@ -74,6 +74,7 @@ class Conv2DKernel : public Kernel {
   }
 
   const char* scheme() const override { return cpu::conv_scheme_name(scheme_); }
+  size_t resident_bytes() const override { return (weights_.size() + bias_.size()) * sizeof(float); }
 
   double flops() const override {
     return 2.0 * (double)shape_.batch * (double)shape_.out_c * (double)(shape_.out_h * shape_.out_w) *

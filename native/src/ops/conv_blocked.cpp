@@ -101,6 +101,7 @@ class Conv2DBlockedKernel : public Kernel {
     }
   }
 
+  size_t resident_bytes() const override { return weights_.size() * sizeof(float); }
   const char* scheme() const override {
     if (depthwise_) return "blocked_depthwise";
     if (winograd_tile_) return winograd_tile_ == 2 ? "blocked_winograd_2x2" : "blocked_winograd";

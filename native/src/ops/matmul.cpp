@@ -125,6 +125,7 @@ class MatMulKernel : public Kernel {
 
   double flops() const override { return 2.0 * (double)batch_ * M_ * N_ * K_; }
   const char* scheme() const override { return dtype_ == DType::Float32 || dtype_ == DType::Float64 ? "gemm" : "loop"; }
+  size_t resident_bytes() const override { return packed_b_.nbytes; }
 
   void execute(const KernelArgs& args, void*) const override {
     Tensor* out = args.outputs[0];

@@ -109,6 +109,7 @@ template <class Plan> class PoolKernel : public Kernel {
     plan_.run(args.inputs[0]->ptr<float>(), args.outputs[0]->ptr<float>(), args.pool);
   }
   const char* scheme() const override { return plan_.scheme(); }
+  size_t resident_bytes() const override { return plan_.resident_bytes(); }
 
  private:
   static cpu::PoolGeometry geometry(const KernelContext& ctx) {

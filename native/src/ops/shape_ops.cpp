@@ -442,6 +442,11 @@ class PadKernel : public Kernel {
     cpu::pad(elem_size_, in_shape_, out_shape_, maps_, last_before_, fill_, args.inputs[0]->data, args.outputs[0]->data,
              args.pool);
   }
+  size_t resident_bytes() const override {
+    size_t bytes = 0;
+    for (const auto& map : maps_) bytes += map.size() * sizeof(int64_t);
+    return bytes;
+  }
 
  private:
   Shape in_shape_, out_shape_;

@@ -366,6 +366,8 @@ PYBIND11_MODULE(_core, m) {
     d["last_fused_groups"] = s.last_fused_groups;
     d["last_arena_bytes"] = s.last_arena_bytes;
     d["last_folded"] = s.last_folded;
+    d["plans_cached"] = s.plans_cached;
+    d["cached_plan_bytes"] = s.cached_plan_bytes;
     return d;
   });
   m.def("clear_plan_cache", &clear_plan_cache);

@@ -227,6 +227,7 @@ struct Plan {
   std::vector<Step> steps;
   std::vector<int> targets;
   size_t arena_bytes = 0;
+  size_t resident_bytes = 0;  // what its kernels keep between runs
   uint64_t nodes_before = 0, nodes_after = 0, fused_groups = 0;
 };
 
@@ -486,6 +487,7 @@ std::unique_ptr<Plan> build_plan(const Collected& g) {
   }
   plan->arena_bytes = plan_arena(intervals);
   check_plan_fits_in_memory(*plan);
+  for (const Step& step : plan->steps) plan->resident_bytes += step.kernel->resident_bytes();
   return plan;
 }
 
@@ -493,13 +495,33 @@ std::unique_ptr<Plan> build_plan(const Collected& g) {
 struct CacheEntry {
   std::shared_ptr<Plan> plan;
   std::list<std::string>::iterator lru;
+  // The constants whose ids are in the key (packed into kernels): once one has died, no graph
+  // can ask for this plan again, and its packed copies are dropped at the next insertion.
+  std::vector<std::weak_ptr<Tensor>> packed;
 };
 
+std::vector<std::weak_ptr<Tensor>> packed_constants_of(const Collected& g) {
+  std::vector<std::weak_ptr<Tensor>> packed;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (size_t j = 0; j < g.inputs[i].size(); ++j)
+      if (packed_constant(g, g.nodes[i]->op, j, g.inputs[i][j])) packed.push_back(g.leaf_values[g.inputs[i][j].index]);
+  return packed;
+}
+
+bool any_expired(const std::vector<std::weak_ptr<Tensor>>& tensors) {
+  for (const auto& t : tensors) if (t.expired()) return true;
+  return false;
+}
+
 constexpr size_t kMaxCachedPlans = 512;
+// Cached plans keep their kernels' packed weights and tables; past this many bytes in all, the
+// least recently used go (a plan is rebuilt when asked for again).
+uint64_t max_cached_plan_bytes() { return std::min<uint64_t>(uint64_t(1) << 30, memory_limit_bytes() / 8); }
 
 std::mutex g_cache_mutex;
 std::unordered_map<std::string, CacheEntry> g_cache;
 std::list<std::string> g_lru;
+uint64_t g_cached_plan_bytes = 0;  // resident bytes of the cached plans
 ExecutorStats g_stats;
 
 std::shared_ptr<Plan> lookup_or_build(const Collected& g) {
@@ -522,10 +544,23 @@ std::shared_ptr<Plan> lookup_or_build(const Collected& g) {
   g_stats.last_fused_groups = plan->fused_groups;
   g_stats.last_arena_bytes = plan->arena_bytes;
   if (g_cache.count(key)) return g_cache[key].plan;
+  for (auto it = g_cache.begin(); it != g_cache.end();) {
+    if (!any_expired(it->second.packed)) {
+      ++it;
+      continue;
+    }
+    g_cached_plan_bytes -= it->second.plan->resident_bytes;
+    g_lru.erase(it->second.lru);
+    it = g_cache.erase(it);
+  }
   g_lru.push_front(key);
-  g_cache[key] = CacheEntry{plan, g_lru.begin()};
-  if (g_cache.size() > kMaxCachedPlans) {
-    g_cache.erase(g_lru.back());
+  g_cache[key] = CacheEntry{plan, g_lru.begin(), packed_constants_of(g)};
+  g_cached_plan_bytes += plan->resident_bytes;
+  const uint64_t max_bytes = max_cached_plan_bytes();
+  while (g_cache.size() > 1 && (g_cache.size() > kMaxCachedPlans || g_cached_plan_bytes > max_bytes)) {
+    auto oldest = g_cache.find(g_lru.back());
+    g_cached_plan_bytes -= oldest->second.plan->resident_bytes;
+    g_cache.erase(oldest);
     g_lru.pop_back();
   }
   return plan;
@@ -773,13 +808,17 @@ std::vector<std::shared_ptr<Tensor>> PlannedGraph::run(const std::vector<std::sh
 
 ExecutorStats executor_stats() {
   std::lock_guard<std::mutex> lock(g_cache_mutex);
-  return g_stats;
+  ExecutorStats stats = g_stats;
+  stats.plans_cached = g_cache.size();
+  stats.cached_plan_bytes = g_cached_plan_bytes;
+  return stats;
 }
 
 void clear_plan_cache() {
   std::lock_guard<std::mutex> lock(g_cache_mutex);
   g_cache.clear();
   g_lru.clear();
+  g_cached_plan_bytes = 0;
 }
 
 std::vector<StepProfile> last_profile() {
@@ -800,6 +839,7 @@ void set_executor_option(const std::string& name, bool on) {
   else throw ValueError("unknown executor option '" + name + "' (known: cse, fusion, streaming_stores, mul_add, profile)");
   g_cache.clear();
   g_lru.clear();
+  g_cached_plan_bytes = 0;
 }
 
 }  // namespace mnnpy

@@ -2,6 +2,7 @@
 // [N, C/8, H, W, 8] (the 8 channels of a pixel contiguous).
 #pragma once
 #include <cstdint>
+#include <cstddef>
 #include <vector>
 
 namespace mnnpy {
@@ -26,6 +27,10 @@ struct PoolWindows {
   std::vector<float> inv_count_h, inv_count_w;
   // One window covering the whole unpadded plane: a plain per-plane reduction.
   bool whole_plane = false;
+  size_t bytes() const {
+    return (row_first.size() + row_last.size() + col_first.size() + col_last.size()) * sizeof(int32_t) +
+           (inv_count_h.size() + inv_count_w.size()) * sizeof(float);
+  }
 };
 
 // A pooling plan over NCHW planes; run() is called every execution. Each output row is a vertical
@@ -35,6 +40,7 @@ class Pool2D {
   Pool2D(bool is_max, const PoolGeometry& g, bool count_include_pad);
   void run(const float* x, float* y, ThreadPool* pool) const;
   const char* scheme() const { return windows_.whole_plane ? "plane" : "separable"; }
+  size_t resident_bytes() const { return windows_.bytes() + inv_count_w_padded_.size() * sizeof(float); }
 
  private:
   bool is_max_;
@@ -53,6 +59,7 @@ class BlockedPool2D {
   BlockedPool2D(bool is_max, const PoolGeometry& g, bool count_include_pad);
   void run(const float* x, float* y, ThreadPool* pool) const;
   const char* scheme() const { return windows_.whole_plane ? "plane" : separable_ ? "separable" : "direct"; }
+  size_t resident_bytes() const { return windows_.bytes(); }
 
  private:
   bool is_max_;
