@@ -582,6 +582,9 @@ MALFORMED = {
         [h.make_node("LayerNormalization", ["x", "s", "b"], ["y"], axis=-(1 << 63), name="ln")],
         [numpy_helper.from_array(np.ones(2, np.float32), "s"), numpy_helper.from_array(np.zeros(2, np.float32), "b")],
         17, r"node 'ln' \(LayerNormalization\): axis -9223372036854775808 is out of range for a tensor of 1 dim"),
+    "a Split into 2**63-1 outputs": (
+        [h.make_node("Split", ["x"], ["y"], name="sp", num_outputs=(1 << 63) - 1)], [], 18,
+        r"Split node 'sp': num_outputs is 9223372036854775807, but the node has 1 outputs"),
     "a result of more than 64 dimensions": (
         [h.make_node("Expand", ["x", "shape"], ["y"], name="ex")], [numpy_helper.from_array(np.ones(70, np.int64),
                                                                                           "shape")], 17,
@@ -592,7 +595,8 @@ MALFORMED = {
 @pytest.mark.parametrize("case", sorted(MALFORMED))
 def test_malformed_models_raise_value_errors_naming_the_problem(case, tmp_path):
     """Each was found by fuzz/fuzz_onnx.py, where it raised KeyError, IndexError or a MemoryError
-    from a list of 2**63 axes; onnxruntime refuses each model too."""
+    from a list of 2**63 axes, or hung making a list of 2**63 split sizes; onnxruntime refuses each
+    model too."""
     nodes, initializers, opset, message = MALFORMED[case]
     graph = h.make_graph(nodes, "damaged", [h.make_tensor_value_info("x", T.FLOAT, [2])],
                          [h.make_empty_tensor_value_info("y")], initializer=initializers)

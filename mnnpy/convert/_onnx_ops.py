@@ -384,6 +384,9 @@ def _split(ctx, node, ins):
         sizes = list(node.attrs["split"])
     if sizes is None:
         parts = _attr(node, "num_outputs", len(node.outputs))
+        if parts != len(node.outputs) or parts < 1:
+            raise ValueError(f"Split node '{node.name}': num_outputs is {parts}, but the node has "
+                             f"{len(node.outputs)} outputs")
         step = -(-x.shape[axis] // parts)  # the last piece may be smaller
         sizes = [min(step, x.shape[axis] - i * step) for i in range(parts)]
     return F.split(x, sizes, axis)
