@@ -91,3 +91,9 @@ def python_env(**extra):
     env["PYTHONPATH"] = package_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env.update({k: str(v) for k, v in extra.items()})
     return env
+
+
+def under_address_sanitizer():
+    """Whether AddressSanitizer's run-time is preloaded (scripts/sanitize.sh): it reserves terabytes
+    of address space for its shadow memory, so no process of it starts under a small RLIMIT_AS."""
+    return any(name in os.environ.get("LD_PRELOAD", "") for name in ("libasan", "libclang_rt.asan"))

@@ -453,6 +453,31 @@ def test_pooling_nodes(rng):
     check(make_model(nodes, {"x": x}, ["m", "a", "s", "g", "gm"]), {"x": x})
 
 
+def test_pooling_windows_far_larger_than_the_input(rng):
+    """Found by fuzz/fuzz_onnx.py: a MaxPool of kernel_shape [2, 2**40] with SAME_UPPER padding ran
+    loops over every tap of its windows. Taps outside the input for every output are dropped
+    before planning; divisors still count the windows as asked for."""
+    x = rand(rng, 1, 3, 9, 7)
+    nodes = [h.make_node("MaxPool", ["x"], ["m"], kernel_shape=[21, 17], auto_pad="SAME_UPPER"),
+             h.make_node("AveragePool", ["x"], ["a"], kernel_shape=[21, 17], auto_pad="SAME_LOWER"),
+             h.make_node("AveragePool", ["x"], ["c"], kernel_shape=[15, 13], pads=[7, 6, 7, 6], count_include_pad=1),
+             h.make_node("MaxPool", ["x"], ["d"], kernel_shape=[5, 5], dilations=[2, 3], pads=[4, 4, 4, 4])]
+    check(make_model(nodes, {"x": x}, ["m", "a", "c", "d"]), {"x": x})
+
+    huge = [h.make_node("MaxPool", ["x"], ["m"], kernel_shape=[2, 1 << 40], auto_pad="SAME_UPPER"),
+            h.make_node("AveragePool", ["x"], ["a"], kernel_shape=[2, 1 << 40], auto_pad="SAME_UPPER")]
+    graph, _ = convert.from_onnx(make_model(huge, {"x": x}, ["m", "a"], opset=22).SerializeToString())
+    got_max, got_mean = nn._ConvertedModule(graph, graph.weights, ["x"], []).forward(x)
+    # SAME_UPPER: rows o and o + 1 (the last row alone); every column of the row.
+    below = np.concatenate([x[:, :, 1:], x[:, :, -1:]], axis=2)
+    expected_max = np.maximum(x, below).max(axis=3, keepdims=True)
+    pair_mean = np.concatenate([(x[:, :, :-1] + x[:, :, 1:]) / 2, x[:, :, -1:]], axis=2)
+    np.testing.assert_array_equal(got_max.numpy(), np.broadcast_to(expected_max, x.shape))
+    # A mean of at most 14 float32 terms of magnitude <= 3: within 14 * 2**-24 * 3 of NumPy's.
+    np.testing.assert_allclose(got_mean.numpy(), np.broadcast_to(pair_mean.mean(axis=3, keepdims=True), x.shape),
+                               rtol=0, atol=14 * 2.0 ** -24 * 3)
+
+
 def test_gather_elements(rng):
     x = rand(rng, 3, 4, 5)
     idx = rng.integers(-4, 4, (3, 2, 5)).astype(np.int64)

@@ -190,9 +190,12 @@ std::vector<TensorType> infer_pool_grad(const std::string& op, bool is_max, cons
 class PoolGradKernel : public Kernel {
  public:
   PoolGradKernel(bool is_max, const KernelContext& ctx)
+      : PoolGradKernel(is_max, ctx,
+                       nchw_geometry(ctx.output_types[0].shape, ctx.input_types[is_max ? 1 : 0].shape, ctx.attrs)) {}
+  PoolGradKernel(bool is_max, const KernelContext& ctx, const cpu::PoolGeometry& asked)
       : is_max_(is_max),
-        geometry_(nchw_geometry(ctx.output_types[0].shape, ctx.input_types[is_max ? 1 : 0].shape, ctx.attrs)),
-        windows_(geometry_, is_max, is_max ? false : ctx.attrs.get_int("count_include_pad") != 0) {}
+        geometry_(cpu::trim_padding_taps(asked)),
+        windows_(asked, is_max, is_max ? false : ctx.attrs.get_int("count_include_pad") != 0) {}
 
   void execute(const KernelArgs& args, void*) const override {
     float* dx = args.outputs[0]->ptr<float>();

@@ -16,10 +16,15 @@ struct PoolGeometry {
   int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
 };
 
+// The same pooling with the taps that fall outside the input for every output removed (a model may
+// ask for windows far larger than its input): the geometry kernels run, whatever was asked for.
+PoolGeometry trim_padding_taps(const PoolGeometry& g);
+
 // The window tables of one geometry, built once per shape. Both poolings are separable: the valid
 // taps of a window form a rectangle, so they are a row range times a column range, and average
 // divisors factor into a row count times a column count.
 struct PoolWindows {
+  // Built from the geometry as asked for; the tap ranges index the kernel of trim_padding_taps(g).
   PoolWindows(const PoolGeometry& g, bool is_max, bool count_include_pad);
   // Per output row (column): the range [first, last) of kernel rows (columns) inside the input.
   std::vector<int32_t> row_first, row_last, col_first, col_last;
