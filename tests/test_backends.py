@@ -241,6 +241,8 @@ def backend_op_cases():
         ("matmul_then_relu", lambda a, b: F.relu(F.matmul(a, b)), lambda a, b: np.maximum(a @ b, 0),
          [(7, 8), (8, 3)], 1e-5),
         ("relu_of_exp", lambda a: F.relu(F.exp(a) * a), lambda a: np.maximum(np.exp(a) * a, 0), [(16,)], 1e-6),
+        ("pad_of_matmul", lambda a, b: F.pad(F.matmul(a, b), [[1, 2], [0, 1]]),
+         lambda a, b: np.pad(a @ b, [[1, 2], [0, 1]]), [(3, 4), (4, 5)], 1e-5),
         ("cast_to_int", lambda a: F.cast(a, np.int32) + F.cast(a, np.int32),
          lambda a: a.astype(np.int32) * 2, [(10,)], None),
     ]

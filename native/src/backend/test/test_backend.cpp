@@ -47,6 +47,40 @@ bool is_listed_elementwise(const EwInstr& ins) {
   return false;
 }
 
+// Runs a CPU kernel on host copies of the device inputs and writes its results back.
+class ThroughHostKernel : public Kernel {
+ public:
+  ThroughHostKernel(const Backend& backend, std::unique_ptr<Kernel> cpu_kernel)
+      : backend_(backend), cpu_kernel_(std::move(cpu_kernel)) {}
+  size_t scratch_bytes() const override { return cpu_kernel_->scratch_bytes(); }
+  const char* scheme() const override { return cpu_kernel_->scheme(); }
+  double flops() const override { return cpu_kernel_->flops(); }
+  size_t resident_bytes() const override { return cpu_kernel_->resident_bytes(); }
+  void execute(const KernelArgs& args, void* scratch) const override {
+    std::vector<std::shared_ptr<Tensor>> host_in, host_out;
+    KernelArgs host_args;
+    host_args.pool = args.pool;
+    for (const Tensor* in : args.inputs) {
+      host_in.push_back(Tensor::allocate(in->type));
+      backend_.copy_to_host(host_in.back()->data, in->data, in->nbytes());
+      host_args.inputs.push_back(host_in.back().get());
+    }
+    for (const Tensor* out : args.outputs) {
+      host_out.push_back(Tensor::allocate(out->type));
+      host_args.outputs.push_back(host_out.back().get());
+    }
+    cpu_kernel_->execute(host_args, scratch);
+    for (size_t i = 0; i < args.outputs.size(); ++i) {
+      backend_.copy_from_host(args.outputs[i]->data, host_out[i]->data, host_out[i]->nbytes());
+    }
+  }
+
+ private:
+  const Backend& backend_;
+  std::unique_ptr<Kernel> cpu_kernel_;
+};
+
+
 class TestBackend : public Backend {
  public:
   TestBackend() {
@@ -76,13 +110,14 @@ class TestBackend : public Backend {
     scramble_copy(host_dst, device_src, bytes);
   }
 
+  // The ops with a kernel registered for this backend, on float32 only.
   bool supports(const OpDef& op, const KernelContext& ctx) const override {
-    if (op.name != "MatMul") return false;
+    if (!find_kernel(op.name, name_)) return false;
     for (const TensorType& t : ctx.input_types) if (t.dtype != DType::Float32) return false;
-    return cpu_backend().supports(op, ctx);
+    return true;
   }
   std::unique_ptr<Kernel> make_kernel(const OpDef& op, const KernelContext& ctx) const override {
-    return std::make_unique<ThroughHostKernel>(*this, cpu_backend().make_kernel(op, ctx));
+    return (*find_kernel(op.name, name_))(ctx);
   }
   std::unique_ptr<Kernel> make_elementwise_kernel(const std::vector<EwInstr>& program,
                                                   const std::vector<TensorType>& input_types,
@@ -98,44 +133,16 @@ class TestBackend : public Backend {
   }
 
  private:
-  // Runs a CPU kernel on host copies of the device inputs and writes its results back.
-  class ThroughHostKernel : public Kernel {
-   public:
-    ThroughHostKernel(const TestBackend& backend, std::unique_ptr<Kernel> cpu_kernel)
-        : backend_(backend), cpu_kernel_(std::move(cpu_kernel)) {}
-    size_t scratch_bytes() const override { return cpu_kernel_->scratch_bytes(); }
-    const char* scheme() const override { return cpu_kernel_->scheme(); }
-    double flops() const override { return cpu_kernel_->flops(); }
-    size_t resident_bytes() const override { return cpu_kernel_->resident_bytes(); }
-    void execute(const KernelArgs& args, void* scratch) const override {
-      std::vector<std::shared_ptr<Tensor>> host_in, host_out;
-      KernelArgs host_args;
-      host_args.pool = args.pool;
-      for (const Tensor* in : args.inputs) {
-        host_in.push_back(Tensor::allocate(in->type));
-        backend_.copy_to_host(host_in.back()->data, in->data, in->nbytes());
-        host_args.inputs.push_back(host_in.back().get());
-      }
-      for (const Tensor* out : args.outputs) {
-        host_out.push_back(Tensor::allocate(out->type));
-        host_args.outputs.push_back(host_out.back().get());
-      }
-      cpu_kernel_->execute(host_args, scratch);
-      for (size_t i = 0; i < args.outputs.size(); ++i) {
-        backend_.copy_from_host(args.outputs[i]->data, host_out[i]->data, host_out[i]->nbytes());
-      }
-    }
-
-   private:
-    const TestBackend& backend_;
-    std::unique_ptr<Kernel> cpu_kernel_;
-  };
-
   const std::string name_ = "test";
   BackendCapabilities caps_;
 };
 
-MNNPY_REGISTER_BACKEND(std::make_shared<TestBackend>(), /*listed=*/false);
+const std::shared_ptr<TestBackend> g_test_backend = std::make_shared<TestBackend>();
+MNNPY_REGISTER_BACKEND(g_test_backend, /*listed=*/false);
+
+MNNPY_REGISTER_KERNEL("MatMul", "test", [](const KernelContext& ctx) -> std::unique_ptr<Kernel> {
+  return std::make_unique<ThroughHostKernel>(*g_test_backend, cpu_backend().make_kernel(get_op("MatMul"), ctx));
+});
 
 }  // namespace
 
