@@ -4,6 +4,7 @@ Every call builds a node of the graph and returns a ``Var`` whose shape and dtyp
 at once; values are computed by the C++ executor when asked for (``numpy()``, ``read()``,
 ``print``, ``float()`` ...) or with :func:`eval`.
 """
+import contextlib as _contextlib
 import os as _os
 
 if _os.environ.get("MNNPY_CORE_DIR"):
@@ -38,7 +39,7 @@ def runtime_info():
         "simd_targets_compiled": _core.compiled_simd_targets(),
         "simd_targets_usable": _core.usable_simd_targets(),
         "threads": get_num_threads(),
-        "backends": ["cpu"],
+        "backends": _core.usable_backends(),
         "memory_limit": _core.memory_limit_bytes(),
     }
 
@@ -48,5 +49,32 @@ def get_simd_target():
     return _core.simd_target()
 
 
+def set_backend(name):
+    """Run later computations on the backend ``name`` (one of ``runtime_info()["backends"]``):
+    each node runs there where the backend supports it and on the CPU otherwise, with copies
+    between them; results always come back as host (NumPy) arrays. Process-wide, like
+    ``set_simd_target``. An unknown name raises ValueError naming the usable ones."""
+    if not isinstance(name, str):
+        raise TypeError(f"backend name must be a str, got {type(name).__name__}")
+    _core.set_backend(name)
+
+
+def get_backend():
+    """The backend later computations are planned for (``"cpu"`` unless set)."""
+    return _core.get_backend()
+
+
+@_contextlib.contextmanager
+def backend(name):
+    """``with mnnpy.backend(name):`` runs the block on the backend ``name`` (see ``set_backend``)
+    and restores the previous backend afterwards, also when the block raises."""
+    previous = get_backend()
+    set_backend(name)
+    try:
+        yield name
+    finally:
+        set_backend(previous)
+
+
 __all__ = ["Var", "expr", "eval", "runtime_info", "set_num_threads", "get_num_threads", "set_simd_target",
-           "get_simd_target"]
+           "get_simd_target", "set_backend", "get_backend", "backend"]

@@ -14,6 +14,7 @@ struct ExecutorStats {
   uint64_t last_nodes_before = 0, last_nodes_after = 0, last_kernels = 0, last_fused_groups = 0;
   uint64_t last_arena_bytes = 0, last_folded = 0;
   uint64_t plans_cached = 0, cached_plan_bytes = 0;
+  uint64_t last_copies = 0, last_fallbacks = 0;  // border copies, and steps left on the CPU
 };
 
 // Computes the values of `targets`; caches them on nodes that read no placeholder (when two
@@ -52,11 +53,14 @@ void clear_plan_cache();
 // times each step of later runs.
 void set_executor_option(const std::string& name, bool on);
 
-// One step of the last profiled run: the op (or fused ops), the kernel's scheme, the output
-// shape, wall time and counted floating-point operations.
+// One step of the last profiled run: the op (or fused ops, or "Copy(from->to)" for a copy
+// between backends), the kernel's scheme, the output shape, wall time, counted floating-point
+// operations, the backend it ran on, and whether it fell back to the CPU from the requested one.
 struct StepProfile {
   std::string op, scheme, shape;
   double seconds = 0, flops = 0;
+  std::string backend;
+  bool fallback = false;
 };
 std::vector<StepProfile> last_profile();
 

@@ -8,6 +8,7 @@
 #include "backend/cpu/copy.h"
 #include "backend/cpu/elementwise.h"
 #include "backend/cpu/take.h"
+#include "mnnpy/backend.h"
 #include "mnnpy/op_registry.h"
 #include "mnnpy/shape_ops.h"
 #include "mnnpy/thread_pool.h"
@@ -456,8 +457,8 @@ class PadKernel : public Kernel {
   alignas(8) unsigned char fill_[8] = {};
 };
 
-MNNPY_REGISTER_OP(OpDef{"Pad", 1, 1, infer_pad, [](const KernelContext& ctx) { return make_kernel<PadKernel>(ctx); },
-                        {}, false});
+MNNPY_REGISTER_OP(OpDef{"Pad", 1, 1, infer_pad, nullptr, {}, false});
+MNNPY_REGISTER_KERNEL("Pad", "cpu", [](const KernelContext& ctx) { return make_kernel<PadKernel>(ctx); });
 
 // ------------------------------------------------------------------ Iota
 // No inputs; int64 out[i...] = start + sum(i_d * strides[d]) (flat positions of a strided view).

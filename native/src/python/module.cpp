@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "backend/cpu/elementwise.h"
+#include "mnnpy/backend.h"
 #include "mnnpy/executor.h"
 #include "mnnpy/limits.h"
 #include "mnnpy/op_registry.h"
@@ -291,6 +292,8 @@ PYBIND11_MODULE(_core, m) {
       d["shape"] = p.shape;
       d["seconds"] = p.seconds;
       d["flops"] = p.flops;
+      d["backend"] = p.backend;
+      d["fallback"] = p.fallback;
       out.append(d);
     }
     return out;
@@ -368,9 +371,19 @@ PYBIND11_MODULE(_core, m) {
     d["last_folded"] = s.last_folded;
     d["plans_cached"] = s.plans_cached;
     d["cached_plan_bytes"] = s.cached_plan_bytes;
+    d["last_copies"] = s.last_copies;
+    d["last_fallbacks"] = s.last_fallbacks;
     return d;
   });
   m.def("clear_plan_cache", &clear_plan_cache);
+  m.def("usable_backends", &usable_backend_names, "The backends plans can be requested for, the CPU first.");
+  m.def("set_backend", &set_requested_backend, py::arg("name"),
+        "Build later plans for the backend `name` (one of usable_backends()): nodes it supports run there, "
+        "the others on the CPU, with copies between them.");
+  m.def("get_backend", [] { return requested_backend().name(); }, "The backend later plans are built for.");
+  m.def("enable_test_backend", [](bool on) { set_backend_listed("test", on); },
+        "List (or hide) the 'test' backend: device-like buffers apart from host memory and a subset of ops, "
+        "for testing placement and copies without a device.");
   m.def("set_executor_option", &set_executor_option);
 
   bind_extensions(m);

@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "mnnpy/aligned_memory.h"
+#include "mnnpy/backend.h"
 #include "mnnpy/limits.h"
 #include "mnnpy/op_registry.h"
 #include "mnnpy/sanitizer.h"
@@ -170,9 +171,11 @@ const Tensor* packed_constant(const Collected& g, const OpDef* op, size_t j, con
   return g.leaf_values[r.index].get();
 }
 
-std::string plan_key(const Collected& g) {
+std::string plan_key(const Collected& g, const Backend& backend) {
   std::string k;
   k.reserve(64 + 32 * g.nodes.size());
+  // Placement, and so every kernel, depends on the backend the plan is requested for.
+  put(k, (const void*)&backend);
   // Kernels choose schemes and pack weights for the SIMD target active when they are made.
   put(k, simd_target_id());
   put(k, g.leaves.size());
@@ -204,11 +207,13 @@ std::string plan_key(const Collected& g) {
 }
 
 // ------------------------------------------------------------------ plan
-enum class StorageKind : uint8_t { Leaf, Arena, Heap };
+// Device: a buffer of a backend whose memory is not the host's, allocated for each run.
+enum class StorageKind : uint8_t { Leaf, Arena, Heap, Device };
 
 struct PlanValue {
   TensorType type;
   StorageKind storage = StorageKind::Arena;
+  const Backend* device = nullptr;  // the backend whose buffer holds it; null: host memory
   int root = -1;  // value whose bytes this one shares (views), or itself
   int leaf = -1;
   size_t arena_offset = 0;
@@ -216,7 +221,9 @@ struct PlanValue {
 
 struct Step {
   std::unique_ptr<Kernel> kernel;
-  std::string label;  // the op, or the ops of a fused group
+  std::string label;  // the op, the ops of a fused group, or "Copy(from->to)"
+  const Backend* backend = nullptr;  // where it runs (for a copy: the device side)
+  bool fallback = false;  // on the CPU because the requested backend does not support it
   std::vector<int> inputs, outputs;  // value ids
   size_t scratch_offset = 0;
   std::vector<int> arena_dead_after;  // ASan builds: arena values last used by this step
@@ -229,6 +236,36 @@ struct Plan {
   size_t arena_bytes = 0;
   size_t resident_bytes = 0;  // what its kernels keep between runs
   uint64_t nodes_before = 0, nodes_after = 0, fused_groups = 0;
+  uint64_t copy_steps = 0, fallback_steps = 0;
+};
+
+// Moves a value across the border between host memory and a device backend's buffers (or
+// between two devices, through the host).
+class BorderCopyKernel : public Kernel {
+ public:
+  BorderCopyKernel(const Backend* from, const Backend* to) : from_(from), to_(to) {}  // null: host
+  void execute(const KernelArgs& args, void*) const override {
+    const Tensor& in = *args.inputs[0];
+    Tensor& out = *args.outputs[0];
+    const size_t bytes = out.nbytes();
+    if (!from_) {
+      to_->copy_from_host(out.data, in.data, bytes);
+      return;
+    }
+    from_->synchronize();  // a read back to the host waits for the device's work
+    if (!to_) {
+      from_->copy_to_host(out.data, in.data, bytes);
+      return;
+    }
+    std::unique_ptr<void, void (*)(void*)> staging(allocate_aligned(bytes), std::free);
+    from_->copy_to_host(staging.get(), in.data, bytes);
+    to_->copy_from_host(out.data, staging.get(), bytes);
+  }
+  const char* scheme() const override { return "copy"; }
+
+ private:
+  const Backend* from_;
+  const Backend* to_;
 };
 
 std::atomic<bool> g_cse{true}, g_fusion{true};
@@ -287,8 +324,10 @@ void check_plan_fits_in_memory(const Plan& plan) {
 // past its output's end lands on them rather than on the next buffer.
 constexpr size_t kArenaRedZone = kAddressSanitizer ? 64 : 0;
 
-std::unique_ptr<Plan> build_plan(const Collected& g) {
+std::unique_ptr<Plan> build_plan(const Collected& g, const Backend& requested) {
   auto plan = std::make_unique<Plan>();
+  const Backend& cpu = cpu_backend();
+  const bool other_backend = &requested != &cpu;
   const int L = (int)g.leaves.size();
   // Value ids: leaves first, then each node output.
   std::vector<int> first_value(g.nodes.size());
@@ -392,6 +431,41 @@ std::unique_ptr<Plan> build_plan(const Collected& g) {
 
   // Steps in topological order: a group runs where its root is.
   std::vector<int> defined_at(values.size(), -1), last_use(values.size(), -1);
+  auto emit = [&](Step&& step) {
+    const int s = (int)plan->steps.size();
+    for (int x : step.inputs) {
+      // Reading a view keeps the bytes of the value it views alive.
+      last_use[values[x].root >= 0 ? values[x].root : x] = s;
+    }
+    for (int y : step.outputs) defined_at[y] = s;
+    plan->steps.push_back(std::move(step));
+  };
+  // Where a value's bytes live (a view's are its root's): a backend without host memory, or null.
+  auto device_of_backend = [](const Backend* b) { return b->capabilities().host_memory ? nullptr : b; };
+  auto device_of_value = [&](int v) { return values[values[v].root >= 0 ? values[v].root : v].device; };
+  // A value moved to `to` (null: host) by one copy step, made once however many steps read it.
+  std::map<std::pair<int, const Backend*>, int> copies;
+  auto copy_of = [&](int v, const Backend* to) {
+    auto [it, fresh] = copies.insert({{v, to}, -1});
+    if (!fresh) return it->second;
+    const Backend* from = device_of_value(v);
+    PlanValue moved;
+    moved.type = values[v].type;
+    moved.device = to;
+    values.push_back(moved);
+    defined_at.push_back(-1);
+    last_use.push_back(-1);
+    const int copied = (int)values.size() - 1;
+    Step copy;
+    copy.kernel = std::make_unique<BorderCopyKernel>(from, to);
+    copy.label = "Copy(" + (from ? from->name() : cpu.name()) + "->" + (to ? to->name() : cpu.name()) + ")";
+    copy.backend = to ? to : from;
+    copy.inputs = {v};
+    copy.outputs = {copied};
+    emit(std::move(copy));
+    ++plan->copy_steps;
+    return it->second = copied;
+  };
   for (int i = 0; i < (int)nodes.size(); ++i) {
     if (!needed[i]) continue;
     const Local& n = nodes[i];
@@ -440,10 +514,16 @@ std::unique_ptr<Plan> build_plan(const Collected& g) {
       step.label = "Fused(";
       for (size_t k = 0; k < members.size(); ++k) step.label += (k ? "," : "") + nodes[members[k]].op->name;
       step.label += ")";
-      step.kernel = make_fused_elementwise_kernel(std::move(program), input_types, values[n.first_output].type);
+      if (other_backend) {
+        step.kernel = requested.make_elementwise_kernel(program, input_types, values[n.first_output].type);
+        step.backend = &requested;
+      }
+      if (!step.kernel) {
+        step.kernel = cpu.make_elementwise_kernel(program, input_types, values[n.first_output].type);
+        step.backend = &cpu;
+      }
       ++plan->fused_groups;
     } else {
-      if (!n.op->cpu_kernel) throw ValueError("op '" + n.op->name + "' has no CPU kernel");
       std::vector<TensorType> in_types, out_types;
       for (int x : n.inputs) in_types.push_back(values[x].type);
       for (int k = 0; k < n.num_outputs; ++k) out_types.push_back(values[n.first_output + k].type);
@@ -452,18 +532,29 @@ std::unique_ptr<Plan> build_plan(const Collected& g) {
         const PlanValue& in = values[n.inputs[k]];
         if (in.storage == StorageKind::Leaf) constants[k] = packed_constant(g, n.op, k, Ref{-1, in.leaf});
       }
-      step.kernel = n.op->cpu_kernel(KernelContext{*n.attrs, in_types, out_types, constants});
+      const KernelContext ctx{*n.attrs, in_types, out_types, constants};
+      step.backend = other_backend && requested.supports(*n.op, ctx) ? &requested : &cpu;
+      if (step.backend == &cpu && !cpu.supports(*n.op, ctx)) throw ValueError("op '" + n.op->name + "' has no CPU kernel");
+      step.kernel = step.backend->make_kernel(*n.op, ctx);
       step.label = n.op->name;
       step.inputs = n.inputs;
       for (int k = 0; k < n.num_outputs; ++k) step.outputs.push_back(n.first_output + k);
     }
-    const int s = (int)plan->steps.size();
-    for (int x : step.inputs) {
-      // Reading a view keeps the bytes of the value it views alive.
-      last_use[values[x].root >= 0 ? values[x].root : x] = s;
+    step.fallback = other_backend && step.backend == &cpu;
+    plan->fallback_steps += step.fallback;
+    const Backend* runs_on = device_of_backend(step.backend);
+    for (int& x : step.inputs) {
+      if (device_of_value(x) != runs_on) x = copy_of(x, runs_on);
     }
-    for (int y : step.outputs) defined_at[y] = s;
-    plan->steps.push_back(std::move(step));
+    for (int y : step.outputs) values[y].device = runs_on;
+    emit(std::move(step));
+  }
+  // Results are handed back in host memory.
+  for (int& t : plan->targets) {
+    if (device_of_value(t)) t = copy_of(t, nullptr);
+  }
+  for (PlanValue& pv : values) {
+    if (pv.device && pv.root < 0 && pv.storage == StorageKind::Arena) pv.storage = StorageKind::Device;
   }
 
   // Storage: targets (and bytes a target view shares) live on the heap and are handed to
@@ -524,8 +615,8 @@ std::list<std::string> g_lru;
 uint64_t g_cached_plan_bytes = 0;  // resident bytes of the cached plans
 ExecutorStats g_stats;
 
-std::shared_ptr<Plan> lookup_or_build(const Collected& g) {
-  std::string key = plan_key(g);
+std::shared_ptr<Plan> lookup_or_build(const Collected& g, const Backend& backend) {
+  std::string key = plan_key(g, backend);
   {
     std::lock_guard<std::mutex> lock(g_cache_mutex);
     auto it = g_cache.find(key);
@@ -535,7 +626,7 @@ std::shared_ptr<Plan> lookup_or_build(const Collected& g) {
       return it->second.plan;
     }
   }
-  std::shared_ptr<Plan> plan = build_plan(g);
+  std::shared_ptr<Plan> plan = build_plan(g, backend);
   std::lock_guard<std::mutex> lock(g_cache_mutex);
   ++g_stats.plans_built;
   g_stats.last_nodes_before = plan->nodes_before;
@@ -543,6 +634,8 @@ std::shared_ptr<Plan> lookup_or_build(const Collected& g) {
   g_stats.last_kernels = plan->steps.size();
   g_stats.last_fused_groups = plan->fused_groups;
   g_stats.last_arena_bytes = plan->arena_bytes;
+  g_stats.last_copies = plan->copy_steps;
+  g_stats.last_fallbacks = plan->fallback_steps;
   if (g_cache.count(key)) return g_cache[key].plan;
   for (auto it = g_cache.begin(); it != g_cache.end();) {
     if (!any_expired(it->second.packed)) {
@@ -602,6 +695,12 @@ std::vector<std::shared_ptr<Tensor>> run_plan(const Plan& plan,
       tensors[v] = leaf_values[pv.leaf];
     } else if (pv.storage == StorageKind::Heap) {
       tensors[v] = Tensor::allocate(pv.type);
+    } else if (pv.storage == StorageKind::Device) {
+      auto t = std::make_shared<Tensor>();
+      t->type = pv.type;
+      t->owner = pv.device->allocate(pv.type.nbytes());
+      t->data = t->owner.get();
+      tensors[v] = std::move(t);
     } else {
       auto t = std::make_shared<Tensor>();
       t->type = pv.type;
@@ -641,7 +740,8 @@ std::vector<std::shared_ptr<Tensor>> run_plan(const Plan& plan,
       step.kernel->execute(args, scratch);
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       const std::string shape = args.outputs.empty() ? std::string() : shape_str(args.outputs[0]->type.shape);
-      timings.push_back(StepProfile{step.label, step.kernel->scheme(), shape, seconds, step.kernel->flops()});
+      timings.push_back(StepProfile{step.label, step.kernel->scheme(), shape, seconds, step.kernel->flops(),
+                                    step.backend->name(), step.fallback});
     }
     if (kAddressSanitizer) {
       if (scratch) poison_bytes(scratch, step.kernel->scratch_bytes());
@@ -689,7 +789,7 @@ void count_run() {
 
 std::vector<std::shared_ptr<Tensor>> evaluate(const std::vector<Var>& targets) {
   Collected g = collect_folded(targets);
-  std::shared_ptr<Plan> plan = lookup_or_build(g);
+  std::shared_ptr<Plan> plan = lookup_or_build(g, requested_backend());
   std::vector<std::shared_ptr<Tensor>> out = run_plan(*plan, g.leaf_values);
   {
     // Another thread may have computed the same node meanwhile: the first value stays, so every
@@ -717,6 +817,7 @@ struct PlannedGraph::State {
   Collected graph;
   std::shared_ptr<Plan> plan;
   int64_t simd_target = 0;  // the target the plan's kernels were made for
+  const Backend* backend = nullptr;  // the backend the plan was requested for
   std::vector<int> input_leaf;         // per input: its leaf, or -1 where the plan does not read it
   std::vector<int> placeholder_leaves;  // leaves of placeholders that are not inputs: read at each run
 
@@ -731,9 +832,10 @@ struct PlannedGraph::State {
     }
   }
 
-  // The plan for the SIMD target active now: after a change of target the kernels are made again.
+  // The plan for the SIMD target and backend requested now: after a change the kernels are made again.
   std::shared_ptr<Plan> current_plan() const {
-    return simd_target == simd_target_id() ? plan : lookup_or_build(graph);
+    const Backend& requested = requested_backend();
+    return simd_target == simd_target_id() && backend == &requested ? plan : lookup_or_build(graph, requested);
   }
 };
 
@@ -753,7 +855,8 @@ PlannedGraph::PlannedGraph(const std::vector<Var>& targets, const std::vector<Va
     bound.push_back(inputs[i].node.get());
   }
   state->graph = collect_folded(targets, bound);
-  state->plan = lookup_or_build(state->graph);
+  state->backend = &requested_backend();
+  state->plan = lookup_or_build(state->graph, *state->backend);
   state->simd_target = simd_target_id();
   state->input_leaf.assign(inputs.size(), -1);
   const std::vector<std::pair<Node*, int>>& leaves = state->graph.leaves;

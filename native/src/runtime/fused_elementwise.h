@@ -6,16 +6,9 @@
 #include <memory>
 #include <vector>
 
-#include "mnnpy/op_registry.h"
+#include "mnnpy/backend.h"  // EwInstr
 
 namespace mnnpy {
-
-struct EwInstr {
-  EwArity arity = EwArity::None;  // None: load input `a`
-  int code = 0;
-  DType in_dtype = DType::Float32, out_dtype = DType::Float32;
-  int a = -1, b = -1, c = -1;  // operand registers (for a load: the kernel input index)
-};
 
 // Whether large results are written with non-temporal stores (an executor option).
 extern std::atomic<bool> g_streaming_stores;  // atomic: plans may be built while it is set

@@ -1,0 +1,87 @@
+// Backends: where kernels run and where their buffers live. The executor places each node on a
+// backend (the requested one where it supports the node, the CPU otherwise), asks that backend
+// for the node's kernel at plan time, and copies values across the border between a backend
+// whose buffers are not host memory and the CPU. Nothing outside backend/ names a backend's
+// own headers: the executor sees this interface only.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mnnpy/op_registry.h"
+
+namespace mnnpy {
+
+// One instruction of a fused elementwise program (a connected group of elementwise nodes of
+// one output shape). The program is backend-neutral: the CPU interprets it, a GPU backend may
+// compile it into one shader.
+struct EwInstr {
+  EwArity arity = EwArity::None;  // None: load input `a`
+  int code = 0;
+  DType in_dtype = DType::Float32, out_dtype = DType::Float32;
+  int a = -1, b = -1, c = -1;  // operand registers (for a load: the kernel input index)
+};
+
+struct BackendCapabilities {
+  std::vector<DType> dtypes;  // dtypes its kernels compute in
+  int channel_block = 1;      // the channel block its convolution layouts prefer
+  bool fp16 = false;          // computes in float16 natively
+  // Its buffers are plain host memory: CPU kernels may read them and no copies are needed.
+  bool host_memory = true;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual const std::string& name() const = 0;
+  virtual const BackendCapabilities& capabilities() const = 0;
+
+  // Device buffers: the returned pointer is opaque outside this backend unless host_memory;
+  // the buffer is freed when the last owner lets go.
+  virtual std::shared_ptr<void> allocate(size_t bytes) const = 0;
+  virtual void copy_from_host(void* device_dst, const void* host_src, size_t bytes) const = 0;
+  virtual void copy_to_host(void* host_dst, const void* device_src, size_t bytes) const = 0;
+  // Waits for the work submitted so far (a no-op for backends that run synchronously).
+  virtual void synchronize() const {}
+
+  // Whether make_kernel can run this node here (may depend on dtypes, attributes, shapes).
+  virtual bool supports(const OpDef& op, const KernelContext& ctx) const = 0;
+  // The node's kernel (the resize step: scheme, packing, scratch). Only called when supported.
+  virtual std::unique_ptr<Kernel> make_kernel(const OpDef& op, const KernelContext& ctx) const = 0;
+  // The kernel of a fused elementwise program; nullptr where this backend cannot run it.
+  virtual std::unique_ptr<Kernel> make_elementwise_kernel(const std::vector<EwInstr>& program,
+                                                          const std::vector<TensorType>& input_types,
+                                                          const TensorType& output_type) const = 0;
+};
+
+// ------------------------------------------------------------------ backend registry
+// `listed`: whether it appears in usable_backend_names() and can be chosen; a backend kept for
+// testing is registered unlisted and listed on demand.
+void register_backend(std::shared_ptr<Backend> backend, bool listed = true);
+Backend* find_backend(const std::string& name);  // nullptr when unknown or not listed
+Backend& cpu_backend();
+std::vector<std::string> usable_backend_names();  // "cpu" first
+void set_backend_listed(const std::string& name, bool listed);  // throws ValueError when unknown
+
+// The backend plans are built for (process-wide; "cpu" unless chosen).
+Backend& requested_backend();
+void set_requested_backend(const std::string& name);  // throws ValueError naming the usable ones
+
+struct BackendRegistrar {
+  explicit BackendRegistrar(std::shared_ptr<Backend> backend, bool listed = true) {
+    register_backend(std::move(backend), listed);
+  }
+};
+#define MNNPY_REGISTER_BACKEND(...) \
+  static ::mnnpy::BackendRegistrar MNNPY_CONCAT(backend_registrar_, __LINE__)(__VA_ARGS__)
+
+// ------------------------------------------------------------------ kernel registry
+// Kernels register per (op, backend); an op's meaning (inference, gradient) stays in ops/.
+const KernelFactory* find_kernel(const std::string& op_name, const std::string& backend_name);
+struct KernelRegistrar {
+  KernelRegistrar(const std::string& op_name, const std::string& backend_name, KernelFactory factory);
+};
+#define MNNPY_REGISTER_KERNEL(op, backend, ...) \
+  static ::mnnpy::KernelRegistrar MNNPY_CONCAT(kernel_registrar_, __LINE__)(op, backend, __VA_ARGS__)
+
+}  // namespace mnnpy

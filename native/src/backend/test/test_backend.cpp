@@ -1,0 +1,149 @@
+// The "test" backend: proves placement and copies without a device. Its buffers are kept apart
+// from host memory (their bytes are stored scrambled, so a CPU kernel handed one directly
+// computes garbage and the tests' comparisons with the CPU catch it), it supports a subset of
+// ops (float32 elementwise programs of Add, Mul and Relu, and float32 MatMul), and its kernels
+// copy their inputs to the host, run the CPU's kernel and copy the results back.
+// Hidden until mnnpy._core.enable_test_backend(True).
+#include <cstdint>
+#include <cstring>
+
+#include "mnnpy/aligned_memory.h"
+#include "mnnpy/backend.h"
+
+namespace mnnpy {
+
+namespace {
+
+constexpr uint64_t kScramble = 0xA5C3'5A3C'96E1'1E69ull;
+constexpr uint64_t kMagic = 0x7465'7374'6275'6631ull;  // marks a buffer of this backend
+constexpr size_t kHeader = 64;                         // keeps the data 64-byte aligned
+
+// Stores `bytes` from `src` to `dst` with every 8-byte word XORed with kScramble (its own inverse).
+void scramble_copy(void* dst, const void* src, size_t bytes) {
+  size_t i = 0;
+  for (; i + 8 <= bytes; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, (const char*)src + i, 8);
+    w ^= kScramble;
+    std::memcpy((char*)dst + i, &w, 8);
+  }
+  for (; i < bytes; ++i) ((char*)dst)[i] = (char)(((const char*)src)[i] ^ (char)(kScramble >> (8 * (i % 8))));
+}
+
+void check_buffer(const void* device_ptr) {
+  uint64_t magic;
+  std::memcpy(&magic, (const char*)device_ptr - kHeader, 8);
+  if (magic != kMagic) throw std::logic_error("test backend: a pointer that is not one of its buffers");
+}
+
+bool is_listed_elementwise(const EwInstr& ins) {
+  if (ins.arity == EwArity::None) return true;  // a load
+  static const OpDef* add = find_op("Add");
+  static const OpDef* mul = find_op("Mul");
+  static const OpDef* relu = find_op("Relu");
+  for (const OpDef* op : {add, mul, relu}) {
+    if (op && ins.arity == op->elementwise.arity && ins.code == op->elementwise.code) return true;
+  }
+  return false;
+}
+
+// Runs a CPU kernel on host copies of the device inputs and writes its results back.
+class ThroughHostKernel : public Kernel {
+ public:
+  ThroughHostKernel(const Backend& backend, std::unique_ptr<Kernel> cpu_kernel)
+      : backend_(backend), cpu_kernel_(std::move(cpu_kernel)) {}
+  size_t scratch_bytes() const override { return cpu_kernel_->scratch_bytes(); }
+  const char* scheme() const override { return cpu_kernel_->scheme(); }
+  double flops() const override { return cpu_kernel_->flops(); }
+  size_t resident_bytes() const override { return cpu_kernel_->resident_bytes(); }
+  void execute(const KernelArgs& args, void* scratch) const override {
+    std::vector<std::shared_ptr<Tensor>> host_in, host_out;
+    KernelArgs host_args;
+    host_args.pool = args.pool;
+    for (const Tensor* in : args.inputs) {
+      host_in.push_back(Tensor::allocate(in->type));
+      backend_.copy_to_host(host_in.back()->data, in->data, in->nbytes());
+      host_args.inputs.push_back(host_in.back().get());
+    }
+    for (const Tensor* out : args.outputs) {
+      host_out.push_back(Tensor::allocate(out->type));
+      host_args.outputs.push_back(host_out.back().get());
+    }
+    cpu_kernel_->execute(host_args, scratch);
+    for (size_t i = 0; i < args.outputs.size(); ++i) {
+      backend_.copy_from_host(args.outputs[i]->data, host_out[i]->data, host_out[i]->nbytes());
+    }
+  }
+
+ private:
+  const Backend& backend_;
+  std::unique_ptr<Kernel> cpu_kernel_;
+};
+
+
+class TestBackend : public Backend {
+ public:
+  TestBackend() {
+    caps_.dtypes = {DType::Float32};
+    caps_.channel_block = 4;
+    caps_.fp16 = false;
+    caps_.host_memory = false;
+  }
+  const std::string& name() const override { return name_; }
+  const BackendCapabilities& capabilities() const override { return caps_; }
+
+  std::shared_ptr<void> allocate(size_t bytes) const override {
+    char* block = (char*)allocate_aligned(kHeader + bytes);
+    std::memcpy(block, &kMagic, 8);
+    return std::shared_ptr<void>(block + kHeader, [](void* p) {
+      char* start = (char*)p - kHeader;
+      std::memset(start, 0, 8);  // a stale pointer fails check_buffer
+      std::free(start);
+    });
+  }
+  void copy_from_host(void* device_dst, const void* host_src, size_t bytes) const override {
+    check_buffer(device_dst);
+    scramble_copy(device_dst, host_src, bytes);
+  }
+  void copy_to_host(void* host_dst, const void* device_src, size_t bytes) const override {
+    check_buffer(device_src);
+    scramble_copy(host_dst, device_src, bytes);
+  }
+
+  // The ops with a kernel registered for this backend, on float32 only.
+  bool supports(const OpDef& op, const KernelContext& ctx) const override {
+    if (!find_kernel(op.name, name_)) return false;
+    for (const TensorType& t : ctx.input_types) if (t.dtype != DType::Float32) return false;
+    return true;
+  }
+  std::unique_ptr<Kernel> make_kernel(const OpDef& op, const KernelContext& ctx) const override {
+    return (*find_kernel(op.name, name_))(ctx);
+  }
+  std::unique_ptr<Kernel> make_elementwise_kernel(const std::vector<EwInstr>& program,
+                                                  const std::vector<TensorType>& input_types,
+                                                  const TensorType& output_type) const override {
+    for (const EwInstr& ins : program) {
+      if (!is_listed_elementwise(ins)) return nullptr;
+      if (ins.arity != EwArity::None && (ins.in_dtype != DType::Float32 || ins.out_dtype != DType::Float32)) return nullptr;
+    }
+    for (const TensorType& t : input_types) if (t.dtype != DType::Float32) return nullptr;
+    if (output_type.dtype != DType::Float32) return nullptr;
+    return std::make_unique<ThroughHostKernel>(
+        *this, cpu_backend().make_elementwise_kernel(program, input_types, output_type));
+  }
+
+ private:
+  const std::string name_ = "test";
+  BackendCapabilities caps_;
+};
+
+const std::shared_ptr<TestBackend> g_test_backend = std::make_shared<TestBackend>();
+MNNPY_REGISTER_BACKEND(g_test_backend, /*listed=*/false);
+
+MNNPY_REGISTER_KERNEL("MatMul", "test", [](const KernelContext& ctx) -> std::unique_ptr<Kernel> {
+  return std::make_unique<ThroughHostKernel>(*g_test_backend, cpu_backend().make_kernel(get_op("MatMul"), ctx));
+});
+
+}  // namespace
+
+}  // namespace mnnpy

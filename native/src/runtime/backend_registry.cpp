@@ -1,0 +1,118 @@
+// The registries of backends (by name) and of kernels (by op and backend), and the backend
+// plans are requested for.
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <mutex>
+
+#include "mnnpy/backend.h"
+
+namespace mnnpy {
+
+namespace {
+
+struct BackendEntry {
+  std::shared_ptr<Backend> backend;
+  bool listed = true;
+};
+
+// Function-local statics: registrars run during static initialization, in any file order.
+std::mutex& registry_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::vector<BackendEntry>& backends() {
+  static std::vector<BackendEntry> list;
+  return list;
+}
+std::map<std::pair<std::string, std::string>, KernelFactory>& kernels() {
+  static std::map<std::pair<std::string, std::string>, KernelFactory> map;
+  return map;
+}
+std::atomic<Backend*> g_requested{nullptr};
+
+BackendEntry* entry_of(const std::string& name) {
+  for (BackendEntry& e : backends()) if (e.backend->name() == name) return &e;
+  return nullptr;
+}
+
+std::string joined_usable_names() {
+  std::string s;
+  for (const std::string& n : usable_backend_names()) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+}  // namespace
+
+void register_backend(std::shared_ptr<Backend> backend, bool listed) {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  if (entry_of(backend->name())) throw ValueError("backend '" + backend->name() + "' is registered twice");
+  backends().push_back(BackendEntry{std::move(backend), listed});
+}
+
+Backend* find_backend(const std::string& name) {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  BackendEntry* e = entry_of(name);
+  return e && e->listed ? e->backend.get() : nullptr;
+}
+
+Backend& cpu_backend() {
+  static Backend* cpu = [] {
+    Backend* b = find_backend("cpu");
+    if (!b) throw std::logic_error("the CPU backend is not registered");
+    return b;
+  }();
+  return *cpu;
+}
+
+std::vector<std::string> usable_backend_names() {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  std::vector<std::string> names;
+  for (const BackendEntry& e : backends()) if (e.listed) names.push_back(e.backend->name());
+  // The CPU first, then the others by name.
+  std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
+    return (a == "cpu") != (b == "cpu") ? a == "cpu" : a < b;
+  });
+  return names;
+}
+
+void set_backend_listed(const std::string& name, bool listed) {
+  {
+    std::lock_guard<std::mutex> lock(registry_mutex());
+    BackendEntry* e = entry_of(name);
+    if (!e) throw ValueError("unknown backend '" + name + "'");
+    if (name == "cpu" && !listed) throw ValueError("the CPU backend cannot be hidden");
+    e->listed = listed;
+    if (listed) return;
+  }
+  // A hidden backend is no longer requested: plans go back to the CPU.
+  Backend* requested = g_requested.load();
+  if (requested && requested->name() == name) g_requested.compare_exchange_strong(requested, &cpu_backend());
+}
+
+Backend& requested_backend() {
+  Backend* b = g_requested.load(std::memory_order_acquire);
+  return b ? *b : cpu_backend();
+}
+
+void set_requested_backend(const std::string& name) {
+  Backend* b = find_backend(name);
+  if (!b) throw ValueError("unknown backend '" + name + "' (usable: " + joined_usable_names() + ")");
+  g_requested.store(b, std::memory_order_release);
+}
+
+const KernelFactory* find_kernel(const std::string& op_name, const std::string& backend_name) {
+  // Registration happens before main; lookups afterwards only read.
+  auto& map = kernels();
+  auto it = map.find({op_name, backend_name});
+  return it == map.end() ? nullptr : &it->second;
+}
+
+KernelRegistrar::KernelRegistrar(const std::string& op_name, const std::string& backend_name, KernelFactory factory) {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  if (!kernels().emplace(std::make_pair(op_name, backend_name), std::move(factory)).second) {
+    throw std::logic_error("kernel for op '" + op_name + "' on backend '" + backend_name + "' is registered twice");
+  }
+}
+
+}  // namespace mnnpy

@@ -1,0 +1,262 @@
+"""Backends: selection, placement with CPU fallback, copies at the borders, plan keys, threads.
+
+The "test" backend keeps its buffers apart from host memory (stored scrambled) and supports only
+float32 elementwise programs of Add, Mul and Relu and float32 MatMul, so it exercises everything
+a device backend needs without a device: a CPU kernel handed one of its buffers would compute
+garbage, which the comparisons with the CPU below would catch.
+"""
+import threading
+
+import numpy as np
+import pytest
+
+import mnnpy
+from mnnpy import expr as F
+
+from helpers import assert_same, random_array
+
+
+@pytest.fixture
+def test_backend():
+    mnnpy._core.enable_test_backend(True)
+    try:
+        yield "test"
+    finally:
+        mnnpy.set_backend("cpu")
+        mnnpy._core.enable_test_backend(False)
+
+
+def profiled(build, backend):
+    """The values of the Vars build() returns, computed on `backend`, and the run's profile."""
+    mnnpy._core.set_executor_option("profile", True)
+    try:
+        with mnnpy.backend(backend):
+            values = mnnpy.eval(*build())
+    finally:
+        mnnpy._core.set_executor_option("profile", False)
+    return values, mnnpy._core.last_profile()
+
+
+def compute_steps(profile):
+    return [s for s in profile if not s["op"].startswith("Copy(")]
+
+
+def copy_steps(profile, direction):
+    return [s for s in profile if s["op"] == f"Copy({direction})"]
+
+
+def mixed_inputs(rng):
+    return {name: random_array(rng, shape, "float32", -2, 2)
+            for name, shape in [("a", (8, 16)), ("b", (8, 16)), ("w", (16, 16)), ("v", (8, 16))]}
+
+
+def mixed_graph(arrays):
+    """Supported (Mul+Add+Relu, MatMul) and unsupported (Exp, Sub, int ops) nodes interleaved,
+    with a view (Reshape) of a device value read on the CPU."""
+    a, b, w, v = (F.const(arrays[k]) for k in "abwv")
+    h = F.relu(a * b + a)                                   # test: one fused program
+    m = F.matmul(h, w)                                      # test
+    e = F.exp(F.reshape(m, (16, 8)) * F.const(np.float32(0.01)))  # CPU: Exp is not supported
+    y = F.matmul(F.reshape(e, (8, 16)), w)                  # test
+    counts = F.cast(y, np.int32) + F.cast(v, np.int32)       # CPU: int32
+    return [y, counts]
+
+
+def test_runtime_info_lists_cpu_unless_test_backend_enabled():
+    assert mnnpy.runtime_info()["backends"] == ["cpu"]
+    assert mnnpy.get_backend() == "cpu"
+    mnnpy._core.enable_test_backend(True)
+    try:
+        assert mnnpy.runtime_info()["backends"] == ["cpu", "test"]
+    finally:
+        mnnpy._core.enable_test_backend(False)
+    assert mnnpy.runtime_info()["backends"] == ["cpu"]
+
+
+def test_set_backend_errors_name_the_usable_backends():
+    with pytest.raises(ValueError, match=r"unknown backend 'vulkan' \(usable: cpu\)"):
+        mnnpy.set_backend("vulkan")
+    with pytest.raises(ValueError, match="usable: cpu"):
+        mnnpy.set_backend("test")  # hidden until enabled
+    with pytest.raises(TypeError, match="must be a str"):
+        mnnpy.set_backend(1)
+    assert mnnpy.get_backend() == "cpu"
+
+
+def test_context_manager_restores_the_previous_backend(test_backend):
+    with mnnpy.backend("test") as name:
+        assert name == "test" and mnnpy.get_backend() == "test"
+    assert mnnpy.get_backend() == "cpu"
+    with pytest.raises(RuntimeError, match="inside"):
+        with mnnpy.backend("test"):
+            raise RuntimeError("inside")
+    assert mnnpy.get_backend() == "cpu"
+    mnnpy.set_backend("test")
+    mnnpy._core.enable_test_backend(False)  # hiding the requested backend goes back to the CPU
+    assert mnnpy.get_backend() == "cpu"
+
+
+def test_mixed_graph_equals_cpu_with_fallbacks_and_border_copies(test_backend, rng):
+    arrays = mixed_inputs(rng)
+    on_cpu, cpu_profile = profiled(lambda: mixed_graph(arrays), "cpu")
+    on_test, test_profile = profiled(lambda: mixed_graph(arrays), "test")
+    for ours, expected in zip(on_test, on_cpu):
+        assert ours.dtype == expected.dtype
+        np.testing.assert_array_equal(ours, expected)
+
+    assert all(s["backend"] == "cpu" and not s["fallback"] for s in cpu_profile)
+    assert not [s for s in cpu_profile if s["op"].startswith("Copy(")]
+    # The same kernels run, only placed differently.
+    assert [s["op"] for s in compute_steps(test_profile)] == [s["op"] for s in cpu_profile]
+    on_device = [s["op"] for s in compute_steps(test_profile) if s["backend"] == "test"]
+    fell_back = [s["op"] for s in compute_steps(test_profile) if s["fallback"]]
+    assert on_device == ["Fused(Mul,Add,Relu)", "MatMul", "MatMul"]
+    assert len(fell_back) == len(cpu_profile) - 3 and all(s["backend"] == "cpu" for s in compute_steps(test_profile)
+                                                         if s["fallback"])
+    # In: a, b, w (once, though both MatMuls read it) and the Exp result; out: the first MatMul's
+    # result (read through a view) for Exp, and the second's for the int32 part (one copy serves both
+    # the CPU's Cast and the returned y).
+    assert len(copy_steps(test_profile, "cpu->test")) == 4
+    assert len(copy_steps(test_profile, "test->cpu")) == 2
+    stats = mnnpy._core.executor_stats()
+    assert stats["last_copies"] == 6 and stats["last_fallbacks"] == len(fell_back)
+
+
+def test_fully_supported_graph_copies_only_at_the_ends(test_backend, rng):
+    a, w, c = (random_array(rng, s, "float32", -2, 2) for s in [(32, 24), (24, 16), (32, 16)])
+
+    def graph():
+        return [F.relu(F.matmul(F.const(a), F.const(w)) + F.const(c))]
+
+    (expected,), _ = profiled(graph, "cpu")
+    (ours,), profile = profiled(graph, "test")
+    np.testing.assert_array_equal(ours, expected)
+    steps = compute_steps(profile)
+    assert [s["op"] for s in steps] == ["MatMul", "Fused(Add,Relu)"]
+    assert all(s["backend"] == "test" and not s["fallback"] for s in steps)
+    assert len(copy_steps(profile, "cpu->test")) == 3  # the three constants
+    assert [s["op"] for s in profile if s["op"].startswith("Copy(test")] == ["Copy(test->cpu)"]
+    assert profile[-1]["op"] == "Copy(test->cpu)"  # the result, read back last
+
+
+def test_graph_without_supported_nodes_has_no_copies(test_backend, rng):
+    x = random_array(rng, (5, 7), "float32", -3, 3)
+    (ours,), profile = profiled(lambda: [F.exp(F.const(x) * F.const(x) - F.const(x))], "test")
+    assert_same(ours, np.exp(x * x - x), rtol=1e-6)
+    assert [s["op"] for s in profile] == ["Fused(Mul,Sub,Exp)"] and profile[0]["fallback"]
+
+
+def test_plans_are_cached_per_backend(test_backend, rng):
+    xv = random_array(rng, (4, 8), "float32")
+    wv = random_array(rng, (8, 3), "float32")
+    x = F.placeholder((4, 8))
+    y = F.relu(F.matmul(x, F.const(wv)))
+    x.write(xv)
+    expected = np.maximum(xv @ wv, 0)
+
+    def run(backend):
+        before = mnnpy._core.executor_stats()
+        with mnnpy.backend(backend):
+            value = y.read()
+        after = mnnpy._core.executor_stats()
+        assert_same(value, expected, rtol=1e-5)
+        return after["plans_built"] - before["plans_built"], after["plan_cache_hits"] - before["plan_cache_hits"]
+
+    assert run("cpu")[0] <= 1
+    assert run("cpu") == (0, 1)
+    assert run("test") == (1, 0)   # another key: built for the test backend
+    assert run("test") == (0, 1)
+    assert run("cpu") == (0, 1)    # the CPU's plan is still there
+
+
+def test_planned_graph_follows_the_requested_backend(test_backend, rng):
+    xv = random_array(rng, (6, 5), "float32", -2, 2)
+    wv = random_array(rng, (5, 4), "float32", -2, 2)
+    x = F.placeholder((6, 5))
+    y = F.relu(F.matmul(x, F.const(wv)) * F.const(wv[0]))
+    graph = mnnpy._core.PlannedGraph([y], [x])
+    expected = graph.run([xv])[0].read()
+    mnnpy._core.set_executor_option("profile", True)
+    try:
+        with mnnpy.backend("test"):
+            ours = graph.run([xv])[0].read()
+    finally:
+        mnnpy._core.set_executor_option("profile", False)
+    np.testing.assert_array_equal(ours, expected)
+    assert {s["backend"] for s in compute_steps(mnnpy._core.last_profile())} == {"test"}
+
+
+def test_two_threads_run_on_the_test_backend_at_once(test_backend, rng):
+    arrays = [mixed_inputs(rng) for _ in range(2)]
+    expected = [mnnpy.eval(*mixed_graph(a)) for a in arrays]
+    mnnpy.set_backend("test")
+    barrier = threading.Barrier(2)
+    errors = []
+
+    def body(i):
+        try:
+            barrier.wait()
+            for _ in range(20):
+                got = mnnpy.eval(*mixed_graph(arrays[i]))
+                for ours, want in zip(got, expected[i]):
+                    np.testing.assert_array_equal(ours, want)
+        except Exception as e:  # reported below, from the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=body, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+# ---------------------------------------------------------------- every op on every backend
+def usable_backends():
+    mnnpy._core.enable_test_backend(True)
+    try:
+        return mnnpy.runtime_info()["backends"]
+    finally:
+        mnnpy._core.enable_test_backend(False)
+
+
+def backend_op_cases():
+    """(name, build from Vars, NumPy reference, input shapes, rtol)."""
+    return [
+        ("add", lambda a, b: a + b, lambda a, b: a + b, [(6, 7), (6, 7)], None),
+        ("mul_broadcast", lambda a, b: a * b, lambda a, b: a * b, [(6, 7), (7,)], None),
+        ("relu", lambda a: F.relu(a), lambda a: np.maximum(a, 0), [(5, 9)], None),
+        # A multiply feeding an add runs as one fused multiply-add: the reference rounds once too.
+        ("mul_add_relu", lambda a, b, c: F.relu(a * b + c),
+         lambda a, b, c: np.maximum(a.astype(np.float64) * b + c, 0).astype(np.float32), [(4, 33), (4, 33), (4, 33)],
+         1e-6),
+        ("matmul", lambda a, b: F.matmul(a, b), lambda a, b: a @ b, [(9, 13), (13, 5)], 1e-5),
+        ("batched_matmul", lambda a, b: F.matmul(a, b), lambda a, b: a @ b, [(3, 4, 6), (3, 6, 2)], 1e-5),
+        ("subtract", lambda a, b: a - b, lambda a, b: a - b, [(8,), (8,)], None),
+        ("exp", lambda a: F.exp(a), np.exp, [(3, 11)], 1e-6),
+        ("transpose", lambda a: F.transpose(a, [1, 0]), lambda a: a.T, [(4, 6)], None),
+        ("reduce_sum", lambda a: F.reduce_sum(a, [1]), lambda a: a.sum(axis=1), [(5, 12)], 1e-5),
+        ("concat", lambda a, b: F.concat([a, b], 0), lambda a, b: np.concatenate([a, b], 0), [(2, 3), (4, 3)],
+         None),
+        ("matmul_then_relu", lambda a, b: F.relu(F.matmul(a, b)), lambda a, b: np.maximum(a @ b, 0),
+         [(7, 8), (8, 3)], 1e-5),
+        ("relu_of_exp", lambda a: F.relu(F.exp(a) * a), lambda a: np.maximum(np.exp(a) * a, 0), [(16,)], 1e-6),
+        ("pad_of_matmul", lambda a, b: F.pad(F.matmul(a, b), [[1, 2], [0, 1]]),
+         lambda a, b: np.pad(a @ b, [[1, 2], [0, 1]]), [(3, 4), (4, 5)], 1e-5),
+        ("cast_to_int", lambda a: F.cast(a, np.int32) + F.cast(a, np.int32),
+         lambda a: a.astype(np.int32) * 2, [(10,)], None),
+    ]
+
+
+@pytest.mark.parametrize("backend", usable_backends())
+@pytest.mark.parametrize("case", backend_op_cases(), ids=lambda c: c[0])
+def test_backend_ops_match_numpy(backend, case, rng):
+    name, build, reference, shapes, rtol = case
+    arrays = [random_array(rng, s, "float32", -3, 3) for s in shapes]
+    mnnpy._core.enable_test_backend(True)
+    try:
+        with mnnpy.backend(backend):
+            ours = build(*[F.const(a) for a in arrays]).read()
+    finally:
+        mnnpy._core.enable_test_backend(False)
+    assert_same(ours, reference(*arrays), rtol=rtol)
