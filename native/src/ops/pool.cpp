@@ -8,14 +8,11 @@
 //   AvgPool2DGrad: input dy, attr input_size [H, W] -> dx
 // and the rules of MaxPool2D and AvgPool2D that build them (the blocked twins' through the NCHW
 // layout).
-#include <memory>
 #include <string>
 
-#include "backend/cpu/layout.h"
-#include "backend/cpu/pool.h"
-#include "backend/cpu/pool_backward.h"
 #include "mnnpy/autograd.h"
 #include "mnnpy/op_registry.h"
+#include "ops/blocked_layout.h"
 
 namespace mnnpy {
 
@@ -61,7 +58,7 @@ int64_t pooled_length(const std::string& op, const char* axis, int64_t in, int64
   return out;
 }
 
-constexpr int64_t kBlock = cpu::kChannelBlock;
+constexpr int64_t kBlock = kChannelBlock;
 
 // Both layouts keep N at axis 0, channels (or channel blocks) at 1 and H, W at 2, 3.
 std::vector<TensorType> infer_pool(const std::string& op, bool is_max, bool blocked,
@@ -99,66 +96,17 @@ std::vector<TensorType> infer_pool(const std::string& op, bool is_max, bool bloc
   return {TensorType{DType::Float32, out}};
 }
 
-// Plan is cpu::Pool2D (NCHW) or cpu::BlockedPool2D; planes count images times channels (blocks).
-template <class Plan> class PoolKernel : public Kernel {
- public:
-  PoolKernel(bool is_max, const KernelContext& ctx)
-      : plan_(is_max, geometry(ctx), is_max ? false : ctx.attrs.get_int("count_include_pad") != 0) {}
-
-  void execute(const KernelArgs& args, void*) const override {
-    plan_.run(args.inputs[0]->ptr<float>(), args.outputs[0]->ptr<float>(), args.pool);
-  }
-  const char* scheme() const override { return plan_.scheme(); }
-  size_t resident_bytes() const override { return plan_.resident_bytes(); }
-
- private:
-  static cpu::PoolGeometry geometry(const KernelContext& ctx) {
-    const Shape& s = ctx.input_types[0].shape;
-    const Shape& o = ctx.output_types[0].shape;
-    const auto& k = ctx.attrs.get_ints("kernel");
-    const auto& st = ctx.attrs.get_ints("strides");
-    const auto& p = ctx.attrs.get_ints("pads");
-    const auto& dl = ctx.attrs.get_ints("dilations");
-    cpu::PoolGeometry g;
-    g.planes = s[0] * s[1];
-    g.in_h = s[2], g.in_w = s[3], g.out_h = o[2], g.out_w = o[3];
-    g.kernel_h = k[0], g.kernel_w = k[1], g.stride_h = st[0], g.stride_w = st[1];
-    g.dilation_h = dl[0], g.dilation_w = dl[1];
-    g.pad_top = p[0], g.pad_left = p[1], g.pad_bottom = p[2], g.pad_right = p[3];
-    return g;
-  }
-
-  Plan plan_;
-};
-
-template <class Plan> OpDef pool_def(const char* name, bool is_max, bool blocked) {
+OpDef pool_def(const char* name, bool is_max, bool blocked) {
   OpDef def;
   def.name = name;
   def.min_inputs = def.max_inputs = 1;
   def.infer = [name = std::string(name), is_max, blocked](const std::vector<TensorType>& in, Attrs& attrs) {
     return infer_pool(name, is_max, blocked, in, attrs);
   };
-  def.cpu_kernel = [is_max](const KernelContext& ctx) {
-    return std::unique_ptr<Kernel>(new PoolKernel<Plan>(is_max, ctx));
-  };
   return def;
 }
 
 // ---------------------------------------------------------------- gradients
-cpu::PoolGeometry nchw_geometry(const Shape& in, const Shape& out, const Attrs& attrs) {
-  const auto& k = attrs.get_ints("kernel");
-  const auto& st = attrs.get_ints("strides");
-  const auto& p = attrs.get_ints("pads");
-  const auto& dl = attrs.get_ints("dilations");
-  cpu::PoolGeometry g;
-  g.planes = in[0] * in[1];
-  g.in_h = in[2], g.in_w = in[3], g.out_h = out[2], g.out_w = out[3];
-  g.kernel_h = k[0], g.kernel_w = k[1], g.stride_h = st[0], g.stride_w = st[1];
-  g.dilation_h = dl[0], g.dilation_w = dl[1];
-  g.pad_top = p[0], g.pad_left = p[1], g.pad_bottom = p[2], g.pad_right = p[3];
-  return g;
-}
-
 // The forward's input type for a gradient op: x itself (max) or [N, C, input_size] (average).
 TensorType pool_input_type(const std::string& op, bool is_max, const std::vector<TensorType>& in, Attrs& attrs) {
   if (is_max) return in[0];
@@ -187,42 +135,12 @@ std::vector<TensorType> infer_pool_grad(const std::string& op, bool is_max, cons
   return {x};
 }
 
-class PoolGradKernel : public Kernel {
- public:
-  PoolGradKernel(bool is_max, const KernelContext& ctx)
-      : PoolGradKernel(is_max, ctx,
-                       nchw_geometry(ctx.output_types[0].shape, ctx.input_types[is_max ? 1 : 0].shape, ctx.attrs)) {}
-  PoolGradKernel(bool is_max, const KernelContext& ctx, const cpu::PoolGeometry& asked)
-      : is_max_(is_max),
-        geometry_(cpu::trim_padding_taps(asked)),
-        windows_(asked, is_max, is_max ? false : ctx.attrs.get_int("count_include_pad") != 0) {}
-
-  void execute(const KernelArgs& args, void*) const override {
-    float* dx = args.outputs[0]->ptr<float>();
-    if (is_max_) {
-      cpu::max_pool2d_backward(geometry_, windows_, args.inputs[0]->ptr<float>(), args.inputs[1]->ptr<float>(), dx,
-                               args.pool);
-    } else {
-      cpu::avg_pool2d_backward(geometry_, windows_, args.inputs[0]->ptr<float>(), dx, args.pool);
-    }
-  }
-  const char* scheme() const override { return is_max_ ? "argmax_scatter" : "window_scatter"; }
-
- private:
-  bool is_max_;
-  cpu::PoolGeometry geometry_;
-  cpu::PoolWindows windows_;
-};
-
 OpDef pool_grad_def(const char* name, bool is_max) {
   OpDef def;
   def.name = name;
   def.min_inputs = def.max_inputs = is_max ? 2 : 1;
   def.infer = [name = std::string(name), is_max](const std::vector<TensorType>& in, Attrs& attrs) {
     return infer_pool_grad(name, is_max, in, attrs);
-  };
-  def.cpu_kernel = [is_max](const KernelContext& ctx) {
-    return std::unique_ptr<Kernel>(new PoolGradKernel(is_max, ctx));
   };
   return def;
 }
@@ -257,10 +175,10 @@ MNNPY_REGISTER_GRAD("AvgPool2DBlocked", [](const GradContext& c) {
   return std::vector<Var>{to_blocked(make_op("AvgPool2DGrad", {from_blocked(c.grad())}, attrs))};
 });
 
-MNNPY_REGISTER_OP(pool_def<cpu::Pool2D>("MaxPool2D", true, false));
-MNNPY_REGISTER_OP(pool_def<cpu::Pool2D>("AvgPool2D", false, false));
-MNNPY_REGISTER_OP(pool_def<cpu::BlockedPool2D>("MaxPool2DBlocked", true, true));
-MNNPY_REGISTER_OP(pool_def<cpu::BlockedPool2D>("AvgPool2DBlocked", false, true));
+MNNPY_REGISTER_OP(pool_def("MaxPool2D", true, false));
+MNNPY_REGISTER_OP(pool_def("AvgPool2D", false, false));
+MNNPY_REGISTER_OP(pool_def("MaxPool2DBlocked", true, true));
+MNNPY_REGISTER_OP(pool_def("AvgPool2DBlocked", false, true));
 
 }  // namespace
 

@@ -3,12 +3,13 @@
 #pragma once
 #include <cstdint>
 
+#include "ops/blocked_layout.h"
+
 namespace mnnpy {
 class ThreadPool;
 namespace cpu {
 
-// Channels per block of the blocked layout.
-constexpr int64_t kChannelBlock = 8;
+using ::mnnpy::kChannelBlock;
 
 // x [batch, channels, plane] -> y [batch, channels / 8, plane, 8]; channels a multiple of 8.
 void to_blocked_channels(const float* x, int64_t batch, int64_t channels, int64_t plane, float* y, ThreadPool* pool);
