@@ -5,8 +5,6 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu/layer_norm.h"
-#include "backend/cpu/layer_norm_grad.h"
 #include "mnnpy/op_registry.h"
 #include "ops/grad_common.h"
 
@@ -46,34 +44,12 @@ std::vector<TensorType> infer_layer_norm(const std::vector<TensorType>& in, Attr
   return {in[0]};
 }
 
-class LayerNormKernel : public Kernel {
- public:
-  explicit LayerNormKernel(const KernelContext& ctx) {
-    const Shape& x = ctx.input_types[0].shape;
-    const int64_t axis = ctx.attrs.get_int("axis");
-    for (size_t i = 0; i < x.size(); ++i) ((int64_t)i < axis ? rows_ : dim_) *= x[i];
-    epsilon_ = (float)ctx.attrs.get_float("epsilon");
-  }
-  void execute(const KernelArgs& args, void*) const override {
-    const float* gamma = args.inputs.size() > 1 ? args.inputs[1]->ptr<float>() : nullptr;
-    const float* beta = args.inputs.size() > 2 ? args.inputs[2]->ptr<float>() : nullptr;
-    if (dim_ == 0) return;
-    cpu::layer_norm(args.inputs[0]->ptr<float>(), gamma, beta, rows_, dim_, epsilon_, args.outputs[0]->ptr<float>(),
-                    args.pool);
-  }
-
- private:
-  int64_t rows_ = 1, dim_ = 1;
-  float epsilon_ = 1e-5f;
-};
-
 OpDef layer_norm_def() {
   OpDef def;
   def.name = "LayerNorm";
   def.min_inputs = 1;
   def.max_inputs = 3;
   def.infer = infer_layer_norm;
-  def.cpu_kernel = [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new LayerNormKernel(ctx)); };
   return def;
 }
 
@@ -101,37 +77,12 @@ std::vector<TensorType> infer_layer_norm_grad(const std::vector<TensorType>& in,
   return {in[0], per_position, per_position};
 }
 
-class LayerNormGradKernel : public Kernel {
- public:
-  explicit LayerNormGradKernel(const KernelContext& ctx) {
-    const Shape& x = ctx.input_types[0].shape;
-    const int64_t axis = ctx.attrs.get_int("axis");
-    for (size_t i = 0; i < x.size(); ++i) ((int64_t)i < axis ? rows_ : dim_) *= x[i];
-    epsilon_ = (float)ctx.attrs.get_float("epsilon");
-  }
-  size_t scratch_bytes() const override {
-    return (size_t)(2 * cpu::layer_norm_grad_blocks(rows_) * dim_) * sizeof(float);
-  }
-  void execute(const KernelArgs& args, void* scratch) const override {
-    const float* gamma = args.inputs.size() > 2 ? args.inputs[2]->ptr<float>() : nullptr;
-    cpu::layer_norm_grad(args.inputs[0]->ptr<float>(), args.inputs[1]->ptr<float>(), gamma, rows_, dim_, epsilon_,
-                         args.outputs[0]->ptr<float>(), args.outputs[1]->ptr<float>(), args.outputs[2]->ptr<float>(),
-                         static_cast<float*>(scratch), args.pool);
-  }
-  const char* scheme() const override { return "fused rows"; }
-
- private:
-  int64_t rows_ = 1, dim_ = 1;
-  float epsilon_ = 1e-5f;
-};
-
 OpDef layer_norm_grad_def() {
   OpDef def;
   def.name = "LayerNormGrad";
   def.min_inputs = 2;
   def.max_inputs = 3;
   def.infer = infer_layer_norm_grad;
-  def.cpu_kernel = [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new LayerNormGradKernel(ctx)); };
   return def;
 }
 
