@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu/conv.h"
 #include "mnnpy/aligned_memory.h"
 #include "mnnpy/graph.h"
 #include "mnnpy/op_registry.h"
+#include "ops/conv_shape.h"
 #include "ops/grad_common.h"
 
 namespace mnnpy {
@@ -59,9 +59,9 @@ inline ConvAttrs read_conv_attrs(Attrs& attrs, const std::string& op) {
   for (int64_t v : a.pads)
     if (v < 0) throw ValueError(op + ": pads must be non-negative, got " + shape_str(a.pads));
   if (a.group <= 0) throw ValueError(op + ": group must be positive, got " + std::to_string(a.group));
-  if (a.activation < 0 || a.activation >= cpu::kConvActCount) {
+  if (a.activation < 0 || a.activation >= kConvActCount) {
     throw ValueError(op + ": unknown activation code " + std::to_string(a.activation) + " (expected 0.." +
-                     std::to_string(cpu::kConvActCount - 1) + ")");
+                     std::to_string(kConvActCount - 1) + ")");
   }
   attrs.set("strides", a.strides).set("pads", a.pads).set("dilations", a.dilations).set("group", a.group);
   attrs.set("activation", a.activation);
@@ -80,7 +80,7 @@ inline void check_float32(const std::vector<TensorType>& in, const std::string& 
 
 // Completes s from the weight's shape and the attributes, given the input's batch, channels and
 // spatial size already in s; checks channels, groups, the bias and that the output is not empty.
-inline void finish_conv_shape(cpu::ConvShape& s, const ConvAttrs& a, const Shape& w, const Shape* bias,
+inline void finish_conv_shape(ConvShape& s, const ConvAttrs& a, const Shape& w, const Shape* bias,
                               const std::string& op) {
   if (w.size() != 4) throw ValueError(op + ": weight must be 4-D (Cout, C/group, kh, kw), got shape " + shape_str(w));
   s.out_c = w[0], s.kernel_h = w[2], s.kernel_w = w[3];
@@ -113,17 +113,30 @@ inline void finish_conv_shape(cpu::ConvShape& s, const ConvAttrs& a, const Shape
   s.out_w = (padded_w - span_w) / s.stride_w + 1;
 }
 
+// Conv2D: fills defaults into attrs, checks them and returns the geometry (batch and spatial sizes
+// from the input types).
+inline ConvShape conv2d_shape(const std::vector<TensorType>& in, Attrs& attrs) {
+  const ConvAttrs a = read_conv_attrs(attrs, "Conv2D");
+  check_float32(in, "Conv2D", {"input", "weight", "bias"});
+  const TensorType& x = in[0];
+  if (x.shape.size() != 4) throw ValueError("Conv2D: input must be 4-D (N, C, H, W), got shape " + shape_str(x.shape));
+  ConvShape s;
+  s.batch = x.shape[0], s.in_c = x.shape[1], s.in_h = x.shape[2], s.in_w = x.shape[3];
+  finish_conv_shape(s, a, in[1].shape, in.size() > 2 ? &in[2].shape : nullptr, "Conv2D");
+  return s;
+}
+
 // The fused activation named by the (checked) attributes.
-inline cpu::ConvActivation conv_activation(const Attrs& attrs) {
+inline ConvActivation conv_activation(const Attrs& attrs) {
   auto float_attr = [&](const char* key, double fallback) {
     return (float)(attrs.has(key) ? attrs.get_float(key) : fallback);
   };
-  cpu::ConvActivation act;
+  ConvActivation act;
   act.code = (int)attrs.get_int("activation", 0);
-  if (act.code == cpu::kConvActClip) {
+  if (act.code == kConvActClip) {
     act.p0 = float_attr("clip_min", 0.0);
     act.p1 = float_attr("clip_max", 6.0);
-  } else if (act.code == cpu::kConvActHardSigmoid) {
+  } else if (act.code == kConvActHardSigmoid) {
     act.p0 = float_attr("alpha", 0.2);
     act.p1 = float_attr("beta", 0.5);
   }
@@ -144,7 +157,7 @@ inline Attrs geometry_attrs(const Attrs& from) {
 inline Var activation_grad(const GradContext& c, const Var& g, const std::string& op) {
   using namespace grad;
   const Attrs& attrs = c.node.attrs;
-  const cpu::ConvActivation act = conv_common::conv_activation(attrs);
+  const ConvActivation act = conv_common::conv_activation(attrs);
   const Var& y = c.outputs[0];
   auto mask = [&](const Var& m) { return mul(g, as_dtype_of(m, g)); };
   auto inside = [&](const Var& v, double lo, double hi) {
@@ -152,20 +165,20 @@ inline Var activation_grad(const GradContext& c, const Var& g, const std::string
   };
   auto pre_activation = [&]() {
     Attrs plain = attrs;
-    plain.set("activation", (int64_t)cpu::kConvActNone);
+    plain.set("activation", (int64_t)kConvActNone);
     return make_op(op, c.node.inputs, plain);
   };
   switch (act.code) {
-    case cpu::kConvActNone: return g;
-    case cpu::kConvActRelu: return mask(binary("Greater", y, scalar_like(y, 0)));
-    case cpu::kConvActClip: return mask(inside(y, act.p0, act.p1));
-    case cpu::kConvActSigmoid: return mul(g, mul(y, sub(scalar_like(y, 1), y)));
-    case cpu::kConvActHardSigmoid: return scale(mask(inside(y, 0, 1)), act.p0);
-    case cpu::kConvActSilu: {
+    case kConvActNone: return g;
+    case kConvActRelu: return mask(binary("Greater", y, scalar_like(y, 0)));
+    case kConvActClip: return mask(inside(y, act.p0, act.p1));
+    case kConvActSigmoid: return mul(g, mul(y, sub(scalar_like(y, 1), y)));
+    case kConvActHardSigmoid: return scale(mask(inside(y, 0, 1)), act.p0);
+    case kConvActSilu: {
       const Var z = pre_activation(), s = unary("Sigmoid", z);
       return mul(g, mul(s, add(scalar_like(z, 1), mul(z, sub(scalar_like(z, 1), s)))));
     }
-    case cpu::kConvActHardSwish: {
+    case kConvActHardSwish: {
       // 0 below -3, 1 above 3, z / 3 + 1 / 2 between (as PyTorch: the middle includes 3).
       const Var z = pre_activation();
       const Var middle = add(scale(z, 1.0 / 3.0), scalar_like(z, 0.5));
@@ -173,7 +186,7 @@ inline Var activation_grad(const GradContext& c, const Var& g, const std::string
                           where(binary("LessEqual", z, scalar_like(z, 3)), middle, scalar_like(z, 1)));
       return mul(g, d);
     }
-    case cpu::kConvActGelu: {
+    case kConvActGelu: {
       // d/dz z * Phi(z) = Phi(z) + z * phi(z)
       const double kPi = 3.14159265358979323846;
       const Var z = pre_activation();
