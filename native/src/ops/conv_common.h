@@ -11,6 +11,7 @@
 #include "mnnpy/aligned_memory.h"
 #include "mnnpy/graph.h"
 #include "mnnpy/op_registry.h"
+#include "ops/blocked_layout.h"
 #include "ops/conv_shape.h"
 #include "ops/grad_common.h"
 
@@ -124,6 +125,61 @@ inline ConvShape conv2d_shape(const std::vector<TensorType>& in, Attrs& attrs) {
   s.batch = x.shape[0], s.in_c = x.shape[1], s.in_h = x.shape[2], s.in_w = x.shape[3];
   finish_conv_shape(s, a, in[1].shape, in.size() > 2 ? &in[2].shape : nullptr, "Conv2D");
   return s;
+}
+
+// Conv2DBlocked: the geometry, whether the input is NCHW (else blocked) and whether the layer is
+// depthwise; fills defaults into attrs and checks them.
+struct BlockedConvShape {
+  ConvShape s;
+  bool nchw_input = false;
+  bool depthwise = false;
+};
+
+inline BlockedConvShape blocked_conv_shape(const std::vector<TensorType>& in, Attrs& attrs) {
+  const char* const kOp = "Conv2DBlocked";
+  const ConvAttrs a = read_conv_attrs(attrs, kOp);
+  check_float32(in, kOp, {"input", "weight", "bias", "residual"});
+  BlockedConvShape b;
+  ConvShape& s = b.s;
+  const Shape& x = in[0].shape;
+  if (x.size() == 5) {
+    if (x[4] != kChannelBlock) {
+      throw ValueError(std::string(kOp) + ": blocked input [N, C/8, H, W, 8] must end in 8 channels, got shape " +
+                       shape_str(x));
+    }
+    s.batch = x[0], s.in_c = x[1] * kChannelBlock, s.in_h = x[2], s.in_w = x[3];
+  } else if (x.size() == 4) {
+    b.nchw_input = true;
+    s.batch = x[0], s.in_c = x[1], s.in_h = x[2], s.in_w = x[3];
+  } else {
+    throw ValueError(std::string(kOp) + ": input must be blocked 5-D (N, C/8, H, W, 8) or NCHW 4-D, got shape " +
+                     shape_str(x));
+  }
+  finish_conv_shape(s, a, in[1].shape, &in[2].shape, kOp);
+  if (s.out_c % kChannelBlock != 0) {
+    throw ValueError(std::string(kOp) + ": output channels must be a multiple of 8 for the blocked layout, got " +
+                     std::to_string(s.out_c));
+  }
+  if (s.group != 1) {
+    if (!s.is_depthwise()) {
+      throw ValueError(std::string(kOp) + ": group " + std::to_string(s.group) + " is not supported: only group 1 " +
+                       "or depthwise (group == C == Cout, here C " + std::to_string(s.in_c) + ", Cout " +
+                       std::to_string(s.out_c) + ")");
+    }
+    if (b.nchw_input) {
+      throw ValueError(std::string(kOp) + ": a depthwise layer needs blocked input (N, C/8, H, W, 8), got NCHW " +
+                       shape_str(x));
+    }
+    b.depthwise = true;
+  }
+  if (in.size() > 3) {
+    const Shape expected{s.batch, s.out_c / kChannelBlock, s.out_h, s.out_w, kChannelBlock};
+    if (in[3].shape != expected) {
+      throw ValueError(std::string(kOp) + ": residual must have the output's shape " + shape_str(expected) +
+                       ", got " + shape_str(in[3].shape));
+    }
+  }
+  return b;
 }
 
 // The fused activation named by the (checked) attributes.

@@ -1,0 +1,90 @@
+// CPU kernel of Conv2DBlocked (ops/conv_blocked.cpp): direct, pointwise, depthwise or Winograd
+// over the blocked channel layout, with constant weights packed once.
+#include <memory>
+
+#include "backend/cpu/conv_blocked.h"
+#include "backend/cpu/depthwise_blocked.h"
+#include "backend/cpu/winograd.h"
+#include "mnnpy/backend.h"
+#include "ops/conv_common.h"
+
+namespace mnnpy {
+
+namespace {
+
+class Conv2DBlockedKernel : public Kernel {
+ public:
+  explicit Conv2DBlockedKernel(const KernelContext& ctx) {
+    Attrs attrs = ctx.attrs;
+    const conv_common::BlockedConvShape b = conv_common::blocked_conv_shape(ctx.input_types, attrs);
+    shape_ = b.s;
+    nchw_input_ = b.nchw_input;
+    depthwise_ = b.depthwise;
+    act_ = conv_common::conv_activation(attrs);
+    // 3x3 stride-1 layers run Winograd where the NCHW kernel would (the same cost model).
+    if (!nchw_input_ && !depthwise_) winograd_tile_ = cpu::winograd_tile(cpu::choose_conv_scheme(shape_));
+    const Tensor* w = ctx.constants.size() > 1 ? ctx.constants[1] : nullptr;
+    if (w) {
+      weights_.resize(packed_weight_floats());
+      pack_weights(w->ptr<float>(), weights_.data());
+      weights_packed_ = true;
+    }
+  }
+
+  size_t resident_bytes() const override { return weights_.size() * sizeof(float); }
+  const char* scheme() const override {
+    if (depthwise_) return "blocked_depthwise";
+    if (winograd_tile_) return winograd_tile_ == 2 ? "blocked_winograd_2x2" : "blocked_winograd";
+    return !nchw_input_ && shape_.is_pointwise() ? "blocked_pointwise" : "blocked_direct";
+  }
+
+  double flops() const override {
+    return 2.0 * (double)shape_.batch * (double)shape_.out_c * (double)(shape_.out_h * shape_.out_w) *
+           (double)shape_.depth();
+  }
+
+  size_t scratch_bytes() const override { return weights_packed_ ? 0 : packed_weight_floats() * sizeof(float); }
+
+  void execute(const KernelArgs& args, void* scratch) const override {
+    Tensor* out = args.outputs[0];
+    if (out->numel() == 0) return;
+    const float* w = weights_.data();
+    if (!weights_packed_) {
+      pack_weights(args.inputs[1]->ptr<float>(), static_cast<float*>(scratch));
+      w = static_cast<const float*>(scratch);
+    }
+    const float* x = args.inputs[0]->ptr<float>();
+    const float* bias = args.inputs[2]->ptr<float>();
+    const float* residual = args.inputs.size() > 3 ? args.inputs[3]->ptr<float>() : nullptr;
+    float* y = out->ptr<float>();
+    if (depthwise_) cpu::conv2d_depthwise_blocked(shape_, x, w, bias, residual, act_, y, args.pool);
+    else if (winograd_tile_) cpu::conv2d_winograd_blocked(shape_, winograd_tile_, x, w, bias, residual, act_, y, args.pool);
+    else cpu::conv2d_blocked(shape_, nchw_input_, x, w, bias, residual, act_, y, args.pool);
+  }
+
+ private:
+  size_t packed_weight_floats() const {
+    if (depthwise_) return cpu::depthwise_blocked_weight_floats(shape_);
+    if (winograd_tile_) return cpu::winograd_blocked_weight_floats(shape_, winograd_tile_);
+    return cpu::conv_blocked_weight_floats(shape_, nchw_input_);
+  }
+  void pack_weights(const float* w, float* packed) const {
+    if (depthwise_) cpu::depthwise_blocked_pack_weights(shape_, w, packed);
+    else if (winograd_tile_) cpu::winograd_blocked_pack_weights(shape_, winograd_tile_, w, packed);
+    else cpu::conv_blocked_pack_weights(shape_, nchw_input_, w, packed);
+  }
+
+  cpu::ConvShape shape_;
+  bool nchw_input_ = false, depthwise_ = false, weights_packed_ = false;
+  int winograd_tile_ = 0;  // 4 or 2: Winograd F(4x4, 3x3) or F(2x2, 3x3)
+  cpu::ConvActivation act_;
+  conv_common::AlignedFloats weights_;  // packed at plan time when constant
+};
+
+MNNPY_REGISTER_KERNEL("Conv2DBlocked", "cpu", [](const KernelContext& ctx) {
+  return std::unique_ptr<Kernel>(new Conv2DBlockedKernel(ctx));
+});
+
+}  // namespace
+
+}  // namespace mnnpy
