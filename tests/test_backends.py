@@ -1,7 +1,8 @@
 """Backends: selection, placement with CPU fallback, copies at the borders, plan keys, threads.
 
 The "test" backend keeps its buffers apart from host memory (stored scrambled) and supports only
-float32 elementwise programs of Add, Mul and Relu and float32 MatMul, so it exercises everything
+float32 elementwise programs of Add, Mul and Relu, float32 MatMul and Raster (the region copy that
+data-movement ops lower to), so it exercises everything
 a device backend needs without a device: a CPU kernel handed one of its buffers would compute
 garbage, which the comparisons with the CPU below would catch.
 """
@@ -211,6 +212,63 @@ def test_two_threads_run_on_the_test_backend_at_once(test_backend, rng):
     assert not errors, errors
 
 
+# ---------------------------------------------------------------- lowering to Raster
+def data_movement_graph(x, y):
+    """Transpose, slice with negative steps, concatenation, split, broadcast and constant padding
+    of float32 values: none has a kernel on the test backend, all lower to Raster there."""
+    a, b = F.const(x), F.const(y)
+    t = F.transpose(a, [0, 2, 1])[:, ::-1, 1:]                 # (3, 6, 3)
+    c = F.concat([t, F.broadcast_to(b, [3, 2, 3])], 1)          # (3, 8, 3)
+    first, second = F.split(c, [5, 3], 1)
+    return [F.pad(first, [[0, 1], [2, 0], [1, 1]], "constant", -1.0) * 2.0, second + 1.0]
+
+
+def test_data_movement_lowers_to_raster_on_a_backend_without_its_kernels(test_backend, rng):
+    x = random_array(rng, (3, 4, 6), "float32", -3, 3)
+    y = random_array(rng, (1, 2, 3), "float32", -3, 3)
+    expected, cpu_profile = profiled(lambda: data_movement_graph(x, y), "cpu")
+    ours, profile = profiled(lambda: data_movement_graph(x, y), "test")
+    for got, want in zip(ours, expected):
+        np.testing.assert_array_equal(got, want)  # copies and one rounding each: exact
+    steps = compute_steps(profile)
+    assert not [s for s in steps if s["fallback"]], steps
+    assert {s["op"] for s in steps} == {"Raster", "Fused(Mul)", "Fused(Add)"}
+    assert all(s["backend"] == "test" for s in steps)
+    # In and out of the device only at the ends: the constants in (two arrays, two scalars), the two
+    # results out.
+    assert len(copy_steps(profile, "cpu->test")) == 4 and len(copy_steps(profile, "test->cpu")) == 2
+    assert "Raster" not in {s["op"] for s in cpu_profile}  # the CPU keeps its own kernels
+
+
+def test_ops_without_a_decomposition_still_fall_back(test_backend, rng):
+    x = random_array(rng, (4, 5), "float32", -3, 3)
+    (ours,), profile = profiled(lambda: [F.pad(F.const(x), [[1, 1], [2, 0]], "reflect") * 2.0], "test")
+    np.testing.assert_array_equal(ours, np.pad(x, [[1, 1], [2, 0]], "reflect") * np.float32(2))
+    assert [(s["op"], s["backend"]) for s in compute_steps(profile)] == [("Pad", "cpu"), ("Fused(Mul)", "test")]
+
+
+@pytest.mark.parametrize("regions, message", [
+    ([0, 1, 0, 0, 13, 1, 1], "reads past input 0"),            # 13 elements of a 12-element input
+    ([0, 1, 0, 10, 3, 1, 1], "writes past the output"),        # elements 10..12 of a 12-element output
+    ([0, 1, 11, 0, 2, -12, 1], "reads past input 0"),          # a negative stride below the start
+    ([1, 1, 0, 0, 2, 1, 1], "reads input 1 of 1"),
+    ([0, 2, 0, 0, 3], "rank is invalid"),
+    ([0, 1, 0, 0, 1 << 62, 4, 1], "overflows"),
+])
+def test_raster_regions_are_checked_when_built(regions, message):
+    x = F.const(np.arange(12, dtype=np.float32))
+    with pytest.raises(ValueError, match=message):
+        mnnpy._core.op("Raster", [x], {"shape": [12], "regions": regions})
+
+
+def test_raster_on_the_cpu_copies_regions_over_the_fill():
+    x = np.arange(12, dtype=np.float32)
+    # Two regions: x[::2] reversed into 0..5, and x[1:4] into 8..10; the rest keeps the fill 7.
+    regions = [0, 1, 10, 0, 6, -2, 1] + [0, 1, 1, 8, 3, 1, 1]
+    y = mnnpy._core.op("Raster", [F.const(x)], {"shape": [12], "regions": regions, "fill": 7.0})
+    np.testing.assert_array_equal(y.read(), np.array([10, 8, 6, 4, 2, 0, 7, 7, 1, 2, 3, 7], np.float32))
+
+
 # ---------------------------------------------------------------- every op on every backend
 def usable_backends():
     mnnpy._core.enable_test_backend(True)
@@ -245,6 +303,13 @@ def backend_op_cases():
          lambda a, b: np.pad(a @ b, [[1, 2], [0, 1]]), [(3, 4), (4, 5)], 1e-5),
         ("cast_to_int", lambda a: F.cast(a, np.int32) + F.cast(a, np.int32),
          lambda a: a.astype(np.int32) * 2, [(10,)], None),
+        ("transpose_3d", lambda a: F.transpose(a, [2, 0, 1]), lambda a: a.transpose(2, 0, 1), [(3, 4, 5)], None),
+        ("reversed_strided_slice", lambda a: a[1:, ::-2, 1:4], lambda a: a[1:, ::-2, 1:4], [(3, 7, 5)], None),
+        ("broadcast_to", lambda a: F.broadcast_to(a, [4, 3, 6]), lambda a: np.broadcast_to(a, (4, 3, 6)), [(3, 1)],
+         None),
+        ("split", lambda a: F.split(a, [1, 3, 2], 1)[1], lambda a: a[:, 1:4], [(4, 6)], None),
+        ("pad_constant", lambda a: F.pad(a, [[2, 0], [1, 3]], "constant", 1.5),
+         lambda a: np.pad(a, [[2, 0], [1, 3]], constant_values=1.5), [(3, 4)], None),
     ]
 
 

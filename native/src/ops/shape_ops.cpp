@@ -4,11 +4,13 @@
 // Indexing (x[...] and x[...] = v) lives in shape_index.cpp.
 #include <algorithm>
 #include <cctype>
+#include <tuple>
 
 #include "backend/cpu/copy.h"
 #include "backend/cpu/elementwise.h"
 #include "backend/cpu/take.h"
 #include "mnnpy/backend.h"
+#include "mnnpy/lowering.h"
 #include "mnnpy/op_registry.h"
 #include "mnnpy/shape_ops.h"
 #include "mnnpy/thread_pool.h"
@@ -59,6 +61,17 @@ std::unique_ptr<Kernel> transpose_kernel(const KernelContext& ctx) {
 
 MNNPY_REGISTER_OP(OpDef{"Transpose", 1, 1, infer_transpose, transpose_kernel, {}, false});
 
+// One region: the output walked in order, the input through permuted strides.
+MNNPY_REGISTER_DECOMPOSITION("Transpose", [](const std::vector<Var>& in, const Attrs& attrs,
+                                             const std::vector<TensorType>& out) {
+  const std::vector<int64_t> strides = row_major_strides(in[0].type().shape);
+  RasterRegion r;
+  r.sizes = out[0].shape;
+  for (int64_t p : attrs.get_ints("perm")) r.src_strides.push_back(strides[p]);
+  r.dst_strides = row_major_strides(out[0].shape);
+  return std::vector<Var>{raster(in, out[0].shape, {r})};
+});
+
 // ------------------------------------------------------------------ BroadcastTo
 // The input's strides over `out` with 0 where it repeats (inputs right-aligned).
 std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out) {
@@ -84,6 +97,16 @@ std::unique_ptr<Kernel> broadcast_to_kernel(const KernelContext& ctx) {
 }
 
 MNNPY_REGISTER_OP(OpDef{"BroadcastTo", 1, 1, infer_broadcast_to, broadcast_to_kernel, {}, false});
+
+// One region whose source strides are 0 along the repeated axes.
+MNNPY_REGISTER_DECOMPOSITION("BroadcastTo", [](const std::vector<Var>& in, const Attrs&,
+                                               const std::vector<TensorType>& out) {
+  RasterRegion r;
+  r.sizes = out[0].shape;
+  r.src_strides = broadcast_strides(in[0].type().shape, out[0].shape);
+  r.dst_strides = row_major_strides(out[0].shape);
+  return std::vector<Var>{raster(in, out[0].shape, {r})};
+});
 
 // ------------------------------------------------------------------ Concat / Split
 // Rows of a concatenation: outer = prod(shape[:axis]); each input k contributes a contiguous
@@ -148,6 +171,27 @@ std::vector<TensorType> infer_concat(const std::vector<TensorType>& in, Attrs& a
 MNNPY_REGISTER_OP(OpDef{"Concat", 1, -1, infer_concat,
                         [](const KernelContext& ctx) { return make_kernel<ConcatKernel>(ctx); }, {}, false});
 
+// A region per input, each written at its place along the axis.
+MNNPY_REGISTER_DECOMPOSITION("Concat", [](const std::vector<Var>& in, const Attrs& attrs,
+                                          const std::vector<TensorType>& out) {
+  const int64_t axis = attrs.get_int("axis");
+  const std::vector<int64_t> out_strides = row_major_strides(out[0].shape);
+  std::vector<RasterRegion> regions;
+  int64_t at = 0;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const Shape& part = in[i].type().shape;
+    RasterRegion r;
+    r.input = (int64_t)i;
+    r.dst_offset = at * out_strides[axis];
+    r.sizes = part;
+    r.src_strides = row_major_strides(part);
+    r.dst_strides = out_strides;
+    regions.push_back(std::move(r));
+    at += part[axis];
+  }
+  return std::vector<Var>{raster(in, out[0].shape, regions)};
+});
+
 class SplitKernel : public Kernel {
  public:
   explicit SplitKernel(const KernelContext& ctx)
@@ -187,6 +231,25 @@ std::vector<TensorType> infer_split(const std::vector<TensorType>& in, Attrs& at
 
 MNNPY_REGISTER_OP(OpDef{"Split", 1, 1, infer_split,
                         [](const KernelContext& ctx) { return make_kernel<SplitKernel>(ctx); }, {}, false});
+
+// A Raster per piece, each reading its run along the axis.
+MNNPY_REGISTER_DECOMPOSITION("Split", [](const std::vector<Var>& in, const Attrs& attrs,
+                                         const std::vector<TensorType>& out) {
+  const int64_t axis = attrs.get_int("axis");
+  const std::vector<int64_t> in_strides = row_major_strides(in[0].type().shape);
+  std::vector<Var> pieces;
+  int64_t at = 0;
+  for (const TensorType& piece : out) {
+    RasterRegion r;
+    r.src_offset = at * in_strides[axis];
+    r.sizes = piece.shape;
+    r.src_strides = in_strides;
+    r.dst_strides = row_major_strides(piece.shape);
+    pieces.push_back(raster(in, piece.shape, {r}));
+    at += piece.shape[axis];
+  }
+  return pieces;
+});
 
 // ------------------------------------------------------------------ StridedSlice / SliceAssign
 // attrs: per axis a first index, a step and a count, already normalized by the builder.
@@ -239,6 +302,18 @@ std::unique_ptr<Kernel> strided_slice_kernel(const KernelContext& ctx) {
 }
 
 MNNPY_REGISTER_OP(OpDef{"StridedSlice", 1, 1, infer_strided_slice, strided_slice_kernel, {}, false});
+
+// One region: the box's first element and its per-axis steps.
+MNNPY_REGISTER_DECOMPOSITION("StridedSlice", [](const std::vector<Var>& in, const Attrs& attrs,
+                                                const std::vector<TensorType>& out) {
+  const Shape& shape = in[0].type().shape;
+  const Box b = read_box(attrs, shape);
+  RasterRegion r;
+  std::tie(r.src_strides, r.src_offset) = box_strides(b, shape);
+  r.sizes = b.size;
+  r.dst_strides = row_major_strides(out[0].shape);
+  return std::vector<Var>{raster(in, out[0].shape, {r})};
+});
 
 // out = x with the box replaced by `value` (broadcast over the box).
 class SliceAssignKernel : public Kernel {
@@ -459,6 +534,21 @@ class PadKernel : public Kernel {
 
 MNNPY_REGISTER_OP(OpDef{"Pad", 1, 1, infer_pad, nullptr, {}, false});
 MNNPY_REGISTER_KERNEL("Pad", "cpu", [](const KernelContext& ctx) { return make_kernel<PadKernel>(ctx); });
+
+// Constant padding: the fill, then the input as one region inside it. The other modes read the
+// input at positions a region's single stride per axis cannot express: none.
+MNNPY_REGISTER_DECOMPOSITION("Pad", [](const std::vector<Var>& in, const Attrs& attrs,
+                                       const std::vector<TensorType>& out) {
+  if (attrs.get_string("mode") != "constant") return std::vector<Var>{};
+  const std::vector<int64_t>& pads = attrs.get_ints("pads");
+  const std::vector<int64_t> out_strides = row_major_strides(out[0].shape);
+  RasterRegion r;
+  r.sizes = in[0].type().shape;
+  r.src_strides = row_major_strides(r.sizes);
+  r.dst_strides = out_strides;
+  for (size_t d = 0; d < r.sizes.size(); ++d) r.dst_offset += pads[2 * d] * out_strides[d];
+  return std::vector<Var>{raster(in, out[0].shape, {r}, attrs.get_float("value"))};
+});
 
 // ------------------------------------------------------------------ Iota
 // No inputs; int64 out[i...] = start + sum(i_d * strides[d]) (flat positions of a strided view).

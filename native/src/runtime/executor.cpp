@@ -16,6 +16,7 @@
 #include "mnnpy/aligned_memory.h"
 #include "mnnpy/backend.h"
 #include "mnnpy/limits.h"
+#include "mnnpy/lowering.h"
 #include "mnnpy/op_registry.h"
 #include "mnnpy/sanitizer.h"
 #include "mnnpy/simd_target.h"
@@ -788,8 +789,11 @@ void count_run() {
 }  // namespace
 
 std::vector<std::shared_ptr<Tensor>> evaluate(const std::vector<Var>& targets) {
-  Collected g = collect_folded(targets);
-  std::shared_ptr<Plan> plan = lookup_or_build(g, requested_backend());
+  const Backend& backend = requested_backend();
+  // The lowered graph's new nodes live as long as `lowered` (through the run).
+  const std::vector<Var> lowered = &backend == &cpu_backend() ? targets : lower_for_backend(targets, backend);
+  Collected g = collect_folded(lowered);
+  std::shared_ptr<Plan> plan = lookup_or_build(g, backend);
   std::vector<std::shared_ptr<Tensor>> out = run_plan(*plan, g.leaf_values);
   {
     // Another thread may have computed the same node meanwhile: the first value stays, so every
@@ -812,7 +816,8 @@ std::vector<std::shared_ptr<Tensor>> evaluate(const std::vector<Var>& targets) {
 std::shared_ptr<Tensor> held_value(const Var& v) { return v.valid() ? v.node->value(v.index) : nullptr; }
 
 struct PlannedGraph::State {
-  std::vector<Var> targets;  // keeps every collected node alive
+  std::vector<Var> targets;
+  std::vector<Var> lowered_targets;  // the targets as lowered for the backend: keeps every collected node alive
   std::vector<Var> inputs;
   Collected graph;
   std::shared_ptr<Plan> plan;
@@ -854,8 +859,11 @@ PlannedGraph::PlannedGraph(const std::vector<Var>& targets, const std::vector<Va
     }
     bound.push_back(inputs[i].node.get());
   }
-  state->graph = collect_folded(targets, bound);
   state->backend = &requested_backend();
+  // Lowered once for the backend requested now; after a change of backend, nodes the new one has
+  // no kernel for run on the CPU.
+  state->lowered_targets = state->backend == &cpu_backend() ? targets : lower_for_backend(targets, *state->backend);
+  state->graph = collect_folded(state->lowered_targets, bound);
   state->plan = lookup_or_build(state->graph, *state->backend);
   state->simd_target = simd_target_id();
   state->input_leaf.assign(inputs.size(), -1);

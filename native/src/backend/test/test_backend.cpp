@@ -1,7 +1,8 @@
 // The "test" backend: proves placement and copies without a device. Its buffers are kept apart
 // from host memory (their bytes are stored scrambled, so a CPU kernel handed one directly
 // computes garbage and the tests' comparisons with the CPU catch it), it supports a subset of
-// ops (float32 elementwise programs of Add, Mul and Relu, and float32 MatMul), and its kernels
+// ops (float32 elementwise programs of Add, Mul and Relu, float32 MatMul, and Raster, to which
+// data-movement ops lower), and its kernels
 // copy their inputs to the host, run the CPU's kernel and copy the results back.
 // Hidden until mnnpy._core.enable_test_backend(True).
 #include <cstdint>
@@ -142,6 +143,10 @@ MNNPY_REGISTER_BACKEND(g_test_backend, /*listed=*/false);
 
 MNNPY_REGISTER_KERNEL("MatMul", "test", [](const KernelContext& ctx) -> std::unique_ptr<Kernel> {
   return std::make_unique<ThroughHostKernel>(*g_test_backend, cpu_backend().make_kernel(get_op("MatMul"), ctx));
+});
+// The region-copy primitive: with it, every data-movement op that lowers to Raster runs here.
+MNNPY_REGISTER_KERNEL("Raster", "test", [](const KernelContext& ctx) -> std::unique_ptr<Kernel> {
+  return std::make_unique<ThroughHostKernel>(*g_test_backend, cpu_backend().make_kernel(get_op("Raster"), ctx));
 });
 
 }  // namespace

@@ -1,0 +1,126 @@
+#include "mnnpy/lowering.h"
+
+#include <map>
+#include <unordered_map>
+
+#include "mnnpy/backend.h"
+
+namespace mnnpy {
+
+std::vector<int64_t> row_major_strides(const Shape& shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (int64_t k = (int64_t)shape.size() - 2; k >= 0; --k) strides[k] = strides[k + 1] * shape[k + 1];
+  return strides;
+}
+
+// ------------------------------------------------------------------ Raster attributes
+// "regions" holds, per region: input, rank, src_offset, dst_offset, then rank sizes, rank source
+// strides and rank destination strides.
+Var raster(const std::vector<Var>& inputs, const Shape& shape, const std::vector<RasterRegion>& regions,
+           std::optional<double> fill) {
+  std::vector<int64_t> flat;
+  for (const RasterRegion& r : regions) {
+    flat.insert(flat.end(), {r.input, (int64_t)r.sizes.size(), r.src_offset, r.dst_offset});
+    flat.insert(flat.end(), r.sizes.begin(), r.sizes.end());
+    flat.insert(flat.end(), r.src_strides.begin(), r.src_strides.end());
+    flat.insert(flat.end(), r.dst_strides.begin(), r.dst_strides.end());
+  }
+  Attrs attrs;
+  attrs.set("shape", shape).set("regions", flat);
+  if (fill) attrs.set("fill", *fill);
+  return make_op("Raster", inputs, std::move(attrs));
+}
+
+std::vector<RasterRegion> raster_regions(const Attrs& attrs) {
+  const std::vector<int64_t>& flat = attrs.get_ints("regions");
+  std::vector<RasterRegion> regions;
+  size_t at = 0;
+  while (at < flat.size()) {
+    if (flat.size() - at < 4) throw ValueError("Raster: a region's header is cut short");
+    RasterRegion r;
+    r.input = flat[at];
+    const int64_t rank = flat[at + 1];
+    r.src_offset = flat[at + 2];
+    r.dst_offset = flat[at + 3];
+    at += 4;
+    if (rank < 0 || (uint64_t)rank > (flat.size() - at) / 3) throw ValueError("Raster: a region's rank is invalid");
+    r.sizes.assign(flat.begin() + at, flat.begin() + at + rank);
+    r.src_strides.assign(flat.begin() + at + rank, flat.begin() + at + 2 * rank);
+    r.dst_strides.assign(flat.begin() + at + 2 * rank, flat.begin() + at + 3 * rank);
+    at += 3 * rank;
+    regions.push_back(std::move(r));
+  }
+  return regions;
+}
+
+// ------------------------------------------------------------------ decomposition registry
+namespace {
+std::map<std::string, DecomposeFn>& decompositions() {
+  static std::map<std::string, DecomposeFn> table;
+  return table;
+}
+
+bool runs_on(const Backend& backend, const Node& n) {
+  std::vector<TensorType> input_types;
+  for (const Var& v : n.inputs) input_types.push_back(v.type());
+  const std::vector<const Tensor*> constants(n.inputs.size(), nullptr);
+  return backend.supports(*n.op, KernelContext{n.attrs, input_types, n.outputs, constants});
+}
+}  // namespace
+
+DecompositionRegistrar::DecompositionRegistrar(const std::string& op_name, DecomposeFn fn) {
+  decompositions()[op_name] = std::move(fn);
+}
+
+const DecomposeFn* find_decomposition(const std::string& op_name) {
+  auto it = decompositions().find(op_name);
+  return it == decompositions().end() ? nullptr : &it->second;
+}
+
+// ------------------------------------------------------------------ lowering
+std::vector<Var> lower_for_backend(const std::vector<Var>& targets, const Backend& backend) {
+  // Per op node visited: its outputs in the lowered graph (empty: the node itself).
+  std::unordered_map<Node*, std::vector<Var>> lowered;
+  auto mapped = [&](const Var& v) {
+    auto it = lowered.find(v.node.get());
+    return it == lowered.end() || it->second.empty() ? v : it->second[v.index];
+  };
+  auto is_leaf = [](const Node* n) { return n->kind != NodeKind::Op || n->computed(); };
+  std::vector<std::pair<Node*, size_t>> stack;  // iterative post-order
+  for (const Var& t : targets) {
+    if (!t.valid()) throw ValueError("cannot evaluate an empty Var");
+    if (is_leaf(t.node.get()) || lowered.count(t.node.get())) continue;
+    stack.push_back({t.node.get(), 0});
+    while (!stack.empty()) {
+      auto& [n, next] = stack.back();
+      if (next < n->inputs.size()) {
+        Node* in = n->inputs[next++].node.get();
+        if (!is_leaf(in) && !lowered.count(in)) stack.push_back({in, 0});
+        continue;
+      }
+      Node* node = n;
+      stack.pop_back();
+      std::vector<Var> inputs;
+      bool changed = false;
+      for (const Var& v : node->inputs) {
+        inputs.push_back(mapped(v));
+        changed = changed || inputs.back().node != v.node;
+      }
+      std::vector<Var> outputs;
+      const DecomposeFn* decompose = find_decomposition(node->op->name);
+      if (decompose && !runs_on(backend, *node)) {
+        outputs = (*decompose)(inputs, node->attrs, node->outputs);
+        bool all_run = true;
+        for (const Var& out : outputs) all_run = all_run && (out.node->kind != NodeKind::Op || runs_on(backend, *out.node));
+        if (!all_run) outputs.clear();  // the CPU would run the primitives instead of the op: no gain
+      }
+      if (outputs.empty() && changed) outputs = make_op_multi(*node->op, inputs, node->attrs);
+      lowered[node] = std::move(outputs);
+    }
+  }
+  std::vector<Var> result;
+  for (const Var& t : targets) result.push_back(mapped(t));
+  return result;
+}
+
+}  // namespace mnnpy
