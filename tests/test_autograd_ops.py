@@ -50,6 +50,7 @@ NON_DIFFERENTIABLE = {
     "LinalgSVD": _FACTORIZATION,
     "NextAfter": "piecewise constant in its second operand, a bit step in its first",
     "Signbit": "boolean output",
+    "Raster": "made only when a graph is lowered for a backend, after its gradients are built",
 }
 for _name in ("Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual", "IsFinite", "IsInf", "IsNan",
               "LogicalAnd", "LogicalOr", "LogicalXor", "LogicalNot"):
