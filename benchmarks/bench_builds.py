@@ -90,7 +90,7 @@ def main():
     p.add_argument("--seconds", type=float, default=0.5, help="time per case per child")
     args = p.parse_args()
     sys.path.insert(0, HERE)
-    from common import machine_summary
+    from common import fmt_time, machine_summary
     print(f"new = {args.new}, old = {args.old}; {machine_summary()}")
     print(f"{args.rounds} alternating rounds of fresh processes; medians; ratio new / old")
     for threads in [int(t) for t in args.threads.split(",")]:
@@ -100,11 +100,11 @@ def main():
             for which in order:
                 rounds[which].append(run_child(getattr(args, which), threads, args.models.split(","), args.seconds))
         print(f"\n{threads} thread(s)")
-        print(f"{'case':38} {'old':>10} {'new':>10} {'new/old':>8}")
+        print(f"{'case':38} {'old':>11} {'new':>11} {'new/old':>8}")
         for name in rounds["old"][0]:
             old = statistics.median(t[name] for t in rounds["old"])
             new = statistics.median(t[name] for t in rounds["new"])
-            print(f"{name:38} {old * 1e3:9.3f}ms {new * 1e3:9.3f}ms {new / old:8.3f}")
+            print(f"{name:38} {fmt_time(old)} {fmt_time(new)} {new / old:8.3f}")
 
 
 if __name__ == "__main__":
