@@ -3,9 +3,7 @@
 // raises ValueError when the kernel runs.
 #include <string>
 
-#include "backend/cpu/histogram.h"
 #include "mnnpy/op_registry.h"
-#include "mnnpy/thread_pool.h"
 
 namespace mnnpy {
 
@@ -25,24 +23,7 @@ std::vector<TensorType> infer_bincount(const std::vector<TensorType>& in, Attrs&
   return {TensorType{in.size() == 2 ? DType::Float64 : DType::Int64, Shape{length}}};
 }
 
-class BincountKernel : public Kernel {
- public:
-  explicit BincountKernel(const KernelContext& ctx)
-      : n_(ctx.input_types[0].shape[0]), length_(ctx.attrs.get_int("length")) {}
-  void execute(const KernelArgs& args, void*) const override {
-    const double* weights = args.inputs.size() == 2 ? args.inputs[1]->ptr<double>() : nullptr;
-    if (!cpu::bincount(args.inputs[0]->ptr<int64_t>(), weights, n_, length_, args.outputs[0]->data, args.pool)) {
-      throw ValueError("Bincount: an index lies outside [0, " + std::to_string(length_) + ")");
-    }
-  }
-
- private:
-  int64_t n_, length_;
-};
-
-MNNPY_REGISTER_OP(OpDef{"Bincount", 1, 2, infer_bincount,
-                        [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new BincountKernel(ctx)); },
-                        {}, false});
+MNNPY_REGISTER_OP(OpDef{"Bincount", 1, 2, infer_bincount, nullptr, {}, false});
 
 }  // namespace
 

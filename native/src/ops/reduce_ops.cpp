@@ -2,12 +2,10 @@
 // turns any axis set into a chain of those, applies NumPy's result dtypes and computes mean.
 #include <algorithm>
 
-#include "backend/cpu/moments.h"
-#include "backend/cpu/reduce.h"
 #include "mnnpy/op_registry.h"
 #include "mnnpy/ops.h"
-#include "mnnpy/thread_pool.h"
 #include "ops/grad_common.h"
+#include "ops/reduce_kind.h"
 
 namespace mnnpy {
 
@@ -15,15 +13,15 @@ namespace {
 
 struct KindInfo { const char* name; int kind; const char* numpy_name; };
 const KindInfo kKinds[] = {
-    {"sum", cpu::kReduceSum, "add"},       {"prod", cpu::kReduceProd, "multiply"},
-    {"min", cpu::kReduceMin, "minimum"},   {"max", cpu::kReduceMax, "maximum"},
-    {"any", cpu::kReduceAny, "logical_or"}, {"all", cpu::kReduceAll, "logical_and"},
-    {"argmin", cpu::kReduceArgMin, "argmin"}, {"argmax", cpu::kReduceArgMax, "argmax"},
+    {"sum", kReduceSum, "add"},       {"prod", kReduceProd, "multiply"},
+    {"min", kReduceMin, "minimum"},   {"max", kReduceMax, "maximum"},
+    {"any", kReduceAny, "logical_or"}, {"all", kReduceAll, "logical_and"},
+    {"argmin", kReduceArgMin, "argmin"}, {"argmax", kReduceArgMax, "argmax"},
 };
 
 std::vector<TensorType> infer_reduce(const std::vector<TensorType>& in, Attrs& attrs) {
   const int64_t kind = attrs.get_int("kind");
-  if (kind < cpu::kReduceSum || kind > cpu::kReduceArgMax) throw ValueError("Reduce: unknown kind " + std::to_string(kind));
+  if (kind < kReduceSum || kind > kReduceArgMax) throw ValueError("Reduce: unknown kind " + std::to_string(kind));
   const int64_t rank = (int64_t)in[0].shape.size();
   const int64_t first = attrs.get_int("first"), count = attrs.get_int("count");
   if (first < 0 || count < 1 || first + count > rank) throw ValueError("Reduce: axis run out of range");
@@ -33,41 +31,17 @@ std::vector<TensorType> infer_reduce(const std::vector<TensorType>& in, Attrs& a
     r *= out[i];
     out[i] = 1;
   }
-  const bool no_identity = kind == cpu::kReduceMin || kind == cpu::kReduceMax || kind == cpu::kReduceArgMin ||
-                           kind == cpu::kReduceArgMax;
+  const bool no_identity = kind == kReduceMin || kind == kReduceMax || kind == kReduceArgMin ||
+                           kind == kReduceArgMax;
   if (r == 0 && no_identity && in[0].numel() == 0 && shape_numel(out) != 0) {
     throw ValueError(std::string("zero-size array to reduction operation ") + kKinds[kind].numpy_name +
                      " which has no identity");
   }
-  const bool arg = kind == cpu::kReduceArgMin || kind == cpu::kReduceArgMax;
+  const bool arg = kind == kReduceArgMin || kind == kReduceArgMax;
   return {TensorType{arg ? DType::Int64 : in[0].dtype, out}};
 }
 
-class ReduceKernel : public Kernel {
- public:
-  explicit ReduceKernel(const KernelContext& ctx) : kind_((int)ctx.attrs.get_int("kind")), dtype_(ctx.input_types[0].dtype) {
-    const Shape& s = ctx.input_types[0].shape;
-    const int64_t first = ctx.attrs.get_int("first"), count = ctx.attrs.get_int("count");
-    for (int64_t i = 0; i < (int64_t)s.size(); ++i) {
-      if (i < first) outer_ *= s[i];
-      else if (i < first + count) r_ *= s[i];
-      else inner_ *= s[i];
-    }
-  }
-  void execute(const KernelArgs& args, void*) const override {
-    if (outer_ * inner_ == 0) return;
-    cpu::reduce(kind_, dtype_, args.inputs[0]->data, outer_, r_, inner_, args.outputs[0]->data, args.pool);
-  }
-
- private:
-  int kind_;
-  DType dtype_;
-  int64_t outer_ = 1, r_ = 1, inner_ = 1;
-};
-
-MNNPY_REGISTER_OP(OpDef{"Reduce", 1, 1, infer_reduce,
-                        [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new ReduceKernel(ctx)); },
-                        {}, false});
+MNNPY_REGISTER_OP(OpDef{"Reduce", 1, 1, infer_reduce, nullptr, {}, false});
 
 // Variance over one contiguous run of axes (kept as size 1), attrs first, count, ddof (float) and
 // root (1: the standard deviation); float32/float64 in and out.
@@ -83,33 +57,7 @@ std::vector<TensorType> infer_variance(const std::vector<TensorType>& in, Attrs&
   return {TensorType{t, out}};
 }
 
-class VarianceKernel : public Kernel {
- public:
-  explicit VarianceKernel(const KernelContext& ctx)
-      : dtype_(ctx.input_types[0].dtype), ddof_(ctx.attrs.get_float("ddof")), root_(ctx.attrs.get_int("root") != 0) {
-    const Shape& s = ctx.input_types[0].shape;
-    const int64_t first = ctx.attrs.get_int("first"), count = ctx.attrs.get_int("count");
-    for (int64_t i = 0; i < (int64_t)s.size(); ++i) {
-      if (i < first) outer_ *= s[i];
-      else if (i < first + count) r_ *= s[i];
-      else inner_ *= s[i];
-    }
-  }
-  void execute(const KernelArgs& args, void*) const override {
-    if (outer_ * inner_ == 0) return;
-    cpu::variance(dtype_, args.inputs[0]->data, outer_, r_, inner_, ddof_, root_, args.outputs[0]->data, args.pool);
-  }
-
- private:
-  DType dtype_;
-  double ddof_;
-  bool root_;
-  int64_t outer_ = 1, r_ = 1, inner_ = 1;
-};
-
-MNNPY_REGISTER_OP(OpDef{"Variance", 1, 1, infer_variance,
-                        [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new VarianceKernel(ctx)); },
-                        {}, false});
+MNNPY_REGISTER_OP(OpDef{"Variance", 1, 1, infer_variance, nullptr, {}, false});
 
 const KindInfo* find_kind(const std::string& name) {
   for (auto& k : kKinds) if (name == k.name) return &k;
@@ -136,7 +84,7 @@ Var reduce(const std::string& kind_name, const Var& x, const std::optional<std::
   const KindInfo* info = find_kind(mean ? "sum" : kind_name);
   if (!info) throw ValueError("unknown reduction '" + kind_name + "'");
   const int kind = info->kind;
-  const bool arg = kind == cpu::kReduceArgMin || kind == cpu::kReduceArgMax;
+  const bool arg = kind == kReduceArgMin || kind == kReduceArgMax;
   const Shape& shape = x.type().shape;
   const int64_t rank = (int64_t)shape.size();
   std::vector<int64_t> axes;
@@ -155,7 +103,7 @@ Var reduce(const std::string& kind_name, const Var& x, const std::optional<std::
     if (!reduced) out_shape.push_back(shape[i]);
     else if (keepdims) out_shape.push_back(1);
   }
-  if (count == 0 && (arg || kind == cpu::kReduceMin || kind == cpu::kReduceMax)) {
+  if (count == 0 && (arg || kind == kReduceMin || kind == kReduceMax)) {
     if (arg) throw ValueError("attempt to get " + kind_name + " of an empty sequence");
     throw ValueError(std::string("zero-size array to reduction operation ") + info->numpy_name +
                      " which has no identity");
@@ -164,13 +112,13 @@ Var reduce(const std::string& kind_name, const Var& x, const std::optional<std::
   // Input and result dtypes, as NumPy's.
   const DType t = x.type().dtype;
   DType compute = t, result = t;
-  if (kind == cpu::kReduceSum || kind == cpu::kReduceProd) {
+  if (kind == kReduceSum || kind == kReduceProd) {
     if (!is_float(t)) compute = result = DType::Int64;
     if (t == DType::Float16 || t == DType::BFloat16) compute = DType::Float32;
     if (mean) {
       if (!is_float(t)) compute = result = DType::Float64;
     }
-  } else if (kind == cpu::kReduceAny || kind == cpu::kReduceAll) {
+  } else if (kind == kReduceAny || kind == kReduceAll) {
     compute = result = DType::Bool;
   } else {
     if (t == DType::Float16 || t == DType::BFloat16) compute = DType::Float32;
@@ -216,10 +164,10 @@ MNNPY_REGISTER_GRAD("Reduce", [](const GradContext& c) {
   const int64_t kind = c.node.attrs.get_int("kind"), first = c.node.attrs.get_int("first"),
                 count = c.node.attrs.get_int("count");
   const Var g = with_kept_axes(c.grad(), in, first, count);
-  if (kind == cpu::kReduceSum) return std::vector<Var>{broadcast_to_shape(g, in)};
+  if (kind == kReduceSum) return std::vector<Var>{broadcast_to_shape(g, in)};
   const Var y = with_kept_axes(c.outputs[0], in, first, count);
-  if (kind == cpu::kReduceProd) return std::vector<Var>{grad::div(grad::mul(g, y), x)};
-  if (kind == cpu::kReduceMax || kind == cpu::kReduceMin) {
+  if (kind == kReduceProd) return std::vector<Var>{grad::div(grad::mul(g, y), x)};
+  if (kind == kReduceMax || kind == kReduceMin) {
     // Ties share the gradient evenly.
     const Var hits = grad::as_dtype_of(binary("Equal", x, y), x);
     std::vector<int64_t> axes;

@@ -4,17 +4,16 @@
 // int64, float32 or float64; the result has x's dtype and shape.
 //
 // Quantile: inputs x (float32 or float64, the axis not empty) and q (float64, 1-D, values in
-// [0, 1]); attrs axis, method (cpu::QuantileMethod), alpha and beta (plotting position of the
+// [0, 1]); attrs axis, method (QuantileMethod), alpha and beta (plotting position of the
 // continuous methods), skip_nan. The result, of x's dtype, has shape [len(q)] + x's shape
 // without the axis.
 #include <algorithm>
 #include <cmath>
 #include <string>
 
-#include "backend/cpu/scan.h"
 #include "mnnpy/op_registry.h"
-#include "mnnpy/thread_pool.h"
 #include "ops/grad_common.h"
+#include "ops/scan_kind.h"
 
 namespace mnnpy {
 
@@ -31,51 +30,20 @@ int64_t checked_axis(const char* op, Attrs& attrs, int64_t rank) {
   return axis;
 }
 
-void split_at_axis(const Shape& s, int64_t axis, int64_t& outer, int64_t& n, int64_t& inner) {
-  outer = n = inner = 1;
-  for (int64_t i = 0; i < (int64_t)s.size(); ++i) {
-    if (i < axis) outer *= s[i];
-    else if (i == axis) n = s[i];
-    else inner *= s[i];
-  }
-}
-
 std::vector<TensorType> infer_cumscan(const std::vector<TensorType>& in, Attrs& attrs) {
   const TensorType& x = in[0];
   if (x.dtype != DType::Int64 && x.dtype != DType::Float32 && x.dtype != DType::Float64) {
     throw TypeError(std::string("CumScan: x must be int64, float32 or float64, got ") + dtype_name(x.dtype));
   }
-  const int64_t kind = attrs.get_int("kind", cpu::kScanSum);
-  if (kind != cpu::kScanSum && kind != cpu::kScanProd) throw ValueError("CumScan: kind must be 0 (sum) or 1 (product)");
+  const int64_t kind = attrs.get_int("kind", kScanSum);
+  if (kind != kScanSum && kind != kScanProd) throw ValueError("CumScan: kind must be 0 (sum) or 1 (product)");
   if (x.shape.empty()) throw ValueError("CumScan: x must have at least one dimension");
   checked_axis("CumScan", attrs, (int64_t)x.shape.size());
   attrs.set("skip_nan", (int64_t)(attrs.get_int("skip_nan", 0) != 0));
   return {x};
 }
 
-class CumScanKernel : public Kernel {
- public:
-  explicit CumScanKernel(const KernelContext& ctx)
-      : kind_((int)ctx.attrs.get_int("kind")), dtype_(ctx.input_types[0].dtype),
-        skip_nan_(ctx.attrs.get_int("skip_nan") != 0) {
-    split_at_axis(ctx.input_types[0].shape, ctx.attrs.get_int("axis"), outer_, n_, inner_);
-  }
-  void execute(const KernelArgs& args, void*) const override {
-    cpu::cumulative(kind_, dtype_, args.inputs[0]->data, outer_, n_, inner_, skip_nan_, args.outputs[0]->data,
-                    args.pool);
-  }
-  const char* scheme() const override { return inner_ == 1 ? "rows" : "columns"; }
-
- private:
-  int kind_;
-  DType dtype_;
-  bool skip_nan_;
-  int64_t outer_ = 1, n_ = 1, inner_ = 1;
-};
-
-MNNPY_REGISTER_OP(OpDef{"CumScan", 1, 1, infer_cumscan,
-                        [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new CumScanKernel(ctx)); },
-                        {}, false});
+MNNPY_REGISTER_OP(OpDef{"CumScan", 1, 1, infer_cumscan, nullptr, {}, false});
 
 std::vector<TensorType> infer_quantile(const std::vector<TensorType>& in, Attrs& attrs) {
   const TensorType& x = in[0];
@@ -95,8 +63,8 @@ std::vector<TensorType> infer_quantile(const std::vector<TensorType>& in, Attrs&
     for (int64_t i = 0; i < (int64_t)x.shape.size(); ++i) if (i != axis) rest.push_back(x.shape[i]);
     if (shape_numel(rest) != 0) throw ValueError("Quantile: the axis is empty");
   }
-  const int64_t method = attrs.get_int("method", cpu::kQuantileLinear);
-  if (method < cpu::kQuantileLinear || method > cpu::kQuantileMedian) {
+  const int64_t method = attrs.get_int("method", kQuantileLinear);
+  if (method < kQuantileLinear || method > kQuantileMedian) {
     throw ValueError("Quantile: unknown method " + std::to_string(method));
   }
   attrs.set("skip_nan", (int64_t)(attrs.get_int("skip_nan", 0) != 0));
@@ -106,33 +74,6 @@ std::vector<TensorType> infer_quantile(const std::vector<TensorType>& in, Attrs&
   for (int64_t i = 0; i < (int64_t)x.shape.size(); ++i) if (i != axis) out.push_back(x.shape[i]);
   return {TensorType{x.dtype, out}};
 }
-
-class QuantileKernel : public Kernel {
- public:
-  explicit QuantileKernel(const KernelContext& ctx) : dtype_(ctx.input_types[0].dtype) {
-    split_at_axis(ctx.input_types[0].shape, ctx.attrs.get_int("axis"), outer_, n_, inner_);
-    nq_ = ctx.input_types[1].shape[0];
-    options_.method = (int)ctx.attrs.get_int("method");
-    options_.alpha = ctx.attrs.get_float("alpha");
-    options_.beta = ctx.attrs.get_float("beta");
-    options_.skip_nan = ctx.attrs.get_int("skip_nan") != 0;
-  }
-  void execute(const KernelArgs& args, void*) const override {
-    if (n_ == 0) return;
-    const double* q = args.inputs[1]->ptr<double>();
-    for (int64_t k = 0; k < nq_; ++k) {
-      if (!(q[k] >= 0 && q[k] <= 1)) throw ValueError("Quantiles must be in the range [0, 1]");
-    }
-    cpu::quantiles(dtype_, args.inputs[0]->data, outer_, n_, inner_, q, nq_, options_, args.outputs[0]->data,
-                   args.pool);
-  }
-  const char* scheme() const override { return "nth_element"; }
-
- private:
-  DType dtype_;
-  int64_t outer_ = 1, n_ = 1, inner_ = 1, nq_ = 0;
-  cpu::QuantileOptions options_;
-};
 
 // v reversed along axis.
 Var flipped(const Var& v, int64_t axis) {
@@ -148,7 +89,7 @@ Var running(const Var& v, int64_t kind, int64_t axis) {
 
 // The running sum of v from the far end of the axis.
 Var reverse_cumsum(const Var& v, int64_t axis) {
-  return flipped(running(flipped(v, axis), cpu::kScanSum, axis), axis);
+  return flipped(running(flipped(v, axis), kScanSum, axis), axis);
 }
 
 // The gradient of a running sum is the running sum of the gradient from the other end. A
@@ -162,19 +103,19 @@ MNNPY_REGISTER_GRAD("CumScan", [](const GradContext& c) {
   const Var& g = c.grad();
   const Var nan = skip_nan ? unary("IsNan", x_in) : Var{};
   Var result;
-  if (c.node.attrs.get_int("kind") != cpu::kScanProd) {
+  if (c.node.attrs.get_int("kind") != kScanProd) {
     result = reverse_cumsum(g, axis);
   } else {
     const Var x = skip_nan ? where(nan, grad::scalar_like(x_in, 1), x_in) : x_in;
     const Var one = grad::scalar_like(x, 1), zero = grad::scalar_like(x, 0);
     const Var is_zero = binary("Equal", x, zero);
-    const Var zeros_so_far = running(grad::as_dtype_of(is_zero, x), cpu::kScanSum, axis);
+    const Var zeros_so_far = running(grad::as_dtype_of(is_zero, x), kScanSum, axis);
     const Var before_zero = binary("Equal", zeros_so_far, zero);
     const Var first_zero = binary("LogicalAnd", is_zero, binary("Equal", zeros_so_far, one));
     const Var y = c.outputs[0];
     const Var safe_x = where(before_zero, x, one);
     const Var general = where(before_zero, grad::div(reverse_cumsum(grad::mul(g, y), axis), safe_x), zero);
-    const Var without_zero = running(where(first_zero, one, x), cpu::kScanProd, axis);
+    const Var without_zero = running(where(first_zero, one, x), kScanProd, axis);
     const Var at_zero = where(first_zero, reverse_cumsum(grad::mul(g, without_zero), axis), zero);
     result = grad::add(general, at_zero);
   }
@@ -182,9 +123,7 @@ MNNPY_REGISTER_GRAD("CumScan", [](const GradContext& c) {
   return std::vector<Var>{result};
 });
 
-MNNPY_REGISTER_OP(OpDef{"Quantile", 2, 2, infer_quantile,
-                        [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new QuantileKernel(ctx)); },
-                        {}, false});
+MNNPY_REGISTER_OP(OpDef{"Quantile", 2, 2, infer_quantile, nullptr, {}, false});
 
 // The order statistics a quantile reads and the weight of the higher one, as the kernel
 // picks them for q of a row of m values.
@@ -197,11 +136,11 @@ QuantileTaps quantile_taps(double q, int64_t m, int method, double alpha, double
   const double last = (double)(m - 1);
   double index;
   switch (method) {
-    case cpu::kQuantileLower: { const int64_t i = (int64_t)std::floor(last * q); return {i, i, 0}; }
-    case cpu::kQuantileHigher: { const int64_t i = (int64_t)std::ceil(last * q); return {i, i, 0}; }
-    case cpu::kQuantileNearest: { const int64_t i = (int64_t)std::nearbyint(last * q); return {i, i, 0}; }
-    case cpu::kQuantileMidpoint: index = 0.5 * (std::floor(last * q) + std::ceil(last * q)); break;
-    case cpu::kQuantileMedian: return {(m - 1) / 2, m / 2, 0.5};
+    case kQuantileLower: { const int64_t i = (int64_t)std::floor(last * q); return {i, i, 0}; }
+    case kQuantileHigher: { const int64_t i = (int64_t)std::ceil(last * q); return {i, i, 0}; }
+    case kQuantileNearest: { const int64_t i = (int64_t)std::nearbyint(last * q); return {i, i, 0}; }
+    case kQuantileMidpoint: index = 0.5 * (std::floor(last * q) + std::ceil(last * q)); break;
+    case kQuantileMedian: return {(m - 1) / 2, m / 2, 0.5};
     default:
       index = alpha == 1 && beta == 1 ? last * q : (double)m * q + (alpha + q * (1 - alpha - beta)) - 1;
   }

@@ -3,9 +3,7 @@
 // unique's output shape depends on the values, so it is an eager function (python/bind_numpy_sort.cpp).
 #include <string>
 
-#include "backend/cpu/sort_full.h"
 #include "mnnpy/op_registry.h"
-#include "mnnpy/thread_pool.h"
 #include "ops/grad_common.h"
 
 namespace mnnpy {
@@ -28,41 +26,12 @@ std::vector<TensorType> infer_sort_like(const std::vector<TensorType>& in, Attrs
   return {TensorType{indices ? DType::Int64 : x.dtype, x.shape}};
 }
 
-class SortKernel : public Kernel {
- public:
-  SortKernel(const KernelContext& ctx, bool indices) : dtype_(ctx.input_types[0].dtype), indices_(indices) {
-    const Shape& s = ctx.input_types[0].shape;
-    const int64_t axis = ctx.attrs.get_int("axis");
-    for (int64_t i = 0; i < (int64_t)s.size(); ++i) {
-      if (i < axis) outer_ *= s[i];
-      else if (i == axis) n_ = s[i];
-      else inner_ *= s[i];
-    }
-  }
-  void execute(const KernelArgs& args, void*) const override {
-    if (indices_) {
-      cpu::sort_along_axis(dtype_, args.inputs[0]->data, outer_, n_, inner_, nullptr, args.outputs[0]->ptr<int64_t>(),
-                           args.pool);
-    } else {
-      cpu::sort_along_axis(dtype_, args.inputs[0]->data, outer_, n_, inner_, args.outputs[0]->data, nullptr, args.pool);
-    }
-  }
-  const char* scheme() const override { return "radix"; }
-
- private:
-  DType dtype_;
-  bool indices_;
-  int64_t outer_ = 1, n_ = 1, inner_ = 1;
-};
-
 MNNPY_REGISTER_OP(OpDef{"Sort", 1, 1,
                         [](const std::vector<TensorType>& in, Attrs& a) { return infer_sort_like(in, a, "Sort", false); },
-                        [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new SortKernel(ctx, false)); },
-                        {}, false});
+                        nullptr, {}, false});
 MNNPY_REGISTER_OP(OpDef{"ArgSort", 1, 1,
                         [](const std::vector<TensorType>& in, Attrs& a) { return infer_sort_like(in, a, "ArgSort", true); },
-                        [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new SortKernel(ctx, true)); },
-                        {}, false});
+                        nullptr, {}, false});
 
 // Each sorted value's gradient goes back to the position it came from (the stable argsort
 // orders equal values as the sort placed them).
@@ -90,27 +59,7 @@ std::vector<TensorType> infer_isin(const std::vector<TensorType>& in, Attrs& att
   return {TensorType{DType::Bool, in[0].shape}};
 }
 
-class IsInKernel : public Kernel {
- public:
-  explicit IsInKernel(const KernelContext& ctx)
-      : dtype_(ctx.input_types[0].dtype),
-        invert_(ctx.attrs.get_int("invert") != 0),
-        kind_((int)ctx.attrs.get_int("kind")) {}
-  void execute(const KernelArgs& args, void*) const override {
-    cpu::isin(dtype_, args.inputs[0]->data, args.inputs[0]->numel(), args.inputs[1]->data, args.inputs[1]->numel(),
-              invert_, kind_, args.outputs[0]->ptr<uint8_t>(), args.pool);
-  }
-  const char* scheme() const override { return kind_ == 2 ? "table" : "sort"; }
-
- private:
-  DType dtype_;
-  bool invert_;
-  int kind_;
-};
-
-MNNPY_REGISTER_OP(OpDef{"IsIn", 2, 2, infer_isin,
-                        [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new IsInKernel(ctx)); }, {},
-                        false});
+MNNPY_REGISTER_OP(OpDef{"IsIn", 2, 2, infer_isin, nullptr, {}, false});
 
 }  // namespace
 

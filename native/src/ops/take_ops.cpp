@@ -2,9 +2,9 @@
 // TakeElements: numpy.take(data, indices) over data's flat positions. Output: indices' shape
 // in data's dtype. Negative indices count from the end; out-of-range ones give zero (known
 // indices are range checked by the Python builders before the node is made).
-#include "backend/cpu/take.h"
+#include <algorithm>
+
 #include "mnnpy/op_registry.h"
-#include "mnnpy/thread_pool.h"
 #include "ops/grad_common.h"
 
 namespace mnnpy {
@@ -16,28 +16,7 @@ std::vector<TensorType> infer_take_elements(const std::vector<TensorType>& in, A
   return {TensorType{in[0].dtype, in[1].shape}};
 }
 
-class TakeElementsKernel : public Kernel {
- public:
-  explicit TakeElementsKernel(const KernelContext& ctx)
-      : elem_size_(dtype_size(ctx.input_types[0].dtype)),
-        index_dtype_(ctx.input_types[1].dtype),
-        n_(ctx.input_types[0].numel()),
-        count_(ctx.input_types[1].numel()) {}
-  void execute(const KernelArgs& args, void*) const override {
-    cpu::take_elements(elem_size_, index_dtype_, args.inputs[0]->data, n_, args.inputs[1]->data, count_,
-                       args.outputs[0]->data, args.pool);
-  }
-  const char* scheme() const override { return "prefetched element gather"; }
-
- private:
-  size_t elem_size_;
-  DType index_dtype_;
-  int64_t n_, count_;
-};
-
-MNNPY_REGISTER_OP(OpDef{"TakeElements", 2, 2, infer_take_elements,
-                        [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new TakeElementsKernel(ctx)); },
-                        {}, false});
+MNNPY_REGISTER_OP(OpDef{"TakeElements", 2, 2, infer_take_elements, nullptr, {}, false});
 
 // RepeatElements: numpy.repeat along `axis` (attrs: axis, repeats = one count or one per
 // element of the axis, none negative).
@@ -62,33 +41,7 @@ std::vector<TensorType> infer_repeat_elements(const std::vector<TensorType>& in,
   return {TensorType{in[0].dtype, out}};
 }
 
-class RepeatElementsKernel : public Kernel {
- public:
-  explicit RepeatElementsKernel(const KernelContext& ctx)
-      : elem_size_(dtype_size(ctx.input_types[0].dtype)), repeats_(ctx.attrs.get_ints("repeats")) {
-    const Shape& s = ctx.input_types[0].shape;
-    const int64_t axis = ctx.attrs.get_int("axis");
-    for (int64_t d = 0; d < (int64_t)s.size(); ++d) {
-      if (d < axis) outer_ *= s[d];
-      else if (d == axis) n_ = s[d];
-      else inner_ *= s[d];
-    }
-  }
-  void execute(const KernelArgs& args, void*) const override {
-    if (args.outputs[0]->numel() == 0) return;
-    cpu::repeat_elements(elem_size_, args.inputs[0]->data, outer_, n_, inner_, repeats_.data(), repeats_.size() == 1,
-                         args.outputs[0]->data, args.pool);
-  }
-
- private:
-  size_t elem_size_;
-  std::vector<int64_t> repeats_;
-  int64_t outer_ = 1, n_ = 1, inner_ = 1;
-};
-
-MNNPY_REGISTER_OP(OpDef{"RepeatElements", 1, 1, infer_repeat_elements,
-                        [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new RepeatElementsKernel(ctx)); },
-                        {}, false});
+MNNPY_REGISTER_OP(OpDef{"RepeatElements", 1, 1, infer_repeat_elements, nullptr, {}, false});
 
 // Positions taken more than once receive the sum of their gradients.
 MNNPY_REGISTER_GRAD("TakeElements", [](const GradContext& c) {

@@ -4,12 +4,13 @@
 #include <cstdint>
 
 #include "mnnpy/dtype.h"
+#include "ops/random_dist.h"
 
 namespace mnnpy {
 class ThreadPool;
 namespace cpu {
 
-enum class RandomDist : int { Uniform, Normal, Exponential, Integers };
+using ::mnnpy::RandomDist;
 
 // Fills `out` (n elements of dtype dt) with one draw of stream `stream` under `seed`.
 // Uniform: a + b * U[0, 1); Normal: a + b * N(0, 1); Exponential: b * Exp(1) (dt Float32 or

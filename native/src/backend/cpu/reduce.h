@@ -3,12 +3,21 @@
 #include <cstdint>
 
 #include "mnnpy/dtype.h"
+#include "ops/reduce_kind.h"
 
 namespace mnnpy {
 class ThreadPool;
 namespace cpu {
 
-enum ReduceKind : int { kReduceSum, kReduceProd, kReduceMin, kReduceMax, kReduceAny, kReduceAll, kReduceArgMin, kReduceArgMax };
+using ::mnnpy::ReduceKind;
+using ::mnnpy::kReduceSum;
+using ::mnnpy::kReduceProd;
+using ::mnnpy::kReduceMin;
+using ::mnnpy::kReduceMax;
+using ::mnnpy::kReduceAny;
+using ::mnnpy::kReduceAll;
+using ::mnnpy::kReduceArgMin;
+using ::mnnpy::kReduceArgMax;
 
 // out has outer*inner elements of `dt` (int64 for argmin/argmax). Sum/prod accept int64,
 // float32, float64; min/max/argmin/argmax accept bool, integer and float32/64 types; any/all

@@ -4,27 +4,28 @@
 #include <cstdint>
 
 #include "mnnpy/dtype.h"
+#include "ops/scan_kind.h"
 
 namespace mnnpy {
 class ThreadPool;
 namespace cpu {
 
-enum ScanKind : int { kScanSum, kScanProd };
+using ::mnnpy::ScanKind;
+using ::mnnpy::kScanSum;
+using ::mnnpy::kScanProd;
 
 // out[o, j, i] = x[o, 0, i] (+ or *) ... x[o, j, i], in `dt` (int64, float32 or float64; integer
 // results wrap as NumPy's). With skip_nan, NaNs count as the identity (nancumsum/nancumprod).
 void cumulative(int kind, DType dt, const void* x, int64_t outer, int64_t n, int64_t inner, bool skip_nan, void* out,
                 ThreadPool* pool);
 
-// How a quantile's position among the n sorted values is chosen (NumPy's `method`).
-enum QuantileMethod : int {
-  kQuantileLinear,     // (n - 1) q, interpolated; also the alpha/beta plotting-position methods
-  kQuantileLower,
-  kQuantileHigher,
-  kQuantileNearest,    // rounded half to even
-  kQuantileMidpoint,
-  kQuantileMedian,     // q = 0.5 as numpy.median: the mean of the two middle values
-};
+using ::mnnpy::QuantileMethod;
+using ::mnnpy::kQuantileLinear;
+using ::mnnpy::kQuantileLower;
+using ::mnnpy::kQuantileHigher;
+using ::mnnpy::kQuantileNearest;
+using ::mnnpy::kQuantileMidpoint;
+using ::mnnpy::kQuantileMedian;
 
 struct QuantileOptions {
   int method = kQuantileLinear;

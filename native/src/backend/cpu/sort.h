@@ -36,7 +36,7 @@ std::vector<int64_t> non_max_suppression(const float* boxes, const float* scores
 
 // The same on host data, after ONNX's checks of shapes and dtypes (boxes [B, N, 4] and scores
 // [B, C, N], both float32; ValueError/TypeError naming the problem). Returns the [M, 3]
-// selected_indices flattened. Defined in ops/sort_ops.cpp; runs on the process-wide pool.
+// selected_indices flattened. Defined in backend/cpu/sort_kernels.cpp; runs on the process-wide pool.
 std::vector<int64_t> non_max_suppression(const TensorType& boxes_type, const void* boxes, const TensorType& scores_type,
                                          const void* scores, const cpu::NmsOptions& options);
 

@@ -1,0 +1,68 @@
+// CPU kernels of Reduce and Variance (ops/reduce_ops.cpp): each reduces one contiguous run of
+// axes, the input viewed as [outer, R, inner].
+#include <memory>
+
+#include "backend/cpu/moments.h"
+#include "backend/cpu/reduce.h"
+#include "mnnpy/backend.h"
+
+namespace mnnpy {
+
+namespace {
+
+class ReduceKernel : public Kernel {
+ public:
+  explicit ReduceKernel(const KernelContext& ctx) : kind_((int)ctx.attrs.get_int("kind")), dtype_(ctx.input_types[0].dtype) {
+    const Shape& s = ctx.input_types[0].shape;
+    const int64_t first = ctx.attrs.get_int("first"), count = ctx.attrs.get_int("count");
+    for (int64_t i = 0; i < (int64_t)s.size(); ++i) {
+      if (i < first) outer_ *= s[i];
+      else if (i < first + count) r_ *= s[i];
+      else inner_ *= s[i];
+    }
+  }
+  void execute(const KernelArgs& args, void*) const override {
+    if (outer_ * inner_ == 0) return;
+    cpu::reduce(kind_, dtype_, args.inputs[0]->data, outer_, r_, inner_, args.outputs[0]->data, args.pool);
+  }
+
+ private:
+  int kind_;
+  DType dtype_;
+  int64_t outer_ = 1, r_ = 1, inner_ = 1;
+};
+
+class VarianceKernel : public Kernel {
+ public:
+  explicit VarianceKernel(const KernelContext& ctx)
+      : dtype_(ctx.input_types[0].dtype), ddof_(ctx.attrs.get_float("ddof")), root_(ctx.attrs.get_int("root") != 0) {
+    const Shape& s = ctx.input_types[0].shape;
+    const int64_t first = ctx.attrs.get_int("first"), count = ctx.attrs.get_int("count");
+    for (int64_t i = 0; i < (int64_t)s.size(); ++i) {
+      if (i < first) outer_ *= s[i];
+      else if (i < first + count) r_ *= s[i];
+      else inner_ *= s[i];
+    }
+  }
+  void execute(const KernelArgs& args, void*) const override {
+    if (outer_ * inner_ == 0) return;
+    cpu::variance(dtype_, args.inputs[0]->data, outer_, r_, inner_, ddof_, root_, args.outputs[0]->data, args.pool);
+  }
+
+ private:
+  DType dtype_;
+  double ddof_;
+  bool root_;
+  int64_t outer_ = 1, r_ = 1, inner_ = 1;
+};
+
+MNNPY_REGISTER_KERNEL("Reduce", "cpu", [](const KernelContext& ctx) {
+  return std::unique_ptr<Kernel>(new ReduceKernel(ctx));
+});
+MNNPY_REGISTER_KERNEL("Variance", "cpu", [](const KernelContext& ctx) {
+  return std::unique_ptr<Kernel>(new VarianceKernel(ctx));
+});
+
+}  // namespace
+
+}  // namespace mnnpy
