@@ -2,8 +2,9 @@
 expressions and the cv preprocessing pipeline, each build in fresh child processes, alternating
 rounds, medians of the per-round medians, ratio new / old (below 1: the new build is faster).
 Each argument is a checkout whose core is built into <checkout>/build/dev
-(scripts/dev_build.sh), so that each build runs with its own Python package:
-  python benchmarks/bench_builds.py OLD_CHECKOUT NEW_CHECKOUT [--rounds 5] [--threads 1,2]
+(scripts/dev_build.sh), or a folder a wheel was installed into (`pip install --target`), so that
+each build runs with its own Python package:
+  python benchmarks/bench_builds.py OLD NEW [--rounds 5] [--threads 1,2]
 e.g. `git worktree add /tmp/before HEAD~1 && (cd /tmp/before && scripts/dev_build.sh build/dev)`."""
 import argparse
 import json
@@ -71,9 +72,13 @@ print(json.dumps(times))
 
 
 def run_child(checkout, threads, models, seconds):
+    """One fresh process of `checkout` (a checkout or an installed package folder): its medians."""
     code = CHILD.format(benchmarks=HERE, tests=os.path.join(os.path.dirname(HERE), "tests"), threads=threads,
                         models=models, seconds=seconds)
-    env = dict(os.environ, MNNPY_CORE_DIR=os.path.join(checkout, "build", "dev"), PYTHONPATH=checkout)
+    env = dict(os.environ, PYTHONPATH=checkout)
+    env.pop("MNNPY_CORE_DIR", None)
+    if os.path.isdir(os.path.join(checkout, "build", "dev")):
+        env["MNNPY_CORE_DIR"] = os.path.join(checkout, "build", "dev")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd="/")
     if out.returncode != 0:
         raise SystemExit(f"the benchmark failed for {checkout}:\n{out.stderr[-3000:]}")
