@@ -16,15 +16,12 @@
 //   and the float64 window [n, 3] (dy, dx, space weight); attrs radius and border.
 #include <string>
 
-#include "backend/cpu/cv_filter.h"
 #include "mnnpy/op_registry.h"
 #include "ops/cv_image_checks.h"
 
 namespace mnnpy {
 
 namespace {
-
-namespace cvf = cpu::cv_filter;
 
 DType depth_dtype(int64_t ddepth, const char* op = "CvSepFilter") {
   switch (ddepth) {
@@ -43,23 +40,6 @@ using cv_checks::is_image_dtype;
 void check_border(const char* op, const Attrs& attrs) {
   const int64_t border = attrs.get_int("border");
   if (border < 0 || border > 4) throw ValueError(std::string(op) + ": border must be 0..4, got " + std::to_string(border));
-}
-
-// The plan's shape fields and border tables for a kh x kw window.
-cvf::SepFilterPlan window_plan(const KernelContext& ctx, int64_t kh, int64_t kw) {
-  cvf::SepFilterPlan plan;
-  const TensorType& x = ctx.input_types[0];
-  plan.height = x.shape[0];
-  plan.width = x.shape[1];
-  plan.channels = x.shape.size() == 3 ? x.shape[2] : 1;
-  plan.src_dtype = x.dtype;
-  plan.dst_dtype = ctx.output_types[0].dtype;
-  plan.anchor_x = ctx.attrs.get_int("anchor_x");
-  plan.anchor_y = ctx.attrs.get_int("anchor_y");
-  const auto border = (cvf::Border)ctx.attrs.get_int("border");
-  plan.col_index = cvf::border_indices(plan.width, plan.anchor_x, kw - 1 - plan.anchor_x, border);
-  plan.row_index = cvf::border_indices(plan.height, plan.anchor_y, kh - 1 - plan.anchor_y, border);
-  return plan;
 }
 
 void check_anchor(const char* op, const Attrs& attrs, int64_t kh, int64_t kw) {
@@ -93,43 +73,7 @@ std::vector<TensorType> infer_sep_filter(const std::vector<TensorType>& in, Attr
   return {TensorType{out, x.shape}};
 }
 
-class SepFilterKernel : public Kernel {
- public:
-  explicit SepFilterKernel(const KernelContext& ctx) {
-    const TensorType& x = ctx.input_types[0];
-    const int64_t kx = ctx.input_types[1].shape[0], ky = ctx.input_types[2].shape[0];
-    plan_.height = x.shape[0];
-    plan_.width = x.shape[1];
-    plan_.channels = image_channels(x.shape);
-    plan_.src_dtype = x.dtype;
-    plan_.dst_dtype = ctx.output_types[0].dtype;
-    plan_.anchor_x = ctx.attrs.get_int("anchor_x");
-    plan_.anchor_y = ctx.attrs.get_int("anchor_y");
-    const auto border = (cvf::Border)ctx.attrs.get_int("border");
-    plan_.col_index = cvf::border_indices(plan_.width, plan_.anchor_x, kx - 1 - plan_.anchor_x, border);
-    plan_.row_index = cvf::border_indices(plan_.height, plan_.anchor_y, ky - 1 - plan_.anchor_y, border);
-    plan_.scale = ctx.attrs.get_float("scale");
-    plan_.delta = ctx.attrs.get_float("delta");
-    plan_.fixed_point_u8 = ctx.attrs.get_int("fixed_point") != 0;
-    plan_.square = ctx.attrs.get_int("square") != 0;
-  }
-
-  void execute(const KernelArgs& args, void*) const override {
-    const Tensor& kx = *args.inputs[1];
-    const Tensor& ky = *args.inputs[2];
-    cvf::sep_filter(plan_, kx.ptr<double>(), kx.numel(), ky.ptr<double>(), ky.numel(), args.inputs[0]->data,
-                    args.outputs[0]->data, args.pool);
-  }
-
-  const char* scheme() const override { return plan_.fixed_point_u8 ? "separable fixed-point" : "separable"; }
-
- private:
-  cvf::SepFilterPlan plan_;
-};
-
-MNNPY_REGISTER_OP(OpDef{"CvSepFilter", 3, 3, infer_sep_filter,
-                        [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new SepFilterKernel(ctx)); },
-                        {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvSepFilter", 3, 3, infer_sep_filter, nullptr, {}, false});
 
 std::vector<TensorType> infer_filter_2d(const std::vector<TensorType>& in, Attrs& attrs) {
   check_image("CvFilter2D", in[0]);
@@ -145,27 +89,7 @@ std::vector<TensorType> infer_filter_2d(const std::vector<TensorType>& in, Attrs
   return {TensorType{out, in[0].shape}};
 }
 
-class Filter2DKernel : public Kernel {
- public:
-  explicit Filter2DKernel(const KernelContext& ctx)
-      : kh_(ctx.input_types[1].shape[0]), kw_(ctx.input_types[1].shape[1]), plan_(window_plan(ctx, kh_, kw_)) {
-    plan_.scale = ctx.attrs.get_float("scale");
-    plan_.delta = ctx.attrs.get_float("delta");
-  }
-
-  void execute(const KernelArgs& args, void*) const override {
-    cvf::filter_2d(plan_, args.inputs[1]->ptr<double>(), kh_, kw_, args.inputs[0]->data, args.outputs[0]->data,
-                   args.pool);
-  }
-
- private:
-  int64_t kh_, kw_;
-  cvf::SepFilterPlan plan_;
-};
-
-MNNPY_REGISTER_OP(OpDef{"CvFilter2D", 2, 2, infer_filter_2d,
-                        [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new Filter2DKernel(ctx)); },
-                        {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvFilter2D", 2, 2, infer_filter_2d, nullptr, {}, false});
 
 std::vector<TensorType> infer_morphology(const std::vector<TensorType>& in, Attrs& attrs) {
   check_image("CvMorphology", in[0]);
@@ -184,29 +108,7 @@ std::vector<TensorType> infer_morphology(const std::vector<TensorType>& in, Attr
   return {in[0]};
 }
 
-class MorphologyKernel : public Kernel {
- public:
-  explicit MorphologyKernel(const KernelContext& ctx)
-      : kh_(ctx.input_types[1].shape[0]),
-        kw_(ctx.input_types[1].shape[1]),
-        plan_(window_plan(ctx, kh_, kw_)),
-        dilate_(ctx.attrs.get_int("dilate") != 0) {}
-
-  void execute(const KernelArgs& args, void*) const override {
-    cvf::morphology(plan_, args.inputs[1]->ptr<uint8_t>(), kh_, kw_, dilate_, args.inputs[2]->ptr<double>(),
-                    args.inputs[0]->data,
-                    args.outputs[0]->data, args.pool);
-  }
-
- private:
-  int64_t kh_, kw_;
-  cvf::SepFilterPlan plan_;
-  bool dilate_;
-};
-
-MNNPY_REGISTER_OP(OpDef{"CvMorphology", 3, 3, infer_morphology,
-                        [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new MorphologyKernel(ctx)); },
-                        {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvMorphology", 3, 3, infer_morphology, nullptr, {}, false});
 
 std::vector<TensorType> infer_median(const std::vector<TensorType>& in, Attrs& attrs) {
   check_image("CvMedianBlur", in[0]);
@@ -215,31 +117,7 @@ std::vector<TensorType> infer_median(const std::vector<TensorType>& in, Attrs& a
   return {in[0]};
 }
 
-class MedianKernel : public Kernel {
- public:
-  explicit MedianKernel(const KernelContext& ctx) : ksize_(ctx.attrs.get_int("ksize")) {
-    const TensorType& x = ctx.input_types[0];
-    plan_.height = x.shape[0];
-    plan_.width = x.shape[1];
-    plan_.channels = image_channels(x.shape);
-    plan_.src_dtype = plan_.dst_dtype = x.dtype;
-    plan_.anchor_x = plan_.anchor_y = ksize_ / 2;
-    plan_.col_index = cvf::border_indices(plan_.width, ksize_ / 2, ksize_ / 2, cvf::Border::Replicate);
-    plan_.row_index = cvf::border_indices(plan_.height, ksize_ / 2, ksize_ / 2, cvf::Border::Replicate);
-  }
-
-  void execute(const KernelArgs& args, void*) const override {
-    cvf::median_blur(plan_, ksize_, args.inputs[0]->data, args.outputs[0]->data, args.pool);
-  }
-
- private:
-  int64_t ksize_;
-  cvf::SepFilterPlan plan_;
-};
-
-MNNPY_REGISTER_OP(OpDef{"CvMedianBlur", 1, 1, infer_median,
-                        [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new MedianKernel(ctx)); },
-                        {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvMedianBlur", 1, 1, infer_median, nullptr, {}, false});
 
 std::vector<TensorType> infer_bilateral(const std::vector<TensorType>& in, Attrs& attrs) {
   check_image("CvBilateral8U", in[0]);
@@ -259,34 +137,7 @@ std::vector<TensorType> infer_bilateral(const std::vector<TensorType>& in, Attrs
   return {in[0]};
 }
 
-class BilateralKernel : public Kernel {
- public:
-  explicit BilateralKernel(const KernelContext& ctx) : radius_(ctx.attrs.get_int("radius")) {
-    const TensorType& x = ctx.input_types[0];
-    plan_.height = x.shape[0];
-    plan_.width = x.shape[1];
-    plan_.channels = image_channels(x.shape);
-    plan_.src_dtype = plan_.dst_dtype = x.dtype;
-    plan_.anchor_x = plan_.anchor_y = radius_;
-    const auto border = (cvf::Border)ctx.attrs.get_int("border");
-    plan_.col_index = cvf::border_indices(plan_.width, radius_, radius_, border);
-    plan_.row_index = cvf::border_indices(plan_.height, radius_, radius_, border);
-  }
-
-  void execute(const KernelArgs& args, void*) const override {
-    const Tensor& window = *args.inputs[2];
-    cvf::bilateral_u8(plan_, radius_, args.inputs[1]->ptr<float>(), window.ptr<double>(), window.type.shape[0],
-                      args.inputs[0]->data, args.outputs[0]->data, args.pool);
-  }
-
- private:
-  int64_t radius_;
-  cvf::SepFilterPlan plan_;
-};
-
-MNNPY_REGISTER_OP(OpDef{"CvBilateral8U", 3, 3, infer_bilateral,
-                        [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new BilateralKernel(ctx)); },
-                        {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvBilateral8U", 3, 3, infer_bilateral, nullptr, {}, false});
 
 }  // namespace
 
