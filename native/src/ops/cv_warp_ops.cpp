@@ -8,20 +8,18 @@
 //   from_float, src_packed, dst_packed, nearest; outputs the converted map(s).
 // CvRectSubPix: input an image; attrs width, height, cx, cy, dtype (of the patch).
 // CvPyrDown / CvPyrUp: input an image; attrs width, height, border (CvPyrDown only).
-#include <cstring>
-#include <memory>
 #include <string>
 
-#include "backend/cpu/cv_pyramid.h"
-#include "backend/cpu/cv_warp.h"
 #include "mnnpy/op_registry.h"
 #include "ops/cv_image_checks.h"
+#include "ops/cv_warp_mapping.h"
 
 namespace mnnpy {
 
 namespace {
 
-namespace warp = cpu::cv_warp;
+namespace warp = cv_warp;
+using cv_warp::map_inputs;
 
 void check_image(const char* op, const TensorType& x) {
   cv_checks::check_image(op, x, true);
@@ -30,8 +28,6 @@ void check_image(const char* op, const TensorType& x) {
     throw ValueError(std::string(op) + ": image is too large (2 GiB or more)");
   }
 }
-
-using cv_checks::image_channels;
 
 Shape image_shape(const Shape& like, int64_t height, int64_t width) {
   Shape out = like;
@@ -44,36 +40,6 @@ void check_size(const char* op, int64_t width, int64_t height) {
   if (width <= 0 || height <= 0 || width > (1 << 24) || height > (1 << 24)) {
     throw ValueError(std::string(op) + ": output size must be positive, got " + std::to_string(width) + "x" +
                      std::to_string(height));
-  }
-}
-
-warp::WarpPlan warp_plan(const std::vector<TensorType>& in, const Attrs& attrs) {
-  warp::WarpPlan p;
-  const TensorType& src = in[0];
-  p.dtype = src.dtype;
-  p.src_h = src.shape[0];
-  p.src_w = src.shape[1];
-  p.channels = image_channels(src.shape);
-  p.dst_w = attrs.get_int("width");
-  p.dst_h = attrs.get_int("height");
-  p.interpolation = (warp::Interpolation)attrs.get_int("interpolation");
-  p.border = (warp::Border)attrs.get_int("border");
-  p.mapping = (warp::Mapping)attrs.get_int("mapping");
-  p.relative = attrs.get_int("relative", 0) != 0;
-  for (int i = 0; i < 4; ++i) p.border_value[i] = attrs.get_float("border" + std::to_string(i));
-  if (p.mapping == warp::Mapping::Affine || p.mapping == warp::Mapping::Perspective) {
-    for (int i = 0; i < 9; ++i) p.matrix[i] = attrs.get_float("m" + std::to_string(i));
-  }
-  return p;
-}
-
-size_t map_inputs(const Attrs& attrs) {
-  switch ((warp::Mapping)attrs.get_int("mapping")) {
-    case warp::Mapping::Affine:
-    case warp::Mapping::Perspective: return 0;
-    case warp::Mapping::MapsXYPacked: return 1;
-    case warp::Mapping::MapsXY: return 2;
-    default: return attrs.get_int("has_fractions", 0) ? 2 : 1;
   }
 }
 
@@ -131,33 +97,7 @@ std::vector<TensorType> infer_warp(const std::vector<TensorType>& in, Attrs& att
   return {TensorType{in[0].dtype, out}};
 }
 
-class WarpKernel : public Kernel {
- public:
-  explicit WarpKernel(const KernelContext& ctx)
-      : plan_(warp_plan(ctx.input_types, ctx.attrs)), maps_(map_inputs(ctx.attrs)),
-        transparent_(ctx.attrs.get_int("transparent", 0) != 0) {}
-
-  void execute(const KernelArgs& args, void*) const override {
-    const Tensor* src = args.inputs[0];
-    const void* map1 = maps_ >= 1 ? args.inputs[1]->data : nullptr;
-    const void* map2 = maps_ >= 2 ? args.inputs[2]->data : nullptr;
-    Tensor* out = args.outputs[0];
-    if (transparent_) std::memcpy(out->data, args.inputs.back()->data, out->type.nbytes());
-    warp::warp(plan_, src->data, map1, map2, out->data, args.pool);
-  }
-  const char* scheme() const override {
-    return warp::uses_float_coordinates(plan_) ? "float-coordinates" : "fixed-point";
-  }
-
- private:
-  warp::WarpPlan plan_;
-  size_t maps_;
-  bool transparent_;
-};
-
-MNNPY_REGISTER_OP(OpDef{"CvWarp", 1, 5, infer_warp,
-                        [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new WarpKernel(ctx)); },
-                        {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvWarp", 1, 5, infer_warp, nullptr, {}, false});
 
 std::vector<TensorType> infer_convert_maps(const std::vector<TensorType>& in, Attrs& attrs) {
   const bool from_float = attrs.get_int("from_float") != 0, src_packed = attrs.get_int("src_packed") != 0;
@@ -190,28 +130,7 @@ std::vector<TensorType> infer_convert_maps(const std::vector<TensorType>& in, At
   return {TensorType{DType::Float32, plane}, TensorType{DType::Float32, plane}};
 }
 
-class ConvertMapsKernel : public Kernel {
- public:
-  explicit ConvertMapsKernel(const KernelContext& ctx)
-      : from_float_(ctx.attrs.get_int("from_float") != 0), src_packed_(ctx.attrs.get_int("src_packed") != 0),
-        dst_packed_(ctx.attrs.get_int("dst_packed") != 0), nearest_(ctx.attrs.get_int("nearest") != 0),
-        n_(ctx.input_types[0].shape[0] * ctx.input_types[0].shape[1]) {}
-
-  void execute(const KernelArgs& args, void*) const override {
-    const void* m2 = args.inputs.size() > 1 ? args.inputs[1]->data : nullptr;
-    void* o2 = args.outputs.size() > 1 ? args.outputs[1]->data : nullptr;
-    warp::convert_maps(from_float_, src_packed_, dst_packed_, nearest_, n_, args.inputs[0]->data, m2,
-                       args.outputs[0]->data, o2, args.pool);
-  }
-
- private:
-  bool from_float_, src_packed_, dst_packed_, nearest_;
-  int64_t n_;
-};
-
-MNNPY_REGISTER_OP(OpDef{"CvConvertMaps", 1, 2, infer_convert_maps,
-                        [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new ConvertMapsKernel(ctx)); },
-                        {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvConvertMaps", 1, 2, infer_convert_maps, nullptr, {}, false});
 
 std::vector<TensorType> infer_rect_sub_pix(const std::vector<TensorType>& in, Attrs& attrs) {
   check_image("CvRectSubPix", in[0]);
@@ -230,25 +149,7 @@ std::vector<TensorType> infer_rect_sub_pix(const std::vector<TensorType>& in, At
   return {TensorType{out, image_shape(in[0].shape, height, width)}};
 }
 
-class RectSubPixKernel : public Kernel {
- public:
-  explicit RectSubPixKernel(const KernelContext& ctx)
-      : src_(ctx.input_types[0]), out_(ctx.output_types[0]), cx_(ctx.attrs.get_float("cx")),
-        cy_(ctx.attrs.get_float("cy")) {}
-
-  void execute(const KernelArgs& args, void*) const override {
-    warp::rect_sub_pix(src_.dtype, out_.dtype, src_.shape[0], src_.shape[1], image_channels(src_.shape),
-                       out_.shape[0], out_.shape[1], cx_, cy_, args.inputs[0]->data, args.outputs[0]->data);
-  }
-
- private:
-  TensorType src_, out_;
-  double cx_, cy_;
-};
-
-MNNPY_REGISTER_OP(OpDef{"CvRectSubPix", 1, 1, infer_rect_sub_pix,
-                        [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new RectSubPixKernel(ctx)); },
-                        {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvRectSubPix", 1, 1, infer_rect_sub_pix, nullptr, {}, false});
 
 std::vector<TensorType> infer_pyr_down(const std::vector<TensorType>& in, Attrs& attrs) {
   check_image("CvPyrDown", in[0]);
@@ -276,35 +177,8 @@ std::vector<TensorType> infer_pyr_up(const std::vector<TensorType>& in, Attrs& a
   return {TensorType{in[0].dtype, image_shape(in[0].shape, height, width)}};
 }
 
-class PyramidKernel : public Kernel {
- public:
-  PyramidKernel(const KernelContext& ctx, bool down)
-      : in_(ctx.input_types[0]), out_(ctx.output_types[0]), down_(down),
-        border_(down ? (int)ctx.attrs.get_int("border") : 4) {}
-
-  void execute(const KernelArgs& args, void*) const override {
-    const int64_t cn = image_channels(in_.shape);
-    if (down_) {
-      cpu::cv_pyramid::pyr_down(in_.dtype, in_.shape[0], in_.shape[1], cn, out_.shape[0], out_.shape[1], border_,
-                                args.inputs[0]->data, args.outputs[0]->data, args.pool);
-    } else {
-      cpu::cv_pyramid::pyr_up(in_.dtype, in_.shape[0], in_.shape[1], cn, out_.shape[0], out_.shape[1],
-                              args.inputs[0]->data, args.outputs[0]->data, args.pool);
-    }
-  }
-
- private:
-  TensorType in_, out_;
-  bool down_;
-  int border_;
-};
-
-MNNPY_REGISTER_OP(OpDef{"CvPyrDown", 1, 1, infer_pyr_down,
-                        [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new PyramidKernel(ctx, true)); },
-                        {}, false});
-MNNPY_REGISTER_OP(OpDef{"CvPyrUp", 1, 1, infer_pyr_up,
-                        [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new PyramidKernel(ctx, false)); },
-                        {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvPyrDown", 1, 1, infer_pyr_down, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvPyrUp", 1, 1, infer_pyr_up, nullptr, {}, false});
 
 }  // namespace
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "mnnpy/dtype.h"
+#include "ops/cv_warp_mapping.h"
 
 namespace mnnpy {
 class ThreadPool;
@@ -22,14 +23,7 @@ enum class Border : int { Constant = 0, Replicate = 1, Reflect = 2, Wrap = 3, Re
 // OpenCV's INTER_* values that warps accept (INTER_AREA is taken as Linear by the caller).
 enum class Interpolation : int { Nearest = 0, Linear = 1, Cubic = 2, Lanczos4 = 4 };
 
-// Where output pixel (x, y) takes its value from.
-enum class Mapping : int {
-  Affine = 0,       // matrix[0..5]: source = M * (x, y, 1)
-  Perspective = 1,  // matrix[0..8]: source = projective M * (x, y, 1)
-  MapsXY = 2,       // map1, map2: float32 HxW maps of x and of y
-  MapsXYPacked = 3, // map1: float32 HxWx2 (x, y) pairs
-  MapsFixed = 4,    // map1: int16 HxWx2 integer positions; map2: int16 HxW 1/32-pixel fractions (or null)
-};
+using ::mnnpy::cv_warp::Mapping;
 
 struct WarpPlan {
   DType dtype = DType::UInt8;
