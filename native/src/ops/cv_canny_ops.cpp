@@ -3,7 +3,6 @@
 // shape (HxW or HxWx3); attrs low, high, l2. Both output HxW uint8 edges (0 or 255).
 #include <string>
 
-#include "backend/cpu/cv_canny.h"
 #include "mnnpy/op_registry.h"
 
 namespace mnnpy {
@@ -44,51 +43,8 @@ std::vector<TensorType> infer_canny_derivatives(const std::vector<TensorType>& i
   return {TensorType{DType::UInt8, Shape{dx.shape[0], dx.shape[1]}}};
 }
 
-class CannyKernel : public Kernel {
- public:
-  explicit CannyKernel(const KernelContext& ctx)
-      : low_(ctx.attrs.get_float("low")),
-        high_(ctx.attrs.get_float("high")),
-        aperture_((int)ctx.attrs.get_int("aperture")),
-        l2_(ctx.attrs.get_int("l2", 0) != 0) {}
-
-  void execute(const KernelArgs& args, void*) const override {
-    const Shape& s = args.inputs[0]->type.shape;
-    cpu::cv_canny::canny(args.inputs[0]->ptr<uint8_t>(), s[0], s[1], s.size() == 3 ? (int)s[2] : 1, low_, high_,
-                         aperture_, l2_, args.outputs[0]->ptr<uint8_t>(), args.pool);
-  }
-
- private:
-  double low_, high_;
-  int aperture_;
-  bool l2_;
-};
-
-class CannyDerivativesKernel : public Kernel {
- public:
-  explicit CannyDerivativesKernel(const KernelContext& ctx)
-      : low_(ctx.attrs.get_float("low")), high_(ctx.attrs.get_float("high")), l2_(ctx.attrs.get_int("l2", 0) != 0) {}
-
-  void execute(const KernelArgs& args, void*) const override {
-    const Shape& s = args.inputs[0]->type.shape;
-    cpu::cv_canny::canny_from_derivatives(args.inputs[0]->ptr<int16_t>(), args.inputs[1]->ptr<int16_t>(), s[0], s[1],
-                                          s.size() == 3 ? (int)s[2] : 1, low_, high_, l2_,
-                                          args.outputs[0]->ptr<uint8_t>(), args.pool);
-  }
-
- private:
-  double low_, high_;
-  bool l2_;
-};
-
-MNNPY_REGISTER_OP(OpDef{"CvCanny", 1, 1, infer_canny,
-                        [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new CannyKernel(ctx)); },
-                        {}, false});
-MNNPY_REGISTER_OP(OpDef{"CvCannyDerivatives", 2, 2, infer_canny_derivatives,
-                        [](const KernelContext& ctx) {
-                          return std::unique_ptr<Kernel>(new CannyDerivativesKernel(ctx));
-                        },
-                        {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvCanny", 1, 1, infer_canny, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvCannyDerivatives", 2, 2, infer_canny_derivatives, nullptr, {}, false});
 
 }  // namespace
 

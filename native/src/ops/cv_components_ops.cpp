@@ -6,7 +6,6 @@
 //   (left, top, width, height, area) and centroids [count, 2] float64.
 #include <string>
 
-#include "backend/cpu/cv_components.h"
 #include "mnnpy/op_registry.h"
 
 namespace mnnpy {
@@ -26,22 +25,7 @@ std::vector<TensorType> infer_label(const std::vector<TensorType>& in, Attrs& at
   return {TensorType{DType::Int32, x.shape}, TensorType{DType::Int64, Shape{1}}};
 }
 
-class LabelKernel : public Kernel {
- public:
-  explicit LabelKernel(const KernelContext& ctx) : connectivity_((int)ctx.attrs.get_int("connectivity")) {}
-  void execute(const KernelArgs& args, void*) const override {
-    const Shape& s = args.inputs[0]->type.shape;
-    *args.outputs[1]->ptr<int64_t>() = cpu::cv_components::label(
-        static_cast<const uint8_t*>(args.inputs[0]->data), s[0], s[1], connectivity_, args.outputs[0]->ptr<int32_t>());
-  }
-
- private:
-  int connectivity_;
-};
-
-MNNPY_REGISTER_OP(OpDef{"CvLabelComponents", 1, 1, infer_label,
-                        [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new LabelKernel(ctx)); },
-                        {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvLabelComponents", 1, 1, infer_label, nullptr, {}, false});
 
 std::vector<TensorType> infer_stats(const std::vector<TensorType>& in, Attrs& attrs) {
   if (in[0].dtype != DType::Int32 || in[0].shape.size() != 2) {
@@ -53,22 +37,7 @@ std::vector<TensorType> infer_stats(const std::vector<TensorType>& in, Attrs& at
   return {TensorType{DType::Int32, Shape{count, 5}}, TensorType{DType::Float64, Shape{count, 2}}};
 }
 
-class StatsKernel : public Kernel {
- public:
-  explicit StatsKernel(const KernelContext& ctx) : count_(ctx.attrs.get_int("count")) {}
-  void execute(const KernelArgs& args, void*) const override {
-    const Shape& s = args.inputs[0]->type.shape;
-    cpu::cv_components::statistics(args.inputs[0]->ptr<int32_t>(), s[0], s[1], count_, args.outputs[0]->ptr<int32_t>(),
-                                   args.outputs[1]->ptr<double>());
-  }
-
- private:
-  int64_t count_;
-};
-
-MNNPY_REGISTER_OP(OpDef{"CvComponentStats", 1, 1, infer_stats,
-                        [](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new StatsKernel(ctx)); },
-                        {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvComponentStats", 1, 1, infer_stats, nullptr, {}, false});
 
 }  // namespace
 
