@@ -8,11 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "ops/cv_codecs_format.h"
+
 namespace mnnpy {
 namespace cpu {
 namespace cv_codecs {
 
-enum class Format : int { Unknown = 0, Jpeg = 1, Png = 2, Bmp = 3, Webp = 4, Tiff = 5 };
+using ::mnnpy::cv_codecs::Format;
 
 // OpenCV's IMREAD_* bits that decoding looks at.
 constexpr int kFlagUnchanged = -1;
