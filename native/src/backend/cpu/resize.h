@@ -5,22 +5,16 @@
 #include <string>
 #include <vector>
 
+#include "ops/resize_options.h"
+
 namespace mnnpy {
 class ThreadPool;
 namespace cpu {
 
-enum class ResizeMode { Nearest, Linear, Cubic };
-enum class CoordinateMode { HalfPixel, HalfPixelSymmetric, PytorchHalfPixel, AlignCorners, Asymmetric, TfHalfPixelForNN };
-enum class NearestMode { RoundPreferFloor, RoundPreferCeil, Floor, Ceil };
-
-struct ResizeOptions {
-  ResizeMode mode = ResizeMode::Nearest;
-  CoordinateMode coordinates = CoordinateMode::HalfPixel;
-  NearestMode nearest = NearestMode::RoundPreferFloor;
-  float cubic_coeff_a = -0.75f;
-  bool exclude_outside = false;
-  bool antialias = false;  // linear and cubic: a filter 1 / scale times wider when downsampling
-};
+using ::mnnpy::ResizeMode;
+using ::mnnpy::CoordinateMode;
+using ::mnnpy::NearestMode;
+using ::mnnpy::ResizeOptions;
 
 // The taps of one axis: output position o reads input index[t * out + o] with weight
 // weight[t * out + o], t in [0, taps).
