@@ -2,18 +2,17 @@
 //   ToBlockedChannels:   x [N, C, H, W] (C a multiple of 8) -> [N, C/8, H, W, 8]; attr block (8)
 //   FromBlockedChannels: x [N, C/8, H, W, 8] -> [N, C, H, W]
 // Each is the other's gradient.
-#include <memory>
 #include <string>
 #include <utility>
 
-#include "backend/cpu/layout.h"
 #include "mnnpy/op_registry.h"
+#include "ops/blocked_layout.h"
 
 namespace mnnpy {
 
 namespace {
 
-constexpr int64_t kBlock = cpu::kChannelBlock;
+constexpr int64_t kBlock = kChannelBlock;
 
 void check_float32(const char* op, const TensorType& x) {
   if (x.dtype != DType::Float32) {
@@ -51,40 +50,16 @@ std::vector<TensorType> infer_from_blocked(const std::vector<TensorType>& in, At
   return {TensorType{DType::Float32, {x.shape[0], x.shape[1] * kBlock, x.shape[2], x.shape[3]}}};
 }
 
-class ChannelLayoutKernel : public Kernel {
- public:
-  ChannelLayoutKernel(bool to_blocked, const KernelContext& ctx) : to_blocked_(to_blocked) {
-    const Shape& nchw = to_blocked ? ctx.input_types[0].shape : ctx.output_types[0].shape;
-    batch_ = nchw[0], channels_ = nchw[1], plane_ = nchw[2] * nchw[3];
-  }
-
-  const char* scheme() const override { return "transpose8x8"; }
-
-  void execute(const KernelArgs& args, void*) const override {
-    const float* x = args.inputs[0]->ptr<float>();
-    float* y = args.outputs[0]->ptr<float>();
-    if (to_blocked_) cpu::to_blocked_channels(x, batch_, channels_, plane_, y, args.pool);
-    else cpu::from_blocked_channels(x, batch_, channels_, plane_, y, args.pool);
-  }
-
- private:
-  bool to_blocked_;
-  int64_t batch_ = 0, channels_ = 0, plane_ = 0;
-};
-
-OpDef layout_def(const char* name, bool to_blocked, InferFn infer) {
+OpDef layout_def(const char* name, InferFn infer) {
   OpDef def;
   def.name = name;
   def.min_inputs = def.max_inputs = 1;
   def.infer = std::move(infer);
-  def.cpu_kernel = [to_blocked](const KernelContext& ctx) {
-    return std::unique_ptr<Kernel>(new ChannelLayoutKernel(to_blocked, ctx));
-  };
   return def;
 }
 
-MNNPY_REGISTER_OP(layout_def("ToBlockedChannels", true, infer_to_blocked));
-MNNPY_REGISTER_OP(layout_def("FromBlockedChannels", false, infer_from_blocked));
+MNNPY_REGISTER_OP(layout_def("ToBlockedChannels", infer_to_blocked));
+MNNPY_REGISTER_OP(layout_def("FromBlockedChannels", infer_from_blocked));
 
 // Each conversion's gradient is the other conversion.
 MNNPY_REGISTER_GRAD("ToBlockedChannels", [](const GradContext& c) {
