@@ -2,6 +2,7 @@
 // axes, the input viewed as [outer, R, inner].
 #include <memory>
 
+#include "backend/cpu/axis_split.h"
 #include "backend/cpu/moments.h"
 #include "backend/cpu/reduce.h"
 #include "mnnpy/backend.h"
@@ -13,13 +14,8 @@ namespace {
 class ReduceKernel : public Kernel {
  public:
   explicit ReduceKernel(const KernelContext& ctx) : kind_((int)ctx.attrs.get_int("kind")), dtype_(ctx.input_types[0].dtype) {
-    const Shape& s = ctx.input_types[0].shape;
-    const int64_t first = ctx.attrs.get_int("first"), count = ctx.attrs.get_int("count");
-    for (int64_t i = 0; i < (int64_t)s.size(); ++i) {
-      if (i < first) outer_ *= s[i];
-      else if (i < first + count) r_ *= s[i];
-      else inner_ *= s[i];
-    }
+    cpu::split_around_axes(ctx.input_types[0].shape, ctx.attrs.get_int("first"), ctx.attrs.get_int("count"), outer_,
+                           r_, inner_);
   }
   void execute(const KernelArgs& args, void*) const override {
     if (outer_ * inner_ == 0) return;
@@ -36,13 +32,8 @@ class VarianceKernel : public Kernel {
  public:
   explicit VarianceKernel(const KernelContext& ctx)
       : dtype_(ctx.input_types[0].dtype), ddof_(ctx.attrs.get_float("ddof")), root_(ctx.attrs.get_int("root") != 0) {
-    const Shape& s = ctx.input_types[0].shape;
-    const int64_t first = ctx.attrs.get_int("first"), count = ctx.attrs.get_int("count");
-    for (int64_t i = 0; i < (int64_t)s.size(); ++i) {
-      if (i < first) outer_ *= s[i];
-      else if (i < first + count) r_ *= s[i];
-      else inner_ *= s[i];
-    }
+    cpu::split_around_axes(ctx.input_types[0].shape, ctx.attrs.get_int("first"), ctx.attrs.get_int("count"), outer_,
+                           r_, inner_);
   }
   void execute(const KernelArgs& args, void*) const override {
     if (outer_ * inner_ == 0) return;

@@ -2,6 +2,7 @@
 // viewed as [outer, n, inner].
 #include <memory>
 
+#include "backend/cpu/axis_split.h"
 #include "backend/cpu/scan.h"
 #include "mnnpy/backend.h"
 
@@ -9,21 +10,12 @@ namespace mnnpy {
 
 namespace {
 
-void split_at_axis(const Shape& s, int64_t axis, int64_t& outer, int64_t& n, int64_t& inner) {
-  outer = n = inner = 1;
-  for (int64_t i = 0; i < (int64_t)s.size(); ++i) {
-    if (i < axis) outer *= s[i];
-    else if (i == axis) n = s[i];
-    else inner *= s[i];
-  }
-}
-
 class CumScanKernel : public Kernel {
  public:
   explicit CumScanKernel(const KernelContext& ctx)
       : kind_((int)ctx.attrs.get_int("kind")), dtype_(ctx.input_types[0].dtype),
         skip_nan_(ctx.attrs.get_int("skip_nan") != 0) {
-    split_at_axis(ctx.input_types[0].shape, ctx.attrs.get_int("axis"), outer_, n_, inner_);
+    cpu::split_around_axes(ctx.input_types[0].shape, ctx.attrs.get_int("axis"), 1, outer_, n_, inner_);
   }
   void execute(const KernelArgs& args, void*) const override {
     cpu::cumulative(kind_, dtype_, args.inputs[0]->data, outer_, n_, inner_, skip_nan_, args.outputs[0]->data,
@@ -41,7 +33,7 @@ class CumScanKernel : public Kernel {
 class QuantileKernel : public Kernel {
  public:
   explicit QuantileKernel(const KernelContext& ctx) : dtype_(ctx.input_types[0].dtype) {
-    split_at_axis(ctx.input_types[0].shape, ctx.attrs.get_int("axis"), outer_, n_, inner_);
+    cpu::split_around_axes(ctx.input_types[0].shape, ctx.attrs.get_int("axis"), 1, outer_, n_, inner_);
     nq_ = ctx.input_types[1].shape[0];
     options_.method = (int)ctx.attrs.get_int("method");
     options_.alpha = ctx.attrs.get_float("alpha");

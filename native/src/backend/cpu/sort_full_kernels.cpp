@@ -1,6 +1,7 @@
 // CPU kernels of Sort, ArgSort and IsIn (ops/sort_full_ops.cpp).
 #include <memory>
 
+#include "backend/cpu/axis_split.h"
 #include "backend/cpu/sort_full.h"
 #include "mnnpy/backend.h"
 
@@ -11,13 +12,7 @@ namespace {
 class SortKernel : public Kernel {
  public:
   SortKernel(const KernelContext& ctx, bool indices) : dtype_(ctx.input_types[0].dtype), indices_(indices) {
-    const Shape& s = ctx.input_types[0].shape;
-    const int64_t axis = ctx.attrs.get_int("axis");
-    for (int64_t i = 0; i < (int64_t)s.size(); ++i) {
-      if (i < axis) outer_ *= s[i];
-      else if (i == axis) n_ = s[i];
-      else inner_ *= s[i];
-    }
+    cpu::split_around_axes(ctx.input_types[0].shape, ctx.attrs.get_int("axis"), 1, outer_, n_, inner_);
   }
   void execute(const KernelArgs& args, void*) const override {
     if (indices_) {

@@ -3,6 +3,7 @@
 #include <memory>
 #include <string>
 
+#include "backend/cpu/axis_split.h"
 #include "backend/cpu/sort.h"
 #include "mnnpy/backend.h"
 #include "mnnpy/thread_pool.h"
@@ -18,13 +19,7 @@ class TopKKernel : public Kernel {
         k_(ctx.attrs.get_int("k")),
         largest_(ctx.attrs.get_int("largest") != 0),
         sorted_(ctx.attrs.get_int("sorted") != 0) {
-    const Shape& s = ctx.input_types[0].shape;
-    const int64_t axis = ctx.attrs.get_int("axis");
-    for (int64_t i = 0; i < (int64_t)s.size(); ++i) {
-      if (i < axis) outer_ *= s[i];
-      else if (i == axis) n_ = s[i];
-      else inner_ *= s[i];
-    }
+    cpu::split_around_axes(ctx.input_types[0].shape, ctx.attrs.get_int("axis"), 1, outer_, n_, inner_);
   }
   void execute(const KernelArgs& args, void*) const override {
     cpu::topk(dtype_, args.inputs[0]->data, outer_, n_, inner_, k_, largest_, sorted_, args.outputs[0]->data,

@@ -2,6 +2,7 @@
 #include <memory>
 #include <vector>
 
+#include "backend/cpu/axis_split.h"
 #include "backend/cpu/take.h"
 #include "mnnpy/backend.h"
 
@@ -32,13 +33,7 @@ class RepeatElementsKernel : public Kernel {
  public:
   explicit RepeatElementsKernel(const KernelContext& ctx)
       : elem_size_(dtype_size(ctx.input_types[0].dtype)), repeats_(ctx.attrs.get_ints("repeats")) {
-    const Shape& s = ctx.input_types[0].shape;
-    const int64_t axis = ctx.attrs.get_int("axis");
-    for (int64_t d = 0; d < (int64_t)s.size(); ++d) {
-      if (d < axis) outer_ *= s[d];
-      else if (d == axis) n_ = s[d];
-      else inner_ *= s[d];
-    }
+    cpu::split_around_axes(ctx.input_types[0].shape, ctx.attrs.get_int("axis"), 1, outer_, n_, inner_);
   }
   void execute(const KernelArgs& args, void*) const override {
     if (args.outputs[0]->numel() == 0) return;
