@@ -103,7 +103,7 @@ def main():
         for r in range(args.rounds):
             order = ("old", "new") if r % 2 == 0 else ("new", "old")  # neither always runs first
             for which in order:
-                rounds[which].append(run_child(getattr(args, which), threads, args.models.split(","), args.seconds))
+                rounds[which].append(run_child(getattr(args, which), threads, [m for m in args.models.split(",") if m], args.seconds))
         print(f"\n{threads} thread(s)")
         print(f"{'case':38} {'old':>11} {'new':>11} {'new/old':>8}")
         for name in rounds["old"][0]:

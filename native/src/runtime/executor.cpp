@@ -790,9 +790,11 @@ void count_run() {
 
 std::vector<std::shared_ptr<Tensor>> evaluate(const std::vector<Var>& targets) {
   const Backend& backend = requested_backend();
-  // The lowered graph's new nodes live as long as `lowered` (through the run).
-  const std::vector<Var> lowered = &backend == &cpu_backend() ? targets : lower_for_backend(targets, backend);
-  Collected g = collect_folded(lowered);
+  // The lowered graph's new nodes live as long as `lowered` (through the run); the CPU runs the
+  // targets as they are, without a copy of the list.
+  std::vector<Var> lowered;
+  if (&backend != &cpu_backend()) lowered = lower_for_backend(targets, backend);
+  Collected g = collect_folded(lowered.empty() ? targets : lowered);
   std::shared_ptr<Plan> plan = lookup_or_build(g, backend);
   std::vector<std::shared_ptr<Tensor>> out = run_plan(*plan, g.leaf_values);
   {
