@@ -42,3 +42,17 @@ def assert_within_lsb(ours, reference, lsb=1, float_tol=1e-5):
     else:
         scale = max(1.0, float(np.abs(reference).max(initial=0)))
         np.testing.assert_allclose(ours, reference, rtol=0, atol=float_tol * scale)
+
+
+def rotation_matrix(w, h, angle=15, scale=1.1):
+    """cv2's 2x3 rotation about the image centre."""
+    import cv2
+    return cv2.getRotationMatrix2D((w / 2, h / 2), angle, scale)
+
+
+def perspective_matrix(w, h):
+    """cv2's 3x3 perspective taking the image corners to a skewed quadrilateral inside it."""
+    import cv2
+    src = np.float32([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]])
+    dst = np.float32([[0.1 * w, 0.05 * h], [0.93 * w, 0], [w - 1, 0.97 * h], [0.02 * w, 0.9 * h]])
+    return cv2.getPerspectiveTransform(src, dst)

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import mnnpy.cv as mcv
-from cv_helpers import assert_within_lsb, photos, random_image
+from cv_helpers import assert_within_lsb, perspective_matrix, photos, random_image, rotation_matrix
 
 BORDERS = [cv2.BORDER_CONSTANT, cv2.BORDER_REPLICATE, cv2.BORDER_REFLECT, cv2.BORDER_WRAP, cv2.BORDER_REFLECT_101]
 
@@ -49,23 +49,13 @@ def _shape(h, w, cn):
     return (h, w) if cn == 1 else (h, w, cn)
 
 
-def _rotation(w, h, angle=15, scale=1.1):
-    return cv2.getRotationMatrix2D((w / 2, h / 2), angle, scale)
-
-
-def _perspective(w, h):
-    src = np.float32([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]])
-    dst = np.float32([[0.1 * w, 0.05 * h], [0.93 * w, 0], [w - 1, 0.97 * h], [0.02 * w, 0.9 * h]])
-    return cv2.getPerspectiveTransform(src, dst)
-
-
 # --- warpAffine / warpPerspective ------------------------------------------------------------
 
 @pytest.mark.parametrize("interpolation", [cv2.INTER_NEAREST, cv2.INTER_LINEAR])
 def test_warp_affine_photos_exact(interpolation):
     for name, img in photos().items():
         h, w = img.shape[:2]
-        M = _rotation(w, h)
+        M = rotation_matrix(w, h)
         _check(mcv.warpAffine(img, M, (w, h), flags=interpolation),
                cv2.warpAffine(img, M, (w, h), flags=interpolation))
         # A crop to 224x224 that scales and rotates, with the inverse map given.
@@ -83,8 +73,8 @@ def test_warp_float_positions_borders(rng, cn, dtype, border):
     # Odd widths leave a tail that OpenCV computes apart from its vector loop.
     for (h, w), (dh, dw) in (((67, 93), (71, 101)), ((33, 18), (29, 47)), ((2, 9), (5, 7))):
         img = _image(rng, _shape(h, w, cn), dtype)
-        M = _rotation(w, h, angle=rng.uniform(-180, 180), scale=rng.uniform(0.5, 1.6))
-        P = _perspective(w, h)
+        M = rotation_matrix(w, h, angle=rng.uniform(-180, 180), scale=rng.uniform(0.5, 1.6))
+        P = perspective_matrix(w, h)
         value = (17, 200, 90, 33)
         for interpolation in (cv2.INTER_NEAREST, cv2.INTER_LINEAR):
             _check(mcv.warpAffine(img, M, (dw, dh), flags=interpolation, borderMode=border, borderValue=value),
@@ -99,7 +89,7 @@ def test_warp_transparent(rng, cn, dtype):
     h, w = 45, 77
     img = _image(rng, _shape(h, w, cn), dtype)
     base = _image(rng, _shape(50, 69, cn), dtype)
-    M = _rotation(w, h, angle=33, scale=0.8)
+    M = rotation_matrix(w, h, angle=33, scale=0.8)
     for interpolation in (cv2.INTER_NEAREST, cv2.INTER_LINEAR):
         ref = cv2.warpAffine(img, M, (69, 50), dst=base.copy(), flags=interpolation,
                              borderMode=cv2.BORDER_TRANSPARENT)
@@ -112,7 +102,7 @@ def test_warp_transparent(rng, cn, dtype):
 def test_warp_fixed_point_types(rng, dtype, cn):
     h, w = 53, 71
     img = _image(rng, _shape(h, w, cn), dtype)
-    M, P = _rotation(w, h, angle=-27), _perspective(w, h)
+    M, P = rotation_matrix(w, h, angle=-27), perspective_matrix(w, h)
     tol = 1e-4
     for border in (cv2.BORDER_CONSTANT, cv2.BORDER_REFLECT_101, cv2.BORDER_WRAP):
         for interpolation in (cv2.INTER_NEAREST, cv2.INTER_LINEAR):
@@ -128,7 +118,7 @@ def test_warp_fixed_point_types(rng, dtype, cn):
 def test_warp_other_channel_counts(rng, cn):
     h, w = 40, 51
     img = _image(rng, (h, w, cn), np.uint8)
-    M = _rotation(w, h, angle=40)
+    M = rotation_matrix(w, h, angle=40)
     for interpolation in (cv2.INTER_NEAREST, cv2.INTER_LINEAR):
         _check(mcv.warpAffine(img, M, (w, h), flags=interpolation), cv2.warpAffine(img, M, (w, h), flags=interpolation))
 
@@ -139,7 +129,7 @@ def test_warp_cubic_lanczos(rng, interpolation, dtype):
     h, w = 48, 61
     for cn in (1, 3):
         img = _image(rng, _shape(h, w, cn), dtype)
-        M, P = _rotation(w, h, angle=21, scale=1.3), _perspective(w, h)
+        M, P = rotation_matrix(w, h, angle=21, scale=1.3), perspective_matrix(w, h)
         # OpenCV samples the first and last rows of a float64 bicubic warp at 1/32-pixel
         # positions and the rest at float positions; mnnpy samples all at float positions.
         float_tol = 5e-3 if (dtype, interpolation) == (np.float64, cv2.INTER_CUBIC) else 1e-4
@@ -153,14 +143,14 @@ def test_warp_cubic_lanczos(rng, interpolation, dtype):
 
 def test_warp_area_is_linear():
     img = photos()["astronaut"]
-    M = _rotation(512, 512, angle=10, scale=0.5)
+    M = rotation_matrix(512, 512, angle=10, scale=0.5)
     _check(mcv.warpAffine(img, M, (256, 256), flags=cv2.INTER_AREA),
            cv2.warpAffine(img, M, (256, 256), flags=cv2.INTER_AREA))
 
 
 def test_warp_defaults_and_sizes(rng):
     img = _image(rng, (30, 41, 3), np.uint8)
-    M = _rotation(41, 30)
+    M = rotation_matrix(41, 30)
     _check(mcv.warpAffine(img, M, (0, 0)), cv2.warpAffine(img, M, (0, 0)))
     _check(mcv.warpAffine(img, M.astype(np.float32), (20, 50), borderValue=100),
            cv2.warpAffine(img, M.astype(np.float32), (20, 50), borderValue=100))

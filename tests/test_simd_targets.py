@@ -73,7 +73,7 @@ import mnnpy
 import mnnpy.expr as F
 import mnnpy.numpy as mnp
 from mnnpy import _core
-from cv_helpers import photos, random_image
+from cv_helpers import perspective_matrix, photos, random_image, rotation_matrix
 
 cv2 = pytest.importorskip("cv2")
 import mnnpy.cv as mcv  # noqa: E402
@@ -1344,16 +1344,6 @@ def test_cv_resize(xt):
     xt.verify()
 
 
-def _rotation(w, h, angle=15, scale=1.1):
-    return cv2.getRotationMatrix2D((w / 2, h / 2), angle, scale)
-
-
-def _perspective(w, h):
-    src = np.float32([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]])
-    dst = np.float32([[0.1 * w, 0.05 * h], [0.93 * w, 0], [w - 1, 0.97 * h], [0.02 * w, 0.9 * h]])
-    return cv2.getPerspectiveTransform(src, dst)
-
-
 def test_cv_warp(xt, rng):
     im = _cv_images()
     borders = {"constant": cv2.BORDER_CONSTANT, "replicate": cv2.BORDER_REPLICATE, "reflect": cv2.BORDER_REFLECT,
@@ -1363,7 +1353,7 @@ def test_cv_warp(xt, rng):
         # of [0, 1) images far off).
         img = im[key] * 255 if key == "f64c1" else im[key]
         h, w = img.shape[:2]
-        M, P = _rotation(w, h, angle=37, scale=1.2), _perspective(w, h)
+        M, P = rotation_matrix(w, h, angle=37, scale=1.2), perspective_matrix(w, h)
         for bname, border in borders.items():
             if key == "photo" and bname not in ("constant", "reflect101"):
                 continue

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "backend/cpu/copy.h"
+#include "mnnpy/lowering.h"
 #include "mnnpy/thread_pool.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -350,15 +351,7 @@ void stream_copy(const void* src, void* dst, size_t bytes) {
 
 void stream_fence() { hwy::FlushStream(); }
 
-std::vector<int64_t> contiguous_strides(const Shape& shape) {
-  std::vector<int64_t> s(shape.size());
-  int64_t acc = 1;
-  for (size_t k = shape.size(); k-- > 0;) {
-    s[k] = acc;
-    acc *= shape[k];
-  }
-  return s;
-}
+std::vector<int64_t> contiguous_strides(const Shape& shape) { return row_major_strides(shape); }
 
 void parallel_memcpy(void* dst, const void* src, size_t bytes, ThreadPool* pool) {
   if (bytes == 0 || dst == src) return;
