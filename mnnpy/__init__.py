@@ -76,5 +76,44 @@ def backend(name):
         set_backend(previous)
 
 
+# MNN's backend numbers (MNNForwardType) and names, as mnnpy's backend names.
+_MNN_BACKEND_NAMES = {0: "cpu", 1: "metal", 2: "cuda", 3: "opencl", 6: "opengl", 7: "vulkan", 8: "hiai", 9: "trt"}
+
+
+def _backend_name(value):
+    """The mnnpy backend name of ``value``: a name in any case ("VULKAN", "cpu"), MNN's
+    ``expr.Backend`` member or number, or None (None stays None: follow ``set_backend``). A
+    backend this machine cannot use raises ValueError naming the usable ones."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise TypeError(f"backend must be a name or MNN's expr.Backend value, got {type(value).__name__}")
+    if isinstance(value, int):
+        if int(value) not in _MNN_BACKEND_NAMES:
+            raise ValueError(f"unknown backend number {int(value)} (MNN's: {sorted(_MNN_BACKEND_NAMES)})")
+        name = _MNN_BACKEND_NAMES[int(value)]
+    else:
+        name = value.lower()
+        name = name[len("backend."):] if name.startswith("backend.") else name
+    usable = _core.usable_backends()
+    if name not in usable:
+        raise ValueError(f"backend '{name}' is not usable on this machine (usable: {', '.join(usable)})")
+    return name
+
+
+@_contextlib.contextmanager
+def _thread_backend(name):
+    """Plans made and run on this thread inside the block are for backend ``name`` (None: no
+    change), whatever other threads choose; the previous choice comes back afterwards."""
+    if name is None:
+        yield
+        return
+    previous = _core.set_thread_backend(name)
+    try:
+        yield
+    finally:
+        _core.set_thread_backend(previous)
+
+
 __all__ = ["Var", "expr", "eval", "runtime_info", "set_num_threads", "get_num_threads", "set_simd_target",
            "get_simd_target", "set_backend", "get_backend", "backend"]

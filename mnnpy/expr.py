@@ -4,6 +4,8 @@ Differences from MNN, on purpose: ``Var.shape`` is a tuple and ``Var.dtype`` a N
 as in NumPy; ``const`` keeps a NumPy array's dtype (MNN casts to ``dtype``, float by default,
 which is still what a Python list or number becomes).
 """
+import enum as _enum
+
 import numpy as _np
 
 from . import _core
@@ -277,8 +279,29 @@ def set_lazy_mode(mode):
     return None
 
 
+class Backend(_enum.IntEnum):
+    """MNN's backends by their numbers (MNNForwardType); ``mnnpy.runtime_info()["backends"]``
+    lists those this machine runs."""
+    CPU = 0
+    METAL = 1
+    CUDA = 2
+    OPENCL = 3
+    OPENGL = 6
+    VULKAN = 7
+    HIAI = 8
+    TRT = 9
+
+
+CPU, METAL, CUDA, OPENCL, OPENGL, VULKAN, HIAI, TRT = (Backend.CPU, Backend.METAL, Backend.CUDA, Backend.OPENCL,
+                                                      Backend.OPENGL, Backend.VULKAN, Backend.HIAI, Backend.TRT)
+
+
 def set_global_executor_config(backend=0, precision=0, threadnum=None):
-    """MNN's executor configuration: only the thread count applies to the CPU backend."""
+    """MNN's executor configuration: the backend later computations run on (as
+    ``mnnpy.set_backend``; a name or ``Backend`` member) and the thread count. ``precision`` is
+    accepted for MNN's signature: the CPU computes in the dtypes it is given."""
+    from . import _backend_name
+    _core.set_backend(_backend_name(backend))
     if threadnum:
         _core.set_num_threads(int(threadnum))
 

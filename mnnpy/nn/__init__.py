@@ -24,13 +24,16 @@ __all__ = ["Module", "Parameter", "Buffer", "load_state", "functional", "load_mo
 
 
 class RuntimeManager:
-    """Runtime options shared by modules (MNN's RuntimeManager): threads and precision."""
+    """Runtime options shared by modules (MNN's RuntimeManager): the backend (a name such as
+    ``"VULKAN"`` or ``"cpu"``, or MNN's ``expr.Backend``; the CPU unless given), threads and
+    precision."""
 
     def __init__(self, config=None):
+        from .. import _backend_name
         config = dict(config or {})
         self.thread_num = int(config.get("numThread", config.get("thread_num", 0)) or 0)
         self.precision = config.get("precision", "normal")
-        self.backend = config.get("backend", "CPU")
+        self.backend = _backend_name(config.get("backend", "cpu"))
 
 
 def create_runtime_manager(config=None):
@@ -39,16 +42,14 @@ def create_runtime_manager(config=None):
     return RuntimeManager(config)
 
 
-_BACKENDS = ("CPU", 0, None)
-
-
 class _ConvertedModule(Module):
     """A converted model: one expr graph per set of input shapes, planned once and reused."""
 
     def __init__(self, graph, weights, input_names, output_names, shape_mutable=True, thread_num=0,
-                 blocked_layout=True):
+                 blocked_layout=True, backend=None):
         super().__init__()
         object.__setattr__(self, "graph", graph)
+        object.__setattr__(self, "backend", backend)  # None: the one set_backend chose at each call
         inputs = [v.name for v in graph.inputs]
         input_names = list(input_names or inputs)
         unknown = [n for n in input_names if n not in inputs]
@@ -177,11 +178,13 @@ class _ConvertedModule(Module):
                 a = a.astype(want.dtype)
             check_input_shape(name, a.shape, want.shape)
             arrays.append(a)
-        inst = self._instance(arrays)
         if self.thread_num:
             from .. import set_num_threads
             set_num_threads(self.thread_num)
-        results = inst.run(dict(zip(self.input_names, arrays)))
+        from .. import _thread_backend
+        with _thread_backend(self.backend):
+            inst = self._instance(arrays)
+            results = inst.run(dict(zip(self.input_names, arrays)))
         for name, r in zip(self.output_names, results):
             r.name = name
         return results[0] if len(results) == 1 else results
@@ -276,7 +279,9 @@ def load_module_from_file(file_name, input_names=None, output_names=None, dynami
                           rearrange=False, backend=None, memory_mode=None, power_mode=None, precision_mode=None,
                           thread_num=0, runtime_manager=None, blocked_layout=True, for_training=False, **kwargs):
     """Loads a model converted to mnnpy's format, or an ``.onnx`` file (converted in memory),
-    with MNN's argument names, or a Module written by ``nn.export``. ``input_names``/``output_names``
+    with MNN's argument names, or a Module written by ``nn.export``. ``backend`` (a name such
+    as ``"vulkan"``, MNN's ``expr.Backend``, or ``runtime_manager``'s) is where its calls run,
+    whatever ``mnnpy.set_backend`` says; None follows ``set_backend``. ``input_names``/``output_names``
     pick and order the inputs and outputs (empty: the model's own; an inner tensor's name cuts
     the model there, to put a new head on it). ``blocked_layout=False`` keeps every tensor NCHW
     instead of running convolution chains in the blocked channel layout (for comparison).
@@ -285,8 +290,8 @@ def load_module_from_file(file_name, input_names=None, output_names=None, dynami
     path = os.fspath(file_name)
     if not os.path.exists(path):
         raise FileNotFoundError(f"no such model file: '{path}'")
-    if backend not in _BACKENDS and str(backend).upper() not in ("CPU", "BACKEND.CPU"):
-        raise ValueError(f"backend {backend!r} is not available (available: CPU)")
+    from .. import _backend_name
+    backend = _backend_name(backend if backend is not None or runtime_manager is None else runtime_manager.backend)
     if runtime_manager is not None and not thread_num:
         thread_num = runtime_manager.thread_num
     with open(path, "rb") as f:
@@ -311,7 +316,8 @@ def load_module_from_file(file_name, input_names=None, output_names=None, dynami
         weights = graph.weights
     if for_training:
         return TrainableGraphModule(graph, weights, input_names, output_names)
-    return _ConvertedModule(graph, weights, input_names, output_names, shape_mutable, thread_num, blocked_layout)
+    return _ConvertedModule(graph, weights, input_names, output_names, shape_mutable, thread_num, blocked_layout,
+                            backend)
 
 
 def load_module(inputs, outputs, for_training=False):

@@ -28,6 +28,17 @@ struct BackendCapabilities {
   bool fp16 = false;          // computes in float16 natively
   // Its buffers are plain host memory: CPU kernels may read them and no copies are needed.
   bool host_memory = true;
+  // Bytes of device memory a plan's buffers may take together (0: host memory, counted against
+  // the process's memory limit).
+  size_t memory_bytes = 0;
+};
+
+// One step of a plan as a backend runs it: the kernel, its tensors, its scratch (in the memory
+// of the backend it runs on).
+struct StepCall {
+  const Kernel* kernel = nullptr;
+  KernelArgs args;
+  void* scratch = nullptr;
 };
 
 class Backend {
@@ -36,13 +47,24 @@ class Backend {
   virtual const std::string& name() const = 0;
   virtual const BackendCapabilities& capabilities() const = 0;
 
-  // Device buffers: the returned pointer is opaque outside this backend unless host_memory;
-  // the buffer is freed when the last owner lets go.
+  // Device buffers: the returned pointer is opaque outside this backend unless host_memory, but
+  // it addresses the buffer's bytes: pointer + k is byte k (a device whose memory the host cannot
+  // address hands out an address range it maps back to buffer and offset). The executor
+  // sub-allocates a plan's device values and scratch from one buffer per backend this way. The
+  // buffer is freed when the last owner lets go.
   virtual std::shared_ptr<void> allocate(size_t bytes) const = 0;
+  // A copy into the device is a step of a stretch (below): a backend that records its work must
+  // order it after the steps handed over before it.
   virtual void copy_from_host(void* device_dst, const void* host_src, size_t bytes) const = 0;
   virtual void copy_to_host(void* host_dst, const void* device_src, size_t bytes) const = 0;
   // Waits for the work submitted so far (a no-op for backends that run synchronously).
   virtual void synchronize() const {}
+  // Runs consecutive steps of a plan placed on this backend, in order, without waiting for them:
+  // a GPU backend records them into one command buffer and submits it once. Copies to the host
+  // come after a synchronize(). The default runs each kernel in turn.
+  virtual void run_steps(const StepCall* calls, size_t count) const {
+    for (size_t i = 0; i < count; ++i) calls[i].kernel->execute(calls[i].args, calls[i].scratch);
+  }
 
   // Whether make_kernel can run this node here (may depend on dtypes, attributes, shapes).
   virtual bool supports(const OpDef& op, const KernelContext& ctx) const = 0;
@@ -63,9 +85,12 @@ Backend& cpu_backend();
 std::vector<std::string> usable_backend_names();  // "cpu" first
 void set_backend_listed(const std::string& name, bool listed);  // throws ValueError when unknown
 
-// The backend plans are built for (process-wide; "cpu" unless chosen).
+// The backend plans are built for: this thread's choice where one is in effect (a module loaded
+// for a backend runs under it), else the process-wide one ("cpu" unless chosen).
 Backend& requested_backend();
 void set_requested_backend(const std::string& name);  // throws ValueError naming the usable ones
+// This thread's choice ("" clears it); returns the previous one ("" when there was none).
+std::string set_thread_backend(const std::string& name);  // throws ValueError like set_requested_backend
 
 struct BackendRegistrar {
   explicit BackendRegistrar(std::shared_ptr<Backend> backend, bool listed = true) {

@@ -15,6 +15,9 @@ struct ExecutorStats {
   uint64_t last_arena_bytes = 0, last_folded = 0;
   uint64_t plans_cached = 0, cached_plan_bytes = 0;
   uint64_t last_copies = 0, last_fallbacks = 0;  // border copies, and steps left on the CPU
+  // Bytes of device memory the last plan's values and scratch take, and how many stretches of
+  // steps it handed to device backends per run (each one submission on a GPU).
+  uint64_t last_device_bytes = 0, last_device_submits = 0;
 };
 
 // Computes the values of `targets`; caches them on nodes that read no placeholder (when two

@@ -373,6 +373,8 @@ PYBIND11_MODULE(_core, m) {
     d["cached_plan_bytes"] = s.cached_plan_bytes;
     d["last_copies"] = s.last_copies;
     d["last_fallbacks"] = s.last_fallbacks;
+    d["last_device_bytes"] = s.last_device_bytes;
+    d["last_device_submits"] = s.last_device_submits;
     return d;
   });
   m.def("clear_plan_cache", &clear_plan_cache);
@@ -381,6 +383,9 @@ PYBIND11_MODULE(_core, m) {
         "Build later plans for the backend `name` (one of usable_backends()): nodes it supports run there, "
         "the others on the CPU, with copies between them.");
   m.def("get_backend", [] { return requested_backend().name(); }, "The backend later plans are built for.");
+  m.def("set_thread_backend", &set_thread_backend, py::arg("name"),
+        "Build this thread's later plans for the backend `name` ('' clears it, going back to set_backend's); "
+        "returns the previous choice ('' when there was none).");
   m.def("enable_test_backend", [](bool on) { set_backend_listed("test", on); },
         "List (or hide) the 'test' backend: device-like buffers apart from host memory and a subset of ops, "
         "for testing placement and copies without a device.");

@@ -90,15 +90,29 @@ void set_backend_listed(const std::string& name, bool listed) {
   if (requested && requested->name() == name) g_requested.compare_exchange_strong(requested, &cpu_backend());
 }
 
+// A module loaded for a backend plans and runs under that backend on the calling thread only.
+thread_local Backend* t_thread_backend = nullptr;
+
 Backend& requested_backend() {
+  if (t_thread_backend) return *t_thread_backend;
   Backend* b = g_requested.load(std::memory_order_acquire);
   return b ? *b : cpu_backend();
 }
 
-void set_requested_backend(const std::string& name) {
+Backend& usable_backend(const std::string& name) {
   Backend* b = find_backend(name);
   if (!b) throw ValueError("unknown backend '" + name + "' (usable: " + joined_usable_names() + ")");
-  g_requested.store(b, std::memory_order_release);
+  return *b;
+}
+
+void set_requested_backend(const std::string& name) {
+  g_requested.store(&usable_backend(name), std::memory_order_release);
+}
+
+std::string set_thread_backend(const std::string& name) {
+  std::string previous = t_thread_backend ? t_thread_backend->name() : std::string();
+  t_thread_backend = name.empty() ? nullptr : &usable_backend(name);
+  return previous;
 }
 
 const KernelFactory* find_kernel(const std::string& op_name, const std::string& backend_name) {

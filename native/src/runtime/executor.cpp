@@ -208,7 +208,8 @@ std::string plan_key(const Collected& g, const Backend& backend) {
 }
 
 // ------------------------------------------------------------------ plan
-// Device: a buffer of a backend whose memory is not the host's, allocated for each run.
+// Device: in the arena of a backend whose memory is not the host's (planned like the host arena,
+// from the same liveness intervals).
 enum class StorageKind : uint8_t { Leaf, Arena, Heap, Device };
 
 struct PlanValue {
@@ -217,7 +218,7 @@ struct PlanValue {
   const Backend* device = nullptr;  // the backend whose buffer holds it; null: host memory
   int root = -1;  // value whose bytes this one shares (views), or itself
   int leaf = -1;
-  size_t arena_offset = 0;
+  size_t arena_offset = 0;  // in the host arena, or in its device's arena
 };
 
 struct Step {
@@ -226,8 +227,19 @@ struct Step {
   const Backend* backend = nullptr;  // where it runs (for a copy: the device side)
   bool fallback = false;  // on the CPU because the requested backend does not support it
   std::vector<int> inputs, outputs;  // value ids
-  size_t scratch_offset = 0;
+  size_t scratch_offset = 0;  // in the arena of the memory it runs in
+  int device_arena = -1;  // index into Plan::device_arenas for steps on a device; -1: the host
+  // A step on a device that starts a stretch of steps handed over together: one past its last.
+  int stretch_end = 0;
+  // A copy out of a device: it waits for the device's work and runs on the host, between
+  // stretches. (A copy into a device belongs to the device's stretch, ordered with its steps.)
+  bool reads_back = false;
   std::vector<int> arena_dead_after;  // ASan builds: arena values last used by this step
+};
+
+struct DeviceArena {
+  const Backend* backend;
+  size_t bytes = 0;
 };
 
 struct Plan {
@@ -235,6 +247,8 @@ struct Plan {
   std::vector<Step> steps;
   std::vector<int> targets;
   size_t arena_bytes = 0;
+  std::vector<DeviceArena> device_arenas;  // one per device backend the plan uses
+  uint64_t device_bytes = 0, device_stretches = 0;
   size_t resident_bytes = 0;  // what its kernels keep between runs
   uint64_t nodes_before = 0, nodes_after = 0, fused_groups = 0;
   uint64_t copy_steps = 0, fallback_steps = 0;
@@ -313,6 +327,13 @@ void check_plan_fits_in_memory(const Plan& plan) {
     if (pv.root >= 0 || pv.storage == StorageKind::Leaf) continue;
     if (pv.storage == StorageKind::Heap && __builtin_add_overflow(needed, (uint64_t)pv.type.nbytes(), &needed)) needed = UINT64_MAX;
     if (!largest || pv.type.nbytes() > largest->type.nbytes()) largest = &pv;
+  }
+  for (const DeviceArena& d : plan.device_arenas) {
+    const size_t available = d.backend->capabilities().memory_bytes;
+    if (available && d.bytes > available) {
+      throw MemoryError("Unable to allocate " + byte_size_str(d.bytes) + " on backend '" + d.backend->name() +
+                        "' for the intermediate arrays of this computation (it has " + byte_size_str(available) + ")");
+    }
   }
   if (needed <= memory_limit_bytes()) return;
   throw MemoryError("Unable to allocate " + byte_size_str(needed) + " for the results and intermediate arrays of this computation" +
@@ -461,6 +482,7 @@ std::unique_ptr<Plan> build_plan(const Collected& g, const Backend& requested) {
     copy.kernel = std::make_unique<BorderCopyKernel>(from, to);
     copy.label = "Copy(" + (from ? from->name() : cpu.name()) + "->" + (to ? to->name() : cpu.name()) + ")";
     copy.backend = to ? to : from;
+    copy.reads_back = from != nullptr;
     copy.inputs = {v};
     copy.outputs = {copied};
     emit(std::move(copy));
@@ -565,19 +587,51 @@ std::unique_ptr<Plan> build_plan(const Collected& g, const Backend& requested) {
     const int r = values[t].root >= 0 ? values[t].root : t;
     if (values[r].storage == StorageKind::Arena) values[r].storage = StorageKind::Heap;
   }
+  // One arena for the host and one per device backend, each planned from the liveness intervals
+  // of the values and scratch in its memory.
+  std::vector<std::vector<Interval>> device_intervals;
+  auto device_arena_of = [&](const Backend* device) {
+    for (size_t d = 0; d < plan->device_arenas.size(); ++d) if (plan->device_arenas[d].backend == device) return (int)d;
+    plan->device_arenas.push_back(DeviceArena{device});
+    device_intervals.emplace_back();
+    return (int)plan->device_arenas.size() - 1;
+  };
   std::vector<Interval> intervals;
   for (size_t v = 0; v < values.size(); ++v) {
     PlanValue& pv = values[v];
-    if (pv.root >= 0 || pv.storage != StorageKind::Arena || defined_at[v] < 0) continue;
+    const bool on_device = pv.storage == StorageKind::Device;
+    if (pv.root >= 0 || (pv.storage != StorageKind::Arena && !on_device) || defined_at[v] < 0) continue;
     const int end = std::max(defined_at[v], last_use[v]);
-    intervals.push_back(Interval{defined_at[v], end, align64(pv.type.nbytes()) + kArenaRedZone, &pv.arena_offset});
-    if (kAddressSanitizer) plan->steps[end].arena_dead_after.push_back((int)v);
+    const size_t red_zone = on_device ? 0 : kArenaRedZone;
+    Interval interval{defined_at[v], end, align64(pv.type.nbytes()) + red_zone, &pv.arena_offset};
+    (on_device ? device_intervals[device_arena_of(pv.device)] : intervals).push_back(interval);
+    if (kAddressSanitizer && !on_device) plan->steps[end].arena_dead_after.push_back((int)v);
   }
   for (int s = 0; s < S; ++s) {
-    const size_t scratch = plan->steps[s].kernel->scratch_bytes();
-    if (scratch) intervals.push_back(Interval{s, s, align64(scratch) + kArenaRedZone, &plan->steps[s].scratch_offset});
+    Step& step = plan->steps[s];
+    const size_t scratch = step.kernel->scratch_bytes();
+    const Backend* device = step.reads_back ? nullptr : device_of_backend(step.backend);
+    if (device) step.device_arena = device_arena_of(device);
+    if (!scratch) continue;
+    if (device) device_intervals[step.device_arena].push_back(Interval{s, s, align64(scratch), &step.scratch_offset});
+    else intervals.push_back(Interval{s, s, align64(scratch) + kArenaRedZone, &step.scratch_offset});
   }
   plan->arena_bytes = plan_arena(intervals);
+  for (size_t d = 0; d < plan->device_arenas.size(); ++d) {
+    plan->device_arenas[d].bytes = plan_arena(device_intervals[d]);
+    plan->device_bytes += plan->device_arenas[d].bytes;
+  }
+  // Stretches: consecutive steps on one device backend, handed over together.
+  for (int s = 0; s < S;) {
+    Step& first = plan->steps[s];
+    int e = s + 1;
+    if (first.device_arena >= 0) {
+      while (e < S && plan->steps[e].device_arena == first.device_arena) ++e;
+      first.stretch_end = e;
+      ++plan->device_stretches;
+    }
+    s = e;
+  }
   check_plan_fits_in_memory(*plan);
   for (const Step& step : plan->steps) plan->resident_bytes += step.kernel->resident_bytes();
   return plan;
@@ -637,6 +691,8 @@ std::shared_ptr<Plan> lookup_or_build(const Collected& g, const Backend& backend
   g_stats.last_arena_bytes = plan->arena_bytes;
   g_stats.last_copies = plan->copy_steps;
   g_stats.last_fallbacks = plan->fallback_steps;
+  g_stats.last_device_bytes = plan->device_bytes;
+  g_stats.last_device_submits = plan->device_stretches;
   if (g_cache.count(key)) return g_cache[key].plan;
   for (auto it = g_cache.begin(); it != g_cache.end();) {
     if (!any_expired(it->second.packed)) {
@@ -678,12 +734,35 @@ struct Arena {
   }
 };
 
+// A device's counterpart: one buffer of that backend per thread, grown to the largest plan.
+struct DeviceArenaBuffer {
+  const Backend* backend;
+  std::shared_ptr<void> buffer;
+  size_t size = 0;
+};
+
+char* reserve_device_arena(const DeviceArena& needed) {
+  thread_local std::vector<DeviceArenaBuffer> buffers;
+  DeviceArenaBuffer* held = nullptr;
+  for (DeviceArenaBuffer& b : buffers) if (b.backend == needed.backend) held = &b;
+  if (!held) held = &buffers.emplace_back(DeviceArenaBuffer{needed.backend});
+  if (held->size < needed.bytes) {
+    held->buffer.reset();  // the old one goes first: device memory may not hold both
+    held->size = 0;
+    held->buffer = needed.backend->allocate(align64(needed.bytes));
+    held->size = align64(needed.bytes);
+  }
+  return (char*)held->buffer.get();
+}
+
 // Runs `plan` on `leaf_values` (one per leaf of the collected graph). Nothing shared is written:
-// intermediates live in this thread's arena, results in fresh tensors.
+// intermediates live in this thread's arenas, results in fresh tensors.
 std::vector<std::shared_ptr<Tensor>> run_plan(const Plan& plan,
                                               const std::vector<std::shared_ptr<Tensor>>& leaf_values) {
   thread_local Arena arena;
   char* base = plan.arena_bytes ? (char*)arena.reserve(plan.arena_bytes) : nullptr;
+  std::vector<char*> device_bases;
+  for (const DeviceArena& d : plan.device_arenas) device_bases.push_back(d.bytes ? reserve_device_arena(d) : nullptr);
   // ASan builds: a buffer of the arena is addressable from the step that defines it to the last
   // step that reads it, and only its own bytes.
   if (base) poison_bytes(base, arena.size);
@@ -699,8 +778,9 @@ std::vector<std::shared_ptr<Tensor>> run_plan(const Plan& plan,
     } else if (pv.storage == StorageKind::Device) {
       auto t = std::make_shared<Tensor>();
       t->type = pv.type;
-      t->owner = pv.device->allocate(pv.type.nbytes());
-      t->data = t->owner.get();
+      for (size_t d = 0; d < plan.device_arenas.size(); ++d) {
+        if (plan.device_arenas[d].backend == pv.device) t->data = device_bases[d] + pv.arena_offset;
+      }
       tensors[v] = std::move(t);
     } else {
       auto t = std::make_shared<Tensor>();
@@ -721,7 +801,37 @@ std::vector<std::shared_ptr<Tensor>> run_plan(const Plan& plan,
   const ThreadPool::Caller caller(*args.pool);
   const bool profile = g_profile;
   std::vector<StepProfile> timings;
-  for (const Step& step : plan.steps) {
+  auto call_of = [&](const Step& step) {
+    StepCall call{step.kernel.get()};
+    for (int x : step.inputs) call.args.inputs.push_back(tensors[x].get());
+    for (int y : step.outputs) call.args.outputs.push_back(tensors[y].get());
+    call.args.pool = args.pool;
+    if (step.kernel->scratch_bytes()) call.scratch = device_bases[step.device_arena] + step.scratch_offset;
+    return call;
+  };
+  std::vector<StepCall> stretch;
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    const Step& step = plan.steps[s];
+    if (step.device_arena >= 0) {
+      // A stretch of steps on a device: handed over at once (each alone, and waited for, when profiling).
+      const Backend& device = *plan.device_arenas[step.device_arena].backend;
+      if (!profile) {
+        stretch.clear();
+        for (size_t k = s; k < (size_t)step.stretch_end; ++k) stretch.push_back(call_of(plan.steps[k]));
+        device.run_steps(stretch.data(), stretch.size());
+        s = step.stretch_end - 1;
+        continue;
+      }
+      const StepCall call = call_of(step);
+      const auto start = std::chrono::steady_clock::now();
+      device.run_steps(&call, 1);
+      device.synchronize();
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const std::string shape = call.args.outputs.empty() ? std::string() : shape_str(call.args.outputs[0]->type.shape);
+      timings.push_back(StepProfile{step.label, step.kernel->scheme(), shape, seconds, step.kernel->flops(),
+                                    step.backend->name(), step.fallback});
+      continue;
+    }
     args.inputs.clear();
     args.outputs.clear();
     for (int x : step.inputs) args.inputs.push_back(tensors[x].get());

@@ -7,6 +7,8 @@
 // Hidden until mnnpy._core.enable_test_backend(True).
 #include <cstdint>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #include "mnnpy/aligned_memory.h"
 #include "mnnpy/backend.h"
@@ -16,8 +18,7 @@ namespace mnnpy {
 namespace {
 
 constexpr uint64_t kScramble = 0xA5C3'5A3C'96E1'1E69ull;
-constexpr uint64_t kMagic = 0x7465'7374'6275'6631ull;  // marks a buffer of this backend
-constexpr size_t kHeader = 64;                         // keeps the data 64-byte aligned
+constexpr size_t kMemoryBytes = size_t(1) << 30;  // what this "device" lets one plan take
 
 // Stores `bytes` from `src` to `dst` with every 8-byte word XORed with kScramble (its own inverse).
 void scramble_copy(void* dst, const void* src, size_t bytes) {
@@ -31,10 +32,19 @@ void scramble_copy(void* dst, const void* src, size_t bytes) {
   for (; i < bytes; ++i) ((char*)dst)[i] = (char)(((const char*)src)[i] ^ (char)(kScramble >> (8 * (i % 8))));
 }
 
-void check_buffer(const void* device_ptr) {
-  uint64_t magic;
-  std::memcpy(&magic, (const char*)device_ptr - kHeader, 8);
-  if (magic != kMagic) throw std::logic_error("test backend: a pointer that is not one of its buffers");
+// The live buffers, by start address: every pointer the backend is handed must address bytes
+// inside one of them (the executor sub-allocates values and scratch from one buffer per plan).
+std::mutex g_buffers_mutex;
+std::map<const char*, size_t> g_buffers;
+
+void check_buffer(const void* device_ptr, size_t bytes) {
+  if (bytes == 0) return;  // an empty value has no bytes to address
+  const char* p = (const char*)device_ptr;
+  std::lock_guard<std::mutex> lock(g_buffers_mutex);
+  auto it = g_buffers.upper_bound(p);
+  if (it == g_buffers.begin() || p + bytes > std::prev(it)->first + std::prev(it)->second) {
+    throw std::logic_error("test backend: a pointer that is not inside one of its buffers");
+  }
 }
 
 bool is_listed_elementwise(const EwInstr& ins) {
@@ -53,11 +63,12 @@ class ThroughHostKernel : public Kernel {
  public:
   ThroughHostKernel(const Backend& backend, std::unique_ptr<Kernel> cpu_kernel)
       : backend_(backend), cpu_kernel_(std::move(cpu_kernel)) {}
-  size_t scratch_bytes() const override { return cpu_kernel_->scratch_bytes(); }
+  // The CPU kernel's scratch is host memory, kept here: the plan's scratch would be device memory.
+  size_t scratch_bytes() const override { return 0; }
   const char* scheme() const override { return cpu_kernel_->scheme(); }
   double flops() const override { return cpu_kernel_->flops(); }
   size_t resident_bytes() const override { return cpu_kernel_->resident_bytes(); }
-  void execute(const KernelArgs& args, void* scratch) const override {
+  void execute(const KernelArgs& args, void*) const override {
     std::vector<std::shared_ptr<Tensor>> host_in, host_out;
     KernelArgs host_args;
     host_args.pool = args.pool;
@@ -70,7 +81,9 @@ class ThroughHostKernel : public Kernel {
       host_out.push_back(Tensor::allocate(out->type));
       host_args.outputs.push_back(host_out.back().get());
     }
-    cpu_kernel_->execute(host_args, scratch);
+    std::unique_ptr<void, void (*)(void*)> scratch(
+        cpu_kernel_->scratch_bytes() ? allocate_aligned(cpu_kernel_->scratch_bytes()) : nullptr, std::free);
+    cpu_kernel_->execute(host_args, scratch.get());
     for (size_t i = 0; i < args.outputs.size(); ++i) {
       backend_.copy_from_host(args.outputs[i]->data, host_out[i]->data, host_out[i]->nbytes());
     }
@@ -89,26 +102,43 @@ class TestBackend : public Backend {
     caps_.channel_block = 4;
     caps_.fp16 = false;
     caps_.host_memory = false;
+    caps_.memory_bytes = kMemoryBytes;
   }
   const std::string& name() const override { return name_; }
   const BackendCapabilities& capabilities() const override { return caps_; }
 
   std::shared_ptr<void> allocate(size_t bytes) const override {
-    char* block = (char*)allocate_aligned(kHeader + bytes);
-    std::memcpy(block, &kMagic, 8);
-    return std::shared_ptr<void>(block + kHeader, [](void* p) {
-      char* start = (char*)p - kHeader;
-      std::memset(start, 0, 8);  // a stale pointer fails check_buffer
-      std::free(start);
+    char* block = (char*)allocate_aligned(bytes);
+    {
+      std::lock_guard<std::mutex> lock(g_buffers_mutex);
+      g_buffers[block] = bytes;
+    }
+    return std::shared_ptr<void>(block, [](void* p) {
+      {
+        std::lock_guard<std::mutex> lock(g_buffers_mutex);
+        g_buffers.erase((const char*)p);  // a stale pointer fails check_buffer
+      }
+      std::free(p);
     });
   }
   void copy_from_host(void* device_dst, const void* host_src, size_t bytes) const override {
-    check_buffer(device_dst);
+    check_buffer(device_dst, bytes);
     scramble_copy(device_dst, host_src, bytes);
   }
   void copy_to_host(void* host_dst, const void* device_src, size_t bytes) const override {
-    check_buffer(device_src);
+    check_buffer(device_src, bytes);
     scramble_copy(host_dst, device_src, bytes);
+  }
+  // A stretch of steps: every tensor handed over must be in this backend's buffers (but the
+  // host side of a copy into it).
+  void run_steps(const StepCall* calls, size_t count) const override {
+    for (size_t i = 0; i < count; ++i) {
+      if (dynamic_cast<const ThroughHostKernel*>(calls[i].kernel)) {
+        for (const Tensor* t : calls[i].args.inputs) check_buffer(t->data, t->nbytes());
+      }
+      for (const Tensor* t : calls[i].args.outputs) check_buffer(t->data, t->nbytes());
+      calls[i].kernel->execute(calls[i].args, calls[i].scratch);
+    }
   }
 
   // The ops with a kernel registered for this backend, on float32 only.
