@@ -7,9 +7,16 @@ blocked; the layout is converted only where a chain meets an op that wants NCHW.
 """
 from . import _core
 
-# Channels per block: one AVX2 vector of float32 (AVX-512 kernels use the 256-bit forms with twice
-# the registers; 128-bit targets use two vectors per block).
-BLOCK = 8
+# Channels per block, as the layout ops define it (the core's CHANNEL_BLOCK): on the CPU one AVX2
+# vector of float32 (AVX-512 kernels use the 256-bit forms with twice the registers; 128-bit
+# targets use two vectors per block).
+BLOCK = _core.CHANNEL_BLOCK
+
+
+def _suits_backend(name):
+    """Whether the backend `name` prefers this layout's block (the CPU does); graphs for one that
+    prefers another block stay NCHW."""
+    return _core.backend_channel_block(name) == BLOCK
 
 
 def _to_blocked(x, block=BLOCK):

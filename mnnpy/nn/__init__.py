@@ -79,10 +79,13 @@ class _ConvertedModule(Module):
         object.__setattr__(self, "_build_lock", threading.Lock())
         object.__setattr__(self, "_declared", {v.name: v for v in graph.inputs})
         object.__setattr__(self, "_value_inputs", frozenset())
-        # Convolution chains run in the blocked channel layout; residual adds join the convolution.
+        # Convolution chains run in the blocked channel layout where the requested backend prefers
+        # its block; residual adds join the convolution.
+        from .._expr_layout import _suits_backend
         from ..convert._graph import Graph, ValueInfo
         from ..convert._layout import fuse_residual_adds
-        object.__setattr__(self, "blocked_layout", bool(blocked_layout))
+        blocked_layout = bool(blocked_layout) and _suits_backend(_core.get_backend())
+        object.__setattr__(self, "blocked_layout", blocked_layout)
         nodes = fuse_residual_adds(graph.nodes, output_names) if blocked_layout else graph.nodes
         object.__setattr__(self, "_run_graph", Graph(nodes, graph.weights, graph.inputs,
                                                      [ValueInfo(n, "", []) for n in output_names], graph.opset,
@@ -284,7 +287,9 @@ def load_module_from_file(file_name, input_names=None, output_names=None, dynami
     whatever ``mnnpy.set_backend`` says; None follows ``set_backend``. ``input_names``/``output_names``
     pick and order the inputs and outputs (empty: the model's own; an inner tensor's name cuts
     the model there, to put a new head on it). ``blocked_layout=False`` keeps every tensor NCHW
-    instead of running convolution chains in the blocked channel layout (for comparison).
+    instead of running convolution chains in the blocked channel layout (for comparison); models
+    loaded while a backend preferring another channel block is requested (``_core.set_backend``)
+    stay NCHW too.
     ``for_training=True`` gives a ``TrainableGraphModule``: the weights become Parameters
     (named as in the model) and each call builds the graph in NCHW for differentiation."""
     path = os.fspath(file_name)

@@ -1,6 +1,7 @@
 // NumPy's sort, argsort and isin as graph ops. Sort and ArgSort sort along one axis (stable,
 // NaN last); IsIn tests every element of its first input against all of its second's values.
-// unique's output shape depends on the values, so it is an eager function (python/bind_numpy_sort.cpp).
+// unique sorts with Sort or ArgSort, then compacts on the host (its output shape depends on the
+// values): host/unique.h, called from python/bind_numpy_sort.cpp.
 #include <string>
 
 #include "mnnpy/op_registry.h"

@@ -2,7 +2,7 @@
 // semantics. NonMaxSuppression is not: the number of boxes it selects depends on the data,
 // so no shape can be inferred when the node is built; it is an eager function on known
 // values instead (the ONNX converter calls it on constants), checked and run in
-// backend/cpu/sort_kernels.cpp.
+// host/non_max_suppression.cpp.
 #include <string>
 
 #include "mnnpy/op_registry.h"

@@ -5,7 +5,7 @@
 
 #include <tuple>
 
-#include "backend/cpu/cv_codecs.h"
+#include "host/cv_codecs.h"
 #include "mnnpy/tensor.h"
 #include "python/bindings.h"
 
@@ -13,7 +13,7 @@ namespace mnnpy {
 
 namespace {
 
-namespace codecs = cpu::cv_codecs;
+namespace codecs = host::cv_codecs;
 
 py::object probe(py::array_t<uint8_t, py::array::c_style | py::array::forcecast> encoded, int flags,
                  std::tuple<int64_t, int64_t, int64_t> max_size) {

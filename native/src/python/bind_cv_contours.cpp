@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu/cv_contours.h"
-#include "backend/cpu/cv_shapes.h"
+#include "host/cv_contours.h"
+#include "host/cv_shapes.h"
 #include "mnnpy/tensor.h"
 #include "python/bindings.h"
 
@@ -16,8 +16,8 @@ namespace mnnpy {
 
 namespace {
 
-namespace contours = cpu::cv_contours;
-namespace shapes = cpu::cv_shapes;
+namespace contours = host::cv_contours;
+namespace shapes = host::cv_shapes;
 
 // Rows of pixels must be contiguous (rows themselves may be strided).
 void check_image(const py::array& image, size_t itemsize) {

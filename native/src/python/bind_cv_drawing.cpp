@@ -5,14 +5,14 @@
 
 #include <stdexcept>
 
-#include "backend/cpu/cv_drawing.h"
+#include "host/cv_drawing.h"
 #include "python/bindings.h"
 
 namespace mnnpy {
 
 namespace {
 
-namespace draw = cpu::cv_drawing;
+namespace draw = host::cv_drawing;
 using Points = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
 
 draw::Canvas canvas_of(py::array& image, const py::bytes& color, std::string& color_bytes) {
@@ -54,7 +54,7 @@ std::vector<std::vector<draw::Point>> contours_of(const std::vector<Points>& con
   return out;
 }
 
-// Runs `fn` without the GIL, turning the kernel's argument errors into ValueError.
+// Runs `fn` without the GIL, turning the drawing functions' argument errors into ValueError.
 template <typename Fn>
 void drawing(Fn&& fn) {
   try {

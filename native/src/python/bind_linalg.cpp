@@ -1,6 +1,6 @@
 // Python bindings of the matrix products.
-#include "backend/cpu/gemm.h"
 #include "mnnpy/linalg.h"
+#include "mnnpy/runtime_info.h"
 #include "python/bindings.h"
 #include "python/convert.h"
 
@@ -25,7 +25,7 @@ std::pair<Var, Var> matmul_operands(py::handle a, py::handle b) {
 py::dict gemm_info_dict() {
   py::dict d;
   for (DType t : {DType::Float32, DType::Float64}) {
-    const cpu::GemmInfo info = cpu::gemm_info(t);
+    const GemmInfo info = cpu_gemm_info(t);
     py::dict entry;
     entry["mr"] = info.mr;
     entry["nr"] = info.nr;
@@ -44,7 +44,7 @@ MNNPY_REGISTER_BINDING([](py::module_& m) {
   }, py::arg("a"), py::arg("b"), py::arg("transpose_a") = false, py::arg("transpose_b") = false,
      "numpy.matmul of two operands; the transpose flags swap the last two axes of an operand first.");
   m.def("gemm_info", &gemm_info_dict,
-        "The GEMM micro-kernel tile (rows mr x columns nr) per dtype and the SIMD target running it.");
+        "The CPU backend's GEMM micro-kernel tile (rows mr x columns nr) per dtype and the SIMD target running it.");
 });
 
 }  // namespace mnnpy

@@ -1,10 +1,10 @@
-// Python binding of the eager NonMaxSuppression (TopK is a graph op, built through _core.op).
+// Python binding of NonMaxSuppression on host arrays (TopK is a graph op, built through _core.op).
 #include <cstring>
 #include <optional>
 
 #include <pybind11/stl.h>
 
-#include "backend/cpu/sort.h"
+#include "host/non_max_suppression.h"
 #include "python/bindings.h"
 #include "python/convert.h"
 
@@ -29,7 +29,7 @@ py::array_t<int64_t> nms_eager(const py::array& boxes, const py::array& scores, 
     throw ValueError("non_max_suppression: center_point_box must be 0 or 1, got " + std::to_string(center_point_box));
   }
   const TensorType boxes_type = array_type(boxes, "boxes"), scores_type = array_type(scores, "scores");
-  cpu::NmsOptions options;
+  host::NmsOptions options;
   options.max_output_boxes_per_class = max_output_boxes_per_class;
   options.iou_threshold = (float)iou_threshold;  // ONNX compares in float32
   if (score_threshold) options.score_threshold = (float)*score_threshold;
@@ -37,7 +37,7 @@ py::array_t<int64_t> nms_eager(const py::array& boxes, const py::array& scores, 
   std::vector<int64_t> triples;
   {
     py::gil_scoped_release release;
-    triples = non_max_suppression(boxes_type, boxes.data(), scores_type, scores.data(), options);
+    triples = host::non_max_suppression(boxes_type, boxes.data(), scores_type, scores.data(), options);
   }
   py::array_t<int64_t> out({(py::ssize_t)(triples.size() / 3), (py::ssize_t)3});
   if (!triples.empty()) std::memcpy(out.mutable_data(), triples.data(), triples.size() * sizeof(int64_t));

@@ -16,12 +16,13 @@
 
 #include "backend/cpu/conv.h"
 #include "backend/cpu/thread_buffers.h"
+#include "ops/blocked_layout.h"
 
 namespace mnnpy {
 class ThreadPool;
 namespace cpu {
 
-constexpr int64_t kChannelBlock = 8;        // channels per block of the blocked layout
+using ::mnnpy::kChannelBlock;               // the blocked layout's, which the CPU backend prefers
 constexpr int64_t kBlockedPanelBlocks = 2;  // output channel blocks per packed weight panel: 64-byte rows
 
 // The taps [first, second) of a kernel of `kernel` taps whose input position

@@ -1,14 +1,14 @@
 // CPU kernel of CvImageDecode (ops/cv_codecs.cpp).
 #include <memory>
 
-#include "backend/cpu/cv_codecs.h"
+#include "host/cv_codecs.h"
 #include "mnnpy/backend.h"
 
 namespace mnnpy {
 
 namespace {
 
-namespace codecs = cpu::cv_codecs;
+namespace codecs = host::cv_codecs;
 
 codecs::DecodedLayout layout_from(const Attrs& attrs) {
   codecs::DecodedLayout l;

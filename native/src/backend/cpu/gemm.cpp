@@ -24,6 +24,7 @@
 #include "backend/cpu/gemm.h"
 #include "backend/cpu/thread_buffers.h"
 #include "mnnpy/aligned_memory.h"
+#include "mnnpy/runtime_info.h"
 #include "mnnpy/sanitizer.h"
 #include "mnnpy/thread_pool.h"
 
@@ -950,14 +951,6 @@ void gemm_packed(int64_t M, const void* a, int64_t lda, bool trans_a, const Pack
   HWY_DYNAMIC_DISPATCH(GemmImpl)(b.dtype, g);
 }
 
-GemmInfo gemm_info(DType dt) {
-  GemmInfo info;
-  const char* target = "";
-  HWY_DYNAMIC_DISPATCH(GemmInfoImpl)(dt, &info.mr, &info.nr, &target);
-  info.target = target;
-  return info;
-}
-
 void matmul_integral(DType dt, int64_t M, int64_t N, int64_t K, const void* a, int64_t lda, bool trans_a,
                      const void* b, int64_t ldb, bool trans_b, void* c, int64_t ldc, ThreadPool* pool) {
   if (M == 0 || N == 0) return;
@@ -966,5 +959,15 @@ void matmul_integral(DType dt, int64_t M, int64_t N, int64_t K, const void* a, i
 }
 
 }  // namespace cpu
+
+GemmInfo cpu_gemm_info(DType dt) {
+  using namespace cpu;  // where HWY_EXPORT put the dispatch table
+  GemmInfo info;
+  const char* target = "";
+  HWY_DYNAMIC_DISPATCH(GemmInfoImpl)(dt, &info.mr, &info.nr, &target);
+  info.target = target;
+  return info;
+}
+
 }  // namespace mnnpy
 #endif

@@ -6,7 +6,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <string>
 
 #include "mnnpy/dtype.h"
 
@@ -34,13 +33,6 @@ PackedB pack_b(DType dt, int64_t K, int64_t N, const void* b, int64_t ldb, bool 
 // C[M x N] (+)= A[M x K] * B with B from pack_b (K and N taken from it).
 void gemm_packed(int64_t M, const void* a, int64_t lda, bool trans_a, const PackedB& b, void* c, int64_t ldc,
                  bool accumulate, ThreadPool* pool);
-
-// The micro-kernel tile (mr rows x nr columns) the current target uses for `dt`.
-struct GemmInfo {
-  int mr = 0, nr = 0;
-  std::string target;
-};
-GemmInfo gemm_info(DType dt);
 
 // Integer and bool matrix products with NumPy's matmul semantics, arguments as gemm's.
 // dt: Bool, Int8, UInt8, Int16, Int32 or Int64.

@@ -5,9 +5,9 @@
 // an LSD radix sort on order-preserving unsigned keys: integers flip their sign bit, floats flip
 // the sign bit of positives and every bit of negatives, NaN goes above +inf. Two mappings exist:
 // an invertible one for value sorts (the sorted keys turn back into values) and a canonical one
-// where equal values have equal keys (-0.0 = 0.0, every NaN alike) for argsorts, unique and
-// isin. Radix passes use 11-bit digits (8-bit for short rows and 8/16-bit keys), count every
-// digit in one read, and skip digits that all keys share.
+// where equal values have equal keys (-0.0 = 0.0, every NaN alike) for argsorts and isin (both
+// in host/sort_keys.h). Radix passes use 11-bit digits (8-bit for short rows and 8/16-bit keys),
+// count every digit in one read, and skip digits that all keys share.
 // Long rows of 64-bit values on one thread are sorted by an MSD radix sort instead of vqsort
 // (one pass into cache-sized buckets over the sampled key range, then per bucket a radix level
 // and sorting networks in cache; see RadixSort64Impl), built for each SIMD target because the
@@ -31,6 +31,7 @@
 
 #include "backend/cpu/sort_full.h"
 #include "backend/cpu/thread_buffers.h"
+#include "host/sort_keys.h"
 #include "mnnpy/thread_pool.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -398,101 +399,7 @@ HWY_EXPORT(VqsortEnabledImpl);
 
 namespace {
 
-// ---- keys -------------------------------------------------------------------------------
-
-template <class T>
-struct UnsignedKeys {
-  using Storage = T;
-  using Key = T;
-  static constexpr bool kFloat = false;
-  static Key key(Storage v) { return v; }
-  static Key canon(Storage v) { return v; }
-  static Storage value(Key k) { return k; }
-};
-
-struct BoolKeys : UnsignedKeys<uint8_t> {
-  static Key key(Storage v) { return v != 0; }
-  static Key canon(Storage v) { return v != 0; }
-};
-
-template <class T>
-struct SignedKeys {
-  using Storage = T;
-  using Key = std::make_unsigned_t<T>;
-  static constexpr bool kFloat = false;
-  static constexpr Key kSign = Key(Key(1) << (8 * sizeof(Key) - 1));
-  static Key key(Storage v) { return Key(Key(v) ^ kSign); }
-  static Key canon(Storage v) { return key(v); }
-  static Storage value(Key k) { return Storage(Key(k ^ kSign)); }
-};
-
-// IEEE formats by their bits; kInf is +inf's pattern, anything above it (sign cleared) is NaN.
-template <class U, U kInf>
-struct FloatKeys {
-  using Storage = U;
-  using Key = U;
-  static constexpr bool kFloat = true;
-  static constexpr int kBits = 8 * sizeof(U);
-  static constexpr Key kSign = Key(Key(1) << (kBits - 1));
-  static constexpr Key kAbs = Key(~kSign);
-  static constexpr Key kNanKey = Key(~Key(0));
-  static constexpr Key kInfBits = kInf;
-  static Key order(Key u) {
-    const Key negative = Key(Key(0) - Key(u >> (kBits - 1)));  // all ones when the sign is set
-    return Key(u ^ Key(negative | kSign));
-  }
-  static Key key(Storage u) {
-    if (Key(u & kAbs) > kInf) u = Key(u & kAbs);  // every NaN above +inf
-    return order(u);
-  }
-  static Key canon(Storage u) {
-    const Key a = Key(u & kAbs);
-    if (a > kInf) return kNanKey;
-    return a == 0 ? kSign : order(u);
-  }
-  static Storage value(Key k) {
-    const Key positive_mask = Key(Key(0) - Key(Key(1) - Key(k >> (kBits - 1))));  // all ones for negatives
-    return Storage(k ^ Key(positive_mask | kSign));
-  }
-};
-
-using F16Keys = FloatKeys<uint16_t, 0x7c00>;
-using BF16Keys = FloatKeys<uint16_t, 0x7f80>;
-using F32Keys = FloatKeys<uint32_t, 0x7f800000u>;
-using F64Keys = FloatKeys<uint64_t, 0x7ff0000000000000ull>;
-
-template <class Tr>
-struct Tag {
-  using type = Tr;
-};
-
-template <class Fn>
-void with_keys(DType dt, Fn&& fn) {
-  switch (dt) {
-    case DType::Bool: return fn(Tag<BoolKeys>{});
-    case DType::Int8: return fn(Tag<SignedKeys<int8_t>>{});
-    case DType::UInt8: return fn(Tag<UnsignedKeys<uint8_t>>{});
-    case DType::Int16: return fn(Tag<SignedKeys<int16_t>>{});
-    case DType::Int32: return fn(Tag<SignedKeys<int32_t>>{});
-    case DType::Int64: return fn(Tag<SignedKeys<int64_t>>{});
-    case DType::Float16: return fn(Tag<F16Keys>{});
-    case DType::BFloat16: return fn(Tag<BF16Keys>{});
-    case DType::Float32: return fn(Tag<F32Keys>{});
-    case DType::Float64: return fn(Tag<F64Keys>{});
-  }
-  throw std::logic_error(std::string("sort: unsupported dtype ") + dtype_name(dt));
-}
-
-// True when the canonical key stands for a NaN.
-template <class Tr>
-inline bool is_nan_key(typename Tr::Key k) {
-  if constexpr (Tr::kFloat) {
-    return k == Tr::kNanKey;
-  } else {
-    (void)k;
-    return false;
-  }
-}
+using namespace host::sort_keys;
 
 // ---- radix sort ---------------------------------------------------------------------------
 
@@ -1091,228 +998,6 @@ void sort_typed(const void* xv, int64_t outer, int64_t n, int64_t inner, void* v
   });
 }
 
-// ---- unique -------------------------------------------------------------------------------
-
-// Where each run of equal keys starts in a sorted sequence (key_at(i) gives the canonical key
-// of the i-th), with n appended. NaN keys form one run only with equal_nan.
-template <class Tr, class KeyAt>
-std::vector<int64_t> run_starts(int64_t n, KeyAt key_at, bool equal_nan, ThreadPool* pool) {
-  auto starts_here = [&](int64_t i) {
-    if (i == 0) return true;
-    const auto k = key_at(i);
-    return k != key_at(i - 1) || (!equal_nan && is_nan_key<Tr>(k));
-  };
-  const int64_t parts = use_all_threads(n, pool) ? pool->num_threads() : 1;
-  const int64_t part_len = (n + parts - 1) / std::max<int64_t>(parts, 1);
-  std::vector<int64_t> part_count((size_t)parts + 1, 0);
-  auto for_parts = [&](auto&& fn) {
-    if (parts == 1) {
-      fn(0);
-    } else {
-      parallel_for(pool, parts, 1, [&](int64_t b, int64_t e) {
-        for (int64_t p = b; p < e; ++p) fn(p);
-      });
-    }
-  };
-  for_parts([&](int64_t p) {
-    int64_t c = 0;
-    for (int64_t i = p * part_len, e = std::min(n, i + part_len); i < e; ++i) c += starts_here(i);
-    part_count[p + 1] = c;
-  });
-  for (int64_t p = 0; p < parts; ++p) part_count[p + 1] += part_count[p];
-  std::vector<int64_t> starts((size_t)part_count[parts] + 1);
-  for_parts([&](int64_t p) {
-    int64_t j = part_count[p];
-    for (int64_t i = p * part_len, e = std::min(n, i + part_len); i < e; ++i) {
-      if (starts_here(i)) starts[j++] = i;
-    }
-  });
-  starts.back() = n;
-  return starts;
-}
-
-std::shared_ptr<Tensor> int64_tensor(int64_t n) { return Tensor::allocate(TensorType{DType::Int64, {n}}); }
-
-// The outputs that follow from the runs of a sorted order (perm_at(i): the original position
-// of the i-th sorted element).
-template <class PermAt>
-void fill_from_runs(const std::vector<int64_t>& starts, int64_t n, PermAt perm_at, bool want_index, bool want_inverse,
-                    bool want_counts, UniqueParts& out, ThreadPool* pool) {
-  const int64_t groups = (int64_t)starts.size() - 1;
-  if (want_index) {
-    out.first_index = int64_tensor(groups);
-    int64_t* f = out.first_index->ptr<int64_t>();
-    for (int64_t j = 0; j < groups; ++j) f[j] = perm_at(starts[j]);
-  }
-  if (want_counts) {
-    out.counts = int64_tensor(groups);
-    int64_t* c = out.counts->ptr<int64_t>();
-    for (int64_t j = 0; j < groups; ++j) c[j] = starts[j + 1] - starts[j];
-  }
-  if (want_inverse) {
-    out.inverse = int64_tensor(n);
-    int64_t* inv = out.inverse->ptr<int64_t>();
-    parallel_for(use_all_threads(n, pool) ? pool : nullptr, groups, 1024, [&](int64_t b, int64_t e) {
-      for (int64_t j = b; j < e; ++j) {
-        for (int64_t i = starts[j]; i < starts[j + 1]; ++i) inv[perm_at(i)] = j;
-      }
-    });
-  }
-}
-
-// unique's values (and counts) from the sorted words alone: each part of the sorted words is
-// compacted in place (the first word of every run kept, branch-free), then turned into
-// values. Runs join -0.0 with 0.0 and, with equal_nan, every NaN.
-template <class Tr>
-UniqueParts unique_values_by_words(DType dt, const typename Tr::Storage* x, int64_t n, bool want_counts,
-                                   bool equal_nan, ThreadPool* pool) {
-  using SW = SortWords<Tr>;
-  using W = typename SW::W;
-  using S = typename Tr::Storage;
-  UniqueParts out;
-  Scratch<W> word_scratch(1, n);
-  Scratch<int64_t> start_scratch(3, want_counts ? n : 0);
-  W* w = n ? sorted_words<Tr>(x, 1, n, word_scratch, pool) : nullptr;
-  int64_t* starts = want_counts && n ? start_scratch.data : nullptr;
-  W inf_word = 0;
-  if constexpr (Tr::kFloat) inf_word = SW::word(S(Tr::kInfBits));
-  auto run_key = [&](W v) -> W {
-    if constexpr (Tr::kFloat) {
-      v = v == W(-1) ? W(0) : v;  // -0.0's word
-      return equal_nan && v > inf_word ? W(inf_word + 1) : v;
-    } else {
-      return v;
-    }
-  };
-  const bool nan_apart = Tr::kFloat && !equal_nan;
-  const int64_t parts = use_all_threads(n, pool) ? 2 : 1;
-  int64_t begin[3], groups[2] = {0, 0};
-  W prev_key[2] = {0, 0};
-  for (int64_t p = 0; p <= parts; ++p) begin[p] = n * p / parts;
-  for (int64_t p = 1; p < parts; ++p) prev_key[p] = run_key(w[begin[p] - 1]);  // before compaction moves it
-  auto compact = [&](int64_t p) {
-    const int64_t b = begin[p], e = begin[p + 1];
-    if (b == e) return;
-    W prev = prev_key[p];
-    int64_t g = 0;
-    for (int64_t i = b; i < e; ++i) {
-      const W v = w[i], k = run_key(v);
-      const bool fresh = (i == 0) | (k != prev) | (nan_apart & (k > inf_word));
-      w[b + g] = v;  // committed only when fresh; else the next free slot is rewritten later
-      if (starts) starts[b + g] = i;
-      g += fresh;
-      prev = k;
-    }
-    groups[p] = g;
-  };
-  if (parts == 1) {
-    compact(0);
-  } else {
-    parallel_for(pool, parts, 1, [&](int64_t b, int64_t e) {
-      for (int64_t p = b; p < e; ++p) compact(p);
-    });
-  }
-  const int64_t total = groups[0] + groups[1];
-  out.values = Tensor::allocate(TensorType{dt, {total}});
-  S* values = out.values->ptr<S>();
-  int64_t* counts = nullptr;
-  if (want_counts) {
-    out.counts = int64_tensor(total);
-    counts = out.counts->ptr<int64_t>();
-  }
-  auto emit = [&](int64_t p) {
-    const int64_t b = begin[p], g = groups[p], offset = p ? groups[0] : 0;
-    for (int64_t j = 0; j < g; ++j) values[offset + j] = SW::value(w[b + j]);
-    if (!counts || g == 0) return;
-    // The run after this part's last starts in a later part (or is the end).
-    int64_t next = n;
-    for (int64_t q = p + 1; q < parts; ++q) {
-      if (groups[q]) {
-        next = starts[begin[q]];
-        break;
-      }
-    }
-    for (int64_t j = 0; j + 1 < g; ++j) counts[offset + j] = starts[b + j + 1] - starts[b + j];
-    counts[offset + g - 1] = next - starts[b + g - 1];
-  };
-  if (parts == 1) {
-    emit(0);
-  } else {
-    parallel_for(pool, parts, 1, [&](int64_t b, int64_t e) {
-      for (int64_t p = b; p < e; ++p) emit(p);
-    });
-  }
-  return out;
-}
-
-template <class Tr>
-UniqueParts unique_typed(DType dt, const void* xv, int64_t n, bool want_index, bool want_inverse, bool want_counts,
-                         bool equal_nan, ThreadPool* pool) {
-  using S = typename Tr::Storage;
-  const S* x = static_cast<const S*>(xv);
-  UniqueParts out;
-  if constexpr (SortWords<Tr>::kEnabled) {
-    if (!want_index && !want_inverse) return unique_values_by_words<Tr>(dt, x, n, want_counts, equal_nan, pool);
-  }
-  if (!want_index && !want_inverse) {
-    Buffer<S> sorted(n);
-    if (n) RowSorter<Tr>(n, false, pool).sort(x, 1, sorted.get(), nullptr);
-    const S* s = sorted.get();
-    const auto starts = run_starts<Tr>(n, [&](int64_t i) { return Tr::canon(s[i]); }, equal_nan, pool);
-    const int64_t groups = (int64_t)starts.size() - 1;
-    out.values = Tensor::allocate(TensorType{dt, {groups}});
-    S* v = out.values->ptr<S>();
-    for (int64_t j = 0; j < groups; ++j) v[j] = s[starts[j]];
-    fill_from_runs(starts, n, [](int64_t i) { return i; }, false, false, want_counts, out, pool);
-    return out;
-  }
-  RowSorter<Tr> sorter(n, true, pool);
-  Buffer<int64_t> perm(n);
-  if (n) sorter.sort(x, 1, nullptr, perm.get());
-  const int64_t* p = perm.get();
-  const auto starts = run_starts<Tr>(n, [&](int64_t i) { return Tr::canon(x[p[i]]); }, equal_nan, pool);
-  const int64_t groups = (int64_t)starts.size() - 1;
-  out.values = Tensor::allocate(TensorType{dt, {groups}});
-  S* v = out.values->ptr<S>();
-  for (int64_t j = 0; j < groups; ++j) v[j] = x[p[starts[j]]];
-  fill_from_runs(starts, n, [p](int64_t i) { return p[i]; }, want_index, want_inverse, want_counts, out, pool);
-  return out;
-}
-
-template <class Tr>
-UniqueParts unique_rows_typed(const void* xv, int64_t rows, int64_t row_len, bool want_inverse, bool want_counts,
-                              bool equal_nan, ThreadPool* pool) {
-  using S = typename Tr::Storage;
-  using K = typename Tr::Key;
-  const S* x = static_cast<const S*>(xv);
-  std::vector<K> keys((size_t)(rows * row_len));
-  for (int64_t i = 0; i < rows * row_len; ++i) keys[i] = Tr::canon(x[i]);
-  std::vector<int64_t> order((size_t)rows);
-  for (int64_t r = 0; r < rows; ++r) order[r] = r;
-  auto row_less = [&](int64_t a, int64_t b) {
-    const K* ka = keys.data() + a * row_len;
-    const K* kb = keys.data() + b * row_len;
-    for (int64_t j = 0; j < row_len; ++j) {
-      if (ka[j] != kb[j]) return ka[j] < kb[j];
-    }
-    return false;
-  };
-  std::stable_sort(order.begin(), order.end(), row_less);
-  std::vector<int64_t> starts;
-  for (int64_t i = 0; i < rows; ++i) {
-    bool new_run = i == 0 || row_less(order[i - 1], order[i]);
-    if (!new_run && !equal_nan) {
-      const K* k = keys.data() + order[i] * row_len;
-      for (int64_t j = 0; j < row_len && !new_run; ++j) new_run = is_nan_key<Tr>(k[j]);
-    }
-    if (new_run) starts.push_back(i);
-  }
-  starts.push_back(rows);
-  UniqueParts out;
-  fill_from_runs(starts, rows, [&](int64_t i) { return order[i]; }, true, want_inverse, want_counts, out, pool);
-  return out;
-}
-
 // ---- isin ---------------------------------------------------------------------------------
 
 template <class Tr>
@@ -1400,26 +1085,6 @@ void sort_along_axis(DType dt, const void* x, int64_t outer, int64_t n, int64_t 
     using Tr = typename decltype(tag)::type;
     sort_typed<Tr>(x, outer, n, inner, values, indices, pool);
   });
-}
-
-UniqueParts unique_flat(DType dt, const void* x, int64_t n, bool want_index, bool want_inverse, bool want_counts,
-                        bool equal_nan, ThreadPool* pool) {
-  UniqueParts out;
-  with_keys(dt, [&](auto tag) {
-    using Tr = typename decltype(tag)::type;
-    out = unique_typed<Tr>(dt, x, n, want_index, want_inverse, want_counts, equal_nan, pool);
-  });
-  return out;
-}
-
-UniqueParts unique_rows(DType dt, const void* x, int64_t rows, int64_t row_len, bool want_inverse, bool want_counts,
-                        bool equal_nan, ThreadPool* pool) {
-  UniqueParts out;
-  with_keys(dt, [&](auto tag) {
-    using Tr = typename decltype(tag)::type;
-    out = unique_rows_typed<Tr>(x, rows, row_len, want_inverse, want_counts, equal_nan, pool);
-  });
-  return out;
 }
 
 void isin(DType dt, const void* elements, int64_t n, const void* test, int64_t m, bool invert, int kind, uint8_t* out,

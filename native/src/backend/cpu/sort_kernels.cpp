@@ -1,7 +1,5 @@
-// CPU kernel of TopK (ops/sort_ops.cpp), and NonMaxSuppression on host data (an eager
-// function, not a graph op: its output length depends on the values).
+// CPU kernel of TopK (ops/sort_ops.cpp).
 #include <memory>
-#include <string>
 
 #include "backend/cpu/axis_split.h"
 #include "backend/cpu/sort.h"
@@ -39,31 +37,5 @@ MNNPY_REGISTER_KERNEL("TopK", "cpu", [](const KernelContext& ctx) {
 });
 
 }  // namespace
-
-std::vector<int64_t> non_max_suppression(const TensorType& boxes_type, const void* boxes, const TensorType& scores_type,
-                                         const void* scores, const cpu::NmsOptions& options) {
-  if (boxes_type.dtype != DType::Float32 || scores_type.dtype != DType::Float32) {
-    throw TypeError(std::string("NonMaxSuppression: boxes and scores must be float32, got ") +
-                    dtype_name(boxes_type.dtype) + " and " + dtype_name(scores_type.dtype));
-  }
-  const Shape& b = boxes_type.shape;
-  const Shape& s = scores_type.shape;
-  if (b.size() != 3 || b[2] != 4) {
-    throw ValueError("NonMaxSuppression: boxes must have shape [batch, boxes, 4], got " + shape_str(b));
-  }
-  if (s.size() != 3) {
-    throw ValueError("NonMaxSuppression: scores must have shape [batch, classes, boxes], got " + shape_str(s));
-  }
-  if (s[0] != b[0] || s[2] != b[1]) {
-    throw ValueError("NonMaxSuppression: scores " + shape_str(s) + " do not match boxes " + shape_str(b) +
-                     " (expected [" + std::to_string(b[0]) + ", classes, " + std::to_string(b[1]) + "])");
-  }
-  if (!(options.iou_threshold >= 0.f && options.iou_threshold <= 1.f)) {
-    throw ValueError("NonMaxSuppression: iou_threshold must be in [0, 1], got " +
-                     std::to_string(options.iou_threshold));
-  }
-  return cpu::non_max_suppression(static_cast<const float*>(boxes), static_cast<const float*>(scores), b[0], s[1],
-                                  b[1], options, &ThreadPool::global());
-}
 
 }  // namespace mnnpy

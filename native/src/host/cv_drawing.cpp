@@ -1,7 +1,7 @@
 // OpenCV's rasterization rules for mnnpy.cv's drawing functions (see cv_drawing.h). Drawing is
 // sequential by nature (later primitives overwrite earlier ones), so it runs on the caller's
 // thread; every pixel write is bounds-checked or follows a clip to the image.
-#include "backend/cpu/cv_drawing.h"
+#include "host/cv_drawing.h"
 
 #include <algorithm>
 #include <cfloat>
@@ -11,7 +11,7 @@
 #include <stdexcept>
 
 namespace mnnpy {
-namespace cpu {
+namespace host {
 namespace cv_drawing {
 
 namespace {
@@ -753,5 +753,5 @@ std::vector<Point> ellipse_polygon(Point center, Point axes, int angle, int arc_
 }
 
 }  // namespace cv_drawing
-}  // namespace cpu
+}  // namespace host
 }  // namespace mnnpy

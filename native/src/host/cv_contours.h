@@ -1,3 +1,4 @@
+// Host library: runs on host memory after the inputs were synchronized to the host.
 // Border following (Suzuki-Abe) on binary and label images, giving the contours, their order and
 // their hierarchy as OpenCV's findContours gives them.
 #pragma once
@@ -5,7 +6,7 @@
 #include <vector>
 
 namespace mnnpy {
-namespace cpu {
+namespace host {
 namespace cv_contours {
 
 // OpenCV's RETR_* and CHAIN_APPROX_* values.
@@ -30,5 +31,5 @@ ContourList find_label_contours(const int32_t* src, int64_t rows, int64_t cols, 
                                 int offset_x, int offset_y);
 
 }  // namespace cv_contours
-}  // namespace cpu
+}  // namespace host
 }  // namespace mnnpy

@@ -1,13 +1,14 @@
+// Host library: runs on host memory after the inputs were synchronized to the host.
 // What the per-format codec files of cv_codecs share.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
-#include "backend/cpu/cv_codecs.h"
+#include "host/cv_codecs.h"
 
 namespace mnnpy {
-namespace cpu {
+namespace host {
 namespace cv_codecs {
 
 // The layout decoding with `flags` gives an image stored with `stored_channels` (1 gray,
@@ -42,5 +43,5 @@ bool decode_bmp(const uint8_t* data, size_t size, int flags, const DecodedLayout
 std::vector<uint8_t> encode_bmp(const ImageView& image);
 
 }  // namespace cv_codecs
-}  // namespace cpu
+}  // namespace host
 }  // namespace mnnpy

@@ -1,16 +1,16 @@
 // Format detection, the output layout IMREAD_* flags ask for, the channel conversions every
 // decoder shares, and the BMP reader and writer.
-#include "backend/cpu/cv_codecs.h"
+#include "host/cv_codecs.h"
 
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
-#include "backend/cpu/cv_codecs_internal.h"
+#include "host/cv_codecs_internal.h"
 #include "mnnpy/tensor.h"
 
 namespace mnnpy {
-namespace cpu {
+namespace host {
 namespace cv_codecs {
 
 void check_image_size(int64_t width, int64_t height, const SizeLimits& limits) {
@@ -454,5 +454,5 @@ int param_value(const std::vector<int>& params, int id, int fallback) {
 }
 
 }  // namespace cv_codecs
-}  // namespace cpu
+}  // namespace host
 }  // namespace mnnpy

@@ -8,11 +8,11 @@
 #include <webp/decode.h>
 #include <webp/encode.h>
 
-#include "backend/cpu/cv_codecs_internal.h"
+#include "host/cv_codecs_internal.h"
 #include "mnnpy/tensor.h"
 
 namespace mnnpy {
-namespace cpu {
+namespace host {
 namespace cv_codecs {
 
 namespace {
@@ -288,5 +288,5 @@ std::vector<uint8_t> encode_tiff(const ImageView& im, const std::vector<int>& pa
 }
 
 }  // namespace cv_codecs
-}  // namespace cpu
+}  // namespace host
 }  // namespace mnnpy

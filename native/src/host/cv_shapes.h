@@ -1,3 +1,4 @@
+// Host library: runs on host memory after the inputs were synchronized to the host.
 // Shape analysis of point sets and images, with OpenCV's orders and floating-point steps: convex
 // hull, minimum-area rectangle, Douglas-Peucker approximation, moments, point-in-polygon test.
 // Points are x, y pairs of int32 or float32.
@@ -6,7 +7,7 @@
 #include <vector>
 
 namespace mnnpy {
-namespace cpu {
+namespace host {
 namespace cv_shapes {
 
 // Indices of the convex hull's vertices, starting and turning as OpenCV's convexHull; `indices`
@@ -41,5 +42,5 @@ bool is_contour_convex(const float* points, int64_t n);
 void mask_bounding_rect(const uint8_t* image, int64_t rows, int64_t cols, int64_t stride, int32_t out[4]);
 
 }  // namespace cv_shapes
-}  // namespace cpu
+}  // namespace host
 }  // namespace mnnpy

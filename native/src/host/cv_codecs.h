@@ -1,3 +1,4 @@
+// Host library: runs on host memory after the inputs were synchronized to the host.
 // Image file codecs of mnnpy.cv (imread / imdecode / imwrite / imencode): JPEG (libjpeg-turbo),
 // PNG (libpng), WebP (libwebp), TIFF (libtiff) and BMP (own reader and writer).
 // Decoded images are interleaved HxW or HxWxC, channels in BGR(A) order (RGB with
@@ -11,7 +12,7 @@
 #include "ops/cv_codecs_format.h"
 
 namespace mnnpy {
-namespace cpu {
+namespace host {
 namespace cv_codecs {
 
 using ::mnnpy::cv_codecs::Format;
@@ -77,5 +78,5 @@ Format writer_for_extension(const std::string& extension);
 std::vector<uint8_t> encode_image(Format format, const ImageView& image, const std::vector<int>& params);
 
 }  // namespace cv_codecs
-}  // namespace cpu
+}  // namespace host
 }  // namespace mnnpy

@@ -1,6 +1,6 @@
 // Shape analysis (see cv_shapes.h). Each function keeps OpenCV's arithmetic types (int, float or
 // double per step) and its tie-breaking, so that results match it bit for bit.
-#include "backend/cpu/cv_shapes.h"
+#include "host/cv_shapes.h"
 
 #include <algorithm>
 #include <cfloat>
@@ -12,7 +12,7 @@
 #include "mnnpy/thread_pool.h"
 
 namespace mnnpy {
-namespace cpu {
+namespace host {
 namespace cv_shapes {
 
 namespace {
@@ -783,5 +783,5 @@ void mask_bounding_rect(const uint8_t* image, int64_t rows, int64_t cols, int64_
 }
 
 }  // namespace cv_shapes
-}  // namespace cpu
+}  // namespace host
 }  // namespace mnnpy

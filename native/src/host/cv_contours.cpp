@@ -3,7 +3,7 @@
 // later scanning knows which borders it crosses (that gives the hierarchy). The marks, the scan
 // restarts and the parent search follow OpenCV's scanner step for step, since its contour order,
 // start points and hierarchy depend on them.
-#include "backend/cpu/cv_contours.h"
+#include "host/cv_contours.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +12,7 @@
 #include <type_traits>
 
 namespace mnnpy {
-namespace cpu {
+namespace host {
 namespace cv_contours {
 
 namespace {
@@ -594,5 +594,5 @@ ContourList find_label_contours(const int32_t* src, int64_t rows, int64_t cols, 
 }
 
 }  // namespace cv_contours
-}  // namespace cpu
+}  // namespace host
 }  // namespace mnnpy

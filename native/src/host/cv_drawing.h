@@ -1,3 +1,4 @@
+// Host library: runs on host memory after the inputs were synchronized to the host.
 // OpenCV's drawing primitives (lines, polylines, rectangles, circles, ellipses, filled polygons)
 // rasterized in place into a caller's pixel buffer, with OpenCV's rules: Bresenham lines after
 // clipping, 16-bit fixed-point coordinates for `shift` and thick outlines, thick lines as filled
@@ -8,7 +9,7 @@
 #include <vector>
 
 namespace mnnpy {
-namespace cpu {
+namespace host {
 namespace cv_drawing {
 
 // Fraction bits of the internal fixed-point coordinates (OpenCV's XY_SHIFT).
@@ -55,5 +56,5 @@ void fill_poly(const Canvas& canvas, const std::vector<std::vector<Point>>& cont
 std::vector<Point> ellipse_polygon(Point center, Point axes, int angle, int arc_start, int arc_end, int delta);
 
 }  // namespace cv_drawing
-}  // namespace cpu
+}  // namespace host
 }  // namespace mnnpy

@@ -9,11 +9,11 @@
 #include <jpeglib.h>
 #include <png.h>
 
-#include "backend/cpu/cv_codecs_internal.h"
+#include "host/cv_codecs_internal.h"
 #include "mnnpy/tensor.h"
 
 namespace mnnpy {
-namespace cpu {
+namespace host {
 namespace cv_codecs {
 
 namespace {
@@ -330,5 +330,5 @@ std::vector<uint8_t> encode_png(const ImageView& im, const std::vector<int>& par
 }
 
 }  // namespace cv_codecs
-}  // namespace cpu
+}  // namespace host
 }  // namespace mnnpy
