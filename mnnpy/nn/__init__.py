@@ -84,7 +84,7 @@ class _ConvertedModule(Module):
         from .._expr_layout import _suits_backend
         from ..convert._graph import Graph, ValueInfo
         from ..convert._layout import fuse_residual_adds
-        blocked_layout = bool(blocked_layout) and _suits_backend(_core.get_backend())
+        blocked_layout = bool(blocked_layout) and _suits_backend(backend or _core.get_backend())
         object.__setattr__(self, "blocked_layout", blocked_layout)
         nodes = fuse_residual_adds(graph.nodes, output_names) if blocked_layout else graph.nodes
         object.__setattr__(self, "_run_graph", Graph(nodes, graph.weights, graph.inputs,
