@@ -138,10 +138,10 @@ std::vector<EwInstr> fuse_multiply_add(std::vector<EwInstr> program) {
   std::vector<bool> removed(n, false);
   auto single_use_product = [&](int r, DType dt) {
     const EwInstr& m = program[r];
-    return m.arity == EwArity::Binary && m.code == cpu::kMul && m.in_dtype == dt && uses[r] == 1 && !removed[r];
+    return m.arity == EwArity::Binary && m.code == ew::kMul && m.in_dtype == dt && uses[r] == 1 && !removed[r];
   };
   for (EwInstr& ins : program) {
-    if (ins.arity != EwArity::Binary || ins.code != cpu::kAdd || (ins.in_dtype != DType::Float32 && ins.in_dtype != DType::Float64)) continue;
+    if (ins.arity != EwArity::Binary || ins.code != ew::kAdd || (ins.in_dtype != DType::Float32 && ins.in_dtype != DType::Float64)) continue;
     const int product = single_use_product(ins.a, ins.in_dtype) ? ins.a
                         : single_use_product(ins.b, ins.in_dtype) ? ins.b : -1;
     if (product < 0) continue;

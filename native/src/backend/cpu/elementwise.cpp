@@ -23,6 +23,7 @@ namespace mnnpy {
 namespace cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
+using namespace ::mnnpy::ew;  // the op codes
 
 // ---------------------------------------------------------------- scalar definitions
 template <class T> using Unsigned = std::make_unsigned_t<T>;
