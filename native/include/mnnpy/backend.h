@@ -8,19 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "mnnpy/elementwise_program.h"  // EwInstr
 #include "mnnpy/op_registry.h"
 
 namespace mnnpy {
-
-// One instruction of a fused elementwise program (a connected group of elementwise nodes of
-// one output shape). The program is backend-neutral: the CPU interprets it, a GPU backend may
-// compile it into one shader.
-struct EwInstr {
-  EwArity arity = EwArity::None;  // None: load input `a`
-  int code = 0;
-  DType in_dtype = DType::Float32, out_dtype = DType::Float32;
-  int a = -1, b = -1, c = -1;  // operand registers (for a load: the kernel input index)
-};
 
 struct BackendCapabilities {
   std::vector<DType> dtypes;  // dtypes its kernels compute in

@@ -22,6 +22,11 @@ bool can_cast_safely(DType from, DType to);
 // NumPy 2 result_type for two array dtypes (bfloat16 follows ml_dtypes: mixes with float16 as float32).
 DType promote_types(DType a, DType b);
 
+// Converts n values in host memory from one dtype to another with NumPy's casting rules (those
+// of the Cast op, mnnpy/elementwise_program.h); from == to copies. Defined by the CPU backend,
+// whose cast kernel is the host's.
+void convert_values(DType from, DType to, const void* src, void* dst, size_t n);
+
 // IEEE binary16 and bfloat16 <-> float32, round to nearest even.
 inline float half_to_float(uint16_t h) {
   uint32_t sign = (uint32_t)(h & 0x8000u) << 16;

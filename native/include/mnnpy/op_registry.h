@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "mnnpy/elementwise_program.h"  // ElementwiseInfo
 #include "mnnpy/graph.h"
 
 namespace mnnpy {
@@ -48,15 +49,6 @@ struct KernelContext {
   const std::vector<const Tensor*>& constants;
 };
 
-// Elementwise ops fuse into one pass; they name their math by a code the elementwise
-// kernels understand (see backend/cpu/elementwise.h).
-// MulAdd is formed by the fused kernel from a float multiply feeding an add; ops never declare it.
-enum class EwArity : uint8_t { None, Unary, Binary, Ternary, Cast, MulAdd };
-struct ElementwiseInfo {
-  EwArity arity = EwArity::None;
-  int code = 0;
-};
-
 using InferFn = std::function<std::vector<TensorType>(const std::vector<TensorType>& inputs, Attrs& attrs)>;
 using KernelFactory = std::function<std::unique_ptr<Kernel>(const KernelContext&)>;
 
@@ -65,7 +57,7 @@ struct OpDef {
   int min_inputs = 0, max_inputs = 0;  // max -1: variadic
   InferFn infer;
   KernelFactory cpu_kernel;
-  ElementwiseInfo elementwise;
+  ElementwiseInfo elementwise;  // elementwise ops fuse into one pass by these codes
   bool view_only = false;  // output is a reinterpretation of input 0's bytes (reshape)
   // Bit i set: the kernel may read input i at plan time when it is constant (weights it packs).
   uint32_t packed_inputs = 0;

@@ -197,14 +197,10 @@ std::vector<TensorType> no_infer(const std::vector<TensorType>&, Attrs&) {
 MNNPY_REGISTER_OP(OpDef{"Const", 0, 0, no_infer, nullptr, {}, false});
 MNNPY_REGISTER_OP(OpDef{"Input", 0, 0, no_infer, nullptr, {}, false});
 
-}  // namespace mnnpy
-
-#include "backend/cpu/elementwise.h"
-
-namespace mnnpy {
 Var make_scalar(double value, DType t) {
   auto tensor = Tensor::allocate(TensorType{t, {}});
-  cpu::cast(DType::Float64, t, &value, tensor->data, 1);
+  convert_values(DType::Float64, t, &value, tensor->data, 1);
   return make_const(tensor);
 }
+
 }  // namespace mnnpy

@@ -1,9 +1,9 @@
 // Elementwise ops: unary and binary math, comparisons, logic, bit ops, Where and Cast.
-// They have no kernel of their own: the executor fuses chains of them into one pass over
-// the data (runtime/fused_elementwise.cpp) using the codes registered here.
+// They have no kernel of their own: the executor fuses chains of them into one program of
+// the codes registered here (mnnpy/elementwise_program.h), which a backend runs in one pass.
 #include <algorithm>
 
-#include "backend/cpu/elementwise.h"
+#include "mnnpy/elementwise_program.h"
 #include "mnnpy/op_registry.h"
 #include "mnnpy/ops.h"
 
@@ -23,54 +23,54 @@ struct UnaryEntry { const char* name; int code; UnaryRule rule; const char* nump
 struct BinaryEntry { const char* name; int code; BinaryRule rule; const char* numpy_name; };
 
 const UnaryEntry kUnary[] = {
-    {"Neg", cpu::kNeg, kKeepInt, "negative"},        {"Abs", cpu::kAbs, kKeepInt, "absolute"},
-    {"Sign", cpu::kSign, kKeepInt, "sign"},          {"Square", cpu::kSquare, kKeepInt, "square"},
-    {"Sqrt", cpu::kSqrt, kFloatMath, "sqrt"},        {"Rsqrt", cpu::kRsqrt, kFloatMath, "rsqrt"},
-    {"Reciprocal", cpu::kReciprocal, kKeepInt, "reciprocal"},
-    {"Exp", cpu::kExp, kFloatMath, "exp"},           {"Expm1", cpu::kExpm1, kFloatMath, "expm1"},
-    {"Exp2", cpu::kExp2, kFloatMath, "exp2"},        {"Log", cpu::kLog, kFloatMath, "log"},
-    {"Log1p", cpu::kLog1p, kFloatMath, "log1p"},     {"Log2", cpu::kLog2, kFloatMath, "log2"},
-    {"Log10", cpu::kLog10, kFloatMath, "log10"},     {"Sin", cpu::kSin, kFloatMath, "sin"},
-    {"Cos", cpu::kCos, kFloatMath, "cos"},           {"Tan", cpu::kTan, kFloatMath, "tan"},
-    {"Asin", cpu::kAsin, kFloatMath, "arcsin"},      {"Acos", cpu::kAcos, kFloatMath, "arccos"},
-    {"Atan", cpu::kAtan, kFloatMath, "arctan"},      {"Sinh", cpu::kSinh, kFloatMath, "sinh"},
-    {"Cosh", cpu::kCosh, kFloatMath, "cosh"},        {"Tanh", cpu::kTanh, kFloatMath, "tanh"},
-    {"Asinh", cpu::kAsinh, kFloatMath, "arcsinh"},   {"Acosh", cpu::kAcosh, kFloatMath, "arccosh"},
-    {"Atanh", cpu::kAtanh, kFloatMath, "arctanh"},   {"Floor", cpu::kFloor, kKeepInt, "floor"},
-    {"Ceil", cpu::kCeil, kKeepInt, "ceil"},          {"Round", cpu::kRint, kFloatMath, "rint"},
-    {"Trunc", cpu::kTrunc, kKeepInt, "trunc"},       {"Erf", cpu::kErf, kFloatMath, "erf"},
-    {"Erfc", cpu::kErfc, kFloatMath, "erfc"},        {"Sigmoid", cpu::kSigmoid, kFloatMath, "sigmoid"},
-    {"Relu", cpu::kRelu, kKeepInt, "relu"},          {"Relu6", cpu::kRelu6, kKeepInt, "relu6"},
-    {"Gelu", cpu::kGelu, kFloatMath, "gelu"},        {"GeluTanh", cpu::kGeluTanh, kFloatMath, "gelu_tanh"},
-    {"Softplus", cpu::kSoftplus, kFloatMath, "softplus"}, {"Softsign", cpu::kSoftsign, kFloatMath, "softsign"},
-    {"Selu", cpu::kSelu, kFloatMath, "selu"},        {"Cbrt", cpu::kCbrt, kFloatMath, "cbrt"},
-    {"LogicalNot", cpu::kLogicalNot, kAnyToBool, "logical_not"},
-    {"BitwiseNot", cpu::kBitwiseNot, kIntOnly, "invert"},
-    {"IsNan", cpu::kIsNan, kAnyToBool, "isnan"},     {"IsInf", cpu::kIsInf, kAnyToBool, "isinf"},
-    {"IsFinite", cpu::kIsFinite, kAnyToBool, "isfinite"}, {"Signbit", cpu::kSignbit, kAnyToBool, "signbit"},
-    {"Identity", cpu::kCopy, kKeepInt, "positive"},
+    {"Neg", ew::kNeg, kKeepInt, "negative"},         {"Abs", ew::kAbs, kKeepInt, "absolute"},
+    {"Sign", ew::kSign, kKeepInt, "sign"},           {"Square", ew::kSquare, kKeepInt, "square"},
+    {"Sqrt", ew::kSqrt, kFloatMath, "sqrt"},         {"Rsqrt", ew::kRsqrt, kFloatMath, "rsqrt"},
+    {"Reciprocal", ew::kReciprocal, kKeepInt, "reciprocal"},
+    {"Exp", ew::kExp, kFloatMath, "exp"},            {"Expm1", ew::kExpm1, kFloatMath, "expm1"},
+    {"Exp2", ew::kExp2, kFloatMath, "exp2"},         {"Log", ew::kLog, kFloatMath, "log"},
+    {"Log1p", ew::kLog1p, kFloatMath, "log1p"},      {"Log2", ew::kLog2, kFloatMath, "log2"},
+    {"Log10", ew::kLog10, kFloatMath, "log10"},      {"Sin", ew::kSin, kFloatMath, "sin"},
+    {"Cos", ew::kCos, kFloatMath, "cos"},            {"Tan", ew::kTan, kFloatMath, "tan"},
+    {"Asin", ew::kAsin, kFloatMath, "arcsin"},       {"Acos", ew::kAcos, kFloatMath, "arccos"},
+    {"Atan", ew::kAtan, kFloatMath, "arctan"},       {"Sinh", ew::kSinh, kFloatMath, "sinh"},
+    {"Cosh", ew::kCosh, kFloatMath, "cosh"},         {"Tanh", ew::kTanh, kFloatMath, "tanh"},
+    {"Asinh", ew::kAsinh, kFloatMath, "arcsinh"},    {"Acosh", ew::kAcosh, kFloatMath, "arccosh"},
+    {"Atanh", ew::kAtanh, kFloatMath, "arctanh"},    {"Floor", ew::kFloor, kKeepInt, "floor"},
+    {"Ceil", ew::kCeil, kKeepInt, "ceil"},           {"Round", ew::kRint, kFloatMath, "rint"},
+    {"Trunc", ew::kTrunc, kKeepInt, "trunc"},        {"Erf", ew::kErf, kFloatMath, "erf"},
+    {"Erfc", ew::kErfc, kFloatMath, "erfc"},         {"Sigmoid", ew::kSigmoid, kFloatMath, "sigmoid"},
+    {"Relu", ew::kRelu, kKeepInt, "relu"},           {"Relu6", ew::kRelu6, kKeepInt, "relu6"},
+    {"Gelu", ew::kGelu, kFloatMath, "gelu"},         {"GeluTanh", ew::kGeluTanh, kFloatMath, "gelu_tanh"},
+    {"Softplus", ew::kSoftplus, kFloatMath, "softplus"}, {"Softsign", ew::kSoftsign, kFloatMath, "softsign"},
+    {"Selu", ew::kSelu, kFloatMath, "selu"},         {"Cbrt", ew::kCbrt, kFloatMath, "cbrt"},
+    {"LogicalNot", ew::kLogicalNot, kAnyToBool, "logical_not"},
+    {"BitwiseNot", ew::kBitwiseNot, kIntOnly, "invert"},
+    {"IsNan", ew::kIsNan, kAnyToBool, "isnan"},      {"IsInf", ew::kIsInf, kAnyToBool, "isinf"},
+    {"IsFinite", ew::kIsFinite, kAnyToBool, "isfinite"}, {"Signbit", ew::kSignbit, kAnyToBool, "signbit"},
+    {"Identity", ew::kCopy, kKeepInt, "positive"},
 };
 
 const BinaryEntry kBinary[] = {
-    {"Add", cpu::kAdd, kArith, "add"},                  {"Sub", cpu::kSub, kArith, "subtract"},
-    {"Mul", cpu::kMul, kArith, "multiply"},             {"Div", cpu::kDiv, kTrueDivide, "divide"},
-    {"FloorDiv", cpu::kFloorDiv, kArith, "floor_divide"}, {"Mod", cpu::kMod, kArith, "remainder"},
-    {"Fmod", cpu::kFmod, kArith, "fmod"},               {"Pow", cpu::kPow, kArith, "power"},
-    {"Maximum", cpu::kMaximum, kArith, "maximum"},      {"Minimum", cpu::kMinimum, kArith, "minimum"},
-    {"Fmax", cpu::kFmax, kArith, "fmax"},               {"Fmin", cpu::kFmin, kArith, "fmin"},
-    {"Atan2", cpu::kAtan2, kFloatOnly, "arctan2"},      {"Hypot", cpu::kHypot, kFloatOnly, "hypot"},
-    {"CopySign", cpu::kCopysign, kFloatOnly, "copysign"},
-    {"SquaredDifference", cpu::kSquaredDiff, kArith, "squared_difference"},
-    {"Equal", cpu::kEqual, kCompare, "equal"},          {"NotEqual", cpu::kNotEqual, kCompare, "not_equal"},
-    {"Less", cpu::kLess, kCompare, "less"},             {"LessEqual", cpu::kLessEqual, kCompare, "less_equal"},
-    {"Greater", cpu::kGreater, kCompare, "greater"},    {"GreaterEqual", cpu::kGreaterEqual, kCompare, "greater_equal"},
-    {"LogicalAnd", cpu::kLogicalAnd, kLogical, "logical_and"}, {"LogicalOr", cpu::kLogicalOr, kLogical, "logical_or"},
-    {"LogicalXor", cpu::kLogicalXor, kLogical, "logical_xor"},
-    {"BitwiseAnd", cpu::kBitAnd, kBitwise, "bitwise_and"}, {"BitwiseOr", cpu::kBitOr, kBitwise, "bitwise_or"},
-    {"BitwiseXor", cpu::kBitXor, kBitwise, "bitwise_xor"}, {"LeftShift", cpu::kShiftLeft, kBitwise, "left_shift"},
-    {"RightShift", cpu::kShiftRight, kBitwise, "right_shift"},
-    {"Gcd", cpu::kGcd, kBitwise, "gcd"},                 {"Lcm", cpu::kLcm, kBitwise, "lcm"},
-    {"NextAfter", cpu::kNextafter, kFloatOnly, "nextafter"},
+    {"Add", ew::kAdd, kArith, "add"},                   {"Sub", ew::kSub, kArith, "subtract"},
+    {"Mul", ew::kMul, kArith, "multiply"},              {"Div", ew::kDiv, kTrueDivide, "divide"},
+    {"FloorDiv", ew::kFloorDiv, kArith, "floor_divide"}, {"Mod", ew::kMod, kArith, "remainder"},
+    {"Fmod", ew::kFmod, kArith, "fmod"},                {"Pow", ew::kPow, kArith, "power"},
+    {"Maximum", ew::kMaximum, kArith, "maximum"},       {"Minimum", ew::kMinimum, kArith, "minimum"},
+    {"Fmax", ew::kFmax, kArith, "fmax"},                {"Fmin", ew::kFmin, kArith, "fmin"},
+    {"Atan2", ew::kAtan2, kFloatOnly, "arctan2"},       {"Hypot", ew::kHypot, kFloatOnly, "hypot"},
+    {"CopySign", ew::kCopysign, kFloatOnly, "copysign"},
+    {"SquaredDifference", ew::kSquaredDiff, kArith, "squared_difference"},
+    {"Equal", ew::kEqual, kCompare, "equal"},           {"NotEqual", ew::kNotEqual, kCompare, "not_equal"},
+    {"Less", ew::kLess, kCompare, "less"},              {"LessEqual", ew::kLessEqual, kCompare, "less_equal"},
+    {"Greater", ew::kGreater, kCompare, "greater"},     {"GreaterEqual", ew::kGreaterEqual, kCompare, "greater_equal"},
+    {"LogicalAnd", ew::kLogicalAnd, kLogical, "logical_and"}, {"LogicalOr", ew::kLogicalOr, kLogical, "logical_or"},
+    {"LogicalXor", ew::kLogicalXor, kLogical, "logical_xor"},
+    {"BitwiseAnd", ew::kBitAnd, kBitwise, "bitwise_and"}, {"BitwiseOr", ew::kBitOr, kBitwise, "bitwise_or"},
+    {"BitwiseXor", ew::kBitXor, kBitwise, "bitwise_xor"}, {"LeftShift", ew::kShiftLeft, kBitwise, "left_shift"},
+    {"RightShift", ew::kShiftRight, kBitwise, "right_shift"},
+    {"Gcd", ew::kGcd, kBitwise, "gcd"},                  {"Lcm", ew::kLcm, kBitwise, "lcm"},
+    {"NextAfter", ew::kNextafter, kFloatOnly, "nextafter"},
 };
 
 template <class Entry, size_t N> const Entry* find_entry(const Entry (&table)[N], const std::string& name) {
@@ -93,12 +93,12 @@ std::string unsupported(const char* numpy_name, DType a) {
 }
 
 std::vector<TensorType> infer_unary(const std::vector<TensorType>& in, int code) {
-  return {TensorType{cpu::unary_returns_bool(code) ? DType::Bool : in[0].dtype, in[0].shape}};
+  return {TensorType{ew::unary_returns_bool(code) ? DType::Bool : in[0].dtype, in[0].shape}};
 }
 
 std::vector<TensorType> infer_binary(const std::vector<TensorType>& in, int code) {
   if (in[0].dtype != in[1].dtype) throw TypeError("binary op inputs must share a dtype (the builder casts them)");
-  return {TensorType{cpu::binary_returns_bool(code) ? DType::Bool : in[0].dtype,
+  return {TensorType{ew::binary_returns_bool(code) ? DType::Bool : in[0].dtype,
                      broadcast_shapes(in[0].shape, in[1].shape)}};
 }
 
@@ -163,11 +163,11 @@ Var unary(const std::string& op_name, const Var& x) {
       break;
     case kKeepInt:
       if (t == DType::Bool) {
-        if (e->code == cpu::kNeg) {
+        if (e->code == ew::kNeg) {
           throw TypeError("The numpy boolean negative, the `-` operator, is not supported, use the `~` operator or "
                           "the logical_not function instead.");
         }
-        if (e->code != cpu::kAbs && e->code != cpu::kCopy) in = cast(in, t = DType::Int8);
+        if (e->code != ew::kAbs && e->code != ew::kCopy) in = cast(in, t = DType::Int8);
       }
       break;
     case kIntOnly:
@@ -178,7 +178,7 @@ Var unary(const std::string& op_name, const Var& x) {
   }
   if (is_half(t)) {
     Var r = make_op(op_of(kUnary, e), {cast(in, DType::Float32)});
-    return cpu::unary_returns_bool(e->code) ? r : cast(r, t);
+    return ew::unary_returns_bool(e->code) ? r : cast(r, t);
   }
   return make_op(op_of(kUnary, e), {in});
 }
@@ -193,12 +193,12 @@ Var binary(const std::string& op_name, const Var& a, const Var& b) {
   switch (e->rule) {
     case kArith:
       if (t == DType::Bool) {
-        if (e->code == cpu::kSub) {
+        if (e->code == ew::kSub) {
           throw TypeError("numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, the `^` "
                           "operator, or the logical_xor function instead.");
         }
-        if (e->code != cpu::kAdd && e->code != cpu::kMul && e->code != cpu::kMaximum && e->code != cpu::kMinimum &&
-            e->code != cpu::kFmax && e->code != cpu::kFmin) {
+        if (e->code != ew::kAdd && e->code != ew::kMul && e->code != ew::kMaximum && e->code != ew::kMinimum &&
+            e->code != ew::kFmax && e->code != ew::kFmin) {
           t = DType::Int8;
         }
       }
@@ -214,7 +214,7 @@ Var binary(const std::string& op_name, const Var& a, const Var& b) {
         throw TypeError(std::string("ufunc '") + e->numpy_name + "' not supported for the input types " +
                         dtype_name(ta) + " and " + dtype_name(tb));
       }
-      if (t == DType::Bool && (e->code == cpu::kShiftLeft || e->code == cpu::kShiftRight)) t = DType::Int8;
+      if (t == DType::Bool && (e->code == ew::kShiftLeft || e->code == ew::kShiftRight)) t = DType::Int8;
       break;
     case kCompare:
       break;
@@ -223,13 +223,13 @@ Var binary(const std::string& op_name, const Var& a, const Var& b) {
       break;
   }
   const bool half = is_half(t);
-  if (half && e->code == cpu::kNextafter) {
+  if (half && e->code == ew::kNextafter) {
     // Stepping to the next representable value cannot be done in float32 and rounded back.
     throw TypeError(std::string("nextafter is not supported for ") + dtype_name(t) + " in mnnpy");
   }
   const DType compute = half ? DType::Float32 : t;
   Var r = make_op(op_of(kBinary, e), {cast(a, compute), cast(b, compute)});
-  if (half && !cpu::binary_returns_bool(e->code)) r = cast(r, t);
+  if (half && !ew::binary_returns_bool(e->code)) r = cast(r, t);
   return r;
 }
 

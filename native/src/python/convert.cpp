@@ -3,8 +3,6 @@
 #include <cstring>
 #include <limits>
 
-#include "backend/cpu/elementwise.h"
-
 namespace mnnpy {
 
 namespace {
@@ -110,7 +108,7 @@ std::shared_ptr<Tensor> tensor_from_numpy(py::handle obj, const DType* force, co
   if (type.dtype == src) {
     std::memcpy(tensor->data, contiguous.data(), tensor->nbytes());
   } else {
-    cpu::cast(src, type.dtype, contiguous.data(), tensor->data, (size_t)tensor->numel());
+    convert_values(src, type.dtype, contiguous.data(), tensor->data, (size_t)tensor->numel());
   }
   return tensor;
 }
@@ -160,7 +158,7 @@ Var operand_to_var(py::handle obj, const Var* partner, bool for_comparison) {
         throw py::error_already_set();
       }
       auto tensor = Tensor::allocate(TensorType{t, {}});
-      cpu::cast(DType::Int64, t, &v, tensor->data, 1);
+      convert_values(DType::Int64, t, &v, tensor->data, 1);
       return make_const(tensor);
     }
     const double d = PyLong_AsDouble(obj.ptr());

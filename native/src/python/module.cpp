@@ -3,7 +3,6 @@
 
 #include <cstdlib>
 
-#include "backend/cpu/elementwise.h"
 #include "mnnpy/backend.h"
 #include "mnnpy/executor.h"
 #include "mnnpy/limits.h"

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "backend/cpu/conv_blocked.h"
+#include "backend/cpu/fused_elementwise_kernel.h"
 #include "mnnpy/aligned_memory.h"
 #include "mnnpy/backend.h"
 #include "runtime/fused_elementwise.h"
@@ -41,7 +42,7 @@ class CpuBackend : public Backend {
   std::unique_ptr<Kernel> make_elementwise_kernel(const std::vector<EwInstr>& program,
                                                   const std::vector<TensorType>& input_types,
                                                   const TensorType& output_type) const override {
-    return make_fused_elementwise_kernel(program, input_types, output_type);
+    return cpu::make_fused_elementwise_kernel(prepare_elementwise_program(program), input_types, output_type);
   }
 
  private:

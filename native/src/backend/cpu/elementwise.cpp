@@ -23,6 +23,7 @@ namespace mnnpy {
 namespace cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
+using namespace ::mnnpy::ew;  // the op codes
 
 // ---------------------------------------------------------------- scalar definitions
 template <class T> using Unsigned = std::make_unsigned_t<T>;
@@ -821,5 +822,8 @@ void cast(DType from, DType to, const void* x, void* y, size_t n) { HWY_DYNAMIC_
 void fill(size_t elem_size, const void* value, void* y, size_t n) { HWY_DYNAMIC_DISPATCH(FillImpl)(elem_size, value, y, n); }
 
 }  // namespace cpu
+
+void convert_values(DType from, DType to, const void* src, void* dst, size_t n) { cpu::cast(from, to, src, dst, n); }
+
 }  // namespace mnnpy
 #endif

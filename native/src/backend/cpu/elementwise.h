@@ -1,39 +1,22 @@
 // CPU elementwise kernels over contiguous runs, dispatched at run time to the best SIMD
-// target. Float16/bfloat16 math never reaches these: the graph computes it in float32
-// between casts, as NumPy does.
+// target. `code` is an ew::UnaryCode or ew::BinaryCode (mnnpy/elementwise_program.h).
+// Float16/bfloat16 math never reaches these: the graph computes it in float32 between casts,
+// as NumPy does.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 
 #include "mnnpy/dtype.h"
+#include "mnnpy/elementwise_program.h"
 
 namespace mnnpy {
 namespace cpu {
 
-enum UnaryCode : int {
-  kNeg, kAbs, kSign, kSquare, kSqrt, kRsqrt, kReciprocal, kExp, kExpm1, kExp2, kLog, kLog1p, kLog2,
-  kLog10, kSin, kCos, kTan, kAsin, kAcos, kAtan, kSinh, kCosh, kTanh, kAsinh, kAcosh, kAtanh, kFloor,
-  kCeil, kRint, kTrunc, kErf, kErfc, kSigmoid, kRelu, kRelu6, kGelu, kGeluTanh, kSoftplus, kSoftsign,
-  kSelu, kCbrt, kLogicalNot, kBitwiseNot, kIsNan, kIsInf, kIsFinite, kSignbit, kCopy, kNumUnary
-};
-
-enum BinaryCode : int {
-  kAdd, kSub, kMul, kDiv, kFloorDiv, kMod, kFmod, kPow, kMaximum, kMinimum, kFmax, kFmin, kAtan2,
-  kHypot, kCopysign, kSquaredDiff, kEqual, kNotEqual, kLess, kLessEqual, kGreater, kGreaterEqual,
-  kLogicalAnd, kLogicalOr, kLogicalXor, kBitAnd, kBitOr, kBitXor, kShiftLeft, kShiftRight, kGcd, kLcm,
-  kNextafter, kNumBinary
-};
-
-// Unary ops whose result is bool whatever the input dtype.
-inline bool unary_returns_bool(int code) {
-  return code == kLogicalNot || code == kIsNan || code == kIsInf || code == kIsFinite || code == kSignbit;
-}
-inline bool binary_returns_bool(int code) { return code >= kEqual && code <= kLogicalXor; }
-
 // `scalars` below: bit k set means operand k (in argument order) is one value used for every
 // element (a 0-d constant), read from its pointer without expanding it into memory.
 
-// `dt` is the input dtype; the output dtype is `dt` or bool as above.
+// `dt` is the input dtype; the output dtype is `dt`, or bool where ew::unary_returns_bool or
+// ew::binary_returns_bool says so.
 void unary(int code, DType dt, const void* x, void* y, size_t n);
 void binary(int code, DType dt, const void* a, const void* b, void* y, size_t n, unsigned scalars = 0);
 // y = a * b + c for float32 or float64, fused into one rounding where the CPU has FMA.
