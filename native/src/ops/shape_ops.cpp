@@ -198,6 +198,42 @@ std::vector<TensorType> infer_gather(const std::vector<TensorType>& in, Attrs& a
 
 MNNPY_REGISTER_OP(OpDef{"Gather", 2, 2, infer_gather});
 
+// Past this many indices a Raster's regions would outweigh what they copy: no decomposition.
+constexpr int64_t kMaxGatherRegions = 4096;
+
+// Indices known when lowering (constants): a region per index, copying its slab of params
+// ([outer, inner] around the axis). An index out of range leaves its slab to the zero fill, as
+// the kernel does. Indices computed at run time: none.
+MNNPY_REGISTER_DECOMPOSITION("Gather", [](const std::vector<Var>& in, const Attrs& attrs,
+                                          const std::vector<TensorType>& out) {
+  const std::shared_ptr<Tensor> indices = known_value(in[1]);
+  if (!indices || indices->numel() > kMaxGatherRegions) return std::vector<Var>{};
+  const Shape& shape = in[0].type().shape;
+  const int64_t axis = attrs.get_int("axis");
+  const int64_t n = shape[axis], inner = row_major_strides(shape)[axis];
+  const int64_t outer = shape_numel(Shape(shape.begin(), shape.begin() + axis));
+  const std::vector<int64_t> values = int64_values(*indices);
+  const int64_t count = (int64_t)values.size();
+  std::vector<RasterRegion> regions;
+  bool all_in_range = true;
+  for (int64_t j = 0; j < count; ++j) {
+    const int64_t k = values[j] < 0 ? values[j] + n : values[j];
+    if (k < 0 || k >= n) {
+      all_in_range = false;
+      continue;
+    }
+    RasterRegion r;
+    r.src_offset = k * inner;
+    r.dst_offset = j * inner;
+    r.sizes = {outer, inner};
+    r.src_strides = {n * inner, 1};
+    r.dst_strides = {count * inner, 1};
+    regions.push_back(std::move(r));
+  }
+  const std::optional<double> fill = all_in_range ? std::nullopt : std::optional<double>(0.0);
+  return std::vector<Var>{raster({in[0]}, out[0].shape, regions, fill)};
+});
+
 std::vector<TensorType> infer_scatter(const std::vector<TensorType>& in, Attrs& attrs) {
   check_index_dtype(in[1].dtype);
   const int64_t axis = normalize_axis(attrs.get_int("axis", 0), (int64_t)in[0].shape.size());
