@@ -2,6 +2,8 @@
 // Concat, Split, StridedSlice, SliceAssign, Gather, Scatter, Pad and Iota. They only move
 // bytes, so every dtype works.
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/cpu/axis_split.h"
