@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import mnnpy
+import mnnpy.numpy as mp
 from mnnpy import expr as F
 
 from helpers import RTOL_TRANSCENDENTAL, assert_same, product_error_bound, random_array
@@ -269,6 +270,133 @@ def test_raster_on_the_cpu_copies_regions_over_the_fill():
     regions = [0, 1, 10, 0, 6, -2, 1] + [0, 1, 1, 8, 3, 1, 1]
     y = mnnpy._core.op("Raster", [F.const(x)], {"shape": [12], "regions": regions, "fill": 7.0})
     np.testing.assert_array_equal(y.read(), np.array([10, 8, 6, 4, 2, 0, 7, 7, 1, 2, 3, 7], np.float32))
+
+
+def lowered_on_test_backend(build):
+    """build()'s value computed on the test backend, checked to have run there whole (lowered to
+    Raster where the op has no kernel), with no step left on the CPU."""
+    (value,), profile = profiled(lambda: [build()], "test")
+    assert mnnpy._core.executor_stats()["last_fallbacks"] == 0, compute_steps(profile)
+    assert all(s["backend"] == "test" for s in compute_steps(profile)), compute_steps(profile)
+    return value
+
+
+def assert_bitwise_equal(got, expected):
+    """Data movement copies bytes: dtype, shape and every bit equal."""
+    expected = np.asarray(expected)
+    assert got.dtype == expected.dtype and got.shape == expected.shape, (got.dtype, got.shape, expected.shape)
+    assert np.ascontiguousarray(got).tobytes() == np.ascontiguousarray(expected).tobytes()
+
+
+def fresh_float32(shape):
+    return np.random.default_rng().standard_normal(shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("shape, indices, axis", [
+    ((7,), [3, 0, -1, 6, 3], 0),
+    ((3, 5, 4), [[4, -5], [0, 2], [2, 2]], 1),     # 2-D indices, negative, repeated
+    ((3, 5, 4), [1], -1),
+    ((2, 3, 1, 5), [0, 0, 0], 2),
+    ((5, 3), np.zeros((0,), np.int64), 0),          # no index: an empty result
+    ((3, 0, 2), [1, 0, 2], 0),                     # empty slabs
+    ((1, 9), np.arange(-9, 9, dtype=np.int32), 1),  # every index, both signs
+])
+def test_gather_by_constant_indices_lowers_to_raster(test_backend, shape, indices, axis):
+    x = fresh_float32(shape)
+    indices = np.asarray(indices)
+    got = lowered_on_test_backend(lambda: F.gather(F.const(x), F.const(indices), axis))
+    assert_bitwise_equal(got, np.take(x, indices, axis))
+
+
+def test_gather_out_of_range_constant_indices_give_zeros_as_on_the_cpu(test_backend):
+    # The builder refuses such indices; a Gather made directly (as a loaded graph may) fills zeros.
+    x = fresh_float32((4, 3))
+    indices = np.array([2, 7, -1, -9], np.int64)
+    build = lambda: mnnpy._core.op("Gather", [F.const(x), F.const(indices)], {"axis": 0})  # noqa: E731
+    got = lowered_on_test_backend(build)
+    with mnnpy.backend("cpu"):
+        expected = build().read()
+    assert_bitwise_equal(got, expected)
+    assert_bitwise_equal(got, np.stack([x[2], np.zeros(3, np.float32), x[3], np.zeros(3, np.float32)]))
+
+
+def test_gather_by_computed_or_too_many_indices_falls_back(test_backend):
+    x = fresh_float32((5000, 2))
+    many = np.random.default_rng().integers(-5000, 5000, 4097)
+    few = np.array([4, 1, 0], np.int64)
+    for build, expected in [
+        (lambda: F.gather(F.const(x), F.const(many)), np.take(x, many, 0)),
+        (lambda: F.gather(F.const(x), F.const(few) + 1), np.take(x, few + 1, 0)),  # an int64 Add, on the CPU
+    ]:
+        (got,), profile = profiled(lambda: [build()], "test")
+        assert_bitwise_equal(got, expected)
+        assert "Gather" in [s["op"] for s in compute_steps(profile) if s["fallback"]]
+
+
+def test_indexing_known_values_by_an_integer_array_on_the_test_backend(test_backend):
+    # Folded now through the executor (a synchronization point), on the backend in use.
+    x = fresh_float32((6, 4))
+    indices = np.array([5, -6, 2, 2], np.int64)
+    with mnnpy.backend("test"):
+        got = F.const(x)[indices].read()
+    assert_bitwise_equal(got, x[indices])
+
+
+@pytest.mark.parametrize("shape, multiples", [
+    ((3,), [4]),
+    ((2, 3), [3, 1, 2]),   # more multiples than axes
+    ((5, 1, 3), [1, 7]),   # fewer
+    ((2, 3), [0, 2]),      # an empty result
+    ((0, 4), [2, 3]),
+])
+def test_tile_lowers_to_raster(test_backend, shape, multiples):
+    x = fresh_float32(shape)
+    assert_bitwise_equal(lowered_on_test_backend(lambda: F.tile(F.const(x), multiples)), np.tile(x, multiples))
+
+
+@pytest.mark.parametrize("shape, axes", [
+    ((7,), [0]),
+    ((3, 5, 4), [1]),
+    ((3, 5, 4), [0, 2]),
+    ((2, 1, 3), [-1, 1]),
+    ((0, 3), [1]),
+])
+def test_reverse_lowers_to_raster(test_backend, shape, axes):
+    x = fresh_float32(shape)
+    assert_bitwise_equal(lowered_on_test_backend(lambda: F.reverse(F.const(x), axes)), np.flip(x, axes))
+    assert_bitwise_equal(lowered_on_test_backend(lambda: mp.flip(F.const(x))), np.flip(x))
+
+
+def test_negative_step_slices_lower_to_raster(test_backend):
+    x = fresh_float32((7, 6, 5))
+    for index in [np.s_[::-2, 1::3, ::-1], np.s_[-1::-3, 4:0:-2, 2], np.s_[5:2:-1, ::-7]]:
+        assert_bitwise_equal(lowered_on_test_backend(lambda: F.const(x)[index]), x[index])
+
+
+@pytest.mark.parametrize("n, c, h, w, block", [(1, 8, 3, 5, 2), (2, 18, 1, 3, 3), (3, 36, 4, 7, 2), (1, 8, 1, 1, 1)])
+def test_depth_to_space_composition_lowers_to_raster(test_backend, n, c, h, w, block):
+    # ONNX DepthToSpace (DCR) as the converter builds it: a reshape, a transpose, a reshape.
+    x = fresh_float32((n, c, h, w))
+    cb = c // (block * block)
+
+    def build():
+        v = F.reshape(F.const(x), [n, block, block, cb, h, w])
+        return F.reshape(F.transpose(v, [0, 3, 4, 1, 5, 2]), [n, cb, h * block, w * block])
+
+    expected = x.reshape(n, block, block, cb, h, w).transpose(0, 3, 4, 1, 5, 2).reshape(n, cb, h * block, w * block)
+    assert_bitwise_equal(lowered_on_test_backend(build), expected)
+
+
+@pytest.mark.parametrize("shape", [(1, 8, 3, 5), (2, 16, 1, 1), (3, 24, 4, 7), (0, 8, 2, 2), (2, 0, 3, 3)])
+def test_blocked_channel_conversions_lower_to_raster(test_backend, shape):
+    x = fresh_float32(shape)
+    n, c, h, w = shape
+    blocked = x.reshape(n, c // 8, 8, h, w).transpose(0, 1, 3, 4, 2)
+    got = lowered_on_test_backend(lambda: mnnpy._core.op("ToBlockedChannels", [F.const(x)], {"block": 8}))
+    assert_bitwise_equal(got, blocked)
+    y = np.ascontiguousarray(blocked)
+    back = lowered_on_test_backend(lambda: mnnpy._core.op("FromBlockedChannels", [F.const(y)], {}))
+    assert_bitwise_equal(back, x)
 
 
 # ---------------------------------------------------------------- every op on every backend

@@ -1,7 +1,8 @@
 // Lowering: ops rewritten into primitive ops, so that a backend runs every graph with a small set
 // of kernels. Data-movement ops (transpose, slices, concatenation, splits, broadcasts, constant
-// padding) lower to Raster, one region-copy primitive: a list of strided boxes copied from the
-// inputs into the output, over an optional fill. Each op's decomposition is registered beside
+// padding, gathers by constant indices, blocked channel layouts) lower to Raster, one
+// region-copy primitive: a list of strided boxes copied from the inputs into the output, over an
+// optional fill. Each op's decomposition is registered beside
 // the op (MNNPY_REGISTER_DECOMPOSITION); the executor applies one where the requested backend has
 // no kernel for the op but has kernels for what it lowers to. The CPU keeps its own kernels.
 #pragma once
@@ -36,7 +37,9 @@ Var raster(const std::vector<Var>& inputs, const Shape& shape, const std::vector
 std::vector<RasterRegion> raster_regions(const Attrs& attrs);
 
 // An op's outputs rebuilt from primitive ops over `inputs` (the op's own inputs, possibly lowered
-// already); empty where this instance has no decomposition (a padding mode Raster cannot express).
+// already); empty where this instance has no decomposition (a padding mode Raster cannot express,
+// indices known only at run time). An input whose value is known when lowering (a constant, a
+// result already kept) may be read: its value is part of the graph.
 using DecomposeFn = std::function<std::vector<Var>(const std::vector<Var>& inputs, const Attrs& attrs,
                                                    const std::vector<TensorType>& outputs)>;
 const DecomposeFn* find_decomposition(const std::string& op_name);  // nullptr when none

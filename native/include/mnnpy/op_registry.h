@@ -1,6 +1,8 @@
 // The op registry: the single source of truth for what an op is. Each op file registers its
-// definition (inference + CPU kernel factory + elementwise description for fusion) with
-// MNNPY_REGISTER_OP; nothing else in the engine names ops.
+// definition (inference + elementwise description for fusion) with MNNPY_REGISTER_OP, and its
+// gradient rule and decomposition beside it; kernels register per backend, CPU ones included,
+// with MNNPY_REGISTER_KERNEL (mnnpy/backend.h) from backend/<name>/. Nothing else in the engine
+// names ops.
 #pragma once
 #include <functional>
 #include <memory>
@@ -56,6 +58,8 @@ struct OpDef {
   std::string name;
   int min_inputs = 0, max_inputs = 0;  // max -1: variadic
   InferFn infer;
+  // Always null (the registrar refuses anything else): CPU kernels register with
+  // MNNPY_REGISTER_KERNEL. Kept only while positional initializers still name it.
   KernelFactory cpu_kernel;
   ElementwiseInfo elementwise;  // elementwise ops fuse into one pass by these codes
   bool view_only = false;  // output is a reinterpretation of input 0's bytes (reshape)

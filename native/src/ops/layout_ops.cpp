@@ -1,10 +1,11 @@
 // Conversions between float32 NCHW and the blocked channel layout of convolution chains.
 //   ToBlockedChannels:   x [N, C, H, W] (C a multiple of 8) -> [N, C/8, H, W, 8]; attr block (8)
 //   FromBlockedChannels: x [N, C/8, H, W, 8] -> [N, C, H, W]
-// Each is the other's gradient.
+// Each is the other's gradient; both decompose into Raster (one region).
 #include <string>
 #include <utility>
 
+#include "mnnpy/lowering.h"
 #include "mnnpy/op_registry.h"
 #include "ops/blocked_layout.h"
 
@@ -60,6 +61,29 @@ OpDef layout_def(const char* name, InferFn infer) {
 
 MNNPY_REGISTER_OP(layout_def("ToBlockedChannels", infer_to_blocked));
 MNNPY_REGISTER_OP(layout_def("FromBlockedChannels", infer_from_blocked));
+
+// One region over the blocked axes [N, C/b, H, W, b]: walked in order in the blocked array, at
+// strides [C*H*W, b*H*W, W, 1, H*W] in the NCHW one. Reading the NCHW array through them is
+// ToBlockedChannels; writing it through them, FromBlockedChannels.
+RasterRegion blocked_region(const Shape& nchw, bool to_blocked) {
+  const std::vector<int64_t> s = row_major_strides(nchw);
+  RasterRegion r;
+  r.sizes = {nchw[0], nchw[1] / kBlock, nchw[2], nchw[3], kBlock};
+  const std::vector<int64_t> nchw_strides{s[0], kBlock * s[1], s[2], s[3], s[1]};
+  const std::vector<int64_t> blocked_strides = row_major_strides(r.sizes);
+  r.src_strides = to_blocked ? nchw_strides : blocked_strides;
+  r.dst_strides = to_blocked ? blocked_strides : nchw_strides;
+  return r;
+}
+
+MNNPY_REGISTER_DECOMPOSITION("ToBlockedChannels", [](const std::vector<Var>& in, const Attrs&,
+                                                     const std::vector<TensorType>& out) {
+  return std::vector<Var>{raster(in, out[0].shape, {blocked_region(in[0].type().shape, true)})};
+});
+MNNPY_REGISTER_DECOMPOSITION("FromBlockedChannels", [](const std::vector<Var>& in, const Attrs&,
+                                                       const std::vector<TensorType>& out) {
+  return std::vector<Var>{raster(in, out[0].shape, {blocked_region(out[0].shape, false)})};
+});
 
 // Each conversion's gradient is the other conversion.
 MNNPY_REGISTER_GRAD("ToBlockedChannels", [](const GradContext& c) {

@@ -5,7 +5,9 @@
 // merges the indexed axes into one and gathers along it with the arrays combined into
 // flat positions; as in NumPy, the result's indexed axes stand where the arrays were when
 // those are next to each other, else first. Boolean arrays are turned into integer arrays
-// with nonzero, which needs their values: they are evaluated when the index is built.
+// with nonzero, which needs their values: they are evaluated when the index is built, a host
+// synchronization point (value_now). Values are only ever read from constants, results already
+// kept, or through the executor; never by running kernels here.
 //
 // Assignment never writes through a view: it builds the whole new array, either with a
 // SliceAssign of the basic box, a Where for a boolean mask and one value, or a Scatter:
@@ -13,8 +15,8 @@
 // the flat positions that the index selects.
 #include <algorithm>
 
-#include "backend/cpu/copy.h"
 #include "mnnpy/executor.h"
+#include "mnnpy/lowering.h"
 #include "mnnpy/op_registry.h"
 #include "mnnpy/ops.h"
 #include "mnnpy/shape_ops.h"
@@ -91,6 +93,9 @@ int64_t dims_used(const IndexItem& it) {
   }
 }
 
+// v's value on the host: the one already known, else evaluated by the executor now. A host
+// synchronization point: the graph behind v runs before the index is built (a boolean mask's
+// count shapes the result).
 std::shared_ptr<Tensor> value_now(const Var& v) {
   if (auto t = known_value(v)) return t;
   return evaluate({v})[0];
@@ -159,7 +164,7 @@ IndexPlan plan_index(const Var& x, const std::vector<IndexItem>& items) {
   p.begin.assign(rank, 0);
   p.step.assign(rank, 1);
   p.size = shape;
-  const std::vector<int64_t> xs = cpu::contiguous_strides(shape);
+  const std::vector<int64_t> xs = row_major_strides(shape);
   auto add_axis = [&](int64_t source, int64_t len, int64_t stride) {
     p.basic_shape.push_back(len);
     p.flat_strides.push_back(stride);
@@ -301,9 +306,7 @@ Var combine_indices(const IndexPlan& p, const std::vector<int64_t>& weights, int
       check_index_range(vals, a.size, a.axis);
       // Walk B, reading this index with its broadcast strides.
       const Shape& s = a.index.type().shape;
-      std::vector<int64_t> strides(B.size(), 0);
-      const std::vector<int64_t> cs = cpu::contiguous_strides(s);
-      for (size_t k = 0; k < s.size(); ++k) strides[B.size() - s.size() + k] = s[k] == 1 ? 0 : cs[k];
+      const std::vector<int64_t> strides = broadcast_strides(s, B);
       std::vector<int64_t> idx(B.size(), 0);
       int64_t src = 0;
       for (int64_t i = 0; i < total; ++i) {
@@ -448,6 +451,8 @@ Var index(const Var& x, const std::vector<IndexItem>& items) {
   const int64_t first = p.adjacent ? p.advanced[0].pos : 0;
   v = reshape(v, merge_index_axes(v.type().shape, first, k));
   if (k == 1) {
+    // Known data and positions: folded into a constant by evaluating the gather now (a host
+    // synchronization point, through the executor).
     const std::shared_ptr<Tensor> values = known_value(v), positions = known_value(p.advanced[0].index);
     if (values && positions && positions->numel() > 0 && shape_numel(values->type.shape) > 0) {
       return make_const(take_now(values->data, values->type, positions->data, positions->type.dtype, positions->type.shape, first));

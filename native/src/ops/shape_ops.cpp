@@ -1,45 +1,22 @@
 // Shape and data-movement ops: Transpose, BroadcastTo, Concat, Split, StridedSlice,
 // SliceAssign, Gather, Scatter, Pad, Iota, and the builders composed from them (stack,
-// tile, expand_dims, squeeze, data formats). Kernels only move bytes, so every dtype works.
-// Indexing (x[...] and x[...] = v) lives in shape_index.cpp.
+// tile, expand_dims, squeeze, data formats), with their decompositions into Raster. Their CPU
+// kernels are in backend/cpu/shape_kernels.cpp; indexing (x[...] and x[...] = v) lives in
+// shape_index.cpp.
 #include <algorithm>
 #include <cctype>
 #include <tuple>
 
-#include "backend/cpu/copy.h"
-#include "backend/cpu/elementwise.h"
-#include "backend/cpu/take.h"
-#include "mnnpy/backend.h"
+#include "mnnpy/executor.h"
 #include "mnnpy/lowering.h"
 #include "mnnpy/op_registry.h"
 #include "mnnpy/shape_ops.h"
-#include "mnnpy/thread_pool.h"
 #include "ops/grad_common.h"
 #include "ops/shape_common.h"
 
 namespace mnnpy {
 
 namespace {
-
-using cpu::contiguous_strides;
-
-// ------------------------------------------------------------------ kernels
-// One strided copy from input 0 (at a byte offset) to the contiguous output.
-class CopyKernel : public Kernel {
- public:
-  CopyKernel(cpu::StridedCopy copy, int64_t src_offset_bytes) : copy_(std::move(copy)), offset_(src_offset_bytes) {}
-  void execute(const KernelArgs& args, void*) const override {
-    copy_.run((const char*)args.inputs[0]->data + offset_, args.outputs[0]->data, args.pool);
-  }
-
- private:
-  cpu::StridedCopy copy_;
-  int64_t offset_;
-};
-
-template <class K, class... A> std::unique_ptr<Kernel> make_kernel(A&&... a) {
-  return std::unique_ptr<Kernel>(new K(std::forward<A>(a)...));
-}
 
 // ------------------------------------------------------------------ Transpose
 std::vector<TensorType> infer_transpose(const std::vector<TensorType>& in, Attrs& attrs) {
@@ -50,16 +27,7 @@ std::vector<TensorType> infer_transpose(const std::vector<TensorType>& in, Attrs
   return {TensorType{in[0].dtype, out}};
 }
 
-std::unique_ptr<Kernel> transpose_kernel(const KernelContext& ctx) {
-  const std::vector<int64_t>& perm = ctx.attrs.get_ints("perm");
-  const std::vector<int64_t> in_strides = contiguous_strides(ctx.input_types[0].shape);
-  std::vector<int64_t> src;
-  for (int64_t p : perm) src.push_back(in_strides[p]);
-  const Shape& out = ctx.output_types[0].shape;
-  return make_kernel<CopyKernel>(cpu::StridedCopy(dtype_size(ctx.input_types[0].dtype), out, src, contiguous_strides(out)), 0);
-}
-
-MNNPY_REGISTER_OP(OpDef{"Transpose", 1, 1, infer_transpose, transpose_kernel, {}, false});
+MNNPY_REGISTER_OP(OpDef{"Transpose", 1, 1, infer_transpose});
 
 // One region: the output walked in order, the input through permuted strides.
 MNNPY_REGISTER_DECOMPOSITION("Transpose", [](const std::vector<Var>& in, const Attrs& attrs,
@@ -73,30 +41,13 @@ MNNPY_REGISTER_DECOMPOSITION("Transpose", [](const std::vector<Var>& in, const A
 });
 
 // ------------------------------------------------------------------ BroadcastTo
-// The input's strides over `out` with 0 where it repeats (inputs right-aligned).
-std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out) {
-  std::vector<int64_t> s(out.size(), 0);
-  const std::vector<int64_t> cs = contiguous_strides(in);
-  const size_t lead = out.size() - in.size();
-  for (size_t k = 0; k < in.size(); ++k) s[lead + k] = in[k] == 1 ? 0 : cs[k];
-  return s;
-}
-
 std::vector<TensorType> infer_broadcast_to(const std::vector<TensorType>& in, Attrs& attrs) {
   const Shape& target = attrs.get_ints("shape");
   check_broadcast_to(in[0].shape, target);
   return {TensorType{in[0].dtype, target}};
 }
 
-std::unique_ptr<Kernel> broadcast_to_kernel(const KernelContext& ctx) {
-  const Shape& out = ctx.output_types[0].shape;
-  return make_kernel<CopyKernel>(cpu::StridedCopy(dtype_size(ctx.input_types[0].dtype), out,
-                                                  broadcast_strides(ctx.input_types[0].shape, out),
-                                                  contiguous_strides(out)),
-                                 0);
-}
-
-MNNPY_REGISTER_OP(OpDef{"BroadcastTo", 1, 1, infer_broadcast_to, broadcast_to_kernel, {}, false});
+MNNPY_REGISTER_OP(OpDef{"BroadcastTo", 1, 1, infer_broadcast_to});
 
 // One region whose source strides are 0 along the repeated axes.
 MNNPY_REGISTER_DECOMPOSITION("BroadcastTo", [](const std::vector<Var>& in, const Attrs&,
@@ -109,37 +60,6 @@ MNNPY_REGISTER_DECOMPOSITION("BroadcastTo", [](const std::vector<Var>& in, const
 });
 
 // ------------------------------------------------------------------ Concat / Split
-// Rows of a concatenation: outer = prod(shape[:axis]); each input k contributes a contiguous
-// run of pieces[k] bytes to each output row.
-struct Rows {
-  int64_t outer = 1;
-  std::vector<int64_t> pieces;  // bytes per row, per part
-};
-
-Rows concat_rows(const std::vector<TensorType>& parts, int64_t axis) {
-  Rows r;
-  const Shape& s = parts[0].shape;
-  for (int64_t k = 0; k < axis; ++k) r.outer *= s[k];
-  int64_t inner = (int64_t)dtype_size(parts[0].dtype);
-  for (size_t k = axis + 1; k < s.size(); ++k) inner *= s[k];
-  for (const TensorType& t : parts) r.pieces.push_back(t.shape[axis] * inner);
-  return r;
-}
-
-class ConcatKernel : public Kernel {
- public:
-  explicit ConcatKernel(const KernelContext& ctx)
-      : rows_(concat_rows(ctx.input_types, ctx.attrs.get_int("axis"))) {}
-  void execute(const KernelArgs& args, void*) const override {
-    std::vector<char*> parts;
-    for (const Tensor* t : args.inputs) parts.push_back((char*)t->data);
-    cpu::join_rows(rows_.outer, rows_.pieces, parts, (char*)args.outputs[0]->data, true, args.pool);
-  }
-
- private:
-  Rows rows_;
-};
-
 std::vector<TensorType> infer_concat(const std::vector<TensorType>& in, Attrs& attrs) {
   const Shape& first = in[0].shape;
   if (first.empty()) throw ValueError("zero-dimensional arrays cannot be concatenated");
@@ -168,8 +88,7 @@ std::vector<TensorType> infer_concat(const std::vector<TensorType>& in, Attrs& a
   return {TensorType{in[0].dtype, out}};
 }
 
-MNNPY_REGISTER_OP(OpDef{"Concat", 1, -1, infer_concat,
-                        [](const KernelContext& ctx) { return make_kernel<ConcatKernel>(ctx); }, {}, false});
+MNNPY_REGISTER_OP(OpDef{"Concat", 1, -1, infer_concat});
 
 // A region per input, each written at its place along the axis.
 MNNPY_REGISTER_DECOMPOSITION("Concat", [](const std::vector<Var>& in, const Attrs& attrs,
@@ -191,20 +110,6 @@ MNNPY_REGISTER_DECOMPOSITION("Concat", [](const std::vector<Var>& in, const Attr
   }
   return std::vector<Var>{raster(in, out[0].shape, regions)};
 });
-
-class SplitKernel : public Kernel {
- public:
-  explicit SplitKernel(const KernelContext& ctx)
-      : rows_(concat_rows(ctx.output_types, ctx.attrs.get_int("axis"))) {}
-  void execute(const KernelArgs& args, void*) const override {
-    std::vector<char*> parts;
-    for (Tensor* t : args.outputs) parts.push_back((char*)t->data);
-    cpu::join_rows(rows_.outer, rows_.pieces, parts, (char*)args.inputs[0]->data, false, args.pool);
-  }
-
- private:
-  Rows rows_;
-};
 
 std::vector<TensorType> infer_split(const std::vector<TensorType>& in, Attrs& attrs) {
   const Shape& s = in[0].shape;
@@ -229,8 +134,7 @@ std::vector<TensorType> infer_split(const std::vector<TensorType>& in, Attrs& at
   return out;
 }
 
-MNNPY_REGISTER_OP(OpDef{"Split", 1, 1, infer_split,
-                        [](const KernelContext& ctx) { return make_kernel<SplitKernel>(ctx); }, {}, false});
+MNNPY_REGISTER_OP(OpDef{"Split", 1, 1, infer_split});
 
 // A Raster per piece, each reading its run along the axis.
 MNNPY_REGISTER_DECOMPOSITION("Split", [](const std::vector<Var>& in, const Attrs& attrs,
@@ -252,56 +156,12 @@ MNNPY_REGISTER_DECOMPOSITION("Split", [](const std::vector<Var>& in, const Attrs
 });
 
 // ------------------------------------------------------------------ StridedSlice / SliceAssign
-// attrs: per axis a first index, a step and a count, already normalized by the builder.
-struct Box {
-  std::vector<int64_t> begin, step, size;
-};
-
-Box read_box(const Attrs& attrs, const Shape& shape) {
-  Box b{attrs.get_ints("begin"), attrs.get_ints("step"), attrs.get_ints("size")};
-  const size_t rank = shape.size();
-  if (b.begin.size() != rank || b.step.size() != rank || b.size.size() != rank) {
-    throw ValueError("StridedSlice: begin, step and size need one entry per axis (" + std::to_string(rank) + ")");
-  }
-  for (size_t d = 0; d < rank; ++d) {
-    const int64_t n = shape[d], first = b.begin[d], count = b.size[d], st = b.step[d];
-    if (st == 0) throw ValueError("slice step cannot be zero");
-    if (count < 0) throw ValueError("StridedSlice: negative size on axis " + std::to_string(d));
-    if (count == 0) continue;
-    const int64_t last = first + (count - 1) * st;
-    if (first < 0 || first >= n || last < 0 || last >= n) {
-      throw IndexError("StridedSlice: box out of range on axis " + std::to_string(d) + " of size " + std::to_string(n));
-    }
-  }
-  return b;
-}
-
-// The source strides and first-element offset (in elements) of a box of a contiguous array.
-std::pair<std::vector<int64_t>, int64_t> box_strides(const Box& b, const Shape& shape) {
-  const std::vector<int64_t> cs = contiguous_strides(shape);
-  std::vector<int64_t> strides(shape.size());
-  int64_t offset = 0;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    strides[d] = b.step[d] * cs[d];
-    if (b.size[d] > 0) offset += b.begin[d] * cs[d];
-  }
-  return {strides, offset};
-}
-
 std::vector<TensorType> infer_strided_slice(const std::vector<TensorType>& in, Attrs& attrs) {
   const Box b = read_box(attrs, in[0].shape);
   return {TensorType{in[0].dtype, b.size}};
 }
 
-std::unique_ptr<Kernel> strided_slice_kernel(const KernelContext& ctx) {
-  const Shape& shape = ctx.input_types[0].shape;
-  const Box b = read_box(ctx.attrs, shape);
-  auto [strides, offset] = box_strides(b, shape);
-  const size_t es = dtype_size(ctx.input_types[0].dtype);
-  return make_kernel<CopyKernel>(cpu::StridedCopy(es, b.size, strides, contiguous_strides(b.size)), offset * (int64_t)es);
-}
-
-MNNPY_REGISTER_OP(OpDef{"StridedSlice", 1, 1, infer_strided_slice, strided_slice_kernel, {}, false});
+MNNPY_REGISTER_OP(OpDef{"StridedSlice", 1, 1, infer_strided_slice});
 
 // One region: the box's first element and its per-axis steps.
 MNNPY_REGISTER_DECOMPOSITION("StridedSlice", [](const std::vector<Var>& in, const Attrs& attrs,
@@ -315,28 +175,6 @@ MNNPY_REGISTER_DECOMPOSITION("StridedSlice", [](const std::vector<Var>& in, cons
   return std::vector<Var>{raster(in, out[0].shape, {r})};
 });
 
-// out = x with the box replaced by `value` (broadcast over the box).
-class SliceAssignKernel : public Kernel {
- public:
-  explicit SliceAssignKernel(const KernelContext& ctx) {
-    const Shape& shape = ctx.input_types[0].shape;
-    const Box b = read_box(ctx.attrs, shape);
-    auto [dst_strides, offset] = box_strides(b, shape);
-    const size_t es = dtype_size(ctx.input_types[0].dtype);
-    copy_ = cpu::StridedCopy(es, b.size, broadcast_strides(ctx.input_types[1].shape, b.size), dst_strides);
-    offset_bytes_ = offset * (int64_t)es;
-  }
-  void execute(const KernelArgs& args, void*) const override {
-    char* out = (char*)args.outputs[0]->data;
-    cpu::parallel_memcpy(out, args.inputs[0]->data, args.inputs[0]->nbytes(), args.pool);
-    copy_.run(args.inputs[1]->data, out + offset_bytes_, args.pool);
-  }
-
- private:
-  cpu::StridedCopy copy_;
-  int64_t offset_bytes_ = 0;
-};
-
 std::vector<TensorType> infer_slice_assign(const std::vector<TensorType>& in, Attrs& attrs) {
   const Box b = read_box(attrs, in[0].shape);
   if (in[1].dtype != in[0].dtype) throw TypeError("SliceAssign: the value must have the array's dtype (the builder casts it)");
@@ -344,30 +182,9 @@ std::vector<TensorType> infer_slice_assign(const std::vector<TensorType>& in, At
   return {in[0]};
 }
 
-MNNPY_REGISTER_OP(OpDef{"SliceAssign", 2, 2, infer_slice_assign,
-                        [](const KernelContext& ctx) { return make_kernel<SliceAssignKernel>(ctx); }, {}, false});
+MNNPY_REGISTER_OP(OpDef{"SliceAssign", 2, 2, infer_slice_assign});
 
 // ------------------------------------------------------------------ Gather / Scatter
-struct AxisSplit {
-  int64_t outer = 1, axis_size = 1, inner = 1;
-};
-AxisSplit split_at_axis(const Shape& s, int64_t axis) {
-  AxisSplit r;
-  for (int64_t k = 0; k < (int64_t)s.size(); ++k) {
-    if (k < axis) r.outer *= s[k];
-    else if (k == axis) r.axis_size = s[k];
-    else r.inner *= s[k];
-  }
-  return r;
-}
-
-Shape gathered_shape(const Shape& params, const Shape& indices, int64_t axis) {
-  Shape out(params.begin(), params.begin() + axis);
-  out.insert(out.end(), indices.begin(), indices.end());
-  out.insert(out.end(), params.begin() + axis + 1, params.end());
-  return out;
-}
-
 void check_index_dtype(DType t) {
   if (!is_integer(t)) throw IndexError("arrays used as indices must be of integer (or boolean) type");
 }
@@ -379,38 +196,43 @@ std::vector<TensorType> infer_gather(const std::vector<TensorType>& in, Attrs& a
   return {TensorType{in[0].dtype, gathered_shape(in[0].shape, in[1].shape, axis)}};
 }
 
-class GatherKernel : public Kernel {
- public:
-  explicit GatherKernel(const KernelContext& ctx)
-      : split_(split_at_axis(ctx.input_types[0].shape, ctx.attrs.get_int("axis"))),
-        elem_size_(dtype_size(ctx.input_types[0].dtype)),
-        index_dtype_(ctx.input_types[1].dtype),
-        num_index_(ctx.input_types[1].numel()) {}
-  void execute(const KernelArgs& args, void*) const override {
-    cpu::gather(elem_size_, index_dtype_, args.inputs[0]->data, args.inputs[1]->data, split_.outer, split_.axis_size,
-                num_index_, split_.inner, args.outputs[0]->data, args.pool);
+MNNPY_REGISTER_OP(OpDef{"Gather", 2, 2, infer_gather});
+
+// Past this many indices a Raster's regions would outweigh what they copy: no decomposition.
+constexpr int64_t kMaxGatherRegions = 4096;
+
+// Indices known when lowering (constants): a region per index, copying its slab of params
+// ([outer, inner] around the axis). An index out of range leaves its slab to the zero fill, as
+// the kernel does. Indices computed at run time: none.
+MNNPY_REGISTER_DECOMPOSITION("Gather", [](const std::vector<Var>& in, const Attrs& attrs,
+                                          const std::vector<TensorType>& out) {
+  const std::shared_ptr<Tensor> indices = known_value(in[1]);
+  if (!indices || indices->numel() > kMaxGatherRegions) return std::vector<Var>{};
+  const Shape& shape = in[0].type().shape;
+  const int64_t axis = attrs.get_int("axis");
+  const int64_t n = shape[axis], inner = row_major_strides(shape)[axis];
+  const int64_t outer = shape_numel(Shape(shape.begin(), shape.begin() + axis));
+  const std::vector<int64_t> values = int64_values(*indices);
+  const int64_t count = (int64_t)values.size();
+  std::vector<RasterRegion> regions;
+  bool all_in_range = true;
+  for (int64_t j = 0; j < count; ++j) {
+    const int64_t k = values[j] < 0 ? values[j] + n : values[j];
+    if (k < 0 || k >= n) {
+      all_in_range = false;
+      continue;
+    }
+    RasterRegion r;
+    r.src_offset = k * inner;
+    r.dst_offset = j * inner;
+    r.sizes = {outer, inner};
+    r.src_strides = {n * inner, 1};
+    r.dst_strides = {count * inner, 1};
+    regions.push_back(std::move(r));
   }
-
- private:
-  AxisSplit split_;
-  size_t elem_size_;
-  DType index_dtype_;
-  int64_t num_index_;
-};
-
-MNNPY_REGISTER_OP(OpDef{"Gather", 2, 2, infer_gather,
-                        [](const KernelContext& ctx) { return make_kernel<GatherKernel>(ctx); }, {}, false});
-
-// Inputs: data, indices, and updates of data.shape[:axis] + indices.shape + data.shape[axis+1:]
-// (or one value, or one row of data.shape[axis+1:] used for every index).
-cpu::ScatterUpdates scatter_updates(const Shape& data, const Shape& indices, const Shape& updates, int64_t axis) {
-  const Shape want = gathered_shape(data, indices, axis);
-  if (updates == want) return cpu::ScatterUpdates::Full;
-  if (shape_numel(updates) == 1 && updates.size() <= want.size()) return cpu::ScatterUpdates::Scalar;
-  if (updates == Shape(data.begin() + axis + 1, data.end())) return cpu::ScatterUpdates::Row;
-  throw ValueError("Scatter: updates of shape " + shape_str(updates) + " do not match the indexed shape " +
-                   shape_str(want));
-}
+  const std::optional<double> fill = all_in_range ? std::nullopt : std::optional<double>(0.0);
+  return std::vector<Var>{raster({in[0]}, out[0].shape, regions, fill)};
+});
 
 std::vector<TensorType> infer_scatter(const std::vector<TensorType>& in, Attrs& attrs) {
   check_index_dtype(in[1].dtype);
@@ -421,32 +243,7 @@ std::vector<TensorType> infer_scatter(const std::vector<TensorType>& in, Attrs& 
   return {in[0]};
 }
 
-class ScatterKernel : public Kernel {
- public:
-  explicit ScatterKernel(const KernelContext& ctx)
-      : split_(split_at_axis(ctx.input_types[0].shape, ctx.attrs.get_int("axis"))),
-        updates_(scatter_updates(ctx.input_types[0].shape, ctx.input_types[1].shape, ctx.input_types[2].shape,
-                                 ctx.attrs.get_int("axis"))),
-        elem_size_(dtype_size(ctx.input_types[0].dtype)),
-        index_dtype_(ctx.input_types[1].dtype),
-        num_index_(ctx.input_types[1].numel()) {}
-  void execute(const KernelArgs& args, void*) const override {
-    void* out = args.outputs[0]->data;
-    cpu::parallel_memcpy(out, args.inputs[0]->data, args.inputs[0]->nbytes(), args.pool);
-    cpu::scatter(elem_size_, index_dtype_, args.inputs[2]->data, updates_, args.inputs[1]->data, split_.outer,
-                 split_.axis_size, num_index_, split_.inner, out, args.pool);
-  }
-
- private:
-  AxisSplit split_;
-  cpu::ScatterUpdates updates_;
-  size_t elem_size_;
-  DType index_dtype_;
-  int64_t num_index_;
-};
-
-MNNPY_REGISTER_OP(OpDef{"Scatter", 3, 3, infer_scatter,
-                        [](const KernelContext& ctx) { return make_kernel<ScatterKernel>(ctx); }, {}, false});
+MNNPY_REGISTER_OP(OpDef{"Scatter", 3, 3, infer_scatter});
 
 // ------------------------------------------------------------------ Pad
 const char* const kPadModes[] = {"constant", "edge", "reflect", "symmetric", "wrap"};
@@ -473,67 +270,7 @@ std::vector<TensorType> infer_pad(const std::vector<TensorType>& in, Attrs& attr
   return {TensorType{in[0].dtype, out}};
 }
 
-int64_t floor_mod(int64_t a, int64_t b) { return ((a % b) + b) % b; }
-
-// Where output position j of a padded axis reads from (-1: the constant).
-std::vector<int64_t> pad_map(int64_t n, int64_t before, int64_t after, const std::string& mode) {
-  std::vector<int64_t> map(n + before + after);
-  for (int64_t j = 0; j < (int64_t)map.size(); ++j) {
-    const int64_t i = j - before;
-    int64_t m = i;
-    if (i < 0 || i >= n) {
-      if (mode == "constant") {
-        m = -1;
-      } else if (mode == "edge") {
-        m = i < 0 ? 0 : n - 1;
-      } else if (mode == "reflect") {
-        const int64_t period = 2 * (n - 1);
-        m = n == 1 ? 0 : floor_mod(i, period);
-        if (m >= n) m = period - m;
-      } else if (mode == "symmetric") {
-        m = floor_mod(i, 2 * n);
-        if (m >= n) m = 2 * n - 1 - m;
-      } else {  // wrap
-        m = floor_mod(i, n);
-      }
-    }
-    map[j] = m;
-  }
-  return map;
-}
-
-class PadKernel : public Kernel {
- public:
-  explicit PadKernel(const KernelContext& ctx)
-      : in_shape_(ctx.input_types[0].shape), out_shape_(ctx.output_types[0].shape),
-        elem_size_(dtype_size(ctx.input_types[0].dtype)) {
-    const std::vector<int64_t>& pads = ctx.attrs.get_ints("pads");
-    const std::string& mode = ctx.attrs.get_string("mode");
-    for (size_t d = 0; d < in_shape_.size(); ++d) maps_.push_back(pad_map(in_shape_[d], pads[2 * d], pads[2 * d + 1], mode));
-    last_before_ = in_shape_.empty() ? 0 : pads[2 * in_shape_.size() - 2];
-    const double value = ctx.attrs.get_float("value");
-    cpu::cast(DType::Float64, ctx.input_types[0].dtype, &value, fill_, 1);
-  }
-  void execute(const KernelArgs& args, void*) const override {
-    cpu::pad(elem_size_, in_shape_, out_shape_, maps_, last_before_, fill_, args.inputs[0]->data, args.outputs[0]->data,
-             args.pool);
-  }
-  size_t resident_bytes() const override {
-    size_t bytes = 0;
-    for (const auto& map : maps_) bytes += map.size() * sizeof(int64_t);
-    return bytes;
-  }
-
- private:
-  Shape in_shape_, out_shape_;
-  size_t elem_size_;
-  std::vector<std::vector<int64_t>> maps_;
-  int64_t last_before_ = 0;
-  alignas(8) unsigned char fill_[8] = {};
-};
-
-MNNPY_REGISTER_OP(OpDef{"Pad", 1, 1, infer_pad, nullptr, {}, false});
-MNNPY_REGISTER_KERNEL("Pad", "cpu", [](const KernelContext& ctx) { return make_kernel<PadKernel>(ctx); });
+MNNPY_REGISTER_OP(OpDef{"Pad", 1, 1, infer_pad});
 
 // Constant padding: the fill, then the input as one region inside it. The other modes read the
 // input at positions a region's single stride per axis cannot express: none.
@@ -559,22 +296,7 @@ std::vector<TensorType> infer_iota(const std::vector<TensorType>&, Attrs& attrs)
   return {TensorType{DType::Int64, shape}};
 }
 
-class IotaKernel : public Kernel {
- public:
-  explicit IotaKernel(const KernelContext& ctx)
-      : start_(ctx.attrs.get_int("start")), shape_(ctx.attrs.get_ints("shape")), strides_(ctx.attrs.get_ints("strides")) {}
-  void execute(const KernelArgs& args, void*) const override {
-    cpu::iota(start_, shape_, strides_, args.outputs[0]->ptr<int64_t>(), args.pool);
-  }
-
- private:
-  int64_t start_;
-  Shape shape_;
-  std::vector<int64_t> strides_;
-};
-
-MNNPY_REGISTER_OP(OpDef{"Iota", 0, 0, infer_iota, [](const KernelContext& ctx) { return make_kernel<IotaKernel>(ctx); },
-                        {}, false});
+MNNPY_REGISTER_OP(OpDef{"Iota", 0, 0, infer_iota});
 
 // ------------------------------------------------------------------ helpers for builders
 DType common_dtype(const std::vector<Var>& values) {
@@ -591,6 +313,91 @@ Var with_format(Var v, const Var& source, const std::string& format) {
 }
 
 }  // namespace
+
+// ------------------------------------------------------------------ shared rules
+std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out) {
+  std::vector<int64_t> s(out.size(), 0);
+  const std::vector<int64_t> cs = row_major_strides(in);
+  const size_t lead = out.size() - in.size();
+  for (size_t k = 0; k < in.size(); ++k) s[lead + k] = in[k] == 1 ? 0 : cs[k];
+  return s;
+}
+
+Box read_box(const Attrs& attrs, const Shape& shape) {
+  Box b{attrs.get_ints("begin"), attrs.get_ints("step"), attrs.get_ints("size")};
+  const size_t rank = shape.size();
+  if (b.begin.size() != rank || b.step.size() != rank || b.size.size() != rank) {
+    throw ValueError("StridedSlice: begin, step and size need one entry per axis (" + std::to_string(rank) + ")");
+  }
+  for (size_t d = 0; d < rank; ++d) {
+    const int64_t n = shape[d], first = b.begin[d], count = b.size[d], st = b.step[d];
+    if (st == 0) throw ValueError("slice step cannot be zero");
+    if (count < 0) throw ValueError("StridedSlice: negative size on axis " + std::to_string(d));
+    if (count == 0) continue;
+    const int64_t last = first + (count - 1) * st;
+    if (first < 0 || first >= n || last < 0 || last >= n) {
+      throw IndexError("StridedSlice: box out of range on axis " + std::to_string(d) + " of size " + std::to_string(n));
+    }
+  }
+  return b;
+}
+
+std::pair<std::vector<int64_t>, int64_t> box_strides(const Box& b, const Shape& shape) {
+  const std::vector<int64_t> cs = row_major_strides(shape);
+  std::vector<int64_t> strides(shape.size());
+  int64_t offset = 0;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    strides[d] = b.step[d] * cs[d];
+    if (b.size[d] > 0) offset += b.begin[d] * cs[d];
+  }
+  return {strides, offset};
+}
+
+Shape gathered_shape(const Shape& params, const Shape& indices, int64_t axis) {
+  Shape out(params.begin(), params.begin() + axis);
+  out.insert(out.end(), indices.begin(), indices.end());
+  out.insert(out.end(), params.begin() + axis + 1, params.end());
+  return out;
+}
+
+ScatterUpdates scatter_updates(const Shape& data, const Shape& indices, const Shape& updates, int64_t axis) {
+  const Shape want = gathered_shape(data, indices, axis);
+  if (updates == want) return ScatterUpdates::Full;
+  if (shape_numel(updates) == 1 && updates.size() <= want.size()) return ScatterUpdates::Scalar;
+  if (updates == Shape(data.begin() + axis + 1, data.end())) return ScatterUpdates::Row;
+  throw ValueError("Scatter: updates of shape " + shape_str(updates) + " do not match the indexed shape " +
+                   shape_str(want));
+}
+
+namespace {
+int64_t floor_mod(int64_t a, int64_t b) { return ((a % b) + b) % b; }
+}  // namespace
+
+std::vector<int64_t> pad_map(int64_t n, int64_t before, int64_t after, const std::string& mode) {
+  std::vector<int64_t> map(n + before + after);
+  for (int64_t j = 0; j < (int64_t)map.size(); ++j) {
+    const int64_t i = j - before;
+    int64_t m = i;
+    if (i < 0 || i >= n) {
+      if (mode == "constant") {
+        m = -1;
+      } else if (mode == "edge") {
+        m = i < 0 ? 0 : n - 1;
+      } else if (mode == "reflect") {
+        const int64_t period = 2 * (n - 1);
+        m = n == 1 ? 0 : floor_mod(i, period);
+        if (m >= n) m = period - m;
+      } else if (mode == "symmetric") {
+        m = floor_mod(i, 2 * n);
+        if (m >= n) m = 2 * n - 1 - m;
+      } else {  // wrap
+        m = floor_mod(i, n);
+      }
+    }
+    map[j] = m;
+  }
+  return map;
+}
 
 // ------------------------------------------------------------------ shared checks
 std::vector<int64_t> normalize_perm(const std::vector<int64_t>& perm, int64_t rank) {
@@ -626,8 +433,12 @@ std::shared_ptr<Tensor> known_value(const Var& v) {
 }
 
 std::vector<int64_t> int64_values(const Tensor& t) {
-  std::vector<int64_t> out((size_t)t.numel());
-  if (!out.empty()) cpu::cast(t.type.dtype, DType::Int64, t.data, out.data(), out.size());
+  std::vector<int64_t> out;
+  const bool integral = with_index_type(t.type.dtype, [&](auto tag) {
+    const auto* v = t.ptr<decltype(tag)>();
+    out.assign(v, v + t.numel());
+  });
+  if (!integral) throw TypeError(std::string("expected integer values, got ") + dtype_name(t.type.dtype));
   return out;
 }
 
@@ -647,7 +458,7 @@ void check_index_range(const std::vector<int64_t>& values, int64_t size, int64_t
 }
 
 void check_index_range(const void* index, DType dtype, int64_t count, int64_t size, int64_t axis) {
-  const bool integral = cpu::with_index_type(dtype, [&](auto tag) {
+  const bool integral = with_index_type(dtype, [&](auto tag) {
     using I = decltype(tag);
     const I* v = static_cast<const I*>(index);
     // One branch-free min/max pass (vectorizes); the offender is looked for only on failure.
@@ -671,22 +482,18 @@ void check_index_range(const Tensor& indices, int64_t size, int64_t axis) {
 
 std::shared_ptr<Tensor> take_now(const void* params, const TensorType& params_type, const void* index,
                                  DType index_dtype, const Shape& index_shape, int64_t axis) {
-  const AxisSplit split = split_at_axis(params_type.shape, axis);
-  const int64_t count = shape_numel(index_shape);
-  auto out = Tensor::allocate(TensorType{params_type.dtype, gathered_shape(params_type.shape, index_shape, axis)});
-  ThreadPool* pool = &ThreadPool::global();
-  const size_t elem_size = dtype_size(params_type.dtype);
-  if (split.outer == 1 && split.inner == 1) {
-    // The element gather checks as it goes; only a failed check reads the indices again.
-    if (!cpu::take_elements(elem_size, index_dtype, params, split.axis_size, index, count, out->data, pool)) {
-      check_index_range(index, index_dtype, count, split.axis_size, axis);
-    }
-    return out;
-  }
-  check_index_range(index, index_dtype, count, split.axis_size, axis);
-  cpu::gather(elem_size, index_dtype, params, index, split.outer, split.axis_size, count, split.inner, out->data,
-              pool);
-  return out;
+  check_index_range(index, index_dtype, shape_numel(index_shape), params_type.shape[axis], axis);
+  // The caller's buffers, borrowed: evaluate reads them before returning.
+  auto borrowed = [](const void* data, const TensorType& type) {
+    auto t = std::make_shared<Tensor>();
+    t->type = type;
+    t->data = const_cast<void*>(data);
+    return t;
+  };
+  const Var taken = make_op("Gather", {make_const(borrowed(params, params_type)),
+                                       make_const(borrowed(index, TensorType{index_dtype, index_shape}))},
+                            Attrs().set("axis", axis));
+  return evaluate({taken})[0];
 }
 
 // ------------------------------------------------------------------ builders

@@ -9,23 +9,11 @@
 
 #include "mnnpy/dtype.h"
 #include "mnnpy/tensor.h"
+#include "ops/shape_common.h"  // ScatterUpdates, with_index_type
 
 namespace mnnpy {
 class ThreadPool;
 namespace cpu {
-
-// Calls f with a value of the C++ type of integer dtype t; returns false (f not called) for
-// any other dtype, so that callers can name the problem in their own error.
-template <class F> bool with_index_type(DType t, F&& f) {
-  switch (t) {
-    case DType::Int8: f(int8_t{}); return true;
-    case DType::UInt8: f(uint8_t{}); return true;
-    case DType::Int16: f(int16_t{}); return true;
-    case DType::Int32: f(int32_t{}); return true;
-    case DType::Int64: f(int64_t{}); return true;
-    default: return false;
-  }
-}
 
 // Row-major strides of a shape, in elements.
 std::vector<int64_t> contiguous_strides(const Shape& shape);
@@ -84,7 +72,6 @@ void gather(size_t elem_size, DType index_dtype, const void* src, const void* in
 //   dst[o, index[j], i] = updates[o, j, i], later j winning on repeated indices.
 // Negative indices count from the end once; indices still out of range are skipped.
 // Updates may also be one value for everything, or one row of `inner` for every (o, j).
-enum class ScatterUpdates : uint8_t { Full, Scalar, Row };
 void scatter(size_t elem_size, DType index_dtype, const void* updates, ScatterUpdates kind, const void* index,
              int64_t outer, int64_t axis_size, int64_t num_index, int64_t inner, void* dst, ThreadPool* pool);
 

@@ -31,13 +31,11 @@ class CpuBackend : public Backend {
   void copy_from_host(void* dst, const void* src, size_t bytes) const override { std::memcpy(dst, src, bytes); }
   void copy_to_host(void* dst, const void* src, size_t bytes) const override { std::memcpy(dst, src, bytes); }
 
-  bool supports(const OpDef& op, const KernelContext&) const override {
-    return find_kernel(op.name, name_) || op.cpu_kernel;
-  }
+  bool supports(const OpDef& op, const KernelContext&) const override { return find_kernel(op.name, name_) != nullptr; }
   std::unique_ptr<Kernel> make_kernel(const OpDef& op, const KernelContext& ctx) const override {
-    if (const KernelFactory* factory = find_kernel(op.name, name_)) return (*factory)(ctx);
-    if (!op.cpu_kernel) throw ValueError("op '" + op.name + "' has no CPU kernel");
-    return op.cpu_kernel(ctx);
+    const KernelFactory* factory = find_kernel(op.name, name_);
+    if (!factory) throw ValueError("op '" + op.name + "' has no CPU kernel");
+    return (*factory)(ctx);
   }
   std::unique_ptr<Kernel> make_elementwise_kernel(const std::vector<EwInstr>& program,
                                                   const std::vector<TensorType>& input_types,
