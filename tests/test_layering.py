@@ -15,13 +15,6 @@ from mnnpy import _core, _expr_layout, nn
 SRC = Path(__file__).resolve().parent.parent / "native" / "src"
 ABOVE_BACKENDS = ("python", "runtime", "express", "ops")
 
-# Files above the backends that still include backend headers, being fixed on other branches.
-# This set must be empty: remove each file as its fix is merged.
-PENDING_ELSEWHERE = {
-    "ops/shape_ops.cpp",
-    "ops/shape_index.cpp",
-}
-
 _BACKEND_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]backend/', re.MULTILINE)
 _CPU_NAMESPACE = re.compile(r"\bcpu::")
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
@@ -39,12 +32,40 @@ def _uses_a_backend(path):
 def test_nothing_above_the_backends_includes_backend_headers():
     offenders = {p.relative_to(SRC).as_posix() for folder in ABOVE_BACKENDS for p in _sources(folder)
                  if _uses_a_backend(p)}
-    assert offenders - PENDING_ELSEWHERE == set()
+    assert offenders == set()
 
 
-def test_pending_files_exist():
-    # A renamed or deleted file must leave the set, so that it cannot hide a new offender.
-    assert {f for f in PENDING_ELSEWHERE if not (SRC / f).is_file()} == set()
+# The folders of native/src and what each may include besides itself and the public headers
+# (native/include/mnnpy): the layers' import graph. A new edge is a design decision: add it here
+# and to docs/architecture.md.
+ALLOWED_INCLUDES = {
+    "express": set(),
+    "ops": set(),
+    "runtime": set(),
+    "host": {"ops"},
+    "python": {"ops", "host"},
+    "backend/cpu": {"ops", "host", "runtime"},
+    "backend/test": set(),
+}
+_QUOTED_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
+
+
+def _layer(parts):
+    return "/".join(parts[:2]) if parts[0] == "backend" else parts[0]
+
+
+def test_layers_include_only_what_the_design_allows():
+    found = {}
+    for path in sorted(SRC.rglob("*")):
+        if path.suffix not in (".cpp", ".h"):
+            continue
+        layer = _layer(path.relative_to(SRC).parts)
+        for included in _QUOTED_INCLUDE.findall(path.read_text()):
+            parts = included.split("/")
+            if len(parts) > 1 and parts[0] != "mnnpy" and _layer(parts) != layer:
+                found.setdefault(layer, set()).add(_layer(parts))
+    assert set(found) <= set(ALLOWED_INCLUDES), f"new folders: {set(found) - set(ALLOWED_INCLUDES)}"
+    assert {k: v - ALLOWED_INCLUDES[k] for k, v in found.items() if v - ALLOWED_INCLUDES[k]} == {}
 
 
 def test_the_host_library_uses_no_backend():

@@ -6,6 +6,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mnnpy/elementwise_program.h"  // EwInstr
@@ -97,6 +98,13 @@ const KernelFactory* find_kernel(const std::string& op_name, const std::string& 
 struct KernelRegistrar {
   KernelRegistrar(const std::string& op_name, const std::string& backend_name, KernelFactory factory);
 };
+// A kernel of class K built from `args`, as the factories return it.
+template <class K, class... Args> std::unique_ptr<Kernel> new_kernel(Args&&... args) {
+  return std::unique_ptr<Kernel>(new K(std::forward<Args>(args)...));
+}
+// The factory of a kernel class built from the context alone:
+// MNNPY_REGISTER_KERNEL("Reduce", "cpu", construct_kernel<ReduceKernel>).
+template <class K> std::unique_ptr<Kernel> construct_kernel(const KernelContext& ctx) { return new_kernel<K>(ctx); }
 #define MNNPY_REGISTER_KERNEL(op, backend, ...) \
   static ::mnnpy::KernelRegistrar MNNPY_CONCAT(kernel_registrar_, __LINE__)(op, backend, __VA_ARGS__)
 

@@ -58,9 +58,6 @@ struct OpDef {
   std::string name;
   int min_inputs = 0, max_inputs = 0;  // max -1: variadic
   InferFn infer;
-  // Always null (the registrar refuses anything else): CPU kernels register with
-  // MNNPY_REGISTER_KERNEL. Kept only while positional initializers still name it.
-  KernelFactory cpu_kernel;
   ElementwiseInfo elementwise;  // elementwise ops fuse into one pass by these codes
   bool view_only = false;  // output is a reinterpretation of input 0's bytes (reshape)
   // Bit i set: the kernel may read input i at plan time when it is constant (weights it packs).

@@ -194,8 +194,8 @@ std::vector<TensorType> no_infer(const std::vector<TensorType>&, Attrs&) {
 }
 }  // namespace
 
-MNNPY_REGISTER_OP(OpDef{"Const", 0, 0, no_infer, nullptr, {}, false});
-MNNPY_REGISTER_OP(OpDef{"Input", 0, 0, no_infer, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"Const", 0, 0, no_infer, {}, false});
+MNNPY_REGISTER_OP(OpDef{"Input", 0, 0, no_infer, {}, false});
 
 Var make_scalar(double value, DType t) {
   auto tensor = Tensor::allocate(TensorType{t, {}});

@@ -43,8 +43,8 @@ std::vector<TensorType> infer_canny_derivatives(const std::vector<TensorType>& i
   return {TensorType{DType::UInt8, Shape{dx.shape[0], dx.shape[1]}}};
 }
 
-MNNPY_REGISTER_OP(OpDef{"CvCanny", 1, 1, infer_canny, nullptr, {}, false});
-MNNPY_REGISTER_OP(OpDef{"CvCannyDerivatives", 2, 2, infer_canny_derivatives, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvCanny", 1, 1, infer_canny, {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvCannyDerivatives", 2, 2, infer_canny_derivatives, {}, false});
 
 }  // namespace
 

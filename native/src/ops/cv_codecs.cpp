@@ -31,7 +31,7 @@ std::vector<TensorType> infer_image_decode(const std::vector<TensorType>& in, At
   return {TensorType{sample_bytes == 2 ? DType::Int16 : DType::UInt8, shape}};
 }
 
-MNNPY_REGISTER_OP(OpDef{"CvImageDecode", 1, 1, infer_image_decode, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvImageDecode", 1, 1, infer_image_decode, {}, false});
 
 }  // namespace
 

@@ -92,7 +92,7 @@ std::vector<TensorType> infer_color(const std::vector<TensorType>& in, Attrs& at
   }
 }
 
-MNNPY_REGISTER_OP(OpDef{"CvColor", 1, 2, infer_color, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvColor", 1, 2, infer_color, {}, false});
 
 // ---------------------------------------------------------------- split / merge
 std::vector<TensorType> infer_split(const std::vector<TensorType>& in, Attrs&) {
@@ -101,7 +101,7 @@ std::vector<TensorType> infer_split(const std::vector<TensorType>& in, Attrs&) {
   return std::vector<TensorType>((size_t)x.shape[2], TensorType{x.dtype, Shape{x.shape[0], x.shape[1]}});
 }
 
-MNNPY_REGISTER_OP(OpDef{"CvSplit", 1, 1, infer_split, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvSplit", 1, 1, infer_split, {}, false});
 
 std::vector<TensorType> infer_merge(const std::vector<TensorType>& in, Attrs&) {
   int64_t total = 0;
@@ -114,7 +114,7 @@ std::vector<TensorType> infer_merge(const std::vector<TensorType>& in, Attrs&) {
   return {TensorType{in[0].dtype, Shape{in[0].shape[0], in[0].shape[1], total}}};
 }
 
-MNNPY_REGISTER_OP(OpDef{"CvMerge", 1, -1, infer_merge, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvMerge", 1, -1, infer_merge, {}, false});
 
 }  // namespace
 

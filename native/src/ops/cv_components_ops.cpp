@@ -25,7 +25,7 @@ std::vector<TensorType> infer_label(const std::vector<TensorType>& in, Attrs& at
   return {TensorType{DType::Int32, x.shape}, TensorType{DType::Int64, Shape{1}}};
 }
 
-MNNPY_REGISTER_OP(OpDef{"CvLabelComponents", 1, 1, infer_label, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvLabelComponents", 1, 1, infer_label, {}, false});
 
 std::vector<TensorType> infer_stats(const std::vector<TensorType>& in, Attrs& attrs) {
   if (in[0].dtype != DType::Int32 || in[0].shape.size() != 2) {
@@ -37,7 +37,7 @@ std::vector<TensorType> infer_stats(const std::vector<TensorType>& in, Attrs& at
   return {TensorType{DType::Int32, Shape{count, 5}}, TensorType{DType::Float64, Shape{count, 2}}};
 }
 
-MNNPY_REGISTER_OP(OpDef{"CvComponentStats", 1, 1, infer_stats, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvComponentStats", 1, 1, infer_stats, {}, false});
 
 }  // namespace
 

@@ -73,7 +73,7 @@ std::vector<TensorType> infer_sep_filter(const std::vector<TensorType>& in, Attr
   return {TensorType{out, x.shape}};
 }
 
-MNNPY_REGISTER_OP(OpDef{"CvSepFilter", 3, 3, infer_sep_filter, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvSepFilter", 3, 3, infer_sep_filter, {}, false});
 
 std::vector<TensorType> infer_filter_2d(const std::vector<TensorType>& in, Attrs& attrs) {
   check_image("CvFilter2D", in[0]);
@@ -89,7 +89,7 @@ std::vector<TensorType> infer_filter_2d(const std::vector<TensorType>& in, Attrs
   return {TensorType{out, in[0].shape}};
 }
 
-MNNPY_REGISTER_OP(OpDef{"CvFilter2D", 2, 2, infer_filter_2d, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvFilter2D", 2, 2, infer_filter_2d, {}, false});
 
 std::vector<TensorType> infer_morphology(const std::vector<TensorType>& in, Attrs& attrs) {
   check_image("CvMorphology", in[0]);
@@ -108,7 +108,7 @@ std::vector<TensorType> infer_morphology(const std::vector<TensorType>& in, Attr
   return {in[0]};
 }
 
-MNNPY_REGISTER_OP(OpDef{"CvMorphology", 3, 3, infer_morphology, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvMorphology", 3, 3, infer_morphology, {}, false});
 
 std::vector<TensorType> infer_median(const std::vector<TensorType>& in, Attrs& attrs) {
   check_image("CvMedianBlur", in[0]);
@@ -117,7 +117,7 @@ std::vector<TensorType> infer_median(const std::vector<TensorType>& in, Attrs& a
   return {in[0]};
 }
 
-MNNPY_REGISTER_OP(OpDef{"CvMedianBlur", 1, 1, infer_median, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvMedianBlur", 1, 1, infer_median, {}, false});
 
 std::vector<TensorType> infer_bilateral(const std::vector<TensorType>& in, Attrs& attrs) {
   check_image("CvBilateral8U", in[0]);
@@ -137,7 +137,7 @@ std::vector<TensorType> infer_bilateral(const std::vector<TensorType>& in, Attrs
   return {in[0]};
 }
 
-MNNPY_REGISTER_OP(OpDef{"CvBilateral8U", 3, 3, infer_bilateral, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvBilateral8U", 3, 3, infer_bilateral, {}, false});
 
 }  // namespace
 

@@ -39,7 +39,7 @@ std::vector<TensorType> infer_resize(const std::vector<TensorType>& in, Attrs& a
   return {TensorType{in[0].dtype, out}};
 }
 
-MNNPY_REGISTER_OP(OpDef{"CvResize", 1, 1, infer_resize, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvResize", 1, 1, infer_resize, {}, false});
 
 std::vector<TensorType> infer_flip(const std::vector<TensorType>& in, Attrs& attrs) {
   check_image("CvFlip", in[0]);
@@ -47,7 +47,7 @@ std::vector<TensorType> infer_flip(const std::vector<TensorType>& in, Attrs& att
   return {in[0]};
 }
 
-MNNPY_REGISTER_OP(OpDef{"CvFlip", 1, 1, infer_flip, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvFlip", 1, 1, infer_flip, {}, false});
 
 std::vector<TensorType> infer_copy_make_border(const std::vector<TensorType>& in, Attrs& attrs) {
   check_image("CvCopyMakeBorder", in[0]);
@@ -71,7 +71,7 @@ std::vector<TensorType> infer_copy_make_border(const std::vector<TensorType>& in
   return {TensorType{in[0].dtype, out}};
 }
 
-MNNPY_REGISTER_OP(OpDef{"CvCopyMakeBorder", 1, 1, infer_copy_make_border, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvCopyMakeBorder", 1, 1, infer_copy_make_border, {}, false});
 
 }  // namespace
 

@@ -26,7 +26,7 @@ std::vector<TensorType> infer_threshold(const std::vector<TensorType>& in, Attrs
   return {in[0]};
 }
 
-MNNPY_REGISTER_OP(OpDef{"CvThreshold", 1, 1, infer_threshold, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvThreshold", 1, 1, infer_threshold, {}, false});
 
 using cv_checks::image_channels;
 
@@ -51,7 +51,7 @@ std::vector<TensorType> infer_in_range(const std::vector<TensorType>& in, Attrs&
   return {TensorType{DType::UInt8, Shape{x.shape[0], x.shape[1]}}};
 }
 
-MNNPY_REGISTER_OP(OpDef{"CvInRange", 3, 3, infer_in_range, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvInRange", 3, 3, infer_in_range, {}, false});
 
 std::vector<TensorType> infer_histogram(const std::vector<TensorType>& in, Attrs&) {
   if (in[0].dtype != DType::UInt8) {
@@ -60,7 +60,7 @@ std::vector<TensorType> infer_histogram(const std::vector<TensorType>& in, Attrs
   return {TensorType{DType::Int64, Shape{256}}};
 }
 
-MNNPY_REGISTER_OP(OpDef{"CvHistogram8U", 1, 1, infer_histogram, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvHistogram8U", 1, 1, infer_histogram, {}, false});
 
 }  // namespace
 

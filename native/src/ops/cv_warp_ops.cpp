@@ -97,7 +97,7 @@ std::vector<TensorType> infer_warp(const std::vector<TensorType>& in, Attrs& att
   return {TensorType{in[0].dtype, out}};
 }
 
-MNNPY_REGISTER_OP(OpDef{"CvWarp", 1, 5, infer_warp, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvWarp", 1, 5, infer_warp, {}, false});
 
 std::vector<TensorType> infer_convert_maps(const std::vector<TensorType>& in, Attrs& attrs) {
   const bool from_float = attrs.get_int("from_float") != 0, src_packed = attrs.get_int("src_packed") != 0;
@@ -130,7 +130,7 @@ std::vector<TensorType> infer_convert_maps(const std::vector<TensorType>& in, At
   return {TensorType{DType::Float32, plane}, TensorType{DType::Float32, plane}};
 }
 
-MNNPY_REGISTER_OP(OpDef{"CvConvertMaps", 1, 2, infer_convert_maps, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvConvertMaps", 1, 2, infer_convert_maps, {}, false});
 
 std::vector<TensorType> infer_rect_sub_pix(const std::vector<TensorType>& in, Attrs& attrs) {
   check_image("CvRectSubPix", in[0]);
@@ -149,7 +149,7 @@ std::vector<TensorType> infer_rect_sub_pix(const std::vector<TensorType>& in, At
   return {TensorType{out, image_shape(in[0].shape, height, width)}};
 }
 
-MNNPY_REGISTER_OP(OpDef{"CvRectSubPix", 1, 1, infer_rect_sub_pix, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvRectSubPix", 1, 1, infer_rect_sub_pix, {}, false});
 
 std::vector<TensorType> infer_pyr_down(const std::vector<TensorType>& in, Attrs& attrs) {
   check_image("CvPyrDown", in[0]);
@@ -177,8 +177,8 @@ std::vector<TensorType> infer_pyr_up(const std::vector<TensorType>& in, Attrs& a
   return {TensorType{in[0].dtype, image_shape(in[0].shape, height, width)}};
 }
 
-MNNPY_REGISTER_OP(OpDef{"CvPyrDown", 1, 1, infer_pyr_down, nullptr, {}, false});
-MNNPY_REGISTER_OP(OpDef{"CvPyrUp", 1, 1, infer_pyr_up, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvPyrDown", 1, 1, infer_pyr_down, {}, false});
+MNNPY_REGISTER_OP(OpDef{"CvPyrUp", 1, 1, infer_pyr_up, {}, false});
 
 }  // namespace
 

@@ -119,17 +119,17 @@ struct Registration {
     for (auto& e : kUnary) {
       OpDef def{e.name, 1, 1, [code = e.code](const std::vector<TensorType>& in, Attrs&) {
                   return infer_unary(in, code);
-                }, nullptr, {EwArity::Unary, e.code}, false};
+                }, {EwArity::Unary, e.code}, false};
       OpRegistrar{std::move(def)};
     }
     for (auto& e : kBinary) {
       OpDef def{e.name, 2, 2, [code = e.code](const std::vector<TensorType>& in, Attrs&) {
                   return infer_binary(in, code);
-                }, nullptr, {EwArity::Binary, e.code}, false};
+                }, {EwArity::Binary, e.code}, false};
       OpRegistrar{std::move(def)};
     }
-    OpRegistrar{OpDef{"Where", 3, 3, infer_where, nullptr, {EwArity::Ternary, 0}, false}};
-    OpRegistrar{OpDef{"Cast", 1, 1, infer_cast, nullptr, {EwArity::Cast, 0}, false}};
+    OpRegistrar{OpDef{"Where", 3, 3, infer_where, {EwArity::Ternary, 0}, false}};
+    OpRegistrar{OpDef{"Cast", 1, 1, infer_cast, {EwArity::Cast, 0}, false}};
   }
 };
 Registration registration;

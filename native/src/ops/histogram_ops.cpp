@@ -23,7 +23,7 @@ std::vector<TensorType> infer_bincount(const std::vector<TensorType>& in, Attrs&
   return {TensorType{in.size() == 2 ? DType::Float64 : DType::Int64, Shape{length}}};
 }
 
-MNNPY_REGISTER_OP(OpDef{"Bincount", 1, 2, infer_bincount, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"Bincount", 1, 2, infer_bincount, {}, false});
 
 }  // namespace
 

@@ -24,7 +24,7 @@ std::vector<TensorType> infer_det(const std::vector<TensorType>& in, Attrs&) {
   return {t, t, t};
 }
 
-MNNPY_REGISTER_OP(OpDef{"LinalgDet", 1, 1, infer_det, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"LinalgDet", 1, 1, infer_det, {}, false});
 
 // ---------------------------------------------------------------- solve / inverse
 // Inputs: A [..., n, n] and optionally B [..., n, k] with A's batch shape and dtype (without B:
@@ -45,7 +45,7 @@ std::vector<TensorType> infer_solve(const std::vector<TensorType>& in, Attrs&) {
   return {TensorType{in[0].dtype, out}, TensorType{DType::Int32, d.batch_shape}};
 }
 
-MNNPY_REGISTER_OP(OpDef{"LinalgSolve", 1, 2, infer_solve, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"LinalgSolve", 1, 2, infer_solve, {}, false});
 
 // ---------------------------------------------------------------- Cholesky
 std::vector<TensorType> infer_cholesky(const std::vector<TensorType>& in, Attrs& attrs) {
@@ -54,7 +54,7 @@ std::vector<TensorType> infer_cholesky(const std::vector<TensorType>& in, Attrs&
   return {in[0], TensorType{DType::Int32, d.batch_shape}};
 }
 
-MNNPY_REGISTER_OP(OpDef{"LinalgCholesky", 1, 1, infer_cholesky, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"LinalgCholesky", 1, 1, infer_cholesky, {}, false});
 
 // ---------------------------------------------------------------- QR
 // attr mode: "reduced" (Q [.., m, k], R [.., k, n]), "complete" (Q [.., m, m], R [.., m, n])
@@ -67,7 +67,7 @@ std::vector<TensorType> infer_qr(const std::vector<TensorType>& in, Attrs& attrs
   return {TensorType{in[0].dtype, with(d.batch_shape, {d.m, s.qcols})}, r};
 }
 
-MNNPY_REGISTER_OP(OpDef{"LinalgQR", 1, 1, infer_qr, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"LinalgQR", 1, 1, infer_qr, {}, false});
 
 // ---------------------------------------------------------------- symmetric eigenproblem
 // attrs: lower (read A's lower triangle, else the upper), vectors (0: eigenvalues only).
@@ -80,7 +80,7 @@ std::vector<TensorType> infer_eigh(const std::vector<TensorType>& in, Attrs& att
   return {w, in[0]};
 }
 
-MNNPY_REGISTER_OP(OpDef{"LinalgEigh", 1, 1, infer_eigh, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"LinalgEigh", 1, 1, infer_eigh, {}, false});
 
 // ---------------------------------------------------------------- SVD
 // attrs: full (full_matrices), compute_uv. Outputs U, S, Vh, or S alone.
@@ -96,7 +96,7 @@ std::vector<TensorType> infer_svd(const std::vector<TensorType>& in, Attrs& attr
           TensorType{in[0].dtype, with(d.batch_shape, {full ? d.n : k, d.n})}};
 }
 
-MNNPY_REGISTER_OP(OpDef{"LinalgSVD", 1, 1, infer_svd, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"LinalgSVD", 1, 1, infer_svd, {}, false});
 
 // ---------------------------------------------------------------- 1-D correlation
 // Inputs a [na], v [nv] of one dtype (float32, float64 or int64). attrs: first_lag, count.
@@ -113,7 +113,7 @@ std::vector<TensorType> infer_correlate(const std::vector<TensorType>& in, Attrs
   return {TensorType{t, Shape{count}}};
 }
 
-MNNPY_REGISTER_OP(OpDef{"Correlate1D", 2, 2, infer_correlate, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"Correlate1D", 2, 2, infer_correlate, {}, false});
 
 }  // namespace
 

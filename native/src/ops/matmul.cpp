@@ -67,7 +67,7 @@ std::vector<TensorType> infer_matmul(const std::vector<TensorType>& in, Attrs& a
 }
 
 OpDef matmul_def() {
-  OpDef def{"MatMul", 2, 2, infer_matmul, nullptr, {}, false};
+  OpDef def{"MatMul", 2, 2, infer_matmul, {}, false};
   def.packed_inputs = 1u << 1;  // the right-hand matrix, when it is constant (weights)
   return def;
 }

@@ -32,7 +32,7 @@ std::vector<TensorType> infer_random_fill(const std::vector<TensorType>&, Attrs&
   return {TensorType{dt, checked_shape(attrs, "RandomFill")}};
 }
 
-MNNPY_REGISTER_OP(OpDef{"RandomFill", 0, 0, infer_random_fill, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"RandomFill", 0, 0, infer_random_fill, {}, false});
 
 // attrs: n, seed, stream. Output: a permutation of [0, n) as int64.
 std::vector<TensorType> infer_permutation(const std::vector<TensorType>&, Attrs& attrs) {
@@ -41,7 +41,7 @@ std::vector<TensorType> infer_permutation(const std::vector<TensorType>&, Attrs&
   return {TensorType{DType::Int64, Shape{n}}};
 }
 
-MNNPY_REGISTER_OP(OpDef{"RandomPermutation", 0, 0, infer_permutation, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"RandomPermutation", 0, 0, infer_permutation, {}, false});
 
 // Input: weights (float64, 1-D, non-negative, checked by the caller). attrs: shape, seed,
 // stream. Output: int64 indices drawn with replacement, probability proportional to weight.
@@ -52,7 +52,7 @@ std::vector<TensorType> infer_weighted(const std::vector<TensorType>& in, Attrs&
   return {TensorType{DType::Int64, checked_shape(attrs, "RandomWeightedIndices")}};
 }
 
-MNNPY_REGISTER_OP(OpDef{"RandomWeightedIndices", 1, 1, infer_weighted, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"RandomWeightedIndices", 1, 1, infer_weighted, {}, false});
 
 }  // namespace
 

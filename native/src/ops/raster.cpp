@@ -52,6 +52,6 @@ std::vector<TensorType> infer_raster(const std::vector<TensorType>& in, Attrs& a
 }  // namespace
 
 // Kernels register per backend (backend/<name>/): the CPU's is in backend/cpu/raster_kernel.cpp.
-MNNPY_REGISTER_OP(OpDef{"Raster", 1, -1, infer_raster, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"Raster", 1, -1, infer_raster, {}, false});
 
 }  // namespace mnnpy

@@ -41,7 +41,7 @@ std::vector<TensorType> infer_reduce(const std::vector<TensorType>& in, Attrs& a
   return {TensorType{arg ? DType::Int64 : in[0].dtype, out}};
 }
 
-MNNPY_REGISTER_OP(OpDef{"Reduce", 1, 1, infer_reduce, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"Reduce", 1, 1, infer_reduce, {}, false});
 
 // Variance over one contiguous run of axes (kept as size 1), attrs first, count, ddof (float) and
 // root (1: the standard deviation); float32/float64 in and out.
@@ -57,7 +57,7 @@ std::vector<TensorType> infer_variance(const std::vector<TensorType>& in, Attrs&
   return {TensorType{t, out}};
 }
 
-MNNPY_REGISTER_OP(OpDef{"Variance", 1, 1, infer_variance, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"Variance", 1, 1, infer_variance, {}, false});
 
 const KindInfo* find_kind(const std::string& name) {
   for (auto& k : kKinds) if (name == k.name) return &k;

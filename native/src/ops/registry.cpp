@@ -15,8 +15,6 @@ std::unordered_map<std::string, std::unique_ptr<OpDef>>& registry() {
 
 OpRegistrar::OpRegistrar(OpDef def) {
   auto name = def.name;
-  // One way to give an op a kernel, for every backend alike.
-  if (def.cpu_kernel) throw ValueError("op '" + name + "': CPU kernels register with MNNPY_REGISTER_KERNEL");
   registry()[name] = std::make_unique<OpDef>(std::move(def));
 }
 

@@ -32,7 +32,7 @@ std::vector<TensorType> infer_reshape(const std::vector<TensorType>& in, Attrs& 
 }
 }  // namespace
 
-MNNPY_REGISTER_OP(OpDef{"Reshape", 1, 1, infer_reshape, nullptr, {}, true});
+MNNPY_REGISTER_OP(OpDef{"Reshape", 1, 1, infer_reshape, {}, true});
 
 Var reshape(const Var& v, const Shape& shape) {
   if (v.type().shape == shape) return v;

@@ -51,7 +51,7 @@ std::vector<TensorType> infer_resize(const std::vector<TensorType>& in, Attrs& a
   return {TensorType{DType::Float32, out}};
 }
 
-MNNPY_REGISTER_OP(OpDef{"Resize", 1, 1, infer_resize, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"Resize", 1, 1, infer_resize, {}, false});
 
 // ResizeGrad: the input gradient of Resize. Input g (the output gradient, float32); attrs: the
 // forward node's, plus input_size (the forward input's spatial size). Output: the forward
@@ -69,7 +69,7 @@ std::vector<TensorType> infer_resize_grad(const std::vector<TensorType>& in, Att
   return {TensorType{DType::Float32, out}};
 }
 
-MNNPY_REGISTER_OP(OpDef{"ResizeGrad", 1, 1, infer_resize_grad, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"ResizeGrad", 1, 1, infer_resize_grad, {}, false});
 
 // Every mode is separable and linear in x: the gradient applies the same taps in transpose.
 MNNPY_REGISTER_GRAD("Resize", [](const GradContext& c) {

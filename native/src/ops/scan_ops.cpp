@@ -43,7 +43,7 @@ std::vector<TensorType> infer_cumscan(const std::vector<TensorType>& in, Attrs& 
   return {x};
 }
 
-MNNPY_REGISTER_OP(OpDef{"CumScan", 1, 1, infer_cumscan, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"CumScan", 1, 1, infer_cumscan, {}, false});
 
 std::vector<TensorType> infer_quantile(const std::vector<TensorType>& in, Attrs& attrs) {
   const TensorType& x = in[0];
@@ -123,7 +123,7 @@ MNNPY_REGISTER_GRAD("CumScan", [](const GradContext& c) {
   return std::vector<Var>{result};
 });
 
-MNNPY_REGISTER_OP(OpDef{"Quantile", 2, 2, infer_quantile, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"Quantile", 2, 2, infer_quantile, {}, false});
 
 // The order statistics a quantile reads and the weight of the higher one, as the kernel
 // picks them for q of a row of m values.

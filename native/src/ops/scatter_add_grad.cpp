@@ -57,7 +57,7 @@ std::vector<TensorType> infer_scatter_add(const std::vector<TensorType>& in, Att
   return {TensorType{u.dtype, out}};
 }
 
-MNNPY_REGISTER_OP(OpDef{"ScatterAdd", 2, 2, infer_scatter_add, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"ScatterAdd", 2, 2, infer_scatter_add, {}, false});
 
 // Linear in its updates: the gradient gathers the output gradient back.
 MNNPY_REGISTER_GRAD("ScatterAdd", [](const GradContext& c) {

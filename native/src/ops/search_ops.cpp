@@ -23,7 +23,7 @@ std::vector<TensorType> infer_searchsorted(const std::vector<TensorType>& in, At
   return {TensorType{DType::Int64, in[1].shape}};
 }
 
-MNNPY_REGISTER_OP(OpDef{"SearchSorted", 2, 2, infer_searchsorted, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"SearchSorted", 2, 2, infer_searchsorted, {}, false});
 
 }  // namespace
 

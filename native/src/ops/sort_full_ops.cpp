@@ -29,10 +29,10 @@ std::vector<TensorType> infer_sort_like(const std::vector<TensorType>& in, Attrs
 
 MNNPY_REGISTER_OP(OpDef{"Sort", 1, 1,
                         [](const std::vector<TensorType>& in, Attrs& a) { return infer_sort_like(in, a, "Sort", false); },
-                        nullptr, {}, false});
+                        {}, false});
 MNNPY_REGISTER_OP(OpDef{"ArgSort", 1, 1,
                         [](const std::vector<TensorType>& in, Attrs& a) { return infer_sort_like(in, a, "ArgSort", true); },
-                        nullptr, {}, false});
+                        {}, false});
 
 // Each sorted value's gradient goes back to the position it came from (the stable argsort
 // orders equal values as the sort placed them).
@@ -60,7 +60,7 @@ std::vector<TensorType> infer_isin(const std::vector<TensorType>& in, Attrs& att
   return {TensorType{DType::Bool, in[0].shape}};
 }
 
-MNNPY_REGISTER_OP(OpDef{"IsIn", 2, 2, infer_isin, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"IsIn", 2, 2, infer_isin, {}, false});
 
 }  // namespace
 

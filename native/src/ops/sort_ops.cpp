@@ -48,7 +48,7 @@ std::vector<TensorType> infer_topk(const std::vector<TensorType>& in, Attrs& att
   return {TensorType{x.dtype, out}, TensorType{DType::Int64, out}};
 }
 
-MNNPY_REGISTER_OP(OpDef{"TopK", 1, 1, infer_topk, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"TopK", 1, 1, infer_topk, {}, false});
 
 // The selected values' gradients go back through the indices output.
 MNNPY_REGISTER_GRAD("TopK", [](const GradContext& c) {

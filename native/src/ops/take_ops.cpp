@@ -16,7 +16,7 @@ std::vector<TensorType> infer_take_elements(const std::vector<TensorType>& in, A
   return {TensorType{in[0].dtype, in[1].shape}};
 }
 
-MNNPY_REGISTER_OP(OpDef{"TakeElements", 2, 2, infer_take_elements, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"TakeElements", 2, 2, infer_take_elements, {}, false});
 
 // RepeatElements: numpy.repeat along `axis` (attrs: axis, repeats = one count or one per
 // element of the axis, none negative).
@@ -41,7 +41,7 @@ std::vector<TensorType> infer_repeat_elements(const std::vector<TensorType>& in,
   return {TensorType{in[0].dtype, out}};
 }
 
-MNNPY_REGISTER_OP(OpDef{"RepeatElements", 1, 1, infer_repeat_elements, nullptr, {}, false});
+MNNPY_REGISTER_OP(OpDef{"RepeatElements", 1, 1, infer_repeat_elements, {}, false});
 
 // Positions taken more than once receive the sum of their gradients.
 MNNPY_REGISTER_GRAD("TakeElements", [](const GradContext& c) {

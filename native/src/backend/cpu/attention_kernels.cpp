@@ -55,9 +55,7 @@ class AttentionKernel : public Kernel {
   std::vector<int64_t> offsets_;
 };
 
-MNNPY_REGISTER_KERNEL("ScaledDotProductAttention", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new AttentionKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("ScaledDotProductAttention", "cpu", construct_kernel<AttentionKernel>);
 
 }  // namespace
 

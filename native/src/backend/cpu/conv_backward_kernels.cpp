@@ -164,12 +164,8 @@ class FilterGradKernel : public Kernel {
   cpu::ConvShape shape_;
 };
 
-MNNPY_REGISTER_KERNEL("Conv2DBackpropInput", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new InputGradKernel(ctx));
-});
-MNNPY_REGISTER_KERNEL("Conv2DBackpropFilter", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new FilterGradKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("Conv2DBackpropInput", "cpu", construct_kernel<InputGradKernel>);
+MNNPY_REGISTER_KERNEL("Conv2DBackpropFilter", "cpu", construct_kernel<FilterGradKernel>);
 
 }  // namespace
 

@@ -81,9 +81,7 @@ class Conv2DBlockedKernel : public Kernel {
   conv_common::AlignedFloats weights_;  // packed at plan time when constant
 };
 
-MNNPY_REGISTER_KERNEL("Conv2DBlocked", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new Conv2DBlockedKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("Conv2DBlocked", "cpu", construct_kernel<Conv2DBlockedKernel>);
 
 }  // namespace
 

@@ -108,9 +108,7 @@ class Conv2DKernel : public Kernel {
   conv_common::AlignedFloats weights_, bias_;  // packed at plan time when constant
 };
 
-MNNPY_REGISTER_KERNEL("Conv2D", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new Conv2DKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("Conv2D", "cpu", construct_kernel<Conv2DKernel>);
 
 }  // namespace
 

@@ -28,9 +28,7 @@ class CannyKernel : public Kernel {
   bool l2_;
 };
 
-MNNPY_REGISTER_KERNEL("CvCanny", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new CannyKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("CvCanny", "cpu", construct_kernel<CannyKernel>);
 
 class CannyDerivativesKernel : public Kernel {
  public:
@@ -49,9 +47,7 @@ class CannyDerivativesKernel : public Kernel {
   bool l2_;
 };
 
-MNNPY_REGISTER_KERNEL("CvCannyDerivatives", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new CannyDerivativesKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("CvCannyDerivatives", "cpu", construct_kernel<CannyDerivativesKernel>);
 
 }  // namespace
 

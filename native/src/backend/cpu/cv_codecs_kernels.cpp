@@ -39,9 +39,7 @@ class ImageDecodeKernel : public Kernel {
   int flags_;
 };
 
-MNNPY_REGISTER_KERNEL("CvImageDecode", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new ImageDecodeKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("CvImageDecode", "cpu", construct_kernel<ImageDecodeKernel>);
 
 }  // namespace
 

@@ -58,9 +58,7 @@ class ColorKernel : public Kernel {
   ColorJob job_;
 };
 
-MNNPY_REGISTER_KERNEL("CvColor", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new ColorKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("CvColor", "cpu", construct_kernel<ColorKernel>);
 
 class SplitKernel : public Kernel {
  public:
@@ -89,7 +87,7 @@ class SplitKernel : public Kernel {
 };
 
 MNNPY_REGISTER_KERNEL("CvSplit", "cpu", [](const KernelContext&) {
-  return std::unique_ptr<Kernel>(new SplitKernel());
+  return new_kernel<SplitKernel>();
 });
 
 class MergeKernel : public Kernel {
@@ -118,7 +116,7 @@ class MergeKernel : public Kernel {
 };
 
 MNNPY_REGISTER_KERNEL("CvMerge", "cpu", [](const KernelContext&) {
-  return std::unique_ptr<Kernel>(new MergeKernel());
+  return new_kernel<MergeKernel>();
 });
 
 }  // namespace

@@ -21,9 +21,7 @@ class LabelKernel : public Kernel {
   int connectivity_;
 };
 
-MNNPY_REGISTER_KERNEL("CvLabelComponents", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new LabelKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("CvLabelComponents", "cpu", construct_kernel<LabelKernel>);
 
 class StatsKernel : public Kernel {
  public:
@@ -38,9 +36,7 @@ class StatsKernel : public Kernel {
   int64_t count_;
 };
 
-MNNPY_REGISTER_KERNEL("CvComponentStats", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new StatsKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("CvComponentStats", "cpu", construct_kernel<StatsKernel>);
 
 }  // namespace
 

@@ -64,9 +64,7 @@ class SepFilterKernel : public Kernel {
   cvf::SepFilterPlan plan_;
 };
 
-MNNPY_REGISTER_KERNEL("CvSepFilter", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new SepFilterKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("CvSepFilter", "cpu", construct_kernel<SepFilterKernel>);
 
 class Filter2DKernel : public Kernel {
  public:
@@ -86,9 +84,7 @@ class Filter2DKernel : public Kernel {
   cvf::SepFilterPlan plan_;
 };
 
-MNNPY_REGISTER_KERNEL("CvFilter2D", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new Filter2DKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("CvFilter2D", "cpu", construct_kernel<Filter2DKernel>);
 
 class MorphologyKernel : public Kernel {
  public:
@@ -110,9 +106,7 @@ class MorphologyKernel : public Kernel {
   bool dilate_;
 };
 
-MNNPY_REGISTER_KERNEL("CvMorphology", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new MorphologyKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("CvMorphology", "cpu", construct_kernel<MorphologyKernel>);
 
 class MedianKernel : public Kernel {
  public:
@@ -136,9 +130,7 @@ class MedianKernel : public Kernel {
   cvf::SepFilterPlan plan_;
 };
 
-MNNPY_REGISTER_KERNEL("CvMedianBlur", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new MedianKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("CvMedianBlur", "cpu", construct_kernel<MedianKernel>);
 
 class BilateralKernel : public Kernel {
  public:
@@ -165,9 +157,7 @@ class BilateralKernel : public Kernel {
   cvf::SepFilterPlan plan_;
 };
 
-MNNPY_REGISTER_KERNEL("CvBilateral8U", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new BilateralKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("CvBilateral8U", "cpu", construct_kernel<BilateralKernel>);
 
 }  // namespace
 

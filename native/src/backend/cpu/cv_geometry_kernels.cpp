@@ -54,9 +54,7 @@ class ResizeKernel : public Kernel {
   geo::ResizePlan plan_;
 };
 
-MNNPY_REGISTER_KERNEL("CvResize", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new ResizeKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("CvResize", "cpu", construct_kernel<ResizeKernel>);
 
 class FlipKernel : public Kernel {
  public:
@@ -75,9 +73,7 @@ class FlipKernel : public Kernel {
   int code_;
 };
 
-MNNPY_REGISTER_KERNEL("CvFlip", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new FlipKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("CvFlip", "cpu", construct_kernel<FlipKernel>);
 
 class CopyMakeBorderKernel : public Kernel {
  public:
@@ -95,9 +91,7 @@ class CopyMakeBorderKernel : public Kernel {
   geo::BorderPlan plan_;
 };
 
-MNNPY_REGISTER_KERNEL("CvCopyMakeBorder", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new CopyMakeBorderKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("CvCopyMakeBorder", "cpu", construct_kernel<CopyMakeBorderKernel>);
 
 }  // namespace
 

@@ -29,9 +29,7 @@ class ThresholdKernel : public Kernel {
   double level_, maxval_;
 };
 
-MNNPY_REGISTER_KERNEL("CvThreshold", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new ThresholdKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("CvThreshold", "cpu", construct_kernel<ThresholdKernel>);
 
 class InRangeKernel : public Kernel {
  public:
@@ -57,9 +55,7 @@ class InRangeKernel : public Kernel {
   bool arrays_;
 };
 
-MNNPY_REGISTER_KERNEL("CvInRange", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new InRangeKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("CvInRange", "cpu", construct_kernel<InRangeKernel>);
 
 class HistogramKernel : public Kernel {
  public:
@@ -70,7 +66,7 @@ class HistogramKernel : public Kernel {
 };
 
 MNNPY_REGISTER_KERNEL("CvHistogram8U", "cpu", [](const KernelContext&) {
-  return std::unique_ptr<Kernel>(new HistogramKernel());
+  return new_kernel<HistogramKernel>();
 });
 
 }  // namespace

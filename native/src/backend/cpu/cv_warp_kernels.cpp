@@ -62,9 +62,7 @@ class WarpKernel : public Kernel {
   bool transparent_;
 };
 
-MNNPY_REGISTER_KERNEL("CvWarp", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new WarpKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("CvWarp", "cpu", construct_kernel<WarpKernel>);
 
 class ConvertMapsKernel : public Kernel {
  public:
@@ -85,9 +83,7 @@ class ConvertMapsKernel : public Kernel {
   int64_t n_;
 };
 
-MNNPY_REGISTER_KERNEL("CvConvertMaps", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new ConvertMapsKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("CvConvertMaps", "cpu", construct_kernel<ConvertMapsKernel>);
 
 class RectSubPixKernel : public Kernel {
  public:
@@ -105,9 +101,7 @@ class RectSubPixKernel : public Kernel {
   double cx_, cy_;
 };
 
-MNNPY_REGISTER_KERNEL("CvRectSubPix", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new RectSubPixKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("CvRectSubPix", "cpu", construct_kernel<RectSubPixKernel>);
 
 class PyramidKernel : public Kernel {
  public:
@@ -133,10 +127,10 @@ class PyramidKernel : public Kernel {
 };
 
 MNNPY_REGISTER_KERNEL("CvPyrDown", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new PyramidKernel(ctx, true));
+  return new_kernel<PyramidKernel>(ctx, true);
 });
 MNNPY_REGISTER_KERNEL("CvPyrUp", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new PyramidKernel(ctx, false));
+  return new_kernel<PyramidKernel>(ctx, false);
 });
 
 }  // namespace

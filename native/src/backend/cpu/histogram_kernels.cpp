@@ -24,9 +24,7 @@ class BincountKernel : public Kernel {
   int64_t n_, length_;
 };
 
-MNNPY_REGISTER_KERNEL("Bincount", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new BincountKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("Bincount", "cpu", construct_kernel<BincountKernel>);
 
 }  // namespace
 

@@ -55,12 +55,8 @@ class LayerNormGradKernel : public Kernel {
   float epsilon_ = 1e-5f;
 };
 
-MNNPY_REGISTER_KERNEL("LayerNorm", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new LayerNormKernel(ctx));
-});
-MNNPY_REGISTER_KERNEL("LayerNormGrad", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new LayerNormGradKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("LayerNorm", "cpu", construct_kernel<LayerNormKernel>);
+MNNPY_REGISTER_KERNEL("LayerNormGrad", "cpu", construct_kernel<LayerNormGradKernel>);
 
 }  // namespace
 

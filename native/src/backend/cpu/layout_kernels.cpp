@@ -30,10 +30,10 @@ class ChannelLayoutKernel : public Kernel {
 };
 
 MNNPY_REGISTER_KERNEL("ToBlockedChannels", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new ChannelLayoutKernel(true, ctx));
+  return new_kernel<ChannelLayoutKernel>(true, ctx);
 });
 MNNPY_REGISTER_KERNEL("FromBlockedChannels", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new ChannelLayoutKernel(false, ctx));
+  return new_kernel<ChannelLayoutKernel>(false, ctx);
 });
 
 }  // namespace

@@ -139,27 +139,13 @@ class CorrelateKernel : public Kernel {
   int64_t na_, nv_, first_lag_, count_;
 };
 
-MNNPY_REGISTER_KERNEL("LinalgDet", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new DetKernel(ctx));
-});
-MNNPY_REGISTER_KERNEL("LinalgSolve", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new SolveKernel(ctx));
-});
-MNNPY_REGISTER_KERNEL("LinalgCholesky", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new CholeskyKernel(ctx));
-});
-MNNPY_REGISTER_KERNEL("LinalgQR", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new QrKernel(ctx));
-});
-MNNPY_REGISTER_KERNEL("LinalgEigh", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new EighKernel(ctx));
-});
-MNNPY_REGISTER_KERNEL("LinalgSVD", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new SvdKernel(ctx));
-});
-MNNPY_REGISTER_KERNEL("Correlate1D", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new CorrelateKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("LinalgDet", "cpu", construct_kernel<DetKernel>);
+MNNPY_REGISTER_KERNEL("LinalgSolve", "cpu", construct_kernel<SolveKernel>);
+MNNPY_REGISTER_KERNEL("LinalgCholesky", "cpu", construct_kernel<CholeskyKernel>);
+MNNPY_REGISTER_KERNEL("LinalgQR", "cpu", construct_kernel<QrKernel>);
+MNNPY_REGISTER_KERNEL("LinalgEigh", "cpu", construct_kernel<EighKernel>);
+MNNPY_REGISTER_KERNEL("LinalgSVD", "cpu", construct_kernel<SvdKernel>);
+MNNPY_REGISTER_KERNEL("Correlate1D", "cpu", construct_kernel<CorrelateKernel>);
 
 }  // namespace
 

@@ -126,9 +126,7 @@ class MatMulKernel : public Kernel {
   cpu::PackedB packed_b_;
 };
 
-MNNPY_REGISTER_KERNEL("MatMul", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new MatMulKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("MatMul", "cpu", construct_kernel<MatMulKernel>);
 
 }  // namespace
 

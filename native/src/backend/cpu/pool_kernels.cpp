@@ -71,10 +71,10 @@ class PoolGradKernel : public Kernel {
 };
 
 template <class Plan> KernelFactory pool(bool is_max) {
-  return [is_max](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new PoolKernel<Plan>(is_max, ctx)); };
+  return [is_max](const KernelContext& ctx) { return new_kernel<PoolKernel<Plan>>(is_max, ctx); };
 }
 KernelFactory pool_grad(bool is_max) {
-  return [is_max](const KernelContext& ctx) { return std::unique_ptr<Kernel>(new PoolGradKernel(is_max, ctx)); };
+  return [is_max](const KernelContext& ctx) { return new_kernel<PoolGradKernel>(is_max, ctx); };
 }
 
 MNNPY_REGISTER_KERNEL("MaxPool2D", "cpu", pool<cpu::Pool2D>(true));

@@ -62,15 +62,9 @@ class WeightedKernel : public Kernel {
   uint64_t seed_, stream_;
 };
 
-MNNPY_REGISTER_KERNEL("RandomFill", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new RandomFillKernel(ctx));
-});
-MNNPY_REGISTER_KERNEL("RandomPermutation", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new PermutationKernel(ctx));
-});
-MNNPY_REGISTER_KERNEL("RandomWeightedIndices", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new WeightedKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("RandomFill", "cpu", construct_kernel<RandomFillKernel>);
+MNNPY_REGISTER_KERNEL("RandomPermutation", "cpu", construct_kernel<PermutationKernel>);
+MNNPY_REGISTER_KERNEL("RandomWeightedIndices", "cpu", construct_kernel<WeightedKernel>);
 
 }  // namespace
 

@@ -44,9 +44,7 @@ class RasterKernel : public Kernel {
   alignas(8) unsigned char fill_value_[8] = {};
 };
 
-MNNPY_REGISTER_KERNEL("Raster", "cpu", [](const KernelContext& ctx) -> std::unique_ptr<Kernel> {
-  return std::make_unique<RasterKernel>(ctx);
-});
+MNNPY_REGISTER_KERNEL("Raster", "cpu", construct_kernel<RasterKernel>);
 
 }  // namespace
 

@@ -47,12 +47,8 @@ class VarianceKernel : public Kernel {
   int64_t outer_ = 1, r_ = 1, inner_ = 1;
 };
 
-MNNPY_REGISTER_KERNEL("Reduce", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new ReduceKernel(ctx));
-});
-MNNPY_REGISTER_KERNEL("Variance", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new VarianceKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("Reduce", "cpu", construct_kernel<ReduceKernel>);
+MNNPY_REGISTER_KERNEL("Variance", "cpu", construct_kernel<VarianceKernel>);
 
 }  // namespace
 

@@ -49,9 +49,7 @@ class ResizeKernel : public Kernel {
   cpu::Resize2D plan_;
 };
 
-MNNPY_REGISTER_KERNEL("Resize", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new ResizeKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("Resize", "cpu", construct_kernel<ResizeKernel>);
 
 class ResizeGradKernel : public Kernel {
  public:
@@ -69,9 +67,7 @@ class ResizeGradKernel : public Kernel {
   std::pair<cpu::ResizeAxis, cpu::ResizeAxis> axes_;
 };
 
-MNNPY_REGISTER_KERNEL("ResizeGrad", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new ResizeGradKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("ResizeGrad", "cpu", construct_kernel<ResizeGradKernel>);
 
 }  // namespace
 

@@ -57,12 +57,8 @@ class QuantileKernel : public Kernel {
   cpu::QuantileOptions options_;
 };
 
-MNNPY_REGISTER_KERNEL("CumScan", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new CumScanKernel(ctx));
-});
-MNNPY_REGISTER_KERNEL("Quantile", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new QuantileKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("CumScan", "cpu", construct_kernel<CumScanKernel>);
+MNNPY_REGISTER_KERNEL("Quantile", "cpu", construct_kernel<QuantileKernel>);
 
 }  // namespace
 

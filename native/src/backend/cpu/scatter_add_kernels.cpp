@@ -44,9 +44,7 @@ class ScatterAddKernel : public Kernel {
   ScatterAddLayout layout_;
 };
 
-MNNPY_REGISTER_KERNEL("ScatterAdd", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new ScatterAddKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("ScatterAdd", "cpu", construct_kernel<ScatterAddKernel>);
 
 }  // namespace
 

@@ -27,9 +27,7 @@ class SearchSortedKernel : public Kernel {
   bool right_;
 };
 
-MNNPY_REGISTER_KERNEL("SearchSorted", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new SearchSortedKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("SearchSorted", "cpu", construct_kernel<SearchSortedKernel>);
 
 }  // namespace
 

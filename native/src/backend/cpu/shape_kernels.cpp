@@ -17,10 +17,6 @@ namespace mnnpy {
 
 namespace {
 
-template <class K, class... A> std::unique_ptr<Kernel> make_kernel(A&&... a) {
-  return std::unique_ptr<Kernel>(new K(std::forward<A>(a)...));
-}
-
 // One strided copy from input 0 (at a byte offset) to the contiguous output.
 class CopyKernel : public Kernel {
  public:
@@ -40,13 +36,13 @@ MNNPY_REGISTER_KERNEL("Transpose", "cpu", [](const KernelContext& ctx) {
   std::vector<int64_t> src;
   for (int64_t p : ctx.attrs.get_ints("perm")) src.push_back(in_strides[p]);
   const Shape& out = ctx.output_types[0].shape;
-  return make_kernel<CopyKernel>(cpu::StridedCopy(dtype_size(ctx.input_types[0].dtype), out, src, row_major_strides(out)),
+  return new_kernel<CopyKernel>(cpu::StridedCopy(dtype_size(ctx.input_types[0].dtype), out, src, row_major_strides(out)),
                                  0);
 });
 
 MNNPY_REGISTER_KERNEL("BroadcastTo", "cpu", [](const KernelContext& ctx) {
   const Shape& out = ctx.output_types[0].shape;
-  return make_kernel<CopyKernel>(cpu::StridedCopy(dtype_size(ctx.input_types[0].dtype), out,
+  return new_kernel<CopyKernel>(cpu::StridedCopy(dtype_size(ctx.input_types[0].dtype), out,
                                                   broadcast_strides(ctx.input_types[0].shape, out),
                                                   row_major_strides(out)),
                                  0);
@@ -87,8 +83,8 @@ class JoinRowsKernel : public Kernel {
   bool join_;
 };
 
-MNNPY_REGISTER_KERNEL("Concat", "cpu", [](const KernelContext& ctx) { return make_kernel<JoinRowsKernel>(ctx, true); });
-MNNPY_REGISTER_KERNEL("Split", "cpu", [](const KernelContext& ctx) { return make_kernel<JoinRowsKernel>(ctx, false); });
+MNNPY_REGISTER_KERNEL("Concat", "cpu", [](const KernelContext& ctx) { return new_kernel<JoinRowsKernel>(ctx, true); });
+MNNPY_REGISTER_KERNEL("Split", "cpu", [](const KernelContext& ctx) { return new_kernel<JoinRowsKernel>(ctx, false); });
 
 // ------------------------------------------------------------------ StridedSlice / SliceAssign
 MNNPY_REGISTER_KERNEL("StridedSlice", "cpu", [](const KernelContext& ctx) {
@@ -96,7 +92,7 @@ MNNPY_REGISTER_KERNEL("StridedSlice", "cpu", [](const KernelContext& ctx) {
   const Box b = read_box(ctx.attrs, shape);
   auto [strides, offset] = box_strides(b, shape);
   const size_t es = dtype_size(ctx.input_types[0].dtype);
-  return make_kernel<CopyKernel>(cpu::StridedCopy(es, b.size, strides, row_major_strides(b.size)),
+  return new_kernel<CopyKernel>(cpu::StridedCopy(es, b.size, strides, row_major_strides(b.size)),
                                  offset * (int64_t)es);
 });
 
@@ -122,7 +118,7 @@ class SliceAssignKernel : public Kernel {
   int64_t offset_bytes_ = 0;
 };
 
-MNNPY_REGISTER_KERNEL("SliceAssign", "cpu", [](const KernelContext& ctx) { return make_kernel<SliceAssignKernel>(ctx); });
+MNNPY_REGISTER_KERNEL("SliceAssign", "cpu", construct_kernel<SliceAssignKernel>);
 
 // ------------------------------------------------------------------ Gather / Scatter
 // The data's shape around the axis, the element size and the indices, as both kernels need them.
@@ -152,7 +148,7 @@ class GatherKernel : public Kernel {
   AlongAxis a_;
 };
 
-MNNPY_REGISTER_KERNEL("Gather", "cpu", [](const KernelContext& ctx) { return make_kernel<GatherKernel>(ctx); });
+MNNPY_REGISTER_KERNEL("Gather", "cpu", construct_kernel<GatherKernel>);
 
 class ScatterKernel : public Kernel {
  public:
@@ -172,7 +168,7 @@ class ScatterKernel : public Kernel {
   ScatterUpdates updates_;
 };
 
-MNNPY_REGISTER_KERNEL("Scatter", "cpu", [](const KernelContext& ctx) { return make_kernel<ScatterKernel>(ctx); });
+MNNPY_REGISTER_KERNEL("Scatter", "cpu", construct_kernel<ScatterKernel>);
 
 // ------------------------------------------------------------------ Pad
 class PadKernel : public Kernel {
@@ -205,7 +201,7 @@ class PadKernel : public Kernel {
   alignas(8) unsigned char fill_[8] = {};
 };
 
-MNNPY_REGISTER_KERNEL("Pad", "cpu", [](const KernelContext& ctx) { return make_kernel<PadKernel>(ctx); });
+MNNPY_REGISTER_KERNEL("Pad", "cpu", construct_kernel<PadKernel>);
 
 // ------------------------------------------------------------------ Iota
 class IotaKernel : public Kernel {
@@ -222,7 +218,7 @@ class IotaKernel : public Kernel {
   std::vector<int64_t> strides_;
 };
 
-MNNPY_REGISTER_KERNEL("Iota", "cpu", [](const KernelContext& ctx) { return make_kernel<IotaKernel>(ctx); });
+MNNPY_REGISTER_KERNEL("Iota", "cpu", construct_kernel<IotaKernel>);
 
 }  // namespace
 

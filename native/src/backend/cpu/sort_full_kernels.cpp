@@ -49,14 +49,12 @@ class IsInKernel : public Kernel {
 };
 
 MNNPY_REGISTER_KERNEL("Sort", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new SortKernel(ctx, false));
+  return new_kernel<SortKernel>(ctx, false);
 });
 MNNPY_REGISTER_KERNEL("ArgSort", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new SortKernel(ctx, true));
+  return new_kernel<SortKernel>(ctx, true);
 });
-MNNPY_REGISTER_KERNEL("IsIn", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new IsInKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("IsIn", "cpu", construct_kernel<IsInKernel>);
 
 }  // namespace
 

@@ -32,9 +32,7 @@ class TopKKernel : public Kernel {
   int64_t outer_ = 1, n_ = 1, inner_ = 1;
 };
 
-MNNPY_REGISTER_KERNEL("TopK", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new TopKKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("TopK", "cpu", construct_kernel<TopKKernel>);
 
 }  // namespace
 

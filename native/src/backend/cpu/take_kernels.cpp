@@ -47,12 +47,8 @@ class RepeatElementsKernel : public Kernel {
   int64_t outer_ = 1, n_ = 1, inner_ = 1;
 };
 
-MNNPY_REGISTER_KERNEL("TakeElements", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new TakeElementsKernel(ctx));
-});
-MNNPY_REGISTER_KERNEL("RepeatElements", "cpu", [](const KernelContext& ctx) {
-  return std::unique_ptr<Kernel>(new RepeatElementsKernel(ctx));
-});
+MNNPY_REGISTER_KERNEL("TakeElements", "cpu", construct_kernel<TakeElementsKernel>);
+MNNPY_REGISTER_KERNEL("RepeatElements", "cpu", construct_kernel<RepeatElementsKernel>);
 
 }  // namespace
 
