@@ -13,6 +13,7 @@ import pytest
 
 import mnnpy
 import mnnpy.numpy as mp
+import mnnpy.cv as mcv
 from mnnpy import expr as F
 
 from helpers import RTOL_TRANSCENDENTAL, assert_same, product_error_bound, random_array
@@ -58,7 +59,7 @@ def mixed_graph(arrays):
     a, b, w, v = (F.const(arrays[k]) for k in "abwv")
     h = F.relu(a * b + a)                                   # test: one fused program
     m = F.matmul(h, w)                                      # test
-    e = F.exp(F.reshape(m, (16, 8)) * F.const(np.float32(0.01)))  # CPU: Exp is not supported
+    e = F.sin(F.reshape(m, (16, 8)) * F.const(np.float32(0.01)))  # CPU: Sin is not supported
     y = F.matmul(F.reshape(e, (8, 16)), w)                  # test
     counts = F.cast(y, np.int32) + F.cast(v, np.int32)       # CPU: int32
     return [y, counts]
@@ -115,8 +116,8 @@ def test_mixed_graph_equals_cpu_with_fallbacks_and_border_copies(test_backend, r
     assert on_device == ["Fused(Mul,Add,Relu)", "MatMul", "MatMul"]
     assert len(fell_back) == len(cpu_profile) - 3 and all(s["backend"] == "cpu" for s in compute_steps(test_profile)
                                                          if s["fallback"])
-    # In: a, b, w (once, though both MatMuls read it) and the Exp result; out: the first MatMul's
-    # result (read through a view) for Exp, and the second's for the int32 part (one copy serves both
+    # In: a, b, w (once, though both MatMuls read it) and the Sin result; out: the first MatMul's
+    # result (read through a view) for Sin, and the second's for the int32 part (one copy serves both
     # the CPU's Cast and the returned y).
     assert len(copy_steps(test_profile, "cpu->test")) == 4
     assert len(copy_steps(test_profile, "test->cpu")) == 2
@@ -143,10 +144,10 @@ def test_fully_supported_graph_copies_only_at_the_ends(test_backend, rng):
 
 def test_graph_without_supported_nodes_has_no_copies(test_backend, rng):
     x = random_array(rng, (5, 7), "float32", -3, 3)
-    (on_cpu,), _ = profiled(lambda: [F.exp(F.const(x) * F.const(x) - F.const(x))], "cpu")
-    (ours,), profile = profiled(lambda: [F.exp(F.const(x) * F.const(x) - F.const(x))], "test")
+    (on_cpu,), _ = profiled(lambda: [F.sin(F.const(x) * F.const(x) - F.const(x))], "cpu")
+    (ours,), profile = profiled(lambda: [F.sin(F.const(x) * F.const(x) - F.const(x))], "test")
     np.testing.assert_array_equal(ours, on_cpu)
-    assert [s["op"] for s in profile] == ["Fused(Mul,Sub,Exp)"] and profile[0]["fallback"]
+    assert [s["op"] for s in profile] == ["Fused(Mul,Sub,Sin)"] and profile[0]["fallback"]
 
 
 def test_plans_are_cached_per_backend(test_backend, rng):
@@ -397,6 +398,80 @@ def test_blocked_channel_conversions_lower_to_raster(test_backend, shape):
     y = np.ascontiguousarray(blocked)
     back = lowered_on_test_backend(lambda: mnnpy._core.op("FromBlockedChannels", [F.const(y)], {}))
     assert_bitwise_equal(back, x)
+
+
+# ---------------------------------------------------------------- composite ops into primitives
+def test_cv_split_and_merge_lower_to_raster(test_backend):
+    image = fresh_float32((5, 7, 3))
+    channels = lowered_on_test_backend(lambda: mcv.split(F.const(image))[1])
+    assert_bitwise_equal(channels, image[:, :, 1])
+    parts = [fresh_float32((5, 7)), fresh_float32((5, 7, 2))]
+    merged = lowered_on_test_backend(lambda: mcv.merge([F.const(p) for p in parts]))
+    assert_bitwise_equal(merged, np.dstack(parts))
+
+
+@pytest.mark.parametrize("code, flipped", [(0, lambda a: a[::-1]), (1, lambda a: a[:, ::-1]),
+                                           (-1, lambda a: a[::-1, ::-1])])
+@pytest.mark.parametrize("shape", [(4, 6), (3, 5, 3), (1, 1)])
+def test_cv_flip_lowers_to_raster(test_backend, code, flipped, shape):
+    image = fresh_float32(shape)
+    assert_bitwise_equal(lowered_on_test_backend(lambda: mcv.flip(F.const(image), code)), flipped(image))
+
+
+def test_layer_norm_decomposes_into_reductions_and_elementwise_work(test_backend, rng):
+    x = random_array(rng, (6, 4, 24), "float32", -3, 3)
+    gamma, beta = random_array(rng, (4, 24), "float32", -2, 2), random_array(rng, (4, 24), "float32", -2, 2)
+    eps = 1e-5
+    ours = lowered_on_test_backend(lambda: mnnpy._core.op("LayerNorm", [F.const(a) for a in (x, gamma, beta)],
+                                                          {"axis": 1, "epsilon": eps}))
+    xd, gd, bd = f64(x, gamma, beta)
+    mean = xd.mean(axis=(1, 2), keepdims=True)
+    sigma = np.sqrt(((xd - mean) ** 2).mean(axis=(1, 2), keepdims=True) + eps)
+    normalized = (xd - mean) / sigma
+    # n = 96 terms per mean: the mean is off by at most gamma_n mean|x|, which shifts every
+    # normalized value by that over sigma; the variance, rsqrt (vector math) and the three
+    # products and sums after it add relative errors of (n + 8) u and rsqrt's accuracy.
+    n = 96
+    gamma_n = n * U32 / (1 - n * U32)
+    mean_shift = gamma_n * np.abs(xd).mean(axis=(1, 2), keepdims=True) / sigma
+    relative = 2 * (n + 8) * U32 + RTOL_TRANSCENDENTAL["float32"]
+    bound = np.abs(gd) * (relative * np.abs(normalized) + 2 * mean_shift) + U32 * np.abs(bd)
+    assert np.all(np.abs(ours - (normalized * gd + bd)) <= bound)
+
+
+def test_attention_decomposes_into_matmuls_and_a_softmax(test_backend, rng):
+    q, kt, v = (random_array(rng, s, "float32", -1, 1) for s in [(2, 5, 8), (2, 8, 7), (2, 7, 6)])
+    mask = random_array(rng, (5, 7), "float32", -2, 0)
+    scale = 0.35
+    ours = lowered_on_test_backend(lambda: mnnpy._core.op(
+        "ScaledDotProductAttention", [F.const(a) for a in (q, kt, v, mask)], {"scale": scale}))
+    qd, ktd, vd, md = f64(q, kt, v, mask)
+    scores = qd @ ktd * scale + md
+    p = np.exp(scores - scores.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    # Each score is off by at most scale gamma_8 (|q| @ |kt|) plus two roundings (scale, mask);
+    # a softmax weight then by twice its row's largest score error (its exp and the normalizing
+    # sum), exp's accuracy and the T + 2 roundings of the sum and division; the last product adds
+    # gamma_T (p @ |v|).
+    score_error = scale * product_error_bound(q, kt, U32) + 2 * U32 * np.abs(scores)
+    weight_relative = (2 * score_error.max(-1, keepdims=True) + RTOL_TRANSCENDENTAL["float32"] + 9 * U32)
+    t = 7
+    bound = (weight_relative + t * U32 / (1 - t * U32)) * (p @ np.abs(vd))
+    assert np.all(np.abs(ours - p @ vd) <= bound)
+
+
+@pytest.mark.parametrize("ddof", [0, 1])
+def test_variance_decomposes_into_two_passes(test_backend, rng, ddof):
+    x = random_array(rng, (5, 40), "float32", -4, 4)
+    ours = lowered_on_test_backend(lambda: mp.var(F.const(x), axis=1, ddof=ddof))
+    xd = f64(x)[0]
+    exact = xd.var(axis=1, ddof=ddof)
+    # n = 40: the mean within gamma_n mean|x| (its error enters squared), then n + 3 roundings of
+    # the squares, their sum and the division.
+    n = 40
+    gamma_n = n * U32 / (1 - n * U32)
+    bound = 2 * (n + 3) * U32 * exact + n / (n - ddof) * (gamma_n * np.abs(xd).mean(axis=1)) ** 2
+    assert np.all(np.abs(ours - exact) <= bound)
 
 
 # ---------------------------------------------------------------- every op on every backend

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "mnnpy/linalg.h"
+#include "mnnpy/lowering.h"
 #include "mnnpy/op_registry.h"
 #include "ops/grad_common.h"
 
@@ -68,23 +70,33 @@ OpDef attention_def() {
 
 MNNPY_REGISTER_OP(attention_def());
 
+// The attention weights p = softmax(q kt * scale + mask) over the last axis (the maximum
+// subtracted first, as the kernel does), from q, kt and the optional mask of a node's inputs.
+Var attention_weights(const std::vector<Var>& in, double scale) {
+  Var scores = grad::scale(matmul(in[0], in[1]), scale);
+  if (in.size() > 3) scores = grad::add(scores, in[3]);
+  const std::vector<int64_t> last{(int64_t)in[0].type().shape.size() - 1};
+  const Var shifted = unary("Exp", grad::sub(scores, reduce("max", scores, last, true)));
+  return grad::div(shifted, reduce("sum", shifted, last, true));
+}
+
+// On a backend without the fused kernel: two MatMuls around a softmax.
+MNNPY_REGISTER_DECOMPOSITION("ScaledDotProductAttention", [](const std::vector<Var>& in, const Attrs& attrs,
+                                                             const std::vector<TensorType>&) {
+  return std::vector<Var>{matmul(attention_weights(in, attrs.get_float("scale")), in[2])};
+});
+
 // Recomputes the attention weights p = softmax(q kt * scale + mask), then with ds = p * (dp -
 // sum(dp * p)) and dp = g v^T: dq = ds kt^T * scale, dkt = q^T ds * scale, dv = p^T g, dmask = ds.
 MNNPY_REGISTER_GRAD("ScaledDotProductAttention", [](const GradContext& c) {
   const Var &q = c.input(0), &kt = c.input(1), &v = c.input(2), &g = c.grad();
   const double scale = c.node.attrs.get_float("scale");
-  auto mm = [](const Var& a, const Var& b, bool ta, bool tb) {
-    return make_op("MatMul", {a, b}, Attrs().set("transpose_a", (int64_t)ta).set("transpose_b", (int64_t)tb));
-  };
   const int64_t last = (int64_t)q.type().shape.size() - 1;
-  Var scores = grad::scale(mm(q, kt, false, false), scale);
-  if (c.node.inputs.size() > 3) scores = grad::add(scores, c.input(3));
-  const Var shifted = unary("Exp", grad::sub(scores, reduce("max", scores, std::vector<int64_t>{last}, true)));
-  const Var p = grad::div(shifted, reduce("sum", shifted, std::vector<int64_t>{last}, true));
-  const Var dp = mm(g, v, false, true);
+  const Var p = attention_weights(c.node.inputs, scale);
+  const Var dp = matmul(g, v, false, true);
   const Var ds = grad::mul(p, grad::sub(dp, reduce("sum", grad::mul(dp, p), std::vector<int64_t>{last}, true)));
-  std::vector<Var> result{grad::scale(mm(ds, kt, false, true), scale), grad::scale(mm(q, ds, true, false), scale),
-                          mm(p, g, true, false)};
+  std::vector<Var> result{grad::scale(matmul(ds, kt, false, true), scale), grad::scale(matmul(q, ds, true, false), scale),
+                          matmul(p, g, true, false)};
   if (c.node.inputs.size() > 3) result.push_back(sum_to_shape(ds, c.input(3).type().shape));
   return result;
 });

@@ -6,6 +6,7 @@
 // The front-end (mnnpy/cv/_color.py) maps OpenCV's codes to these and checks the arguments.
 #include <string>
 
+#include "mnnpy/lowering.h"
 #include "mnnpy/op_registry.h"
 #include "ops/cv_color_kind.h"
 
@@ -103,6 +104,18 @@ std::vector<TensorType> infer_split(const std::vector<TensorType>& in, Attrs&) {
 
 MNNPY_REGISTER_OP(OpDef{"CvSplit", 1, 1, infer_split, {}, false});
 
+// Channel k of an HxWxC image: a Raster reading every C-th element from k.
+MNNPY_REGISTER_DECOMPOSITION("CvSplit", [](const std::vector<Var>& in, const Attrs&,
+                                           const std::vector<TensorType>& outputs) {
+  const Shape& x = in[0].type().shape;
+  std::vector<Var> channels;
+  for (int64_t k = 0; k < x[2]; ++k) {
+    const RasterRegion region{0, k, 0, {x[0], x[1]}, {x[1] * x[2], x[2]}, {x[1], 1}};
+    channels.push_back(raster({in[0]}, outputs[k].shape, {region}));
+  }
+  return channels;
+});
+
 std::vector<TensorType> infer_merge(const std::vector<TensorType>& in, Attrs&) {
   int64_t total = 0;
   for (const TensorType& t : in) {
@@ -115,6 +128,21 @@ std::vector<TensorType> infer_merge(const std::vector<TensorType>& in, Attrs&) {
 }
 
 MNNPY_REGISTER_OP(OpDef{"CvMerge", 1, -1, infer_merge, {}, false});
+
+// Each input's channels written at its channel offset of the HxWxC result: one Raster.
+MNNPY_REGISTER_DECOMPOSITION("CvMerge", [](const std::vector<Var>& in, const Attrs&,
+                                           const std::vector<TensorType>& outputs) {
+  const Shape& out = outputs[0].shape;
+  std::vector<RasterRegion> regions;
+  int64_t offset = 0;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const int64_t c = channels_of(in[i].type());
+    regions.push_back(RasterRegion{(int64_t)i, 0, offset, {out[0], out[1], c}, {out[1] * c, c, 1},
+                                   {out[1] * out[2], out[2], 1}});
+    offset += c;
+  }
+  return std::vector<Var>{raster(in, out, regions)};
+});
 
 }  // namespace
 

@@ -8,6 +8,7 @@
 //   channel, already saturated to the image's type; absent ones are 0).
 #include <string>
 
+#include "mnnpy/lowering.h"
 #include "mnnpy/op_registry.h"
 #include "ops/cv_image_checks.h"
 
@@ -48,6 +49,20 @@ std::vector<TensorType> infer_flip(const std::vector<TensorType>& in, Attrs& att
 }
 
 MNNPY_REGISTER_OP(OpDef{"CvFlip", 1, 1, infer_flip, {}, false});
+
+// One Raster reading rows (code 0 or < 0) and columns (code > 0 or < 0) backwards.
+MNNPY_REGISTER_DECOMPOSITION("CvFlip", [](const std::vector<Var>& in, const Attrs& attrs,
+                                          const std::vector<TensorType>& outputs) {
+  const Shape& x = in[0].type().shape;
+  const int64_t code = attrs.get_int("code");
+  RasterRegion region{0, 0, 0, x, row_major_strides(x), row_major_strides(x)};
+  for (int axis = 0; axis < 2; ++axis) {
+    if (axis == 0 ? code > 0 : code == 0) continue;  // that axis keeps its order
+    region.src_offset += (x[axis] - 1) * region.src_strides[axis];
+    region.src_strides[axis] = -region.src_strides[axis];
+  }
+  return std::vector<Var>{raster(in, outputs[0].shape, {region})};
+});
 
 std::vector<TensorType> infer_copy_make_border(const std::vector<TensorType>& in, Attrs& attrs) {
   check_image("CvCopyMakeBorder", in[0]);

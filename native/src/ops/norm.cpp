@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "mnnpy/lowering.h"
 #include "mnnpy/op_registry.h"
 #include "ops/grad_common.h"
 
@@ -54,6 +55,21 @@ OpDef layer_norm_def() {
 }
 
 MNNPY_REGISTER_OP(layer_norm_def());
+
+// On a backend without LayerNorm: two mean reductions over the normalized axes and elementwise
+// work, (x - mean) * rsqrt(mean((x - mean)^2) + epsilon) * gamma + beta, as the kernel computes it.
+MNNPY_REGISTER_DECOMPOSITION("LayerNorm", [](const std::vector<Var>& in, const Attrs& attrs,
+                                             const std::vector<TensorType>&) {
+  const Var& x = in[0];
+  std::vector<int64_t> axes;
+  for (int64_t i = attrs.get_int("axis"); i < (int64_t)x.type().shape.size(); ++i) axes.push_back(i);
+  const Var centered = grad::sub(x, reduce("mean", x, axes, true));
+  const Var variance = reduce("mean", grad::mul(centered, centered), axes, true);
+  Var y = grad::mul(centered, unary("Rsqrt", grad::add(variance, grad::scalar_like(x, attrs.get_float("epsilon")))));
+  if (in.size() > 1) y = grad::mul(y, in[1]);
+  if (in.size() > 2) y = grad::add(y, in[2]);
+  return std::vector<Var>{y};
+});
 
 // LayerNormGrad: the backward pass of LayerNorm in one kernel.
 //   inputs: x, g (the output gradient, x's shape), optional gamma; all float32

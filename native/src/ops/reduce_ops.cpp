@@ -2,6 +2,7 @@
 // turns any axis set into a chain of those, applies NumPy's result dtypes and computes mean.
 #include <algorithm>
 
+#include "mnnpy/lowering.h"
 #include "mnnpy/op_registry.h"
 #include "mnnpy/ops.h"
 #include "ops/grad_common.h"
@@ -58,6 +59,24 @@ std::vector<TensorType> infer_variance(const std::vector<TensorType>& in, Attrs&
 }
 
 MNNPY_REGISTER_OP(OpDef{"Variance", 1, 1, infer_variance, {}, false});
+
+// On a backend without the Variance kernel: NumPy's two passes, sum((x - mean)^2) / (N - ddof)
+// (a non-positive divisor gives inf or nan, as NumPy's), and its square root for root.
+MNNPY_REGISTER_DECOMPOSITION("Variance", [](const std::vector<Var>& in, const Attrs& attrs,
+                                            const std::vector<TensorType>&) {
+  const Var& x = in[0];
+  const int64_t first = attrs.get_int("first"), count = attrs.get_int("count");
+  std::vector<int64_t> axes;
+  int64_t n = 1;
+  for (int64_t i = first; i < first + count; ++i) {
+    axes.push_back(i);
+    n *= x.type().shape[i];
+  }
+  const Var centered = grad::sub(x, reduce("mean", x, axes, true));
+  const double divisor = std::max(0.0, (double)n - attrs.get_float("ddof"));
+  const Var variance = grad::div(reduce("sum", grad::mul(centered, centered), axes, true), grad::scalar_like(x, divisor));
+  return std::vector<Var>{attrs.get_int("root") ? unary("Sqrt", variance) : variance};
+});
 
 const KindInfo* find_kind(const std::string& name) {
   for (auto& k : kKinds) if (name == k.name) return &k;

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "mnnpy/backend.h"
 
@@ -60,11 +61,47 @@ std::map<std::string, DecomposeFn>& decompositions() {
   return table;
 }
 
+// Whether `backend` runs node `n`: its kernel, or for an elementwise op, the one-instruction
+// program the executor would fuse it into.
 bool runs_on(const Backend& backend, const Node& n) {
   std::vector<TensorType> input_types;
   for (const Var& v : n.inputs) input_types.push_back(v.type());
+  if (n.op->elementwise.arity != EwArity::None) {
+    std::vector<EwInstr> program;
+    EwInstr op;
+    op.arity = n.op->elementwise.arity;
+    op.code = n.op->elementwise.code;
+    op.in_dtype = input_types[op.arity == EwArity::Ternary ? 1 : 0].dtype;
+    op.out_dtype = n.outputs[0].dtype;
+    int* operands[3] = {&op.a, &op.b, &op.c};
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      EwInstr load;
+      load.a = (int)k;
+      program.push_back(load);
+      *operands[k] = (int)k;
+    }
+    program.push_back(op);
+    return backend.make_elementwise_kernel(program, input_types, n.outputs[0]) != nullptr;
+  }
   const std::vector<const Tensor*> constants(n.inputs.size(), nullptr);
   return backend.supports(*n.op, KernelContext{n.attrs, input_types, n.outputs, constants});
+}
+
+// Whether `backend` runs every node a decomposition built: those between its outputs and the
+// values it was given (`inputs`) or constants.
+bool runs_whole(const Backend& backend, const std::vector<Var>& outputs, const std::vector<Var>& inputs) {
+  std::unordered_set<const Node*> seen;
+  for (const Var& v : inputs) seen.insert(v.node.get());
+  std::vector<const Node*> work;
+  for (const Var& v : outputs) work.push_back(v.node.get());
+  while (!work.empty()) {
+    const Node* n = work.back();
+    work.pop_back();
+    if (!seen.insert(n).second || n->kind != NodeKind::Op || n->computed()) continue;
+    if (!runs_on(backend, *n)) return false;
+    for (const Var& v : n->inputs) work.push_back(v.node.get());
+  }
+  return true;
 }
 }  // namespace
 
@@ -110,9 +147,8 @@ std::vector<Var> lower_for_backend(const std::vector<Var>& targets, const Backen
       const DecomposeFn* decompose = find_decomposition(node->op->name);
       if (decompose && !runs_on(backend, *node)) {
         outputs = (*decompose)(inputs, node->attrs, node->outputs);
-        bool all_run = true;
-        for (const Var& out : outputs) all_run = all_run && (out.node->kind != NodeKind::Op || runs_on(backend, *out.node));
-        if (!all_run) outputs.clear();  // the CPU would run the primitives instead of the op: no gain
+        // Where the CPU would run some of the primitives instead of the op, there is no gain.
+        if (!runs_whole(backend, outputs, inputs)) outputs.clear();
       }
       if (outputs.empty() && changed) outputs = make_op_multi(*node->op, inputs, node->attrs);
       lowered[node] = std::move(outputs);

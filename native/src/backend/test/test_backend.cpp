@@ -1,9 +1,10 @@
 // The "test" backend: proves placement and copies without a device. Its buffers are kept apart
 // from host memory (their bytes are stored scrambled, so a CPU kernel handed one directly
 // computes garbage and the tests' comparisons with the CPU catch it), it supports a subset of
-// ops (float32 elementwise programs of Add, Mul and Relu, float32 MatMul, and Raster, to which
-// data-movement ops lower), and its kernels
-// copy their inputs to the host, run the CPU's kernel and copy the results back.
+// ops on float32 (elementwise programs of the arithmetic a normalization or a softmax needs,
+// MatMul, Reduce, and Raster, to which data-movement ops lower; composite ops such as LayerNorm
+// and attention decompose into these), and its kernels copy their inputs to the host, run the
+// CPU's kernel and copy the results back. Other elementwise math (Sin, Tanh...) falls back.
 // Hidden until mnnpy._core.enable_test_backend(True).
 #include <cstdint>
 #include <cstring>
@@ -49,11 +50,13 @@ void check_buffer(const void* device_ptr, size_t bytes) {
 
 bool is_listed_elementwise(const EwInstr& ins) {
   if (ins.arity == EwArity::None) return true;  // a load
-  static const OpDef* add = find_op("Add");
-  static const OpDef* mul = find_op("Mul");
-  static const OpDef* relu = find_op("Relu");
-  for (const OpDef* op : {add, mul, relu}) {
-    if (op && ins.arity == op->elementwise.arity && ins.code == op->elementwise.code) return true;
+  static const std::vector<const OpDef*> listed = [] {
+    std::vector<const OpDef*> ops;
+    for (const char* name : {"Add", "Sub", "Mul", "Div", "Neg", "Relu", "Exp", "Sqrt", "Rsqrt"}) ops.push_back(&get_op(name));
+    return ops;
+  }();
+  for (const OpDef* op : listed) {
+    if (ins.arity == op->elementwise.arity && ins.code == op->elementwise.code) return true;
   }
   return false;
 }
@@ -173,6 +176,9 @@ MNNPY_REGISTER_BACKEND(g_test_backend, /*listed=*/false);
 
 MNNPY_REGISTER_KERNEL("MatMul", "test", [](const KernelContext& ctx) -> std::unique_ptr<Kernel> {
   return std::make_unique<ThroughHostKernel>(*g_test_backend, cpu_backend().make_kernel(get_op("MatMul"), ctx));
+});
+MNNPY_REGISTER_KERNEL("Reduce", "test", [](const KernelContext& ctx) -> std::unique_ptr<Kernel> {
+  return std::make_unique<ThroughHostKernel>(*g_test_backend, cpu_backend().make_kernel(get_op("Reduce"), ctx));
 });
 // The region-copy primitive: with it, every data-movement op that lowers to Raster runs here.
 MNNPY_REGISTER_KERNEL("Raster", "test", [](const KernelContext& ctx) -> std::unique_ptr<Kernel> {
