@@ -38,6 +38,9 @@ class Backend {
   virtual ~Backend() = default;
   virtual const std::string& name() const = 0;
   virtual const BackendCapabilities& capabilities() const = 0;
+  // Whether this machine can run it (a device was found); asked when backends are listed, so a
+  // backend may look for its device then, once.
+  virtual bool available() const { return true; }
 
   // Device buffers: the returned pointer is opaque outside this backend unless host_memory, but
   // it addresses the buffer's bytes: pointer + k is byte k (a device whose memory the host cannot

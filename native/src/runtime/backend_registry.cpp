@@ -53,7 +53,7 @@ void register_backend(std::shared_ptr<Backend> backend, bool listed) {
 Backend* find_backend(const std::string& name) {
   std::lock_guard<std::mutex> lock(registry_mutex());
   BackendEntry* e = entry_of(name);
-  return e && e->listed ? e->backend.get() : nullptr;
+  return e && e->listed && e->backend->available() ? e->backend.get() : nullptr;
 }
 
 Backend& cpu_backend() {
@@ -68,7 +68,7 @@ Backend& cpu_backend() {
 std::vector<std::string> usable_backend_names() {
   std::lock_guard<std::mutex> lock(registry_mutex());
   std::vector<std::string> names;
-  for (const BackendEntry& e : backends()) if (e.listed) names.push_back(e.backend->name());
+  for (const BackendEntry& e : backends()) if (e.listed && e.backend->available()) names.push_back(e.backend->name());
   // The CPU first, then the others by name.
   std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
     return (a == "cpu") != (b == "cpu") ? a == "cpu" : a < b;

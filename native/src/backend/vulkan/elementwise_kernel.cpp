@@ -1,0 +1,111 @@
+// The fused elementwise program on Vulkan: float32 programs of the codes the shader knows
+// (shaders/elementwise_body.glsl), at most 8 inputs, rank 8 and 32 instructions; anything else
+// is left to the CPU (nullptr). Programs with MulAdd take the shader that rounds it once.
+#include "backend/vulkan/elementwise_kernel.h"
+
+#include <map>
+
+#include "backend/vulkan/vulkan_pipelines.h"
+
+namespace mnnpy {
+namespace vulkan {
+
+namespace {
+
+const uint32_t kElementwiseSpirv[] =
+#include "backend/vulkan/shaders/elementwise.spv.inc"
+    ;
+const uint32_t kExactMulAddSpirv[] =
+#include "backend/vulkan/shaders/elementwise_exact_mul_add.spv.inc"
+    ;
+
+constexpr int kMaxRank = 8, kMaxInputs = 8, kMaxInstructions = 32, kHeader = 4 + kMaxRank;
+
+// The shader's opcode of an instruction; -1 where it has none.
+int opcode(const EwInstr& ins) {
+  using namespace ew;
+  static const std::map<int, int> unary = {
+      {kNeg, 1},   {kAbs, 2},   {kSquare, 3}, {kSqrt, 4},  {kRsqrt, 5},  {kReciprocal, 6}, {kExp, 7},  {kSigmoid, 8},
+      {kRelu, 9},  {kRelu6, 10}, {kFloor, 11}, {kCeil, 12}, {kRint, 13}, {kTrunc, 14},      {kSign, 15}, {kCopy, 16}};
+  static const std::map<int, int> binary = {{kAdd, 32},     {kSub, 33},     {kMul, 34},  {kDiv, 35},  {kMaximum, 36},
+                                            {kMinimum, 37}, {kFmax, 38},    {kFmin, 39}, {kSquaredDiff, 40}};
+  switch (ins.arity) {
+    case EwArity::None: return 0;
+    case EwArity::MulAdd: return 64;
+    case EwArity::Unary: {
+      auto it = unary.find(ins.code);
+      return it == unary.end() ? -1 : it->second;
+    }
+    case EwArity::Binary: {
+      auto it = binary.find(ins.code);
+      return it == binary.end() ? -1 : it->second;
+    }
+    default: return -1;
+  }
+}
+
+class ElementwiseKernel : public VulkanKernel {
+ public:
+  ElementwiseKernel(std::vector<int32_t> params, uint64_t n, bool mul_add)
+      : params_(params.data(), params.size() * sizeof(int32_t)), n_(n),
+        pipeline_(mul_add ? pipeline_for(kExactMulAddSpirv, sizeof(kExactMulAddSpirv), 2 + kMaxInputs, sizeof(uint32_t))
+                          : pipeline_for(kElementwiseSpirv, sizeof(kElementwiseSpirv), 2 + kMaxInputs, sizeof(uint32_t))) {}
+
+  void execute(const KernelArgs& args, void*) const override {
+    if (n_ == 0) return;
+    std::vector<BufferRange> buffers{params_.range(), resolve(args.outputs[0]->data, args.outputs[0]->nbytes())};
+    for (int k = 0; k < kMaxInputs; ++k) {
+      buffers.push_back(k < (int)args.inputs.size() ? resolve(args.inputs[k]->data, args.inputs[k]->nbytes()) : BufferRange{});
+    }
+    const uint32_t n = (uint32_t)n_;
+    const uint32_t groups = groups_for(n_, 256);
+    pipeline_->dispatch(buffers, &n, std::min<uint32_t>(groups, 65535), groups_for(groups, 65535));
+  }
+
+ private:
+  ParamBuffer params_;
+  uint64_t n_;
+  std::shared_ptr<Pipeline> pipeline_;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> make_elementwise_kernel(const std::vector<EwInstr>& program, const std::vector<TensorType>& input_types,
+                                                const TensorType& output_type) {
+  const Shape& shape = output_type.shape;
+  if (output_type.dtype != DType::Float32 || shape.size() > kMaxRank || input_types.size() > kMaxInputs ||
+      program.size() > kMaxInstructions || output_type.numel() > UINT32_MAX) {
+    return nullptr;
+  }
+  for (const TensorType& t : input_types) if (t.dtype != DType::Float32) return nullptr;
+  std::vector<int32_t> params(kHeader + kMaxRank * input_types.size(), 0);
+  params[0] = (int32_t)shape.size();
+  params[1] = (int32_t)input_types.size();
+  params[2] = (int32_t)program.size();
+  for (size_t d = 0; d < shape.size(); ++d) params[4 + d] = (int32_t)shape[d];
+  for (size_t k = 0; k < input_types.size(); ++k) {
+    const Shape& in = input_types[k].shape;
+    if (in == shape) params[3] |= 1 << k;
+    // Broadcast strides against the output's dims: 0 where the input has size 1 or lacks the axis.
+    int64_t stride = 1;
+    for (int64_t d = (int64_t)in.size() - 1, o = (int64_t)shape.size() - 1; d >= 0; --d, --o) {
+      params[kHeader + kMaxRank * k + o] = in[d] == 1 ? 0 : (int32_t)stride;
+      stride *= in[d];
+    }
+  }
+  bool mul_add = false;
+  for (const EwInstr& ins : program) {
+    const int op = opcode(ins);
+    mul_add = mul_add || ins.arity == EwArity::MulAdd;
+    if (op < 0 || (ins.arity != EwArity::None && (ins.in_dtype != DType::Float32 || ins.out_dtype != DType::Float32))) {
+      return nullptr;
+    }
+    params.insert(params.end(), {op, ins.a, ins.b, ins.c});
+  }
+  // MulAdd rounds once only through float64: without it the program stays on the CPU.
+  if (mul_add && !context()->float64) return nullptr;
+  return std::make_unique<ElementwiseKernel>(std::move(params), (uint64_t)output_type.numel(), mul_add);
+}
+
+}  // namespace vulkan
+}  // namespace mnnpy

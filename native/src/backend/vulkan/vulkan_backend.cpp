@@ -1,0 +1,114 @@
+// The Vulkan backend: compute shaders on the device found at first use (a GPU, or lavapipe on
+// the CPU), listed only where one was found. Kernels register per op under "vulkan"
+// (MNNPY_REGISTER_KERNEL) and say per node whether they can run it by returning null; the
+// elementwise program runs through its own kernel. A stretch of steps is recorded into one
+// command buffer and submitted once.
+#include <map>
+#include <mutex>
+
+#include "backend/vulkan/elementwise_kernel.h"
+#include "runtime/fused_elementwise.h"  // prepare_elementwise_program
+#include "backend/vulkan/vulkan_pipelines.h"
+#include "backend/vulkan/vulkan_recorder.h"
+
+namespace mnnpy {
+namespace vulkan {
+
+std::shared_ptr<Pipeline> pipeline_for(const uint32_t* spirv, size_t spirv_bytes, uint32_t bindings, uint32_t push_bytes,
+                                       const std::vector<uint32_t>& specialization) {
+  using Key = std::tuple<const uint32_t*, uint32_t, uint32_t, std::vector<uint32_t>>;
+  static std::mutex mutex;
+  static std::map<Key, std::shared_ptr<Pipeline>> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::shared_ptr<Pipeline>& entry = cache[Key{spirv, bindings, push_bytes, specialization}];
+  if (!entry) entry = std::make_shared<Pipeline>(spirv, spirv_bytes, bindings, push_bytes, specialization);
+  return entry;
+}
+
+void record_fill(const void* data, size_t bytes, uint32_t fill_word) {
+  if (!bytes) return;
+  const BufferRange b = resolve(data, bytes);
+  vkCmdFillBuffer(Recorder::current().command_buffer(), b.buffer, b.offset, b.bytes, fill_word);
+  Recorder::current().barrier();
+}
+
+namespace {
+
+class VulkanBackend : public Backend {
+ public:
+  VulkanBackend() {
+    caps_.dtypes = {DType::Float32};
+    caps_.channel_block = 4;  // C4, as MNN's GPU backends; models run NCHW here (no blocked kernels)
+    caps_.fp16 = false;
+    caps_.host_memory = false;
+  }
+  const std::string& name() const override { return name_; }
+  // The device is looked for the first time backends are listed (MNNPY_NO_VULKAN=1: never).
+  bool available() const override { return context() != nullptr; }
+  const BackendCapabilities& capabilities() const override {
+    std::call_once(memory_once_, [this] { caps_.memory_bytes = context() ? device_info().device_memory : 0; });
+    return caps_;
+  }
+
+  std::shared_ptr<void> allocate(size_t bytes) const override { return allocate_device_buffer(bytes); }
+  void copy_from_host(void* device_dst, const void* host_src, size_t bytes) const override {
+    Recorder::current().copy_from_host(device_dst, host_src, bytes);
+  }
+  void copy_to_host(void* host_dst, const void* device_src, size_t bytes) const override {
+    Recorder::current().copy_to_host(host_dst, device_src, bytes);
+  }
+  void synchronize() const override { Recorder::current().wait(); }
+
+  void run_steps(const StepCall* calls, size_t count) const override {
+    Recorder& recorder = Recorder::current();
+    recorder.set_stretch(true);
+    try {
+      for (size_t i = 0; i < count; ++i) calls[i].kernel->execute(calls[i].args, calls[i].scratch);
+    } catch (...) {
+      recorder.set_stretch(false);
+      recorder.wait();  // what was recorded runs and finishes before the buffers it uses can go
+      throw;
+    }
+    recorder.set_stretch(false);
+    recorder.submit();
+  }
+
+  // A node runs here where a kernel is registered for its op, every tensor fits one binding, and
+  // the kernel takes this instance (its factory returns null otherwise).
+  bool supports(const OpDef& op, const KernelContext& ctx) const override {
+    const KernelFactory* factory = find_kernel(op.name, name_);
+    if (!factory || !fits_bindings(ctx)) return false;
+    return (*factory)(ctx) != nullptr;
+  }
+  std::unique_ptr<Kernel> make_kernel(const OpDef& op, const KernelContext& ctx) const override {
+    return (*find_kernel(op.name, name_))(ctx);
+  }
+  std::unique_ptr<Kernel> make_elementwise_kernel(const std::vector<EwInstr>& program,
+                                                  const std::vector<TensorType>& input_types,
+                                                  const TensorType& output_type) const override {
+    std::vector<TensorType> all = input_types;
+    all.push_back(output_type);
+    for (const TensorType& t : all) if (t.nbytes() > device_info().max_storage_buffer_range) return nullptr;
+    return vulkan::make_elementwise_kernel(prepare_elementwise_program(program), input_types, output_type);
+  }
+
+ private:
+  static bool fits_bindings(const KernelContext& ctx) {
+    const uint64_t limit = device_info().max_storage_buffer_range;
+    for (const TensorType& t : ctx.input_types) if (t.nbytes() > limit) return false;
+    for (const TensorType& t : ctx.output_types) if (t.nbytes() > limit) return false;
+    return true;
+  }
+
+  const std::string name_ = "vulkan";
+  mutable BackendCapabilities caps_;
+  mutable std::once_flag memory_once_;
+};
+
+const std::shared_ptr<VulkanBackend> g_backend = std::make_shared<VulkanBackend>();
+MNNPY_REGISTER_BACKEND(g_backend);
+
+}  // namespace
+
+}  // namespace vulkan
+}  // namespace mnnpy

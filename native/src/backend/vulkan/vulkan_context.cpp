@@ -1,0 +1,392 @@
+#include "backend/vulkan/vulkan_context.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+
+#include "backend/vulkan/vulkan_recorder.h"
+
+namespace mnnpy {
+namespace vulkan {
+
+namespace {
+
+void check(VkResult result, const char* what) {
+  if (result != VK_SUCCESS) throw std::runtime_error(std::string("Vulkan: ") + what + " failed (VkResult " + std::to_string((int)result) + ")");
+}
+
+bool env_on(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ device
+VkBool32 VKAPI_PTR on_validation_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                         VkDebugUtilsMessageTypeFlagsEXT, const VkDebugUtilsMessengerCallbackDataEXT* data,
+                                         void* user) {
+  if (severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) ((Context*)user)->note_validation_error(data->pMessage);
+  return VK_FALSE;
+}
+
+void Context::note_validation_error(const char* message) {
+  std::lock_guard<std::mutex> lock(errors_mutex);
+  if (validation_errors++ == 0) first_validation_error = message ? message : "";
+}
+
+std::string Context::take_validation_error() {
+  std::lock_guard<std::mutex> lock(errors_mutex);
+  if (!validation_errors) return {};
+  std::string message = "Vulkan validation: " + std::to_string(validation_errors) + " error(s), the first: " + first_validation_error;
+  validation_errors = 0;
+  first_validation_error.clear();
+  return message;
+}
+
+namespace {
+
+std::string g_unavailable;
+DeviceInfo g_info;
+
+uint32_t find_memory_type(const VkPhysicalDeviceMemoryProperties& props, uint32_t allowed, VkMemoryPropertyFlags want) {
+  for (uint32_t i = 0; i < props.memoryTypeCount; ++i) {
+    if ((allowed >> i & 1u) && (props.memoryTypes[i].propertyFlags & want) == want) return i;
+  }
+  return UINT32_MAX;
+}
+
+// Makes the instance and device; throws with the reason where there is no usable device.
+std::unique_ptr<Context> make_context() {
+  if (env_on("MNNPY_NO_VULKAN")) throw std::runtime_error("turned off by MNNPY_NO_VULKAN");
+  if (volkInitialize() != VK_SUCCESS) throw std::runtime_error("no Vulkan loader (libvulkan.so.1) on this machine");
+  auto ctx = std::make_unique<Context>();
+  VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+  app.pApplicationName = "mnnpy";
+  app.apiVersion = VK_API_VERSION_1_1;
+  std::vector<const char*> layers, extensions;
+  ctx->validation = env_on("MNNPY_VULKAN_VALIDATION");
+  if (ctx->validation) {
+    layers.push_back("VK_LAYER_KHRONOS_validation");
+    extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+  }
+  VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  info.pApplicationInfo = &app;
+  info.enabledLayerCount = (uint32_t)layers.size();
+  info.ppEnabledLayerNames = layers.data();
+  info.enabledExtensionCount = (uint32_t)extensions.size();
+  info.ppEnabledExtensionNames = extensions.data();
+  if (vkCreateInstance(&info, nullptr, &ctx->instance) != VK_SUCCESS) {
+    throw std::runtime_error(ctx->validation ? "could not create a Vulkan instance with the validation layer"
+                                             : "could not create a Vulkan instance");
+  }
+  volkLoadInstance(ctx->instance);
+  if (ctx->validation) {
+    VkDebugUtilsMessengerCreateInfoEXT messenger{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+    messenger.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT;
+    messenger.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                            VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+    messenger.pfnUserCallback = on_validation_message;
+    messenger.pUserData = ctx.get();
+    check(vkCreateDebugUtilsMessengerEXT(ctx->instance, &messenger, nullptr, &ctx->messenger), "vkCreateDebugUtilsMessengerEXT");
+  }
+  uint32_t count = 0;
+  vkEnumeratePhysicalDevices(ctx->instance, &count, nullptr);
+  std::vector<VkPhysicalDevice> devices(count);
+  vkEnumeratePhysicalDevices(ctx->instance, &count, devices.data());
+  // A discrete GPU first, then an integrated one, then anything (lavapipe, a CPU device).
+  int best_rank = -1;
+  for (VkPhysicalDevice d : devices) {
+    VkPhysicalDeviceProperties p;
+    vkGetPhysicalDeviceProperties(d, &p);
+    if (p.apiVersion < VK_API_VERSION_1_1) continue;
+    uint32_t n = 0;
+    vkEnumerateDeviceExtensionProperties(d, nullptr, &n, nullptr);
+    std::vector<VkExtensionProperties> exts(n);
+    vkEnumerateDeviceExtensionProperties(d, nullptr, &n, exts.data());
+    bool push = false;
+    for (const auto& e : exts) push = push || std::strcmp(e.extensionName, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME) == 0;
+    if (!push) continue;
+    const int rank = p.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ? 3
+                     : p.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ? 2 : 1;
+    if (rank > best_rank) {
+      best_rank = rank;
+      ctx->physical = d;
+    }
+  }
+  if (!ctx->physical) throw std::runtime_error("no Vulkan 1.1 device with push descriptors");
+  vkGetPhysicalDeviceMemoryProperties(ctx->physical, &ctx->memory);
+  uint32_t families = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical, &families, nullptr);
+  std::vector<VkQueueFamilyProperties> family_props(families);
+  vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical, &families, family_props.data());
+  ctx->queue_family = UINT32_MAX;
+  for (uint32_t i = 0; i < families; ++i) {
+    if (family_props[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
+      ctx->queue_family = i;
+      break;
+    }
+  }
+  if (ctx->queue_family == UINT32_MAX) throw std::runtime_error("the Vulkan device has no compute queue");
+  const float priority = 1.0f;
+  VkDeviceQueueCreateInfo queue{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  queue.queueFamilyIndex = ctx->queue_family;
+  queue.queueCount = 1;
+  queue.pQueuePriorities = &priority;
+  const char* device_extensions[] = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME};
+  VkPhysicalDeviceFeatures supported{}, features{};
+  vkGetPhysicalDeviceFeatures(ctx->physical, &supported);
+  features.shaderFloat64 = supported.shaderFloat64;
+  ctx->float64 = supported.shaderFloat64 == VK_TRUE;
+  VkDeviceCreateInfo dinfo{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  dinfo.pEnabledFeatures = &features;
+  dinfo.queueCreateInfoCount = 1;
+  dinfo.pQueueCreateInfos = &queue;
+  dinfo.enabledExtensionCount = 1;
+  dinfo.ppEnabledExtensionNames = device_extensions;
+  check(vkCreateDevice(ctx->physical, &dinfo, nullptr, &ctx->device), "vkCreateDevice");
+  volkLoadDevice(ctx->device);
+  vkGetDeviceQueue(ctx->device, ctx->queue_family, 0, &ctx->queue);
+  VkCommandPoolCreateInfo pool{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pool.queueFamilyIndex = ctx->queue_family;
+  check(vkCreateCommandPool(ctx->device, &pool, nullptr, &ctx->command_pool), "vkCreateCommandPool");
+
+  VkPhysicalDeviceProperties props;
+  VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  props2.pNext = &subgroup;
+  vkGetPhysicalDeviceProperties2(ctx->physical, &props2);
+  props = props2.properties;
+  g_info.name = props.deviceName;
+  g_info.subgroup_size = subgroup.subgroupSize;
+  g_info.max_shared_memory = props.limits.maxComputeSharedMemorySize;
+  g_info.max_storage_buffer_range = props.limits.maxStorageBufferRange;
+  for (uint32_t i = 0; i < ctx->memory.memoryHeapCount; ++i) {
+    if (ctx->memory.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) {
+      g_info.device_memory = std::max<uint64_t>(g_info.device_memory, ctx->memory.memoryHeaps[i].size);
+    }
+  }
+  ctx->max_storage_buffer_range = props.limits.maxStorageBufferRange;
+  return ctx;
+}
+
+std::unique_ptr<Context> g_context;
+
+}  // namespace
+
+Context::~Context() {
+  if (device) {
+    vkDeviceWaitIdle(device);
+    placeholder.reset();
+    vkDestroyCommandPool(device, command_pool, nullptr);
+    vkDestroyDevice(device, nullptr);
+  }
+  if (messenger) vkDestroyDebugUtilsMessengerEXT(instance, messenger, nullptr);
+  if (instance) vkDestroyInstance(instance, nullptr);
+}
+
+Context* context() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    try {
+      g_context = make_context();
+    } catch (const std::exception& e) {
+      g_unavailable = e.what();
+      g_context.reset();
+    }
+  });
+  return g_context.get();
+}
+
+const std::string& unavailable_reason() {
+  context();
+  return g_unavailable;
+}
+
+const DeviceInfo& device_info() { return g_info; }
+
+BufferRange Context::placeholder_range() {
+  std::call_once(placeholder_once, [this] { placeholder = std::make_unique<ParamBuffer>("\0\0\0\0", 4); });
+  return placeholder->range();
+}
+
+uint32_t Context::memory_type(uint32_t allowed, VkMemoryPropertyFlags want) const {
+  const uint32_t type = find_memory_type(memory, allowed, want);
+  if (type == UINT32_MAX) throw std::runtime_error("Vulkan: no memory type with the properties a buffer needs");
+  return type;
+}
+
+// ------------------------------------------------------------------ buffers
+Allocation::Allocation(size_t bytes_, bool host_visible) : bytes(bytes_) {
+  Context& ctx = *context();
+  VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  info.size = std::max<size_t>(bytes, 4);
+  info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  check(vkCreateBuffer(ctx.device, &info, nullptr, &buffer), "vkCreateBuffer");
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(ctx.device, buffer, &req);
+  VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  alloc.allocationSize = req.size;
+  alloc.memoryTypeIndex = ctx.memory_type(req.memoryTypeBits, host_visible
+                                                                  ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
+                                                                  : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+  const VkResult result = vkAllocateMemory(ctx.device, &alloc, nullptr, &memory);
+  if (result != VK_SUCCESS) {
+    vkDestroyBuffer(ctx.device, buffer, nullptr);
+    if (result == VK_ERROR_OUT_OF_DEVICE_MEMORY || result == VK_ERROR_OUT_OF_HOST_MEMORY) {
+      throw std::bad_alloc();
+    }
+    check(result, "vkAllocateMemory");
+  }
+  vkBindBufferMemory(ctx.device, buffer, memory, 0);
+  if (host_visible) check(vkMapMemory(ctx.device, memory, 0, VK_WHOLE_SIZE, 0, &mapped), "vkMapMemory");
+}
+
+Allocation::~Allocation() {
+  Context* ctx = context();
+  if (mapped) vkUnmapMemory(ctx->device, memory);
+  vkDestroyBuffer(ctx->device, buffer, nullptr);
+  vkFreeMemory(ctx->device, memory, nullptr);
+}
+
+namespace {
+// Device buffers by the start of their address range. Addresses start high and never repeat, so
+// a stale pointer finds no buffer.
+std::mutex g_address_mutex;
+std::map<uintptr_t, std::shared_ptr<Allocation>> g_by_address;
+uintptr_t g_next_address = uintptr_t(1) << 44;
+}  // namespace
+
+std::shared_ptr<void> allocate_device_buffer(size_t bytes) {
+  auto allocation = std::make_shared<Allocation>(bytes, false);
+  uintptr_t address;
+  {
+    std::lock_guard<std::mutex> lock(g_address_mutex);
+    address = g_next_address;
+    g_next_address += (bytes + 4096 + 255) & ~uintptr_t(255);  // a gap: one past the end is no other buffer
+    g_by_address[address] = allocation;
+  }
+  return std::shared_ptr<void>((void*)address, [](void* p) {
+    std::shared_ptr<Allocation> released;
+    std::lock_guard<std::mutex> lock(g_address_mutex);
+    auto it = g_by_address.find((uintptr_t)p);
+    if (it != g_by_address.end()) {
+      released = std::move(it->second);  // work recorded on it keeps it (Recorder::keep) until waited for
+      g_by_address.erase(it);
+    }
+  });
+}
+
+std::shared_ptr<Allocation> allocation_at(const void* data, size_t bytes, VkDeviceSize* offset) {
+  const uintptr_t p = (uintptr_t)data;
+  std::lock_guard<std::mutex> lock(g_address_mutex);
+  auto it = g_by_address.upper_bound(p);
+  if (it != g_by_address.begin()) {
+    --it;
+    if (p + bytes <= it->first + it->second->bytes) {
+      *offset = p - it->first;
+      return it->second;
+    }
+  }
+  throw std::logic_error("vulkan backend: an address outside every live buffer");
+}
+
+BufferRange resolve(const void* data, size_t bytes) {
+  VkDeviceSize offset = 0;
+  std::shared_ptr<Allocation> a = allocation_at(data, bytes, &offset);
+  Recorder::current().keep(a);
+  return BufferRange{a->buffer, offset, bytes};
+}
+
+ParamBuffer::ParamBuffer(const void* data, size_t bytes) : bytes_(bytes) {
+  allocation_ = std::make_shared<Allocation>(bytes, true);
+  std::memcpy(allocation_->mapped, data, bytes);
+  buffer_ = allocation_->buffer;
+}
+
+ParamBuffer::~ParamBuffer() = default;
+
+uint32_t groups_for(uint64_t n, uint32_t size) { return (uint32_t)std::max<uint64_t>(1, (n + size - 1) / size); }
+
+// ------------------------------------------------------------------ pipelines
+Pipeline::Pipeline(const uint32_t* spirv, size_t spirv_bytes, uint32_t bindings, uint32_t push_bytes,
+                   const std::vector<uint32_t>& specialization)
+    : bindings_(bindings), push_bytes_(push_bytes) {
+  Context& ctx = *context();
+  std::vector<VkDescriptorSetLayoutBinding> slots(bindings);
+  for (uint32_t k = 0; k < bindings; ++k) {
+    slots[k] = VkDescriptorSetLayoutBinding{k, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+  }
+  VkDescriptorSetLayoutCreateInfo set{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+  set.flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR;
+  set.bindingCount = bindings;
+  set.pBindings = slots.data();
+  check(vkCreateDescriptorSetLayout(ctx.device, &set, nullptr, &set_layout_), "vkCreateDescriptorSetLayout");
+  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes};
+  VkPipelineLayoutCreateInfo layout{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  layout.setLayoutCount = 1;
+  layout.pSetLayouts = &set_layout_;
+  layout.pushConstantRangeCount = push_bytes ? 1 : 0;
+  layout.pPushConstantRanges = &range;
+  check(vkCreatePipelineLayout(ctx.device, &layout, nullptr, &layout_), "vkCreatePipelineLayout");
+  VkShaderModuleCreateInfo module{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  module.codeSize = spirv_bytes;
+  module.pCode = spirv;
+  VkShaderModule shader;
+  check(vkCreateShaderModule(ctx.device, &module, nullptr, &shader), "vkCreateShaderModule");
+  std::vector<VkSpecializationMapEntry> entries;
+  for (uint32_t i = 0; i < specialization.size(); ++i) entries.push_back({i, i * 4, 4});
+  VkSpecializationInfo spec{(uint32_t)entries.size(), entries.data(), specialization.size() * 4, specialization.data()};
+  VkComputePipelineCreateInfo info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  info.stage = VkPipelineShaderStageCreateInfo{VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+  info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  info.stage.module = shader;
+  info.stage.pName = "main";
+  info.stage.pSpecializationInfo = specialization.empty() ? nullptr : &spec;
+  info.layout = layout_;
+  const VkResult result = vkCreateComputePipelines(ctx.device, ctx.pipeline_cache, 1, &info, nullptr, &pipeline_);
+  vkDestroyShaderModule(ctx.device, shader, nullptr);
+  check(result, "vkCreateComputePipelines");
+}
+
+Pipeline::~Pipeline() {
+  Context* ctx = context();
+  vkDestroyPipeline(ctx->device, pipeline_, nullptr);
+  vkDestroyPipelineLayout(ctx->device, layout_, nullptr);
+  vkDestroyDescriptorSetLayout(ctx->device, set_layout_, nullptr);
+}
+
+void Pipeline::dispatch(const std::vector<BufferRange>& buffers, const void* push, uint32_t groups_x,
+                        uint32_t groups_y, uint32_t groups_z) const {
+  if (buffers.size() != bindings_) throw std::logic_error("vulkan: a dispatch binds the wrong number of buffers");
+  Context& ctx = *context();
+  VkCommandBuffer cb = Recorder::current().command_buffer();
+  std::vector<VkDescriptorBufferInfo> infos(bindings_);
+  std::vector<VkWriteDescriptorSet> writes(bindings_);
+  const BufferRange placeholder = ctx.placeholder_range();
+  for (uint32_t k = 0; k < bindings_; ++k) {
+    const BufferRange& b = buffers[k].bytes ? buffers[k] : placeholder;
+    infos[k] = VkDescriptorBufferInfo{b.buffer, b.offset, b.bytes};
+    writes[k] = VkWriteDescriptorSet{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    writes[k].dstBinding = k;
+    writes[k].descriptorCount = 1;
+    writes[k].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    writes[k].pBufferInfo = &infos[k];
+  }
+  vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_);
+  vkCmdPushDescriptorSetKHR(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout_, 0, bindings_, writes.data());
+  if (push_bytes_) vkCmdPushConstants(cb, layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes_, push);
+  vkCmdDispatch(cb, groups_x, groups_y, groups_z);
+  Recorder::current().barrier();
+}
+
+}  // namespace vulkan
+}  // namespace mnnpy
+
+// The loader's entry points, resolved at run time (one definition for the core).
+#include <volk.c>

@@ -1,0 +1,152 @@
+// The Vulkan backend's device and the tools its kernels record with. The loader is opened at run
+// time (volk), so the core imports on machines without Vulkan; the backend is listed only where
+// a device with compute queues and push descriptors was found.
+//
+// Buffers: every Backend::allocate() is one VkBuffer of device memory, handed out as an address
+// range nothing reads directly; `resolve` maps an address inside it back to (buffer, offset), so
+// the executor's arena sub-allocations work as on the host.
+//
+// Recording: Backend::run_steps opens one command buffer, each kernel's execute() records its
+// dispatches into it (`Recorder::current()`), copies into the device record a staging copy, and
+// the stretch is submitted once. synchronize() waits for it.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <volk.h>
+
+#include "mnnpy/backend.h"
+
+namespace mnnpy {
+namespace vulkan {
+
+struct DeviceInfo {
+  std::string name;
+  uint32_t subgroup_size = 0;
+  uint32_t max_shared_memory = 0;       // bytes per workgroup
+  uint64_t max_storage_buffer_range = 0;  // bytes one binding may cover
+  uint64_t device_memory = 0;           // bytes of the largest device-local heap
+  bool fp16 = false;                    // shaderFloat16 with 16-bit storage
+};
+
+// The process's device and queue, made on first use.
+struct Context {
+  VkInstance instance = VK_NULL_HANDLE;
+  VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
+  VkPhysicalDevice physical = VK_NULL_HANDLE;
+  VkPhysicalDeviceMemoryProperties memory{};
+  VkDevice device = VK_NULL_HANDLE;
+  uint32_t queue_family = 0;
+  VkQueue queue = VK_NULL_HANDLE;
+  std::mutex queue_mutex;  // vkQueueSubmit needs the queue to itself
+  VkCommandPool command_pool = VK_NULL_HANDLE;
+  std::mutex pool_mutex;
+  VkPipelineCache pipeline_cache = VK_NULL_HANDLE;
+  uint64_t max_storage_buffer_range = 0;
+  bool float64 = false;  // shaderFloat64: MulAdd rounds once through it
+  // Bound where a dispatch has no bytes to bind; made on first use (after the context).
+  std::unique_ptr<class ParamBuffer> placeholder;
+  std::once_flag placeholder_once;
+  // With MNNPY_VULKAN_VALIDATION set, the validation layer's errors are collected here and
+  // raised at the next synchronization.
+  bool validation = false;
+  std::mutex errors_mutex;
+  int validation_errors = 0;
+  std::string first_validation_error;
+
+  ~Context();
+  uint32_t memory_type(uint32_t allowed, VkMemoryPropertyFlags want) const;
+  struct BufferRange placeholder_range();
+  void note_validation_error(const char* message);
+  std::string take_validation_error();  // "" when there was none
+};
+// Null when this machine has no usable device (why: `unavailable_reason`).
+Context* context();
+const std::string& unavailable_reason();
+const DeviceInfo& device_info();  // only when context() is not null
+
+// One VkBuffer with its own memory: device-local, or host-visible and mapped.
+struct Allocation {
+  Allocation(size_t bytes, bool host_visible);
+  ~Allocation();
+  Allocation(const Allocation&) = delete;
+  Allocation& operator=(const Allocation&) = delete;
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  size_t bytes;
+  void* mapped = nullptr;
+};
+
+// Backend::allocate: a device buffer behind an address range of its own.
+std::shared_ptr<void> allocate_device_buffer(size_t bytes);
+// The buffer holding [data, data + bytes) and the offset of data in it; throws std::logic_error
+// for an address outside every live buffer.
+std::shared_ptr<Allocation> allocation_at(const void* data, size_t bytes, VkDeviceSize* offset);
+
+// A storage-buffer binding: a tensor's bytes.
+struct BufferRange {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceSize offset = 0, bytes = 0;
+};
+// The buffer and offset of `bytes` bytes at address `data` of a backend buffer; throws
+// std::logic_error for an address outside every live buffer.
+BufferRange resolve(const void* data, size_t bytes);
+
+// A compute pipeline: one shader taking `bindings` storage buffers (binding k = k) and
+// `push_bytes` of push constants, made once (per kernel, at plan time).
+class Pipeline {
+ public:
+  Pipeline(const uint32_t* spirv, size_t spirv_bytes, uint32_t bindings, uint32_t push_bytes,
+           const std::vector<uint32_t>& specialization = {});
+  ~Pipeline();
+  Pipeline(const Pipeline&) = delete;
+  Pipeline& operator=(const Pipeline&) = delete;
+
+  // Records one dispatch of `groups` workgroups with `buffers` bound (one per binding, in order;
+  // zero-byte ones are bound to a placeholder) and `push` as the push constants, then a barrier
+  // that makes its writes visible to every later dispatch and copy.
+  void dispatch(const std::vector<BufferRange>& buffers, const void* push, uint32_t groups_x, uint32_t groups_y = 1,
+                uint32_t groups_z = 1) const;
+
+ private:
+  VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
+  VkPipelineLayout layout_ = VK_NULL_HANDLE;
+  VkPipeline pipeline_ = VK_NULL_HANDLE;
+  uint32_t bindings_, push_bytes_;
+};
+
+// A small buffer of parameters a kernel keeps from plan to run (index tables, programs): host
+// visible, bound like a tensor.
+class ParamBuffer {
+ public:
+  ParamBuffer(const void* data, size_t bytes);
+  ~ParamBuffer();
+  ParamBuffer(const ParamBuffer&) = delete;
+  ParamBuffer& operator=(const ParamBuffer&) = delete;
+  BufferRange range() const { return BufferRange{buffer_, 0, bytes_}; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  std::shared_ptr<Allocation> allocation_;
+  VkBuffer buffer_ = VK_NULL_HANDLE;
+  size_t bytes_;
+};
+
+// Workgroups of `size` invocations covering `n` items: ceil(n / size), at least 1.
+uint32_t groups_for(uint64_t n, uint32_t size);
+
+// A kernel of this backend: records its work in execute() (called only inside run_steps).
+class VulkanKernel : public Kernel {
+ public:
+  const char* scheme() const override { return "vulkan"; }
+};
+
+// Records `fill_word` repeated over `bytes` bytes at `data` (a multiple of 4 bytes).
+void record_fill(const void* data, size_t bytes, uint32_t fill_word);
+
+}  // namespace vulkan
+}  // namespace mnnpy

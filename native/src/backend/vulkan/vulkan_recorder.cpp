@@ -1,0 +1,123 @@
+#include "backend/vulkan/vulkan_recorder.h"
+
+#include <cstring>
+#include <stdexcept>
+
+namespace mnnpy {
+namespace vulkan {
+
+namespace {
+void check(VkResult result, const char* what) {
+  if (result != VK_SUCCESS) throw std::runtime_error(std::string("Vulkan: ") + what + " failed (VkResult " + std::to_string((int)result) + ")");
+}
+}  // namespace
+
+Recorder& Recorder::current() {
+  thread_local Recorder recorder;
+  return recorder;
+}
+
+Recorder::~Recorder() {
+  Context* ctx = context();
+  if (!ctx || !cb_) return;
+  if (pending_) vkWaitForFences(ctx->device, 1, &fence_, VK_TRUE, UINT64_MAX);
+  vkDestroyFence(ctx->device, fence_, nullptr);
+  std::lock_guard<std::mutex> lock(ctx->pool_mutex);
+  vkFreeCommandBuffers(ctx->device, ctx->command_pool, 1, &cb_);
+}
+
+VkCommandBuffer Recorder::command_buffer() {
+  if (open_) return cb_;
+  Context& ctx = *context();
+  if (!cb_) {
+    VkCommandBufferAllocateInfo info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    info.commandPool = ctx.command_pool;
+    info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    info.commandBufferCount = 1;
+    {
+      std::lock_guard<std::mutex> lock(ctx.pool_mutex);
+      check(vkAllocateCommandBuffers(ctx.device, &info, &cb_), "vkAllocateCommandBuffers");
+    }
+    VkFenceCreateInfo fence{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    check(vkCreateFence(ctx.device, &fence, nullptr, &fence_), "vkCreateFence");
+  }
+  if (pending_) wait();  // the command buffer is reused: its earlier work must be done
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  check(vkBeginCommandBuffer(cb_, &begin), "vkBeginCommandBuffer");
+  open_ = true;
+  return cb_;
+}
+
+void Recorder::barrier() {
+  VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                          VK_ACCESS_TRANSFER_WRITE_BIT;
+  const VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+  vkCmdPipelineBarrier(command_buffer(), stages, stages, 0, 1, &barrier, 0, nullptr, 0, nullptr);
+}
+
+void Recorder::keep(std::shared_ptr<Allocation> allocation) { kept_.push_back(std::move(allocation)); }
+
+void Recorder::submit() {
+  if (!open_) return;
+  Context& ctx = *context();
+  check(vkEndCommandBuffer(cb_), "vkEndCommandBuffer");
+  open_ = false;
+  VkSubmitInfo info{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  info.commandBufferCount = 1;
+  info.pCommandBuffers = &cb_;
+  {
+    std::lock_guard<std::mutex> lock(ctx.queue_mutex);
+    check(vkQueueSubmit(ctx.queue, 1, &info, fence_), "vkQueueSubmit");
+  }
+  pending_ = true;
+  in_flight_.insert(in_flight_.end(), kept_.begin(), kept_.end());
+  kept_.clear();
+}
+
+void Recorder::wait() {
+  Context& ctx = *context();
+  submit();
+  if (pending_) {
+    check(vkWaitForFences(ctx.device, 1, &fence_, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+    check(vkResetFences(ctx.device, 1, &fence_), "vkResetFences");
+    pending_ = false;
+  }
+  in_flight_.clear();
+  if (ctx.validation) {
+    const std::string error = ctx.take_validation_error();
+    if (!error.empty()) throw std::runtime_error(error);
+  }
+}
+
+void Recorder::copy_from_host(void* device_dst, const void* host_src, size_t bytes) {
+  if (!bytes) return;
+  VkDeviceSize offset = 0;
+  std::shared_ptr<Allocation> dst = allocation_at(device_dst, bytes, &offset);
+  auto staging = std::make_shared<Allocation>(bytes, true);
+  std::memcpy(staging->mapped, host_src, bytes);
+  const VkBufferCopy region{0, offset, bytes};
+  vkCmdCopyBuffer(command_buffer(), staging->buffer, dst->buffer, 1, &region);
+  barrier();
+  keep(std::move(staging));
+  keep(std::move(dst));
+  if (!in_stretch_) wait();
+}
+
+void Recorder::copy_to_host(void* host_dst, const void* device_src, size_t bytes) {
+  if (!bytes) return;
+  VkDeviceSize offset = 0;
+  std::shared_ptr<Allocation> src = allocation_at(device_src, bytes, &offset);
+  auto staging = std::make_shared<Allocation>(bytes, true);
+  const VkBufferCopy region{offset, 0, bytes};
+  vkCmdCopyBuffer(command_buffer(), src->buffer, staging->buffer, 1, &region);
+  keep(src);
+  keep(staging);
+  wait();
+  std::memcpy(host_dst, staging->mapped, bytes);
+}
+
+}  // namespace vulkan
+}  // namespace mnnpy

@@ -1,0 +1,47 @@
+// This thread's recording of Vulkan work: one command buffer open from the first command of a
+// stretch to its submission, the buffers that work uses (kept alive until it is waited for),
+// and the fence of the submitted work.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "backend/vulkan/vulkan_context.h"
+
+namespace mnnpy {
+namespace vulkan {
+
+class Recorder {
+ public:
+  static Recorder& current();  // this thread's
+  ~Recorder();
+
+  // The open command buffer; opens one (after waiting for earlier work) when none is.
+  VkCommandBuffer command_buffer();
+  // Makes every earlier write visible to later dispatches and copies.
+  void barrier();
+  // Keeps `allocation` alive until the work recorded so far has been waited for.
+  void keep(std::shared_ptr<Allocation> allocation);
+  // Ends and submits what is recorded, without waiting (nothing when nothing is recorded).
+  void submit();
+  // Submits what is recorded and waits for all submitted work; raises the validation layer's
+  // errors, if any.
+  void wait();
+
+  // Host <-> device copies. Into the device: staged and recorded in order with the rest (and
+  // submitted at once when no stretch is being recorded). Out: after everything before it.
+  void copy_from_host(void* device_dst, const void* host_src, size_t bytes);
+  void copy_to_host(void* host_dst, const void* device_src, size_t bytes);
+
+  bool recording() const { return open_; }
+  void set_stretch(bool in_stretch) { in_stretch_ = in_stretch; }
+
+ private:
+  VkCommandBuffer cb_ = VK_NULL_HANDLE;
+  VkFence fence_ = VK_NULL_HANDLE;
+  bool open_ = false, pending_ = false, in_stretch_ = false;
+  std::vector<std::shared_ptr<Allocation>> kept_;       // used by the open recording
+  std::vector<std::shared_ptr<Allocation>> in_flight_;  // used by the submitted work
+};
+
+}  // namespace vulkan
+}  // namespace mnnpy
