@@ -31,7 +31,8 @@ def eval(*vars):
 
 def runtime_info():
     """Version, the SIMD instruction set the kernels run on ("isa"), the SIMD targets compiled in
-    and those this CPU can run (best first), thread count, available backends, and the most bytes
+    and those this CPU can run (best first), thread count, available backends and the device each
+    runs on, and the most bytes
     one array or computation may take (larger requests raise MemoryError)."""
     return {
         "version": __version__,
@@ -40,6 +41,7 @@ def runtime_info():
         "simd_targets_usable": _core.usable_simd_targets(),
         "threads": get_num_threads(),
         "backends": _core.usable_backends(),
+        "devices": {name: _core.backend_description(name) for name in _core.usable_backends()},
         "memory_limit": _core.memory_limit_bytes(),
     }
 

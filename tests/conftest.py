@@ -1,10 +1,15 @@
+import os
 import zlib
 
-import numpy as np
-import pytest
-from hypothesis import settings
+# The Vulkan backend's shaders run under the validation layer in tests, its errors raised
+# (set before mnnpy looks for a device).
+os.environ.setdefault("MNNPY_VULKAN_VALIDATION", "1")
 
-import mnnpy
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
+
+import mnnpy  # noqa: E402
 
 # The same hypothesis examples on every run, so that a CI result can be reproduced exactly.
 settings.register_profile("reproducible", derandomize=True)
@@ -35,3 +40,16 @@ def portable_simd():
         yield
     finally:
         mnnpy._core.force_portable_simd(False)
+
+
+@pytest.fixture
+def vulkan():
+    """Runs the test body on the Vulkan backend ("vulkan"); skips where this machine has no Vulkan
+    device, unless MNNPY_REQUIRE_VULKAN is set (CI), where that is a failure."""
+    if "vulkan" not in mnnpy.runtime_info()["backends"]:
+        reason = "no Vulkan device: " + mnnpy._core.backend_description("vulkan")
+        if os.environ.get("MNNPY_REQUIRE_VULKAN"):
+            pytest.fail(reason + " (MNNPY_REQUIRE_VULKAN is set)")
+        pytest.skip(reason)
+    with mnnpy.backend("vulkan"):
+        yield "vulkan"

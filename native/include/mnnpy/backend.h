@@ -41,6 +41,8 @@ class Backend {
   // Whether this machine can run it (a device was found); asked when backends are listed, so a
   // backend may look for its device then, once.
   virtual bool available() const { return true; }
+  // A line for people: the device it runs on, or why it is not available.
+  virtual std::string description() const { return name(); }
 
   // Device buffers: the returned pointer is opaque outside this backend unless host_memory, but
   // it addresses the buffer's bytes: pointer + k is byte k (a device whose memory the host cannot
@@ -78,6 +80,8 @@ void register_backend(std::shared_ptr<Backend> backend, bool listed = true);
 Backend* find_backend(const std::string& name);  // nullptr when unknown or not listed
 Backend& cpu_backend();
 std::vector<std::string> usable_backend_names();  // "cpu" first
+// The description of a registered backend, usable or not (ValueError when unknown).
+std::string backend_description(const std::string& name);
 void set_backend_listed(const std::string& name, bool listed);  // throws ValueError when unknown
 
 // The backend plans are built for: this thread's choice where one is in effect (a module loaded

@@ -378,6 +378,8 @@ PYBIND11_MODULE(_core, m) {
   });
   m.def("clear_plan_cache", &clear_plan_cache);
   m.def("usable_backends", &usable_backend_names, "The backends plans can be requested for, the CPU first.");
+  m.def("backend_description", &backend_description, py::arg("name"),
+        "The device a registered backend runs on, or why it is not available.");
   m.def("set_backend", &set_requested_backend, py::arg("name"),
         "Build later plans for the backend `name` (one of usable_backends()): nodes it supports run there, "
         "the others on the CPU, with copies between them.");

@@ -76,6 +76,17 @@ std::vector<std::string> usable_backend_names() {
   return names;
 }
 
+std::string backend_description(const std::string& name) {
+  Backend* backend;
+  {
+    std::lock_guard<std::mutex> lock(registry_mutex());
+    BackendEntry* e = entry_of(name);
+    if (!e) throw ValueError("unknown backend '" + name + "'");
+    backend = e->backend.get();
+  }
+  return backend->description();
+}
+
 void set_backend_listed(const std::string& name, bool listed) {
   {
     std::lock_guard<std::mutex> lock(registry_mutex());

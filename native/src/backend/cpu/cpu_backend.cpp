@@ -6,6 +6,7 @@
 #include "backend/cpu/fused_elementwise_kernel.h"
 #include "mnnpy/aligned_memory.h"
 #include "mnnpy/backend.h"
+#include "mnnpy/simd_target.h"
 #include "runtime/fused_elementwise.h"
 
 namespace mnnpy {
@@ -23,6 +24,7 @@ class CpuBackend : public Backend {
     caps_.host_memory = true;
   }
   const std::string& name() const override { return name_; }
+  std::string description() const override { return "host CPU, " + simd_target() + " kernels"; }
   const BackendCapabilities& capabilities() const override { return caps_; }
 
   std::shared_ptr<void> allocate(size_t bytes) const override {

@@ -45,6 +45,13 @@ class VulkanBackend : public Backend {
   const std::string& name() const override { return name_; }
   // The device is looked for the first time backends are listed (MNNPY_NO_VULKAN=1: never).
   bool available() const override { return context() != nullptr; }
+  std::string description() const override {
+    if (!context()) return "not available: " + unavailable_reason();
+    const DeviceInfo& d = device_info();
+    return d.name + " (subgroup " + std::to_string(d.subgroup_size) + ", " + std::to_string(d.max_shared_memory / 1024) +
+           " KiB shared memory, " + std::to_string(d.max_storage_buffer_range >> 20) + " MiB per binding, " +
+           std::to_string(d.device_memory >> 20) + " MiB device memory" + (context()->float64 ? ", float64" : "") + ")";
+  }
   const BackendCapabilities& capabilities() const override {
     std::call_once(memory_once_, [this] { caps_.memory_bytes = context() ? device_info().device_memory : 0; });
     return caps_;
