@@ -150,10 +150,6 @@ std::unique_ptr<Context> make_context() {
   check(vkCreateDevice(ctx->physical, &dinfo, nullptr, &ctx->device), "vkCreateDevice");
   volkLoadDevice(ctx->device);
   vkGetDeviceQueue(ctx->device, ctx->queue_family, 0, &ctx->queue);
-  VkCommandPoolCreateInfo pool{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-  pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-  pool.queueFamilyIndex = ctx->queue_family;
-  check(vkCreateCommandPool(ctx->device, &pool, nullptr, &ctx->command_pool), "vkCreateCommandPool");
 
   VkPhysicalDeviceProperties props;
   VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
@@ -182,7 +178,6 @@ Context::~Context() {
   if (device) {
     vkDeviceWaitIdle(device);
     placeholder.reset();
-    vkDestroyCommandPool(device, command_pool, nullptr);
     vkDestroyDevice(device, nullptr);
   }
   if (messenger) vkDestroyDebugUtilsMessengerEXT(instance, messenger, nullptr);

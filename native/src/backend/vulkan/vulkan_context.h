@@ -43,8 +43,6 @@ struct Context {
   uint32_t queue_family = 0;
   VkQueue queue = VK_NULL_HANDLE;
   std::mutex queue_mutex;  // vkQueueSubmit needs the queue to itself
-  VkCommandPool command_pool = VK_NULL_HANDLE;
-  std::mutex pool_mutex;
   VkPipelineCache pipeline_cache = VK_NULL_HANDLE;
   uint64_t max_storage_buffer_range = 0;
   bool float64 = false;  // shaderFloat64: MulAdd rounds once through it

@@ -22,22 +22,22 @@ Recorder::~Recorder() {
   if (!ctx || !cb_) return;
   if (pending_) vkWaitForFences(ctx->device, 1, &fence_, VK_TRUE, UINT64_MAX);
   vkDestroyFence(ctx->device, fence_, nullptr);
-  std::lock_guard<std::mutex> lock(ctx->pool_mutex);
-  vkFreeCommandBuffers(ctx->device, ctx->command_pool, 1, &cb_);
+  vkDestroyCommandPool(ctx->device, pool_, nullptr);  // frees its command buffer
 }
 
 VkCommandBuffer Recorder::command_buffer() {
   if (open_) return cb_;
   Context& ctx = *context();
   if (!cb_) {
+    VkCommandPoolCreateInfo pool{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pool.queueFamilyIndex = ctx.queue_family;
+    check(vkCreateCommandPool(ctx.device, &pool, nullptr, &pool_), "vkCreateCommandPool");
     VkCommandBufferAllocateInfo info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    info.commandPool = ctx.command_pool;
+    info.commandPool = pool_;
     info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
     info.commandBufferCount = 1;
-    {
-      std::lock_guard<std::mutex> lock(ctx.pool_mutex);
-      check(vkAllocateCommandBuffers(ctx.device, &info, &cb_), "vkAllocateCommandBuffers");
-    }
+    check(vkAllocateCommandBuffers(ctx.device, &info, &cb_), "vkAllocateCommandBuffers");
     VkFenceCreateInfo fence{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     check(vkCreateFence(ctx.device, &fence, nullptr, &fence_), "vkCreateFence");
   }

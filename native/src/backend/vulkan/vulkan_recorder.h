@@ -36,6 +36,7 @@ class Recorder {
   void set_stretch(bool in_stretch) { in_stretch_ = in_stretch; }
 
  private:
+  VkCommandPool pool_ = VK_NULL_HANDLE;  // this thread's: a pool's buffers are recorded by one thread at a time
   VkCommandBuffer cb_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
   bool open_ = false, pending_ = false, in_stretch_ = false;

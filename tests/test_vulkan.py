@@ -1,0 +1,191 @@
+"""The Vulkan backend itself: its device, elementwise programs against NumPy and the CPU,
+buffers sub-allocated from one arena, one submission per stretch, copies, modules loaded for it.
+On CI the device is lavapipe (Mesa's Vulkan on the CPU) under the validation layer, whose errors
+are raised; the `vulkan` fixture selects the backend and skips where there is no device."""
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import mnnpy
+from mnnpy import expr as F
+from mnnpy import nn
+
+from helpers import RTOL_TRANSCENDENTAL, random_array
+
+U32 = 2.0 ** -24
+
+
+def profile_of(build):
+    """The values build() returns, computed now, and the run's profile rows."""
+    mnnpy._core.set_executor_option("profile", True)
+    try:
+        values = mnnpy.eval(*build())
+    finally:
+        mnnpy._core.set_executor_option("profile", False)
+    return values, mnnpy._core.last_profile()
+
+
+def compute_steps(profile):
+    return [s for s in profile if not s["op"].startswith("Copy(")]
+
+
+def on_cpu(build):
+    with mnnpy.backend("cpu"):
+        return mnnpy.eval(*build())
+
+
+def test_the_device_is_described(vulkan):
+    info = mnnpy.runtime_info()
+    assert info["backends"][0] == "cpu" and "vulkan" in info["backends"]
+    description = info["devices"]["vulkan"]
+    assert "subgroup" in description and "MiB per binding" in description
+
+
+# Programs whose every instruction is exact in IEEE arithmetic (or a MulAdd, rounded once): the
+# device's bits equal the CPU's.
+EXACT_PROGRAMS = [
+    ("add", lambda a, b: a + b),
+    ("broadcast_sub", lambda a, b: a - b[:1]),
+    ("mul_relu", lambda a, b: F.relu(a * b)),
+    ("mul_add", lambda a, b: a * b + a),
+    ("max_min_neg_abs", lambda a, b: F.abs(-F.maximum(a, b)) + F.minimum(a, b)),
+    ("floor_ceil_round", lambda a, b: F.floor(a) + F.ceil(b) + F.round(a * b)),
+    ("square_relu6", lambda a, b: F.relu6(F.square(a) - b)),
+]
+
+
+@pytest.mark.parametrize("name, program", EXACT_PROGRAMS, ids=[p[0] for p in EXACT_PROGRAMS])
+@pytest.mark.parametrize("shape", [(7,), (3, 5, 11), (1, 1), (300, 7), (0, 4)])
+def test_exact_programs_give_the_cpus_bits(vulkan, rng, name, program, shape):
+    a, b = (random_array(rng, shape, "float32", -4, 4) for _ in range(2))
+
+    def build():
+        return [program(F.const(a), F.const(b))]
+
+    (ours,), profile = profile_of(build)
+    (expected,) = on_cpu(build)
+    assert ours.dtype == expected.dtype and ours.shape == expected.shape
+    assert ours.tobytes() == expected.tobytes()
+    if a.size:
+        assert {s["backend"] for s in compute_steps(profile) if s["op"].startswith("Fused")} == {"vulkan"}
+
+
+def test_broadcasting_inputs_of_every_rank(vulkan, rng):
+    shapes = [(2, 1, 4, 1, 3), (5, 1, 1, 3), (1,), (4, 1, 1), (2, 5, 4, 6, 3)]
+    arrays = [random_array(rng, s, "float32", -2, 2) for s in shapes]
+
+    def build():
+        v = [F.const(x) for x in arrays]
+        return [(v[0] + v[1]) * v[2] - v[3] + v[4]]
+
+    (ours,) = mnnpy.eval(*build())
+    (expected,) = on_cpu(build)
+    assert ours.tobytes() == expected.tobytes()
+
+
+def test_transcendental_programs_within_their_stated_accuracy(vulkan, rng):
+    x = random_array(rng, (4, 257), "float32", -8, 8)
+    (ours,) = mnnpy.eval(F.exp(F.const(x)), )
+    exact = np.exp(x.astype(np.float64))
+    assert np.all(np.abs(ours - exact) <= RTOL_TRANSCENDENTAL["float32"] * exact)
+    (sig,) = mnnpy.eval(F.sigmoid(F.const(x)))
+    exact = 1 / (1 + np.exp(-x.astype(np.float64)))
+    # exp's accuracy, then one addition and a division (2.5 ulp on Vulkan).
+    assert np.all(np.abs(sig - exact) <= (RTOL_TRANSCENDENTAL["float32"] + 4 * U32) * exact)
+
+
+def test_nan_follows_numpy_in_maximum_and_relu(vulkan):
+    a = np.array([np.nan, 1.0, -2.0, np.nan, 0.0], np.float32)
+    b = np.array([0.0, np.nan, -3.0, np.nan, -0.0], np.float32)
+    (mx, relu) = mnnpy.eval(F.maximum(F.const(a), F.const(b)), F.relu(F.const(a) * F.const(np.float32(1))))
+    np.testing.assert_array_equal(mx, np.maximum(a, b))
+    np.testing.assert_array_equal(relu, np.maximum(a, 0))
+
+
+def test_programs_the_shader_lacks_fall_back_to_the_cpu(vulkan, rng):
+    x = random_array(rng, (6, 5), "float32", 0.5, 4)
+
+    def build():
+        return [F.log(F.const(x)) * F.const(x)]  # Log: not in the shader (GPU log is not accurate near 1)
+
+    (ours,), profile = profile_of(build)
+    np.testing.assert_array_equal(ours, on_cpu(build)[0])
+    assert [(s["backend"], s["fallback"]) for s in compute_steps(profile)] == [("cpu", True)]
+
+
+def test_integer_programs_fall_back_to_the_cpu(vulkan):
+    x = np.arange(-5, 7, dtype=np.int32)
+    (ours,), profile = profile_of(lambda: [F.const(x) * F.const(x) + F.const(np.int32(3))])
+    np.testing.assert_array_equal(ours, x * x + 3)
+    assert all(s["backend"] == "cpu" for s in compute_steps(profile))
+
+
+def test_a_chain_of_device_steps_is_one_submission_from_one_arena(vulkan, rng):
+    x = random_array(rng, (64, 33), "float32", -1, 1)
+
+    def build():
+        h = F.const(x)
+        for k in range(6):
+            # Each group ends at a value read twice, so the chain stays six separate programs.
+            h = F.relu(h * F.const(np.float32(1.5)) - F.const(np.float32(0.1 * k)))
+            h = h + h * h
+        return [h]
+
+    (ours,) = mnnpy.eval(*build())
+    stats = mnnpy._core.executor_stats()
+    assert stats["last_device_submits"] == 1
+    assert 0 < stats["last_device_bytes"] <= 4 * x.nbytes + 1024
+    (expected,) = on_cpu(build)
+    assert ours.tobytes() == expected.tobytes()
+
+
+def test_results_and_copies_under_many_runs_and_two_threads(vulkan, rng):
+    import threading
+    xs = [random_array(rng, (1000,), "float32", -3, 3) for _ in range(4)]
+    results = {}
+
+    def body(i):
+        with mnnpy.backend("vulkan"):
+            for _ in range(20):
+                (results[i],) = mnnpy.eval(F.const(xs[i]) * F.const(xs[i]) + F.const(np.float32(i)))
+
+    threads = [threading.Thread(target=body, args=(i,)) for i in range(len(xs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i, x in enumerate(xs):
+        expected = (x.astype(np.float64) * x + i).astype(np.float32)  # one rounding: the multiply-add
+        np.testing.assert_array_equal(results[i], expected)
+
+
+def tiny_model(path, rng):
+    w = random_array(rng, (12, 6), "float32", -1, 1)
+    b = random_array(rng, (6,), "float32", -1, 1)
+    nodes = [helper.make_node("Mul", ["x", "x"], ["sq"]), helper.make_node("Add", ["sq", "b"], ["s"]),
+             helper.make_node("Relu", ["s"], ["y"])]
+    graph = helper.make_graph(nodes, "tiny", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 6])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 6])],
+                              [numpy_helper.from_array(b, "b")])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return w, b
+
+
+@pytest.mark.parametrize("backend", ["vulkan", "VULKAN", F.Backend.VULKAN])
+def test_a_model_loaded_for_vulkan_runs_there(vulkan, tmp_path, rng, backend):
+    path = str(tmp_path / "tiny.onnx")
+    tiny_model(path, rng)
+    x = random_array(rng, (4, 6), "float32", -2, 2)
+    with mnnpy.backend("cpu"):
+        module = nn.load_module_from_file(path, backend=backend)
+        reference = nn.load_module_from_file(path)
+        mnnpy._core.set_executor_option("profile", True)
+        try:
+            ours = module.forward(x).read()
+            steps = compute_steps(mnnpy._core.last_profile())
+        finally:
+            mnnpy._core.set_executor_option("profile", False)
+        expected = reference.forward(x).read()
+    assert ours.tobytes() == expected.tobytes()
+    assert {s["backend"] for s in steps} == {"vulkan"}
