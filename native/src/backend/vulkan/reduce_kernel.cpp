@@ -1,6 +1,7 @@
 // Reduce on Vulkan: float32 sum, prod, min, max, argmin and argmax (int64 out). Other dtypes and
-// any/all stay on the CPU. Rows of at least kTreeRow elements, or too few outputs to fill the
-// device one invocation each, take a workgroup per output (shaders/reduce.comp).
+// any/all stay on the CPU. A workgroup per output (shaders/reduce.comp) where rows are long and
+// outputs too few to keep the device busy one invocation each, or outputs very few; an
+// invocation per output otherwise.
 #include "backend/vulkan/vulkan_pipelines.h"
 #include "backend/vulkan/vulkan_shapes.h"
 #include "ops/reduce_kind.h"
@@ -15,13 +16,18 @@ const uint32_t kReduceSpirv[] =
     ;
 
 constexpr uint32_t kWorkgroup = 256;
-constexpr int64_t kTreeRow = 128, kFewOutputs = 256;
+constexpr int64_t kTreeRow = 64, kManyOutputs = 16384, kFewOutputs = 256;
+
+bool workgroup_per_output(const ReducedRun& run) {
+  const int64_t outputs = run.outer * run.inner;
+  return run.n > 1 && (outputs < kFewOutputs || (run.n >= kTreeRow && outputs < kManyOutputs));
+}
 
 class ReduceKernel : public VulkanKernel {
  public:
   ReduceKernel(int kind, const ReducedRun& run)
       : outputs_((uint64_t)(run.outer * run.inner)), n_((uint32_t)run.n), inner_((uint32_t)run.inner),
-        per_workgroup_(run.n > 1 && (run.n >= kTreeRow || run.outer * run.inner < kFewOutputs)),
+        per_workgroup_(workgroup_per_output(run)),
         pipeline_(pipeline_for(kReduceSpirv, sizeof(kReduceSpirv), 2, 4 * sizeof(uint32_t), {(uint32_t)kind})) {}
 
   void execute(const KernelArgs& args, void*) const override {
