@@ -223,6 +223,12 @@ def test_sum(vulkan, shape, axis):
     assert np.all(np.abs(got - exact) <= sum_bound(x, axis))
 
 
+@pytest.mark.parametrize("shape", [(5, 3), (5, 300), (2000, 3)])
+def test_sums_of_negative_zeros_are_positive_as_numpy(vulkan, shape):
+    x = np.full(shape, -0.0, np.float32)
+    assert_bitwise_equal(on_vulkan(lambda: F.reduce_sum(F.const(x), axis=[1]), "Reduce"), x.sum(axis=1))
+
+
 def test_mean_is_a_sum_then_a_division(vulkan):
     x = fresh((6, 777))
     got = on_vulkan(lambda: mp.mean(F.const(x), axis=1), "Reduce")
