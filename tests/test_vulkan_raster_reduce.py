@@ -144,6 +144,14 @@ def test_gather_by_4096_constant_indices_takes_few_dispatches(vulkan):
     assert_bitwise_equal(got, np.take(x, indices, 0))
 
 
+def test_gathered_rows_longer_than_their_workgroups_loop(vulkan):
+    # 4096 regions share a dispatch of 4 workgroups each: each invocation copies 2 elements a row.
+    x = fresh((50, 1300))
+    indices = np.random.default_rng(4).integers(0, 50, 4096)
+    got = on_vulkan(lambda: F.gather(F.const(x), F.const(indices)), "Raster")
+    assert_bitwise_equal(got, np.take(x, indices, 0))
+
+
 # ---------------------------------------------------------------- Raster regions directly
 @pytest.mark.parametrize("regions, fill", [
     # x reversed by a negative source stride, over the fill.
