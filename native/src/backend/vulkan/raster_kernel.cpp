@@ -1,5 +1,6 @@
 // Raster on Vulkan: 4- and 8-byte dtypes (other sizes stay on the CPU), regions of rank up to 8
-// once collapsed. The fill is a buffer fill where its bit pattern repeats one word, else a
+// once collapsed that write each element once (a region writing one element twice depends on the
+// CPU's order: it stays there). The fill is a buffer fill where its bit pattern repeats one word, else a
 // region reading the value from a parameter buffer through stride 0. Regions run in order as
 // batches: consecutive regions of one input whose written ranges are disjoint share a dispatch
 // (a gather's thousands of rows take one), so a later region still overwrites an earlier one
