@@ -1,6 +1,6 @@
 // Reduce over the middle axis of a float32 [outer, n, inner] block (backend/vulkan/reduce_kernel.cpp).
-// Long rows: one workgroup per output, its invocations striding over n, then a tree in shared
-// memory. Short rows: one invocation per output, walking its row. Max and min propagate NaN and
+// Few outputs: one workgroup per output, its invocations striding over n, then a tree in shared
+// memory. Many outputs, or rows too short to share: one invocation per output, walking its row. Max and min propagate NaN and
 // argmax/argmin take the first index of the extreme, a NaN winning at its first position, as
 // NumPy's (and the CPU's).
 #version 450
