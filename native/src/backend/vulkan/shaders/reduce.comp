@@ -1,0 +1,88 @@
+// Reduce over the middle axis of a float32 [outer, n, inner] block (backend/vulkan/reduce_kernel.cpp).
+// Few outputs: one workgroup per output, its invocations striding over n, then a tree in shared
+// memory. Many outputs, or rows too short to share: one invocation per output, walking its row. Max and min propagate NaN and
+// argmax/argmin take the first index of the extreme, a NaN winning at its first position, as
+// NumPy's (and the CPU's).
+#version 450
+layout(local_size_x = 256) in;
+layout(constant_id = 0) const int KIND = 0;  // ops/reduce_kind.h
+const int SUM = 0, PROD = 1, MIN = 2, MAX = 3, ARGMIN = 6, ARGMAX = 7;
+const bool kArg = KIND == ARGMIN || KIND == ARGMAX;
+
+layout(std430, binding = 0) writeonly buffer Out { uint y[]; };  // float32, or int64 as two words
+layout(std430, binding = 1) readonly buffer In { float x[]; };
+layout(push_constant) uniform Push {
+  uint outputs;  // outer * inner
+  uint n, inner;
+  uint per_workgroup;  // 1: one workgroup per output, 0: one invocation
+} pc;
+
+struct Acc {
+  float v;
+  uint i;  // the index of v along n (argmax/argmin)
+};
+
+bool is_nan(float v) { return (floatBitsToUint(v) & 0x7fffffffu) > 0x7f800000u; }
+
+Acc identity() {
+  const float inf = uintBitsToFloat(0x7f800000u);
+  // An index past every row's, so that any element wins a tie against it.
+  if (KIND == SUM) return Acc(0.0, 0u);
+  if (KIND == PROD) return Acc(1.0, 0u);
+  if (KIND == MIN || KIND == ARGMIN) return Acc(inf, 0xffffffffu);
+  return Acc(-inf, 0xffffffffu);
+}
+
+Acc combine(Acc a, Acc b) {
+  if (KIND == SUM) return Acc(a.v + b.v, 0u);
+  if (KIND == PROD) return Acc(a.v * b.v, 0u);
+  if (KIND == MAX) return (a.v >= b.v || is_nan(a.v)) ? a : b;
+  if (KIND == MIN) return (a.v <= b.v || is_nan(a.v)) ? a : b;
+  const bool better = KIND == ARGMAX ? b.v > a.v : b.v < a.v;
+  const bool b_wins = is_nan(a.v) ? is_nan(b.v) && b.i < a.i : is_nan(b.v) || better || (b.v == a.v && b.i < a.i);
+  return b_wins ? b : a;
+}
+
+void store(uint out_index, Acc r) {
+  if (kArg) {
+    y[2u * out_index] = r.i;
+    y[2u * out_index + 1u] = 0u;
+  } else {
+    y[out_index] = floatBitsToUint(r.v);
+  }
+}
+
+// The first element of the output's row.
+uint row_start(uint out_index) { return (out_index / pc.inner) * pc.n * pc.inner + out_index % pc.inner; }
+
+shared float shared_v[256];
+shared uint shared_i[256];
+
+void main() {
+  const uint group = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  if (pc.per_workgroup == 0u) {
+    const uint out_index = group * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
+    if (out_index >= pc.outputs) return;
+    const uint start = row_start(out_index);
+    Acc acc = identity();
+    for (uint k = 0u; k < pc.n; ++k) acc = combine(acc, Acc(x[start + k * pc.inner], k));
+    store(out_index, acc);
+    return;
+  }
+  if (group >= pc.outputs) return;  // the whole workgroup, before any barrier
+  const uint start = row_start(group), lane = gl_LocalInvocationID.x;
+  Acc acc = identity();
+  for (uint k = lane; k < pc.n; k += gl_WorkGroupSize.x) acc = combine(acc, Acc(x[start + k * pc.inner], k));
+  shared_v[lane] = acc.v;
+  shared_i[lane] = acc.i;
+  for (uint half_width = gl_WorkGroupSize.x / 2u; half_width > 0u; half_width /= 2u) {
+    memoryBarrierShared();
+    barrier();
+    if (lane < half_width) {
+      acc = combine(acc, Acc(shared_v[lane + half_width], shared_i[lane + half_width]));
+      shared_v[lane] = acc.v;
+      shared_i[lane] = acc.i;
+    }
+  }
+  if (lane == 0u) store(group, acc);
+}
