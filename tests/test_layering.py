@@ -46,7 +46,7 @@ ALLOWED_INCLUDES = {
     "python": {"ops", "host"},
     "backend/cpu": {"ops", "host", "runtime"},
     "backend/test": set(),
-    "backend/vulkan": {"runtime"},
+    "backend/vulkan": {"ops", "runtime"},
 }
 _QUOTED_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
 
