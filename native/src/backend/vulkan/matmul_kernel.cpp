@@ -1,11 +1,13 @@
 // MatMul on Vulkan: float32 stacks of products of up to rank 8, as one tiled SGEMM dispatch
 // (shaders/matmul.comp); other dtypes, higher ranks and grids past the device's guaranteed
-// limits stay on the CPU (nullptr). The tile sizes are the shader's specialization constants:
-// MNNPY_VULKAN_MATMUL_TILES="BM,BN,BK,TM,TN" replaces the default, for tuning on a device.
+// limits stay on the CPU (nullptr). The tile sizes are the shader's specialization constants,
+// chosen per product (tiles_for); MNNPY_VULKAN_MATMUL_TILES="BM,BN,BK,TM,TN" sets them for every
+// product, for tuning on a device.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 
 #include "backend/vulkan/vulkan_pipelines.h"
@@ -35,44 +37,61 @@ struct MatMulPush {
 };
 static_assert(sizeof(MatMulPush) <= 128, "push constants beyond the guaranteed 128 bytes");
 
-// A workgroup's BM x BN tile of C, K taken BK at a time, TM x TN results per invocation.
+// A workgroup's BM x BN tile of C, K taken BK at a time, TM x TN results per invocation (in runs
+// of 4: multiples of 4).
 struct Tiles {
-  uint32_t bm = 64, bn = 64, bk = 16, tm = 4, tn = 4;
+  uint32_t bm, bn, bk, tm, tn;
   uint32_t threads() const { return (bm / tm) * (bn / tn); }
-  uint32_t shared_bytes() const { return bk * (bm + 1 + bn + 1) * 4; }
+  uint32_t shared_bytes() const { return bk * (bm + 4 + bn + 4) * 4; }
 };
 
-Tiles tiles_from_environment() {
-  Tiles t;
-  const char* text = std::getenv("MNNPY_VULKAN_MATMUL_TILES");
-  if (!text || !*text) return t;
-  uint32_t v[5];
-  char end = 0;
-  if (std::sscanf(text, "%u,%u,%u,%u,%u%c", &v[0], &v[1], &v[2], &v[3], &v[4], &end) != 5) {
-    throw ValueError(std::string("MNNPY_VULKAN_MATMUL_TILES: expected BM,BN,BK,TM,TN, got ") + text);
-  }
-  t = Tiles{v[0], v[1], v[2], v[3], v[4]};
-  if (!t.tm || !t.tn || !t.bk || t.bm % t.tm || t.bn % t.tn || t.threads() > kMaxThreads ||
-      t.shared_bytes() > device_info().max_shared_memory) {
-    throw ValueError(std::string("MNNPY_VULKAN_MATMUL_TILES: ") + text +
-                     " needs TM | BM, TN | BN, at most 1024 invocations and shared memory within the device's " +
-                     std::to_string(device_info().max_shared_memory) + " bytes");
-  }
-  return t;
+// Small tiles keep a GPU's multiprocessors busy on small products; large ones do twice the
+// arithmetic per word read from shared memory, where the grid still has enough workgroups.
+// (Starting points, to be tuned per device.)
+constexpr Tiles kSmallTiles{64, 64, 16, 4, 4}, kLargeTiles{128, 128, 8, 8, 8};
+constexpr uint64_t kLargeTilesFromWorkgroups = 256;
+
+// MNNPY_VULKAN_MATMUL_TILES, parsed once; null where unset.
+const Tiles* tiles_from_environment() {
+  static const std::unique_ptr<Tiles> tiles = []() -> std::unique_ptr<Tiles> {
+    const char* text = std::getenv("MNNPY_VULKAN_MATMUL_TILES");
+    if (!text || !*text) return nullptr;
+    uint32_t v[5];
+    char end = 0;
+    if (std::sscanf(text, "%u,%u,%u,%u,%u%c", &v[0], &v[1], &v[2], &v[3], &v[4], &end) != 5) {
+      throw ValueError(std::string("MNNPY_VULKAN_MATMUL_TILES: expected BM,BN,BK,TM,TN, got ") + text);
+    }
+    const Tiles t{v[0], v[1], v[2], v[3], v[4]};
+    if (!t.tm || !t.tn || !t.bk || t.tm % 4 || t.tn % 4 || t.bm % t.tm || t.bn % t.tn || t.threads() > kMaxThreads ||
+        t.shared_bytes() > device_info().max_shared_memory) {
+      throw ValueError(std::string("MNNPY_VULKAN_MATMUL_TILES: ") + text +
+                       " needs TM and TN multiples of 4 dividing BM and BN, at most 1024 invocations and shared "
+                       "memory within the device's " + std::to_string(device_info().max_shared_memory) + " bytes");
+    }
+    return std::make_unique<Tiles>(t);
+  }();
+  return tiles.get();
 }
 
-const Tiles& tiles() {
-  static const Tiles t = tiles_from_environment();
-  return t;
+Tiles tiles_for(int64_t M, int64_t N, int64_t batch) {
+  if (const Tiles* chosen = tiles_from_environment()) return *chosen;
+  const uint64_t large_groups = (uint64_t)groups_for(M, kLargeTiles.bm) * groups_for(N, kLargeTiles.bn) * batch;
+  return large_groups >= kLargeTilesFromWorkgroups ? kLargeTiles : kSmallTiles;
 }
 
 class MatMulKernel : public VulkanKernel {
  public:
-  MatMulKernel(const MatMulPush& push, bool ta, bool tb)
+  MatMulKernel(const MatMulPush& push, const Tiles& tiles, bool ta, bool tb)
       : push_(push),
+        groups_x_(groups_for(push.N, tiles.bn)),
+        groups_y_(groups_for(push.M, tiles.bm)),
+        scheme_("sgemm " + std::to_string(tiles.bm) + "x" + std::to_string(tiles.bn) + "x" + std::to_string(tiles.bk) +
+                " " + std::to_string(tiles.tm) + "x" + std::to_string(tiles.tn)),
         pipeline_(pipeline_for(kMatMulSpirv, sizeof(kMatMulSpirv), 3, sizeof(MatMulPush),
-                               {tiles().bm, tiles().bn, tiles().bk, tiles().tm, tiles().tn, ta, tb, tiles().threads()})) {}
+                               {tiles.bm, tiles.bn, tiles.bk, tiles.tm, tiles.tn, ta, tb, tiles.threads()})) {}
 
+  // The tiles, as "sgemm BMxBNxBK TMxTN".
+  const char* scheme() const override { return scheme_.c_str(); }
   double flops() const override { return 2.0 * push_.batch_count * push_.M * push_.N * push_.K; }
 
   void execute(const KernelArgs& args, void*) const override {
@@ -84,12 +103,13 @@ class MatMulKernel : public VulkanKernel {
     }
     const Tensor &a = *args.inputs[0], &b = *args.inputs[1];
     pipeline_->dispatch({resolve(out->data, out->nbytes()), resolve(a.data, a.nbytes()), resolve(b.data, b.nbytes())},
-                        &push_, groups_for(push_.N, tiles().bn), groups_for(push_.M, tiles().bm),
-                        std::min(push_.batch_count, kMaxGroups));
+                        &push_, groups_x_, groups_y_, std::min(push_.batch_count, kMaxGroups));
   }
 
  private:
   MatMulPush push_;
+  uint32_t groups_x_, groups_y_;
+  std::string scheme_;
   std::shared_ptr<Pipeline> pipeline_;
 };
 
@@ -101,8 +121,9 @@ std::unique_ptr<Kernel> make_matmul_kernel(const KernelContext& ctx) {
   }
   const bool ta = ctx.attrs.get_int("transpose_a") != 0, tb = ctx.attrs.get_int("transpose_b") != 0;
   const MatMulDims d = matmul_dims(as, bs, ta, tb);
-  if (groups_for(d.N, tiles().bn) > kMaxGroups || groups_for(d.M, tiles().bm) > kMaxGroups) return nullptr;
   const MatMulBatches batches = matmul_batches(as, bs, out, d);
+  const Tiles tiles = tiles_for(d.M, d.N, batches.count);
+  if (groups_for(d.N, tiles.bn) > kMaxGroups || groups_for(d.M, tiles.bm) > kMaxGroups) return nullptr;
   MatMulPush push{};
   // Every tensor fits one binding, so element counts and offsets fit 32 bits.
   push.M = (uint32_t)d.M, push.N = (uint32_t)d.N, push.K = (uint32_t)d.K;
@@ -114,7 +135,7 @@ std::unique_ptr<Kernel> make_matmul_kernel(const KernelContext& ctx) {
     push.a_batch_stride[i] = (uint32_t)batches.a_stride[i];
     push.b_batch_stride[i] = (uint32_t)batches.b_stride[i];
   }
-  return new_kernel<MatMulKernel>(push, ta, tb);
+  return new_kernel<MatMulKernel>(push, tiles, ta, tb);
 }
 
 MNNPY_REGISTER_KERNEL("MatMul", "vulkan", make_matmul_kernel);
