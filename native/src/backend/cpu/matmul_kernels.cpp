@@ -24,27 +24,12 @@ class MatMulKernel : public Kernel {
     const Shape& out = ctx.output_types[0].shape;
     const MatMulDims d = matmul_dims(as, bs, ta_, tb_);
     M_ = d.M, N_ = d.N, K_ = d.K, lda_ = d.lda, ldb_ = d.ldb;
-    // Element strides of each operand along the output's batch dimensions (0 where broadcast).
-    const size_t nb = out.size() - 2;
-    batch_shape_.assign(out.begin(), out.end() - 2);
-    a_stride_.assign(nb, 0);
-    b_stride_.assign(nb, 0);
-    int64_t sa = M_ * K_, sb = K_ * N_;
-    for (size_t i = 0; i < nb; ++i) {
-      const size_t dim = nb - 1 - i;  // from the right
-      const int64_t ai = (int64_t)as.size() - 3 - (int64_t)i, bi = (int64_t)bs.size() - 3 - (int64_t)i;
-      if (ai >= 0) {
-        if (as[ai] != 1) a_stride_[dim] = sa;
-        sa *= as[ai];
-        a_batch_ *= as[ai];
-      }
-      if (bi >= 0) {
-        if (bs[bi] != 1) b_stride_[dim] = sb;
-        sb *= bs[bi];
-        b_batch_ *= bs[bi];
-      }
-    }
-    batch_ = shape_numel(batch_shape_);
+    const MatMulBatches batches = matmul_batches(as, bs, out, d);
+    batch_shape_ = batches.shape;
+    a_stride_ = batches.a_stride;
+    b_stride_ = batches.b_stride;
+    batch_ = batches.count;
+    b_batch_ = batches.b_count;
     // One shared right-hand matrix and row-major left matrices: the stack is one tall product.
     fold_batch_ = batch_ > 1 && b_batch_ == 1 && !ta_;
     // A constant right-hand matrix (weights) is packed once here instead of on every run.
@@ -121,7 +106,7 @@ class MatMulKernel : public Kernel {
   int64_t M_ = 0, N_ = 0, K_ = 0, lda_ = 0, ldb_ = 0;
   Shape batch_shape_;
   std::vector<int64_t> a_stride_, b_stride_;
-  int64_t batch_ = 1, a_batch_ = 1, b_batch_ = 1;
+  int64_t batch_ = 1, b_batch_ = 1;
   bool fold_batch_ = false;
   cpu::PackedB packed_b_;
 };

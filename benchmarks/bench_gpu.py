@@ -1,0 +1,158 @@
+"""float32 matmul (SGEMM) on the Vulkan backend next to torch in the same run: CUDA where torch
+sees a GPU, else torch's CPU. Square sizes 1024, 2048 and 4096 (--quick: 128, for lavapipe).
+
+A product's time is taken from chains of products x @ b @ b ...: a run of a chain is one plan,
+one copy of each operand into the device, one submission and one copy of the result out, so
+(time of a chain of L + 1 products - time of a chain of one) / L is the time of one product on
+the device, without the copies and the submission. Each time is the median of several runs after
+warm-up runs; torch's chains end with torch.cuda.synchronize(), ours with read(), which waits.
+The table also gives one product end to end (operands in, result out) and the per-run overhead:
+the time of a tiny elementwise chain.
+
+    python benchmarks/bench_gpu.py [--quick] [--sizes 1024 2048 4096] [--chain 8] [--repeats 5]
+
+Tile sizes of the shader: MNNPY_VULKAN_MATMUL_TILES="BM,BN,BK,TM,TN" (set before running).
+Prints one line and exits 0 where this machine has no Vulkan device.
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run from a checkout
+import mnnpy  # noqa: E402
+from mnnpy import expr as F  # noqa: E402
+
+
+def median_time(run, repeats, warmup):
+    for _ in range(warmup):
+        run()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def per_product_time(make_chain, length, repeats, warmup):
+    """Seconds of one product: chains of length + 1 and of 1 product, timed alternately."""
+    long_run, short_run = make_chain(length + 1), make_chain(1)
+    longs, shorts = [], []
+    for _ in range(repeats):
+        longs.append(median_time(long_run, 1, warmup))
+        shorts.append(median_time(short_run, 1, warmup))
+        warmup = 0
+    return max(statistics.median(longs) - statistics.median(shorts), 1e-9) / length
+
+
+def operands(n):
+    rng = np.random.default_rng(n)
+    # b scaled by 1/sqrt(n) keeps the chained products' magnitudes near those of x.
+    return (rng.standard_normal((n, n), dtype=np.float32),
+            (rng.standard_normal((n, n), dtype=np.float32) / np.sqrt(n)).astype(np.float32))
+
+
+def vulkan_chain(x, b):
+    """make_chain for the Vulkan backend: placeholders, so that every read() runs the plan."""
+    px, pb = F.placeholder(x.shape, dtype=np.float32), F.placeholder(b.shape, dtype=np.float32)
+    px.write(x)
+    pb.write(b)
+
+    def make_chain(length):
+        c = px
+        for _ in range(length):
+            c = F.matmul(c, pb)
+        return c.read
+    return make_chain
+
+
+def torch_chain(torch, device, x, b):
+    tx, tb = torch.from_numpy(x).to(device), torch.from_numpy(b).to(device)
+
+    def make_chain(length):
+        def run():
+            c = tx
+            for _ in range(length):
+                c = c @ tb
+            if device == "cuda":
+                torch.cuda.synchronize()
+        return run
+    return make_chain
+
+
+def check_product(x, b):
+    """One product on the Vulkan backend: its relative error, and that MatMul ran there."""
+    mnnpy._core.set_executor_option("profile", True)
+    try:
+        (ours,) = mnnpy.eval(F.matmul(F.const(x), F.const(b)))
+    finally:
+        mnnpy._core.set_executor_option("profile", False)
+    backends = {row["backend"] for row in mnnpy._core.last_profile() if row["op"] == "MatMul"}
+    if backends != {"vulkan"}:
+        sys.exit(f"MatMul ran on {sorted(backends)}, not on vulkan")
+    expected = x.astype(np.float64) @ b
+    return np.linalg.norm(ours - expected) / np.linalg.norm(expected)
+
+
+def submit_overhead(repeats, warmup):
+    """Seconds of a run of a tiny elementwise chain: submission, synchronization, small copies."""
+    x = F.placeholder((16,), dtype=np.float32)
+    x.write(np.linspace(-1, 1, 16, dtype=np.float32))
+    y = F.relu(x * x + x)
+    return median_time(y.read, repeats, warmup)
+
+
+def load_torch():
+    try:
+        import torch
+    except ImportError:
+        return None, None
+    if torch.cuda.is_available():
+        torch.backends.cuda.matmul.allow_tf32 = False  # float32 products, as ours
+        return torch, "cuda"
+    return torch, "cpu"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="one small size, for lavapipe")
+    parser.add_argument("--sizes", type=int, nargs="+")
+    parser.add_argument("--chain", type=int, help="products per timed chain beyond the first (default 8; 2 with --quick)")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--warmup", type=int, default=2)
+    args = parser.parse_args()
+    if "vulkan" not in mnnpy.runtime_info()["backends"]:
+        print("no Vulkan device:", mnnpy._core.backend_description("vulkan"))
+        return 0
+    sizes = args.sizes or ([128] if args.quick else [1024, 2048, 4096])
+    chain = args.chain or (2 if args.quick else 8)
+    torch, device = load_torch()
+    mnnpy.set_backend("vulkan")
+    print("vulkan:", mnnpy._core.backend_description("vulkan"))
+    if torch:
+        name = torch.cuda.get_device_name() if device == "cuda" else f"CPU, {torch.get_num_threads()} threads"
+        print(f"torch {torch.__version__}: {name}")
+    else:
+        print("torch: not installed")
+    print(f"per-run overhead (tiny elementwise chain): {submit_overhead(args.repeats * 4, args.warmup) * 1e3:.3f} ms")
+    print(f"{'n':>6} {'rel.err':>9} {'ours TFLOP/s':>13} {'torch TFLOP/s':>14} {'ours/torch':>11} {'ours end-to-end':>16}")
+    for n in sizes:
+        x, b = operands(n)
+        error = check_product(x, b)
+        flop = 2.0 * n ** 3
+        make_ours = vulkan_chain(x, b)
+        ours = per_product_time(make_ours, chain, args.repeats, args.warmup)
+        end_to_end = median_time(make_ours(1), args.repeats, args.warmup)
+        theirs = per_product_time(torch_chain(torch, device, x, b), chain, args.repeats, args.warmup) if torch else None
+        theirs_text = f"{flop / theirs / 1e12:14.4g}" if theirs else f"{'-':>14}"
+        ratio_text = f"{theirs / ours:11.2f}" if theirs else f"{'-':>11}"
+        print(f"{n:6d} {error:9.1e} {flop / ours / 1e12:13.4g} {theirs_text} {ratio_text} {end_to_end * 1e3:13.2f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
