@@ -1,5 +1,10 @@
-"""float32 matmul (SGEMM) on the Vulkan backend next to torch in the same run: CUDA where torch
-sees a GPU, else torch's CPU. Square sizes 1024, 2048 and 4096 (--quick: 128, for lavapipe).
+"""The Vulkan backend next to torch in the same run (CUDA where torch sees a GPU, else torch's
+CPU): memory bandwidth of an elementwise chain and of a reduction over 64M floats (--quick: 1M),
+and float32 matmul (SGEMM) at square sizes 1024, 2048 and 4096 (--quick: 128, for lavapipe).
+
+Bandwidth: our kernels' device times come from the backend's timestamps (the profile gives
+each step's device time), torch's from CUDA events around repeated calls; each side's bytes
+are what its kernel must move (a*b+c: three reads and a write; torch runs it as one addcmul).
 
 A product's time is taken from chains of products x @ b @ b ...: a run of a chain is one plan,
 one copy of each operand into the device, one submission and one copy of the result out, so
@@ -106,6 +111,61 @@ def submit_overhead(repeats, warmup):
     return median_time(y.read, repeats, warmup)
 
 
+def device_seconds(build, op_prefix, repeats):
+    """The median device time of the step whose op starts with op_prefix, over `repeats` runs of
+    build() with profiling on (each step handed over and timed by the device alone)."""
+    mnnpy._core.set_executor_option("profile", True)
+    try:
+        times = []
+        for _ in range(repeats + 1):
+            mnnpy.eval(*build())
+            rows = [r for r in mnnpy._core.last_profile() if r["op"].startswith(op_prefix)]
+            if not rows or rows[0]["backend"] != "vulkan":
+                sys.exit(f"{op_prefix} ran on {[r['backend'] for r in rows]}, not on vulkan")
+            times.append(rows[0]["seconds"])
+    finally:
+        mnnpy._core.set_executor_option("profile", False)
+    return statistics.median(times[1:])
+
+
+def torch_seconds(torch, device, run, repeats):
+    """Median seconds of run() on torch: CUDA events on a GPU, the host clock otherwise."""
+    run()
+    if device != "cuda":
+        return median_time(run, repeats, 1)
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeats):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        run()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end) * 1e-3)
+    return statistics.median(times)
+
+
+def bandwidth_rows(torch, device, n, repeats):
+    """(case, our GB/s, torch's GB/s) for a*b+c and for sums along rows of n floats."""
+    rng = np.random.default_rng(0)
+    a, b, c = (rng.standard_normal(n, dtype=np.float32) for _ in range(3))
+    rows = []
+    ours = device_seconds(lambda: [F.const(a) * F.const(b) + F.const(c)], "Fused", repeats)
+    theirs = None
+    if torch:
+        ta, tb, tc = (torch.from_numpy(v).to(device) for v in (a, b, c))
+        theirs = torch_seconds(torch, device, lambda: torch.addcmul(tc, ta, tb), repeats)
+    rows.append(("a*b+c", 16 * n / ours / 1e9, 16 * n / theirs / 1e9 if theirs else None))
+    m = a.reshape(-1, 4096)
+    ours = device_seconds(lambda: [F.reduce_sum(F.const(m), [1])], "Reduce", repeats)
+    theirs = None
+    if torch:
+        tm = torch.from_numpy(m).to(device)
+        theirs = torch_seconds(torch, device, lambda: tm.sum(dim=1), repeats)
+    rows.append((f"sum of rows {m.shape}", 4 * n / ours / 1e9, 4 * n / theirs / 1e9 if theirs else None))
+    return rows
+
+
 def load_torch():
     try:
         import torch
@@ -139,6 +199,11 @@ def main():
     else:
         print("torch: not installed")
     print(f"per-run overhead (tiny elementwise chain): {submit_overhead(args.repeats * 4, args.warmup) * 1e3:.3f} ms")
+    n = (1 << 20) if args.quick else (64 << 20)
+    print(f"{'bandwidth, ' + str(n >> 20) + 'M floats':32} {'ours GB/s':>10} {'torch GB/s':>11} {'ours/torch':>11}")
+    for case, ours, theirs in bandwidth_rows(torch, device, n, args.repeats):
+        print(f"{case:32} {ours:10.1f} {theirs if theirs else float('nan'):11.1f} "
+              f"{ours / theirs if theirs else float('nan'):11.2f}")
     print(f"{'n':>6} {'rel.err':>9} {'ours TFLOP/s':>13} {'torch TFLOP/s':>14} {'ours/torch':>11} {'ours end-to-end':>16}")
     for n in sizes:
         x, b = operands(n)

@@ -56,6 +56,9 @@ class Backend {
   virtual void copy_to_host(void* host_dst, const void* device_src, size_t bytes) const = 0;
   // Waits for the work submitted so far (a no-op for backends that run synchronously).
   virtual void synchronize() const {}
+  // The device's own time for the last stretch waited for on this thread (timestamps), or -1
+  // where it does not measure one; profiles give it instead of the host's clock.
+  virtual double last_stretch_seconds() const { return -1; }
   // Runs consecutive steps of a plan placed on this backend, in order, without waiting for them:
   // a GPU backend records them into one command buffer and submits it once. Copies to the host
   // come after a synchronize(). The default runs each kernel in turn.

@@ -826,7 +826,9 @@ std::vector<std::shared_ptr<Tensor>> run_plan(const Plan& plan,
       const auto start = std::chrono::steady_clock::now();
       device.run_steps(&call, 1);
       device.synchronize();
-      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const double measured = device.last_stretch_seconds();
+      const double seconds = measured >= 0 ? measured
+                                           : std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       const std::string shape = call.args.outputs.empty() ? std::string() : shape_str(call.args.outputs[0]->type.shape);
       timings.push_back(StepProfile{step.label, step.kernel->scheme(), shape, seconds, step.kernel->flops(),
                                     step.backend->name(), step.fallback});

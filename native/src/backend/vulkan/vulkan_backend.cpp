@@ -65,6 +65,7 @@ class VulkanBackend : public Backend {
     Recorder::current().copy_to_host(host_dst, device_src, bytes);
   }
   void synchronize() const override { Recorder::current().wait(); }
+  double last_stretch_seconds() const override { return Recorder::current().last_seconds(); }
 
   void run_steps(const StepCall* calls, size_t count) const override {
     Recorder& recorder = Recorder::current();

@@ -131,6 +131,9 @@ std::unique_ptr<Context> make_context() {
     }
   }
   if (ctx->queue_family == UINT32_MAX) throw std::runtime_error("the Vulkan device has no compute queue");
+  VkPhysicalDeviceProperties limits;
+  vkGetPhysicalDeviceProperties(ctx->physical, &limits);
+  if (family_props[ctx->queue_family].timestampValidBits > 0) ctx->timestamp_period = limits.limits.timestampPeriod;
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo queue{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
   queue.queueFamilyIndex = ctx->queue_family;

@@ -46,6 +46,7 @@ struct Context {
   VkPipelineCache pipeline_cache = VK_NULL_HANDLE;
   uint64_t max_storage_buffer_range = 0;
   bool float64 = false;  // shaderFloat64: MulAdd rounds once through it
+  double timestamp_period = 0;  // nanoseconds per timestamp tick; 0 where the queue has no timestamps
   // Bound where a dispatch has no bytes to bind; made on first use (after the context).
   std::unique_ptr<class ParamBuffer> placeholder;
   std::once_flag placeholder_once;

@@ -22,6 +22,7 @@ Recorder::~Recorder() {
   if (!ctx || !cb_) return;
   if (pending_) vkWaitForFences(ctx->device, 1, &fence_, VK_TRUE, UINT64_MAX);
   vkDestroyFence(ctx->device, fence_, nullptr);
+  if (timestamps_) vkDestroyQueryPool(ctx->device, timestamps_, nullptr);
   vkDestroyCommandPool(ctx->device, pool_, nullptr);  // frees its command buffer
 }
 
@@ -40,11 +41,21 @@ VkCommandBuffer Recorder::command_buffer() {
     check(vkAllocateCommandBuffers(ctx.device, &info, &cb_), "vkAllocateCommandBuffers");
     VkFenceCreateInfo fence{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     check(vkCreateFence(ctx.device, &fence, nullptr, &fence_), "vkCreateFence");
+    if (ctx.timestamp_period > 0) {
+      VkQueryPoolCreateInfo pool{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+      pool.queryType = VK_QUERY_TYPE_TIMESTAMP;
+      pool.queryCount = 2;
+      check(vkCreateQueryPool(ctx.device, &pool, nullptr, &timestamps_), "vkCreateQueryPool");
+    }
   }
   if (pending_) wait();  // the command buffer is reused: its earlier work must be done
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   check(vkBeginCommandBuffer(cb_, &begin), "vkBeginCommandBuffer");
+  if (timestamps_) {
+    vkCmdResetQueryPool(cb_, timestamps_, 0, 2);
+    vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, timestamps_, 0);
+  }
   open_ = true;
   return cb_;
 }
@@ -63,6 +74,7 @@ void Recorder::keep(std::shared_ptr<Allocation> allocation) { kept_.push_back(st
 void Recorder::submit() {
   if (!open_) return;
   Context& ctx = *context();
+  if (timestamps_) vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, timestamps_, 1);
   check(vkEndCommandBuffer(cb_), "vkEndCommandBuffer");
   open_ = false;
   VkSubmitInfo info{VK_STRUCTURE_TYPE_SUBMIT_INFO};
@@ -84,6 +96,11 @@ void Recorder::wait() {
     check(vkWaitForFences(ctx.device, 1, &fence_, VK_TRUE, UINT64_MAX), "vkWaitForFences");
     check(vkResetFences(ctx.device, 1, &fence_), "vkResetFences");
     pending_ = false;
+    uint64_t ticks[2];
+    last_seconds_ = timestamps_ && vkGetQueryPoolResults(ctx.device, timestamps_, 0, 2, sizeof(ticks), ticks, sizeof(uint64_t),
+                                                         VK_QUERY_RESULT_64_BIT) == VK_SUCCESS
+                        ? (double)(ticks[1] - ticks[0]) * ctx.timestamp_period * 1e-9
+                        : -1;
   }
   in_flight_.clear();
   if (ctx.validation) {

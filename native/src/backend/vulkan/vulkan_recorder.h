@@ -33,12 +33,17 @@ class Recorder {
   void copy_to_host(void* host_dst, const void* device_src, size_t bytes);
 
   bool recording() const { return open_; }
+  // Seconds between the first and the last command of the last command buffer waited for, by
+  // the device's timestamps; -1 where the queue has none.
+  double last_seconds() const { return last_seconds_; }
   void set_stretch(bool in_stretch) { in_stretch_ = in_stretch; }
 
  private:
   VkCommandPool pool_ = VK_NULL_HANDLE;  // this thread's: a pool's buffers are recorded by one thread at a time
   VkCommandBuffer cb_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
+  VkQueryPool timestamps_ = VK_NULL_HANDLE;  // two per command buffer: its start and its end
+  double last_seconds_ = -1;
   bool open_ = false, pending_ = false, in_stretch_ = false;
   std::vector<std::shared_ptr<Allocation>> kept_;       // used by the open recording
   std::vector<std::shared_ptr<Allocation>> in_flight_;  // used by the submitted work
