@@ -17,8 +17,9 @@ namespace vulkan {
 std::shared_ptr<Pipeline> pipeline_for(const uint32_t* spirv, size_t spirv_bytes, uint32_t bindings, uint32_t push_bytes,
                                        const std::vector<uint32_t>& specialization) {
   using Key = std::tuple<const uint32_t*, uint32_t, uint32_t, std::vector<uint32_t>>;
+  // Kept for the process, as the device is (never destroyed at exit).
   static std::mutex mutex;
-  static std::map<Key, std::shared_ptr<Pipeline>> cache;
+  static auto& cache = *new std::map<Key, std::shared_ptr<Pipeline>>();
   std::lock_guard<std::mutex> lock(mutex);
   std::shared_ptr<Pipeline>& entry = cache[Key{spirv, bindings, push_bytes, specialization}];
   if (!entry) entry = std::make_shared<Pipeline>(spirv, spirv_bytes, bindings, push_bytes, specialization);

@@ -173,7 +173,9 @@ std::unique_ptr<Context> make_context() {
   return ctx;
 }
 
-std::unique_ptr<Context> g_context;
+// Never destroyed: plans in the executor's cache, and other static objects destroyed at exit in
+// an order across files that nothing fixes, may still hold buffers of the device then.
+Context* g_context = nullptr;
 
 }  // namespace
 
@@ -191,13 +193,13 @@ Context* context() {
   static std::once_flag once;
   std::call_once(once, [] {
     try {
-      g_context = make_context();
+      g_context = make_context().release();
     } catch (const std::exception& e) {
       g_unavailable = e.what();
-      g_context.reset();
+      g_context = nullptr;
     }
   });
-  return g_context.get();
+  return g_context;
 }
 
 const std::string& unavailable_reason() {
