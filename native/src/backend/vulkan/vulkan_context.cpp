@@ -1,6 +1,7 @@
 #include "backend/vulkan/vulkan_context.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -176,6 +177,7 @@ std::unique_ptr<Context> make_context() {
 // Never destroyed: plans in the executor's cache, and other static objects destroyed at exit in
 // an order across files that nothing fixes, may still hold buffers of the device then.
 Context* g_context = nullptr;
+std::atomic<bool> g_exiting{false};
 
 }  // namespace
 
@@ -194,6 +196,9 @@ Context* context() {
   std::call_once(once, [] {
     try {
       g_context = make_context().release();
+      // Registered after the driver was loaded, so it runs before the driver's own teardown and
+      // before the destructors of older static objects that still hold buffers.
+      std::atexit([] { g_exiting = true; });
     } catch (const std::exception& e) {
       g_unavailable = e.what();
       g_context = nullptr;
@@ -247,7 +252,10 @@ Allocation::Allocation(size_t bytes_, bool host_visible) : bytes(bytes_) {
   if (host_visible) check(vkMapMemory(ctx.device, memory, 0, VK_WHOLE_SIZE, 0, &mapped), "vkMapMemory");
 }
 
+bool process_exiting() { return g_exiting; }
+
 Allocation::~Allocation() {
+  if (process_exiting()) return;  // the driver may be gone: the OS takes the memory back
   Context* ctx = context();
   if (mapped) vkUnmapMemory(ctx->device, memory);
   vkDestroyBuffer(ctx->device, buffer, nullptr);
@@ -355,6 +363,7 @@ Pipeline::Pipeline(const uint32_t* spirv, size_t spirv_bytes, uint32_t bindings,
 }
 
 Pipeline::~Pipeline() {
+  if (process_exiting()) return;
   Context* ctx = context();
   vkDestroyPipeline(ctx->device, pipeline_, nullptr);
   vkDestroyPipelineLayout(ctx->device, layout_, nullptr);

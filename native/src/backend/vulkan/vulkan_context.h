@@ -67,6 +67,9 @@ struct Context {
 Context* context();
 const std::string& unavailable_reason();
 const DeviceInfo& device_info();  // only when context() is not null
+// Whether the process is exiting (std::exit has begun): the driver may already have torn itself
+// down, so destructors leave Vulkan objects to the OS instead of destroying them.
+bool process_exiting();
 
 // One VkBuffer with its own memory: device-local, or host-visible and mapped.
 struct Allocation {

@@ -19,7 +19,7 @@ Recorder& Recorder::current() {
 
 Recorder::~Recorder() {
   Context* ctx = context();
-  if (!ctx || !cb_) return;
+  if (!ctx || !cb_ || process_exiting()) return;
   if (pending_) vkWaitForFences(ctx->device, 1, &fence_, VK_TRUE, UINT64_MAX);
   vkDestroyFence(ctx->device, fence_, nullptr);
   if (timestamps_) vkDestroyQueryPool(ctx->device, timestamps_, nullptr);
