@@ -3,6 +3,7 @@
 // is left to the CPU (nullptr). Programs with MulAdd take the shader that rounds it once.
 #include "backend/vulkan/elementwise_kernel.h"
 
+#include <algorithm>
 #include <map>
 
 #include "backend/vulkan/vulkan_pipelines.h"
@@ -19,7 +20,7 @@ const uint32_t kExactMulAddSpirv[] =
 #include "backend/vulkan/shaders/elementwise_exact_mul_add.spv.inc"
     ;
 
-constexpr int kMaxRank = 8, kMaxInputs = 8, kMaxInstructions = 32, kHeader = 4 + kMaxRank;
+constexpr int kMaxRank = 8, kMaxInputs = 8, kMaxInstructions = 32;
 
 // The shader's opcode of an instruction; -1 where it has none.
 int opcode(const EwInstr& ins) {
@@ -46,10 +47,12 @@ int opcode(const EwInstr& ins) {
 
 class ElementwiseKernel : public VulkanKernel {
  public:
-  ElementwiseKernel(std::vector<int32_t> params, uint64_t n, bool mul_add)
+  // `program`: the shader's specialization constants (the program); `params`: the output's dims
+  // and each input's broadcast strides.
+  ElementwiseKernel(const std::vector<uint32_t>& program, const std::vector<int32_t>& params, uint64_t n, bool mul_add)
       : params_(params.data(), params.size() * sizeof(int32_t)), n_(n),
-        pipeline_(mul_add ? pipeline_for(kExactMulAddSpirv, sizeof(kExactMulAddSpirv), 2 + kMaxInputs, sizeof(uint32_t))
-                          : pipeline_for(kElementwiseSpirv, sizeof(kElementwiseSpirv), 2 + kMaxInputs, sizeof(uint32_t))) {}
+        pipeline_(mul_add ? pipeline_for(kExactMulAddSpirv, sizeof(kExactMulAddSpirv), 2 + kMaxInputs, sizeof(uint32_t), program)
+                          : pipeline_for(kElementwiseSpirv, sizeof(kElementwiseSpirv), 2 + kMaxInputs, sizeof(uint32_t), program)) {}
 
   void execute(const KernelArgs& args, void*) const override {
     if (n_ == 0) return;
@@ -78,18 +81,18 @@ std::unique_ptr<Kernel> make_elementwise_kernel(const std::vector<EwInstr>& prog
     return nullptr;
   }
   for (const TensorType& t : input_types) if (t.dtype != DType::Float32) return nullptr;
-  std::vector<int32_t> params(kHeader + kMaxRank * input_types.size(), 0);
-  params[0] = (int32_t)shape.size();
-  params[1] = (int32_t)input_types.size();
-  params[2] = (int32_t)program.size();
-  for (size_t d = 0; d < shape.size(); ++d) params[4 + d] = (int32_t)shape[d];
+  // Specialization constants (shaders/elementwise_body.glsl): instruction count, dense inputs,
+  // rank, one unused, then opcode and operands per instruction (absent operands read register 0).
+  std::vector<uint32_t> spec{(uint32_t)program.size(), 0, (uint32_t)shape.size(), 0};
+  std::vector<int32_t> params(kMaxRank + kMaxRank * input_types.size(), 0);
+  for (size_t d = 0; d < shape.size(); ++d) params[d] = (int32_t)shape[d];
   for (size_t k = 0; k < input_types.size(); ++k) {
     const Shape& in = input_types[k].shape;
-    if (in == shape) params[3] |= 1 << k;
+    if (in == shape) spec[1] |= 1u << k;
     // Broadcast strides against the output's dims: 0 where the input has size 1 or lacks the axis.
     int64_t stride = 1;
     for (int64_t d = (int64_t)in.size() - 1, o = (int64_t)shape.size() - 1; d >= 0; --d, --o) {
-      params[kHeader + kMaxRank * k + o] = in[d] == 1 ? 0 : (int32_t)stride;
+      params[kMaxRank + kMaxRank * k + o] = in[d] == 1 ? 0 : (int32_t)stride;
       stride *= in[d];
     }
   }
@@ -100,11 +103,12 @@ std::unique_ptr<Kernel> make_elementwise_kernel(const std::vector<EwInstr>& prog
     if (op < 0 || (ins.arity != EwArity::None && (ins.in_dtype != DType::Float32 || ins.out_dtype != DType::Float32))) {
       return nullptr;
     }
-    params.insert(params.end(), {op, ins.a, ins.b, ins.c});
+    spec.insert(spec.end(), {(uint32_t)op, (uint32_t)std::max(ins.a, 0), (uint32_t)std::max(ins.b, 0),
+                             (uint32_t)std::max(ins.c, 0)});
   }
   // MulAdd rounds once only through float64: without it the program stays on the CPU.
   if (mul_add && !context()->float64) return nullptr;
-  return std::make_unique<ElementwiseKernel>(std::move(params), (uint64_t)output_type.numel(), mul_add);
+  return std::make_unique<ElementwiseKernel>(spec, params, (uint64_t)output_type.numel(), mul_add);
 }
 
 }  // namespace vulkan
