@@ -1,7 +1,7 @@
 // Reduce on Vulkan: float32 sum, prod, min, max, argmin and argmax (int64 out). Other dtypes and
 // any/all stay on the CPU. A workgroup per output (shaders/reduce.comp) where rows are long and
-// outputs too few to keep the device busy one invocation each, or outputs very few; an
-// invocation per output otherwise.
+// outputs too few to keep the device busy one invocation each, or outputs very few, and on a GPU
+// for every long contiguous row; an invocation per output otherwise.
 #include "backend/vulkan/vulkan_pipelines.h"
 #include "backend/vulkan/vulkan_shapes.h"
 #include "ops/reduce_kind.h"
@@ -20,6 +20,10 @@ constexpr int64_t kTreeRow = 64, kManyOutputs = 16384, kFewOutputs = 256;
 
 bool workgroup_per_output(const ReducedRun& run) {
   const int64_t outputs = run.outer * run.inner;
+  // On a GPU, long contiguous rows are read together by a workgroup each (consecutive invocations,
+  // consecutive addresses); one invocation per row would read them a row apart. Strided rows are
+  // read together by the invocations of neighbouring outputs.
+  if (device_info().gpu && run.inner == 1 && run.n >= kTreeRow) return true;
   return run.n > 1 && (outputs < kFewOutputs || (run.n >= kTreeRow && outputs < kManyOutputs));
 }
 

@@ -162,6 +162,8 @@ std::unique_ptr<Context> make_context() {
   vkGetPhysicalDeviceProperties2(ctx->physical, &props2);
   props = props2.properties;
   g_info.name = props.deviceName;
+  g_info.gpu = props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ||
+               props.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU;
   g_info.subgroup_size = subgroup.subgroupSize;
   g_info.max_shared_memory = props.limits.maxComputeSharedMemorySize;
   g_info.max_storage_buffer_range = props.limits.maxStorageBufferRange;

@@ -31,6 +31,7 @@ struct DeviceInfo {
   uint64_t max_storage_buffer_range = 0;  // bytes one binding may cover
   uint64_t device_memory = 0;           // bytes of the largest device-local heap
   bool fp16 = false;                    // shaderFloat16 with 16-bit storage
+  bool gpu = false;                     // a discrete or integrated GPU (not a CPU implementation)
 };
 
 // The process's device and queue, made on first use.
