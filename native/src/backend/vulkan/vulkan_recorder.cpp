@@ -1,5 +1,6 @@
 #include "backend/vulkan/vulkan_recorder.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -102,6 +103,13 @@ void Recorder::wait() {
                         ? (double)(ticks[1] - ticks[0]) * ctx.timestamp_period * 1e-9
                         : -1;
   }
+  // Staging buffers only this recorder still holds go back to the spares (up to 64 MiB of them).
+  for (std::shared_ptr<Allocation>& a : in_flight_) {
+    if (a->mapped && a.use_count() == 1 && spare_bytes_ + a->bytes <= (size_t(64) << 20)) {
+      spare_bytes_ += a->bytes;
+      spare_staging_.push_back(std::move(a));
+    }
+  }
   in_flight_.clear();
   if (ctx.validation) {
     const std::string error = ctx.take_validation_error();
@@ -109,11 +117,23 @@ void Recorder::wait() {
   }
 }
 
+std::shared_ptr<Allocation> Recorder::take_staging(size_t bytes) {
+  size_t best = spare_staging_.size();
+  for (size_t k = 0; k < spare_staging_.size(); ++k) {
+    if (spare_staging_[k]->bytes >= bytes && (best == spare_staging_.size() || spare_staging_[k]->bytes < spare_staging_[best]->bytes)) best = k;
+  }
+  if (best == spare_staging_.size()) return std::make_shared<Allocation>(std::max<size_t>(bytes, 64 << 10), true);
+  std::shared_ptr<Allocation> staging = std::move(spare_staging_[best]);
+  spare_staging_.erase(spare_staging_.begin() + best);
+  spare_bytes_ -= staging->bytes;
+  return staging;
+}
+
 void Recorder::copy_from_host(void* device_dst, const void* host_src, size_t bytes) {
   if (!bytes) return;
   VkDeviceSize offset = 0;
   std::shared_ptr<Allocation> dst = allocation_at(device_dst, bytes, &offset);
-  auto staging = std::make_shared<Allocation>(bytes, true);
+  std::shared_ptr<Allocation> staging = take_staging(bytes);
   std::memcpy(staging->mapped, host_src, bytes);
   const VkBufferCopy region{0, offset, bytes};
   vkCmdCopyBuffer(command_buffer(), staging->buffer, dst->buffer, 1, &region);
@@ -127,7 +147,7 @@ void Recorder::copy_to_host(void* host_dst, const void* device_src, size_t bytes
   if (!bytes) return;
   VkDeviceSize offset = 0;
   std::shared_ptr<Allocation> src = allocation_at(device_src, bytes, &offset);
-  auto staging = std::make_shared<Allocation>(bytes, true);
+  std::shared_ptr<Allocation> staging = take_staging(bytes);
   const VkBufferCopy region{offset, 0, bytes};
   vkCmdCopyBuffer(command_buffer(), src->buffer, staging->buffer, 1, &region);
   keep(src);

@@ -47,6 +47,11 @@ class Recorder {
   bool open_ = false, pending_ = false, in_stretch_ = false;
   std::vector<std::shared_ptr<Allocation>> kept_;       // used by the open recording
   std::vector<std::shared_ptr<Allocation>> in_flight_;  // used by the submitted work
+  // Host-visible staging buffers free for the next copies: allocating device memory for every
+  // copy cost more than the copy of a small tensor.
+  std::vector<std::shared_ptr<Allocation>> spare_staging_;
+  size_t spare_bytes_ = 0;
+  std::shared_ptr<Allocation> take_staging(size_t bytes);
 };
 
 }  // namespace vulkan
