@@ -6,15 +6,12 @@ Bandwidth: our kernels' device times come from the backend's timestamps (the pro
 each step's device time), torch's from CUDA events around repeated calls; each side's bytes
 are what its kernel must move (a*b+c: three reads and a write; torch runs it as one addcmul).
 
-A product's time is taken from chains of products x @ b @ b ...: a run of a chain is one plan,
-one copy of each operand into the device, one submission and one copy of the result out, so
-(time of a chain of L + 1 products - time of a chain of one) / L is the time of one product on
-the device, without the copies and the submission. Each time is the median of several runs after
-warm-up runs; torch's chains end with torch.cuda.synchronize(), ours with read(), which waits.
-The table also gives one product end to end (operands in, result out) and the per-run overhead:
-the time of a tiny elementwise chain.
+A product's time is the device's own (the profile's timestamps for the MatMul step), torch's
+by CUDA events; each is the median of several runs after a warm-up. The table also gives one
+product end to end (operands in, result out) and the per-run overhead: the time of a tiny
+elementwise chain.
 
-    python benchmarks/bench_gpu.py [--quick] [--sizes 1024 2048 4096] [--chain 8] [--repeats 5]
+    python benchmarks/bench_gpu.py [--quick] [--sizes 1024 2048 4096] [--repeats 5]
 
 Tile sizes of the shader: MNNPY_VULKAN_MATMUL_TILES="BM,BN,BK,TM,TN" (set before running).
 Prints one line and exits 0 where this machine has no Vulkan device.
@@ -43,17 +40,6 @@ def median_time(run, repeats, warmup):
     return statistics.median(times)
 
 
-def per_product_time(make_chain, length, repeats, warmup):
-    """Seconds of one product: chains of length + 1 and of 1 product, timed alternately."""
-    long_run, short_run = make_chain(length + 1), make_chain(1)
-    longs, shorts = [], []
-    for _ in range(repeats):
-        longs.append(median_time(long_run, 1, warmup))
-        shorts.append(median_time(short_run, 1, warmup))
-        warmup = 0
-    return max(statistics.median(longs) - statistics.median(shorts), 1e-9) / length
-
-
 def operands(n):
     rng = np.random.default_rng(n)
     # b scaled by 1/sqrt(n) keeps the chained products' magnitudes near those of x.
@@ -62,7 +48,8 @@ def operands(n):
 
 
 def vulkan_chain(x, b):
-    """make_chain for the Vulkan backend: placeholders, so that every read() runs the plan."""
+    """Chains x @ b @ b ... of `length` products on the Vulkan backend, from placeholders, so that
+    every read() runs the plan (operands in, result out)."""
     px, pb = F.placeholder(x.shape, dtype=np.float32), F.placeholder(b.shape, dtype=np.float32)
     px.write(x)
     pb.write(b)
@@ -72,20 +59,6 @@ def vulkan_chain(x, b):
         for _ in range(length):
             c = F.matmul(c, pb)
         return c.read
-    return make_chain
-
-
-def torch_chain(torch, device, x, b):
-    tx, tb = torch.from_numpy(x).to(device), torch.from_numpy(b).to(device)
-
-    def make_chain(length):
-        def run():
-            c = tx
-            for _ in range(length):
-                c = c @ tb
-            if device == "cuda":
-                torch.cuda.synchronize()
-        return run
     return make_chain
 
 
@@ -150,6 +123,12 @@ def bandwidth_rows(torch, device, n, repeats):
     rng = np.random.default_rng(0)
     a, b, c = (rng.standard_normal(n, dtype=np.float32) for _ in range(3))
     rows = []
+    ours = device_seconds(lambda: [F.const(a) + F.const(b)], "Fused", repeats)
+    theirs = None
+    if torch:
+        ta, tb = (torch.from_numpy(v).to(device) for v in (a, b))
+        theirs = torch_seconds(torch, device, lambda: torch.add(ta, tb), repeats)
+    rows.append(("a+b", 12 * n / ours / 1e9, 12 * n / theirs / 1e9 if theirs else None))
     ours = device_seconds(lambda: [F.const(a) * F.const(b) + F.const(c)], "Fused", repeats)
     theirs = None
     if torch:
@@ -181,7 +160,6 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="one small size, for lavapipe")
     parser.add_argument("--sizes", type=int, nargs="+")
-    parser.add_argument("--chain", type=int, help="products per timed chain beyond the first (default 8; 2 with --quick)")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=2)
     args = parser.parse_args()
@@ -189,7 +167,6 @@ def main():
         print("no Vulkan device:", mnnpy._core.backend_description("vulkan"))
         return 0
     sizes = args.sizes or ([128] if args.quick else [1024, 2048, 4096])
-    chain = args.chain or (2 if args.quick else 8)
     torch, device = load_torch()
     mnnpy.set_backend("vulkan")
     print("vulkan:", mnnpy._core.backend_description("vulkan"))
@@ -210,9 +187,13 @@ def main():
         error = check_product(x, b)
         flop = 2.0 * n ** 3
         make_ours = vulkan_chain(x, b)
-        ours = per_product_time(make_ours, chain, args.repeats, args.warmup)
+        # The device's own time of the MatMul step (timestamps), and torch's by CUDA events.
+        ours = device_seconds(lambda: [F.matmul(F.const(x), F.const(b))], "MatMul", args.repeats)
         end_to_end = median_time(make_ours(1), args.repeats, args.warmup)
-        theirs = per_product_time(torch_chain(torch, device, x, b), chain, args.repeats, args.warmup) if torch else None
+        theirs = None
+        if torch:
+            tx, tb = torch.from_numpy(x).to(device), torch.from_numpy(b).to(device)
+            theirs = torch_seconds(torch, device, lambda: tx @ tb, args.repeats)
         theirs_text = f"{flop / theirs / 1e12:14.4g}" if theirs else f"{'-':>14}"
         ratio_text = f"{theirs / ours:11.2f}" if theirs else f"{'-':>11}"
         print(f"{n:6d} {error:9.1e} {flop / ours / 1e12:13.4g} {theirs_text} {ratio_text} {end_to_end * 1e3:13.2f} ms")
