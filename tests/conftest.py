@@ -43,6 +43,17 @@ def portable_simd():
 
 
 @pytest.fixture
+def test_backend():
+    """Lists the hidden test backend (device-like buffers, a subset of ops) for the test body."""
+    mnnpy._core.enable_test_backend(True)
+    try:
+        yield "test"
+    finally:
+        mnnpy.set_backend("cpu")
+        mnnpy._core.enable_test_backend(False)
+
+
+@pytest.fixture
 def vulkan():
     """Runs the test body on the Vulkan backend ("vulkan"); skips where this machine has no Vulkan
     device, unless MNNPY_REQUIRE_VULKAN is set (CI), where that is a failure."""

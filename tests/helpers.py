@@ -97,3 +97,35 @@ def under_address_sanitizer():
     """Whether AddressSanitizer's run-time is preloaded (scripts/sanitize.sh): it reserves terabytes
     of address space for its shadow memory, so no process of it starts under a small RLIMIT_AS."""
     return any(name in os.environ.get("LD_PRELOAD", "") for name in ("libasan", "libclang_rt.asan"))
+
+
+def profiled(build, backend):
+    """The values of the Vars build() returns, computed on `backend`, and the run's profile."""
+    import mnnpy
+    mnnpy._core.set_executor_option("profile", True)
+    try:
+        with mnnpy.backend(backend):
+            values = mnnpy.eval(*build())
+    finally:
+        mnnpy._core.set_executor_option("profile", False)
+    return values, mnnpy._core.last_profile()
+
+
+def compute_steps(profile):
+    """A profile's steps that compute (its copies between backends left out)."""
+    return [s for s in profile if not s["op"].startswith("Copy(")]
+
+
+def tiny_onnx_model(path, rng):
+    """An ONNX model y = relu(x @ w + b), x of shape [4, 12], saved at `path`; returns w and b."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    w = random_array(rng, (12, 6), "float32", -1, 1)
+    b = random_array(rng, (6,), "float32", -1, 1)
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Add", ["m", "b"], ["s"]),
+             helper.make_node("Relu", ["s"], ["y"])]
+    graph = helper.make_graph(nodes, "tiny", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 12])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 6])],
+                              [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return w, b

@@ -5,16 +5,13 @@ that every tensor it is handed lies inside one of them)."""
 import threading
 
 import numpy as np
-import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
 
 import mnnpy
 from mnnpy import expr as F
 from mnnpy import nn
 
-from helpers import product_error_bound, random_array
-from test_backends import compute_steps, profiled, test_backend  # noqa: F401  (fixture)
+from helpers import compute_steps, product_error_bound, profiled, random_array, tiny_onnx_model
 
 
 def stats():
@@ -87,22 +84,10 @@ def test_a_plan_larger_than_the_device_memory_raises_before_allocating(test_back
         (big + big).read()
 
 
-def tiny_model(path, rng):
-    w = random_array(rng, (12, 6), "float32", -1, 1)
-    b = random_array(rng, (6,), "float32", -1, 1)
-    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Add", ["m", "b"], ["s"]),
-             helper.make_node("Relu", ["s"], ["y"])]
-    graph = helper.make_graph(nodes, "tiny", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 12])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 6])],
-                              [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
-    return w, b
-
-
 @pytest.mark.parametrize("how", ["name", "mnn_enum_name", "runtime_manager"])
 def test_a_model_loaded_for_a_backend_runs_there_whatever_set_backend_says(test_backend, tmp_path, rng, how):
     path = str(tmp_path / "tiny.onnx")
-    w, b = tiny_model(path, rng)
+    w, b = tiny_onnx_model(path, rng)
     if how == "name":
         module = nn.load_module_from_file(path, backend="TEST")
     elif how == "mnn_enum_name":
@@ -151,7 +136,7 @@ def test_thread_backends_do_not_leak_between_threads(test_backend, rng):
 
 def test_backend_choices_that_are_not_usable_raise(tmp_path, rng):
     path = str(tmp_path / "tiny.onnx")
-    tiny_model(path, rng)
+    tiny_onnx_model(path, rng)
     with pytest.raises(ValueError, match=r"backend 'opencl' is not usable on this machine \(usable: cpu"):
         nn.load_module_from_file(path, backend=F.Backend.OPENCL)
     with pytest.raises(ValueError, match="backend 'metal' is not usable"):

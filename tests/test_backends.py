@@ -16,32 +16,7 @@ import mnnpy.numpy as mp
 import mnnpy.cv as mcv
 from mnnpy import expr as F
 
-from helpers import RTOL_TRANSCENDENTAL, assert_same, product_error_bound, random_array
-
-
-@pytest.fixture
-def test_backend():
-    mnnpy._core.enable_test_backend(True)
-    try:
-        yield "test"
-    finally:
-        mnnpy.set_backend("cpu")
-        mnnpy._core.enable_test_backend(False)
-
-
-def profiled(build, backend):
-    """The values of the Vars build() returns, computed on `backend`, and the run's profile."""
-    mnnpy._core.set_executor_option("profile", True)
-    try:
-        with mnnpy.backend(backend):
-            values = mnnpy.eval(*build())
-    finally:
-        mnnpy._core.set_executor_option("profile", False)
-    return values, mnnpy._core.last_profile()
-
-
-def compute_steps(profile):
-    return [s for s in profile if not s["op"].startswith("Copy(")]
+from helpers import RTOL_TRANSCENDENTAL, assert_same, compute_steps, product_error_bound, profiled, random_array
 
 
 def copy_steps(profile, direction):
