@@ -21,6 +21,9 @@ const uint32_t kExactMulAddSpirv[] =
     ;
 
 constexpr int kMaxRank = 8, kMaxInputs = 8, kMaxInstructions = 32;
+// The grid's size: each invocation loops over every (256 * kMaxGroups)-th element, so elements
+// stay below 2^31 for its index never to wrap.
+constexpr uint32_t kMaxGroups = 8192;
 
 // The shader's opcode of an instruction; -1 where it has none.
 int opcode(const EwInstr& ins) {
@@ -61,8 +64,7 @@ class ElementwiseKernel : public VulkanKernel {
       buffers.push_back(k < (int)args.inputs.size() ? resolve(args.inputs[k]->data, args.inputs[k]->nbytes()) : BufferRange{});
     }
     const uint32_t n = (uint32_t)n_;
-    const uint32_t groups = groups_for(n_, 256);
-    pipeline_->dispatch(buffers, &n, std::min<uint32_t>(groups, 65535), groups_for(groups, 65535));
+    pipeline_->dispatch(buffers, &n, std::min<uint32_t>(groups_for(n_, 256), kMaxGroups));
   }
 
  private:
@@ -77,7 +79,7 @@ std::unique_ptr<Kernel> make_elementwise_kernel(const std::vector<EwInstr>& prog
                                                 const TensorType& output_type) {
   const Shape& shape = output_type.shape;
   if (output_type.dtype != DType::Float32 || shape.size() > kMaxRank || input_types.size() > kMaxInputs ||
-      program.size() > kMaxInstructions || output_type.numel() > UINT32_MAX) {
+      program.size() > kMaxInstructions || output_type.numel() > (int64_t(1) << 31)) {
     return nullptr;
   }
   for (const TensorType& t : input_types) if (t.dtype != DType::Float32) return nullptr;

@@ -132,9 +132,8 @@ float apply(const int op, const float a, const float b, const float c) {
   return v;
 }
 
-void main() {
-  const uint i = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
-  if (i >= pc.n) return;
+
+void element(const uint i) {
   precise float r[kMaxInstructions];
   // Instruction t, where the program has one: register t is its result. Every index is a
   // specialization constant, so the driver keeps the registers in registers.
@@ -144,4 +143,13 @@ void main() {
   STEP(14) STEP(15) STEP(16) STEP(17) STEP(18) STEP(19) STEP(20) STEP(21) STEP(22) STEP(23) STEP(24) STEP(25) STEP(26)
   STEP(27) STEP(28) STEP(29) STEP(30) STEP(31)
   y[i] = r[kCount - 1];
+}
+
+// Each invocation takes every (invocations in the grid)-th element from its own: a fixed grid
+// whatever the size, and neighbouring invocations on neighbouring elements.
+void main() {
+  const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+  for (uint i = gl_WorkGroupID.x * gl_WorkGroupSize.x + gl_LocalInvocationID.x; i < pc.n; i += stride) {
+    element(i);
+  }
 }
