@@ -13,38 +13,33 @@ namespace cvf = cpu::cv_filter;
 
 using cv_checks::image_channels;
 
-// The plan's shape fields and border tables for a kh x kw window.
-cvf::SepFilterPlan window_plan(const KernelContext& ctx, int64_t kh, int64_t kw) {
+// The plan's shape fields and border tables for a kh x kw window anchored at (anchor_y, anchor_x).
+cvf::SepFilterPlan window_plan(const KernelContext& ctx, int64_t kh, int64_t kw, int64_t anchor_y, int64_t anchor_x,
+                               cvf::Border border) {
   cvf::SepFilterPlan plan;
   const TensorType& x = ctx.input_types[0];
   plan.height = x.shape[0];
   plan.width = x.shape[1];
-  plan.channels = x.shape.size() == 3 ? x.shape[2] : 1;
+  plan.channels = image_channels(x.shape);
   plan.src_dtype = x.dtype;
   plan.dst_dtype = ctx.output_types[0].dtype;
-  plan.anchor_x = ctx.attrs.get_int("anchor_x");
-  plan.anchor_y = ctx.attrs.get_int("anchor_y");
-  const auto border = (cvf::Border)ctx.attrs.get_int("border");
-  plan.col_index = cvf::border_indices(plan.width, plan.anchor_x, kw - 1 - plan.anchor_x, border);
-  plan.row_index = cvf::border_indices(plan.height, plan.anchor_y, kh - 1 - plan.anchor_y, border);
+  plan.anchor_x = anchor_x;
+  plan.anchor_y = anchor_y;
+  plan.col_index = cvf::border_indices(plan.width, anchor_x, kw - 1 - anchor_x, border);
+  plan.row_index = cvf::border_indices(plan.height, anchor_y, kh - 1 - anchor_y, border);
   return plan;
+}
+
+// The same, with the anchor and the border from the node's attributes.
+cvf::SepFilterPlan window_plan(const KernelContext& ctx, int64_t kh, int64_t kw) {
+  return window_plan(ctx, kh, kw, ctx.attrs.get_int("anchor_y"), ctx.attrs.get_int("anchor_x"),
+                     (cvf::Border)ctx.attrs.get_int("border"));
 }
 
 class SepFilterKernel : public Kernel {
  public:
-  explicit SepFilterKernel(const KernelContext& ctx) {
-    const TensorType& x = ctx.input_types[0];
-    const int64_t kx = ctx.input_types[1].shape[0], ky = ctx.input_types[2].shape[0];
-    plan_.height = x.shape[0];
-    plan_.width = x.shape[1];
-    plan_.channels = image_channels(x.shape);
-    plan_.src_dtype = x.dtype;
-    plan_.dst_dtype = ctx.output_types[0].dtype;
-    plan_.anchor_x = ctx.attrs.get_int("anchor_x");
-    plan_.anchor_y = ctx.attrs.get_int("anchor_y");
-    const auto border = (cvf::Border)ctx.attrs.get_int("border");
-    plan_.col_index = cvf::border_indices(plan_.width, plan_.anchor_x, kx - 1 - plan_.anchor_x, border);
-    plan_.row_index = cvf::border_indices(plan_.height, plan_.anchor_y, ky - 1 - plan_.anchor_y, border);
+  explicit SepFilterKernel(const KernelContext& ctx)
+      : plan_(window_plan(ctx, ctx.input_types[2].shape[0], ctx.input_types[1].shape[0])) {
     plan_.scale = ctx.attrs.get_float("scale");
     plan_.delta = ctx.attrs.get_float("delta");
     plan_.fixed_point_u8 = ctx.attrs.get_int("fixed_point") != 0;
@@ -110,16 +105,10 @@ MNNPY_REGISTER_KERNEL("CvMorphology", "cpu", construct_kernel<MorphologyKernel>)
 
 class MedianKernel : public Kernel {
  public:
-  explicit MedianKernel(const KernelContext& ctx) : ksize_(ctx.attrs.get_int("ksize")) {
-    const TensorType& x = ctx.input_types[0];
-    plan_.height = x.shape[0];
-    plan_.width = x.shape[1];
-    plan_.channels = image_channels(x.shape);
-    plan_.src_dtype = plan_.dst_dtype = x.dtype;
-    plan_.anchor_x = plan_.anchor_y = ksize_ / 2;
-    plan_.col_index = cvf::border_indices(plan_.width, ksize_ / 2, ksize_ / 2, cvf::Border::Replicate);
-    plan_.row_index = cvf::border_indices(plan_.height, ksize_ / 2, ksize_ / 2, cvf::Border::Replicate);
-  }
+  // ksize is odd (the op checks), so the window reaches ksize / 2 to each side.
+  explicit MedianKernel(const KernelContext& ctx)
+      : ksize_(ctx.attrs.get_int("ksize")),
+        plan_(window_plan(ctx, ksize_, ksize_, ksize_ / 2, ksize_ / 2, cvf::Border::Replicate)) {}
 
   void execute(const KernelArgs& args, void*) const override {
     cvf::median_blur(plan_, ksize_, args.inputs[0]->data, args.outputs[0]->data, args.pool);
@@ -134,17 +123,10 @@ MNNPY_REGISTER_KERNEL("CvMedianBlur", "cpu", construct_kernel<MedianKernel>);
 
 class BilateralKernel : public Kernel {
  public:
-  explicit BilateralKernel(const KernelContext& ctx) : radius_(ctx.attrs.get_int("radius")) {
-    const TensorType& x = ctx.input_types[0];
-    plan_.height = x.shape[0];
-    plan_.width = x.shape[1];
-    plan_.channels = image_channels(x.shape);
-    plan_.src_dtype = plan_.dst_dtype = x.dtype;
-    plan_.anchor_x = plan_.anchor_y = radius_;
-    const auto border = (cvf::Border)ctx.attrs.get_int("border");
-    plan_.col_index = cvf::border_indices(plan_.width, radius_, radius_, border);
-    plan_.row_index = cvf::border_indices(plan_.height, radius_, radius_, border);
-  }
+  explicit BilateralKernel(const KernelContext& ctx)
+      : radius_(ctx.attrs.get_int("radius")),
+        plan_(window_plan(ctx, 2 * radius_ + 1, 2 * radius_ + 1, radius_, radius_,
+                          (cvf::Border)ctx.attrs.get_int("border"))) {}
 
   void execute(const KernelArgs& args, void*) const override {
     const Tensor& window = *args.inputs[2];
