@@ -219,6 +219,7 @@ struct PlanValue {
   int root = -1;  // value whose bytes this one shares (views), or itself
   int leaf = -1;
   size_t arena_offset = 0;  // in the host arena, or in its device's arena
+  int device_arena = -1;    // Device storage: index into Plan::device_arenas
 };
 
 struct Step {
@@ -604,7 +605,8 @@ std::unique_ptr<Plan> build_plan(const Collected& g, const Backend& requested) {
     const int end = std::max(defined_at[v], last_use[v]);
     const size_t red_zone = on_device ? 0 : kArenaRedZone;
     Interval interval{defined_at[v], end, align64(pv.type.nbytes()) + red_zone, &pv.arena_offset};
-    (on_device ? device_intervals[device_arena_of(pv.device)] : intervals).push_back(interval);
+    if (on_device) pv.device_arena = device_arena_of(pv.device);
+    (on_device ? device_intervals[pv.device_arena] : intervals).push_back(interval);
     if (kAddressSanitizer && !on_device) plan->steps[end].arena_dead_after.push_back((int)v);
   }
   for (int s = 0; s < S; ++s) {
@@ -778,9 +780,7 @@ std::vector<std::shared_ptr<Tensor>> run_plan(const Plan& plan,
     } else if (pv.storage == StorageKind::Device) {
       auto t = std::make_shared<Tensor>();
       t->type = pv.type;
-      for (size_t d = 0; d < plan.device_arenas.size(); ++d) {
-        if (plan.device_arenas[d].backend == pv.device) t->data = device_bases[d] + pv.arena_offset;
-      }
+      t->data = device_bases[pv.device_arena] + pv.arena_offset;
       tensors[v] = std::move(t);
     } else {
       auto t = std::make_shared<Tensor>();

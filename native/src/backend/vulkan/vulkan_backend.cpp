@@ -86,7 +86,7 @@ class VulkanBackend : public Backend {
   // the kernel takes this instance (its factory returns null otherwise).
   bool supports(const OpDef& op, const KernelContext& ctx) const override {
     const KernelFactory* factory = find_kernel(op.name, name_);
-    if (!factory || !fits_bindings(ctx)) return false;
+    if (!factory || !fits_bindings(ctx.input_types, ctx.output_types)) return false;
     return (*factory)(ctx) != nullptr;
   }
   std::unique_ptr<Kernel> make_kernel(const OpDef& op, const KernelContext& ctx) const override {
@@ -95,17 +95,17 @@ class VulkanBackend : public Backend {
   std::unique_ptr<Kernel> make_elementwise_kernel(const std::vector<EwInstr>& program,
                                                   const std::vector<TensorType>& input_types,
                                                   const TensorType& output_type) const override {
-    std::vector<TensorType> all = input_types;
-    all.push_back(output_type);
-    for (const TensorType& t : all) if (t.nbytes() > device_info().max_storage_buffer_range) return nullptr;
+    if (!fits_bindings(input_types, {output_type})) return nullptr;
     return vulkan::make_elementwise_kernel(prepare_elementwise_program(program), input_types, output_type);
   }
 
  private:
-  static bool fits_bindings(const KernelContext& ctx) {
+  // Whether every tensor fits one storage-buffer binding.
+  static bool fits_bindings(const std::vector<TensorType>& inputs, const std::vector<TensorType>& outputs) {
     const uint64_t limit = device_info().max_storage_buffer_range;
-    for (const TensorType& t : ctx.input_types) if (t.nbytes() > limit) return false;
-    for (const TensorType& t : ctx.output_types) if (t.nbytes() > limit) return false;
+    for (const auto* types : {&inputs, &outputs}) {
+      for (const TensorType& t : *types) if (t.nbytes() > limit) return false;
+    }
     return true;
   }
 

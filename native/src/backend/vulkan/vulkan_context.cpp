@@ -13,11 +13,11 @@
 namespace mnnpy {
 namespace vulkan {
 
-namespace {
-
 void check(VkResult result, const char* what) {
   if (result != VK_SUCCESS) throw std::runtime_error(std::string("Vulkan: ") + what + " failed (VkResult " + std::to_string((int)result) + ")");
 }
+
+namespace {
 
 bool env_on(const char* name) {
   const char* v = std::getenv(name);
@@ -132,9 +132,6 @@ std::unique_ptr<Context> make_context() {
     }
   }
   if (ctx->queue_family == UINT32_MAX) throw std::runtime_error("the Vulkan device has no compute queue");
-  VkPhysicalDeviceProperties limits;
-  vkGetPhysicalDeviceProperties(ctx->physical, &limits);
-  if (family_props[ctx->queue_family].timestampValidBits > 0) ctx->timestamp_period = limits.limits.timestampPeriod;
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo queue{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
   queue.queueFamilyIndex = ctx->queue_family;
@@ -167,12 +164,12 @@ std::unique_ptr<Context> make_context() {
   g_info.subgroup_size = subgroup.subgroupSize;
   g_info.max_shared_memory = props.limits.maxComputeSharedMemorySize;
   g_info.max_storage_buffer_range = props.limits.maxStorageBufferRange;
+  if (family_props[ctx->queue_family].timestampValidBits > 0) ctx->timestamp_period = props.limits.timestampPeriod;
   for (uint32_t i = 0; i < ctx->memory.memoryHeapCount; ++i) {
     if (ctx->memory.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) {
       g_info.device_memory = std::max<uint64_t>(g_info.device_memory, ctx->memory.memoryHeaps[i].size);
     }
   }
-  ctx->max_storage_buffer_range = props.limits.maxStorageBufferRange;
   return ctx;
 }
 

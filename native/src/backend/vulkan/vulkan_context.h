@@ -30,7 +30,6 @@ struct DeviceInfo {
   uint32_t max_shared_memory = 0;       // bytes per workgroup
   uint64_t max_storage_buffer_range = 0;  // bytes one binding may cover
   uint64_t device_memory = 0;           // bytes of the largest device-local heap
-  bool fp16 = false;                    // shaderFloat16 with 16-bit storage
   bool gpu = false;                     // a discrete or integrated GPU (not a CPU implementation)
 };
 
@@ -45,7 +44,6 @@ struct Context {
   VkQueue queue = VK_NULL_HANDLE;
   std::mutex queue_mutex;  // vkQueueSubmit needs the queue to itself
   VkPipelineCache pipeline_cache = VK_NULL_HANDLE;
-  uint64_t max_storage_buffer_range = 0;
   bool float64 = false;  // shaderFloat64: MulAdd rounds once through it
   double timestamp_period = 0;  // nanoseconds per timestamp tick; 0 where the queue has no timestamps
   // Bound where a dispatch has no bytes to bind; made on first use (after the context).
@@ -64,6 +62,9 @@ struct Context {
   void note_validation_error(const char* message);
   std::string take_validation_error();  // "" when there was none
 };
+// Raises std::runtime_error naming `what` where a Vulkan call did not succeed.
+void check(VkResult result, const char* what);
+
 // Null when this machine has no usable device (why: `unavailable_reason`).
 Context* context();
 const std::string& unavailable_reason();

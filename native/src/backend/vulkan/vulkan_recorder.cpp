@@ -7,12 +7,6 @@
 namespace mnnpy {
 namespace vulkan {
 
-namespace {
-void check(VkResult result, const char* what) {
-  if (result != VK_SUCCESS) throw std::runtime_error(std::string("Vulkan: ") + what + " failed (VkResult " + std::to_string((int)result) + ")");
-}
-}  // namespace
-
 Recorder& Recorder::current() {
   thread_local Recorder recorder;
   return recorder;

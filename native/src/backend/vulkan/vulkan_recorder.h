@@ -32,7 +32,6 @@ class Recorder {
   void copy_from_host(void* device_dst, const void* host_src, size_t bytes);
   void copy_to_host(void* host_dst, const void* device_src, size_t bytes);
 
-  bool recording() const { return open_; }
   // Seconds between the first and the last command of the last command buffer waited for, by
   // the device's timestamps; -1 where the queue has none.
   double last_seconds() const { return last_seconds_; }
