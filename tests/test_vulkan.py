@@ -166,3 +166,27 @@ def test_a_model_loaded_for_vulkan_runs_there(vulkan, tmp_path, rng, backend):
     bound = product_error_bound(xa, wa, U32)
     assert np.all(np.abs(ours - exact) <= bound) and np.all(np.abs(expected - exact) <= bound)
     assert {s["backend"] for s in steps} == {"vulkan"}
+
+
+def test_constant_weights_are_uploaded_once_and_kept_with_the_plan(vulkan, rng):
+    x = random_array(rng, (5, 24), "float32", -1, 1)
+    weights = [random_array(rng, (24, 7), "float32", -1, 1) for _ in range(2)]
+    w_vars = [F.const(w) for w in weights]
+    placeholder = F.placeholder([5, 24])
+
+    def run(w_var):
+        placeholder.write(x)
+        mnnpy._core.set_executor_option("profile", True)
+        try:
+            (ours,) = mnnpy.eval(F.matmul(placeholder, w_var))
+        finally:
+            mnnpy._core.set_executor_option("profile", False)
+        return ours, [s["op"] for s in mnnpy._core.last_profile()]
+
+    with mnnpy.backend("vulkan"):
+        for w, w_var in zip(weights * 2, w_vars * 2):
+            ours, ops = run(w_var)
+            # The weights never pass through a per-run copy: only x goes in and the product out.
+            assert ops.count("Copy(cpu->vulkan)") == 1 and ops.count("Copy(vulkan->cpu)") == 1, ops
+            exact = x.astype(np.float64) @ w.astype(np.float64)
+            assert np.all(np.abs(ours - exact) <= product_error_bound(x, w, U32))

@@ -209,8 +209,9 @@ std::string plan_key(const Collected& g, const Backend& backend) {
 
 // ------------------------------------------------------------------ plan
 // Device: in the arena of a backend whose memory is not the host's (planned like the host arena,
-// from the same liveness intervals).
-enum class StorageKind : uint8_t { Leaf, Arena, Heap, Device };
+// from the same liveness intervals). Resident: a packed constant's copy on a device, kept with the
+// plan (the plan is keyed by that constant's id, so the copy stays valid).
+enum class StorageKind : uint8_t { Leaf, Arena, Heap, Device, Resident };
 
 struct PlanValue {
   TensorType type;
@@ -220,6 +221,7 @@ struct PlanValue {
   int leaf = -1;
   size_t arena_offset = 0;  // in the host arena, or in its device's arena
   int device_arena = -1;    // Device storage: index into Plan::device_arenas
+  int resident = -1;        // Resident storage: index into Plan::residents
 };
 
 struct Step {
@@ -243,14 +245,25 @@ struct DeviceArena {
   size_t bytes = 0;
 };
 
+// A constant (weights) that device steps read, uploaded at the plan's first run instead of copied
+// at every run.
+struct ResidentConstant {
+  const Backend* backend;
+  int leaf;
+  size_t bytes;
+  std::shared_ptr<void> buffer;
+  std::once_flag uploaded;
+};
+
 struct Plan {
   std::vector<PlanValue> values;
   std::vector<Step> steps;
   std::vector<int> targets;
   size_t arena_bytes = 0;
   std::vector<DeviceArena> device_arenas;  // one per device backend the plan uses
+  std::vector<std::unique_ptr<ResidentConstant>> residents;
   uint64_t device_bytes = 0, device_stretches = 0;
-  size_t resident_bytes = 0;  // what its kernels keep between runs
+  size_t resident_bytes = 0;  // what its kernels and resident constants keep between runs
   uint64_t nodes_before = 0, nodes_after = 0, fused_groups = 0;
   uint64_t copy_steps = 0, fallback_steps = 0;
 };
@@ -331,9 +344,12 @@ void check_plan_fits_in_memory(const Plan& plan) {
   }
   for (const DeviceArena& d : plan.device_arenas) {
     const size_t available = d.backend->capabilities().memory_bytes;
-    if (available && d.bytes > available) {
-      throw MemoryError("Unable to allocate " + byte_size_str(d.bytes) + " on backend '" + d.backend->name() +
-                        "' for the intermediate arrays of this computation (it has " + byte_size_str(available) + ")");
+    size_t bytes = d.bytes;
+    for (const auto& r : plan.residents) if (r->backend == d.backend) bytes += align64(r->bytes);
+    if (available && bytes > available) {
+      throw MemoryError("Unable to allocate " + byte_size_str(bytes) + " on backend '" + d.backend->name() +
+                        "' for the constants and intermediate arrays of this computation (it has " +
+                        byte_size_str(available) + ")");
     }
   }
   if (needed <= memory_limit_bytes()) return;
@@ -490,6 +506,24 @@ std::unique_ptr<Plan> build_plan(const Collected& g, const Backend& requested) {
     ++plan->copy_steps;
     return it->second = copied;
   };
+  // A packed constant (leaf v) read on device `to`: one resident copy, however many steps read it.
+  std::map<std::pair<int, const Backend*>, int> residents;
+  auto resident_of = [&](int v, const Backend* to) {
+    auto [it, fresh] = residents.insert({{v, to}, -1});
+    if (!fresh) return it->second;
+    PlanValue moved;
+    moved.type = values[v].type;
+    moved.device = to;
+    moved.storage = StorageKind::Resident;
+    moved.resident = (int)plan->residents.size();
+    plan->residents.push_back(std::unique_ptr<ResidentConstant>(
+        new ResidentConstant{to, values[v].leaf, values[v].type.nbytes(), nullptr, {}}));
+    plan->resident_bytes += align64(values[v].type.nbytes());
+    values.push_back(moved);
+    defined_at.push_back(-1);
+    last_use.push_back(-1);
+    return it->second = (int)values.size() - 1;
+  };
   for (int i = 0; i < (int)nodes.size(); ++i) {
     if (!needed[i]) continue;
     const Local& n = nodes[i];
@@ -500,6 +534,7 @@ std::unique_ptr<Plan> build_plan(const Collected& g, const Backend& requested) {
     }
     if (group[i] >= 0 && group_roots[group[i]] != i) continue;  // emitted with its root
     Step step;
+    std::vector<bool> packed;  // per input of step: a constant the plan is keyed by
     if (group[i] >= 0) {
       // Members of the group in topological order, then translate into a program.
       const int gid = group[i];
@@ -555,6 +590,7 @@ std::unique_ptr<Plan> build_plan(const Collected& g, const Backend& requested) {
       for (size_t k = 0; k < n.inputs.size(); ++k) {
         const PlanValue& in = values[n.inputs[k]];
         if (in.storage == StorageKind::Leaf) constants[k] = packed_constant(g, n.op, k, Ref{-1, in.leaf});
+        packed.push_back(constants[k] != nullptr);
       }
       const KernelContext ctx{*n.attrs, in_types, out_types, constants};
       step.backend = other_backend && requested.supports(*n.op, ctx) ? &requested : &cpu;
@@ -567,8 +603,10 @@ std::unique_ptr<Plan> build_plan(const Collected& g, const Backend& requested) {
     step.fallback = other_backend && step.backend == &cpu;
     plan->fallback_steps += step.fallback;
     const Backend* runs_on = device_of_backend(step.backend);
-    for (int& x : step.inputs) {
-      if (device_of_value(x) != runs_on) x = copy_of(x, runs_on);
+    for (size_t k = 0; k < step.inputs.size(); ++k) {
+      int& x = step.inputs[k];
+      if (device_of_value(x) == runs_on) continue;
+      x = runs_on && k < packed.size() && packed[k] ? resident_of(x, runs_on) : copy_of(x, runs_on);
     }
     for (int y : step.outputs) values[y].device = runs_on;
     emit(std::move(step));
@@ -757,6 +795,16 @@ char* reserve_device_arena(const DeviceArena& needed) {
   return (char*)held->buffer.get();
 }
 
+// The device copy of a resident constant, uploaded by the first run that needs it.
+char* resident_data(ResidentConstant& r, const Tensor& value) {
+  std::call_once(r.uploaded, [&] {
+    r.buffer = r.backend->allocate(std::max<size_t>(align64(r.bytes), 64));
+    r.backend->copy_from_host(r.buffer.get(), value.data, r.bytes);
+    r.backend->synchronize();
+  });
+  return (char*)r.buffer.get();
+}
+
 // Runs `plan` on `leaf_values` (one per leaf of the collected graph). Nothing shared is written:
 // intermediates live in this thread's arenas, results in fresh tensors.
 std::vector<std::shared_ptr<Tensor>> run_plan(const Plan& plan,
@@ -781,6 +829,11 @@ std::vector<std::shared_ptr<Tensor>> run_plan(const Plan& plan,
       auto t = std::make_shared<Tensor>();
       t->type = pv.type;
       t->data = device_bases[pv.device_arena] + pv.arena_offset;
+      tensors[v] = std::move(t);
+    } else if (pv.storage == StorageKind::Resident) {
+      auto t = std::make_shared<Tensor>();
+      t->type = pv.type;
+      t->data = resident_data(*plan.residents[pv.resident], *leaf_values[plan.residents[pv.resident]->leaf]);
       tensors[v] = std::move(t);
     } else {
       auto t = std::make_shared<Tensor>();
