@@ -17,7 +17,7 @@ import mnnpy  # noqa: E402
 from mnnpy import convert, nn  # noqa: E402
 
 from common import machine_summary  # noqa: E402
-from model_zoo import export_torchvision, export_transformer, torchvision_model  # noqa: E402
+from model_zoo import export_torchvision, export_transformer, torchvision_model, transformer_model  # noqa: E402
 
 
 def timed(fn, repeats):
@@ -100,11 +100,9 @@ def main():
             rng = np.random.default_rng(0)
             feeds = {"input_ids": rng.integers(0, 1000, (1, 128)).astype(np.int64),
                      "attention_mask": np.ones((1, 128), np.int64)}
-            import transformers
-            torch.manual_seed(0)  # the exported model's weights
-            tmodel = transformers.BertModel(transformers.BertConfig(attn_implementation="eager")).eval()
-            targs = {k: torch.from_numpy(v) for k, v in feeds.items()}
-            torch_run = lambda: tmodel(**targs)  # noqa: E731
+            tmodel = transformer_model("bert", small=False)  # the exported model's weights
+            targs = [torch.from_numpy(v) for v in feeds.values()]
+            torch_run = lambda: tmodel(*targs)  # noqa: E731
         else:
             path = export_torchvision(name, args.size)
             feeds = {"input": np.random.default_rng(0).standard_normal((1, 3, args.size, args.size)).astype(np.float32)}

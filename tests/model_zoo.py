@@ -46,28 +46,26 @@ def export_torchvision(name, size=224, batch=1, opset=17):
     return path
 
 
-def export_transformer(kind, seq=128, small=True, opset=17):
-    """A HuggingFace `kind` ("bert", "gpt2") with random weights from its config, exported to
-    ONNX with inputs input_ids (and attention_mask for BERT), free batch and sequence axes.
-    `small` shrinks it to 2 layers of width 64 for tests; otherwise the base size."""
+TRANSFORMER_INPUTS = {"bert": (["input_ids", "attention_mask"], "last_hidden_state"), "gpt2": (["input_ids"], "logits")}
+
+
+def transformer_model(kind, small=True):
+    """A HuggingFace `kind` ("bert", "gpt2") in eval mode with seeded random weights from its
+    config, taking its inputs (TRANSFORMER_INPUTS) positionally and returning one tensor: the
+    model export_transformer exports. `small` shrinks it to 2 layers of width 64; otherwise the
+    base size."""
     import torch
     import transformers
-    os.makedirs(EXPORT_DIR, exist_ok=True)
-    path = os.path.join(EXPORT_DIR, f"{kind}_{'small' if small else 'base'}_op{opset}.onnx")
-    if os.path.exists(path):
-        return path
     torch.manual_seed(0)
     size = dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=4, intermediate_size=128) if small else {}
     if kind == "bert":
         model = transformers.BertModel(transformers.BertConfig(**size, attn_implementation="eager"))
-        names, outputs = ["input_ids", "attention_mask"], ["last_hidden_state"]
     elif kind == "gpt2":
         gsize = dict(n_layer=2, n_embd=64, n_head=4) if small else {}
         model = transformers.GPT2LMHeadModel(transformers.GPT2Config(**gsize, attn_implementation="eager"))
-        names, outputs = ["input_ids"], ["logits"]
     else:
         raise ValueError(kind)
-    model.eval()
+    names, output = TRANSFORMER_INPUTS[kind]
 
     class Wrapper(torch.nn.Module):  # keyword arguments only, one tensor out
         def __init__(self, inner):
@@ -77,17 +75,28 @@ def export_transformer(kind, seq=128, small=True, opset=17):
         def forward(self, *inputs):
             kwargs = dict(zip(names, inputs))
             kwargs.setdefault("attention_mask", torch.ones_like(inputs[0]))  # avoids a packed-sequence probe
-            out = self.inner(**kwargs, use_cache=False, return_dict=True)
-            return out[outputs[0]]
+            return self.inner(**kwargs, use_cache=False, return_dict=True)[output]
 
-    model = Wrapper(model).eval()
+    return Wrapper(model.eval()).eval()
+
+
+def export_transformer(kind, seq=128, small=True, opset=17):
+    """transformer_model(kind, small) exported to ONNX with inputs input_ids (and attention_mask
+    for BERT), free batch and sequence axes."""
+    import torch
+    os.makedirs(EXPORT_DIR, exist_ok=True)
+    path = os.path.join(EXPORT_DIR, f"{kind}_{'small' if small else 'base'}_op{opset}.onnx")
+    if os.path.exists(path):
+        return path
+    model = transformer_model(kind, small)
+    names, output = TRANSFORMER_INPUTS[kind]
     ids = torch.randint(0, 1000, (1, seq))
     args = (ids, torch.ones_like(ids)) if kind == "bert" else (ids,)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         tmp = path + f".{os.getpid()}.tmp"
         torch.onnx.export(model, args, tmp, dynamo=False, opset_version=opset, input_names=names,
-                          output_names=outputs, dynamic_axes={n: {0: "N", 1: "S"} for n in names})
+                          output_names=[output], dynamic_axes={n: {0: "N", 1: "S"} for n in names})
         os.replace(tmp, path)
     return path
 
