@@ -253,8 +253,18 @@ def test_empty_batch(vulkan, group, cout):
     assert all(s["backend"] == "vulkan" for s in steps)
 
 
+@pytest.mark.parametrize("group, cout", [(1, 3), (2, 4)], ids=["gemm", "depthwise"])
+def test_empty_image_padded_gives_the_activated_bias(vulkan, group, cout):
+    x = np.zeros((2, 2, 0, 0), np.float32)
+    w = np.ones((cout, 2 // group, 1, 1), np.float32)
+    b = np.arange(-1, cout - 1, dtype=np.float32)
+    ours, steps = run("vulkan", x, w, b, (1, 1), (1, 2, 1, 0), (1, 1), group, RELU)
+    assert [(s["backend"], s["fallback"]) for s in steps] == [("vulkan", False)]
+    np.testing.assert_array_equal(ours, np.broadcast_to(np.maximum(b, 0)[None, :, None, None], (2, cout, 2, 2)))
+
+
 @pytest.mark.parametrize("n,c,h,w,cout,kh,kw,strides,pads,dilations,group,scheme",
-                         [GEOMETRIES[5], GEOMETRIES[18], GEOMETRIES[20]])
+                         [g for g in GEOMETRIES if g.id in ("3x3", "3x3-split4", "dw3x3")])
 def test_weights_fed_at_run_time(vulkan, rng, n, c, h, w, cout, kh, kw, strides, pads, dilations, group, scheme):
     x, wt, b = conv_case(rng, n, c, h, w, cout, kh, kw, group)
     assert check(x, wt, b, strides, pads, dilations, group, HARDSWISH, constant_weights=False,
