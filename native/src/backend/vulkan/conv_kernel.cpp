@@ -69,7 +69,7 @@ constexpr Tiles kSmallTiles{64, 64, 16, 4, 4}, kLargeTiles{128, 128, 8, 8, 8};
 constexpr uint64_t kTargetWorkgroups = 256;
 constexpr uint32_t kMinSplitDepth = 128, kMaxSplits = 16;
 
-// Parses a positive number of MNNPY_VULKAN_CONV_* variables, once; 0 where unset.
+// The positive number an MNNPY_VULKAN_CONV_* variable holds; 0 where unset.
 uint32_t env_count(const char* name, const char* text) {
   if (!text || !*text) return 0;
   unsigned v = 0;
@@ -110,7 +110,7 @@ uint64_t gemm_workgroups(const ConvShape& s, const Tiles& t) {
 
 // The GEMM's plan: tiles, and K in `splits` runs of `split_depth` taps (a multiple of BK).
 struct GemmPlan {
-  Tiles tiles;
+  Tiles tiles{};
   uint32_t splits = 1, split_depth = 0;
 };
 
@@ -124,10 +124,11 @@ GemmPlan plan_gemm(const ConvShape& s) {
     splits = groups >= kTargetWorkgroups ? 1 : (kTargetWorkgroups + groups - 1) / groups;
     splits = std::min<uint64_t>({splits, depth / kMinSplitDepth, kMaxSplits});
   }
-  // Every split's partial sums are a copy of the output in scratch, which one binding must hold.
+  // Every split's partial sums are a copy of the output in scratch, which one binding must hold,
+  // indexed in 32 bits.
   const uint64_t out_floats = (uint64_t)s.batch * s.out_c * s.out_h * s.out_w;
-  splits = std::max<uint64_t>(1, std::min<uint64_t>(splits, device_info().max_storage_buffer_range / 4 /
-                                                                std::max<uint64_t>(out_floats, 1)));
+  const uint64_t scratch_floats = std::min<uint64_t>(device_info().max_storage_buffer_range / 4, UINT32_MAX);
+  splits = std::max<uint64_t>(1, std::min<uint64_t>(splits, scratch_floats / std::max<uint64_t>(out_floats, 1)));
   const uint64_t per_split = (depth + splits - 1) / splits;
   p.split_depth = (uint32_t)((per_split + p.tiles.bk - 1) / p.tiles.bk * p.tiles.bk);
   p.splits = (uint32_t)((depth + p.split_depth - 1) / p.split_depth);
