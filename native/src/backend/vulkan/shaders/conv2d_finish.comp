@@ -1,0 +1,30 @@
+// The end of a Conv2D whose K was split (shaders/conv2d.comp with PARTIAL): each output element is
+// the sum of the splits' partial sums, in split order, plus the bias, through the activation.
+// A fixed grid whose invocations loop over the elements, neighbouring invocations on neighbours.
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#include "conv2d_activation.glsl"
+
+layout(local_size_x = 256) in;
+layout(constant_id = 0) const int ACTIVATION = 0;
+layout(constant_id = 1) const bool HAS_BIAS = false;
+
+layout(std430, binding = 0) writeonly buffer YOut { float y[]; };
+layout(std430, binding = 1) readonly buffer Partial { float partial[]; };
+layout(std430, binding = 2) readonly buffer BiasIn { float bias[]; };
+
+layout(push_constant) uniform Push {
+  uint count;  // output elements, also the floats between splits' slices
+  uint splits, out_c, out_hw;
+  float p0, p1;
+} pc;
+
+void main() {
+  const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+  for (uint i = gl_GlobalInvocationID.x; i < pc.count; i += stride) {
+    precise float v = partial[i];
+    for (uint s = 1; s < pc.splits; ++s) v += partial[s * pc.count + i];
+    if (HAS_BIAS) v += bias[(i / pc.out_hw) % pc.out_c];
+    y[i] = conv_activate(ACTIVATION, v, pc.p0, pc.p1);
+  }
+}
