@@ -34,7 +34,7 @@ struct PoolPush {
 };
 
 // Invocations per plane for whole-plane pooling: a power of two, enough that each reads few
-// elements (a workgroup per plane from 2048 elements on).
+// elements (a whole workgroup per plane past 1024 elements).
 uint32_t plane_segment(int64_t elements) {
   uint32_t segment = 1;
   while (segment < kWorkgroup && segment * kPlaneElementsPerInvocation < elements) segment *= 2;
@@ -64,7 +64,7 @@ std::vector<int32_t> window_table(const PoolWindows& w, int64_t out_h, int64_t o
 class PoolKernel : public VulkanKernel {
  public:
   PoolKernel(const PoolGeometry& asked, bool is_max, bool count_include_pad)
-      : PoolKernel(asked, trim_padding_taps(asked), PoolWindows(asked, is_max, count_include_pad), is_max) {}
+      : PoolKernel(trim_padding_taps(asked), PoolWindows(asked, is_max, count_include_pad), is_max) {}
 
   const char* scheme() const override { return scheme_.c_str(); }
 
@@ -78,9 +78,9 @@ class PoolKernel : public VulkanKernel {
   }
 
  private:
-  PoolKernel(const PoolGeometry& asked, const PoolGeometry& g, const PoolWindows& windows, bool is_max)
-      : push_(make_push(asked, g, windows)),
-        segment_(windows.whole_plane ? plane_segment(g.in_h * g.in_w) : 0),
+  PoolKernel(const PoolGeometry& g, const PoolWindows& windows, bool is_max)
+      : push_(make_push(g, windows)),
+        segment_(windows.whole_plane ? plane_segment(g.in_h * g.in_w) : 1),
         groups_(windows.whole_plane ? groups_for((uint64_t)g.planes * segment_, kWorkgroup)
                                     : groups_for(push_.outputs, kWorkgroup)),
         scheme_(windows.whole_plane ? "plane/" + std::to_string(segment_) : "window"),
@@ -89,9 +89,9 @@ class PoolKernel : public VulkanKernel {
           return ParamBuffer(t.data(), t.size() * sizeof(int32_t));
         }()),
         pipeline_(pipeline_for(kPoolSpirv, sizeof(kPoolSpirv), 3, sizeof(PoolPush),
-                               {is_max ? 1u : 0u, windows.whole_plane ? 1u : 0u, std::max(segment_, 1u)})) {}
+                               {is_max ? 1u : 0u, windows.whole_plane ? 1u : 0u, segment_})) {}
 
-  static PoolPush make_push(const PoolGeometry& asked, const PoolGeometry& g, const PoolWindows& windows) {
+  static PoolPush make_push(const PoolGeometry& g, const PoolWindows& windows) {
     PoolPush p{};
     // Every tensor fits one binding, so element counts fit 32 bits.
     p.outputs = (uint32_t)(windows.whole_plane ? g.planes : g.planes * g.out_h * g.out_w);
@@ -99,12 +99,12 @@ class PoolKernel : public VulkanKernel {
     p.kernel_w = (int32_t)g.kernel_w, p.stride_h = (int32_t)g.stride_h, p.stride_w = (int32_t)g.stride_w;
     p.dilation_h = (int32_t)g.dilation_h, p.dilation_w = (int32_t)g.dilation_w;
     p.pad_top = (int32_t)g.pad_top, p.pad_left = (int32_t)g.pad_left;
-    p.plane_scale = (float)(1.0 / (double)std::max<int64_t>(1, asked.in_h * asked.in_w));  // as the CPU's
+    p.plane_scale = (float)(1.0 / (double)std::max<int64_t>(1, g.in_h * g.in_w));  // as the CPU's
     return p;
   }
 
   PoolPush push_;
-  uint32_t segment_;
+  uint32_t segment_;  // whole planes: invocations per plane
   uint64_t groups_;
   std::string scheme_;
   ParamBuffer table_;
