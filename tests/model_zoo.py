@@ -7,13 +7,15 @@ import warnings
 EXPORT_DIR = os.path.join(tempfile.gettempdir(), "mnnpy-model-zoo")
 
 
-def torchvision_model(name):
-    """torchvision's `name` (a classification or segmentation constructor) in eval mode, with the
-    seeded random weights that export_torchvision exports."""
+def torchvision_model(name, **config):
+    """torchvision's `name` (a classification or segmentation constructor, given `config` as
+    keyword arguments) in eval mode, with the seeded random weights that export_torchvision
+    exports."""
     import torch
     import torchvision
     torch.manual_seed(0)
-    kwargs = {"weights": None}
+    # A model class (VisionTransformer) takes its architecture only; a constructor takes weights.
+    kwargs = dict(config) if name[0].isupper() else {"weights": None, **config}
     if name.startswith(("deeplabv3", "lraspp")):
         kwargs["weights_backbone"] = None
         model = getattr(torchvision.models.segmentation, name)(**kwargs)
@@ -28,14 +30,16 @@ def torchvision_model(name):
     return model
 
 
-def export_torchvision(name, size=224, batch=1, opset=17):
-    """Path of `name` (a torchvision.models constructor) exported to ONNX with a free batch axis."""
+def export_torchvision(name, size=224, batch=1, opset=17, **config):
+    """Path of `name` (a torchvision.models constructor, given `config`) exported to ONNX with a
+    free batch axis."""
     import torch
     os.makedirs(EXPORT_DIR, exist_ok=True)
-    path = os.path.join(EXPORT_DIR, f"{name}_{size}_op{opset}.onnx")
+    variant = "".join(f"_{k}{v}" for k, v in sorted(config.items()))
+    path = os.path.join(EXPORT_DIR, f"{name}{variant}_{size}_op{opset}.onnx")
     if os.path.exists(path):
         return path
-    model = torchvision_model(name)
+    model = torchvision_model(name, **config)
     x = torch.randn(batch, 3, size, size)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

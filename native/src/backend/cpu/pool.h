@@ -5,38 +5,15 @@
 #include <cstddef>
 #include <vector>
 
+#include "ops/pool_windows.h"
+
 namespace mnnpy {
 class ThreadPool;
 namespace cpu {
 
-struct PoolGeometry {
-  int64_t planes = 0;  // N * C, or N * C/8 for the blocked layout
-  int64_t in_h = 0, in_w = 0, out_h = 0, out_w = 0;
-  int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
-  int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
-};
-
-// The same pooling with the taps that fall outside the input for every output removed (a model may
-// ask for windows far larger than its input): the geometry kernels run, whatever was asked for.
-PoolGeometry trim_padding_taps(const PoolGeometry& g);
-
-// The window tables of one geometry, built once per shape. Both poolings are separable: the valid
-// taps of a window form a rectangle, so they are a row range times a column range, and average
-// divisors factor into a row count times a column count.
-struct PoolWindows {
-  // Built from the geometry as asked for; the tap ranges index the kernel of trim_padding_taps(g).
-  PoolWindows(const PoolGeometry& g, bool is_max, bool count_include_pad);
-  // Per output row (column): the range [first, last) of kernel rows (columns) inside the input.
-  std::vector<int32_t> row_first, row_last, col_first, col_last;
-  // Average pooling: per output row (column) 1 / its share of the divisor (0 where nothing counts).
-  std::vector<float> inv_count_h, inv_count_w;
-  // One window covering the whole unpadded plane: a plain per-plane reduction.
-  bool whole_plane = false;
-  size_t bytes() const {
-    return (row_first.size() + row_last.size() + col_first.size() + col_last.size()) * sizeof(int32_t) +
-           (inv_count_h.size() + inv_count_w.size()) * sizeof(float);
-  }
-};
+using ::mnnpy::PoolGeometry;
+using ::mnnpy::PoolWindows;
+using ::mnnpy::trim_padding_taps;
 
 // A pooling plan over NCHW planes; run() is called every execution. Each output row is a vertical
 // pass over its valid input rows into a padded row buffer, then a horizontal pass.

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/resize_options.h"
+#include "ops/resize_taps.h"
 
 namespace mnnpy {
 class ThreadPool;
@@ -16,19 +16,8 @@ using ::mnnpy::CoordinateMode;
 using ::mnnpy::NearestMode;
 using ::mnnpy::ResizeOptions;
 
-// The taps of one axis: output position o reads input index[t * out + o] with weight
-// weight[t * out + o], t in [0, taps).
-struct ResizeAxis {
-  int64_t in = 0, out = 0;
-  int taps = 1;
-  std::vector<int32_t> index;
-  std::vector<float> weight;
-  bool identity = false;  // out == in and every output copies its own input position
-};
-
-// given_scale: the model's own scale factor (ONNX `scales`), when it has one; ONNX then maps
-// coordinates by it and by the unrounded resized length in * scale, rather than by out / in.
-ResizeAxis make_resize_axis(int64_t in, int64_t out, std::optional<float> given_scale, const ResizeOptions& options);
+using ::mnnpy::ResizeAxis;
+using ::mnnpy::make_resize_axis;
 
 // Separable resize plan: tables are built once per shape; run() is called every execution.
 class Resize2D {
