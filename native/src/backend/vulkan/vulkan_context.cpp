@@ -311,9 +311,10 @@ BufferRange resolve(const void* data, size_t bytes) {
 }
 
 ParamBuffer::ParamBuffer(const void* data, size_t bytes) : bytes_(bytes) {
-  allocation_ = std::make_shared<Allocation>(bytes, true);
-  std::memcpy(allocation_->mapped, data, bytes);
-  buffer_ = allocation_->buffer;
+  // In device memory: a discrete GPU would read host-visible memory across PCIe at every dispatch.
+  device_ = allocate_device_buffer(std::max<size_t>(bytes, 4));
+  range_ = resolve(device_.get(), bytes);
+  Recorder::current().copy_from_host(device_.get(), data, bytes);
 }
 
 ParamBuffer::~ParamBuffer() = default;

@@ -123,20 +123,21 @@ class Pipeline {
   uint32_t bindings_, push_bytes_;
 };
 
-// A small buffer of parameters a kernel keeps from plan to run (index tables, programs): host
-// visible, bound like a tensor.
+// A small buffer of parameters a kernel keeps from plan to run (index tables, programs): device
+// memory, uploaded when made (the upload is waited for, unless recorded inside a stretch, where it
+// precedes the dispatches that follow), bound like a tensor.
 class ParamBuffer {
  public:
   ParamBuffer(const void* data, size_t bytes);
   ~ParamBuffer();
   ParamBuffer(const ParamBuffer&) = delete;
   ParamBuffer& operator=(const ParamBuffer&) = delete;
-  BufferRange range() const { return BufferRange{buffer_, 0, bytes_}; }
+  BufferRange range() const { return range_; }
   size_t bytes() const { return bytes_; }
 
  private:
-  std::shared_ptr<Allocation> allocation_;
-  VkBuffer buffer_ = VK_NULL_HANDLE;
+  std::shared_ptr<void> device_;
+  BufferRange range_;
   size_t bytes_;
 };
 
