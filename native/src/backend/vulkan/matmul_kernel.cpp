@@ -57,8 +57,8 @@ static_assert(sizeof(MatMulPush) <= 128, "push constants beyond the guaranteed 1
 struct Tiles {
   uint32_t bm, bn, bk, tm, tn;
   uint32_t threads() const { return (bm / tm) * (bn / tn); }
-  // Of the SGEMM with tiles of `element_bytes` (4: float32, 2: float16).
-  uint32_t shared_bytes(uint32_t element_bytes = 4) const { return bk * (bm + 4 + bn + 4) * element_bytes; }
+  // The SGEMM's with float32 tiles (float16 tiles take half).
+  uint32_t shared_bytes() const { return bk * (bm + 4 + bn + 4) * 4; }
 };
 
 // Small tiles keep a GPU's multiprocessors busy on small products; large ones do twice the
@@ -126,14 +126,7 @@ class MatMulKernel : public VulkanKernel {
         groups_x_(groups_for(push.N, tiles.bn)),
         groups_y_(groups_for(push.M, tiles.bm)),
         scheme_(scheme_of(path, tiles)),
-        pipeline_(path == Path::HgemmCoopMat
-                      ? pipeline_for(kMatMulCoopMatSpirv, sizeof(kMatMulCoopMatSpirv), 3, sizeof(MatMulPush),
-                                     {tiles.bm, tiles.bn, tiles.bk, 0, 0, ta, tb,
-                                      kCoopMatSubgroups * device_info().subgroup_size})
-                  : pipeline_for(path == Path::Hgemm ? kMatMulF16Spirv : kMatMulSpirv,
-                                 path == Path::Hgemm ? sizeof(kMatMulF16Spirv) : sizeof(kMatMulSpirv), 3,
-                                 sizeof(MatMulPush),
-                                 {tiles.bm, tiles.bn, tiles.bk, tiles.tm, tiles.tn, ta, tb, tiles.threads()})) {}
+        pipeline_(pipeline_of(path, tiles, ta, tb)) {}
 
   // The path and tiles: "sgemm BMxBNxBK TMxTN", "hgemm BMxBNxBK TMxTN" (float16 tiles) or
   // "hgemm coopmat BMxBNxBK 16x16x16".
@@ -157,6 +150,18 @@ class MatMulKernel : public VulkanKernel {
   uint32_t groups_x_, groups_y_;
   std::string scheme_;
   std::shared_ptr<Pipeline> pipeline_;
+
+  // Every MatMul shader takes the same specialization constants (shaders/matmul_common.glsl):
+  // BM, BN, BK, TM, TN, the transposes and the workgroup size.
+  static std::shared_ptr<Pipeline> pipeline_of(Path path, const Tiles& t, bool ta, bool tb) {
+    if (path == Path::HgemmCoopMat) {
+      return pipeline_for(kMatMulCoopMatSpirv, sizeof(kMatMulCoopMatSpirv), 3, sizeof(MatMulPush),
+                          {t.bm, t.bn, t.bk, t.tm, t.tn, ta, tb, kCoopMatSubgroups * device_info().subgroup_size});
+    }
+    const bool f16 = path == Path::Hgemm;
+    return pipeline_for(f16 ? kMatMulF16Spirv : kMatMulSpirv, f16 ? sizeof(kMatMulF16Spirv) : sizeof(kMatMulSpirv), 3,
+                        sizeof(MatMulPush), {t.bm, t.bn, t.bk, t.tm, t.tn, ta, tb, t.threads()});
+  }
 
   static std::string scheme_of(Path path, const Tiles& t) {
     const std::string tile = std::to_string(t.bm) + "x" + std::to_string(t.bn) + "x" + std::to_string(t.bk);
