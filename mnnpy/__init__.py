@@ -78,6 +78,49 @@ def backend(name):
         set_backend(previous)
 
 
+def set_precision(mode):
+    """Compute later computations at the precision ``mode``, MNN's precision mode: ``"normal"``,
+    ``"high"`` or ``"low"`` (any case, or MNN's numbers 0, 1, 2). At ``"low"`` a device backend
+    may round float32 operands to float16 where it computes faster so, accumulating in float32
+    (Vulkan's MatMul does where the device has float16 arithmetic); ``"normal"`` and ``"high"``
+    compute float32 as given, and the CPU always does. Process-wide, like ``set_backend``."""
+    _core.set_precision(_precision_name(mode))
+
+
+def get_precision():
+    """The precision later computations are planned for (``"normal"`` unless set)."""
+    return _core.get_precision()
+
+
+@_contextlib.contextmanager
+def precision(mode):
+    """``with mnnpy.precision(mode):`` runs the block at the precision ``mode`` (see
+    ``set_precision``) and restores the previous one afterwards, also when the block raises."""
+    previous = get_precision()
+    set_precision(mode)
+    try:
+        yield _precision_name(mode)
+    finally:
+        set_precision(previous)
+
+
+# MNN's precision modes (BackendConfig::PrecisionMode) by number, as mnnpy's names.
+_MNN_PRECISION_NAMES = {0: "normal", 1: "high", 2: "low"}
+
+
+def _precision_name(value):
+    """The mnnpy precision name of ``value``: a name in any case or MNN's number; None stays
+    None (follow ``set_precision``). Others raise ValueError naming the known ones."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise TypeError(f"precision must be a name or MNN's precision number, got {type(value).__name__}")
+    name = _MNN_PRECISION_NAMES.get(int(value)) if isinstance(value, int) else value.lower()
+    if name not in _MNN_PRECISION_NAMES.values():
+        raise ValueError(f"unknown precision {value!r} (known: normal, high, low, or MNN's 0, 1, 2)")
+    return name
+
+
 # MNN's backend numbers (MNNForwardType) and names, as mnnpy's backend names.
 _MNN_BACKEND_NAMES = {0: "cpu", 1: "metal", 2: "cuda", 3: "opencl", 6: "opengl", 7: "vulkan", 8: "hiai", 9: "trt"}
 
@@ -117,5 +160,20 @@ def _thread_backend(name):
         _core.set_thread_backend(previous)
 
 
+@_contextlib.contextmanager
+def _thread_precision(name):
+    """Plans made and run on this thread inside the block are for precision ``name`` (None: no
+    change), whatever other threads choose; the previous choice comes back afterwards."""
+    if name is None:
+        yield
+        return
+    previous = _core.set_thread_precision(name)
+    try:
+        yield
+    finally:
+        _core.set_thread_precision(previous)
+
+
 __all__ = ["Var", "expr", "eval", "runtime_info", "set_num_threads", "get_num_threads", "set_simd_target",
-           "get_simd_target", "set_backend", "get_backend", "backend"]
+           "get_simd_target", "set_backend", "get_backend", "backend", "set_precision", "get_precision",
+           "precision"]

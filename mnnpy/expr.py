@@ -298,10 +298,13 @@ CPU, METAL, CUDA, OPENCL, OPENGL, VULKAN, HIAI, TRT = (Backend.CPU, Backend.META
 
 def set_global_executor_config(backend=0, precision=0, threadnum=None):
     """MNN's executor configuration: the backend later computations run on (as
-    ``mnnpy.set_backend``; a name or ``Backend`` member) and the thread count. ``precision`` is
-    accepted for MNN's signature: the CPU computes in the dtypes it is given."""
-    from . import _backend_name
-    _core.set_backend(_backend_name(backend))
+    ``mnnpy.set_backend``; a name or ``Backend`` member), their precision (as
+    ``mnnpy.set_precision``: MNN's 0 normal, 1 high, 2 low, or the name) and the thread count."""
+    from . import _backend_name, _precision_name
+    name, mode = _backend_name(backend), _precision_name(precision)
+    _core.set_backend(name)
+    if mode is not None:
+        _core.set_precision(mode)
     if threadnum:
         _core.set_num_threads(int(threadnum))
 

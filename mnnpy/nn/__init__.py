@@ -26,13 +26,14 @@ __all__ = ["Module", "Parameter", "Buffer", "load_state", "functional", "load_mo
 class RuntimeManager:
     """Runtime options shared by modules (MNN's RuntimeManager): the backend (a name such as
     ``"VULKAN"`` or ``"cpu"``, or MNN's ``expr.Backend``; the CPU unless given), threads and
-    precision."""
+    precision (``"normal"``, ``"high"`` or ``"low"``, see ``mnnpy.set_precision``; normal unless
+    given)."""
 
     def __init__(self, config=None):
-        from .. import _backend_name
+        from .. import _backend_name, _precision_name
         config = dict(config or {})
         self.thread_num = int(config.get("numThread", config.get("thread_num", 0)) or 0)
-        self.precision = config.get("precision", "normal")
+        self.precision = _precision_name(config.get("precision", "normal"))
         self.backend = _backend_name(config.get("backend", "cpu"))
 
 
@@ -46,10 +47,11 @@ class _ConvertedModule(Module):
     """A converted model: one expr graph per set of input shapes, planned once and reused."""
 
     def __init__(self, graph, weights, input_names, output_names, shape_mutable=True, thread_num=0,
-                 blocked_layout=True, backend=None):
+                 blocked_layout=True, backend=None, precision=None):
         super().__init__()
         object.__setattr__(self, "graph", graph)
         object.__setattr__(self, "backend", backend)  # None: the one set_backend chose at each call
+        object.__setattr__(self, "precision", precision)  # None: the one set_precision chose at each call
         inputs = [v.name for v in graph.inputs]
         input_names = list(input_names or inputs)
         unknown = [n for n in input_names if n not in inputs]
@@ -184,8 +186,8 @@ class _ConvertedModule(Module):
         if self.thread_num:
             from .. import set_num_threads
             set_num_threads(self.thread_num)
-        from .. import _thread_backend
-        with _thread_backend(self.backend):
+        from .. import _thread_backend, _thread_precision
+        with _thread_backend(self.backend), _thread_precision(self.precision):
             inst = self._instance(arrays)
             results = inst.run(dict(zip(self.input_names, arrays)))
         for name, r in zip(self.output_names, results):
@@ -284,9 +286,11 @@ def load_module_from_file(file_name, input_names=None, output_names=None, dynami
     """Loads a model converted to mnnpy's format, or an ``.onnx`` file (converted in memory),
     with MNN's argument names, or a Module written by ``nn.export``. ``backend`` (a name such
     as ``"vulkan"``, MNN's ``expr.Backend``, or ``runtime_manager``'s) is where its calls run,
-    whatever ``mnnpy.set_backend`` says; None follows ``set_backend``. ``input_names``/``output_names``
-    pick and order the inputs and outputs (empty: the model's own; an inner tensor's name cuts
-    the model there, to put a new head on it). ``blocked_layout=False`` keeps every tensor NCHW
+    whatever ``mnnpy.set_backend`` says; None follows ``set_backend``. ``precision_mode`` (or
+    ``runtime_manager``'s precision: ``"normal"``, ``"high"``, ``"low"``) is their precision
+    likewise (``mnnpy.set_precision``). ``input_names``/``output_names`` pick and order the inputs
+    and outputs (empty: the model's own; an inner tensor's name cuts the model there, to put a new
+    head on it). ``blocked_layout=False`` keeps every tensor NCHW
     instead of running convolution chains in the blocked channel layout (for comparison); models
     loaded while a backend preferring another channel block is requested (``_core.set_backend``)
     stay NCHW too.
@@ -295,8 +299,10 @@ def load_module_from_file(file_name, input_names=None, output_names=None, dynami
     path = os.fspath(file_name)
     if not os.path.exists(path):
         raise FileNotFoundError(f"no such model file: '{path}'")
-    from .. import _backend_name
+    from .. import _backend_name, _precision_name
     backend = _backend_name(backend if backend is not None or runtime_manager is None else runtime_manager.backend)
+    precision = _precision_name(precision_mode if precision_mode is not None or runtime_manager is None
+                                else runtime_manager.precision)
     if runtime_manager is not None and not thread_num:
         thread_num = runtime_manager.thread_num
     with open(path, "rb") as f:
@@ -322,7 +328,7 @@ def load_module_from_file(file_name, input_names=None, output_names=None, dynami
     if for_training:
         return TrainableGraphModule(graph, weights, input_names, output_names)
     return _ConvertedModule(graph, weights, input_names, output_names, shape_mutable, thread_num, blocked_layout,
-                            backend)
+                            backend, precision)
 
 
 def load_module(inputs, outputs, for_training=False):

@@ -94,6 +94,17 @@ void set_requested_backend(const std::string& name);  // throws ValueError namin
 // This thread's choice ("" clears it); returns the previous one ("" when there was none).
 std::string set_thread_backend(const std::string& name);  // throws ValueError like set_requested_backend
 
+// The precision plans are built for, chosen the same two ways: this thread's choice where one is
+// in effect (a module loaded with a precision), else the process-wide one (Normal unless chosen).
+// Kernels see it in KernelContext::precision; the CPU's ignore it.
+Precision requested_precision();
+void set_requested_precision(Precision precision);
+// This thread's choice by name ("normal", "high", "low"; "" clears it); returns the previous one
+// ("" when there was none). Unknown names raise ValueError.
+std::string set_thread_precision(const std::string& name);
+Precision precision_from_name(const std::string& name);  // throws ValueError naming the known ones
+const char* precision_name(Precision precision);
+
 struct BackendRegistrar {
   explicit BackendRegistrar(std::shared_ptr<Backend> backend, bool listed = true) {
     register_backend(std::move(backend), listed);

@@ -40,6 +40,12 @@ class Kernel {
   virtual size_t resident_bytes() const { return 0; }
 };
 
+// MNN's precision modes (BackendConfig::PrecisionMode, in its order): what a plan's kernels may
+// trade for speed. Normal and High compute float32 as given; Low lets a device backend round
+// float32 operands to float16 where it computes faster so (accumulating in float32). The CPU
+// computes as given whatever is asked.
+enum class Precision : uint8_t { Normal = 0, High = 1, Low = 2 };
+
 struct KernelContext {
   const Attrs& attrs;
   const std::vector<TensorType>& input_types;
@@ -49,6 +55,7 @@ struct KernelContext {
   // used a constant is cached under that tensor's id, never reused for other values. Kernels
   // copy what they need: the tensor may die before the plan.
   const std::vector<const Tensor*>& constants;
+  Precision precision = Precision::Normal;  // the precision the plan is built for
 };
 
 using InferFn = std::function<std::vector<TensorType>(const std::vector<TensorType>& inputs, Attrs& attrs)>;

@@ -387,6 +387,15 @@ PYBIND11_MODULE(_core, m) {
   m.def("set_thread_backend", &set_thread_backend, py::arg("name"),
         "Build this thread's later plans for the backend `name` ('' clears it, going back to set_backend's); "
         "returns the previous choice ('' when there was none).");
+  m.def("set_precision", [](const std::string& name) { set_requested_precision(precision_from_name(name)); },
+        py::arg("name"),
+        "Build later plans for the precision `name` ('normal', 'high' or 'low'): at 'low' a device backend may "
+        "round float32 operands to float16 where that is faster; the CPU computes as given.");
+  m.def("get_precision", [] { return std::string(precision_name(requested_precision())); },
+        "The precision later plans are built for.");
+  m.def("set_thread_precision", &set_thread_precision, py::arg("name"),
+        "Build this thread's later plans for the precision `name` ('' clears it, going back to set_precision's); "
+        "returns the previous choice ('' when there was none).");
   m.def("enable_test_backend", [](bool on) { set_backend_listed("test", on); },
         "List (or hide) the 'test' backend: device-like buffers apart from host memory and a subset of ops, "
         "for testing placement and copies without a device.");

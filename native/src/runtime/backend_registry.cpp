@@ -126,6 +126,35 @@ std::string set_thread_backend(const std::string& name) {
   return previous;
 }
 
+namespace {
+std::atomic<Precision> g_requested_precision{Precision::Normal};
+// -1: none (the process-wide choice holds); else a Precision.
+thread_local int t_thread_precision = -1;
+constexpr const char* kPrecisionNames[] = {"normal", "high", "low"};
+}  // namespace
+
+const char* precision_name(Precision precision) { return kPrecisionNames[(int)precision]; }
+
+Precision precision_from_name(const std::string& name) {
+  for (int i = 0; i < 3; ++i) {
+    if (name == kPrecisionNames[i]) return (Precision)i;
+  }
+  throw ValueError("unknown precision '" + name + "' (known: normal, high, low)");
+}
+
+Precision requested_precision() {
+  return t_thread_precision >= 0 ? (Precision)t_thread_precision : g_requested_precision.load(std::memory_order_acquire);
+}
+
+void set_requested_precision(Precision precision) { g_requested_precision.store(precision, std::memory_order_release); }
+
+std::string set_thread_precision(const std::string& name) {
+  const int chosen = name.empty() ? -1 : (int)precision_from_name(name);
+  std::string previous = t_thread_precision >= 0 ? precision_name((Precision)t_thread_precision) : "";
+  t_thread_precision = chosen;
+  return previous;
+}
+
 const KernelFactory* find_kernel(const std::string& op_name, const std::string& backend_name) {
   // Registration happens before main; lookups afterwards only read.
   auto& map = kernels();

@@ -172,11 +172,13 @@ const Tensor* packed_constant(const Collected& g, const OpDef* op, size_t j, con
   return g.leaf_values[r.index].get();
 }
 
-std::string plan_key(const Collected& g, const Backend& backend) {
+std::string plan_key(const Collected& g, const Backend& backend, Precision precision) {
   std::string k;
   k.reserve(64 + 32 * g.nodes.size());
-  // Placement, and so every kernel, depends on the backend the plan is requested for.
+  // Placement, and so every kernel, depends on the backend the plan is requested for, and a
+  // kernel's arithmetic on the precision.
   put(k, (const void*)&backend);
+  put(k, precision);
   // Kernels choose schemes and pack weights for the SIMD target active when they are made.
   put(k, simd_target_id());
   put(k, g.leaves.size());
@@ -363,7 +365,7 @@ void check_plan_fits_in_memory(const Plan& plan) {
 // past its output's end lands on them rather than on the next buffer.
 constexpr size_t kArenaRedZone = kAddressSanitizer ? 64 : 0;
 
-std::unique_ptr<Plan> build_plan(const Collected& g, const Backend& requested) {
+std::unique_ptr<Plan> build_plan(const Collected& g, const Backend& requested, Precision precision) {
   auto plan = std::make_unique<Plan>();
   const Backend& cpu = cpu_backend();
   const bool other_backend = &requested != &cpu;
@@ -592,7 +594,7 @@ std::unique_ptr<Plan> build_plan(const Collected& g, const Backend& requested) {
         if (in.storage == StorageKind::Leaf) constants[k] = packed_constant(g, n.op, k, Ref{-1, in.leaf});
         packed.push_back(constants[k] != nullptr);
       }
-      const KernelContext ctx{*n.attrs, in_types, out_types, constants};
+      const KernelContext ctx{*n.attrs, in_types, out_types, constants, precision};
       step.backend = other_backend && requested.supports(*n.op, ctx) ? &requested : &cpu;
       if (step.backend == &cpu && !cpu.supports(*n.op, ctx)) throw ValueError("op '" + n.op->name + "' has no CPU kernel");
       step.kernel = step.backend->make_kernel(*n.op, ctx);
@@ -710,8 +712,14 @@ std::list<std::string> g_lru;
 uint64_t g_cached_plan_bytes = 0;  // resident bytes of the cached plans
 ExecutorStats g_stats;
 
-std::shared_ptr<Plan> lookup_or_build(const Collected& g, const Backend& backend) {
-  std::string key = plan_key(g, backend);
+// The precision a plan for `backend` is built for: the requested one, except on the CPU, whose
+// kernels compute as given (one plan there whatever is asked).
+Precision plan_precision(const Backend& backend) {
+  return &backend == &cpu_backend() ? Precision::Normal : requested_precision();
+}
+
+std::shared_ptr<Plan> lookup_or_build(const Collected& g, const Backend& backend, Precision precision) {
+  std::string key = plan_key(g, backend, precision);
   {
     std::lock_guard<std::mutex> lock(g_cache_mutex);
     auto it = g_cache.find(key);
@@ -721,7 +729,7 @@ std::shared_ptr<Plan> lookup_or_build(const Collected& g, const Backend& backend
       return it->second.plan;
     }
   }
-  std::shared_ptr<Plan> plan = build_plan(g, backend);
+  std::shared_ptr<Plan> plan = build_plan(g, backend, precision);
   std::lock_guard<std::mutex> lock(g_cache_mutex);
   ++g_stats.plans_built;
   g_stats.last_nodes_before = plan->nodes_before;
@@ -960,7 +968,7 @@ std::vector<std::shared_ptr<Tensor>> evaluate(const std::vector<Var>& targets) {
   std::vector<Var> lowered;
   if (&backend != &cpu_backend()) lowered = lower_for_backend(targets, backend);
   Collected g = collect_folded(lowered.empty() ? targets : lowered);
-  std::shared_ptr<Plan> plan = lookup_or_build(g, backend);
+  std::shared_ptr<Plan> plan = lookup_or_build(g, backend, plan_precision(backend));
   std::vector<std::shared_ptr<Tensor>> out = run_plan(*plan, g.leaf_values);
   {
     // Another thread may have computed the same node meanwhile: the first value stays, so every
@@ -990,6 +998,7 @@ struct PlannedGraph::State {
   std::shared_ptr<Plan> plan;
   int64_t simd_target = 0;  // the target the plan's kernels were made for
   const Backend* backend = nullptr;  // the backend the plan was requested for
+  Precision precision = Precision::Normal;  // and its precision
   std::vector<int> input_leaf;         // per input: its leaf, or -1 where the plan does not read it
   std::vector<int> placeholder_leaves;  // leaves of placeholders that are not inputs: read at each run
 
@@ -1004,10 +1013,14 @@ struct PlannedGraph::State {
     }
   }
 
-  // The plan for the SIMD target and backend requested now: after a change the kernels are made again.
+  // The plan for the SIMD target, backend and precision requested now: after a change the kernels
+  // are made again.
   std::shared_ptr<Plan> current_plan() const {
     const Backend& requested = requested_backend();
-    return simd_target == simd_target_id() && backend == &requested ? plan : lookup_or_build(graph, requested);
+    const Precision wanted = plan_precision(requested);
+    return simd_target == simd_target_id() && backend == &requested && precision == wanted
+               ? plan
+               : lookup_or_build(graph, requested, wanted);
   }
 };
 
@@ -1031,7 +1044,8 @@ PlannedGraph::PlannedGraph(const std::vector<Var>& targets, const std::vector<Va
   // no kernel for run on the CPU.
   state->lowered_targets = state->backend == &cpu_backend() ? targets : lower_for_backend(targets, *state->backend);
   state->graph = collect_folded(state->lowered_targets, bound);
-  state->plan = lookup_or_build(state->graph, *state->backend);
+  state->precision = plan_precision(*state->backend);
+  state->plan = lookup_or_build(state->graph, *state->backend, state->precision);
   state->simd_target = simd_target_id();
   state->input_leaf.assign(inputs.size(), -1);
   const std::vector<std::pair<Node*, int>>& leaves = state->graph.leaves;

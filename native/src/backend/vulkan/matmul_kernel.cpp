@@ -1,8 +1,17 @@
-// MatMul on Vulkan: float32 stacks of products of up to rank 8, as one tiled SGEMM dispatch
-// (shaders/matmul.comp); other dtypes, higher ranks and grids past the device's guaranteed
-// limits stay on the CPU (nullptr). The tile sizes are the shader's specialization constants,
-// chosen per product (tiles_for); MNNPY_VULKAN_MATMUL_TILES="BM,BN,BK,TM,TN" sets them for every
-// product, for tuning on a device.
+// MatMul on Vulkan: float32 stacks of products of up to rank 8, as one dispatch of one of three
+// shaders (their common part: shaders/matmul_common.glsl):
+// - the tiled SGEMM (shaders/matmul.comp): float32 throughout, at precision normal and high, and
+//   at low on devices without float16 arithmetic;
+// - at precision low, where the device has float16 x float16 -> float32 cooperative matrices of
+//   16x16x16 (DeviceInfo::coopmat_f16; MNNPY_VULKAN_COOPMAT=0 turns them off): a GEMM on them
+//   (shaders/matmul_f16_coopmat.comp), operands rounded to float16 as they are staged, float32
+//   sums;
+// - else at precision low, where the device has float16 arithmetic: the tiled SGEMM with
+//   float16 tiles (shaders/matmul_f16.comp), operands rounded likewise, float32 sums.
+// The profile's scheme names the path and its tiles. Other dtypes, higher ranks and grids past
+// the device's guaranteed limits stay on the CPU (nullptr). The SGEMMs' tile sizes are
+// specialization constants chosen per product (tiles_for); MNNPY_VULKAN_MATMUL_TILES=
+// "BM,BN,BK,TM,TN" sets them for every product, for tuning on a device.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -20,6 +29,12 @@ namespace {
 
 const uint32_t kMatMulSpirv[] =
 #include "backend/vulkan/shaders/matmul.spv.inc"
+    ;
+const uint32_t kMatMulF16Spirv[] =
+#include "backend/vulkan/shaders/matmul_f16.spv.inc"
+    ;
+const uint32_t kMatMulCoopMatSpirv[] =
+#include "backend/vulkan/shaders/matmul_f16_coopmat.spv.inc"
     ;
 
 constexpr size_t kMaxRank = 8, kMaxBatchRank = kMaxRank - 2;
@@ -42,6 +57,7 @@ static_assert(sizeof(MatMulPush) <= 128, "push constants beyond the guaranteed 1
 struct Tiles {
   uint32_t bm, bn, bk, tm, tn;
   uint32_t threads() const { return (bm / tm) * (bn / tn); }
+  // The SGEMM's with float32 tiles (float16 tiles take half).
   uint32_t shared_bytes() const { return bk * (bm + 4 + bn + 4) * 4; }
 };
 
@@ -79,18 +95,41 @@ Tiles tiles_for(int64_t M, int64_t N, int64_t batch) {
   return large_groups >= kLargeTilesFromWorkgroups ? kLargeTiles : kSmallTiles;
 }
 
+// The cooperative-matrix GEMM's fixed tiles (the shader's layout): 64 x 64 of C by 4 subgroups,
+// K 32 at a time, 16 x 16 x 16 products; its shared memory: float16 tiles of op(A) and op(B)
+// (rows padded by 8) and float32 C (rows padded by 4).
+constexpr Tiles kCoopMatTiles{64, 64, 32, 0, 0};
+constexpr uint32_t kCoopMatSide = 16, kCoopMatSubgroups = 4;
+constexpr uint32_t kCoopMatSharedBytes = kCoopMatTiles.bk * (kCoopMatTiles.bm + 8 + kCoopMatTiles.bn + 8) * 2 +
+                                         kCoopMatTiles.bm * (kCoopMatTiles.bn + 4) * 4;
+
+enum class Path { Sgemm, Hgemm, HgemmCoopMat };
+
+// The shader for a product at `precision`: float16 operands only at low, and there the
+// cooperative matrices wherever the device reports their shape (and room for the tiles).
+Path path_for(Precision precision) {
+  if (precision != Precision::Low) return Path::Sgemm;
+  const DeviceInfo& d = device_info();
+  for (const CoopMatShape& s : d.coopmat_f16) {
+    if (s.m == kCoopMatSide && s.n == kCoopMatSide && s.k == kCoopMatSide && d.subgroup_size &&
+        kCoopMatSubgroups * d.subgroup_size <= kMaxThreads && kCoopMatSharedBytes <= d.max_shared_memory) {
+      return Path::HgemmCoopMat;
+    }
+  }
+  return d.float16 ? Path::Hgemm : Path::Sgemm;
+}
+
 class MatMulKernel : public VulkanKernel {
  public:
-  MatMulKernel(const MatMulPush& push, const Tiles& tiles, bool ta, bool tb)
+  MatMulKernel(const MatMulPush& push, Path path, const Tiles& tiles, bool ta, bool tb)
       : push_(push),
         groups_x_(groups_for(push.N, tiles.bn)),
         groups_y_(groups_for(push.M, tiles.bm)),
-        scheme_("sgemm " + std::to_string(tiles.bm) + "x" + std::to_string(tiles.bn) + "x" + std::to_string(tiles.bk) +
-                " " + std::to_string(tiles.tm) + "x" + std::to_string(tiles.tn)),
-        pipeline_(pipeline_for(kMatMulSpirv, sizeof(kMatMulSpirv), 3, sizeof(MatMulPush),
-                               {tiles.bm, tiles.bn, tiles.bk, tiles.tm, tiles.tn, ta, tb, tiles.threads()})) {}
+        scheme_(scheme_of(path, tiles)),
+        pipeline_(pipeline_of(path, tiles, ta, tb)) {}
 
-  // The tiles, as "sgemm BMxBNxBK TMxTN".
+  // The path and tiles: "sgemm BMxBNxBK TMxTN", "hgemm BMxBNxBK TMxTN" (float16 tiles) or
+  // "hgemm coopmat BMxBNxBK 16x16x16".
   const char* scheme() const override { return scheme_.c_str(); }
   double flops() const override { return 2.0 * push_.batch_count * push_.M * push_.N * push_.K; }
 
@@ -111,6 +150,27 @@ class MatMulKernel : public VulkanKernel {
   uint32_t groups_x_, groups_y_;
   std::string scheme_;
   std::shared_ptr<Pipeline> pipeline_;
+
+  // Every MatMul shader takes the same specialization constants (shaders/matmul_common.glsl):
+  // BM, BN, BK, TM, TN, the transposes and the workgroup size.
+  static std::shared_ptr<Pipeline> pipeline_of(Path path, const Tiles& t, bool ta, bool tb) {
+    if (path == Path::HgemmCoopMat) {
+      return pipeline_for(kMatMulCoopMatSpirv, sizeof(kMatMulCoopMatSpirv), 3, sizeof(MatMulPush),
+                          {t.bm, t.bn, t.bk, t.tm, t.tn, ta, tb, kCoopMatSubgroups * device_info().subgroup_size});
+    }
+    const bool f16 = path == Path::Hgemm;
+    return pipeline_for(f16 ? kMatMulF16Spirv : kMatMulSpirv, f16 ? sizeof(kMatMulF16Spirv) : sizeof(kMatMulSpirv), 3,
+                        sizeof(MatMulPush), {t.bm, t.bn, t.bk, t.tm, t.tn, ta, tb, t.threads()});
+  }
+
+  static std::string scheme_of(Path path, const Tiles& t) {
+    const std::string tile = std::to_string(t.bm) + "x" + std::to_string(t.bn) + "x" + std::to_string(t.bk);
+    if (path == Path::HgemmCoopMat) {
+      const std::string side = std::to_string(kCoopMatSide);
+      return "hgemm coopmat " + tile + " " + side + "x" + side + "x" + side;
+    }
+    return (path == Path::Hgemm ? "hgemm " : "sgemm ") + tile + " " + std::to_string(t.tm) + "x" + std::to_string(t.tn);
+  }
 };
 
 std::unique_ptr<Kernel> make_matmul_kernel(const KernelContext& ctx) {
@@ -122,7 +182,8 @@ std::unique_ptr<Kernel> make_matmul_kernel(const KernelContext& ctx) {
   const bool ta = ctx.attrs.get_int("transpose_a") != 0, tb = ctx.attrs.get_int("transpose_b") != 0;
   const MatMulDims d = matmul_dims(as, bs, ta, tb);
   const MatMulBatches batches = matmul_batches(as, bs, out, d);
-  const Tiles tiles = tiles_for(d.M, d.N, batches.count);
+  const Path path = path_for(ctx.precision);
+  const Tiles tiles = path == Path::HgemmCoopMat ? kCoopMatTiles : tiles_for(d.M, d.N, batches.count);
   if (groups_for(d.N, tiles.bn) > kMaxGroups || groups_for(d.M, tiles.bm) > kMaxGroups) return nullptr;
   MatMulPush push{};
   // Every tensor fits one binding, so element counts and offsets fit 32 bits.
@@ -135,7 +196,7 @@ std::unique_ptr<Kernel> make_matmul_kernel(const KernelContext& ctx) {
     push.a_batch_stride[i] = (uint32_t)batches.a_stride[i];
     push.b_batch_stride[i] = (uint32_t)batches.b_stride[i];
   }
-  return new_kernel<MatMulKernel>(push, tiles, ta, tb);
+  return new_kernel<MatMulKernel>(push, path, tiles, ta, tb);
 }
 
 MNNPY_REGISTER_KERNEL("MatMul", "vulkan", make_matmul_kernel);

@@ -49,9 +49,15 @@ class VulkanBackend : public Backend {
   std::string description() const override {
     if (!context()) return "not available: " + unavailable_reason();
     const DeviceInfo& d = device_info();
+    std::string coopmat;
+    for (const CoopMatShape& s : d.coopmat_f16) {
+      coopmat += (coopmat.empty() ? ", float16 cooperative matrices " : " ") + std::to_string(s.m) + "x" +
+                 std::to_string(s.n) + "x" + std::to_string(s.k);
+    }
     return d.name + " (subgroup " + std::to_string(d.subgroup_size) + ", " + std::to_string(d.max_shared_memory / 1024) +
            " KiB shared memory, " + std::to_string(d.max_storage_buffer_range >> 20) + " MiB per binding, " +
-           std::to_string(d.device_memory >> 20) + " MiB device memory" + (context()->float64 ? ", float64" : "") + ")";
+           std::to_string(d.device_memory >> 20) + " MiB device memory" + (context()->float64 ? ", float64" : "") +
+           (d.float16 ? ", float16" : "") + coopmat + ")";
   }
   const BackendCapabilities& capabilities() const override {
     std::call_once(memory_once_, [this] { caps_.memory_bytes = context() ? device_info().device_memory : 0; });

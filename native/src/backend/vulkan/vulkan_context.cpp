@@ -24,6 +24,12 @@ bool env_on(const char* name) {
   return v && *v && std::strcmp(v, "0") != 0;
 }
 
+// Set to "0": a switch that is on unless turned off.
+bool env_off(const char* name) {
+  const char* v = std::getenv(name);
+  return v && std::strcmp(v, "0") == 0;
+}
+
 }  // namespace
 
 // ------------------------------------------------------------------ device
@@ -137,27 +143,106 @@ std::unique_ptr<Context> make_context() {
   queue.queueFamilyIndex = ctx->queue_family;
   queue.queueCount = 1;
   queue.pQueuePriorities = &priority;
-  const char* device_extensions[] = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME};
-  VkPhysicalDeviceFeatures supported{}, features{};
-  vkGetPhysicalDeviceFeatures(ctx->physical, &supported);
-  features.shaderFloat64 = supported.shaderFloat64;
-  ctx->float64 = supported.shaderFloat64 == VK_TRUE;
+
+  // Optional features, each asked for only where its extension is there: float16 arithmetic
+  // (VK_KHR_shader_float16_int8), and cooperative matrices, whose shaders also need float16, the
+  // Vulkan memory model and the subgroup's index in the workgroup.
+  uint32_t extension_count = 0;
+  vkEnumerateDeviceExtensionProperties(ctx->physical, nullptr, &extension_count, nullptr);
+  std::vector<VkExtensionProperties> device_extension_list(extension_count);
+  vkEnumerateDeviceExtensionProperties(ctx->physical, nullptr, &extension_count, device_extension_list.data());
+  auto has_extension = [&](const char* name) {
+    for (const auto& e : device_extension_list) {
+      if (std::strcmp(e.extensionName, name) == 0) return true;
+    }
+    return false;
+  };
+  VkPhysicalDeviceShaderFloat16Int8FeaturesKHR float16_features{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR};
+  VkPhysicalDeviceVulkanMemoryModelFeaturesKHR memory_model_features{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES_KHR};
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV coopmat_features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  VkPhysicalDeviceFeatures2 features2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  void** chain = &features2.pNext;
+  auto link = [&chain](auto& s) {
+    *chain = &s;
+    chain = &s.pNext;
+  };
+  const bool float16_extension = has_extension(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
+  const bool coopmat_extensions = float16_extension && has_extension(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) &&
+                                  has_extension(VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME) &&
+                                  !env_off("MNNPY_VULKAN_COOPMAT");
+  if (float16_extension) link(float16_features);
+  if (coopmat_extensions) {
+    link(memory_model_features);
+    link(coopmat_features);
+  }
+  vkGetPhysicalDeviceFeatures2(ctx->physical, &features2);
+
+  VkPhysicalDeviceProperties props;
+  VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceCooperativeMatrixPropertiesNV coopmat_props{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_NV};
+  VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  props2.pNext = &subgroup;
+  if (coopmat_extensions) subgroup.pNext = &coopmat_props;
+  vkGetPhysicalDeviceProperties2(ctx->physical, &props2);
+  props = props2.properties;
+
+  const bool float16 = float16_features.shaderFloat16 == VK_TRUE;
+  std::vector<CoopMatShape> coopmat_shapes;
+  if (float16 && coopmat_features.cooperativeMatrix && memory_model_features.vulkanMemoryModel &&
+      (coopmat_props.cooperativeMatrixSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+      (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+      (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT) && vkGetPhysicalDeviceCooperativeMatrixPropertiesNV) {
+    uint32_t n = 0;
+    vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(ctx->physical, &n, nullptr);
+    std::vector<VkCooperativeMatrixPropertiesNV> shapes(n, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
+    vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(ctx->physical, &n, shapes.data());
+    for (const auto& p : shapes) {
+      if (p.AType == VK_COMPONENT_TYPE_FLOAT16_NV && p.BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+          p.CType == VK_COMPONENT_TYPE_FLOAT32_NV && p.DType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+          p.scope == VK_SCOPE_SUBGROUP_NV) {
+        coopmat_shapes.push_back({p.MSize, p.NSize, p.KSize});
+      }
+    }
+  }
+
+  std::vector<const char*> device_extensions = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME};
+  // Only the features used are enabled (a chain of its own).
+  VkPhysicalDeviceShaderFloat16Int8FeaturesKHR float16_enabled{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR};
+  VkPhysicalDeviceVulkanMemoryModelFeaturesKHR memory_model_enabled{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES_KHR};
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV coopmat_enabled{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  VkPhysicalDeviceFeatures2 enabled{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  chain = &enabled.pNext;
+  enabled.features.shaderFloat64 = features2.features.shaderFloat64;
+  ctx->float64 = features2.features.shaderFloat64 == VK_TRUE;
+  if (float16) {
+    device_extensions.push_back(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
+    float16_enabled.shaderFloat16 = VK_TRUE;
+    link(float16_enabled);
+  }
+  if (!coopmat_shapes.empty()) {
+    device_extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    device_extensions.push_back(VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME);
+    memory_model_enabled.vulkanMemoryModel = VK_TRUE;
+    coopmat_enabled.cooperativeMatrix = VK_TRUE;
+    link(memory_model_enabled);
+    link(coopmat_enabled);
+  }
   VkDeviceCreateInfo dinfo{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
-  dinfo.pEnabledFeatures = &features;
+  dinfo.pNext = &enabled;
   dinfo.queueCreateInfoCount = 1;
   dinfo.pQueueCreateInfos = &queue;
-  dinfo.enabledExtensionCount = 1;
-  dinfo.ppEnabledExtensionNames = device_extensions;
+  dinfo.enabledExtensionCount = (uint32_t)device_extensions.size();
+  dinfo.ppEnabledExtensionNames = device_extensions.data();
   check(vkCreateDevice(ctx->physical, &dinfo, nullptr, &ctx->device), "vkCreateDevice");
   volkLoadDevice(ctx->device);
   vkGetDeviceQueue(ctx->device, ctx->queue_family, 0, &ctx->queue);
 
-  VkPhysicalDeviceProperties props;
-  VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
-  VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
-  props2.pNext = &subgroup;
-  vkGetPhysicalDeviceProperties2(ctx->physical, &props2);
-  props = props2.properties;
+  g_info.float16 = float16;
+  g_info.coopmat_f16 = coopmat_shapes;
   g_info.name = props.deviceName;
   g_info.gpu = props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ||
                props.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU;

@@ -24,6 +24,11 @@
 namespace mnnpy {
 namespace vulkan {
 
+// A shape M x N x K that a subgroup multiplies as one cooperative matrix operation.
+struct CoopMatShape {
+  uint32_t m, n, k;
+};
+
 struct DeviceInfo {
   std::string name;
   uint32_t subgroup_size = 0;
@@ -31,6 +36,11 @@ struct DeviceInfo {
   uint64_t max_storage_buffer_range = 0;  // bytes one binding may cover
   uint64_t device_memory = 0;           // bytes of the largest device-local heap
   bool gpu = false;                     // a discrete or integrated GPU (not a CPU implementation)
+  bool float16 = false;                 // shaderFloat16 enabled: shaders may use float16_t
+  // The shapes of float16 x float16 + float32 -> float32 cooperative matrix products a subgroup
+  // makes in compute shaders (VK_NV_cooperative_matrix, enabled with the Vulkan memory model);
+  // empty where the device has none, or with MNNPY_VULKAN_COOPMAT=0.
+  std::vector<CoopMatShape> coopmat_f16;
 };
 
 // The process's device and queue, made on first use.

@@ -1,0 +1,81 @@
+// What the MatMul shaders share (matmul.comp, matmul_f16.comp, matmul_f16_coopmat.comp): the tile
+// sizes and transposes as specialization constants (the kernel passes them in this order to every
+// one of them), the bindings, the push constants, and the elements of op(A) and op(B) a workgroup
+// stages through shared memory, read along each operand's contiguous axis so that a subgroup
+// reads consecutive addresses.
+layout(constant_id = 0) const uint BM = 64;  // a workgroup's tile of C: BM x BN
+layout(constant_id = 1) const uint BN = 64;
+layout(constant_id = 2) const uint BK = 16;  // K taken BK at a time
+layout(constant_id = 5) const bool TRANSPOSE_A = false;
+layout(constant_id = 6) const bool TRANSPOSE_B = false;
+// The workgroup size: given by the host (constant 7), as sizes cannot be computed here.
+layout(local_size_x_id = 7) in;
+
+const uint kMaxBatchRank = 6;
+
+layout(std430, binding = 0) writeonly buffer COut { float c[]; };
+layout(std430, binding = 1) readonly buffer AIn { float a[]; };
+layout(std430, binding = 2) readonly buffer BIn { float b[]; };
+
+layout(push_constant) uniform Push {
+  uint M, N, K;
+  uint lda, ldb;  // the stored row lengths of A and B
+  uint batch_count, batch_rank;
+  uint batch_dims[kMaxBatchRank];
+  uint a_batch_stride[kMaxBatchRank];
+  uint b_batch_stride[kMaxBatchRank];
+} pc;
+
+// Where the matrices of product `batch` of the stack start in A and B (the batch strides are 0
+// where an operand broadcasts).
+void batch_bases(uint batch, out uint a_base, out uint b_base) {
+  a_base = 0;
+  b_base = 0;
+  uint rest = batch;
+  for (uint d = pc.batch_rank; d-- > 0;) {
+    const uint i = rest % pc.batch_dims[d];
+    rest /= pc.batch_dims[d];
+    a_base += i * pc.a_batch_stride[d];
+    b_base += i * pc.b_batch_stride[d];
+  }
+}
+
+// Element e of the A tile at (row0, k0): op(A)[m][k] is A[m][k], or A[k][m] when transposed;
+// consecutive e follow A's contiguous axis. 0 outside the matrix.
+void a_position(uint e, out uint m, out uint k) {
+  m = TRANSPOSE_A ? e % BM : e / BK;
+  k = TRANSPOSE_A ? e / BM : e % BK;
+}
+float load_a(uint e, uint a_base, uint row0, uint k0) {
+  uint m, k;
+  a_position(e, m, k);
+  const uint gm = row0 + m, gk = k0 + k;
+  if (e >= BM * BK || gm >= pc.M || gk >= pc.K) return 0.0;
+  return a[a_base + (TRANSPOSE_A ? gk * pc.lda + gm : gm * pc.lda + gk)];
+}
+
+// Likewise for op(B)[k][n]: B[k][n], or B[n][k] when transposed.
+void b_position(uint e, out uint k, out uint n) {
+  n = TRANSPOSE_B ? e / BK : e % BN;
+  k = TRANSPOSE_B ? e % BK : e / BN;
+}
+float load_b(uint e, uint b_base, uint col0, uint k0) {
+  uint k, n;
+  b_position(e, k, n);
+  const uint gn = col0 + n, gk = k0 + k;
+  if (e >= BK * BN || gn >= pc.N || gk >= pc.K) return 0.0;
+  return b[b_base + (TRANSPOSE_B ? gn * pc.ldb + gk : gk * pc.ldb + gn)];
+}
+
+#ifdef HALF_OPERANDS
+// x rounded to float16, to nearest with ties to even, for |x| in float16's normal range: Vulkan
+// leaves the direction of a conversion's rounding to the device, so the rounding happens here on
+// the bits (to float16's 11 significant bits) and the conversion has nothing left to round.
+// Below 2^-14 the device may flush to zero or round to a neighbouring subnormal; past 65504 the
+// result is infinite. Infinities and NaNs convert as they are.
+float16_t to_half(float x) {
+  const uint bits = floatBitsToUint(x);
+  if ((bits & 0x7f800000u) == 0x7f800000u) return float16_t(x);
+  return float16_t(uintBitsToFloat((bits + 0xfffu + ((bits >> 13) & 1u)) & ~0x1fffu));
+}
+#endif
