@@ -7,6 +7,8 @@ For each model and batch it prints
 - torch eager on the GPU: input already there, CUDA events (median), and with the input's copy in
   and the result's copy out, as ours;
 - the relative error of ours against onnxruntime on the CPU (max |ours - ref| / max |ref|);
+- the device time of a run (its stretches' timestamps), against which the rest of the run is
+  submits, waits and host work;
 - one profiled run: the device time of each op kind (timestamps), the CPU fallbacks, the copies
   between host and device, and what the end-to-end time spends outside device work (submits,
   waits, host code).
@@ -134,6 +136,7 @@ def main():
                 return (out[0] if isinstance(out, (list, tuple)) else out).read()
             ours_out = ours_run()
             ours = median_seconds(ours_run, args.repeats)
+            device = mnnpy._core.executor_stats()["last_device_seconds"]  # of the last run
             reference = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
             error = float(np.max(np.abs(ours_out - reference)) / np.max(np.abs(reference)))
             theirs = theirs_with_copies = float("nan")
@@ -148,6 +151,7 @@ def main():
                 torch.cuda.empty_cache()
             print(f"{name:10} {batch:5d} {ours * 1e3:9.2f} {theirs * 1e3:9.2f} {ours / theirs:10.2f} "
                   f"{theirs_with_copies * 1e3:12.2f} {ours / theirs_with_copies:9.2f} {error:9.1e}")
+            print(f"    a run: {ours * 1e3:.2f} ms, of it {device * 1e3:.2f} ms device time (its stretches' timestamps)")
             summarize(profile_rows(module, inputs), ours)
             del module
             mnnpy.expr.gc()

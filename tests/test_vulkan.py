@@ -190,3 +190,20 @@ def test_constant_weights_are_uploaded_once_and_kept_with_the_plan(vulkan, rng):
             assert ops.count("Copy(cpu->vulkan)") == 1 and ops.count("Copy(vulkan->cpu)") == 1, ops
             exact = x.astype(np.float64) @ w.astype(np.float64)
             assert np.all(np.abs(ours - exact) <= product_error_bound(x, w, U32))
+
+
+def test_the_device_time_of_a_run_is_measured(vulkan, rng):
+    import time
+    x = random_array(rng, (256, 256), "float32", -1, 1)
+    placeholder = F.placeholder([256, 256])
+    placeholder.write(x)
+    y = F.relu(F.matmul(placeholder, placeholder))
+    y.read()
+    start = time.perf_counter()
+    y.read()
+    wall = time.perf_counter() - start
+    device = mnnpy._core.executor_stats()["last_device_seconds"]
+    assert 0 < device <= wall
+    with mnnpy.backend("cpu"):
+        mnnpy.eval(F.const(x) + F.const(x))
+    assert mnnpy._core.executor_stats()["last_device_seconds"] == -1

@@ -59,6 +59,9 @@ class Backend {
   // The device's own time for the last stretch waited for on this thread (timestamps), or -1
   // where it does not measure one; profiles give it instead of the host's clock.
   virtual double last_stretch_seconds() const { return -1; }
+  // The device's own time of all work waited for on this thread so far (a running total, by its
+  // timestamps), or -1 where it does not measure one: the executor's last_device_seconds.
+  virtual double device_seconds_waited() const { return -1; }
   // Runs consecutive steps of a plan placed on this backend, in order, without waiting for them:
   // a GPU backend records them into one command buffer and submits it once. Copies to the host
   // come after a synchronize(). The default runs each kernel in turn.

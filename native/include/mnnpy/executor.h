@@ -18,6 +18,9 @@ struct ExecutorStats {
   // Bytes of device memory the last plan's values and scratch take, and how many stretches of
   // steps it handed to device backends per run (each one submission on a GPU).
   uint64_t last_device_bytes = 0, last_device_submits = 0;
+  // The device time of the last run without profiling (timestamps of its stretches), -1 where no
+  // device measured one: next to the run's wall time, what went to submits, waits and the host.
+  double last_device_seconds = -1;
 };
 
 // Computes the values of `targets`; caches them on nodes that read no placeholder (when two

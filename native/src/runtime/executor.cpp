@@ -871,6 +871,8 @@ std::vector<std::shared_ptr<Tensor>> run_plan(const Plan& plan,
     return call;
   };
   std::vector<StepCall> stretch;
+  std::vector<double> device_seconds_before;
+  for (const DeviceArena& d : plan.device_arenas) device_seconds_before.push_back(d.backend->device_seconds_waited());
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     const Step& step = plan.steps[s];
     if (step.device_arena >= 0) {
@@ -925,6 +927,16 @@ std::vector<std::shared_ptr<Tensor>> run_plan(const Plan& plan,
   if (profile) {
     std::lock_guard<std::mutex> lock(g_cache_mutex);
     g_last_profile = std::move(timings);
+  } else {
+    double device_seconds = plan.device_arenas.empty() ? -1 : 0;
+    for (size_t d = 0; d < plan.device_arenas.size(); ++d) {
+      const Backend& device = *plan.device_arenas[d].backend;
+      device.synchronize();  // a no-op where the copies of the results waited for everything
+      const double waited = device.device_seconds_waited();
+      device_seconds = waited < 0 || device_seconds < 0 ? -1 : device_seconds + waited - device_seconds_before[d];
+    }
+    std::lock_guard<std::mutex> lock(g_cache_mutex);
+    g_stats.last_device_seconds = device_seconds;
   }
   std::vector<std::shared_ptr<Tensor>> out;
   for (int t : plan.targets) out.push_back(tensors[t]);

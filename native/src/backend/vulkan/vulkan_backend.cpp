@@ -29,8 +29,9 @@ std::shared_ptr<Pipeline> pipeline_for(const uint32_t* spirv, size_t spirv_bytes
 void record_fill(const void* data, size_t bytes, uint32_t fill_word) {
   if (!bytes) return;
   const BufferRange b = resolve(data, bytes);
-  vkCmdFillBuffer(Recorder::current().command_buffer(), b.buffer, b.offset, b.bytes, fill_word);
-  Recorder::current().barrier();
+  Recorder& recorder = Recorder::current();
+  vkCmdFillBuffer(recorder.command_buffer(Recorder::Work::Transfer), b.buffer, b.offset, b.bytes, fill_word);
+  recorder.recorded(Recorder::Work::Transfer);
 }
 
 namespace {
@@ -73,6 +74,7 @@ class VulkanBackend : public Backend {
   }
   void synchronize() const override { Recorder::current().wait(); }
   double last_stretch_seconds() const override { return Recorder::current().last_seconds(); }
+  double device_seconds_waited() const override { return Recorder::current().seconds_waited(); }
 
   void run_steps(const StepCall* calls, size_t count) const override {
     Recorder& recorder = Recorder::current();

@@ -459,10 +459,11 @@ void Pipeline::dispatch(const std::vector<BufferRange>& buffers, const void* pus
                         uint32_t groups_y, uint32_t groups_z) const {
   if (buffers.size() != bindings_) throw std::logic_error("vulkan: a dispatch binds the wrong number of buffers");
   Context& ctx = *context();
-  VkCommandBuffer cb = Recorder::current().command_buffer();
+  const BufferRange placeholder = ctx.placeholder_range();  // made (and uploaded) before this dispatch is
+  Recorder& recorder = Recorder::current();
+  VkCommandBuffer cb = recorder.command_buffer(Recorder::Work::Compute);
   std::vector<VkDescriptorBufferInfo> infos(bindings_);
   std::vector<VkWriteDescriptorSet> writes(bindings_);
-  const BufferRange placeholder = ctx.placeholder_range();
   for (uint32_t k = 0; k < bindings_; ++k) {
     const BufferRange& b = buffers[k].bytes ? buffers[k] : placeholder;
     infos[k] = VkDescriptorBufferInfo{b.buffer, b.offset, b.bytes};
@@ -476,7 +477,7 @@ void Pipeline::dispatch(const std::vector<BufferRange>& buffers, const void* pus
   vkCmdPushDescriptorSetKHR(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout_, 0, bindings_, writes.data());
   if (push_bytes_) vkCmdPushConstants(cb, layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes_, push);
   vkCmdDispatch(cb, groups_x, groups_y, groups_z);
-  Recorder::current().barrier();
+  recorder.recorded(Recorder::Work::Compute);
 }
 
 }  // namespace vulkan

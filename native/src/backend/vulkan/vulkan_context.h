@@ -121,8 +121,8 @@ class Pipeline {
   Pipeline& operator=(const Pipeline&) = delete;
 
   // Records one dispatch of `groups` workgroups with `buffers` bound (one per binding, in order;
-  // zero-byte ones are bound to a placeholder) and `push` as the push constants, then a barrier
-  // that makes its writes visible to every later dispatch and copy.
+  // zero-byte ones are bound to a placeholder) and `push` as the push constants; the next command
+  // recorded waits for it and sees its writes (Recorder::command_buffer).
   void dispatch(const std::vector<BufferRange>& buffers, const void* push, uint32_t groups_x, uint32_t groups_y = 1,
                 uint32_t groups_z = 1) const;
 

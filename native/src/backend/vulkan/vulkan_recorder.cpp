@@ -21,8 +21,7 @@ Recorder::~Recorder() {
   vkDestroyCommandPool(ctx->device, pool_, nullptr);  // frees its command buffer
 }
 
-VkCommandBuffer Recorder::command_buffer() {
-  if (open_) return cb_;
+void Recorder::open() {
   Context& ctx = *context();
   if (!cb_) {
     VkCommandPoolCreateInfo pool{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
@@ -52,16 +51,28 @@ VkCommandBuffer Recorder::command_buffer() {
     vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, timestamps_, 0);
   }
   open_ = true;
+  unsynchronized_stages_ = 0;
+}
+
+VkCommandBuffer Recorder::command_buffer(Work next) {
+  if (!open_) open();
+  if (next == Work::Compute) barrier_to(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  else barrier_to(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
   return cb_;
 }
 
-void Recorder::barrier() {
+void Recorder::recorded(Work done) {
+  unsynchronized_stages_ |= done == Work::Compute ? VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT : VK_PIPELINE_STAGE_TRANSFER_BIT;
+}
+
+void Recorder::barrier_to(VkPipelineStageFlags stages, VkAccessFlags access) {
+  if (!unsynchronized_stages_) return;
   VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-  barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-  barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
-                          VK_ACCESS_TRANSFER_WRITE_BIT;
-  const VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
-  vkCmdPipelineBarrier(command_buffer(), stages, stages, 0, 1, &barrier, 0, nullptr, 0, nullptr);
+  if (unsynchronized_stages_ & VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT) barrier.srcAccessMask |= VK_ACCESS_SHADER_WRITE_BIT;
+  if (unsynchronized_stages_ & VK_PIPELINE_STAGE_TRANSFER_BIT) barrier.srcAccessMask |= VK_ACCESS_TRANSFER_WRITE_BIT;
+  barrier.dstAccessMask = access;
+  vkCmdPipelineBarrier(cb_, unsynchronized_stages_, stages, 0, 1, &barrier, 0, nullptr, 0, nullptr);
+  unsynchronized_stages_ = 0;
 }
 
 void Recorder::keep(std::shared_ptr<Allocation> allocation) { kept_.push_back(std::move(allocation)); }
@@ -69,6 +80,7 @@ void Recorder::keep(std::shared_ptr<Allocation> allocation) { kept_.push_back(st
 void Recorder::submit() {
   if (!open_) return;
   Context& ctx = *context();
+  barrier_to(VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);  // copies out are read by the host after the wait
   if (timestamps_) vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, timestamps_, 1);
   check(vkEndCommandBuffer(cb_), "vkEndCommandBuffer");
   open_ = false;
@@ -96,6 +108,7 @@ void Recorder::wait() {
                                                          VK_QUERY_RESULT_64_BIT) == VK_SUCCESS
                         ? (double)(ticks[1] - ticks[0]) * ctx.timestamp_period * 1e-9
                         : -1;
+    seconds_waited_ = last_seconds_ < 0 || seconds_waited_ < 0 ? -1 : seconds_waited_ + last_seconds_;
   }
   // Staging buffers only this recorder still holds go back to the spares (up to 64 MiB of them).
   for (std::shared_ptr<Allocation>& a : in_flight_) {
@@ -130,8 +143,8 @@ void Recorder::copy_from_host(void* device_dst, const void* host_src, size_t byt
   std::shared_ptr<Allocation> staging = take_staging(bytes);
   std::memcpy(staging->mapped, host_src, bytes);
   const VkBufferCopy region{0, offset, bytes};
-  vkCmdCopyBuffer(command_buffer(), staging->buffer, dst->buffer, 1, &region);
-  barrier();
+  vkCmdCopyBuffer(command_buffer(Work::Transfer), staging->buffer, dst->buffer, 1, &region);
+  recorded(Work::Transfer);
   keep(std::move(staging));
   keep(std::move(dst));
   if (!in_stretch_) wait();
@@ -143,7 +156,8 @@ void Recorder::copy_to_host(void* host_dst, const void* device_src, size_t bytes
   std::shared_ptr<Allocation> src = allocation_at(device_src, bytes, &offset);
   std::shared_ptr<Allocation> staging = take_staging(bytes);
   const VkBufferCopy region{offset, 0, bytes};
-  vkCmdCopyBuffer(command_buffer(), src->buffer, staging->buffer, 1, &region);
+  vkCmdCopyBuffer(command_buffer(Work::Transfer), src->buffer, staging->buffer, 1, &region);
+  recorded(Work::Transfer);
   keep(src);
   keep(staging);
   wait();

@@ -15,10 +15,15 @@ class Recorder {
   static Recorder& current();  // this thread's
   ~Recorder();
 
-  // The open command buffer; opens one (after waiting for earlier work) when none is.
-  VkCommandBuffer command_buffer();
-  // Makes every earlier write visible to later dispatches and copies.
-  void barrier();
+  // What a recorded command is: a compute dispatch or a transfer (copy, fill).
+  enum class Work { Compute, Transfer };
+  // The open command buffer, ready for a command of kind `next`: opens one (after waiting for
+  // earlier work) when none is, and puts a barrier after the commands recorded since the last
+  // one, whose stages are theirs and `next`'s only (a GPU drains only those).
+  VkCommandBuffer command_buffer(Work next);
+  // Notes that a command of kind `done` was recorded: the next command waits for it and sees
+  // its writes.
+  void recorded(Work done);
   // Keeps `allocation` alive until the work recorded so far has been waited for.
   void keep(std::shared_ptr<Allocation> allocation);
   // Ends and submits what is recorded, without waiting (nothing when nothing is recorded).
@@ -35,6 +40,8 @@ class Recorder {
   // Seconds between the first and the last command of the last command buffer waited for, by
   // the device's timestamps; -1 where the queue has none.
   double last_seconds() const { return last_seconds_; }
+  // The sum of last_seconds() over every command buffer waited for on this thread.
+  double seconds_waited() const { return seconds_waited_; }
   void set_stretch(bool in_stretch) { in_stretch_ = in_stretch; }
 
  private:
@@ -42,8 +49,13 @@ class Recorder {
   VkCommandBuffer cb_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
   VkQueryPool timestamps_ = VK_NULL_HANDLE;  // two per command buffer: its start and its end
-  double last_seconds_ = -1;
+  double last_seconds_ = -1, seconds_waited_ = 0;
   bool open_ = false, pending_ = false, in_stretch_ = false;
+  // Stages of the commands recorded since the last barrier.
+  VkPipelineStageFlags unsynchronized_stages_ = 0;
+  void open();
+  // A barrier from the unsynchronized commands to stages `stages` with accesses `access`.
+  void barrier_to(VkPipelineStageFlags stages, VkAccessFlags access);
   std::vector<std::shared_ptr<Allocation>> kept_;       // used by the open recording
   std::vector<std::shared_ptr<Allocation>> in_flight_;  // used by the submitted work
   // Host-visible staging buffers free for the next copies: allocating device memory for every
