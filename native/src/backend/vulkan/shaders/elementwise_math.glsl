@@ -319,8 +319,15 @@ float tan_f(float x) {
 // atan(u) for |u| <= tan(pi/8) by its Taylor series to u^19 (truncation below 1.2e-9 relative).
 float atan_taylor(float u) {
   precise float z = u * u;
-  precise float p = ((((((((z * (-1.0 / 19.0) + 1.0 / 17.0) * z - 1.0 / 15.0) * z + 1.0 / 13.0) * z - 1.0 / 11.0) * z + 1.0 / 9.0) *
-                           z - 1.0 / 7.0) * z + 1.0 / 5.0) * z) - 1.0 / 3.0;
+  precise float p = -1.0 / 19.0;
+  p = p * z + 1.0 / 17.0;
+  p = p * z - 1.0 / 15.0;
+  p = p * z + 1.0 / 13.0;
+  p = p * z - 1.0 / 11.0;
+  p = p * z + 1.0 / 9.0;
+  p = p * z - 1.0 / 7.0;
+  p = p * z + 1.0 / 5.0;
+  p = p * z - 1.0 / 3.0;
   precise float v = u + (u * z) * p;
   return v;
 }
@@ -459,8 +466,16 @@ float atanh_f(float x) {
 // P(t) of erfc z = t exp(-z^2 + P(t)), t = 1 / (1 + z/2): the Chebyshev-fitted form of Numerical
 // Recipes' erfcc, fractional error below 1.2e-7 for every z >= 0 (the CPU's GELU uses it too).
 float erfc_poly(float t) {
-  precise float p = ((((((((0.17087277 * t - 0.82215223) * t + 1.48851587) * t - 1.13520398) * t + 0.27886807) * t - 0.18628806) * t +
-                        0.09678418) * t + 0.37409196) * t + 1.00002368) * t - 1.26551223;
+  precise float p = 0.17087277;
+  p = p * t - 0.82215223;
+  p = p * t + 1.48851587;
+  p = p * t - 1.13520398;
+  p = p * t + 0.27886807;
+  p = p * t - 0.18628806;
+  p = p * t + 0.09678418;
+  p = p * t + 0.37409196;
+  p = p * t + 1.00002368;
+  p = p * t - 1.26551223;
   return p;
 }
 
