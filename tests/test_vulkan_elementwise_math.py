@@ -309,3 +309,23 @@ def test_gelu_of_an_onnx_model_is_one_fused_step_on_vulkan(vulkan, tmp_path, rng
     exact = gelu_tanh(s) if approximate == "tanh" else gelu(s)
     bound = RTOL * (np.abs(exact) + 1.14 * product_error_bound(xa, wa, U32)) + 1.14 * product_error_bound(xa, wa, U32)
     assert np.all(np.abs(ours - exact) <= bound)
+
+
+def test_every_float_operation_of_the_elementwise_shaders_is_precise():
+    # The exact two-sum and two-product (and MulAdd's single rounding) need every float32
+    # product and sum left unfused: `precise` must reach each of them (arithmetic written in a
+    # return statement or a call's argument outside a precise assignment would not be, and the
+    # optimizer then forms fma).
+    import re
+    import shutil
+    import subprocess
+    from pathlib import Path
+    folder = Path(mnnpy._core.__file__).resolve().parent / "generated" / "backend" / "vulkan" / "shaders"
+    shaders = sorted(folder.glob("elementwise*.spv"))
+    if not shaders or shutil.which("spirv-dis") is None:
+        pytest.skip("needs the build folder's SPIR-V and spirv-dis")
+    for shader in shaders:
+        text = subprocess.run(["spirv-dis", "--raw-id", str(shader)], capture_output=True, text=True, check=True).stdout
+        precise = set(re.findall(r"OpDecorate %(\d+) NoContraction", text))
+        ops = re.findall(r"%(\d+) = (OpFMul|OpFAdd|OpFSub|OpFDiv|OpVectorTimesScalar|OpExtInst %\d+ %\d+ Fma)\b", text)
+        assert ops and not [op for op in ops if op[0] not in precise or "Fma" in op[1]], shader.name
