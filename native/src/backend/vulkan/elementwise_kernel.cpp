@@ -1,6 +1,7 @@
 // The fused elementwise program on Vulkan: float32 programs of the codes the shader knows
 // (shaders/elementwise_body.glsl), at most 8 inputs, rank 8 and 32 instructions; anything else
-// is left to the CPU (nullptr). Programs with MulAdd take the shader that rounds it once.
+// is left to the CPU (nullptr). Programs with MulAdd take a shader that rounds it once, programs
+// with math functions beyond exp (shaders/elementwise_math.glsl) one that has them.
 #include "backend/vulkan/elementwise_kernel.h"
 
 #include <algorithm>
@@ -19,23 +20,38 @@ const uint32_t kElementwiseSpirv[] =
 const uint32_t kExactMulAddSpirv[] =
 #include "backend/vulkan/shaders/elementwise_exact_mul_add.spv.inc"
     ;
+const uint32_t kMathSpirv[] =
+#include "backend/vulkan/shaders/elementwise_math.spv.inc"
+    ;
+const uint32_t kMathExactMulAddSpirv[] =
+#include "backend/vulkan/shaders/elementwise_math_exact_mul_add.spv.inc"
+    ;
 
 constexpr int kMaxRank = 8, kMaxInputs = 8, kMaxInstructions = 32;
 // The grid's size: each invocation loops over every (256 * kMaxGroups)-th element, so elements
 // stay below 2^31 for its index never to wrap.
 constexpr uint32_t kMaxGroups = 8192;
 
+// Opcodes of shaders/elementwise_body.glsl; those from kFirstHeavy (HEAVY there) run in the math
+// shaders only.
+constexpr int kMulAddOpcode = 63, kFirstHeavy = 64;
+
 // The shader's opcode of an instruction; -1 where it has none.
 int opcode(const EwInstr& ins) {
   using namespace ew;
   static const std::map<int, int> unary = {
-      {kNeg, 1},   {kAbs, 2},   {kSquare, 3}, {kSqrt, 4},  {kRsqrt, 5},  {kReciprocal, 6}, {kExp, 7},  {kSigmoid, 8},
-      {kRelu, 9},  {kRelu6, 10}, {kFloor, 11}, {kCeil, 12}, {kRint, 13}, {kTrunc, 14},      {kSign, 15}, {kCopy, 16}};
-  static const std::map<int, int> binary = {{kAdd, 32},     {kSub, 33},     {kMul, 34},  {kDiv, 35},  {kMaximum, 36},
-                                            {kMinimum, 37}, {kFmax, 38},    {kFmin, 39}, {kSquaredDiff, 40}};
+      {kNeg, 1},     {kAbs, 2},     {kSquare, 3},    {kSqrt, 4},      {kRsqrt, 5},      {kReciprocal, 6},  {kExp, 7},
+      {kSigmoid, 8}, {kRelu, 9},    {kRelu6, 10},    {kFloor, 11},    {kCeil, 12},      {kRint, 13},       {kTrunc, 14},
+      {kSign, 15},   {kCopy, 16},   {kExpm1, 64},    {kExp2, 65},     {kLog, 66},       {kLog1p, 67},      {kLog2, 68},
+      {kLog10, 69},  {kSin, 70},    {kCos, 71},      {kTan, 72},      {kAsin, 73},      {kAcos, 74},       {kAtan, 75},
+      {kSinh, 76},   {kCosh, 77},   {kTanh, 78},     {kAsinh, 79},    {kAcosh, 80},     {kAtanh, 81},      {kErf, 82},
+      {kErfc, 83},   {kGelu, 84},   {kGeluTanh, 85}, {kSoftplus, 86}, {kSelu, 87},      {kCbrt, 88},       {kSoftsign, 89}};
+  static const std::map<int, int> binary = {
+      {kAdd, 32},  {kSub, 33},  {kMul, 34},         {kDiv, 35},  {kMaximum, 36}, {kMinimum, 37},   {kFmax, 38},
+      {kFmin, 39}, {kSquaredDiff, 40}, {kPow, 96},  {kAtan2, 97}, {kHypot, 98},  {kCopysign, 99}, {kNextafter, 100}};
   switch (ins.arity) {
     case EwArity::None: return 0;
-    case EwArity::MulAdd: return 64;
+    case EwArity::MulAdd: return kMulAddOpcode;
     case EwArity::Unary: {
       auto it = unary.find(ins.code);
       return it == unary.end() ? -1 : it->second;
@@ -48,14 +64,26 @@ int opcode(const EwInstr& ins) {
   }
 }
 
+struct Spirv {
+  const uint32_t* code;
+  size_t size;
+};
+
+// The shader for a program's kinds of instructions: the math functions only where the program
+// has them (a driver compiles everything a shader could run before it specializes), MulAdd
+// through float64 only where it has that.
+Spirv shader_for(bool heavy, bool mul_add) {
+  if (heavy) return mul_add ? Spirv{kMathExactMulAddSpirv, sizeof(kMathExactMulAddSpirv)} : Spirv{kMathSpirv, sizeof(kMathSpirv)};
+  return mul_add ? Spirv{kExactMulAddSpirv, sizeof(kExactMulAddSpirv)} : Spirv{kElementwiseSpirv, sizeof(kElementwiseSpirv)};
+}
+
 class ElementwiseKernel : public VulkanKernel {
  public:
   // `program`: the shader's specialization constants (the program); `params`: the output's dims
-  // and each input's broadcast strides.
-  ElementwiseKernel(const std::vector<uint32_t>& program, const std::vector<int32_t>& params, uint64_t n, bool mul_add)
+  // and each input's broadcast strides; `shader`: shader_for the program.
+  ElementwiseKernel(const std::vector<uint32_t>& program, const std::vector<int32_t>& params, uint64_t n, Spirv shader)
       : params_(params.data(), params.size() * sizeof(int32_t)), n_(n),
-        pipeline_(mul_add ? pipeline_for(kExactMulAddSpirv, sizeof(kExactMulAddSpirv), 2 + kMaxInputs, sizeof(uint32_t), program)
-                          : pipeline_for(kElementwiseSpirv, sizeof(kElementwiseSpirv), 2 + kMaxInputs, sizeof(uint32_t), program)) {}
+        pipeline_(pipeline_for(shader.code, shader.size, 2 + kMaxInputs, sizeof(uint32_t), program)) {}
 
   void execute(const KernelArgs& args, void*) const override {
     if (n_ == 0) return;
@@ -84,7 +112,8 @@ std::unique_ptr<Kernel> make_elementwise_kernel(const std::vector<EwInstr>& prog
   }
   for (const TensorType& t : input_types) if (t.dtype != DType::Float32) return nullptr;
   // Specialization constants (shaders/elementwise_body.glsl): instruction count, dense inputs,
-  // rank, one unused, then opcode and operands per instruction (absent operands read register 0).
+  // rank, heavy instructions, then opcode and operands per instruction (absent operands read
+  // register 0).
   std::vector<uint32_t> spec{(uint32_t)program.size(), 0, (uint32_t)shape.size(), 0};
   std::vector<int32_t> params(kMaxRank + kMaxRank * input_types.size(), 0);
   for (size_t d = 0; d < shape.size(); ++d) params[d] = (int32_t)shape[d];
@@ -99,6 +128,7 @@ std::unique_ptr<Kernel> make_elementwise_kernel(const std::vector<EwInstr>& prog
     }
   }
   bool mul_add = false;
+  uint32_t heavy = 0;
   for (const EwInstr& ins : program) {
     const int op = opcode(ins);
     mul_add = mul_add || ins.arity == EwArity::MulAdd;
@@ -107,10 +137,12 @@ std::unique_ptr<Kernel> make_elementwise_kernel(const std::vector<EwInstr>& prog
     }
     spec.insert(spec.end(), {(uint32_t)op, (uint32_t)std::max(ins.a, 0), (uint32_t)std::max(ins.b, 0),
                              (uint32_t)std::max(ins.c, 0)});
+    heavy += op >= kFirstHeavy ? 1 : 0;
   }
+  spec[3] = heavy;
   // MulAdd rounds once only through float64: without it the program stays on the CPU.
   if (mul_add && !context()->float64) return nullptr;
-  return std::make_unique<ElementwiseKernel>(spec, params, (uint64_t)output_type.numel(), mul_add);
+  return std::make_unique<ElementwiseKernel>(spec, params, (uint64_t)output_type.numel(), shader_for(heavy > 0, mul_add));
 }
 
 }  // namespace vulkan
