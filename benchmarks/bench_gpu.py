@@ -14,6 +14,9 @@ elementwise chain.
     python benchmarks/bench_gpu.py [--quick] [--sizes 1024 2048 4096] [--repeats 5]
 
 Tile sizes of the shader: MNNPY_VULKAN_MATMUL_TILES="BM,BN,BK,TM,TN" (set before running).
+Both sides run with torch's CUDA context open, which holds the GPU at its working clocks (without
+it the driver lets them fall between Vulkan's runs).
+
 Prints one line and exits 0 where this machine has no Vulkan device.
 """
 import argparse
@@ -156,6 +159,10 @@ def load_torch():
         return None, None
     if torch.cuda.is_available():
         torch.backends.cuda.matmul.allow_tf32 = False  # float32 products, as ours
+        # CUDA's context holds the GPU at its working clocks; without one, the driver lets them
+        # fall between Vulkan's runs (an H100's SM clock read 345 MHz instead of 1980 after the
+        # bandwidth loop), and ours would be timed on a slower device than torch's.
+        torch.zeros(1, device="cuda")
         return torch, "cuda"
     return torch, "cpu"
 
