@@ -207,3 +207,20 @@ def test_the_device_time_of_a_run_is_measured(vulkan, rng):
     with mnnpy.backend("cpu"):
         mnnpy.eval(F.const(x) + F.const(x))
     assert mnnpy._core.executor_stats()["last_device_seconds"] == -1
+
+
+def test_a_constant_table_stays_on_the_device_for_a_gather(vulkan, rng):
+    table = random_array(rng, (50, 16), "float32", -1, 1)
+    tables = [F.const(table), F.const(table * 2)]
+    ids = F.placeholder([7], dtype=np.int64)
+    for scale, table_var in zip([1, 2, 1], [tables[0], tables[1], tables[0]]):
+        index = rng.integers(-50, 50, 7)
+        ids.write(index)
+        mnnpy._core.set_executor_option("profile", True)
+        try:
+            (ours,) = mnnpy.eval(F.gather(table_var, ids))
+        finally:
+            mnnpy._core.set_executor_option("profile", False)
+        ops = [s["op"] for s in mnnpy._core.last_profile()]
+        assert ops == ["Copy(cpu->vulkan)", "Gather", "Copy(vulkan->cpu)"], ops  # the ids in, the rows out
+        np.testing.assert_array_equal(ours, table[index] * np.float32(scale))

@@ -69,6 +69,10 @@ struct OpDef {
   bool view_only = false;  // output is a reinterpretation of input 0's bytes (reshape)
   // Bit i set: the kernel may read input i at plan time when it is constant (weights it packs).
   uint32_t packed_inputs = 0;
+  // Bit i set: input i, when constant, stays in a device backend's memory from run to run (a
+  // table the op reads, such as an embedding) instead of being copied at each run. Packed inputs
+  // stay so too.
+  uint32_t resident_inputs = 0;
 };
 
 // Reverse-mode rule of an op: given the forward node and the gradients of its outputs (an

@@ -196,7 +196,8 @@ std::vector<TensorType> infer_gather(const std::vector<TensorType>& in, Attrs& a
   return {TensorType{in[0].dtype, gathered_shape(in[0].shape, in[1].shape, axis)}};
 }
 
-MNNPY_REGISTER_OP(OpDef{"Gather", 2, 2, infer_gather});
+// The table stays on a device when it is constant (embeddings).
+MNNPY_REGISTER_OP(OpDef{"Gather", 2, 2, infer_gather, {}, false, 0, 1u << 0});
 
 // Past this many indices a Raster's regions would outweigh what they copy: no decomposition.
 constexpr int64_t kMaxGatherRegions = 4096;

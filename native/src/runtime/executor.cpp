@@ -172,6 +172,21 @@ const Tensor* packed_constant(const Collected& g, const OpDef* op, size_t j, con
   return g.leaf_values[r.index].get();
 }
 
+// Whether a device backend keeps input j (ref r) of a node running `op` in its memory between
+// runs: a packed constant, or a constant the op lists in resident_inputs.
+bool device_resident(const Collected& g, const OpDef* op, size_t j, const Ref& r) {
+  if (packed_constant(g, op, j, r)) return true;
+  return j < 32 && (op->resident_inputs >> j & 1u) && r.node < 0 && g.leaves[r.index].first->kind != NodeKind::Placeholder;
+}
+
+// The constants a plan for `backend` is keyed by (ids): those kernels pack, and on a device
+// those it keeps resident.
+const Tensor* keyed_constant(const Collected& g, const Backend& backend, const OpDef* op, size_t j, const Ref& r) {
+  const bool device = !backend.capabilities().host_memory;
+  return (device ? device_resident(g, op, j, r) : packed_constant(g, op, j, r) != nullptr) ? g.leaf_values[r.index].get()
+                                                                                             : nullptr;
+}
+
 std::string plan_key(const Collected& g, const Backend& backend, Precision precision) {
   std::string k;
   k.reserve(64 + 32 * g.nodes.size());
@@ -198,8 +213,8 @@ std::string plan_key(const Collected& g, const Backend& backend, Precision preci
       const Ref& r = g.inputs[i][j];
       put(k, r.node);
       put(k, r.index);
-      // A kernel that packs this constant is valid only for this very tensor.
-      if (const Tensor* c = packed_constant(g, op, j, r)) put(k, c->id);
+      // A kernel that packs this constant, or a device copy of it, is valid only for this very tensor.
+      if (const Tensor* c = keyed_constant(g, backend, op, j, r)) put(k, c->id);
     }
   }
   for (const Ref& r : g.targets) {
@@ -536,7 +551,7 @@ std::unique_ptr<Plan> build_plan(const Collected& g, const Backend& requested, P
     }
     if (group[i] >= 0 && group_roots[group[i]] != i) continue;  // emitted with its root
     Step step;
-    std::vector<bool> packed;  // per input of step: a constant the plan is keyed by
+    std::vector<bool> resident;  // per input of step: a constant a device keeps (the plan is keyed by it)
     if (group[i] >= 0) {
       // Members of the group in topological order, then translate into a program.
       const int gid = group[i];
@@ -592,7 +607,7 @@ std::unique_ptr<Plan> build_plan(const Collected& g, const Backend& requested, P
       for (size_t k = 0; k < n.inputs.size(); ++k) {
         const PlanValue& in = values[n.inputs[k]];
         if (in.storage == StorageKind::Leaf) constants[k] = packed_constant(g, n.op, k, Ref{-1, in.leaf});
-        packed.push_back(constants[k] != nullptr);
+        resident.push_back(in.storage == StorageKind::Leaf && device_resident(g, n.op, k, Ref{-1, in.leaf}));
       }
       const KernelContext ctx{*n.attrs, in_types, out_types, constants, precision};
       step.backend = other_backend && requested.supports(*n.op, ctx) ? &requested : &cpu;
@@ -608,7 +623,7 @@ std::unique_ptr<Plan> build_plan(const Collected& g, const Backend& requested, P
     for (size_t k = 0; k < step.inputs.size(); ++k) {
       int& x = step.inputs[k];
       if (device_of_value(x) == runs_on) continue;
-      x = runs_on && k < packed.size() && packed[k] ? resident_of(x, runs_on) : copy_of(x, runs_on);
+      x = runs_on && k < resident.size() && resident[k] ? resident_of(x, runs_on) : copy_of(x, runs_on);
     }
     for (int y : step.outputs) values[y].device = runs_on;
     emit(std::move(step));
@@ -683,17 +698,17 @@ std::unique_ptr<Plan> build_plan(const Collected& g, const Backend& requested, P
 struct CacheEntry {
   std::shared_ptr<Plan> plan;
   std::list<std::string>::iterator lru;
-  // The constants whose ids are in the key (packed into kernels): once one has died, no graph
-  // can ask for this plan again, and its packed copies are dropped at the next insertion.
-  std::vector<std::weak_ptr<Tensor>> packed;
+  // The constants whose ids are in the key (packed into kernels, resident on a device): once one
+  // has died, no graph can ask for this plan again, and its copies are dropped at the next insertion.
+  std::vector<std::weak_ptr<Tensor>> keyed;
 };
 
-std::vector<std::weak_ptr<Tensor>> packed_constants_of(const Collected& g) {
-  std::vector<std::weak_ptr<Tensor>> packed;
+std::vector<std::weak_ptr<Tensor>> keyed_constants_of(const Collected& g, const Backend& backend) {
+  std::vector<std::weak_ptr<Tensor>> keyed;
   for (size_t i = 0; i < g.nodes.size(); ++i)
     for (size_t j = 0; j < g.inputs[i].size(); ++j)
-      if (packed_constant(g, g.nodes[i]->op, j, g.inputs[i][j])) packed.push_back(g.leaf_values[g.inputs[i][j].index]);
-  return packed;
+      if (keyed_constant(g, backend, g.nodes[i]->op, j, g.inputs[i][j])) keyed.push_back(g.leaf_values[g.inputs[i][j].index]);
+  return keyed;
 }
 
 bool any_expired(const std::vector<std::weak_ptr<Tensor>>& tensors) {
@@ -743,7 +758,7 @@ std::shared_ptr<Plan> lookup_or_build(const Collected& g, const Backend& backend
   g_stats.last_device_submits = plan->device_stretches;
   if (g_cache.count(key)) return g_cache[key].plan;
   for (auto it = g_cache.begin(); it != g_cache.end();) {
-    if (!any_expired(it->second.packed)) {
+    if (!any_expired(it->second.keyed)) {
       ++it;
       continue;
     }
@@ -752,7 +767,7 @@ std::shared_ptr<Plan> lookup_or_build(const Collected& g, const Backend& backend
     it = g_cache.erase(it);
   }
   g_lru.push_front(key);
-  g_cache[key] = CacheEntry{plan, g_lru.begin(), packed_constants_of(g)};
+  g_cache[key] = CacheEntry{plan, g_lru.begin(), keyed_constants_of(g, backend)};
   g_cached_plan_bytes += plan->resident_bytes;
   const uint64_t max_bytes = max_cached_plan_bytes();
   while (g_cache.size() > 1 && (g_cache.size() > kMaxCachedPlans || g_cached_plan_bytes > max_bytes)) {
