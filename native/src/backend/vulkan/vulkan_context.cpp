@@ -303,14 +303,18 @@ BufferRange Context::placeholder_range() {
   return placeholder->range();
 }
 
-uint32_t Context::memory_type(uint32_t allowed, VkMemoryPropertyFlags want) const {
+uint32_t Context::memory_type(uint32_t allowed, VkMemoryPropertyFlags want, VkMemoryPropertyFlags avoid) const {
+  for (uint32_t i = 0; i < memory.memoryTypeCount; ++i) {
+    const VkMemoryPropertyFlags flags = memory.memoryTypes[i].propertyFlags;
+    if ((allowed >> i & 1u) && (flags & want) == want && !(flags & avoid)) return i;
+  }
   const uint32_t type = find_memory_type(memory, allowed, want);
   if (type == UINT32_MAX) throw std::runtime_error("Vulkan: no memory type with the properties a buffer needs");
   return type;
 }
 
 // ------------------------------------------------------------------ buffers
-Allocation::Allocation(size_t bytes_, bool host_visible) : bytes(bytes_) {
+Allocation::Allocation(size_t bytes_, Memory memory_kind) : bytes(bytes_), kind(memory_kind) {
   Context& ctx = *context();
   VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   info.size = std::max<size_t>(bytes, 4);
@@ -321,9 +325,25 @@ Allocation::Allocation(size_t bytes_, bool host_visible) : bytes(bytes_) {
   vkGetBufferMemoryRequirements(ctx.device, buffer, &req);
   VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
   alloc.allocationSize = req.size;
-  alloc.memoryTypeIndex = ctx.memory_type(req.memoryTypeBits, host_visible
-                                                                  ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
-                                                                  : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+  const VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  switch (kind) {
+    case Memory::Device:
+      alloc.memoryTypeIndex = ctx.memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT);
+      break;
+    case Memory::Upload:
+      alloc.memoryTypeIndex = ctx.memory_type(req.memoryTypeBits, host, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+      break;
+    case Memory::Readback: {
+      // Cached where there is such a type; else any host memory not on the device.
+      const uint32_t cached = ctx.memory_type(req.memoryTypeBits, host | VK_MEMORY_PROPERTY_HOST_CACHED_BIT,
+                                              VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+      const VkMemoryPropertyFlags flags = ctx.memory.memoryTypes[cached].propertyFlags;
+      alloc.memoryTypeIndex = (flags & host) == host && !(flags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)
+                                  ? cached
+                                  : ctx.memory_type(req.memoryTypeBits, host, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+      break;
+    }
+  }
   const VkResult result = vkAllocateMemory(ctx.device, &alloc, nullptr, &memory);
   if (result != VK_SUCCESS) {
     vkDestroyBuffer(ctx.device, buffer, nullptr);
@@ -333,7 +353,7 @@ Allocation::Allocation(size_t bytes_, bool host_visible) : bytes(bytes_) {
     check(result, "vkAllocateMemory");
   }
   vkBindBufferMemory(ctx.device, buffer, memory, 0);
-  if (host_visible) check(vkMapMemory(ctx.device, memory, 0, VK_WHOLE_SIZE, 0, &mapped), "vkMapMemory");
+  if (kind != Memory::Device) check(vkMapMemory(ctx.device, memory, 0, VK_WHOLE_SIZE, 0, &mapped), "vkMapMemory");
 }
 
 bool process_exiting() { return g_exiting; }
@@ -355,7 +375,7 @@ uintptr_t g_next_address = uintptr_t(1) << 44;
 }  // namespace
 
 std::shared_ptr<void> allocate_device_buffer(size_t bytes) {
-  auto allocation = std::make_shared<Allocation>(bytes, false);
+  auto allocation = std::make_shared<Allocation>(bytes, Memory::Device);
   uintptr_t address;
   {
     std::lock_guard<std::mutex> lock(g_address_mutex);

@@ -67,7 +67,8 @@ struct Context {
   std::string first_validation_error;
 
   ~Context();
-  uint32_t memory_type(uint32_t allowed, VkMemoryPropertyFlags want) const;
+  // The first allowed type with all of `want` and none of `avoid`, else the first with `want`.
+  uint32_t memory_type(uint32_t allowed, VkMemoryPropertyFlags want, VkMemoryPropertyFlags avoid = 0) const;
   struct BufferRange placeholder_range();
   void note_validation_error(const char* message);
   std::string take_validation_error();  // "" when there was none
@@ -83,16 +84,22 @@ const DeviceInfo& device_info();  // only when context() is not null
 // down, so destructors leave Vulkan objects to the OS instead of destroying them.
 bool process_exiting();
 
-// One VkBuffer with its own memory: device-local, or host-visible and mapped.
+// Where an Allocation's memory is: the device's, or the host's, mapped, for copies into the
+// device (written by the host; write-combined is fine) or out of it (read by the host: cached).
+// Host memory is never the device's own memory mapped across the bus, which the host reaches slowly.
+enum class Memory { Device, Upload, Readback };
+
+// One VkBuffer with its own memory.
 struct Allocation {
-  Allocation(size_t bytes, bool host_visible);
+  Allocation(size_t bytes, Memory memory);
   ~Allocation();
   Allocation(const Allocation&) = delete;
   Allocation& operator=(const Allocation&) = delete;
   VkBuffer buffer = VK_NULL_HANDLE;
   VkDeviceMemory memory = VK_NULL_HANDLE;
   size_t bytes;
-  void* mapped = nullptr;
+  Memory kind;
+  void* mapped = nullptr;  // host memory
 };
 
 // Backend::allocate: a device buffer behind an address range of its own.

@@ -124,12 +124,13 @@ void Recorder::wait() {
   }
 }
 
-std::shared_ptr<Allocation> Recorder::take_staging(size_t bytes) {
+std::shared_ptr<Allocation> Recorder::take_staging(size_t bytes, Memory kind) {
   size_t best = spare_staging_.size();
   for (size_t k = 0; k < spare_staging_.size(); ++k) {
-    if (spare_staging_[k]->bytes >= bytes && (best == spare_staging_.size() || spare_staging_[k]->bytes < spare_staging_[best]->bytes)) best = k;
+    const Allocation& a = *spare_staging_[k];
+    if (a.kind == kind && a.bytes >= bytes && (best == spare_staging_.size() || a.bytes < spare_staging_[best]->bytes)) best = k;
   }
-  if (best == spare_staging_.size()) return std::make_shared<Allocation>(std::max<size_t>(bytes, 64 << 10), true);
+  if (best == spare_staging_.size()) return std::make_shared<Allocation>(std::max<size_t>(bytes, 64 << 10), kind);
   std::shared_ptr<Allocation> staging = std::move(spare_staging_[best]);
   spare_staging_.erase(spare_staging_.begin() + best);
   spare_bytes_ -= staging->bytes;
@@ -140,7 +141,7 @@ void Recorder::copy_from_host(void* device_dst, const void* host_src, size_t byt
   if (!bytes) return;
   VkDeviceSize offset = 0;
   std::shared_ptr<Allocation> dst = allocation_at(device_dst, bytes, &offset);
-  std::shared_ptr<Allocation> staging = take_staging(bytes);
+  std::shared_ptr<Allocation> staging = take_staging(bytes, Memory::Upload);
   std::memcpy(staging->mapped, host_src, bytes);
   const VkBufferCopy region{0, offset, bytes};
   vkCmdCopyBuffer(command_buffer(Work::Transfer), staging->buffer, dst->buffer, 1, &region);
@@ -154,7 +155,7 @@ void Recorder::copy_to_host(void* host_dst, const void* device_src, size_t bytes
   if (!bytes) return;
   VkDeviceSize offset = 0;
   std::shared_ptr<Allocation> src = allocation_at(device_src, bytes, &offset);
-  std::shared_ptr<Allocation> staging = take_staging(bytes);
+  std::shared_ptr<Allocation> staging = take_staging(bytes, Memory::Readback);
   const VkBufferCopy region{offset, 0, bytes};
   vkCmdCopyBuffer(command_buffer(Work::Transfer), src->buffer, staging->buffer, 1, &region);
   recorded(Work::Transfer);

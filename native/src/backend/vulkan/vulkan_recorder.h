@@ -62,7 +62,7 @@ class Recorder {
   // copy cost more than the copy of a small tensor.
   std::vector<std::shared_ptr<Allocation>> spare_staging_;
   size_t spare_bytes_ = 0;
-  std::shared_ptr<Allocation> take_staging(size_t bytes);
+  std::shared_ptr<Allocation> take_staging(size_t bytes, Memory kind);
 };
 
 }  // namespace vulkan
