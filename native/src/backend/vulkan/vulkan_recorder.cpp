@@ -4,8 +4,29 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "mnnpy/thread_pool.h"
+
 namespace mnnpy {
 namespace vulkan {
+
+namespace {
+
+// Copies between the host's arrays and staging buffers; a large one takes the pool's threads, as
+// one core copies slower than the bus moves the bytes. (Staging memory may be uncached, so no
+// streaming stores: the CPU backend's parallel_memcpy is not for it.)
+void copy_host_bytes(void* dst, const void* src, size_t bytes) {
+  constexpr size_t kChunk = size_t(1) << 20;
+  if (bytes < 4 * kChunk) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  parallel_for(&ThreadPool::global(), (int64_t)((bytes + kChunk - 1) / kChunk), 1, [&](int64_t begin, int64_t end) {
+    const size_t from = (size_t)begin * kChunk, to = std::min(bytes, (size_t)end * kChunk);
+    std::memcpy((char*)dst + from, (const char*)src + from, to - from);
+  });
+}
+
+}  // namespace
 
 Recorder& Recorder::current() {
   thread_local Recorder recorder;
@@ -142,7 +163,7 @@ void Recorder::copy_from_host(void* device_dst, const void* host_src, size_t byt
   VkDeviceSize offset = 0;
   std::shared_ptr<Allocation> dst = allocation_at(device_dst, bytes, &offset);
   std::shared_ptr<Allocation> staging = take_staging(bytes, Memory::Upload);
-  std::memcpy(staging->mapped, host_src, bytes);
+  copy_host_bytes(staging->mapped, host_src, bytes);
   const VkBufferCopy region{0, offset, bytes};
   vkCmdCopyBuffer(command_buffer(Work::Transfer), staging->buffer, dst->buffer, 1, &region);
   recorded(Work::Transfer);
@@ -162,7 +183,7 @@ void Recorder::copy_to_host(void* host_dst, const void* device_src, size_t bytes
   keep(src);
   keep(staging);
   wait();
-  std::memcpy(host_dst, staging->mapped, bytes);
+  copy_host_bytes(host_dst, staging->mapped, bytes);
 }
 
 }  // namespace vulkan
