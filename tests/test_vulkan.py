@@ -224,3 +224,9 @@ def test_a_constant_table_stays_on_the_device_for_a_gather(vulkan, rng):
         ops = [s["op"] for s in mnnpy._core.last_profile()]
         assert ops == ["Copy(cpu->vulkan)", "Gather", "Copy(vulkan->cpu)"], ops  # the ids in, the rows out
         np.testing.assert_array_equal(ours, table[index] * np.float32(scale))
+
+
+def test_large_copies_in_and_out_split_across_threads_keep_every_byte(vulkan, rng):
+    x = rng.standard_normal(5_000_001, dtype=np.float32)  # past the 4 MiB where copies split, not a whole chunk
+    (ours,) = mnnpy.eval(F.const(x) + F.const(np.float32(0.5)))
+    np.testing.assert_array_equal(ours, x + np.float32(0.5))

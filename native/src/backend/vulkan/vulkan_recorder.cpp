@@ -12,8 +12,8 @@ namespace vulkan {
 namespace {
 
 // Copies between the host's arrays and staging buffers; a large one takes the pool's threads, as
-// one core copies slower than the bus moves the bytes. (Staging memory may be uncached, so no
-// streaming stores: the CPU backend's parallel_memcpy is not for it.)
+// one core copies slower than the bus moves the bytes. (The CPU backend's parallel_memcpy, with
+// its streaming stores, is in a layer this backend does not reach.)
 void copy_host_bytes(void* dst, const void* src, size_t bytes) {
   constexpr size_t kChunk = size_t(1) << 20;
   if (bytes < 4 * kChunk) {
