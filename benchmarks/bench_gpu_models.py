@@ -22,9 +22,7 @@ Prints one line and exits 0 where this machine has no Vulkan device.
 import argparse
 import collections
 import os
-import statistics
 import sys
-import time
 
 import numpy as np
 
@@ -32,33 +30,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.dirname(HERE), os.path.join(os.path.dirname(HERE), "tests")]  # run from a checkout
 import mnnpy  # noqa: E402
 from mnnpy import nn  # noqa: E402
+from bench_gpu import median_time, torch_seconds  # noqa: E402
 from model_zoo import export_torchvision, export_transformer, torchvision_model, transformer_model  # noqa: E402
-
-
-def median_seconds(run, repeats):
-    run()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
-def cuda_seconds(torch, run, repeats):
-    """Median seconds of run() by CUDA events, after a warm-up."""
-    for _ in range(3):
-        run()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeats):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        run()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) * 1e-3)
-    return statistics.median(times)
 
 
 def model_and_feeds(name, batch, seq):
@@ -137,7 +110,7 @@ def main():
                 out = module.forward(inputs)
                 return (out[0] if isinstance(out, (list, tuple)) else out).read()
             ours_out = ours_run()
-            ours = median_seconds(ours_run, args.repeats)
+            ours = median_time(ours_run, args.repeats, 1)
             device = mnnpy._core.executor_stats()["last_device_seconds"]  # of the last run
             reference = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
             error = float(np.max(np.abs(ours_out - reference)) / np.max(np.abs(reference)))
@@ -146,9 +119,9 @@ def main():
                 tmodel = tmodel.cuda()
                 on_gpu = [torch.from_numpy(v).cuda() for v in feeds.values()]
                 with torch.inference_mode():
-                    theirs = cuda_seconds(torch, lambda: tmodel(*on_gpu), args.repeats)
-                    theirs_with_copies = median_seconds(
-                        lambda: tmodel(*[torch.from_numpy(v).cuda() for v in feeds.values()]).cpu(), args.repeats)
+                    theirs = torch_seconds(torch, "cuda", lambda: tmodel(*on_gpu), args.repeats)
+                    theirs_with_copies = median_time(
+                        lambda: tmodel(*[torch.from_numpy(v).cuda() for v in feeds.values()]).cpu(), args.repeats, 1)
                 tmodel.cpu()
                 torch.cuda.empty_cache()
             print(f"{name:10} {batch:5d} {ours * 1e3:9.2f} {theirs * 1e3:9.2f} {ours / theirs:10.2f} "

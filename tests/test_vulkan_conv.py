@@ -27,7 +27,9 @@ torch = pytest.importorskip("torch")
 TF = torch.nn.functional
 
 U32 = 2.0 ** -24  # float32's unit roundoff
-NONE, RELU, CLIP, SIGMOID, SILU, HARDSWISH, GELU, HARDSIGMOID = range(8)
+from test_expr_conv import ACT_CLIP as CLIP, ACT_GELU as GELU, ACT_HARDSIGMOID as HARDSIGMOID  # noqa: E402
+from test_expr_conv import ACT_HARDSWISH as HARDSWISH, ACT_NONE as NONE, ACT_RELU as RELU  # noqa: E402
+from test_expr_conv import ACT_SIGMOID as SIGMOID, ACT_SILU as SILU, ACTIVATIONS  # noqa: E402
 # Largest slopes: sigmoid 1/4; silu 1.0998 (at 2.40); hardswish 3/2 (at 3); gelu 1.1289 (at sqrt 2).
 LIPSCHITZ = {NONE: 1.0, RELU: 1.0, CLIP: 1.0, SIGMOID: 0.25, SILU: 1.1, HARDSWISH: 1.5, GELU: 1.13}
 
@@ -194,17 +196,6 @@ def test_geometries(vulkan, rng, n, c, h, w, cout, kh, kw, strides, pads, dilati
     assert check(x, wt, b, strides, pads, dilations, group).startswith(scheme)
 
 
-ACTIVATIONS = [
-    pytest.param(RELU, {}, id="relu"),
-    pytest.param(CLIP, {"clip_min": 0.0, "clip_max": 6.0}, id="relu6"),
-    pytest.param(CLIP, {"clip_min": -0.5, "clip_max": 0.25}, id="clip"),
-    pytest.param(SIGMOID, {}, id="sigmoid"),
-    pytest.param(SILU, {}, id="silu"),
-    pytest.param(HARDSWISH, {}, id="hardswish"),
-    pytest.param(GELU, {}, id="gelu"),
-    pytest.param(HARDSIGMOID, {}, id="hardsigmoid-default"),
-    pytest.param(HARDSIGMOID, {"alpha": 1 / 6, "beta": 0.5}, id="hardsigmoid"),
-]
 # One layer per path (the split one applies the activation in its second dispatch).
 ACT_LAYERS = [
     pytest.param(1, 13, 7, 9, 20, 3, 3, (1, 1), (1, 1, 1, 1), 1, "conv implicit-gemm 64x64x16 4x4", id="3x3"),
