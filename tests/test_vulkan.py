@@ -174,22 +174,14 @@ def test_constant_weights_are_uploaded_once_and_kept_with_the_plan(vulkan, rng):
     w_vars = [F.const(w) for w in weights]
     placeholder = F.placeholder([5, 24])
 
-    def run(w_var):
-        placeholder.write(x)
-        mnnpy._core.set_executor_option("profile", True)
-        try:
-            (ours,) = mnnpy.eval(F.matmul(placeholder, w_var))
-        finally:
-            mnnpy._core.set_executor_option("profile", False)
-        return ours, [s["op"] for s in mnnpy._core.last_profile()]
-
-    with mnnpy.backend("vulkan"):
-        for w, w_var in zip(weights * 2, w_vars * 2):
-            ours, ops = run(w_var)
-            # The weights never pass through a per-run copy: only x goes in and the product out.
-            assert ops.count("Copy(cpu->vulkan)") == 1 and ops.count("Copy(vulkan->cpu)") == 1, ops
-            exact = x.astype(np.float64) @ w.astype(np.float64)
-            assert np.all(np.abs(ours - exact) <= product_error_bound(x, w, U32))
+    placeholder.write(x)
+    for w, w_var in zip(weights * 2, w_vars * 2):
+        (ours,), profile = profiled(lambda: [F.matmul(placeholder, w_var)], "vulkan")
+        ops = [s["op"] for s in profile]
+        # The weights never pass through a per-run copy: only x goes in and the product out.
+        assert ops.count("Copy(cpu->vulkan)") == 1 and ops.count("Copy(vulkan->cpu)") == 1, ops
+        exact = x.astype(np.float64) @ w.astype(np.float64)
+        assert np.all(np.abs(ours - exact) <= product_error_bound(x, w, U32))
 
 
 def test_the_device_time_of_a_run_is_measured(vulkan, rng):
@@ -216,12 +208,8 @@ def test_a_constant_table_stays_on_the_device_for_a_gather(vulkan, rng):
     for scale, table_var in zip([1, 2, 1], [tables[0], tables[1], tables[0]]):
         index = rng.integers(-50, 50, 7)
         ids.write(index)
-        mnnpy._core.set_executor_option("profile", True)
-        try:
-            (ours,) = mnnpy.eval(F.gather(table_var, ids))
-        finally:
-            mnnpy._core.set_executor_option("profile", False)
-        ops = [s["op"] for s in mnnpy._core.last_profile()]
+        (ours,), profile = profiled(lambda: [F.gather(table_var, ids)], "vulkan")
+        ops = [s["op"] for s in profile]
         assert ops == ["Copy(cpu->vulkan)", "Gather", "Copy(vulkan->cpu)"], ops  # the ids in, the rows out
         np.testing.assert_array_equal(ours, table[index] * np.float32(scale))
 
