@@ -31,6 +31,7 @@ struct StepCall {
   const Kernel* kernel = nullptr;
   KernelArgs args;
   void* scratch = nullptr;
+  bool to_host = false;  // a copy of a value to the host (they end a stretch)
 };
 
 class Backend {
@@ -62,9 +63,11 @@ class Backend {
   // The device's own time of all work waited for on this thread so far (a running total, by its
   // timestamps), or -1 where it does not measure one: the executor's last_device_seconds.
   virtual double device_seconds_waited() const { return -1; }
-  // Runs consecutive steps of a plan placed on this backend, in order, without waiting for them:
-  // a GPU backend records them into one command buffer and submits it once. Copies to the host
-  // come after a synchronize(). The default runs each kernel in turn.
+  // Runs consecutive steps of a plan placed on this backend, in order, and the copies of their
+  // values to the host that follow them directly (the last calls, `to_host`, whose kernels call
+  // copy_to_host): a GPU backend records them into one command buffer and submits it once,
+  // waiting only where there are such copies, whose bytes must be on the host when it returns.
+  // The default runs each kernel in turn.
   virtual void run_steps(const StepCall* calls, size_t count) const {
     for (size_t i = 0; i < count; ++i) calls[i].kernel->execute(calls[i].args, calls[i].scratch);
   }

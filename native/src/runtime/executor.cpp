@@ -684,6 +684,10 @@ std::unique_ptr<Plan> build_plan(const Collected& g, const Backend& requested, P
     int e = s + 1;
     if (first.device_arena >= 0) {
       while (e < S && plan->steps[e].device_arena == first.device_arena) ++e;
+      // Copies of its values to the host that follow at once join it: the device records them with
+      // the rest and waits once.
+      const Backend* device = plan->device_arenas[first.device_arena].backend;
+      while (e < S && plan->steps[e].reads_back && plan->steps[e].backend == device) ++e;
       first.stretch_end = e;
       ++plan->device_stretches;
     }
@@ -879,11 +883,19 @@ std::vector<std::shared_ptr<Tensor>> run_plan(const Plan& plan,
   std::vector<StepProfile> timings;
   auto call_of = [&](const Step& step) {
     StepCall call{step.kernel.get()};
+    call.to_host = step.reads_back;
     for (int x : step.inputs) call.args.inputs.push_back(tensors[x].get());
     for (int y : step.outputs) call.args.outputs.push_back(tensors[y].get());
     call.args.pool = args.pool;
     if (step.kernel->scratch_bytes()) call.scratch = device_bases[step.device_arena] + step.scratch_offset;
     return call;
+  };
+  // ASan builds: a step's outputs in the host arena become addressable when it runs.
+  auto unpoison_arena_outputs = [&](const Step& step) {
+    for (int y : step.outputs) {
+      const PlanValue& pv = plan.values[y];
+      if (pv.root < 0 && pv.storage == StorageKind::Arena) unpoison_bytes(arena_bytes_of(y), pv.type.nbytes());
+    }
   };
   std::vector<StepCall> stretch;
   std::vector<double> device_seconds_before;
@@ -895,8 +907,16 @@ std::vector<std::shared_ptr<Tensor>> run_plan(const Plan& plan,
       const Backend& device = *plan.device_arenas[step.device_arena].backend;
       if (!profile) {
         stretch.clear();
-        for (size_t k = s; k < (size_t)step.stretch_end; ++k) stretch.push_back(call_of(plan.steps[k]));
+        for (size_t k = s; k < (size_t)step.stretch_end; ++k) {
+          stretch.push_back(call_of(plan.steps[k]));
+          if (kAddressSanitizer) unpoison_arena_outputs(plan.steps[k]);  // the copies to the host at its end
+        }
         device.run_steps(stretch.data(), stretch.size());
+        if (kAddressSanitizer) {
+          for (size_t k = s; k < (size_t)step.stretch_end; ++k) {
+            for (int v : plan.steps[k].arena_dead_after) poison_bytes(arena_bytes_of(v), plan.values[v].type.nbytes());
+          }
+        }
         s = step.stretch_end - 1;
         continue;
       }
@@ -918,10 +938,7 @@ std::vector<std::shared_ptr<Tensor>> run_plan(const Plan& plan,
     for (int y : step.outputs) args.outputs.push_back(tensors[y].get());
     void* scratch = base ? base + step.scratch_offset : nullptr;
     if (kAddressSanitizer) {
-      for (int y : step.outputs) {
-        const PlanValue& pv = plan.values[y];
-        if (pv.root < 0 && pv.storage == StorageKind::Arena) unpoison_bytes(arena_bytes_of(y), pv.type.nbytes());
-      }
+      unpoison_arena_outputs(step);
       if (scratch) unpoison_bytes(scratch, step.kernel->scratch_bytes());
     }
     if (!profile) {

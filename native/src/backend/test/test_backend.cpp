@@ -133,13 +133,18 @@ class TestBackend : public Backend {
     scramble_copy(host_dst, device_src, bytes);
   }
   // A stretch of steps: every tensor handed over must be in this backend's buffers (but the
-  // host side of a copy into it).
+  // host side of a copy into it or out of it); copies out come last.
   void run_steps(const StepCall* calls, size_t count) const override {
+    bool copying_out = false;
     for (size_t i = 0; i < count; ++i) {
-      if (dynamic_cast<const ThroughHostKernel*>(calls[i].kernel)) {
+      if (copying_out && !calls[i].to_host) throw std::logic_error("test backend: a step after a copy to the host in a stretch");
+      copying_out = calls[i].to_host;
+      if (dynamic_cast<const ThroughHostKernel*>(calls[i].kernel) || calls[i].to_host) {
         for (const Tensor* t : calls[i].args.inputs) check_buffer(t->data, t->nbytes());
       }
-      for (const Tensor* t : calls[i].args.outputs) check_buffer(t->data, t->nbytes());
+      if (!calls[i].to_host) {
+        for (const Tensor* t : calls[i].args.outputs) check_buffer(t->data, t->nbytes());
+      }
       calls[i].kernel->execute(calls[i].args, calls[i].scratch);
     }
   }

@@ -78,16 +78,14 @@ class VulkanBackend : public Backend {
 
   void run_steps(const StepCall* calls, size_t count) const override {
     Recorder& recorder = Recorder::current();
-    recorder.set_stretch(true);
+    recorder.begin_stretch();
     try {
       for (size_t i = 0; i < count; ++i) calls[i].kernel->execute(calls[i].args, calls[i].scratch);
     } catch (...) {
-      recorder.set_stretch(false);
-      recorder.wait();  // what was recorded runs and finishes before the buffers it uses can go
+      recorder.end_stretch(true);
       throw;
     }
-    recorder.set_stretch(false);
-    recorder.submit();
+    recorder.end_stretch();
   }
 
   // A node runs here where a kernel is registered for its op, every tensor fits one binding, and

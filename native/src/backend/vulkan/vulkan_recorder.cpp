@@ -131,6 +131,8 @@ void Recorder::wait() {
                         : -1;
     seconds_waited_ = last_seconds_ < 0 || seconds_waited_ < 0 ? -1 : seconds_waited_ + last_seconds_;
   }
+  for (const CopyOut& c : copies_out_) copy_host_bytes(c.host_dst, c.staging->mapped, c.bytes);
+  copies_out_.clear();
   // Staging buffers only this recorder still holds go back to the spares (up to 64 MiB of them).
   for (std::shared_ptr<Allocation>& a : in_flight_) {
     if (a->mapped && a.use_count() == 1 && spare_bytes_ + a->bytes <= (size_t(64) << 20)) {
@@ -158,6 +160,12 @@ std::shared_ptr<Allocation> Recorder::take_staging(size_t bytes, Memory kind) {
   return staging;
 }
 
+void Recorder::end_stretch(bool failed) {
+  in_stretch_ = false;
+  if (failed || !copies_out_.empty()) wait();
+  else submit();
+}
+
 void Recorder::copy_from_host(void* device_dst, const void* host_src, size_t bytes) {
   if (!bytes) return;
   VkDeviceSize offset = 0;
@@ -182,8 +190,8 @@ void Recorder::copy_to_host(void* host_dst, const void* device_src, size_t bytes
   recorded(Work::Transfer);
   keep(src);
   keep(staging);
-  wait();
-  copy_host_bytes(host_dst, staging->mapped, bytes);
+  copies_out_.push_back(CopyOut{host_dst, staging, bytes});
+  if (!in_stretch_) wait();
 }
 
 }  // namespace vulkan

@@ -33,7 +33,9 @@ class Recorder {
   void wait();
 
   // Host <-> device copies. Into the device: staged and recorded in order with the rest (and
-  // submitted at once when no stretch is being recorded). Out: after everything before it.
+  // submitted at once when no stretch is being recorded). Out: after everything before it; in a
+  // stretch, recorded with it and finished (the bytes in host_dst) when the stretch is waited
+  // for, so that a stretch and the copies of its results take one submission.
   void copy_from_host(void* device_dst, const void* host_src, size_t bytes);
   void copy_to_host(void* host_dst, const void* device_src, size_t bytes);
 
@@ -42,7 +44,11 @@ class Recorder {
   double last_seconds() const { return last_seconds_; }
   // The sum of last_seconds() over every command buffer waited for on this thread.
   double seconds_waited() const { return seconds_waited_; }
-  void set_stretch(bool in_stretch) { in_stretch_ = in_stretch; }
+  // A stretch: what is recorded between these two is submitted once, at the end, and waited for
+  // there only when it copies results out. `failed`: its recording stopped at an exception; it is
+  // waited for, so that nothing it uses goes before the device is done with it.
+  void begin_stretch() { in_stretch_ = true; }
+  void end_stretch(bool failed = false);
 
  private:
   VkCommandPool pool_ = VK_NULL_HANDLE;  // this thread's: a pool's buffers are recorded by one thread at a time
@@ -58,6 +64,13 @@ class Recorder {
   void barrier_to(VkPipelineStageFlags stages, VkAccessFlags access);
   std::vector<std::shared_ptr<Allocation>> kept_;       // used by the open recording
   std::vector<std::shared_ptr<Allocation>> in_flight_;  // used by the submitted work
+  // Copies out recorded in a stretch, finished by the next wait().
+  struct CopyOut {
+    void* host_dst;
+    std::shared_ptr<Allocation> staging;
+    size_t bytes;
+  };
+  std::vector<CopyOut> copies_out_;
   // Host-visible staging buffers free for the next copies: allocating device memory for every
   // copy cost more than the copy of a small tensor.
   std::vector<std::shared_ptr<Allocation>> spare_staging_;
