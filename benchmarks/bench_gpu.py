@@ -13,7 +13,8 @@ elementwise chain.
 
     python benchmarks/bench_gpu.py [--quick] [--sizes 1024 2048 4096] [--repeats 5]
 
-Tile sizes of the shader: MNNPY_VULKAN_MATMUL_TILES="BM,BN,BK,TM,TN" (set before running).
+Tile sizes of the shader: MNNPY_VULKAN_MATMUL_TILES="BM,BN,BK,TM,TN", and K's splits:
+MNNPY_VULKAN_MATMUL_SPLITS=S (set before running).
 Both sides run with torch's CUDA context open, which holds the GPU at its working clocks (without
 it the driver lets them fall between Vulkan's runs).
 

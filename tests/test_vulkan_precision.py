@@ -196,7 +196,7 @@ def test_cpu_computes_the_same_at_every_precision(rng):
 
 # ---------------------------------------------------------------- Vulkan MatMul
 def check_low(a, b, transpose_a=False, transpose_b=False):
-    """a @ b on Vulkan at "low": within the float16 bound of float64 NumPy; returns the scheme."""
+    """a @ b on Vulkan at "low": within the float16 bound of float64 NumPy; returns it and the scheme."""
     with mnnpy.precision("low"):
         ours, rows = matmul_profiled(a, b, transpose_a, transpose_b)
     assert {r["backend"] for r in rows} == {"vulkan"}
@@ -207,7 +207,7 @@ def check_low(a, b, transpose_a=False, transpose_b=False):
     bound = half_product_bound(a[None] if a.ndim == 1 else a, b[:, None] if b.ndim == 1 else b)
     assert np.all(np.abs(ours - expected) <= bound.reshape(expected.shape))
     assert rows[0]["scheme"].startswith(low_scheme_prefix())
-    return ours
+    return ours, rows[0]["scheme"]
 
 
 # Around the 64x64 tiles of C and K's steps of 16 (float16 tiles) and 32 (cooperative matrices).
@@ -229,6 +229,22 @@ def test_low_precision_broadcast_stacks_and_vectors(vulkan, rng):
     check_low(random_array(rng, (20,), "float32", -1, 1), random_array(rng, (4, 20, 5), "float32", -1, 1))
 
 
+# K split where the tiles are few, as at "normal" (the float32 sums of a split meet no more roundings
+# than K: test_vulkan_matmul.py): K = 700 in 5 splits (of 144 with the float16 tiles' steps of 16,
+# of 160 with the cooperative matrices' steps of 32), K = 600 in 4 of 160.
+@pytest.mark.parametrize("a_shape, b_shape, transpose_a, transpose_b, splits", [
+    ((33, 700), (700, 20), False, False, 5),
+    ((700, 33), (700, 20), True, False, 5),
+    ((33, 700), (20, 700), False, True, 5),
+    ((700, 33), (20, 700), True, True, 5),
+    ((2, 9, 600), (600, 11), False, False, 4),  # a stack of 2
+])
+def test_low_precision_split_k(vulkan, rng, a_shape, b_shape, transpose_a, transpose_b, splits):
+    _, scheme = check_low(random_array(rng, a_shape, "float32", -1, 1), random_array(rng, b_shape, "float32", -1, 1),
+                          transpose_a, transpose_b)
+    assert scheme.endswith(f" split-k {splits}")
+
+
 def test_low_precision_empty_and_k_zero(vulkan):
     with mnnpy.precision("low"):
         zeros, rows = matmul_profiled(np.ones((5, 0), np.float32), np.ones((0, 3), np.float32))
@@ -246,7 +262,7 @@ def test_operands_round_to_nearest_float16_ties_to_even(vulkan, rng):
     near = [1 + ulp / 2 + 2.0**-20, 1 + ulp / 2 - 2.0**-20, 0.1, -1 / 3, 3e4, 7e-4]
     magnitudes = np.exp(rng.uniform(np.log(2.0**-14), np.log(6e4), 200)) * rng.choice([-1, 1], 200)
     a = np.array(ties + near + list(magnitudes), np.float32)[:, None]
-    ours = check_low(a, np.ones((1, 3), np.float32))
+    ours, _ = check_low(a, np.ones((1, 3), np.float32))
     np.testing.assert_array_equal(ours, np.repeat(a.astype(np.float16).astype(np.float32), 3, axis=1))
 
 

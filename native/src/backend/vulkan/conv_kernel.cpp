@@ -9,16 +9,17 @@
 // The GEMMs are tiled BM x BN (channels x pixels) with BK-deep steps and TM x TN per invocation
 // (specialization constants). Where a layer's tiles are too few to fill the device (small maps,
 // as at batch 1 in a network's later stages), K is split: the splits' partial sums go to scratch
-// and a second dispatch (shaders/conv2d_finish.comp) adds them, the bias and the activation; the
-// scheme then ends in "split-k S". For tuning on a device: MNNPY_VULKAN_CONV_TILES="BM,BN,BK,TM,TN"
-// sets the tiles and MNNPY_VULKAN_CONV_SPLITS=S the splits (1: none) of every GEMM layer.
+// and a second dispatch (shaders/split_k_finish.comp) adds them, the bias and the activation; the
+// scheme then ends in "split-k S". Tiles and splits follow the policy MatMul's GEMMs follow too
+// (gemm_tiles.h). For tuning on a device: MNNPY_VULKAN_CONV_TILES="BM,BN,BK,TM,TN" sets the tiles
+// and MNNPY_VULKAN_CONV_SPLITS=S the splits (1: none) of every GEMM layer.
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "backend/vulkan/gemm_tiles.h"
 #include "backend/vulkan/vulkan_pipelines.h"
 #include "backend/vulkan/vulkan_shapes.h"
 #include "ops/conv_common.h"
@@ -31,107 +32,43 @@ namespace {
 const uint32_t kConvSpirv[] =
 #include "backend/vulkan/shaders/conv2d.spv.inc"
     ;
-const uint32_t kFinishSpirv[] =
-#include "backend/vulkan/shaders/conv2d_finish.spv.inc"
-    ;
 const uint32_t kDepthwiseSpirv[] =
 #include "backend/vulkan/shaders/conv2d_depthwise.spv.inc"
     ;
 
-// Invocations per workgroup: Vulkan guarantees 128, the devices in use (NVIDIA, AMD, lavapipe) 1024.
-constexpr uint32_t kMaxThreads = 1024;
-// The elementwise-like shaders (depthwise, finish): 256 invocations a workgroup, a grid of at most
-// kMaxLoopGroups whose invocations loop over the elements.
+// The depthwise shader: 256 invocations a workgroup, a grid of at most kMaxLoopGroups whose
+// invocations loop over the elements.
 constexpr uint32_t kLoopWorkgroup = 256, kMaxLoopGroups = 8192;
 
-// A GEMM workgroup's BM x BN tile (output channels x pixels), K taken BK at a time, TM x TN results
-// per invocation (in runs of 4). Each invocation loads one pixel's column of the im2col tile, so
-// the workgroup is a multiple of BN invocations and BK a multiple of their quotient.
-struct Tiles {
-  uint32_t bm, bn, bk, tm, tn;
-  uint32_t threads() const { return (bm / tm) * (bn / tn); }
-  uint32_t shared_bytes() const { return bk * (bm + 4 + bn + 4) * 4; }
-  bool valid() const {
-    return tm && tn && bk && tm % 4 == 0 && tn % 4 == 0 && bm % tm == 0 && bn % tn == 0 && threads() <= kMaxThreads &&
-           threads() % bn == 0 && bk % (threads() / bn) == 0 && shared_bytes() <= device_info().max_shared_memory;
-  }
-  std::string name() const {
-    return std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk) + " " + std::to_string(tm) + "x" +
-           std::to_string(tn);
-  }
-};
+// The GEMM's tiles (gemm_tiles.h) need one more rule here: each invocation loads one pixel's
+// column of the im2col tile, so the workgroup is a multiple of BN invocations and BK a multiple of
+// their quotient.
+bool loads_whole_columns(const GemmTiles& t) { return t.threads() % t.bn == 0 && t.bk % (t.threads() / t.bn) == 0; }
 
-// Large tiles do twice the arithmetic per word read from shared memory (8x8 per invocation); they
-// are taken where the grid still has enough workgroups to fill a large GPU (an H100 has 132
-// multiprocessors), else small ones, whose K is split until it does, with at least kMinSplitDepth
-// taps per split (their partial sums are written and read once more). Starting points, to be tuned.
-constexpr Tiles kSmallTiles{64, 64, 16, 4, 4}, kLargeTiles{128, 128, 8, 8, 8};
-constexpr uint64_t kTargetWorkgroups = 256;
-constexpr uint32_t kMinSplitDepth = 128, kMaxSplits = 16;
-
-// The positive number an MNNPY_VULKAN_CONV_* variable holds; 0 where unset.
-uint32_t env_count(const char* name, const char* text) {
-  if (!text || !*text) return 0;
-  unsigned v = 0;
-  char end = 0;
-  if (std::sscanf(text, "%u%c", &v, &end) != 1 || v == 0) {
-    throw ValueError(std::string(name) + ": expected a positive number, got " + text);
-  }
-  return v;
-}
-uint32_t splits_from_environment() {
-  static const uint32_t splits = env_count("MNNPY_VULKAN_CONV_SPLITS", std::getenv("MNNPY_VULKAN_CONV_SPLITS"));
-  return splits;
-}
-const Tiles* tiles_from_environment() {
-  static const std::unique_ptr<Tiles> tiles = []() -> std::unique_ptr<Tiles> {
-    const char* text = std::getenv("MNNPY_VULKAN_CONV_TILES");
-    if (!text || !*text) return nullptr;
-    uint32_t v[5];
-    char end = 0;
-    if (std::sscanf(text, "%u,%u,%u,%u,%u%c", &v[0], &v[1], &v[2], &v[3], &v[4], &end) != 5) {
-      throw ValueError(std::string("MNNPY_VULKAN_CONV_TILES: expected BM,BN,BK,TM,TN, got ") + text);
-    }
-    const Tiles t{v[0], v[1], v[2], v[3], v[4]};
-    if (!t.valid()) {
-      throw ValueError(std::string("MNNPY_VULKAN_CONV_TILES: ") + text +
-                       " needs TM and TN multiples of 4 dividing BM and BN, at most 1024 invocations, a multiple "
-                       "of BN invocations with BK a multiple of their quotient, and shared memory within the "
-                       "device's " + std::to_string(device_info().max_shared_memory) + " bytes");
-    }
-    return std::make_unique<Tiles>(t);
-  }();
-  return tiles.get();
+const GemmOverrides& overrides() {
+  static const GemmOverrides o = gemm_overrides_from_environment(
+      "MNNPY_VULKAN_CONV_TILES", "MNNPY_VULKAN_CONV_SPLITS", loads_whole_columns,
+      "a multiple of BN invocations with BK a multiple of their quotient");
+  return o;
 }
 
-uint64_t gemm_workgroups(const ConvShape& s, const Tiles& t) {
-  return (uint64_t)groups_for(s.out_c_per_group(), t.bm) * groups_for(s.batch * s.out_h * s.out_w, t.bn) * s.group;
+// The GEMM of group g: output channels x pixels (over the whole batch) x filter taps.
+GemmShape gemm_shape(const ConvShape& s) {
+  return GemmShape{(uint64_t)s.out_c_per_group(), (uint64_t)(s.batch * s.out_h * s.out_w), (uint64_t)s.depth(),
+                   (uint64_t)s.group};
 }
 
-// The GEMM's plan: tiles, and K in `splits` runs of `split_depth` taps (a multiple of BK).
+// The GEMM's plan: tiles, and K's split.
 struct GemmPlan {
-  Tiles tiles{};
-  uint32_t splits = 1, split_depth = 0;
+  GemmTiles tiles{};
+  KSplit split;
 };
 
 GemmPlan plan_gemm(const ConvShape& s) {
+  const GemmShape shape = gemm_shape(s);
   GemmPlan p;
-  const Tiles* chosen = tiles_from_environment();
-  p.tiles = chosen ? *chosen : gemm_workgroups(s, kLargeTiles) >= kTargetWorkgroups ? kLargeTiles : kSmallTiles;
-  const uint64_t depth = (uint64_t)s.depth(), groups = gemm_workgroups(s, p.tiles);
-  uint64_t splits = splits_from_environment();
-  if (!splits) {
-    splits = groups >= kTargetWorkgroups ? 1 : (kTargetWorkgroups + groups - 1) / groups;
-    splits = std::min<uint64_t>({splits, depth / kMinSplitDepth, kMaxSplits});
-  }
-  // Every split's partial sums are a copy of the output in scratch, which one binding must hold,
-  // indexed in 32 bits.
-  const uint64_t out_floats = (uint64_t)s.batch * s.out_c * s.out_h * s.out_w;
-  const uint64_t scratch_floats = std::min<uint64_t>(device_info().max_storage_buffer_range / 4, UINT32_MAX);
-  splits = std::max<uint64_t>(1, std::min<uint64_t>(splits, scratch_floats / std::max<uint64_t>(out_floats, 1)));
-  const uint64_t per_split = (depth + splits - 1) / splits;
-  p.split_depth = (uint32_t)((per_split + p.tiles.bk - 1) / p.tiles.bk * p.tiles.bk);
-  p.splits = (uint32_t)((depth + p.split_depth - 1) / p.split_depth);
+  p.tiles = gemm_tiles_for(shape, overrides().tiles);
+  p.split = split_k_for(shape, p.tiles, overrides().splits);
   return p;
 }
 
@@ -141,11 +78,6 @@ struct GemmPush {
   uint32_t in_c, in_c_group, out_c, in_h, in_w, out_w, out_hw;
   int32_t stride_h, stride_w, pad_top, pad_left, dilation_h, dilation_w;
   uint32_t splits, split_depth, partial_stride;
-  float p0, p1;
-};
-// ... of shaders/conv2d_finish.comp.
-struct FinishPush {
-  uint32_t count, splits, out_c, out_hw;
   float p0, p1;
 };
 // ... of shaders/conv2d_depthwise.comp.
@@ -176,22 +108,21 @@ class ConvKernel : public VulkanKernel {
       scheme_ = "conv depthwise " + std::to_string(s.kernel_h) + "x" + std::to_string(s.kernel_w);
       return;
     }
-    const bool pointwise = s.is_pointwise(), partial = plan.splits > 1;
-    const Tiles& t = plan.tiles;
+    const bool pointwise = s.is_pointwise(), partial = plan.split.splits > 1;
+    const GemmTiles& t = plan.tiles;
     const uint32_t out_hw = (uint32_t)(s.out_h * s.out_w);
     gemm_push_ = GemmPush{(uint32_t)s.out_c_per_group(), (uint32_t)(s.batch * out_hw), (uint32_t)s.depth(),
                           (uint32_t)s.in_c, (uint32_t)s.in_c_per_group(), (uint32_t)s.out_c, (uint32_t)s.in_h,
                           (uint32_t)s.in_w, (uint32_t)s.out_w, out_hw, (int32_t)s.stride_h, (int32_t)s.stride_w,
                           (int32_t)s.pad_top, (int32_t)s.pad_left, (int32_t)s.dilation_h, (int32_t)s.dilation_w,
-                          plan.splits, plan.split_depth, (uint32_t)out_floats_, act.p0, act.p1};
+                          plan.split.splits, plan.split.depth, (uint32_t)out_floats_, act.p0, act.p1};
     pipeline_ = pipeline_for(kConvSpirv, sizeof(kConvSpirv), 4, sizeof(GemmPush),
                              {t.bm, t.bn, t.bk, t.tm, t.tn, t.threads(), (uint32_t)s.kernel_h, (uint32_t)s.kernel_w,
                               pointwise, act_code, has_bias, partial});
     scheme_ = std::string(pointwise ? "conv 1x1 gemm " : "conv implicit-gemm ") + t.name();
     if (partial) {
-      finish_push_ = FinishPush{(uint32_t)out_floats_, plan.splits, (uint32_t)s.out_c, out_hw, act.p0, act.p1};
-      finish_ = pipeline_for(kFinishSpirv, sizeof(kFinishSpirv), 3, sizeof(FinishPush), {act_code, has_bias});
-      scheme_ += " split-k " + std::to_string(plan.splits);
+      finish_.emplace(out_floats_, plan.split.splits, act, has_bias, (uint32_t)s.out_c, out_hw);
+      scheme_ += " split-k " + std::to_string(plan.split.splits);
     }
   }
 
@@ -201,7 +132,7 @@ class ConvKernel : public VulkanKernel {
   double flops() const override {
     return 2.0 * (double)s_.batch * (double)s_.out_c * (double)(s_.out_h * s_.out_w) * (double)s_.depth();
   }
-  size_t scratch_bytes() const override { return finish_ ? (size_t)plan_.splits * out_floats_ * sizeof(float) : 0; }
+  size_t scratch_bytes() const override { return finish_ ? finish_->partial_bytes() : 0; }
 
   void execute(const KernelArgs& args, void* scratch) const override {
     const Tensor* out = args.outputs[0];
@@ -210,21 +141,21 @@ class ConvKernel : public VulkanKernel {
     const BufferRange y = resolve(out->data, out->nbytes());
     const BufferRange xr = resolve(x.data, x.nbytes()), wr = resolve(w.data, w.nbytes());
     const BufferRange bias = has_bias_ ? resolve(args.inputs[2]->data, args.inputs[2]->nbytes()) : BufferRange{};
-    const uint32_t loop_groups = std::min(groups_for(out_floats_, kLoopWorkgroup), kMaxLoopGroups);
     if (depthwise_) {
-      pipeline_->dispatch({y, xr, wr, bias}, &depthwise_push_, loop_groups);
+      pipeline_->dispatch({y, xr, wr, bias}, &depthwise_push_,
+                          std::min(groups_for(out_floats_, kLoopWorkgroup), kMaxLoopGroups));
       return;
     }
-    const Tiles& t = plan_.tiles;
+    const GemmTiles& t = plan_.tiles;
     const uint32_t groups_x = std::min(groups_for(gemm_push_.pixels, t.bn), kMaxGroupsPerDim);
-    const uint32_t groups_y = groups_for(gemm_push_.out_c_group, t.bm), groups_z = (uint32_t)s_.group * plan_.splits;
+    const uint32_t groups_y = groups_for(gemm_push_.out_c_group, t.bm), groups_z = (uint32_t)s_.group * plan_.split.splits;
     if (!finish_) {
       pipeline_->dispatch({y, xr, wr, bias}, &gemm_push_, groups_x, groups_y, groups_z);
       return;
     }
     const BufferRange partial = resolve(scratch, scratch_bytes());
     pipeline_->dispatch({partial, xr, wr, BufferRange{}}, &gemm_push_, groups_x, groups_y, groups_z);
-    finish_->dispatch({y, partial, bias}, &finish_push_, loop_groups);
+    finish_->record(y, partial, bias);
   }
 
  private:
@@ -233,10 +164,10 @@ class ConvKernel : public VulkanKernel {
   bool has_bias_, depthwise_;
   GemmPlan plan_;
   std::string scheme_;
-  std::shared_ptr<Pipeline> pipeline_, finish_;  // finish_: where K is split
+  std::shared_ptr<Pipeline> pipeline_;
+  std::optional<SplitKFinish> finish_;  // where K is split
   DepthwisePush depthwise_push_{};
   GemmPush gemm_push_{};
-  FinishPush finish_push_{};
 };
 
 std::unique_ptr<Kernel> make_conv_kernel(const KernelContext& ctx) {
@@ -247,7 +178,7 @@ std::unique_ptr<Kernel> make_conv_kernel(const KernelContext& ctx) {
     plan = plan_gemm(s);
     // Channel tiles and groups times splits within the grid's guaranteed limits (pixel tiles loop).
     if (groups_for(s.out_c_per_group(), plan.tiles.bm) > kMaxGroupsPerDim ||
-        (uint64_t)s.group * plan.splits > kMaxGroupsPerDim) {
+        (uint64_t)s.group * plan.split.splits > kMaxGroupsPerDim) {
       return nullptr;
     }
   }

@@ -9,7 +9,7 @@
 // Pointwise layers (1x1, stride 1, no padding) read X[k][m] as the input's channel k directly.
 // The grid: x pixel tiles (looping past the grid's limit), y channel tiles, z groups times K
 // splits. A split (PARTIAL) writes its raw sums, laid out as the output, into its slice of the
-// scratch, and shaders/conv2d_finish.comp adds them up; otherwise bias and activation are applied here.
+// scratch, and shaders/split_k_finish.comp adds them up; otherwise bias and activation are applied here.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "conv2d_activation.glsl"

@@ -7,7 +7,9 @@
 // (to_half), into k-major shared tiles: op(A)'s is column-major and op(B)'s row-major, as the
 // cooperative loads read them. Products of float16 values are exact in float32, so C is a
 // float32 sum of the rounded operands' products. The accumulators go out through shared memory,
-// so that C's edges and rows are written with bounds checks by neighbouring invocations.
+// so that C's edges and rows are written with bounds checks by neighbouring invocations. Where K
+// is split (the grid's z: products times splits, matmul_common.glsl), a workgroup sums its split's
+// run of K (a multiple of BK) and writes the split's partial tile instead.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
@@ -44,7 +46,9 @@ void main() {
   const uint row0 = gl_WorkGroupID.y * BM, col0 = gl_WorkGroupID.x * BN;
   // This subgroup's quarter of the tile.
   const uint sub_row = (gl_SubgroupID / 2) * (BM / 2), sub_col = (gl_SubgroupID % 2) * (BN / 2);
-  for (uint batch = gl_WorkGroupID.z; batch < pc.batch_count; batch += gl_NumWorkGroups.z) {
+  uint k_begin, k_end, first_batch, batch_step;
+  split_of_workgroup(k_begin, k_end, first_batch, batch_step);
+  for (uint batch = first_batch; batch < pc.batch_count; batch += batch_step) {
     uint a_base, b_base;
     batch_bases(batch, a_base, b_base);
     fcoopmatNV<32, gl_ScopeSubgroup, CM, CM> acc[2][2];
@@ -52,16 +56,16 @@ void main() {
       for (uint j = 0; j < 2; ++j) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, CM, CM>(0.0);
     }
     float a_next[A_LOADS], b_next[B_LOADS];
-    for (uint i = 0; i < A_LOADS; ++i) a_next[i] = load_a(tid + i * THREADS, a_base, row0, 0);
-    for (uint i = 0; i < B_LOADS; ++i) b_next[i] = load_b(tid + i * THREADS, b_base, col0, 0);
+    for (uint i = 0; i < A_LOADS; ++i) a_next[i] = load_a(tid + i * THREADS, a_base, row0, k_begin, k_end);
+    for (uint i = 0; i < B_LOADS; ++i) b_next[i] = load_b(tid + i * THREADS, b_base, col0, k_begin, k_end);
 
-    for (uint k0 = 0; k0 < pc.K; k0 += BK) {
+    for (uint k0 = k_begin; k0 < k_end; k0 += BK) {
       for (uint i = 0; i < A_LOADS; ++i) store_a(tid + i * THREADS, a_next[i]);
       for (uint i = 0; i < B_LOADS; ++i) store_b(tid + i * THREADS, b_next[i]);
       barrier();
-      if (k0 + BK < pc.K) {
-        for (uint i = 0; i < A_LOADS; ++i) a_next[i] = load_a(tid + i * THREADS, a_base, row0, k0 + BK);
-        for (uint i = 0; i < B_LOADS; ++i) b_next[i] = load_b(tid + i * THREADS, b_base, col0, k0 + BK);
+      if (k0 + BK < k_end) {
+        for (uint i = 0; i < A_LOADS; ++i) a_next[i] = load_a(tid + i * THREADS, a_base, row0, k0 + BK, k_end);
+        for (uint i = 0; i < B_LOADS; ++i) b_next[i] = load_b(tid + i * THREADS, b_base, col0, k0 + BK, k_end);
       }
       for (uint k = 0; k < BK; k += CM) {
         fcoopmatNV<16, gl_ScopeSubgroup, CM, CM> a_frag[2], b_frag[2];
@@ -80,10 +84,10 @@ void main() {
       }
     }
     barrier();
-    const uint c_base = batch * pc.M * pc.N;
+    const uint c_at = c_base(batch);
     for (uint e = tid; e < BM * BN; e += THREADS) {
       const uint gm = row0 + e / BN, gn = col0 + e % BN;
-      if (gm < pc.M && gn < pc.N) c[c_base + gm * pc.N + gn] = c_tile[(e / BN) * C_ROW + e % BN];
+      if (gm < pc.M && gn < pc.N) c[c_at + gm * pc.N + gn] = c_tile[(e / BN) * C_ROW + e % BN];
     }
     barrier();  // c_tile is written again for the next product
   }

@@ -7,7 +7,8 @@
 // and neighbouring invocations read and write neighbouring runs. Operands are loaded along their
 // contiguous axis (the transposes are specialization constants), so a subgroup reads consecutive
 // addresses; the next step's elements are loaded into registers while this step computes.
-// Products of the stack are the grid's z (looping past the grid's limit).
+// Products of the stack times splits of K are the grid's z (matmul_common.glsl): a workgroup sums
+// its split's run of K, and where K is split writes the sums to the split's partial tile.
 layout(constant_id = 3) const uint TM = 4;  // multiples of 4 dividing BM, BN
 layout(constant_id = 4) const uint TN = 4;
 
@@ -38,22 +39,24 @@ void main() {
   const uint row0 = gl_WorkGroupID.y * BM, col0 = gl_WorkGroupID.x * BN;
   // Offsets of this invocation's runs: run i of rows starts at row_run * i + 4 ty.
   const uint row_run = BM * 4 / TM, col_run = BN * 4 / TN;
-  for (uint batch = gl_WorkGroupID.z; batch < pc.batch_count; batch += gl_NumWorkGroups.z) {
+  uint k_begin, k_end, first_batch, batch_step;
+  split_of_workgroup(k_begin, k_end, first_batch, batch_step);
+  for (uint batch = first_batch; batch < pc.batch_count; batch += batch_step) {
     uint a_base, b_base;
     batch_bases(batch, a_base, b_base);
     vec4 acc[TM * TN / 4];  // row r, columns of run j: acc[r * TN / 4 + j]
     for (uint i = 0; i < TM * TN / 4; ++i) acc[i] = vec4(0.0);
     float a_next[A_LOADS], b_next[B_LOADS];
-    for (uint i = 0; i < A_LOADS; ++i) a_next[i] = load_a(tid + i * THREADS, a_base, row0, 0);
-    for (uint i = 0; i < B_LOADS; ++i) b_next[i] = load_b(tid + i * THREADS, b_base, col0, 0);
+    for (uint i = 0; i < A_LOADS; ++i) a_next[i] = load_a(tid + i * THREADS, a_base, row0, k_begin, k_end);
+    for (uint i = 0; i < B_LOADS; ++i) b_next[i] = load_b(tid + i * THREADS, b_base, col0, k_begin, k_end);
 
-    for (uint k0 = 0; k0 < pc.K; k0 += BK) {
+    for (uint k0 = k_begin; k0 < k_end; k0 += BK) {
       for (uint i = 0; i < A_LOADS; ++i) store_a(tid + i * THREADS, a_next[i]);
       for (uint i = 0; i < B_LOADS; ++i) store_b(tid + i * THREADS, b_next[i]);
       barrier();
-      if (k0 + BK < pc.K) {
-        for (uint i = 0; i < A_LOADS; ++i) a_next[i] = load_a(tid + i * THREADS, a_base, row0, k0 + BK);
-        for (uint i = 0; i < B_LOADS; ++i) b_next[i] = load_b(tid + i * THREADS, b_base, col0, k0 + BK);
+      if (k0 + BK < k_end) {
+        for (uint i = 0; i < A_LOADS; ++i) a_next[i] = load_a(tid + i * THREADS, a_base, row0, k0 + BK, k_end);
+        for (uint i = 0; i < B_LOADS; ++i) b_next[i] = load_b(tid + i * THREADS, b_base, col0, k0 + BK, k_end);
       }
       for (uint k = 0; k < BK; ++k) {
         vec4 a_reg[TM / 4], b_reg[TN / 4];
@@ -70,7 +73,7 @@ void main() {
       barrier();
     }
 
-    const uint c_base = batch * pc.M * pc.N;
+    const uint c_at = c_base(batch);
     for (uint i = 0; i < TM / 4; ++i) {
       for (uint r = 0; r < 4; ++r) {
         const uint gm = row0 + i * row_run + ty * 4 + r;
@@ -78,7 +81,7 @@ void main() {
         for (uint j = 0; j < TN / 4; ++j) {
           for (uint q = 0; q < 4; ++q) {
             const uint gn = col0 + j * col_run + tx * 4 + q;
-            if (gn < pc.N) c[c_base + gm * pc.N + gn] = acc[(i * 4 + r) * (TN / 4) + j][q];
+            if (gn < pc.N) c[c_at + gm * pc.N + gn] = acc[(i * 4 + r) * (TN / 4) + j][q];
           }
         }
       }

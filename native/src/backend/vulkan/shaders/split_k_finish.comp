@@ -1,6 +1,9 @@
-// The end of a Conv2D whose K was split (shaders/conv2d.comp with PARTIAL): each output element is
-// the sum of the splits' partial sums, in split order, plus the bias, through the activation.
-// A fixed grid whose invocations loop over the elements, neighbouring invocations on neighbours.
+// The end of a GEMM whose K was split (backend/vulkan/gemm_tiles.h, SplitKFinish: the MatMul
+// shaders and shaders/conv2d.comp with PARTIAL write each split's partial sums, laid out as the
+// output, `count` floats apart): each output element is the sum of the splits' partial sums, in
+// split order, plus the bias of its channel, through the activation (a convolution's; a MatMul
+// has neither, so its sum is all there is). A fixed grid whose invocations loop over the
+// elements, neighbouring invocations on neighbours.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "conv2d_activation.glsl"
@@ -14,8 +17,9 @@ layout(std430, binding = 1) readonly buffer Partial { float partial[]; };
 layout(std430, binding = 2) readonly buffer BiasIn { float bias[]; };
 
 layout(push_constant) uniform Push {
-  uint count;  // output elements, also the floats between splits' slices
-  uint splits, out_c, out_hw;
+  uint count;  // output elements, also the floats between splits' partial sums
+  uint splits;
+  uint channels, channel_stride;  // element i's bias: bias[(i / channel_stride) % channels]
   float p0, p1;
 } pc;
 
@@ -24,7 +28,7 @@ void main() {
   for (uint i = gl_GlobalInvocationID.x; i < pc.count; i += stride) {
     precise float v = partial[i];
     for (uint s = 1; s < pc.splits; ++s) v += partial[s * pc.count + i];
-    if (HAS_BIAS) v += bias[(i / pc.out_hw) % pc.out_c];
+    if (HAS_BIAS) v += bias[(i / pc.channel_stride) % pc.channels];
     y[i] = conv_activate(ACTIVATION, v, pc.p0, pc.p1);
   }
 }
