@@ -78,6 +78,9 @@ def test_grids_of_many_workgroups_take_large_tiles(vulkan, rng):
     scheme = check_on_vulkan(random_array(rng, (4, 1024, 3), "float32", -1, 1),
                              random_array(rng, (3, 1000), "float32", -1, 1))
     assert scheme == "sgemm 128x128x8 8x8"
+    # 4 x 8 x 4 tiles of 128 x 128 are too few, 4 x 8 x 8 of 128 x 64 are not
+    assert check_on_vulkan(random_array(rng, (4, 1024, 3), "float32", -1, 1),
+                           random_array(rng, (3, 500), "float32", -1, 1)) == "sgemm 128x64x8 8x8"
     assert check_on_vulkan(random_array(rng, (4, 1024, 3), "float32", -1, 1),
                            random_array(rng, (3, 100), "float32", -1, 1)) == "sgemm 64x64x16 4x4"
 

@@ -73,7 +73,10 @@ GemmOverrides gemm_overrides_from_environment(const char* tiles_variable, const 
 
 GemmTiles gemm_tiles_for(const GemmShape& s, const std::optional<GemmTiles>& chosen) {
   if (chosen) return *chosen;
-  return s.workgroups(kLargeGemmTiles) >= kTargetWorkgroups ? kLargeGemmTiles : kSmallGemmTiles;
+  for (const GemmTiles& t : {kLargeGemmTiles, kMediumGemmTiles}) {
+    if (s.workgroups(t) >= kTargetWorkgroups) return t;
+  }
+  return kSmallGemmTiles;
 }
 
 KSplit split_k_for(const GemmShape& s, const GemmTiles& tiles, uint32_t chosen) {
