@@ -223,7 +223,8 @@ def sum_bound(x, axis):
     ((7, 1000, 3), 1),     # long rows: a workgroup per output
     ((513, 5), 0),         # a long strided row
     ((1000, 9), 1),        # short rows, 1000 outputs: an invocation per output
-    ((16400, 130), 1),     # long rows but outputs enough for an invocation each
+    ((16400, 130), 1),     # contiguous rows, many outputs: a segment of 32 invocations each
+    ((16400, 64), 0),      # strided rows, many outputs: an invocation each
     ((3, 4, 5), (1, 2)),
     ((3, 4, 5), (0, 2)),   # two Reduce steps
     ((100003,), None),     # one output
@@ -284,7 +285,8 @@ def special_values(shape, axis, seed):
     return x
 
 
-@pytest.mark.parametrize("shape, axis", [((9, 600), 1), ((300, 6), 1), ((600, 7), 0), ((5, 300, 3), 1)])
+@pytest.mark.parametrize("shape, axis", [((9, 600), 1), ((300, 6), 1), ((600, 7), 0), ((5, 300, 3), 1),
+                                         ((16400, 70), 1)])  # the last: segments of 16 invocations
 @pytest.mark.parametrize("kind", ["max", "min"])
 def test_max_and_min_propagate_nan_as_numpy(vulkan, shape, axis, kind):
     x = special_values(shape, axis, 11)
@@ -298,7 +300,8 @@ def test_max_and_min_propagate_nan_as_numpy(vulkan, shape, axis, kind):
     np.testing.assert_array_equal(whole, getattr(np, kind)(x[:, :5]))
 
 
-@pytest.mark.parametrize("shape, axis", [((9, 600), 1), ((300, 6), 1), ((600, 7), 0), ((1, 5000), 1)])
+@pytest.mark.parametrize("shape, axis", [((9, 600), 1), ((300, 6), 1), ((600, 7), 0), ((1, 5000), 1),
+                                         ((16400, 70), 1)])  # the last: segments of 16 invocations
 @pytest.mark.parametrize("kind", ["argmax", "argmin"])
 def test_argmax_and_argmin_take_the_first_extreme_or_nan(vulkan, shape, axis, kind):
     x = special_values(shape, axis, 13)

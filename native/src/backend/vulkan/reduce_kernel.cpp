@@ -1,7 +1,8 @@
 // Reduce on Vulkan: float32 sum, prod, min, max, argmin and argmax (int64 out). Other dtypes and
-// any/all stay on the CPU. A workgroup per output (shaders/reduce.comp) where rows are long and
-// outputs too few to keep the device busy one invocation each, or outputs very few, and on a GPU
-// for every long contiguous row; an invocation per output otherwise.
+// any/all stay on the CPU. Each output takes a segment of a workgroup (shaders/reduce.comp): the
+// whole workgroup where rows are long and outputs too few to keep the device busy one invocation
+// each, or outputs very few; for contiguous rows of at least 64, about one invocation per 8 of
+// their elements (a softmax's rows of 128: 16); one invocation otherwise.
 #include "backend/vulkan/vulkan_pipelines.h"
 #include "backend/vulkan/vulkan_shapes.h"
 #include "ops/reduce_kind.h"
@@ -18,35 +19,40 @@ const uint32_t kReduceSpirv[] =
 constexpr uint32_t kWorkgroup = 256;
 constexpr int64_t kTreeRow = 64, kManyOutputs = 16384, kFewOutputs = 256;
 
-bool workgroup_per_output(const ReducedRun& run) {
+uint32_t segment_per_output(const ReducedRun& run) {
   const int64_t outputs = run.outer * run.inner;
-  // On a GPU, long contiguous rows are read together by a workgroup each (consecutive invocations,
-  // consecutive addresses); one invocation per row would read them a row apart. Strided rows are
-  // read together by the invocations of neighbouring outputs.
-  if (device_info().gpu && run.inner == 1 && run.n >= kTreeRow) return true;
-  return run.n > 1 && (outputs < kFewOutputs || (run.n >= kTreeRow && outputs < kManyOutputs));
+  if (run.n > 1 && (outputs < kFewOutputs || (run.n >= kTreeRow && outputs < kManyOutputs))) return kWorkgroup;
+  // Contiguous rows are read together by a segment each (consecutive invocations, consecutive
+  // addresses); one invocation per row would read them a row apart. Strided rows are read
+  // together by the invocations of neighbouring outputs.
+  if (run.inner == 1 && run.n >= kTreeRow) {
+    uint32_t segment = 1;
+    while (segment < kWorkgroup && (int64_t)segment * 8 < run.n) segment *= 2;
+    return segment;
+  }
+  return 1;
 }
 
 class ReduceKernel : public VulkanKernel {
  public:
   ReduceKernel(int kind, const ReducedRun& run)
       : outputs_((uint64_t)(run.outer * run.inner)), n_((uint32_t)run.n), inner_((uint32_t)run.inner),
-        per_workgroup_(workgroup_per_output(run)),
+        segment_(segment_per_output(run)),
         pipeline_(pipeline_for(kReduceSpirv, sizeof(kReduceSpirv), 2, 4 * sizeof(uint32_t), {(uint32_t)kind})) {}
 
   void execute(const KernelArgs& args, void*) const override {
     if (outputs_ == 0) return;
     const Tensor& in = *args.inputs[0];
     const Tensor& out = *args.outputs[0];
-    const uint32_t push[4] = {(uint32_t)outputs_, n_, inner_, per_workgroup_ ? 1u : 0u};
-    const GroupGrid grid = group_grid(per_workgroup_ ? outputs_ : groups_for(outputs_, kWorkgroup));
+    const uint32_t push[4] = {(uint32_t)outputs_, n_, inner_, segment_};
+    const GroupGrid grid = group_grid(groups_for(outputs_, kWorkgroup / segment_));
     pipeline_->dispatch({resolve(out.data, out.nbytes()), resolve(in.data, in.nbytes())}, push, grid.x, grid.y);
   }
 
  private:
   uint64_t outputs_;
   uint32_t n_, inner_;
-  bool per_workgroup_;
+  uint32_t segment_;  // invocations per output
   std::shared_ptr<Pipeline> pipeline_;
 };
 

@@ -1,6 +1,8 @@
 // Reduce over the middle axis of a float32 [outer, n, inner] block (backend/vulkan/reduce_kernel.cpp).
-// Few outputs: one workgroup per output, its invocations striding over n, then a tree in shared
-// memory. Many outputs, or rows too short to share: one invocation per output, walking its row. Max and min propagate NaN and
+// Each output takes a segment of the workgroup's invocations (a power of two, `segment`), which
+// stride over its row together and finish with a tree in shared memory: the whole workgroup for
+// few outputs, a part of it for each of many contiguous rows (neighbouring invocations reading
+// neighbouring addresses), one invocation for rows too short to share. Max and min propagate NaN and
 // argmax/argmin take the first index of the extreme, a NaN winning at its first position, as
 // NumPy's (and the CPU's).
 #version 450
@@ -14,7 +16,7 @@ layout(std430, binding = 1) readonly buffer In { float x[]; };
 layout(push_constant) uniform Push {
   uint outputs;  // outer * inner
   uint n, inner;
-  uint per_workgroup;  // 1: one workgroup per output, 0: one invocation
+  uint segment;  // invocations per output: a power of two up to the workgroup's 256
 } pc;
 
 struct Acc {
@@ -60,29 +62,26 @@ shared uint shared_i[256];
 
 void main() {
   const uint group = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-  if (pc.per_workgroup == 0u) {
-    const uint out_index = group * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
-    if (out_index >= pc.outputs) return;
-    const uint start = row_start(out_index);
-    Acc acc = identity();
-    for (uint k = 0u; k < pc.n; ++k) acc = combine(acc, Acc(x[start + k * pc.inner], k));
-    store(out_index, acc);
-    return;
-  }
-  if (group >= pc.outputs) return;  // the whole workgroup, before any barrier
-  const uint start = row_start(group), lane = gl_LocalInvocationID.x;
+  const uint lane = gl_LocalInvocationID.x, segment = pc.segment;
+  const uint out_index = group * (gl_WorkGroupSize.x / segment) + lane / segment, part = lane % segment;
+  const bool live = out_index < pc.outputs;  // the others still take part in the barriers
   Acc acc = identity();
-  for (uint k = lane; k < pc.n; k += gl_WorkGroupSize.x) acc = combine(acc, Acc(x[start + k * pc.inner], k));
-  shared_v[lane] = acc.v;
-  shared_i[lane] = acc.i;
-  for (uint half_width = gl_WorkGroupSize.x / 2u; half_width > 0u; half_width /= 2u) {
+  if (live) {
+    const uint start = row_start(out_index);
+    for (uint k = part; k < pc.n; k += segment) acc = combine(acc, Acc(x[start + k * pc.inner], k));
+  }
+  if (segment > 1u) {
+    shared_v[lane] = acc.v;
+    shared_i[lane] = acc.i;
+  }
+  for (uint half_width = segment / 2u; half_width > 0u; half_width /= 2u) {
     memoryBarrierShared();
     barrier();
-    if (lane < half_width) {
+    if (part < half_width) {
       acc = combine(acc, Acc(shared_v[lane + half_width], shared_i[lane + half_width]));
       shared_v[lane] = acc.v;
       shared_i[lane] = acc.i;
     }
   }
-  if (lane == 0u) store(group, acc);
+  if (live && part == 0u) store(out_index, acc);
 }
