@@ -38,13 +38,13 @@ class ReduceKernel : public VulkanKernel {
   ReduceKernel(int kind, const ReducedRun& run)
       : outputs_((uint64_t)(run.outer * run.inner)), n_((uint32_t)run.n), inner_((uint32_t)run.inner),
         segment_(segment_per_output(run)),
-        pipeline_(pipeline_for(kReduceSpirv, sizeof(kReduceSpirv), 2, 4 * sizeof(uint32_t), {(uint32_t)kind})) {}
+        pipeline_(pipeline_for(kReduceSpirv, sizeof(kReduceSpirv), 2, 3 * sizeof(uint32_t), {(uint32_t)kind, segment_})) {}
 
   void execute(const KernelArgs& args, void*) const override {
     if (outputs_ == 0) return;
     const Tensor& in = *args.inputs[0];
     const Tensor& out = *args.outputs[0];
-    const uint32_t push[4] = {(uint32_t)outputs_, n_, inner_, segment_};
+    const uint32_t push[3] = {(uint32_t)outputs_, n_, inner_};
     const GroupGrid grid = group_grid(groups_for(outputs_, kWorkgroup / segment_));
     pipeline_->dispatch({resolve(out.data, out.nbytes()), resolve(in.data, in.nbytes())}, push, grid.x, grid.y);
   }

@@ -1,6 +1,6 @@
 // Reduce over the middle axis of a float32 [outer, n, inner] block (backend/vulkan/reduce_kernel.cpp).
 // Each output takes a segment of the workgroup's invocations (a power of two, `segment`), which
-// stride over its row together and finish with a tree in shared memory: the whole workgroup for
+// stride over its row together and finish with a tree in shared memory (`SEGMENT`): the whole workgroup for
 // few outputs, a part of it for each of many contiguous rows (neighbouring invocations reading
 // neighbouring addresses), one invocation for rows too short to share. Max and min propagate NaN and
 // argmax/argmin take the first index of the extreme, a NaN winning at its first position, as
@@ -8,6 +8,9 @@
 #version 450
 layout(local_size_x = 256) in;
 layout(constant_id = 0) const int KIND = 0;  // ops/reduce_kind.h
+// Invocations per output: a power of two up to the workgroup's 256 (a constant, so that the
+// strides and the tree compile to shifts and unrolled steps).
+layout(constant_id = 1) const uint SEGMENT = 1;
 const int SUM = 0, PROD = 1, MIN = 2, MAX = 3, ARGMIN = 6, ARGMAX = 7;
 const bool kArg = KIND == ARGMIN || KIND == ARGMAX;
 
@@ -16,7 +19,6 @@ layout(std430, binding = 1) readonly buffer In { float x[]; };
 layout(push_constant) uniform Push {
   uint outputs;  // outer * inner
   uint n, inner;
-  uint segment;  // invocations per output: a power of two up to the workgroup's 256
 } pc;
 
 struct Acc {
@@ -62,7 +64,7 @@ shared uint shared_i[256];
 
 void main() {
   const uint group = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-  const uint lane = gl_LocalInvocationID.x, segment = pc.segment;
+  const uint lane = gl_LocalInvocationID.x, segment = SEGMENT;
   const uint out_index = group * (gl_WorkGroupSize.x / segment) + lane / segment, part = lane % segment;
   const bool live = out_index < pc.outputs;  // the others still take part in the barriers
   Acc acc = identity();
