@@ -111,6 +111,19 @@ def profiled(build, backend):
     return values, mnnpy._core.last_profile()
 
 
+def profiled_forward(module, inputs):
+    """module.forward(inputs)'s first output, read, and the run's compute steps."""
+    import mnnpy
+    mnnpy._core.set_executor_option("profile", True)
+    try:
+        out = module.forward(inputs)
+        value = (out[0] if isinstance(out, (list, tuple)) else out).read()
+        steps = compute_steps(mnnpy._core.last_profile())
+    finally:
+        mnnpy._core.set_executor_option("profile", False)
+    return value, steps
+
+
 def compute_steps(profile):
     """A profile's steps that compute (its copies between backends left out)."""
     return [s for s in profile if not s["op"].startswith("Copy(")]

@@ -9,7 +9,8 @@ import mnnpy
 from mnnpy import expr as F
 from mnnpy import nn
 
-from helpers import RTOL_TRANSCENDENTAL, compute_steps, product_error_bound, profiled, random_array, tiny_onnx_model
+from helpers import (RTOL_TRANSCENDENTAL, compute_steps, product_error_bound, profiled, profiled_forward, random_array,
+                     tiny_onnx_model)
 
 U32 = 2.0 ** -24
 
@@ -152,12 +153,7 @@ def test_a_model_loaded_for_vulkan_runs_there(vulkan, tmp_path, rng, backend):
     with mnnpy.backend("cpu"):
         module = nn.load_module_from_file(path, backend=backend)
         reference = nn.load_module_from_file(path)
-        mnnpy._core.set_executor_option("profile", True)
-        try:
-            ours = module.forward(x).read()
-            steps = compute_steps(mnnpy._core.last_profile())
-        finally:
-            mnnpy._core.set_executor_option("profile", False)
+        ours, steps = profiled_forward(module, x)
         expected = reference.forward(x).read()
     # relu(x @ w + b) is one sum of 13 products, [x, 1] @ [w; b], in any order: within gamma_13 of
     # the exact one on both backends.

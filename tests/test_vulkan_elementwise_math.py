@@ -23,7 +23,7 @@ import mnnpy
 from mnnpy import expr as F
 from mnnpy import nn
 
-from helpers import RTOL_TRANSCENDENTAL, compute_steps, product_error_bound, profiled, random_array
+from helpers import RTOL_TRANSCENDENTAL, compute_steps, product_error_bound, profiled, profiled_forward, random_array
 
 U32 = 2.0 ** -24
 RTOL = RTOL_TRANSCENDENTAL["float32"]
@@ -298,12 +298,7 @@ def test_gelu_of_an_onnx_model_is_one_fused_step_on_vulkan(vulkan, tmp_path, rng
     x = random_array(rng, (6, 10), "float32", -2, 2)
     with mnnpy.backend("cpu"):
         module = nn.load_module_from_file(path, backend="vulkan")
-        mnnpy._core.set_executor_option("profile", True)
-        try:
-            ours = module.forward(x).read()
-            steps = compute_steps(mnnpy._core.last_profile())
-        finally:
-            mnnpy._core.set_executor_option("profile", False)
+        ours, steps = profiled_forward(module, x)
     assert {s["backend"] for s in steps} == {"vulkan"}, steps
     fused = [s["op"] for s in steps if s["op"].startswith("Fused")]
     assert len(fused) == 1 and "Gelu" in fused[0], steps

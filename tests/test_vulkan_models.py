@@ -4,10 +4,9 @@ scale, and the heavy ops checked to have run on the device."""
 import numpy as np
 import pytest
 
-import mnnpy
 from mnnpy import nn
 
-from helpers import compute_steps
+from helpers import profiled_forward
 
 pytest.importorskip("torch")
 pytest.importorskip("torchvision")
@@ -20,21 +19,10 @@ DEVICE_OPS = {"Conv2D", "MatMul", "LayerNorm", "Reduce", "MaxPool2D", "AvgPool2D
 SMALL_VIT = dict(image_size=64, patch_size=16, num_layers=2, num_heads=4, hidden_dim=64, mlp_dim=128)
 
 
-def run_on_vulkan(path, feeds):
-    module = nn.load_module_from_file(path, list(feeds), [], backend="vulkan")
-    mnnpy._core.set_executor_option("profile", True)
-    try:
-        out = module.forward(list(feeds.values()))
-        got = (out[0] if isinstance(out, (list, tuple)) else out).read()
-        steps = compute_steps(mnnpy._core.last_profile())
-    finally:
-        mnnpy._core.set_executor_option("profile", False)
-    return got, steps
-
-
 def check(path, feeds):
     expected = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
-    got, steps = run_on_vulkan(path, feeds)
+    module = nn.load_module_from_file(path, list(feeds), [], backend="vulkan")
+    got, steps = profiled_forward(module, list(feeds.values()))
     assert got.shape == expected.shape
     np.testing.assert_allclose(got, expected, rtol=1e-3, atol=1e-3 * np.max(np.abs(expected)))
     on_cpu = sorted({s["op"] for s in steps if s["backend"] == "cpu" and s["op"] in DEVICE_OPS})
