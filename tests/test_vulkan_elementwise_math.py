@@ -317,16 +317,22 @@ def test_every_float_operation_of_the_elementwise_shaders_is_precise():
     # product and sum left unfused: `precise` must reach each of them (arithmetic written in a
     # return statement or a call's argument outside a precise assignment would not be, and the
     # optimizer then forms fma).
+    # The shaders are compiled here as the build compiles them (native/CMakeLists.txt), by the
+    # glslc and spirv-dis that scripts/setup.sh installs.
     import re
     import shutil
     import subprocess
+    import tempfile
     from pathlib import Path
-    folder = Path(mnnpy._core.__file__).resolve().parent / "generated" / "backend" / "vulkan" / "shaders"
-    shaders = sorted(folder.glob("elementwise*.spv"))
-    if not shaders or shutil.which("spirv-dis") is None:
-        pytest.skip("needs the build folder's SPIR-V and spirv-dis")
-    for shader in shaders:
-        text = subprocess.run(["spirv-dis", "--raw-id", str(shader)], capture_output=True, text=True, check=True).stdout
+    folder = Path(__file__).resolve().parents[1] / "native" / "src" / "backend" / "vulkan" / "shaders"
+    sources = sorted(folder.glob("elementwise*.comp"))
+    if not sources or shutil.which("glslc") is None or shutil.which("spirv-dis") is None:
+        pytest.skip("needs the shader sources, glslc and spirv-dis (scripts/setup.sh installs them)")
+    for source in sources:
+        with tempfile.TemporaryDirectory() as out:
+            shader = Path(out) / (source.stem + ".spv")
+            subprocess.run(["glslc", "--target-env=vulkan1.1", "-O", "-Werror", "-o", str(shader), str(source)], check=True)
+            text = subprocess.run(["spirv-dis", "--raw-id", str(shader)], capture_output=True, text=True, check=True).stdout
         precise = set(re.findall(r"OpDecorate %(\d+) NoContraction", text))
         ops = re.findall(r"%(\d+) = (OpFMul|OpFAdd|OpFSub|OpFDiv|OpVectorTimesScalar|OpExtInst %\d+ %\d+ Fma)\b", text)
-        assert ops and not [op for op in ops if op[0] not in precise or "Fma" in op[1]], shader.name
+        assert ops and not [op for op in ops if op[0] not in precise or "Fma" in op[1]], source.name
