@@ -368,37 +368,47 @@ Allocation::~Allocation() {
 
 namespace {
 // Device buffers by the start of their address range. Addresses start high and never repeat, so
-// a stale pointer finds no buffer.
-std::mutex g_address_mutex;
-std::map<uintptr_t, std::shared_ptr<Allocation>> g_by_address;
-uintptr_t g_next_address = uintptr_t(1) << 44;
+// a stale pointer finds no buffer. Kept past the process's end (never destroyed): buffers that
+// static objects hold (cached plans' constants and tables) are released into it at exit.
+struct AddressRegistry {
+  std::mutex mutex;
+  std::map<uintptr_t, std::shared_ptr<Allocation>> by_address;
+  uintptr_t next = uintptr_t(1) << 44;
+};
+AddressRegistry& addresses() {
+  static AddressRegistry* registry = new AddressRegistry();
+  return *registry;
+}
 }  // namespace
 
 std::shared_ptr<void> allocate_device_buffer(size_t bytes) {
   auto allocation = std::make_shared<Allocation>(bytes, Memory::Device);
+  AddressRegistry& registry = addresses();
   uintptr_t address;
   {
-    std::lock_guard<std::mutex> lock(g_address_mutex);
-    address = g_next_address;
-    g_next_address += (bytes + 4096 + 255) & ~uintptr_t(255);  // a gap: one past the end is no other buffer
-    g_by_address[address] = allocation;
+    std::lock_guard<std::mutex> lock(registry.mutex);
+    address = registry.next;
+    registry.next += (bytes + 4096 + 255) & ~uintptr_t(255);  // a gap: one past the end is no other buffer
+    registry.by_address[address] = allocation;
   }
   return std::shared_ptr<void>((void*)address, [](void* p) {
+    AddressRegistry& registry = addresses();
     std::shared_ptr<Allocation> released;
-    std::lock_guard<std::mutex> lock(g_address_mutex);
-    auto it = g_by_address.find((uintptr_t)p);
-    if (it != g_by_address.end()) {
+    std::lock_guard<std::mutex> lock(registry.mutex);
+    auto it = registry.by_address.find((uintptr_t)p);
+    if (it != registry.by_address.end()) {
       released = std::move(it->second);  // work recorded on it keeps it (Recorder::keep) until waited for
-      g_by_address.erase(it);
+      registry.by_address.erase(it);
     }
   });
 }
 
 std::shared_ptr<Allocation> allocation_at(const void* data, size_t bytes, VkDeviceSize* offset) {
   const uintptr_t p = (uintptr_t)data;
-  std::lock_guard<std::mutex> lock(g_address_mutex);
-  auto it = g_by_address.upper_bound(p);
-  if (it != g_by_address.begin()) {
+  AddressRegistry& registry = addresses();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  auto it = registry.by_address.upper_bound(p);
+  if (it != registry.by_address.begin()) {
     --it;
     if (p + bytes <= it->first + it->second->bytes) {
       *offset = p - it->first;
