@@ -214,3 +214,30 @@ def test_large_copies_in_and_out_split_across_threads_keep_every_byte(vulkan, rn
     x = rng.standard_normal(5_000_001, dtype=np.float32)  # past the 4 MiB where copies split, not a whole chunk
     (ours,) = mnnpy.eval(F.const(x) + F.const(np.float32(0.5)))
     np.testing.assert_array_equal(ours, x + np.float32(0.5))
+
+
+def test_a_module_with_resident_weights_run_from_several_threads(vulkan, tmp_path, rng):
+    import threading
+    path = str(tmp_path / "tiny.onnx")
+    w, b = tiny_onnx_model(path, rng)
+    module = nn.load_module_from_file(path, backend="vulkan")
+    xs = [random_array(rng, (4, 12), "float32", -2, 2) for _ in range(4)]
+    results, errors = {}, []
+
+    def body(i):
+        try:
+            for _ in range(10):  # the first run of the plan, from whichever thread, uploads the weights
+                results[i] = module.forward(xs[i]).read()
+        except Exception as e:  # noqa: BLE001 (reported below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=body, args=(i,)) for i in range(len(xs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for i, x in enumerate(xs):
+        xa, wa = np.hstack([x, np.ones((4, 1), np.float32)]), np.vstack([w, b[None]])
+        exact = np.maximum(xa.astype(np.float64) @ wa.astype(np.float64), 0)
+        assert np.all(np.abs(results[i] - exact) <= product_error_bound(xa, wa, U32))
