@@ -523,7 +523,8 @@ std::unique_ptr<Plan> build_plan(const Collected& g, const Backend& requested, P
     ++plan->copy_steps;
     return it->second = copied;
   };
-  // A packed constant (leaf v) read on device `to`: one resident copy, however many steps read it.
+  // A constant (leaf v) a device keeps, read on device `to`: one resident copy, however many steps
+  // read it.
   std::map<std::pair<int, const Backend*>, int> residents;
   auto resident_of = [&](int v, const Backend* to) {
     auto [it, fresh] = residents.insert({{v, to}, -1});
