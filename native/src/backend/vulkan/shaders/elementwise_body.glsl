@@ -220,7 +220,17 @@ void element(const uint i) {
 // whatever the size, and neighbouring invocations on neighbouring elements.
 void main() {
   const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-  for (uint i = gl_WorkGroupID.x * gl_WorkGroupSize.x + gl_LocalInvocationID.x; i < pc.n; i += stride) {
+  uint i = gl_WorkGroupID.x * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
+#ifndef HEAVY_MATH
+  // Four elements a step while all four are there, so that their loads are in flight together
+  // (light programs move more bytes than they compute). i + 3 stride stays below 2^32: at most
+  // 2^31 elements, and the grid is at most 8192 x 256.
+  for (; i + 3u * stride < pc.n; i += 4u * stride) {
     element(i);
+    element(i + stride);
+    element(i + 2u * stride);
+    element(i + 3u * stride);
   }
+#endif
+  for (; i < pc.n; i += stride) element(i);
 }
