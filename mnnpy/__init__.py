@@ -147,31 +147,28 @@ def _backend_name(value):
 
 
 @_contextlib.contextmanager
+def _thread_choice(set_for_thread, name):
+    """Plans made and run on this thread inside the block use ``name`` (None: no change), set by
+    ``set_for_thread`` (which returns the previous choice), whatever other threads choose; the
+    previous choice comes back afterwards."""
+    if name is None:
+        yield
+        return
+    previous = set_for_thread(name)
+    try:
+        yield
+    finally:
+        set_for_thread(previous)
+
+
 def _thread_backend(name):
-    """Plans made and run on this thread inside the block are for backend ``name`` (None: no
-    change), whatever other threads choose; the previous choice comes back afterwards."""
-    if name is None:
-        yield
-        return
-    previous = _core.set_thread_backend(name)
-    try:
-        yield
-    finally:
-        _core.set_thread_backend(previous)
+    """This thread's plans inside the block are for backend ``name`` (see _thread_choice)."""
+    return _thread_choice(_core.set_thread_backend, name)
 
 
-@_contextlib.contextmanager
 def _thread_precision(name):
-    """Plans made and run on this thread inside the block are for precision ``name`` (None: no
-    change), whatever other threads choose; the previous choice comes back afterwards."""
-    if name is None:
-        yield
-        return
-    previous = _core.set_thread_precision(name)
-    try:
-        yield
-    finally:
-        _core.set_thread_precision(previous)
+    """This thread's plans inside the block are at precision ``name`` (see _thread_choice)."""
+    return _thread_choice(_core.set_thread_precision, name)
 
 
 __all__ = ["Var", "expr", "eval", "runtime_info", "set_num_threads", "get_num_threads", "set_simd_target",
