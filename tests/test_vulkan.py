@@ -241,3 +241,64 @@ def test_a_module_with_resident_weights_run_from_several_threads(vulkan, tmp_pat
         xa, wa = np.hstack([x, np.ones((4, 1), np.float32)]), np.vstack([w, b[None]])
         exact = np.maximum(xa.astype(np.float64) @ wa.astype(np.float64), 0)
         assert np.all(np.abs(results[i] - exact) <= product_error_bound(xa, wa, U32))
+
+
+def test_a_stretch_is_recorded_once_and_replayed_with_each_runs_arrays(vulkan, rng):
+    w = random_array(rng, (33, 17), "float32", -1, 1)
+    placeholder = F.placeholder([64, 33])
+    y = F.relu(F.matmul(placeholder, F.const(w)))
+    for run in range(5):
+        x = random_array(rng, (64, 33), "float32", -1, 1)  # a fresh array each run: the copy in is redone
+        placeholder.write(x)
+        ours = y.read()
+        exact = np.maximum(x.astype(np.float64) @ w.astype(np.float64), 0)
+        assert np.all(np.abs(ours - exact) <= product_error_bound(x, w, U32))
+        stats = mnnpy._core.executor_stats()
+        # The first run records; the process's first stretch also makes the device's placeholder
+        # binding on the way, so it may record once more.
+        if run >= 2:
+            assert stats["last_device_replays"] == stats["last_device_submits"] == 1
+
+
+def test_replays_read_and_write_new_host_arrays_every_run(vulkan, rng):
+    for run in range(4):
+        x = random_array(rng, (1000,), "float32", -3, 3)  # new leaf and result arrays: new host addresses
+        (ours,) = mnnpy.eval(F.const(x) * F.const(x) + F.const(np.float32(2)))
+        np.testing.assert_array_equal(ours, (x.astype(np.float64) * x + 2).astype(np.float32))
+        if run >= 2:
+            assert mnnpy._core.executor_stats()["last_device_replays"] == 1
+
+
+def test_stretches_around_a_cpu_step_are_each_replayed(vulkan, rng):
+    import mnnpy.numpy as mnp
+
+    for run in range(4):
+        x = random_array(rng, (257,), "float32", -3, 3)
+        ours = np.asarray(mnp.sort(mnp.asarray(x) * 2) * 3)
+        np.testing.assert_array_equal(ours, np.sort(x * 2) * 3)
+        stats = mnnpy._core.executor_stats()
+        assert stats["last_device_submits"] == 2
+        if run >= 2:
+            assert stats["last_device_replays"] == 2
+    _, profile = profiled(lambda: [mnp.sort(mnp.asarray(x) * 2) * 3], "vulkan")
+    assert [s["backend"] for s in compute_steps(profile)] == ["vulkan", "cpu", "vulkan"]
+
+
+def test_a_plan_whose_device_arena_moved_records_again(vulkan, rng):
+    small = F.placeholder([8, 8])
+    large = F.placeholder([512, 512])
+    y_small, y_large = F.relu(small * 3.0 + 1.0), F.relu(large * 3.0 + 1.0)
+    for run in range(3):
+        xs = random_array(rng, (8, 8), "float32", -1, 1)
+        small.write(xs)
+        np.testing.assert_array_equal(y_small.read(), np.maximum((xs.astype(np.float64) * 3 + 1).astype(np.float32), 0))
+        if run == 1:
+            # The larger plan grows this thread's device arena: the small plan's buffers move.
+            xl = random_array(rng, (512, 512), "float32", -1, 1)
+            large.write(xl)
+            np.testing.assert_array_equal(y_large.read(),
+                                          np.maximum((xl.astype(np.float64) * 3 + 1).astype(np.float32), 0))
+    assert mnnpy._core.executor_stats()["last_device_replays"] == 0  # recorded anew on the new arena
+    small.write(xs)
+    y_small.read()
+    assert mnnpy._core.executor_stats()["last_device_replays"] == 1

@@ -67,9 +67,11 @@ class Backend {
   // values to the host that follow them directly (the last calls, `to_host`, whose kernels call
   // copy_to_host): a GPU backend records them into one command buffer and submits it once,
   // waiting only where there are such copies, whose bytes must be on the host when it returns.
-  // The default runs each kernel in turn.
-  virtual void run_steps(const StepCall* calls, size_t count) const {
+  // The default runs each kernel in turn. Returns whether the backend replayed work it had
+  // recorded for the same steps on the same buffers at an earlier run, instead of recording anew.
+  virtual bool run_steps(const StepCall* calls, size_t count) const {
     for (size_t i = 0; i < count; ++i) calls[i].kernel->execute(calls[i].args, calls[i].scratch);
+    return false;
   }
 
   // Whether make_kernel can run this node here (may depend on dtypes, attributes, shapes).

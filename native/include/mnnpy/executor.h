@@ -21,6 +21,9 @@ struct ExecutorStats {
   // The device time of the last run without profiling (timestamps of its stretches), -1 where no
   // device measured one: next to the run's wall time, what went to submits, waits and the host.
   double last_device_seconds = -1;
+  // How many of the last run's stretches replayed commands recorded at an earlier run of the
+  // same plan (a GPU records a stretch once, at its first run on a thread, and submits it again).
+  uint64_t last_device_replays = 0;
 };
 
 // Computes the values of `targets`; caches them on nodes that read no placeholder (when two

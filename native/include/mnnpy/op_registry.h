@@ -4,6 +4,8 @@
 // with MNNPY_REGISTER_KERNEL (mnnpy/backend.h) from backend/<name>/. Nothing else in the engine
 // names ops.
 #pragma once
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -38,6 +40,16 @@ class Kernel {
   // Bytes the kernel keeps from plan to run (packed weights, index tables): what its plan costs
   // while cached. Kernels whose state grows with tensor sizes report it.
   virtual size_t resident_bytes() const { return 0; }
+  // Unique in the process, never reused: tells this kernel from a later one made at the same
+  // address (a device backend keeps the commands it recorded for a stretch of kernels).
+  uint64_t serial() const { return serial_; }
+
+ private:
+  static uint64_t next_serial() {
+    static std::atomic<uint64_t> last{0};
+    return ++last;
+  }
+  const uint64_t serial_ = next_serial();
 };
 
 // MNN's precision modes (BackendConfig::PrecisionMode, in its order): what a plan's kernels may

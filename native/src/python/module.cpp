@@ -375,6 +375,7 @@ PYBIND11_MODULE(_core, m) {
     d["last_device_bytes"] = s.last_device_bytes;
     d["last_device_submits"] = s.last_device_submits;
     d["last_device_seconds"] = s.last_device_seconds;
+    d["last_device_replays"] = s.last_device_replays;
     return d;
   });
   m.def("clear_plan_cache", &clear_plan_cache);

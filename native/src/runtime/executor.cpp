@@ -899,6 +899,7 @@ std::vector<std::shared_ptr<Tensor>> run_plan(const Plan& plan,
     }
   };
   std::vector<StepCall> stretch;
+  uint64_t replayed_stretches = 0;
   std::vector<double> device_seconds_before;
   for (const DeviceArena& d : plan.device_arenas) device_seconds_before.push_back(d.backend->device_seconds_waited());
   for (size_t s = 0; s < plan.steps.size(); ++s) {
@@ -912,7 +913,7 @@ std::vector<std::shared_ptr<Tensor>> run_plan(const Plan& plan,
           stretch.push_back(call_of(plan.steps[k]));
           if (kAddressSanitizer) unpoison_arena_outputs(plan.steps[k]);  // the copies to the host at its end
         }
-        device.run_steps(stretch.data(), stretch.size());
+        if (device.run_steps(stretch.data(), stretch.size())) ++replayed_stretches;
         if (kAddressSanitizer) {
           for (size_t k = s; k < (size_t)step.stretch_end; ++k) {
             for (int v : plan.steps[k].arena_dead_after) poison_bytes(arena_bytes_of(v), plan.values[v].type.nbytes());
@@ -970,6 +971,7 @@ std::vector<std::shared_ptr<Tensor>> run_plan(const Plan& plan,
     }
     std::lock_guard<std::mutex> lock(g_cache_mutex);
     g_stats.last_device_seconds = device_seconds;
+    g_stats.last_device_replays = replayed_stretches;
   }
   std::vector<std::shared_ptr<Tensor>> out;
   for (int t : plan.targets) out.push_back(tensors[t]);

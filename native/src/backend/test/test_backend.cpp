@@ -134,7 +134,7 @@ class TestBackend : public Backend {
   }
   // A stretch of steps: every tensor handed over must be in this backend's buffers (but the
   // host side of a copy into it or out of it); copies out come last.
-  void run_steps(const StepCall* calls, size_t count) const override {
+  bool run_steps(const StepCall* calls, size_t count) const override {
     bool copying_out = false;
     for (size_t i = 0; i < count; ++i) {
       if (copying_out && !calls[i].to_host) throw std::logic_error("test backend: a step after a copy to the host in a stretch");
@@ -147,6 +147,7 @@ class TestBackend : public Backend {
       }
       calls[i].kernel->execute(calls[i].args, calls[i].scratch);
     }
+    return false;
   }
 
   // The ops with a kernel registered for this backend, on float32 only.

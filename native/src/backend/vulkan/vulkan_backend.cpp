@@ -2,7 +2,7 @@
 // the CPU), listed only where one was found. Kernels register per op under "vulkan"
 // (MNNPY_REGISTER_KERNEL) and say per node whether they can run it by returning null; the
 // elementwise program runs through its own kernel. A stretch of steps is recorded into one
-// command buffer and submitted once.
+// command buffer at its first run and submitted once per run.
 #include <map>
 #include <mutex>
 
@@ -72,20 +72,12 @@ class VulkanBackend : public Backend {
   void copy_to_host(void* host_dst, const void* device_src, size_t bytes) const override {
     Recorder::current().copy_to_host(host_dst, device_src, bytes);
   }
-  void synchronize() const override { Recorder::current().wait(); }
+  void synchronize() const override { Recorder::current().synchronize(); }
   double last_stretch_seconds() const override { return Recorder::current().last_seconds(); }
   double device_seconds_waited() const override { return Recorder::current().seconds_waited(); }
 
-  void run_steps(const StepCall* calls, size_t count) const override {
-    Recorder& recorder = Recorder::current();
-    recorder.begin_stretch();
-    try {
-      for (size_t i = 0; i < count; ++i) calls[i].kernel->execute(calls[i].args, calls[i].scratch);
-    } catch (...) {
-      recorder.end_stretch(true);
-      throw;
-    }
-    recorder.end_stretch();
+  bool run_steps(const StepCall* calls, size_t count) const override {
+    return Recorder::current().run_stretch(calls, count);
   }
 
   // A node runs here where a kernel is registered for its op, every tensor fits one binding, and

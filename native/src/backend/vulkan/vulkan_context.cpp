@@ -418,6 +418,14 @@ std::shared_ptr<Allocation> allocation_at(const void* data, size_t bytes, VkDevi
   throw std::logic_error("vulkan backend: an address outside every live buffer");
 }
 
+bool is_device_address(const void* data) {
+  const uintptr_t p = (uintptr_t)data;
+  AddressRegistry& registry = addresses();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  auto it = registry.by_address.upper_bound(p);
+  return it != registry.by_address.begin() && p < std::prev(it)->first + std::prev(it)->second->bytes;
+}
+
 BufferRange resolve(const void* data, size_t bytes) {
   VkDeviceSize offset = 0;
   std::shared_ptr<Allocation> a = allocation_at(data, bytes, &offset);

@@ -8,7 +8,8 @@
 //
 // Recording: Backend::run_steps opens one command buffer, each kernel's execute() records its
 // dispatches into it (`Recorder::current()`), copies into the device record a staging copy, and
-// the stretch is submitted once. synchronize() waits for it.
+// the stretch is submitted once; later runs of the same stretch submit the same buffer again.
+// synchronize() waits for it.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -107,6 +108,9 @@ std::shared_ptr<void> allocate_device_buffer(size_t bytes);
 // The buffer holding [data, data + bytes) and the offset of data in it; throws std::logic_error
 // for an address outside every live buffer.
 std::shared_ptr<Allocation> allocation_at(const void* data, size_t bytes, VkDeviceSize* offset);
+
+// Whether `data` is inside a live device buffer (not host memory).
+bool is_device_address(const void* data);
 
 // A storage-buffer binding: a tensor's bytes.
 struct BufferRange {

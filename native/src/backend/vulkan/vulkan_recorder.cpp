@@ -33,39 +33,56 @@ Recorder& Recorder::current() {
   return recorder;
 }
 
+// Recordings kept per thread: a process that cycles through more plans than this records again.
+constexpr size_t kMaxRecordings = 64;
+constexpr size_t kMaxRecordingStagingBytes = size_t(256) << 20;
+
 Recorder::~Recorder() {
   Context* ctx = context();
-  if (!ctx || !cb_ || process_exiting()) return;
+  if (!ctx || !pool_ || process_exiting()) return;
   if (pending_) vkWaitForFences(ctx->device, 1, &fence_, VK_TRUE, UINT64_MAX);
   vkDestroyFence(ctx->device, fence_, nullptr);
   if (timestamps_) vkDestroyQueryPool(ctx->device, timestamps_, nullptr);
-  vkDestroyCommandPool(ctx->device, pool_, nullptr);  // frees its command buffer
+  vkDestroyCommandPool(ctx->device, pool_, nullptr);  // frees its command buffers
+}
+
+void Recorder::create_objects() {
+  Context& ctx = *context();
+  VkCommandPoolCreateInfo pool{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pool.queueFamilyIndex = ctx.queue_family;
+  check(vkCreateCommandPool(ctx.device, &pool, nullptr, &pool_), "vkCreateCommandPool");
+  VkCommandBufferAllocateInfo info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  info.commandPool = pool_;
+  info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  info.commandBufferCount = 1;
+  check(vkAllocateCommandBuffers(ctx.device, &info, &one_time_cb_), "vkAllocateCommandBuffers");
+  VkFenceCreateInfo fence{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  check(vkCreateFence(ctx.device, &fence, nullptr, &fence_), "vkCreateFence");
+  if (ctx.timestamp_period > 0) {
+    VkQueryPoolCreateInfo queries{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    queries.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    queries.queryCount = 2;
+    check(vkCreateQueryPool(ctx.device, &queries, nullptr, &timestamps_), "vkCreateQueryPool");
+  }
 }
 
 void Recorder::open() {
   Context& ctx = *context();
-  if (!cb_) {
-    VkCommandPoolCreateInfo pool{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-    pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-    pool.queueFamilyIndex = ctx.queue_family;
-    check(vkCreateCommandPool(ctx.device, &pool, nullptr, &pool_), "vkCreateCommandPool");
+  if (!pool_) create_objects();
+  if (pending_) wait();  // one submission in flight at a time: the fence (and a reused buffer) is free again
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  if (capture_) {
+    // A stretch's own buffer, kept to be submitted again.
     VkCommandBufferAllocateInfo info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
     info.commandPool = pool_;
     info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
     info.commandBufferCount = 1;
     check(vkAllocateCommandBuffers(ctx.device, &info, &cb_), "vkAllocateCommandBuffers");
-    VkFenceCreateInfo fence{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    check(vkCreateFence(ctx.device, &fence, nullptr, &fence_), "vkCreateFence");
-    if (ctx.timestamp_period > 0) {
-      VkQueryPoolCreateInfo pool{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-      pool.queryType = VK_QUERY_TYPE_TIMESTAMP;
-      pool.queryCount = 2;
-      check(vkCreateQueryPool(ctx.device, &pool, nullptr, &timestamps_), "vkCreateQueryPool");
-    }
+  } else {
+    cb_ = one_time_cb_;
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   }
-  if (pending_) wait();  // the command buffer is reused: its earlier work must be done
-  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   check(vkBeginCommandBuffer(cb_, &begin), "vkBeginCommandBuffer");
   if (timestamps_) {
     vkCmdResetQueryPool(cb_, timestamps_, 0, 2);
@@ -160,10 +177,142 @@ std::shared_ptr<Allocation> Recorder::take_staging(size_t bytes, Memory kind) {
   return staging;
 }
 
-void Recorder::end_stretch(bool failed) {
+std::vector<uintptr_t> Recorder::stretch_key(const StepCall* calls, size_t count) {
+  std::vector<uintptr_t> key;
+  for (size_t i = 0; i < count; ++i) {
+    const StepCall& c = calls[i];
+    // A kernel of this backend sees device buffers only; a copy has one host side.
+    const bool device_only = dynamic_cast<const VulkanKernel*>(c.kernel) != nullptr;
+    key.insert(key.end(), {(uintptr_t)c.kernel->serial(), (uintptr_t)c.scratch, c.args.inputs.size(), c.args.outputs.size()});
+    for (const Tensor* t : c.args.inputs) key.push_back(device_only || is_device_address(t->data) ? (uintptr_t)t->data : 0);
+    for (const Tensor* t : c.args.outputs) key.push_back(device_only || is_device_address(t->data) ? (uintptr_t)t->data : 0);
+  }
+  return key;
+}
+
+bool Recorder::replay(const std::vector<uintptr_t>& key, const StepCall* calls) {
+  auto found = std::find_if(recordings_.begin(), recordings_.end(), [&](const Recording& r) { return r.key == key; });
+  if (found == recordings_.end()) return false;
+  std::vector<std::shared_ptr<Allocation>> used;
+  for (const std::weak_ptr<Allocation>& b : found->buffers) {
+    used.push_back(b.lock());
+    if (!used.back()) {  // cannot happen while its key matches; recorded again if it does
+      vkFreeCommandBuffers(context()->device, pool_, 1, &found->cb);
+      recordings_.erase(found);
+      return false;
+    }
+  }
+  Context& ctx = *context();
+  if (open_) submit();
+  if (pending_) wait();
+  for (const HostCopy& c : found->host_copies) {
+    if (!c.to_host) copy_host_bytes(c.staging->mapped, calls[c.call].args.inputs[c.arg]->data, c.bytes);
+    used.push_back(c.staging);
+  }
+  VkSubmitInfo info{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  info.commandBufferCount = 1;
+  info.pCommandBuffers = &found->cb;
+  {
+    std::lock_guard<std::mutex> lock(ctx.queue_mutex);
+    check(vkQueueSubmit(ctx.queue, 1, &info, fence_), "vkQueueSubmit");
+  }
+  pending_ = true;
+  in_flight_.insert(in_flight_.end(), used.begin(), used.end());
+  found->last_used = ++use_clock_;
+  for (const HostCopy& c : found->host_copies) {
+    if (c.to_host) copies_out_.push_back(CopyOut{calls[c.call].args.outputs[c.arg]->data, c.staging, c.bytes});
+  }
+  if (!copies_out_.empty()) wait();
+  return true;
+}
+
+void Recorder::keep_recording(std::vector<uintptr_t> key, Capture& capture, VkCommandBuffer cb,
+                              const std::vector<std::shared_ptr<Allocation>>& used) {
+  Recording r;
+  r.key = std::move(key);
+  r.cb = cb;
+  r.host_copies = std::move(capture.host_copies);
+  std::vector<const Allocation*> seen;
+  for (const HostCopy& c : r.host_copies) {
+    seen.push_back(c.staging.get());
+    r.staging_bytes += c.staging->bytes;
+  }
+  for (const std::shared_ptr<Allocation>& a : used) {
+    if (std::find(seen.begin(), seen.end(), a.get()) != seen.end()) continue;
+    seen.push_back(a.get());
+    r.buffers.push_back(a);
+  }
+  r.last_used = ++use_clock_;
+  // Those whose plan or arena is gone can never run again.
+  for (size_t k = recordings_.size(); k-- > 0;) {
+    const std::vector<std::weak_ptr<Allocation>>& buffers = recordings_[k].buffers;
+    if (std::any_of(buffers.begin(), buffers.end(), [](const std::weak_ptr<Allocation>& b) { return b.expired(); })) {
+      vkFreeCommandBuffers(context()->device, pool_, 1, &recordings_[k].cb);
+      recordings_.erase(recordings_.begin() + k);
+    }
+  }
+  recordings_.push_back(std::move(r));
+  // The least recently used go (never the one just submitted, the only one that may be in flight).
+  size_t staging_bytes = 0;
+  for (const Recording& k : recordings_) staging_bytes += k.staging_bytes;
+  while (recordings_.size() > 1 && (recordings_.size() > kMaxRecordings || staging_bytes > kMaxRecordingStagingBytes)) {
+    auto oldest = std::min_element(recordings_.begin(), recordings_.end(),
+                                   [](const Recording& a, const Recording& b) { return a.last_used < b.last_used; });
+    staging_bytes -= oldest->staging_bytes;
+    vkFreeCommandBuffers(context()->device, pool_, 1, &oldest->cb);
+    recordings_.erase(oldest);
+  }
+}
+
+bool Recorder::run_stretch(const StepCall* calls, size_t count) {
+  std::vector<uintptr_t> key = stretch_key(calls, count);
+  if (replay(key, calls)) return true;
+  if (open_) submit();  // work recorded before belongs to no stretch
+  Capture capture{calls};
+  capture_ = &capture;
+  in_stretch_ = true;
+  try {
+    for (size_t i = 0; i < count; ++i) {
+      capture.call = (uint32_t)i;
+      calls[i].kernel->execute(calls[i].args, calls[i].scratch);
+    }
+  } catch (...) {
+    // Waited for, so that nothing it uses goes before the device is done with it; not kept.
+    capture_ = nullptr;
+    in_stretch_ = false;
+    const VkCommandBuffer partial = open_ ? cb_ : VK_NULL_HANDLE;
+    try {
+      wait();
+    } catch (...) {
+    }
+    if (partial) vkFreeCommandBuffers(context()->device, pool_, 1, &partial);
+    throw;
+  }
+  capture_ = nullptr;
   in_stretch_ = false;
-  if (failed || !copies_out_.empty()) wait();
-  else submit();
+  if (!open_) return false;  // nothing recorded
+  const VkCommandBuffer cb = cb_;
+  const std::vector<std::shared_ptr<Allocation>> used = kept_;
+  submit();
+  if (capture.replayable) keep_recording(std::move(key), capture, cb, used);
+  if (!copies_out_.empty()) wait();
+  if (!capture.replayable) {
+    wait();
+    vkFreeCommandBuffers(context()->device, pool_, 1, &cb);
+  }
+  return false;
+}
+
+void Recorder::note_host_copy(const void* host, bool to_host, const std::shared_ptr<Allocation>& staging, size_t bytes) {
+  const KernelArgs& args = capture_->calls[capture_->call].args;
+  const size_t n = to_host ? args.outputs.size() : args.inputs.size();
+  for (size_t k = 0; k < n; ++k) {
+    if ((to_host ? args.outputs[k]->data : args.inputs[k]->data) == host) {
+      capture_->host_copies.push_back(HostCopy{capture_->call, (uint32_t)k, to_host, staging, bytes});
+      return;
+    }
+  }
+  capture_->replayable = false;  // a host array that is not its step's: its place at the next run is unknown
 }
 
 void Recorder::copy_from_host(void* device_dst, const void* host_src, size_t bytes) {
@@ -172,6 +321,7 @@ void Recorder::copy_from_host(void* device_dst, const void* host_src, size_t byt
   std::shared_ptr<Allocation> dst = allocation_at(device_dst, bytes, &offset);
   std::shared_ptr<Allocation> staging = take_staging(bytes, Memory::Upload);
   copy_host_bytes(staging->mapped, host_src, bytes);
+  if (capture_) note_host_copy(host_src, false, staging, bytes);
   const VkBufferCopy region{0, offset, bytes};
   vkCmdCopyBuffer(command_buffer(Work::Transfer), staging->buffer, dst->buffer, 1, &region);
   recorded(Work::Transfer);
@@ -185,6 +335,7 @@ void Recorder::copy_to_host(void* host_dst, const void* device_src, size_t bytes
   VkDeviceSize offset = 0;
   std::shared_ptr<Allocation> src = allocation_at(device_src, bytes, &offset);
   std::shared_ptr<Allocation> staging = take_staging(bytes, Memory::Readback);
+  if (capture_) note_host_copy(host_dst, true, staging, bytes);
   const VkBufferCopy region{offset, 0, bytes};
   vkCmdCopyBuffer(command_buffer(Work::Transfer), src->buffer, staging->buffer, 1, &region);
   recorded(Work::Transfer);
