@@ -285,20 +285,26 @@ def test_stretches_around_a_cpu_step_are_each_replayed(vulkan, rng):
 
 
 def test_a_plan_whose_device_arena_moved_records_again(vulkan, rng):
+    import threading
     small = F.placeholder([8, 8])
     large = F.placeholder([512, 512])
     y_small, y_large = F.relu(small * 3.0 + 1.0), F.relu(large * 3.0 + 1.0)
-    for run in range(3):
-        xs = random_array(rng, (8, 8), "float32", -1, 1)
-        small.write(xs)
-        np.testing.assert_array_equal(y_small.read(), np.maximum((xs.astype(np.float64) * 3 + 1).astype(np.float32), 0))
-        if run == 1:
-            # The larger plan grows this thread's device arena: the small plan's buffers move.
-            xl = random_array(rng, (512, 512), "float32", -1, 1)
-            large.write(xl)
-            np.testing.assert_array_equal(y_large.read(),
-                                          np.maximum((xl.astype(np.float64) * 3 + 1).astype(np.float32), 0))
-    assert mnnpy._core.executor_stats()["last_device_replays"] == 0  # recorded anew on the new arena
+    xs = random_array(rng, (8, 8), "float32", -1, 1)
+    xl = random_array(rng, (512, 512), "float32", -1, 1)
     small.write(xs)
-    y_small.read()
-    assert mnnpy._core.executor_stats()["last_device_replays"] == 1
+    large.write(xl)
+    replays, results = [], []
+
+    def body():  # a new thread starts with an empty device arena
+        with mnnpy.backend("vulkan"):
+            for plan in [y_small, y_small, y_large, y_small, y_small]:
+                # The large plan grows the thread's device arena: the small plan's buffers move.
+                results.append(plan.read())
+                replays.append(mnnpy._core.executor_stats()["last_device_replays"])
+
+    thread = threading.Thread(target=body)
+    thread.start()
+    thread.join()
+    for x, ours in zip([xs, xs, xl, xs, xs], results):
+        np.testing.assert_array_equal(ours, np.maximum((x.astype(np.float64) * 3 + 1).astype(np.float32), 0))
+    assert replays == [0, 1, 0, 0, 1]  # recorded anew on the new arena, then replayed
