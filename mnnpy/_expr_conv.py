@@ -51,13 +51,17 @@ def _as_float_var(x, name, op="conv2d"):
 
 
 def _conv2d_nchw(x, w, bias, strides, pads4, dilations, group, activation=0, clip_min=0.0, clip_max=6.0,
-                 alpha=0.2, beta=0.5):
+                 alpha=0.2, beta=0.5, residual=None):
     """The Conv2D op on NCHW float32 Vars: explicit 4-sided pads (top, left, bottom, right) and an
     activation code (0 none, 1 relu, 2 clip(clip_min, clip_max), 3 sigmoid, 4 silu, 5 hardswish,
-    6 gelu, 7 hardsigmoid(alpha, beta)) applied in the kernel's epilogue."""
+    6 gelu, 7 hardsigmoid(alpha, beta)) applied in the kernel's epilogue, after the optional
+    ``residual`` (shaped like the output) is added to conv + bias."""
     inputs = [x, w] if bias is None else [x, w, bias]
-    return _core.op("Conv2D", inputs, _conv_attrs(strides, pads4, dilations, group, activation, clip_min, clip_max,
-                                                  alpha, beta))
+    attrs = _conv_attrs(strides, pads4, dilations, group, activation, clip_min, clip_max, alpha, beta)
+    if residual is not None:
+        inputs.append(residual)
+        attrs["residual"] = 1
+    return _core.op("Conv2D", inputs, attrs)
 
 
 def _conv_attrs(strides, pads4, dilations, group, activation, clip_min, clip_max, alpha, beta):

@@ -303,3 +303,231 @@ def test_tiles_and_splits_set_by_the_environment(vulkan, tiles, splits, scheme):
 def test_invalid_settings_are_refused(vulkan, name, value):
     result = run_with_environment(**{name: value})
     assert result.returncode != 0 and name in result.stderr
+
+
+# ---------------------------------------------------------------- fused residual
+# y = act(conv + bias + residual): the residual is added to the rounded conv + bias, as the Add it
+# replaces would, so z' = fl(fl(conv + bias) + r) is within Delta + u (|z + r| + Delta) of the exact
+# z + r (Delta as above); the activation then as before.
+
+
+def residual_bound(z, delta, r, code, p0, p1):
+    """Bound on |computed act(fl(z' + r)) - act(z + r)| for z' within delta of the exact z."""
+    s = z + r.astype(np.float64)
+    total = delta + U32 * (np.abs(s) + delta)
+    return s, LIPSCHITZ.get(code, abs(float(p0))) * total + activation_rounding(code, s, total, p0, p1)
+
+
+def residual_step(backend, x, w, b, r, strides, pads, dilations, group, build_tail):
+    """The Conv2D (no activation) of x, w, b followed by build_tail(conv, residual) on `backend`:
+    the value and the compute steps."""
+    def build():
+        conv = _conv2d_nchw(F.const(x), F.const(w), None if b is None else F.const(b), strides, pads, dilations, group)
+        out = build_tail(conv, F.const(r))
+        return list(out) if isinstance(out, tuple) else [out]
+    values, profile = profiled(build, backend)
+    return values, compute_steps(profile)
+
+
+@pytest.mark.parametrize("code,params", ACTIVATIONS)
+@pytest.mark.parametrize("n,c,h,w,cout,kh,kw,strides,pads,group,scheme", ACT_LAYERS)
+def test_residual_op_with_each_activation(vulkan, rng, n, c, h, w, cout, kh, kw, strides, pads, group, scheme, code,
+                                          params):
+    """The Conv2D op with a residual input on Vulkan against the exact value, and the CPU kernel of
+    the same op against the CPU's conv followed by the add and activation (bit for bit where the
+    activation is exact)."""
+    x, wt, b = conv_case(rng, n, c, h, w, cout, kh, kw, group, scale=3.0)
+    z, delta = exact_conv(x, wt, b, strides, pads, (1, 1), group)
+    r = (rng.standard_normal(z.shape) * 3).astype(np.float32)
+    p0, p1 = activation_params(code, params)
+
+    def build():
+        return [_conv2d_nchw(F.const(x), F.const(wt), F.const(b), strides, pads, (1, 1), group, code,
+                             residual=F.const(r), **params)]
+    (ours,), profile = profiled(build, "vulkan")
+    steps = compute_steps(profile)
+    assert [(s["op"], s["backend"], s["fallback"]) for s in steps] == [("Conv2D", "vulkan", False)]
+    assert steps[0]["scheme"].startswith(scheme) and steps[0]["scheme"].endswith(" residual")
+    s, bound = residual_bound(z, delta, r, code, p0, p1)
+    assert np.all(np.abs(ours - activate(s, code, p0, p1)) <= bound)
+
+    (cpu_fused,), _ = profiled(build, "cpu")
+    (cpu_conv,), _ = profiled(lambda: [_conv2d_nchw(F.const(x), F.const(wt), F.const(b), strides, pads, (1, 1),
+                                                    group)], "cpu")
+    summed = cpu_conv + r  # float32, rounded once as the kernel does
+    if code in (NONE, RELU, CLIP):
+        np.testing.assert_array_equal(cpu_fused, activate(summed.astype(np.float64), code, p0, p1).astype(np.float32))
+    assert np.all(np.abs(cpu_fused - ours) <= 2 * bound)
+
+
+# Conv -> Add -> activation built from expr ops, fused on Vulkan into one step.
+FUSED_LAYERS = [g for g in GEOMETRIES if g.id in ("1x1", "1x1-group2", "1x1-stride2", "3x3-stride2-batch2",
+                                                   "3x3-asym-pad", "3x3-group2", "3x3-split4", "1x1-split2",
+                                                   "dw3x3-stride2", "dw-multiplier3")]
+GRAPH_ACTIVATIONS = {"none": (lambda v: v, NONE, {}), "relu": (F.relu, RELU, {}),
+                     "relu6": (F.relu6, CLIP, {"clip_min": 0.0, "clip_max": 6.0}),
+                     "sigmoid": (F.sigmoid, SIGMOID, {}), "gelu": (lambda v: F.gelu(v), GELU, {})}
+
+
+@pytest.mark.parametrize("n,c,h,w,cout,kh,kw,strides,pads,dilations,group,scheme", FUSED_LAYERS)
+@pytest.mark.parametrize("act", ["relu", "none"])
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "nobias"])
+def test_add_after_conv_is_fused(vulkan, rng, n, c, h, w, cout, kh, kw, strides, pads, dilations, group, scheme,
+                                 act, bias):
+    """One step on Vulkan, within the bound of the exact value and of the CPU's unfused graph."""
+    x, wt, b = conv_case(rng, n, c, h, w, cout, kh, kw, group, bias, scale=3.0)
+    z, delta = exact_conv(x, wt, b, strides, pads, dilations, group)
+    r = (rng.standard_normal(z.shape) * 3).astype(np.float32)
+    fn, code, params = GRAPH_ACTIVATIONS[act]
+    p0, p1 = activation_params(code, params)
+    # The residual on either side of the add.
+    tail = (lambda conv, res: fn(F.add(conv, res))) if bias else (lambda conv, res: fn(F.add(res, conv)))
+    (ours,), steps = residual_step("vulkan", x, wt, b, r, strides, pads, dilations, group, tail)
+    assert [(s["op"], s["backend"], s["fallback"]) for s in steps] == [("Conv2D", "vulkan", False)]
+    assert steps[0]["scheme"].startswith(scheme) and steps[0]["scheme"].endswith(" residual")
+    s, bound = residual_bound(z, delta, r, code, p0, p1)
+    assert np.all(np.abs(ours - activate(s, code, p0, p1)) <= bound)
+    (theirs,), cpu_steps = residual_step("cpu", x, wt, b, r, strides, pads, dilations, group, tail)
+    assert [st["op"] for st in cpu_steps] == ["Conv2D", "Fused(Add,Relu)" if act == "relu" else "Fused(Add)"]
+    assert "winograd" not in cpu_steps[0]["scheme"]
+    assert np.all(np.abs(ours - theirs) <= 2 * bound)
+
+
+@pytest.mark.parametrize("act", ["relu6", "sigmoid", "gelu"])
+def test_activation_after_the_add_joins(vulkan, rng, act):
+    x, wt, b = conv_case(rng, 1, 12, 9, 11, 10, 3, 3, 1, scale=3.0)
+    z, delta = exact_conv(x, wt, b, (1, 1), (1, 1, 1, 1), (1, 1), 1)
+    r = (rng.standard_normal(z.shape) * 3).astype(np.float32)
+    fn, code, params = GRAPH_ACTIVATIONS[act]
+    p0, p1 = activation_params(code, params)
+    (ours,), steps = residual_step("vulkan", x, wt, b, r, (1, 1), (1, 1, 1, 1), (1, 1), 1,
+                                   lambda conv, res: fn(F.add(conv, res)))
+    assert [(st["op"], st["backend"]) for st in steps] == [("Conv2D", "vulkan")]
+    s, bound = residual_bound(z, delta, r, code, p0, p1)
+    assert np.all(np.abs(ours - activate(s, code, p0, p1)) <= bound)
+
+
+def _unfused_cases():
+    # (the residual's shape given the conv output's (1, 6, 7, 7), the tail, expected step ops on vulkan)
+    return {
+        "broadcast-channel": ((1, 6, 1, 1), lambda conv, res: F.relu(F.add(conv, res)), ["Conv2D", "Fused(Add,Relu)"]),
+        "broadcast-rank3": ((6, 7, 7), lambda conv, res: F.add(res, conv), ["Conv2D", "Fused(Add)"]),
+        "grows-the-batch": ((3, 6, 7, 7), lambda conv, res: F.relu(F.add(conv, res)), ["Conv2D", "Fused(Add,Relu)"]),
+        # The convolution's output is read twice: by the add and as a result.
+        "conv-read-twice": ((1, 6, 7, 7), lambda conv, res: (F.relu(F.add(conv, res)), conv),
+                            ["Conv2D", "Fused(Add,Relu)"]),
+        "conv-read-by-another-op": ((1, 6, 7, 7), lambda conv, res: F.multiply(F.relu(F.add(conv, res)), conv),
+                                    ["Conv2D", "Fused(Add,Relu,Mul)"]),
+        "conv-added-to-itself": ((1, 6, 7, 7), lambda conv, res: F.add(conv, conv), ["Conv2D", "Fused(Add)"]),
+        # The sum is read twice: the add joins the convolution, the activation stays apart.
+        "sum-read-twice": ((1, 6, 7, 7), lambda conv, res: (lambda s: (F.relu(s), s))(F.add(conv, res)),
+                           ["Conv2D", "Fused(Relu)"]),
+    }
+
+
+@pytest.mark.parametrize("case", list(_unfused_cases()))
+def test_what_is_not_fused_stays_correct(vulkan, rng, case):
+    shape, tail, ops = _unfused_cases()[case]
+    x, wt, b = conv_case(rng, 1, 5, 9, 9, 6, 3, 3, 1)
+    r = rng.standard_normal(shape).astype(np.float32)
+    ours, steps = residual_step("vulkan", x, wt, b, r, (1, 1), (0, 0, 0, 0), (1, 1), 1, tail)
+    assert [st["op"] for st in steps] == ops and all(st["backend"] == "vulkan" for st in steps)
+    assert steps[0]["scheme"].endswith(" residual") == (case == "sum-read-twice")
+    theirs, _ = residual_step("cpu", x, wt, b, r, (1, 1), (0, 0, 0, 0), (1, 1), 1, tail)
+    # Both sides within twice the conv's bound of the exact value, then the same exact add, relu and product.
+    z, delta = exact_conv(x, wt, b, (1, 1), (0, 0, 0, 0), (1, 1), 1)
+    for o, t in zip(ours, theirs):
+        assert o.shape == t.shape
+        scale = 2 * np.max(np.abs(z) + delta) + np.max(np.abs(r))
+        assert np.all(np.abs(o - t) <= 2 * np.max(delta) * (1 + scale) + 4 * U32 * scale ** 2)
+
+
+@pytest.mark.parametrize("residual, inputs, error, match", [
+    ((1, 4, 5, 6), 4, ValueError, r"Conv2D: residual must have the output's shape \(1, 4, 5, 5\), got \(1, 4, 5, 6\)"),
+    ((4, 5, 5), 4, ValueError, r"Conv2D: residual must have the output's shape"),
+    ("float64", 4, TypeError, "Conv2D: residual must be float32, got float64"),
+    ((1, 4, 5, 5), 2, ValueError, "Conv2D: attribute residual=1 needs the residual as the last of 3 or 4 inputs"),
+    (None, 4, ValueError, r"Conv2D: a fourth input \(the residual\) needs the attribute residual=1"),
+])
+def test_bad_residual_raises(residual, inputs, error, match):
+    x = F.const(np.zeros((1, 3, 5, 5), np.float32))
+    w, b = F.const(np.zeros((4, 3, 1, 1), np.float32)), F.const(np.zeros(4, np.float32))
+    r = F.const(np.zeros((1, 4, 5, 5), np.float64 if residual == "float64" else np.float32)
+                if isinstance(residual, str) or residual is None else np.zeros(residual, np.float32))
+    ins = [x, w, b, r][:inputs]
+    attrs = {} if residual is None else {"residual": 1}
+    with pytest.raises(error, match=match):
+        mnnpy._core.op("Conv2D", ins, attrs)
+
+
+def test_residual_without_bias_on_the_cpu_and_its_gradient(rng):
+    """[x, w, r] with residual=1 (no bias) on the CPU: the value and the gradients are those of the
+    unfused graph relu(conv + r), bit for bit (the same roundings, the same gradient ops)."""
+    x, wt, _ = conv_case(rng, 2, 3, 6, 5, 4, 3, 3, 1, bias=False)
+    r = rng.standard_normal((2, 4, 4, 3)).astype(np.float32)
+    g = F.const(rng.standard_normal((2, 4, 4, 3)).astype(np.float32))
+
+    def value_and_grads(fused):
+        xv, wv, rv = (F.placeholder(v.shape) for v in (x, wt, r))
+        for var, v in zip((xv, wv, rv), (x, wt, r)):
+            var.write(v)
+        if fused:
+            y = _conv2d_nchw(xv, wv, None, (1, 1), (0, 0, 0, 0), (1, 1), 1, RELU, residual=rv)
+        else:
+            y = F.relu(F.add(_conv2d_nchw(xv, wv, None, (1, 1), (0, 0, 0, 0), (1, 1), 1), rv))
+        return mnnpy.eval(y, *mnnpy.expr.grad([y], [xv, wv, rv], [g]))
+
+    with mnnpy.backend("cpu"):
+        for ours, theirs in zip(value_and_grads(True), value_and_grads(False)):
+            np.testing.assert_array_equal(ours, theirs)
+
+
+def test_resnet_basic_block_against_torch(vulkan, rng):
+    """torchvision's BasicBlock (its batch norms folded into the convolutions, in float64, then
+    rounded to float32 weights) as relu(conv2(relu(conv1(x))) + x): two Vulkan steps, the second
+    with the residual. Against torch's conv2d in float64 with those weights: conv1's error Delta1 (relu keeps it),
+    carried through conv2 as conv(Delta1, |w2|), plus conv2's own Delta2 over |y1| + Delta1, plus the add's rounding."""
+    from torchvision.models.resnet import BasicBlock
+    torch.manual_seed(int(rng.integers(1 << 30)))
+    block = BasicBlock(8, 8).double().eval()
+    for bn in (block.bn1, block.bn2):
+        bn.running_mean.normal_(0, 0.5)
+        bn.running_var.uniform_(0.5, 2)
+        bn.weight.data.uniform_(0.5, 1.5)
+        bn.bias.data.normal_(0, 0.5)
+
+    def folded(conv, bn):
+        scale = bn.weight / torch.sqrt(bn.running_var + bn.eps)
+        w = (conv.weight * scale[:, None, None, None]).detach().numpy().astype(np.float32)
+        return w, (bn.bias - bn.running_mean * scale).detach().numpy().astype(np.float32)
+    (w1, b1), (w2, b2) = folded(block.conv1, block.bn1), folded(block.conv2, block.bn2)
+    x = rng.standard_normal((2, 8, 10, 9)).astype(np.float32)
+    pads = (1, 1, 1, 1)
+
+    def build():
+        xv = F.const(x)
+        y1 = _conv2d_nchw(xv, F.const(w1), F.const(b1), (1, 1), pads, (1, 1), 1, RELU)
+        y2 = _conv2d_nchw(y1, F.const(w2), F.const(b2), (1, 1), pads, (1, 1), 1)
+        return [F.relu(F.add(y2, xv))]
+    (ours,), profile = profiled(build, "vulkan")
+    steps = compute_steps(profile)
+    assert [(s["op"], s["backend"]) for s in steps] == [("Conv2D", "vulkan")] * 2
+    assert steps[1]["scheme"].endswith(" residual") and not steps[0]["scheme"].endswith(" residual")
+    z1, delta1 = exact_conv(x, w1, b1, (1, 1), pads, (1, 1), 1)
+    y1 = np.maximum(z1, 0)
+    z2, delta2 = exact_conv(y1 + delta1, np.abs(w2), np.abs(b2), (1, 1), pads, (1, 1), 1)  # over |y1| + Delta1
+    carried = exact_conv(delta1, np.abs(w2), None, (1, 1), pads, (1, 1), 1)[0]
+    s = exact_conv(y1, w2, b2, (1, 1), pads, (1, 1), 1)[0] + x
+    bound = carried + delta2 + U32 * (np.abs(s) + carried + delta2)
+    assert np.all(np.abs(ours - np.maximum(s, 0)) <= bound)
+
+
+def test_resnet18_has_no_separate_add_on_vulkan(vulkan, rng):
+    """Every residual add of torchvision's resnet18 (and the relu after it) runs inside a
+    convolution: 8 blocks, 8 Conv2D steps with a residual, no Add step."""
+    from model_zoo import export_torchvision
+    from test_vulkan_models import check as check_model
+    steps = check_model(export_torchvision("resnet18", 64), {"input": rng.standard_normal((1, 3, 64, 64)).astype(np.float32)})
+    assert not [s for s in steps if "Add" in s["op"] and s["shape"].count(",") == 3]  # the classifier's bias stays
+    assert sum(s["op"] == "Conv2D" and s["scheme"].endswith(" residual") for s in steps) == 8
+    assert all(s["backend"] == "vulkan" for s in steps if s["op"] == "Conv2D")

@@ -318,3 +318,104 @@ def test_coopmat_switch_leaves_the_float16_tiles(vulkan):
     description, scheme = out.stdout.strip().splitlines()[-2:]
     assert "cooperative" not in description
     assert scheme.startswith("hgemm 64x64x16" if ", float16" in description else "sgemm ")
+
+
+# ---------------------------------------------------------------- Conv2D at "low"
+# The implicit GEMM and the 1x1 GEMM take float16 operands at "low" where the device has float16
+# arithmetic: per output, K = C/group * kh * kw products of rounded operands (padding taps are an
+# exact 0) summed in float32 with the bias, so the matmul bound above holds with |w| and |x| summed
+# over each output's window (torch's conv2d of the magnitudes, in float64), K + 1 terms for gamma.
+# The depthwise scheme stays float32.
+
+
+def conv_low_bound(x, w, b, pads, strides, group):
+    import torch
+    tf = torch.nn.functional
+
+    def conv(xx, ww):
+        xt = tf.pad(torch.from_numpy(xx), (pads[1], pads[3], pads[0], pads[2]))
+        return tf.conv2d(xt, torch.from_numpy(ww), None, tuple(strides), 0, 1, group).numpy()
+    ax, aw = np.abs(x.astype(np.float64)), np.abs(w.astype(np.float64))
+    k = w.shape[1] * w.shape[2] * w.shape[3]
+    gamma = (k + 1) * U32 / (1 - (k + 1) * U32)
+    per_channel = lambda v: v.reshape(v.shape[0], -1).sum(axis=1)[None, :, None, None]  # noqa: E731
+    rounding = ((2 * U16 + U16**2) * conv(ax, aw) + ETA16 * (1 + U16) * (conv(ax, np.ones_like(aw)) + per_channel(aw))
+                + k * ETA16**2)
+    staged_w = (1 + U16) * aw + ETA16
+    magnitude = conv((1 + U16) * ax, staged_w) + ETA16 * per_channel(staged_w)
+    bias = 0 if b is None else np.abs(b.astype(np.float64))[None, :, None, None]
+    return rounding + gamma * (magnitude + bias)
+
+
+LOW_CONV_LAYERS = [
+    pytest.param(1, 13, 7, 9, 20, 3, (1, 1), (1, 1, 1, 1), 1, "conv implicit-gemm", id="3x3"),
+    pytest.param(2, 3, 11, 9, 5, 3, (2, 2), (0, 1, 2, 1), 1, "conv implicit-gemm", id="3x3-stride2-asym"),
+    pytest.param(1, 8, 11, 13, 6, 3, (1, 1), (1, 1, 1, 1), 2, "conv implicit-gemm", id="3x3-group2"),
+    pytest.param(2, 12, 5, 7, 10, 1, (1, 1), (0, 0, 0, 0), 2, "conv 1x1 gemm", id="1x1-group2"),
+    pytest.param(2, 9, 20, 20, 130, 3, (1, 1), (1, 1, 1, 1), 1, "conv implicit-gemm", id="many-tiles"),
+    pytest.param(2, 64, 5, 5, 20, 3, (1, 1), (0, 1, 1, 0), 1, "conv implicit-gemm", id="split-k"),
+    pytest.param(1, 300, 5, 5, 30, 1, (1, 1), (0, 0, 0, 0), 1, "conv 1x1 gemm", id="1x1-split-k"),
+]
+
+
+@pytest.mark.parametrize("n,c,h,w,cout,k,strides,pads,group,scheme", LOW_CONV_LAYERS)
+@pytest.mark.parametrize("weights", ["constant", "fed"])
+@pytest.mark.parametrize("residual", [False, True], ids=["plain", "residual"])
+def test_conv_at_low_precision(vulkan, rng, n, c, h, w, cout, k, strides, pads, group, scheme, weights, residual):
+    from mnnpy._expr_conv import _conv2d_nchw
+    x = random_array(rng, (n, c, h, w), "float32", -2, 2)
+    wt = random_array(rng, (cout, c // group, k, k), "float32", -1, 1)
+    b = random_array(rng, (cout,), "float32", -1, 1)
+    out_h, out_w = (h + pads[0] + pads[2] - k) // strides[0] + 1, (w + pads[1] + pads[3] - k) // strides[1] + 1
+    r = random_array(rng, (n, cout, out_h, out_w), "float32", -4, 4) if residual else None
+
+    def build():
+        if weights == "constant":
+            wv = F.const(wt)
+        else:
+            wv = F.placeholder(wt.shape)
+            wv.write(wt)
+        return [_conv2d_nchw(F.const(x), wv, F.const(b), strides, pads, (1, 1), group, 1,
+                             residual=None if r is None else F.const(r))]
+    mnnpy._core.set_executor_option("profile", True)
+    try:
+        with mnnpy.precision("low"):
+            (ours,) = mnnpy.eval(*build())
+    finally:
+        mnnpy._core.set_executor_option("profile", False)
+    steps = compute_steps(mnnpy._core.last_profile())
+    assert [(s["op"], s["backend"]) for s in steps] == [("Conv2D", "vulkan")]
+    half = ", float16" in device_description()
+    assert steps[0]["scheme"].startswith(scheme + (" f16 " if half else " 64x") if scheme else "")
+    import torch
+    xt = torch.nn.functional.pad(torch.from_numpy(x.astype(np.float64)), (pads[1], pads[3], pads[0], pads[2]))
+    z = torch.nn.functional.conv2d(xt, torch.from_numpy(wt.astype(np.float64)), torch.from_numpy(b.astype(np.float64)),
+                                   strides, 0, 1, group).numpy()
+    bound = conv_low_bound(x, wt, b, pads, strides, group)
+    if r is not None:  # the residual's float32 add
+        z = z + r
+        bound = bound + U32 * (np.abs(z) + bound)
+    assert np.all(np.abs(ours - np.maximum(z, 0)) <= bound)
+    if half:  # float16 rounding shows: float32 operands would be ~2^13 times closer
+        assert np.max(np.abs(ours - np.maximum(z, 0))) > 2.0**-18 * np.max(np.abs(z))
+
+
+def test_depthwise_conv_stays_float32_at_low(vulkan, rng):
+    from mnnpy._expr_conv import _conv2d_nchw
+    x = random_array(rng, (1, 8, 9, 9), "float32", -2, 2)
+    wt = random_array(rng, (8, 1, 3, 3), "float32", -1, 1)
+    mnnpy._core.set_executor_option("profile", True)
+    try:
+        with mnnpy.precision("low"):
+            (ours,) = mnnpy.eval(_conv2d_nchw(F.const(x), F.const(wt), None, (1, 1), (1, 1, 1, 1), (1, 1), 8))
+    finally:
+        mnnpy._core.set_executor_option("profile", False)
+    (step,) = compute_steps(mnnpy._core.last_profile())
+    assert step["scheme"] == "conv depthwise 3x3"
+    with mnnpy.backend("cpu"):
+        (theirs,) = mnnpy.eval(_conv2d_nchw(F.const(x), F.const(wt), None, (1, 1), (1, 1, 1, 1), (1, 1), 8))
+    # 9 taps in float32 on both sides: each within gamma_9 of the exact sum of |w||x|.
+    import torch
+    xt = torch.nn.functional.pad(torch.from_numpy(np.abs(x).astype(np.float64)), (1, 1, 1, 1))
+    magnitude = torch.nn.functional.conv2d(xt, torch.from_numpy(np.abs(wt).astype(np.float64)), groups=8).numpy()
+    assert np.all(np.abs(ours - theirs) <= 2 * 9 * U32 / (1 - 9 * U32) * magnitude)

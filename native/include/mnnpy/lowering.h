@@ -49,9 +49,28 @@ struct DecompositionRegistrar {
 #define MNNPY_REGISTER_DECOMPOSITION(name, ...) \
   static ::mnnpy::DecompositionRegistrar MNNPY_CONCAT(decomposition_registrar_, __LINE__)(name, __VA_ARGS__)
 
+// A fusion: a node built anew together with producers of its inputs that feed it alone, so that a
+// backend runs them as one node (a convolution that adds a residual and applies the activation
+// after it, instead of an Add and a Relu reading its output back). Each is registered beside the op
+// it produces (MNNPY_REGISTER_FUSION, under the op of the node it absorbs into) and applied only
+// where the backend runs the fused node.
+struct FusionSite {
+  const Node& node;                // the node as built
+  const std::vector<Var>& inputs;  // its inputs in the lowered graph
+  std::vector<bool> sole_reader;   // per input: this node is the value's only reader, and it is no target
+};
+// The node's outputs as one fused node; empty where this rule does not apply.
+using FuseFn = std::function<std::vector<Var>(const FusionSite& site)>;
+struct FusionRegistrar {
+  FusionRegistrar(const std::string& op_name, FuseFn fn);
+};
+#define MNNPY_REGISTER_FUSION(name, ...) \
+  static ::mnnpy::FusionRegistrar MNNPY_CONCAT(fusion_registrar_, __LINE__)(name, __VA_ARGS__)
+
 // The graph behind `targets` as `backend` runs it: every node the backend has no kernel for, but
 // whose decomposition it runs whole, replaced by that decomposition (its consumers rebuilt over
-// the replacement). Nodes nothing changed under are kept; the CPU needs no lowering.
+// the replacement); then fusions the backend runs applied. Nodes nothing changed under are kept;
+// the CPU needs no lowering.
 std::vector<Var> lower_for_backend(const std::vector<Var>& targets, const Backend& backend);
 
 // Row-major strides of `shape`, in elements.

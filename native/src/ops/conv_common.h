@@ -114,16 +114,50 @@ inline void finish_conv_shape(ConvShape& s, const ConvAttrs& a, const Shape& w, 
   s.out_w = (padded_w - span_w) / s.stride_w + 1;
 }
 
+// A residual added before the activation must be float32 and shaped like the output.
+inline void check_residual(const TensorType& residual, const Shape& output, const std::string& op) {
+  if (residual.dtype != DType::Float32) {
+    throw TypeError(op + ": residual must be float32, got " + dtype_name(residual.dtype));
+  }
+  if (residual.shape != output) {
+    throw ValueError(op + ": residual must have the output's shape " + shape_str(output) + ", got " +
+                     shape_str(residual.shape));
+  }
+}
+
+// Where Conv2D's optional inputs are (-1: absent): with the attribute `residual` set, the last input
+// is the residual (3 inputs: no bias, 4: bias and residual); otherwise input 2, where given, is the bias.
+struct Conv2DInputs {
+  int bias = -1, residual = -1;
+};
+
+inline Conv2DInputs conv2d_inputs(size_t count, const Attrs& attrs) {
+  Conv2DInputs at;
+  const bool residual = attrs.get_int("residual", 0) != 0;
+  if (residual && count < 3) {
+    throw ValueError("Conv2D: attribute residual=1 needs the residual as the last of 3 or 4 inputs, got " +
+                     std::to_string(count) + " inputs");
+  }
+  if (!residual && count > 3) {
+    throw ValueError("Conv2D: a fourth input (the residual) needs the attribute residual=1");
+  }
+  if (residual) at.residual = (int)count - 1;
+  if (count == 4 || (!residual && count == 3)) at.bias = 2;
+  return at;
+}
+
 // Conv2D: fills defaults into attrs, checks them and returns the geometry (batch and spatial sizes
 // from the input types).
 inline ConvShape conv2d_shape(const std::vector<TensorType>& in, Attrs& attrs) {
   const ConvAttrs a = read_conv_attrs(attrs, "Conv2D");
-  check_float32(in, "Conv2D", {"input", "weight", "bias"});
+  const Conv2DInputs at = conv2d_inputs(in.size(), attrs);
+  check_float32(in, "Conv2D", {"input", "weight", at.bias == 2 ? "bias" : "residual"});
   const TensorType& x = in[0];
   if (x.shape.size() != 4) throw ValueError("Conv2D: input must be 4-D (N, C, H, W), got shape " + shape_str(x.shape));
   ConvShape s;
   s.batch = x.shape[0], s.in_c = x.shape[1], s.in_h = x.shape[2], s.in_w = x.shape[3];
-  finish_conv_shape(s, a, in[1].shape, in.size() > 2 ? &in[2].shape : nullptr, "Conv2D");
+  finish_conv_shape(s, a, in[1].shape, at.bias >= 0 ? &in[at.bias].shape : nullptr, "Conv2D");
+  if (at.residual >= 0) check_residual(in[at.residual], Shape{s.batch, s.out_c, s.out_h, s.out_w}, "Conv2D");
   return s;
 }
 
@@ -173,11 +207,7 @@ inline BlockedConvShape blocked_conv_shape(const std::vector<TensorType>& in, At
     b.depthwise = true;
   }
   if (in.size() > 3) {
-    const Shape expected{s.batch, s.out_c / kChannelBlock, s.out_h, s.out_w, kChannelBlock};
-    if (in[3].shape != expected) {
-      throw ValueError(std::string(kOp) + ": residual must have the output's shape " + shape_str(expected) +
-                       ", got " + shape_str(in[3].shape));
-    }
+    check_residual(in[3], Shape{s.batch, s.out_c / kChannelBlock, s.out_h, s.out_w, kChannelBlock}, kOp);
   }
   return b;
 }

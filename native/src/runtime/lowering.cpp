@@ -109,6 +109,55 @@ DecompositionRegistrar::DecompositionRegistrar(const std::string& op_name, Decom
   decompositions()[op_name] = std::move(fn);
 }
 
+// ------------------------------------------------------------------ fusion registry
+namespace {
+std::map<std::string, std::vector<FuseFn>>& fusions() {
+  static std::map<std::string, std::vector<FuseFn>> table;
+  return table;
+}
+
+// Readers per op node's output in the graph behind `targets` (a target counts as one more).
+using ReaderCounts = std::unordered_map<const Node*, std::vector<uint32_t>>;
+ReaderCounts count_readers(const std::vector<Var>& targets) {
+  ReaderCounts readers;
+  std::vector<const Node*> work;
+  auto read = [&](const Var& v) {
+    const Node* n = v.node.get();
+    if (n->kind != NodeKind::Op || n->computed()) return;
+    auto [it, fresh] = readers.try_emplace(n, std::vector<uint32_t>(n->outputs.size(), 0));
+    ++it->second[v.index];
+    if (fresh) work.push_back(n);
+  };
+  for (const Var& t : targets) read(t);
+  while (!work.empty()) {
+    const Node* n = work.back();
+    work.pop_back();
+    for (const Var& v : n->inputs) read(v);
+  }
+  return readers;
+}
+
+// `node` fused with producers of its inputs, where a rule applies and `backend` runs the result;
+// empty otherwise.
+std::vector<Var> fused(const Backend& backend, const Node& node, const std::vector<Var>& inputs,
+                       const ReaderCounts& readers) {
+  auto rules = fusions().find(node.op->name);
+  if (rules == fusions().end()) return {};
+  FusionSite site{node, inputs, {}};
+  for (const Var& v : node.inputs) {
+    auto it = readers.find(v.node.get());
+    site.sole_reader.push_back(it != readers.end() && it->second[v.index] == 1);
+  }
+  for (const FuseFn& rule : rules->second) {
+    std::vector<Var> outputs = rule(site);
+    if (!outputs.empty() && runs_on(backend, *outputs[0].node)) return outputs;
+  }
+  return {};
+}
+}  // namespace
+
+FusionRegistrar::FusionRegistrar(const std::string& op_name, FuseFn fn) { fusions()[op_name].push_back(std::move(fn)); }
+
 const DecomposeFn* find_decomposition(const std::string& op_name) {
   auto it = decompositions().find(op_name);
   return it == decompositions().end() ? nullptr : &it->second;
@@ -123,6 +172,7 @@ std::vector<Var> lower_for_backend(const std::vector<Var>& targets, const Backen
     return it == lowered.end() || it->second.empty() ? v : it->second[v.index];
   };
   auto is_leaf = [](const Node* n) { return n->kind != NodeKind::Op || n->computed(); };
+  const ReaderCounts readers = count_readers(targets);
   std::vector<std::pair<Node*, size_t>> stack;  // iterative post-order
   for (const Var& t : targets) {
     if (!t.valid()) throw ValueError("cannot evaluate an empty Var");
@@ -150,6 +200,7 @@ std::vector<Var> lower_for_backend(const std::vector<Var>& targets, const Backen
         // Where the CPU would run some of the primitives instead of the op, there is no gain.
         if (!runs_whole(backend, outputs, inputs)) outputs.clear();
       }
+      if (outputs.empty()) outputs = fused(backend, *node, inputs, readers);
       if (outputs.empty() && changed) outputs = make_op_multi(*node->op, inputs, node->attrs);
       lowered[node] = std::move(outputs);
     }

@@ -263,6 +263,26 @@ void ConvGemmImpl(const ConvShape& s, const float* x, const float* packed_w, con
   parallel_for(pool, col_tasks * n_row_blocks, 1, body);
 }
 
+void ConvAddResidualImpl(const float* residual, const ConvActivation& act, float* y, int64_t count,
+                         ThreadPool* pool) {
+  const hn::ScalableTag<float> d;
+  const int64_t L = (int64_t)hn::Lanes(d);
+  parallel_for(pool, ceil_div(count, L), 4096, [&](int64_t v0, int64_t v1) {
+    const int64_t end = std::min(count, v1 * L);
+    int64_t i = v0 * L;
+    for (; i + L <= end; i += L) {
+      hn::StoreU(activate(d, hn::Add(hn::LoadU(d, y + i), hn::LoadU(d, residual + i)), act), d, y + i);
+    }
+    if (i == end) return;
+    // The last partial vector, through a buffer.
+    HWY_ALIGN float tail_y[hn::MaxLanes(d)] = {}, tail_r[hn::MaxLanes(d)] = {};
+    std::copy(y + i, y + end, tail_y);
+    std::copy(residual + i, residual + end, tail_r);
+    hn::Store(activate(d, hn::Add(hn::Load(d, tail_y), hn::Load(d, tail_r)), act), d, tail_y);
+    std::copy(tail_y, tail_y + (end - i), y + i);
+  });
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace cpu
 }  // namespace mnnpy
@@ -272,6 +292,7 @@ HWY_AFTER_NAMESPACE();
 namespace mnnpy {
 namespace cpu {
 HWY_EXPORT(ConvGemmImpl);
+HWY_EXPORT(ConvAddResidualImpl);
 
 
 const char* conv_scheme_name(ConvScheme s) {
@@ -349,6 +370,10 @@ void conv_pad_bias(const ConvShape& s, const float* bias, float* padded) {
 void conv2d_gemm(const ConvShape& s, const float* x, const float* packed_w, const float* padded_bias,
                  const ConvActivation& act, float* y, ThreadPool* pool) {
   HWY_DYNAMIC_DISPATCH(ConvGemmImpl)(s, x, packed_w, padded_bias, act, y, pool);
+}
+
+void conv_add_residual(const float* residual, const ConvActivation& act, float* y, int64_t count, ThreadPool* pool) {
+  HWY_DYNAMIC_DISPATCH(ConvAddResidualImpl)(residual, act, y, count, pool);
 }
 
 }  // namespace cpu

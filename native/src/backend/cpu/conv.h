@@ -57,6 +57,12 @@ void conv_pad_bias(const ConvShape& s, const float* bias, float* padded);
 void conv2d_gemm(const ConvShape& s, const float* x, const float* packed_w, const float* padded_bias,
                  const ConvActivation& act, float* y, ThreadPool* pool);
 
+// y = act(y + residual) over `count` floats: the end of a Conv2D with a residual, whose scheme
+// then runs without the activation. Only device backends get such nodes (fused when lowering), so
+// the CPU runs them where it takes over a node the device refused; as the Add and the activation
+// it replaces, the residual is added to the rounded conv + bias.
+void conv_add_residual(const float* residual, const ConvActivation& act, float* y, int64_t count, ThreadPool* pool);
+
 // The pixel-rows GEMM scheme (backend/cpu/conv_pixel_rows.cpp), for layers with few output pixels:
 // out^T[HoWo x Cout_g] = cols^T * W^T, the output channels in 16-wide packed panels, the pixels
 // the register tile's rows, the result written transposed back to NCHW.

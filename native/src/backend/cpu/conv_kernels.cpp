@@ -2,6 +2,7 @@
 // backend/cpu/conv.h) and constant weights are packed once; weights fed at run time are packed
 // into scratch on every run.
 #include <memory>
+#include <utility>
 
 #include "backend/cpu/conv.h"
 #include "backend/cpu/depthwise.h"
@@ -20,7 +21,11 @@ class Conv2DKernel : public Kernel {
     shape_ = conv_common::conv2d_shape(ctx.input_types, attrs);
     scheme_ = cpu::choose_conv_scheme(shape_);
     act_ = conv_common::conv_activation(attrs);
-    has_bias_ = ctx.input_types.size() > 2;
+    const conv_common::Conv2DInputs at = conv_common::conv2d_inputs(ctx.input_types.size(), attrs);
+    has_bias_ = at.bias >= 0;
+    residual_ = at.residual;
+    // With a residual the scheme stops before the activation, applied after the sum.
+    if (residual_ >= 0) std::swap(act_, residual_act_);
     const Tensor* w = ctx.constants.size() > 1 ? ctx.constants[1] : nullptr;
     const Tensor* b = has_bias_ && ctx.constants.size() > 2 ? ctx.constants[2] : nullptr;
     if (scheme_ == cpu::ConvScheme::Depthwise) {
@@ -62,6 +67,17 @@ class Conv2DKernel : public Kernel {
   void execute(const KernelArgs& args, void* scratch) const override {
     Tensor* out = args.outputs[0];
     if (out->numel() == 0) return;
+    convolve(args, scratch);
+    if (residual_ >= 0) {
+      cpu::conv_add_residual(args.inputs[residual_]->ptr<float>(), residual_act_, out->ptr<float>(), out->numel(),
+                             args.pool);
+    }
+  }
+
+ private:
+  // y = act(conv + bias), act none where a residual follows.
+  void convolve(const KernelArgs& args, void* scratch) const {
+    Tensor* out = args.outputs[0];
     const float* x = args.inputs[0]->ptr<float>();
     float* y = out->ptr<float>();
     if (scheme_ == cpu::ConvScheme::Depthwise) {
@@ -87,7 +103,6 @@ class Conv2DKernel : public Kernel {
     else cpu::conv2d_gemm(shape_, x, w, b, act_, y, args.pool);
   }
 
- private:
   // The GEMM schemes pack weights into row panels (column panels for pixel rows), Winograd packs
   // their 6x6 (4x4) transforms.
   size_t packed_weight_floats() const {
@@ -103,7 +118,8 @@ class Conv2DKernel : public Kernel {
 
   cpu::ConvShape shape_;
   cpu::ConvScheme scheme_ = cpu::ConvScheme::Im2colGemm;
-  cpu::ConvActivation act_;
+  cpu::ConvActivation act_, residual_act_;  // the scheme's; the one after the residual
+  int residual_ = -1;                       // the residual's input, -1 without one
   bool has_bias_ = false, weights_packed_ = false, bias_packed_ = false;
   conv_common::AlignedFloats weights_, bias_;  // packed at plan time when constant
 };

@@ -99,13 +99,15 @@ KSplit split_k_for(const GemmShape& s, const GemmTiles& tiles, uint32_t chosen) 
 }
 
 SplitKFinish::SplitKFinish(uint64_t count, uint32_t splits, const ConvActivation& act, bool has_bias,
-                           uint32_t channels, uint32_t channel_stride)
+                           uint32_t channels, uint32_t channel_stride, bool has_residual)
     : push_{(uint32_t)count, splits, channels, channel_stride, act.p0, act.p1},
-      pipeline_(pipeline_for(kSplitKFinishSpirv, sizeof(kSplitKFinishSpirv), 3, sizeof(Push),
-                             {(uint32_t)act.code, has_bias})) {}
+      pipeline_(pipeline_for(kSplitKFinishSpirv, sizeof(kSplitKFinishSpirv), 4, sizeof(Push),
+                             {(uint32_t)act.code, has_bias, has_residual})) {}
 
-void SplitKFinish::record(const BufferRange& out, const BufferRange& partial, const BufferRange& bias) const {
-  pipeline_->dispatch({out, partial, bias}, &push_, std::min(groups_for(push_.count, kFinishWorkgroup), kFinishGroups));
+void SplitKFinish::record(const BufferRange& out, const BufferRange& partial, const BufferRange& bias,
+                          const BufferRange& residual) const {
+  pipeline_->dispatch({out, partial, bias, residual}, &push_,
+                      std::min(groups_for(push_.count, kFinishWorkgroup), kFinishGroups));
 }
 
 }  // namespace vulkan

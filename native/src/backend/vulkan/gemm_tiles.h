@@ -78,15 +78,17 @@ GemmTiles gemm_tiles_for(const GemmShape& s, const std::optional<GemmTiles>& cho
 KSplit split_k_for(const GemmShape& s, const GemmTiles& tiles, uint32_t chosen);
 
 // The finish pass of a split GEMM (shaders/split_k_finish.comp): out[i] = act(sum over splits, in
-// split order, of partial[s * count + i] + bias[(i / channel_stride) % channels]), the bias and
-// act optional; deterministic, no atomics. Without them a plain ordered sum (MatMul).
+// split order, of partial[s * count + i] + bias[(i / channel_stride) % channels] + residual[i]),
+// the bias, residual and act optional; deterministic, no atomics. Without them a plain ordered sum
+// (MatMul).
 class SplitKFinish {
  public:
   SplitKFinish(uint64_t count, uint32_t splits, const ConvActivation& act = {}, bool has_bias = false,
-               uint32_t channels = 1, uint32_t channel_stride = 1);
+               uint32_t channels = 1, uint32_t channel_stride = 1, bool has_residual = false);
   // What the partial sums take: the kernel's scratch.
   size_t partial_bytes() const { return (size_t)push_.splits * push_.count * sizeof(float); }
-  void record(const BufferRange& out, const BufferRange& partial, const BufferRange& bias = {}) const;
+  void record(const BufferRange& out, const BufferRange& partial, const BufferRange& bias = {},
+              const BufferRange& residual = {}) const;
 
  private:
   struct Push {

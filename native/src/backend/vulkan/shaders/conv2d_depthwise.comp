@@ -1,6 +1,7 @@
 // Conv2D with one input channel per group (depthwise, any channel multiplier) in float32 NCHW
 // (backend/vulkan/conv_kernel.cpp): an invocation per output element sums its KH x KW window
-// (0 in the padding), then adds the bias and applies the activation. Neighbouring invocations take
+// (0 in the padding), then adds the bias and the residual (where given: an input shaped like the
+// output) and applies the activation. Neighbouring invocations take
 // neighbouring outputs of a row, so they read neighbouring inputs (a stride apart) and share the
 // window's rows through the cache. A fixed grid whose invocations loop over the elements.
 #version 450
@@ -12,11 +13,13 @@ layout(constant_id = 0) const uint KH = 3;
 layout(constant_id = 1) const uint KW = 3;
 layout(constant_id = 2) const int ACTIVATION = 0;
 layout(constant_id = 3) const bool HAS_BIAS = false;
+layout(constant_id = 4) const bool HAS_RESIDUAL = false;
 
 layout(std430, binding = 0) writeonly buffer YOut { float y[]; };
 layout(std430, binding = 1) readonly buffer XIn { float x[]; };
 layout(std430, binding = 2) readonly buffer WIn { float w[]; };
 layout(std430, binding = 3) readonly buffer BiasIn { float bias[]; };
+layout(std430, binding = 4) readonly buffer ResidualIn { float residual[]; };
 
 layout(push_constant) uniform Push {
   uint count;  // output elements
@@ -45,6 +48,7 @@ void main() {
       }
     }
     if (HAS_BIAS) acc += bias[co];
+    if (HAS_RESIDUAL) acc += residual[i];
     y[i] = conv_activate(ACTIVATION, acc, pc.p0, pc.p1);
   }
 }
