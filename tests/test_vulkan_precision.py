@@ -57,7 +57,7 @@ def low_scheme_prefix():
     float16 arithmetic, else the float32 SGEMM."""
     description = device_description()
     if "cooperative matrices" in description and "16x16x16" in description:
-        return "hgemm coopmat 64x64x32 16x16x16"
+        return "hgemm coopmat "
     return "hgemm " if ", float16" in description else "sgemm "
 
 
@@ -210,16 +210,18 @@ def check_low(a, b, transpose_a=False, transpose_b=False):
     return ours, rows[0]["scheme"]
 
 
-# Around the 64x64 tiles of C and K's steps of 16 (float16 tiles) and 32 (cooperative matrices).
-@pytest.mark.parametrize("m, k, n", [(1, 1, 1), (3, 5, 7), (17, 3, 65), (65, 130, 17), (129, 33, 67), (64, 32, 64)])
+# Around the 64x64 and 128x128 tiles of C and K's steps of 16 (float16 tiles) and 32 (cooperative
+# matrices).
+@pytest.mark.parametrize("m, k, n", [(1, 1, 1), (3, 5, 7), (17, 3, 65), (65, 130, 17), (129, 33, 67), (64, 32, 64),
+                                     (130, 70, 129), (128, 64, 256), (257, 33, 200)])
 def test_low_precision_products_of_odd_sizes(vulkan, rng, m, k, n):
     check_low(random_array(rng, (m, k), "float32", -1, 1), random_array(rng, (k, n), "float32", -1, 1))
 
 
 @pytest.mark.parametrize("transpose_a", [False, True])
 @pytest.mark.parametrize("transpose_b", [False, True])
-def test_low_precision_transposes(vulkan, rng, transpose_a, transpose_b):
-    m, k, n = 67, 35, 70
+@pytest.mark.parametrize("m, k, n", [(67, 35, 70), (140, 35, 131)])
+def test_low_precision_transposes(vulkan, rng, transpose_a, transpose_b, m, k, n):
     check_low(random_array(rng, (k, m) if transpose_a else (m, k), "float32"),
               random_array(rng, (n, k) if transpose_b else (k, n), "float32"), transpose_a, transpose_b)
 

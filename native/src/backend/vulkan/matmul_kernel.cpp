@@ -62,13 +62,17 @@ const GemmOverrides& overrides() {
   return o;
 }
 
-// The cooperative-matrix GEMM's fixed tiles (the shader's layout): 64 x 64 of C by 4 subgroups,
-// K 32 at a time, 16 x 16 x 16 products; its shared memory: float16 tiles of op(A) and op(B)
-// (rows padded by 8) and float32 C (rows padded by 4).
-constexpr GemmTiles kCoopMatTiles{64, 64, 32, 0, 0};
-constexpr uint32_t kCoopMatSide = 16, kCoopMatSubgroups = 4;
-constexpr uint32_t kCoopMatSharedBytes = kCoopMatTiles.bk * (kCoopMatTiles.bm + 8 + kCoopMatTiles.bn + 8) * 2 +
-                                         kCoopMatTiles.bm * (kCoopMatTiles.bn + 4) * 4;
+// The cooperative-matrix GEMM's tiles (the shader's layout): 128 x 128 of C by 8 subgroups, or
+// 64 x 64 by 4 where the products are smaller; K 32 at a time, 16 x 16 x 16 products. Its shared
+// memory: float16 tiles of op(A) and op(B) (rows padded by 8) and a float32 16 x 16 staging area
+// per subgroup (rows padded by 4).
+constexpr GemmTiles kCoopMatLarge{128, 128, 32, 0, 0}, kCoopMatSmall{64, 64, 32, 0, 0};
+constexpr uint32_t kCoopMatSide = 16;
+constexpr uint32_t coopmat_subgroups(const GemmTiles& t) { return (t.bm / 32) * 2; }
+constexpr uint32_t coopmat_shared_bytes(const GemmTiles& t) {
+  return (std::max(t.bm * (t.bk + 8), t.bk * (t.bm + 8)) + std::max(t.bn * (t.bk + 8), t.bk * (t.bn + 8))) * 2 +
+         coopmat_subgroups(t) * kCoopMatSide * (kCoopMatSide + 4) * 4;
+}
 
 enum class Path { Sgemm, Hgemm, HgemmCoopMat };
 
@@ -79,7 +83,8 @@ Path path_for(Precision precision) {
   const DeviceInfo& d = device_info();
   for (const CoopMatShape& s : d.coopmat_f16) {
     if (s.m == kCoopMatSide && s.n == kCoopMatSide && s.k == kCoopMatSide && d.subgroup_size &&
-        kCoopMatSubgroups * d.subgroup_size <= kMaxGemmThreads && kCoopMatSharedBytes <= d.max_shared_memory) {
+        coopmat_subgroups(kCoopMatLarge) * d.subgroup_size <= kMaxGemmThreads &&
+        coopmat_shared_bytes(kCoopMatLarge) <= d.max_shared_memory) {
       return Path::HgemmCoopMat;
     }
   }
@@ -136,7 +141,7 @@ class MatMulKernel : public VulkanKernel {
   static std::shared_ptr<Pipeline> pipeline_of(Path path, const GemmTiles& t, bool ta, bool tb) {
     if (path == Path::HgemmCoopMat) {
       return pipeline_for(kMatMulCoopMatSpirv, sizeof(kMatMulCoopMatSpirv), 3, sizeof(MatMulPush),
-                          {t.bm, t.bn, t.bk, t.tm, t.tn, ta, tb, kCoopMatSubgroups * device_info().subgroup_size});
+                          {t.bm, t.bn, t.bk, t.tm, t.tn, ta, tb, coopmat_subgroups(t) * device_info().subgroup_size});
     }
     const bool f16 = path == Path::Hgemm;
     return pipeline_for(f16 ? kMatMulF16Spirv : kMatMulSpirv, f16 ? sizeof(kMatMulF16Spirv) : sizeof(kMatMulSpirv), 3,
@@ -165,7 +170,9 @@ std::unique_ptr<Kernel> make_matmul_kernel(const KernelContext& ctx) {
   const MatMulBatches batches = matmul_batches(as, bs, out, d);
   const Path path = path_for(ctx.precision);
   const GemmShape shape{(uint64_t)d.M, (uint64_t)d.N, (uint64_t)d.K, (uint64_t)batches.count};
-  const GemmTiles tiles = path == Path::HgemmCoopMat ? kCoopMatTiles : gemm_tiles_for(shape, overrides().tiles);
+  const GemmTiles tiles = path != Path::HgemmCoopMat ? gemm_tiles_for(shape, overrides().tiles)
+                          : d.M >= 128 && d.N >= 128 ? kCoopMatLarge
+                                                     : kCoopMatSmall;
   if (groups_for(d.N, tiles.bn) > kMaxGroupsPerDim || groups_for(d.M, tiles.bm) > kMaxGroupsPerDim) return nullptr;
   const KSplit split = split_k_for(shape, tiles, overrides().splits);
   MatMulPush push{};
