@@ -1,6 +1,8 @@
 """The Vulkan backend next to torch in the same run (CUDA where torch sees a GPU, else torch's
 CPU): memory bandwidth of an elementwise chain and of a reduction over 64M floats (--quick: 1M),
-and float32 matmul (SGEMM) at square sizes 1024, 2048 and 4096 (--quick: 128, for lavapipe).
+and float32 matmul (SGEMM) at square sizes 1024, 2048 and 4096 (--quick: 128, for lavapipe), then
+the same products at precision "low" (float16 operands: cooperative matrices where the device has
+them) next to torch's float16 matmul.
 
 Bandwidth: our kernels' device times come from the backend's timestamps (the profile gives
 each step's device time), torch's from CUDA events around repeated calls; each side's bytes
@@ -209,7 +211,34 @@ def main():
         theirs_text = f"{flop / theirs / 1e12:14.4g}" if theirs else f"{'-':>14}"
         ratio_text = f"{theirs / ours:11.2f}" if theirs else f"{'-':>11}"
         print(f"{n:6d} {error:9.1e} {flop / ours / 1e12:13.4g} {theirs_text} {ratio_text} {end_to_end * 1e3:13.2f} ms")
+    print("float16 operands, float32 sums (ours at precision \"low\": " + low_scheme(sizes[0]) + "; torch: float16 tensors)")
+    print(f"{'n':>6} {'rel.err':>9} {'ours TFLOP/s':>13} {'torch TFLOP/s':>14} {'ours/torch':>11}")
+    for n in sizes:
+        x, b = operands(n)
+        flop = 2.0 * n ** 3
+        with mnnpy.precision("low"):
+            error = check_product(x, b)
+            ours = device_seconds(lambda: [F.matmul(F.const(x), F.const(b))], "MatMul", args.repeats)
+        theirs = None
+        if torch and device == "cuda":
+            tx, tb = torch.from_numpy(x).to(device).half(), torch.from_numpy(b).to(device).half()
+            theirs = torch_seconds(torch, device, lambda: tx @ tb, args.repeats)
+        theirs_text = f"{flop / theirs / 1e12:14.4g}" if theirs else f"{'-':>14}"
+        ratio_text = f"{theirs / ours:11.2f}" if theirs else f"{'-':>11}"
+        print(f"{n:6d} {error:9.1e} {flop / ours / 1e12:13.4g} {theirs_text} {ratio_text}")
     return 0
+
+
+def low_scheme(n):
+    """The MatMul scheme an n x n product takes at precision "low" on this device."""
+    x, b = operands(n)
+    mnnpy._core.set_executor_option("profile", True)
+    try:
+        with mnnpy.precision("low"):
+            mnnpy.eval(F.matmul(F.const(x), F.const(b)))
+    finally:
+        mnnpy._core.set_executor_option("profile", False)
+    return next(r["scheme"] for r in mnnpy._core.last_profile() if r["op"] == "MatMul")
 
 
 if __name__ == "__main__":
