@@ -35,8 +35,16 @@ const uint32_t kTypedSpirv[] =
 const uint32_t kTypedInt64Spirv[] =
 #include "backend/vulkan/shaders/elementwise_typed_int64.spv.inc"
     ;
+const uint32_t kTypedLongSpirv[] =
+#include "backend/vulkan/shaders/elementwise_typed_long.spv.inc"
+    ;
+const uint32_t kTypedInt64LongSpirv[] =
+#include "backend/vulkan/shaders/elementwise_typed_int64_long.spv.inc"
+    ;
 
 constexpr int kMaxRank = 8, kMaxInputs = 8, kMaxInstructions = 32;
+// Typed programs up to this long take the typed shaders of as many steps (they compile faster).
+constexpr size_t kShortTypedProgram = 8;
 // The grid's size: each invocation loops over every (256 * kMaxGroups)-th element, so elements
 // stay below 2^31 for its index never to wrap.
 constexpr uint32_t kMaxGroups = 8192;
@@ -248,7 +256,11 @@ std::unique_ptr<Kernel> make_elementwise_kernel(const std::vector<EwInstr>& prog
     spec[3] = (uint32_t)out_kind;
     // The int64 shader has MulAdd through float64 too.
     if (long_or_mul_add && !(context()->int64 && context()->float64)) return nullptr;
-    const Spirv shader = long_or_mul_add ? Spirv{kTypedInt64Spirv, sizeof(kTypedInt64Spirv)} : Spirv{kTypedSpirv, sizeof(kTypedSpirv)};
+    const bool short_program = program.size() <= kShortTypedProgram;
+    const Spirv shader = long_or_mul_add ? (short_program ? Spirv{kTypedInt64Spirv, sizeof(kTypedInt64Spirv)}
+                                                          : Spirv{kTypedInt64LongSpirv, sizeof(kTypedInt64LongSpirv)})
+                                         : (short_program ? Spirv{kTypedSpirv, sizeof(kTypedSpirv)}
+                                                          : Spirv{kTypedLongSpirv, sizeof(kTypedLongSpirv)});
     return std::make_unique<ElementwiseKernel>(spec, params, n, out_kind == kBool ? (n + 3) / 4 : n, shader);
   }
   bool mul_add = false;
