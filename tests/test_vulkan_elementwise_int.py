@@ -252,6 +252,20 @@ def test_casts_round_trip_inside_one_program(vulkan, rng):
     on_vulkan_like_cpu(build)
 
 
+def test_long_int32_and_bool_programs(vulkan, rng):
+    # Past 8 instructions (the typed shaders of 32 steps), without int64 (the shader Metal has too).
+    a, b = int_values(rng, np.int32, (6, 35)), int_values(rng, np.int32, (35,))
+    m = bool_values(rng, (6, 1))
+
+    def build():
+        x, y = F.const(a), F.const(b)
+        mixed = F.floordiv(x * y - x, F.const(np.int32(7))) + _core.binary("Gcd", x, y)
+        keep = F.logical_or(F.greater(mixed, y), F.const(m))
+        return [F.select(keep, F.cast(mixed, np.float32) * F.const(np.float32(0.5)), F.cast(y, np.float32)),
+                F.logical_and(keep, F.less_equal(F.abs(x), F.const(np.int32(1000))))]
+    on_vulkan_like_cpu(build)
+
+
 # ---------------------------------------------------------------- Where, shapes, byte boundaries
 @pytest.mark.parametrize("dtype", KINDS, ids=lambda d: np.dtype(d).name)
 def test_where_on_every_kind(vulkan, rng, dtype):
