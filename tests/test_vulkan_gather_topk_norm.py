@@ -94,6 +94,20 @@ def test_gather_copies_4_and_8_byte_dtypes_as_words(vulkan, rng, dtype):
     assert_bitwise_equal(got, np.take(x, indices, 1))
 
 
+@pytest.mark.parametrize("shape, axis", [((6, 11, 3), 1), ((5, 7), 0), ((9, 1), 0), ((4, 6), 1), ((3, 5, 2), 2)])
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.float16])
+def test_gather_of_1_and_2_byte_dtypes(vulkan, rng, dtype, shape, axis):
+    # Slabs of whole words are copied as words, others byte by byte into whole output words.
+    x = rng.integers(0, 2, shape).astype(bool) if dtype == np.bool_ else bits_of(rng, shape, np.int32).view(dtype)
+    x = x.reshape(shape[:-1] + (-1,))[..., :shape[-1]].copy()
+    n = x.shape[axis]
+    indices = np.array([n - 1, -n, 0, n + 2, -1, 0], np.int64)
+    build = lambda: [mnnpy._core.op("Gather", [F.const(x), given(indices)], {"axis": axis})]  # noqa: E731
+    got = on_vulkan(build, "Gather")[0]
+    assert_bitwise_equal(got, on_cpu(build)[0])
+    assert_bitwise_equal(got, taken(x, indices, axis))
+
+
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 def test_gather_out_of_range_indices_give_zeros_as_on_the_cpu(vulkan, rng, index_dtype):
     # The CPU kernel fills a slab of zeros for an index out of range, after counting negative ones
@@ -134,12 +148,7 @@ def test_gather_of_empty_results(vulkan, shape, axis, indices):
     assert_bitwise_equal(got, np.take(x, indices, axis))
 
 
-def test_gather_of_2_byte_dtypes_or_int16_indices_stays_on_the_cpu(vulkan, rng):
-    x = rng.standard_normal((5, 4)).astype(np.float16)
-    indices = np.array([4, 0, -1], np.int64)
-    got, backend = backend_of(lambda: [F.gather(F.const(x), given(indices))], "Gather")
-    assert backend == "cpu"
-    assert_bitwise_equal(got[0], np.take(x, indices, 0))
+def test_gather_by_int16_indices_stays_on_the_cpu(vulkan, rng):
     y = rng.standard_normal((5, 4)).astype(np.float32)
     short = np.array([4, 0, -1], np.int16)
     got, backend = backend_of(lambda: [F.gather(F.const(y), given(short))], "Gather")

@@ -203,11 +203,48 @@ def test_raster_past_rank_8_or_writing_twice_falls_back(vulkan):
         assert_bitwise_equal(got, raster([x], (4,), twice, 0.0).read())
 
 
-def test_raster_of_2_byte_dtypes_stays_on_the_cpu(vulkan):
-    x = fresh((3, 5), np.float16)
-    got, backend = backend_of(lambda: F.transpose(F.const(x), [1, 0]), "Transpose")
-    assert backend == "cpu"
-    assert_bitwise_equal(got, x.T)
+NARROW = [np.bool_, np.int8, np.uint8, np.float16, np.int16]
+
+
+def narrow_values(shape, dtype):
+    """Random bit patterns of a 1- or 2-byte dtype (bools 0 or 1)."""
+    rng = np.random.default_rng(11)
+    if np.dtype(dtype) == np.bool_:
+        return rng.integers(0, 2, shape).astype(bool)
+    return rng.integers(0, 256, int(np.prod(shape)) * np.dtype(dtype).itemsize, dtype=np.uint8).view(dtype).reshape(shape)
+
+
+# 1- and 2-byte elements share words with their neighbours: regions starting and ending inside a
+# word, odd strides, and regions whose writes interleave with another's in the same words.
+@pytest.mark.parametrize("dtype", NARROW, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("shape, perm", [((3, 5, 7), [2, 0, 1]), ((2, 3), [1, 0]), ((300, 7), [1, 0])])
+def test_transpose_of_1_and_2_byte_dtypes(vulkan, dtype, shape, perm):
+    x = narrow_values(shape, dtype)
+    assert_bitwise_equal(on_vulkan(lambda: F.transpose(F.const(x), perm), "Raster"), x.transpose(perm))
+
+
+@pytest.mark.parametrize("dtype", NARROW, ids=lambda d: np.dtype(d).name)
+def test_concat_slices_and_padding_of_1_and_2_byte_dtypes(vulkan, dtype):
+    parts = [narrow_values((3, k, 5), dtype) for k in (1, 3, 2)]
+    joined = on_vulkan(lambda: F.concat([F.const(p) for p in parts], 1), "Raster")
+    assert_bitwise_equal(joined, np.concatenate(parts, 1))
+    x = narrow_values((7, 9), dtype)
+    assert_bitwise_equal(on_vulkan(lambda: F.const(x)[5:0:-2, 1::3], "Raster"), x[5:0:-2, 1::3])
+    fill = 1 if np.dtype(dtype) == np.bool_ else 3
+    padded = on_vulkan(lambda: mp.pad(F.const(x), [(1, 2), (3, 1)], constant_values=fill), "Raster")
+    assert_bitwise_equal(padded, np.pad(x, [(1, 2), (3, 1)], constant_values=np.asarray(fill).astype(dtype)))
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.float16], ids=lambda d: np.dtype(d).name)
+def test_raster_regions_of_narrow_elements_match_the_cpu(vulkan, dtype):
+    x, y = narrow_values((23,), dtype), narrow_values((5, 3), dtype)
+    # Interleaved writes: even elements from one region, odd ones from the next (one batch).
+    regions = [(0, 0, 0, [11], [2], [2]), (0, 1, 1, [11], [2], [2]), (1, 14, 22, [2], [-3], [1]),
+               (1, 0, 24, [3, 5], [1, 3], [5, 1])]
+    got = on_vulkan(lambda: raster([x, y], (39,), regions, 0.0), "Raster")
+    with mnnpy.backend("cpu"):
+        assert_bitwise_equal(got, raster([x, y], (39,), regions, 0.0).read())
+    assert_bitwise_equal(got, raster_reference([x, y], (39,), regions, 0, dtype))
 
 
 # ---------------------------------------------------------------- Reduce

@@ -1,8 +1,9 @@
-// Raster on Vulkan: 4- and 8-byte dtypes (other sizes stay on the CPU), regions of rank up to 8
-// once collapsed that write each element once (a region writing one element twice depends on the
-// CPU's order: it stays there). The fill is a buffer fill where its bit pattern repeats one word, else a
-// region reading the value from a parameter buffer through stride 0. Regions run in order as
-// batches: consecutive regions of one input whose written ranges are disjoint share a dispatch
+// Raster on Vulkan: every dtype; regions of rank up to 8 once collapsed that write each element
+// once (a region writing one element twice depends on the CPU's order: it stays there). 4- and
+// 8-byte elements are copied as words (shaders/raster.comp), 1- and 2-byte ones as parts of words
+// (shaders/raster_narrow.comp). The fill is a buffer fill where its bit pattern repeats one word,
+// else a region reading the value from a parameter buffer through stride 0. Regions run in order
+// as batches: consecutive regions of one input whose written ranges are disjoint share a dispatch
 // (a gather's thousands of rows take one), so a later region still overwrites an earlier one
 // wherever they meet.
 #include <algorithm>
@@ -22,6 +23,9 @@ namespace {
 const uint32_t kRasterSpirv[] =
 #include "backend/vulkan/shaders/raster.spv.inc"
     ;
+const uint32_t kRasterNarrowSpirv[] =
+#include "backend/vulkan/shaders/raster_narrow.spv.inc"
+    ;
 
 constexpr int kMaxRank = 8, kRegionInts = 32;
 // Workgroups one batch may spread over, all its regions together: enough to fill a device,
@@ -37,21 +41,26 @@ struct Batch {
 
 class RasterKernel : public VulkanKernel {
  public:
-  RasterKernel(std::vector<int32_t> table, std::vector<Batch> batches, uint32_t words, std::vector<uint32_t> fill,
+  // `unit`: the shader's second push constant, words per element (raster.comp) or, for elements
+  // narrower than a word, bytes per element (raster_narrow.comp).
+  RasterKernel(std::vector<int32_t> table, std::vector<Batch> batches, bool narrow, uint32_t unit, std::vector<uint32_t> fill,
                bool fill_by_word)
-      : table_(table.data(), table.size() * sizeof(int32_t)), batches_(std::move(batches)), words_(words),
+      : table_(table.data(), table.size() * sizeof(int32_t)), batches_(std::move(batches)), unit_(unit),
         fill_(fill.data(), fill.size() * sizeof(uint32_t)), fill_word_(fill.empty() ? 0 : fill[0]),
-        fill_by_word_(fill_by_word), pipeline_(pipeline_for(kRasterSpirv, sizeof(kRasterSpirv), 3, 2 * sizeof(uint32_t))) {}
+        fill_by_word_(fill_by_word),
+        pipeline_(narrow ? pipeline_for(kRasterNarrowSpirv, sizeof(kRasterNarrowSpirv), 3, 2 * sizeof(uint32_t))
+                         : pipeline_for(kRasterSpirv, sizeof(kRasterSpirv), 3, 2 * sizeof(uint32_t))) {}
 
   void execute(const KernelArgs& args, void*) const override {
     const Tensor& out = *args.outputs[0];
     if (out.nbytes() == 0) return;
-    if (fill_by_word_) record_fill(out.data, out.nbytes(), fill_word_);
-    const BufferRange out_range = resolve(out.data, out.nbytes());
+    // Whole words (resolve_words): narrow elements are read and written as parts of words.
+    const BufferRange out_range = resolve_words(out.data, out.nbytes());
+    if (fill_by_word_) record_fill(out.data, out_range.bytes, fill_word_);
     for (const Batch& b : batches_) {
       const BufferRange in = b.input == kFillInput ? fill_.range()
-                                                   : resolve(args.inputs[b.input]->data, args.inputs[b.input]->nbytes());
-      const uint32_t push[2] = {b.first, words_};
+                                                   : resolve_words(args.inputs[b.input]->data, args.inputs[b.input]->nbytes());
+      const uint32_t push[2] = {b.first, unit_};
       pipeline_->dispatch({table_.range(), out_range, in}, push, b.groups_per_region, b.regions);
     }
   }
@@ -59,7 +68,7 @@ class RasterKernel : public VulkanKernel {
  private:
   ParamBuffer table_;
   std::vector<Batch> batches_;
-  uint32_t words_;
+  uint32_t unit_;
   ParamBuffer fill_;
   uint32_t fill_word_;
   bool fill_by_word_;
@@ -69,6 +78,7 @@ class RasterKernel : public VulkanKernel {
 // Groups regions (in order) into batches and writes their table rows.
 class BatchBuilder {
  public:
+  // `words`: per element, the unit of the table's offsets (1 for narrow elements: offsets in elements).
   explicit BatchBuilder(uint32_t words) : words_(words) {}
 
   // False where the shader cannot copy it (rank past 8 once collapsed, writes landing twice).
@@ -133,8 +143,8 @@ class BatchBuilder {
 std::unique_ptr<Kernel> make_raster_kernel(const KernelContext& ctx) {
   const TensorType& out = ctx.output_types[0];
   const size_t elem_size = dtype_size(out.dtype);
-  if (elem_size != 4 && elem_size != 8) return nullptr;
-  const uint32_t words = (uint32_t)(elem_size / 4);
+  const bool narrow = elem_size < 4;
+  const uint32_t words = narrow ? 1 : (uint32_t)(elem_size / 4);
   // Word offsets are int32 in the shader.
   if ((uint64_t)out.numel() * words > INT32_MAX) return nullptr;
   for (const TensorType& t : ctx.input_types) if ((uint64_t)t.numel() * words > INT32_MAX) return nullptr;
@@ -144,8 +154,9 @@ std::unique_ptr<Kernel> make_raster_kernel(const KernelContext& ctx) {
   bool fill_by_word = false;
   if (ctx.attrs.has("fill")) {
     const double value = ctx.attrs.get_float("fill");
-    fill.resize(words);
+    fill.assign(words, 0);
     convert_values(DType::Float64, out.dtype, &value, fill.data(), 1);
+    if (narrow) fill[0] *= elem_size == 1 ? 0x01010101u : 0x00010001u;  // the element repeated over the word
     fill_by_word = words == 1 || fill[0] == fill[1];
     if (!fill_by_word) {
       const std::vector<int64_t> all{out.numel()};
@@ -162,7 +173,8 @@ std::unique_ptr<Kernel> make_raster_kernel(const KernelContext& ctx) {
   std::vector<int32_t> table = builder.table();
   if (table.empty()) table.assign(kRegionInts, 0);
   if (fill.empty()) fill.push_back(0);
-  return std::make_unique<RasterKernel>(std::move(table), std::move(batches), words, std::move(fill), fill_by_word);
+  return std::make_unique<RasterKernel>(std::move(table), std::move(batches), narrow, narrow ? (uint32_t)elem_size : words,
+                                        std::move(fill), fill_by_word);
 }
 
 MNNPY_REGISTER_KERNEL("Raster", "vulkan", make_raster_kernel);

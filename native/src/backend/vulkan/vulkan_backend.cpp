@@ -39,7 +39,7 @@ namespace {
 class VulkanBackend : public Backend {
  public:
   VulkanBackend() {
-    caps_.dtypes = {DType::Float32};
+    caps_.dtypes = {DType::Float32, DType::Int32, DType::Int64, DType::Bool};
     caps_.channel_block = 4;  // C4, as MNN's GPU backends; models run NCHW here (no blocked kernels)
     caps_.fp16 = false;
     caps_.host_memory = false;

@@ -218,6 +218,8 @@ std::unique_ptr<Context> make_context() {
   chain = &enabled.pNext;
   enabled.features.shaderFloat64 = features2.features.shaderFloat64;
   ctx->float64 = features2.features.shaderFloat64 == VK_TRUE;
+  enabled.features.shaderInt64 = features2.features.shaderInt64;
+  ctx->int64 = features2.features.shaderInt64 == VK_TRUE;
   if (float16) {
     device_extensions.push_back(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
     float16_enabled.shaderFloat16 = VK_TRUE;

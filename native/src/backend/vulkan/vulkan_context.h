@@ -56,6 +56,7 @@ struct Context {
   std::mutex queue_mutex;  // vkQueueSubmit needs the queue to itself
   VkPipelineCache pipeline_cache = VK_NULL_HANDLE;
   bool float64 = false;  // shaderFloat64: MulAdd rounds once through it
+  bool int64 = false;    // shaderInt64: elementwise programs with int64 values
   double timestamp_period = 0;  // nanoseconds per timestamp tick; 0 where the queue has no timestamps
   // Bound where a dispatch has no bytes to bind; made on first use (after the context).
   std::unique_ptr<class ParamBuffer> placeholder;
@@ -120,6 +121,11 @@ struct BufferRange {
 // The buffer and offset of `bytes` bytes at address `data` of a backend buffer; throws
 // std::logic_error for an address outside every live buffer.
 BufferRange resolve(const void* data, size_t bytes);
+
+// resolve() for a tensor that shaders read or write as 32-bit words, its bytes rounded up to whole
+// words: the executor places device tensors at 64-byte offsets in blocks of 64-byte multiples, so
+// the rest of a last partial word is the tensor's own padding.
+inline BufferRange resolve_words(const void* data, size_t bytes) { return resolve(data, (bytes + 3) & ~size_t(3)); }
 
 // A compute pipeline: one shader taking `bindings` storage buffers (binding k = k) and
 // `push_bytes` of push constants, made once (per kernel, at plan time).

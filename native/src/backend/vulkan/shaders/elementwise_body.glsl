@@ -1,9 +1,10 @@
 // The body of the elementwise shaders: a fused elementwise program over float32
 // (mnnpy/elementwise_program.h). The program itself is given as specialization constants
-// (backend/vulkan/elementwise_kernel.cpp maps its codes to the opcodes below), so each program
-// gets its own pipeline in which the driver unrolls the loop, resolves every switch and keeps the
-// registers in registers: a shader per program without a compiler at run time. The inputs'
-// broadcast strides are in the parameter buffer, made once per plan. Every register is `precise`:
+// (elementwise_program.glsl; backend/vulkan/elementwise_kernel.cpp maps its codes to the opcodes
+// of elementwise_float_ops.glsl), so each program gets its own pipeline in which the driver
+// unrolls the loop, resolves every switch and keeps the registers in registers: a shader per
+// program without a compiler at run time. The inputs' broadcast strides are in the parameter
+// buffer, made once per plan. Every register is `precise`:
 // a multiply feeding an add is fused only where the program says MulAdd, as on the CPU.
 //
 // The math functions of elementwise_math.glsl beyond exp (opcodes from HEAVY) are compiled in
@@ -16,33 +17,6 @@
 // before it, so the driver can still resolve everything when it unrolls the loop.
 layout(local_size_x = 256) in;
 
-layout(constant_id = 0) const int kCount = 1;   // instructions
-layout(constant_id = 1) const int kDense = 0;   // bit k: input k has the output's shape
-layout(constant_id = 2) const int kRank = 1;
-layout(constant_id = 3) const int kHeavy = 0;   // heavy instructions (HEAVY_MATH only)
-// Instruction t: opcode, then operands a, b, c, at constant ids 4 + 4t ... 7 + 4t.
-#define INSTRUCTION(t, id0, id1, id2, id3) \
-  layout(constant_id = id0) const int op##t = 0; \
-  layout(constant_id = id1) const int a##t = 0; \
-  layout(constant_id = id2) const int b##t = 0; \
-  layout(constant_id = id3) const int c##t = 0;
-INSTRUCTION(0, 4, 5, 6, 7) INSTRUCTION(1, 8, 9, 10, 11) INSTRUCTION(2, 12, 13, 14, 15) INSTRUCTION(3, 16, 17, 18, 19)
-INSTRUCTION(4, 20, 21, 22, 23) INSTRUCTION(5, 24, 25, 26, 27) INSTRUCTION(6, 28, 29, 30, 31) INSTRUCTION(7, 32, 33, 34, 35)
-INSTRUCTION(8, 36, 37, 38, 39) INSTRUCTION(9, 40, 41, 42, 43) INSTRUCTION(10, 44, 45, 46, 47) INSTRUCTION(11, 48, 49, 50, 51)
-INSTRUCTION(12, 52, 53, 54, 55) INSTRUCTION(13, 56, 57, 58, 59) INSTRUCTION(14, 60, 61, 62, 63) INSTRUCTION(15, 64, 65, 66, 67)
-INSTRUCTION(16, 68, 69, 70, 71) INSTRUCTION(17, 72, 73, 74, 75) INSTRUCTION(18, 76, 77, 78, 79) INSTRUCTION(19, 80, 81, 82, 83)
-INSTRUCTION(20, 84, 85, 86, 87) INSTRUCTION(21, 88, 89, 90, 91) INSTRUCTION(22, 92, 93, 94, 95) INSTRUCTION(23, 96, 97, 98, 99)
-INSTRUCTION(24, 100, 101, 102, 103) INSTRUCTION(25, 104, 105, 106, 107) INSTRUCTION(26, 108, 109, 110, 111)
-INSTRUCTION(27, 112, 113, 114, 115) INSTRUCTION(28, 116, 117, 118, 119) INSTRUCTION(29, 120, 121, 122, 123)
-INSTRUCTION(30, 124, 125, 126, 127) INSTRUCTION(31, 128, 129, 130, 131)
-// Instruction t's segment: the heavy instructions before it (opcodes in [64, 128)).
-const int seg0 = 0;
-#define SEGMENT(t, u) const int seg##t = seg##u + ((op##u >> 6) & 1);
-SEGMENT(1, 0) SEGMENT(2, 1) SEGMENT(3, 2) SEGMENT(4, 3) SEGMENT(5, 4) SEGMENT(6, 5) SEGMENT(7, 6) SEGMENT(8, 7)
-SEGMENT(9, 8) SEGMENT(10, 9) SEGMENT(11, 10) SEGMENT(12, 11) SEGMENT(13, 12) SEGMENT(14, 13) SEGMENT(15, 14)
-SEGMENT(16, 15) SEGMENT(17, 16) SEGMENT(18, 17) SEGMENT(19, 18) SEGMENT(20, 19) SEGMENT(21, 20) SEGMENT(22, 21)
-SEGMENT(23, 22) SEGMENT(24, 23) SEGMENT(25, 24) SEGMENT(26, 25) SEGMENT(27, 26) SEGMENT(28, 27) SEGMENT(29, 28)
-SEGMENT(30, 29) SEGMENT(31, 30)
 // Parameters: the output's dims (innermost last) at [0, 8), then 8 strides per input.
 layout(std430, binding = 0) readonly buffer Params { int p[]; };
 layout(std430, binding = 1) writeonly buffer Out { float y[]; };
@@ -56,15 +30,16 @@ layout(std430, binding = 8) readonly buffer In6 { float x6[]; };
 layout(std430, binding = 9) readonly buffer In7 { float x7[]; };
 layout(push_constant) uniform Push { uint n; } pc;
 
-const int kMaxRank = 8, kMaxInstructions = 32, kHeader = kMaxRank;
-const int LOAD = 0, NEG = 1, ABS = 2, SQUARE = 3, SQRT = 4, RSQRT = 5, RECIPROCAL = 6, EXP = 7, SIGMOID = 8,
-          RELU = 9, RELU6 = 10, FLOOR = 11, CEIL = 12, RINT = 13, TRUNC = 14, SIGN = 15, COPY = 16,
-          ADD = 32, SUB = 33, MUL = 34, DIV = 35, MAXIMUM = 36, MINIMUM = 37, FMAX = 38, FMIN = 39, SQUARED_DIFF = 40,
-          MUL_ADD = 63,
-          HEAVY = 64, EXPM1 = 64, EXP2 = 65, LOG = 66, LOG1P = 67, LOG2 = 68, LOG10 = 69, SIN = 70, COS = 71, TAN = 72,
-          ASIN = 73, ACOS = 74, ATAN = 75, SINH = 76, COSH = 77, TANH = 78, ASINH = 79, ACOSH = 80, ATANH = 81, ERF = 82,
-          ERFC = 83, GELU = 84, GELU_TANH = 85, SOFTPLUS = 86, SELU = 87, CBRT = 88, SOFTSIGN = 89, POW = 96, ATAN2 = 97,
-          HYPOT = 98, COPYSIGN = 99, NEXTAFTER = 100;
+#include "elementwise_program.glsl"
+layout(constant_id = 3) const int kHeavy = 0;   // heavy instructions (HEAVY_MATH only)
+// Instruction t's segment: the heavy instructions before it (opcodes in [64, 128)).
+const int seg0 = 0;
+#define SEGMENT(t, u) const int seg##t = seg##u + ((op##u >> 6) & 1);
+SEGMENT(1, 0) SEGMENT(2, 1) SEGMENT(3, 2) SEGMENT(4, 3) SEGMENT(5, 4) SEGMENT(6, 5) SEGMENT(7, 6) SEGMENT(8, 7)
+SEGMENT(9, 8) SEGMENT(10, 9) SEGMENT(11, 10) SEGMENT(12, 11) SEGMENT(13, 12) SEGMENT(14, 13) SEGMENT(15, 14)
+SEGMENT(16, 15) SEGMENT(17, 16) SEGMENT(18, 17) SEGMENT(19, 18) SEGMENT(20, 19) SEGMENT(21, 20) SEGMENT(22, 21)
+SEGMENT(23, 22) SEGMENT(24, 23) SEGMENT(25, 24) SEGMENT(26, 25) SEGMENT(27, 26) SEGMENT(28, 27) SEGMENT(29, 28)
+SEGMENT(30, 29) SEGMENT(31, 30)
 
 #include "elementwise_math.glsl"
 
@@ -72,18 +47,10 @@ const int LOAD = 0, NEG = 1, ABS = 2, SQUARE = 3, SQRT = 4, RSQRT = 5, RECIPROCA
 #include "exact_mul_add.glsl"
 #endif
 
+#include "elementwise_float_ops.glsl"
+
 float load(int k, uint i) {
-  uint offset = i;
-  if ((kDense & (1 << k)) == 0) {
-    const int strides = kHeader + k * kMaxRank;
-    offset = 0u;
-    uint rest = i;
-    for (int d = kRank - 1; d >= 0; --d) {
-      const uint dim = uint(p[d]);
-      offset += (rest % dim) * uint(p[strides + d]);
-      rest /= dim;
-    }
-  }
+  const uint offset = input_offset(k, i);
   switch (k) {
     case 0: return x0[offset];
     case 1: return x1[offset];
@@ -94,47 +61,6 @@ float load(int k, uint i) {
     case 6: return x6[offset];
     default: return x7[offset];
   }
-}
-
-// One cheap instruction's result from its operands' values (op is a constant after specialization).
-float apply(const int op, const float a, const float b, const float c) {
-  precise float v;
-  // Exp and Sigmoid share one exp: a driver compiles what every step could run before it drops
-  // what this pipeline's steps do not.
-  precise float e = 0.0;
-  if (op == EXP || op == SIGMOID) e = exp_parts(op == EXP ? a : -abs(a), 0.0, 0);
-  switch (op) {
-    case NEG: v = -a; break;
-    case ABS: v = abs(a); break;
-    case SQUARE: v = a * a; break;
-    case SQRT: v = sqrt(a); break;
-    case RSQRT: v = inversesqrt(a); break;
-    case RECIPROCAL: v = 1.0 / a; break;
-    case EXP: v = isnan(a) ? a : e; break;
-    case SIGMOID: v = isnan(a) ? a : (a >= 0.0 ? 1.0 : e) / (1.0 + e); break;  // as the CPU
-    case RELU: v = isnan(a) ? a : max(a, 0.0); break;
-    case RELU6: v = isnan(a) ? a : min(max(a, 0.0), 6.0); break;
-    case FLOOR: v = floor(a); break;
-    case CEIL: v = ceil(a); break;
-    case RINT: v = roundEven(a); break;
-    case TRUNC: v = trunc(a); break;
-    case SIGN: v = isnan(a) ? a : sign(a); break;
-    case COPY: v = a; break;
-    case ADD: v = a + b; break;
-    case SUB: v = a - b; break;
-    case MUL: v = a * b; break;
-    case DIV: v = a / b; break;
-    case MAXIMUM: v = (isnan(a) || isnan(b)) ? math_nan() : max(a, b); break;
-    case MINIMUM: v = (isnan(a) || isnan(b)) ? math_nan() : min(a, b); break;
-    case FMAX: v = isnan(a) ? b : (isnan(b) ? a : max(a, b)); break;
-    case FMIN: v = isnan(a) ? b : (isnan(b) ? a : min(a, b)); break;
-    case SQUARED_DIFF: { precise float d = a - b; v = d * d; break; }
-#ifdef EXACT_MUL_ADD
-    case MUL_ADD: v = mul_add(a, b, c); break;
-#endif
-    default: v = math_nan(); break;
-  }
-  return v;
 }
 
 #ifdef HEAVY_MATH
