@@ -173,16 +173,27 @@ bool predicate(const int op, const int kind, const REG r) {
   }
 }
 
+// A float32's place in the order of float32 values, as an integer: a device may flush subnormals
+// to zero when it compares floats (an H100 does), and the CPU and NumPy never do. -0 and +0 share
+// their place.
+int float_order(const uint bits) {
+  const int magnitude = int(bits & 0x7fffffffu);
+  return (bits >> 31) != 0u ? -magnitude : magnitude;
+}
+
 bool compare(const int op, const int kind, const REG a, const REG b) {
   if (kind == FLOAT) {
     const float u = float_of(a), v = float_of(b);
+    const uint u_bits = floatBitsToUint(u), v_bits = floatBitsToUint(v);
+    const bool unordered = (u_bits & 0x7fffffffu) > 0x7f800000u || (v_bits & 0x7fffffffu) > 0x7f800000u;  // a NaN
+    const int p = float_order(u_bits), q = float_order(v_bits);
     switch (op) {
-      case EQUAL: return u == v;
-      case NOT_EQUAL: return !(u == v);  // true for NaN
-      case LESS: return u < v;
-      case LESS_EQUAL: return u <= v;
-      case GREATER: return u > v;
-      case GREATER_EQUAL: return u >= v;
+      case EQUAL: return !unordered && p == q;
+      case NOT_EQUAL: return unordered || p != q;  // true for NaN
+      case LESS: return !unordered && p < q;
+      case LESS_EQUAL: return !unordered && p <= q;
+      case GREATER: return !unordered && p > q;
+      case GREATER_EQUAL: return !unordered && p >= q;
       case LOGICAL_AND: return unsigned_bits(u) != 0u && unsigned_bits(v) != 0u;
       case LOGICAL_OR: return unsigned_bits(u) != 0u || unsigned_bits(v) != 0u;
       default: return (unsigned_bits(u) != 0u) != (unsigned_bits(v) != 0u);
