@@ -197,6 +197,7 @@ bool Recorder::replay(const std::vector<uintptr_t>& key, const StepCall* calls) 
   for (const std::weak_ptr<Allocation>& b : found->buffers) {
     used.push_back(b.lock());
     if (!used.back()) {  // cannot happen while its key matches; recorded again if it does
+      if (pending_) wait();  // it may be the work in flight
       vkFreeCommandBuffers(context()->device, pool_, 1, &found->cb);
       recordings_.erase(found);
       return false;
