@@ -184,6 +184,7 @@ def main():
     thread_counts = [int(t) for t in opts.threads.split(",")]
     print(f"== whole models on the CPU, batch 1, {opts.size}x{opts.size} images, sequence {SEQ} "
           f"({machine_summary()})")
+    print("   load average before: %.2f %.2f %.2f (other work on the machine slows every engine)" % os.getloadavg())
     print(f"   ms: median over {opts.rounds} rounds of each fresh process's median of {opts.repeats} runs; "
           "ratio = mnnpy / best other engine (goal: 0.8 or below)")
     print("  " + f"{'model':<30}  T " + "".join(f"{e:>12}" for e in engines) + f"  {'best other':>24}  ratio")
