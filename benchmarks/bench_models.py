@@ -45,7 +45,8 @@ def export(model, size):
     """Path of `model` exported to ONNX (model_zoo caches it for every process)."""
     from model_zoo import export_torchvision, export_transformer
     if model in TRANSFORMERS:
-        return export_transformer(*TRANSFORMERS[model])
+        kind, small = TRANSFORMERS[model]
+        return export_transformer(kind, SEQ, small=small)
     return export_torchvision(model, size)
 
 
@@ -108,7 +109,8 @@ def load_torch(model, path, feeds, threads, opts):
     import torch
     from model_zoo import torchvision_model, transformer_model
     torch.set_num_threads(threads)
-    net = transformer_model(*TRANSFORMERS[model]) if model in TRANSFORMERS else torchvision_model(model)
+    kind, small = TRANSFORMERS.get(model, (None, None))
+    net = transformer_model(kind, small=small) if model in TRANSFORMERS else torchvision_model(model)
     inputs = [torch.from_numpy(x) for x in feeds.values()]
 
     def run():
