@@ -205,7 +205,8 @@ def main():
                         results[engine].append(res)
                     else:
                         gone[engine] = res.get("skip") or "failed: " + res["error"]
-            med = {e: statistics.median(x["median"] for x in v) * 1e3 for e, v in results.items() if v and e not in gone}
+            med = {e: statistics.median(x["median"] for x in v) * 1e3
+                   for e, v in results.items() if v and e not in gone}
             for e, why in gone.items():
                 notes.setdefault(f"{e}: {why}", []).append(f"{model} {threads}T")
             others = {e: t for e, t in med.items() if e != "mnnpy"}
