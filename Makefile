@@ -10,7 +10,7 @@ test:
 	cd tests && ../.venv/bin/python -m pytest -q -p no:cacheprovider
 
 bench:
-	scripts/setup.sh test
+	scripts/setup.sh bench
 	for b in benchmarks/bench_*.py; do .venv/bin/python $$b || exit 1; done
 
 # Coverage-guided fuzzing of every loader of untrusted bytes (fuzz/): FUZZ_SECONDS each.

@@ -1,157 +1,234 @@
-"""Whole-model latency, batch 1: mnnpy against onnxruntime, PyTorch and MNN on the same ONNX files
-(torchvision classification and segmentation models with random weights; bert_base: a BERT-base
-encoder from its config, sequence 128), at 1 and 2 threads, in rotating blocks, medians; plus
-load and first-run times and peak memory. Run: python benchmarks/bench_models.py
-[--models resnet18,...,bert_base]"""
+"""Whole-model CPU latency, batch 1: mnnpy against onnxruntime, OpenVINO and MNN (PyTorch with
+--engines ...,torch) on the same ONNX files: torchvision classification and segmentation models
+(224x224) and a BERT-base encoder (sequence 128), built from their configs with seeded random
+weights and exported once into model_zoo's cache folder.
+
+Every engine runs in its own fresh process per (model, thread count), so that no engine's
+spinning worker threads slow the next. Over --rounds rounds each engine runs once per round, in
+an order rotated per round; each process loads the model, times its first run, warms up, then
+reports the median of --repeats runs; the table shows the median over rounds, the best other
+engine and mnnpy's time over that engine's (the goal: 0.8 or below). A second table gives load
+time, first-run time and peak memory growth of each engine in those fresh processes.
+
+Engine settings: mnnpy loads the .onnx with nn.load_module_from_file after
+mnnpy.set_num_threads(T); onnxruntime runs sequentially with intra_op_num_threads=T and
+inter_op_num_threads=1; OpenVINO compiles the model, reshaped to the static input shapes, on "CPU"
+with INFERENCE_PRECISION_HINT=f32, PERFORMANCE_HINT=LATENCY and INFERENCE_NUM_THREADS=T
+(`pip install openvino`: `scripts/setup.sh bench`); MNN (`pip install mnn`) runs
+<--mnn-dir>/<model>.mnn converted by its own converter:
+  mnnconvert -f ONNX --modelFile <model>.onnx --MNNModel <mnn-dir>/<model>.mnn --bizCode bench
+(then reinstall protobuf>=6.31, which mnnconvert downgrades), and is skipped where either is
+missing. Run: python benchmarks/bench_models.py [--models resnet18,...,bert_base] [--threads 1,2]
+[--rounds 3] [--repeats 25]"""
 import argparse
+import importlib
+import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
-sys.path.insert(0, os.path.dirname(__file__))
-import mnnpy  # noqa: E402
-from mnnpy import convert, nn  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+sys.path.insert(0, HERE)
+from common import machine_summary, run_in_children  # noqa: E402
 
-from common import machine_summary  # noqa: E402
-from model_zoo import export_torchvision, export_transformer, torchvision_model, transformer_model  # noqa: E402
-
-
-def timed(fn, repeats):
-    ts = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts)
+TRANSFORMERS = {"bert_base": ("bert", False)}  # name: model_zoo's (kind, small)
+SEQ = 128
+MODULES = {"mnnpy": "mnnpy", "onnxruntime": "onnxruntime", "openvino": "openvino", "MNN": "MNN", "torch": "torch"}
 
 
-def mnn_runner(mnn_dir, name, x, threads):
-    """MNN (pip install mnn) on the same model converted by its own converter:
-    mnnconvert -f ONNX --modelFile <name>.onnx --MNNModel <mnn_dir>/<name>.mnn --bizCode bench
-    (then reinstall protobuf>=6.31, which mnnconvert downgrades). None when either is missing."""
-    path = os.path.join(mnn_dir, name + ".mnn")
-    try:
-        import MNN
-    except ImportError:
-        return None
+def export(model, size):
+    """Path of `model` exported to ONNX (model_zoo caches it for every process)."""
+    from model_zoo import export_torchvision, export_transformer
+    if model in TRANSFORMERS:
+        kind, small = TRANSFORMERS[model]
+        return export_transformer(kind, SEQ, small=small)
+    return export_torchvision(model, size)
+
+
+def make_feeds(model, size):
+    rng = np.random.default_rng(0)
+    if model in TRANSFORMERS:
+        return {"input_ids": rng.integers(0, 1000, (1, SEQ)).astype(np.int64),
+                "attention_mask": np.ones((1, SEQ), np.int64)}
+    return {"input": rng.standard_normal((1, 3, size, size)).astype(np.float32)}
+
+
+# Loaders: (model, ONNX path, feeds, threads, options) -> a callable running the model once with
+# its outputs in host memory, or a string saying why the engine is skipped.
+
+def load_mnnpy(model, path, feeds, threads, opts):
+    import mnnpy
+    from mnnpy import nn
+    mnnpy.set_num_threads(threads)
+    module = nn.load_module_from_file(path, list(feeds), [])
+    inputs = list(feeds.values())
+    return lambda: module.forward(inputs)
+
+
+def load_onnxruntime(model, path, feeds, threads, opts):
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    return lambda: sess.run(None, feeds)
+
+
+def load_openvino(model, path, feeds, threads, opts):
+    import openvino as ov
+    core = ov.Core()
+    net = core.read_model(path)
+    net.reshape({name: list(x.shape) for name, x in feeds.items()})
+    compiled = core.compile_model(net, "CPU", {"INFERENCE_PRECISION_HINT": "f32", "PERFORMANCE_HINT": "LATENCY",
+                                               "INFERENCE_NUM_THREADS": str(threads)})
+    request = compiled.create_infer_request()
+    return lambda: request.infer(feeds)
+
+
+def load_MNN(model, path, feeds, threads, opts):
+    import MNN
+    path = os.path.join(opts.mnn_dir, model + ".mnn")
     if not os.path.exists(path):
-        return None
+        return f"no {path}"
+    if list(feeds) != ["input"]:
+        return "float image inputs only"
+    x = feeds["input"]
     rt = MNN.nn.create_runtime_manager(({"backend": "CPU", "numThread": threads, "precision": "high"},))
     module = MNN.nn.load_module_from_file(path, ["input"], ["output"], runtime_manager=rt)
     F = MNN.expr
     return lambda: module.forward(F.const(x, list(x.shape), F.NCHW)).read()
 
 
-MEMORY_CHILD = r"""
-import sys, time, numpy as np
-engine, path, size = sys.argv[1], sys.argv[2], int(sys.argv[3])
-def peak_mb():
-    with open('/proc/self/status') as f:
-        return next(int(l.split()[1]) for l in f if l.startswith('VmHWM')) / 1024
-x = np.random.default_rng(0).standard_normal((1, 3, size, size)).astype(np.float32)
-base = peak_mb()
-t0 = time.perf_counter()
-if engine == 'mnnpy':
-    from mnnpy import nn
-    m = nn.load_module_from_file(path, ['input'], ['output'])
-    t1 = time.perf_counter(); m.forward(x).numpy()
-else:
-    import onnxruntime as ort
-    s = ort.InferenceSession(path, providers=['CPUExecutionProvider'])
-    t1 = time.perf_counter(); s.run(None, {'input': x})
-t2 = time.perf_counter()
-print(base, peak_mb(), t1 - t0, t2 - t1)
-"""
+def load_torch(model, path, feeds, threads, opts):
+    import torch
+    from model_zoo import torchvision_model, transformer_model
+    torch.set_num_threads(threads)
+    kind, small = TRANSFORMERS.get(model, (None, None))
+    net = transformer_model(kind, small=small) if model in TRANSFORMERS else torchvision_model(model)
+    inputs = [torch.from_numpy(x) for x in feeds.values()]
+
+    def run():
+        with torch.inference_mode():
+            return net(*inputs)
+    return run
 
 
-def memory_and_load(onnx_path, mnnpy_path, size):
-    """Peak RSS growth, load time and first-run time of each engine in a fresh process (mnnpy
-    loads its converted file, onnxruntime the ONNX file)."""
-    import subprocess
-    out = {}
-    for engine, path in (("mnnpy", mnnpy_path), ("onnxruntime", onnx_path)):
-        r = subprocess.run([sys.executable, "-c", MEMORY_CHILD, engine, path, str(size)], capture_output=True,
-                           text=True)
-        if r.returncode == 0:
-            base, peak, load, first = map(float, r.stdout.split()[-4:])
-            out[engine] = (peak - base, load, first)
-    return out
+def peak_rss_mb():
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmHWM")) / 1024
+
+
+def child(opts):
+    """One engine on one model in this fresh process: prints one JSON line."""
+    engine, model, path = opts.job
+    threads = int(opts.threads)
+    feeds = make_feeds(model, opts.size)
+    base = peak_rss_mb()
+    t0 = time.perf_counter()
+    try:
+        importlib.import_module(MODULES[engine])
+    except ImportError as e:
+        print(json.dumps({"skip": f"not installed ({e})"}))
+        return
+    t1 = time.perf_counter()
+    run = globals()["load_" + engine](model, path, feeds, threads, opts)
+    if isinstance(run, str):
+        print(json.dumps({"skip": run}))
+        return
+    t2 = time.perf_counter()
+    run()
+    t3 = time.perf_counter()
+    calls = 0
+    while calls < 3 or time.perf_counter() - t3 < 0.5:  # warm-up: caches, pools, clocks
+        run()
+        calls += 1
+    times = []
+    for _ in range(opts.repeats):
+        t = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - t)
+    print(json.dumps({"median": statistics.median(times), "import": t1 - t0, "load": t2 - t1, "first": t3 - t2,
+                      "peak_mb": peak_rss_mb() - base}))
+
+
+def measure(engine, model, path, threads, opts):
+    """The child's JSON object, or {"error": last line of its stderr}."""
+    args = [engine, model, path, "--repeats", opts.repeats, "--size", opts.size, "--mnn-dir", opts.mnn_dir]
+    try:
+        return run_in_children(__file__, [threads], args)[threads]
+    except subprocess.CalledProcessError as e:
+        return {"error": (e.stderr.strip().splitlines() or ["exit status %d" % e.returncode])[-1]}
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__)
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--models", default="resnet18,resnet50,mobilenet_v2,mobilenet_v3_large,bert_base,vit_b_16,"
                    "deeplabv3_mobilenet_v3_large")
-    p.add_argument("--repeats", type=int, default=10)
-    p.add_argument("--size", type=int, default=224)
+    p.add_argument("--engines", default="mnnpy,onnxruntime,openvino,MNN", help="also: torch")
+    p.add_argument("--threads", default="1,2", help="thread counts (a child gets one)")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--repeats", type=int, default=25, help="timed runs per process")
+    p.add_argument("--size", type=int, default=224, help="image side of the vision models")
     p.add_argument("--mnn-dir", default="/tmp/mnn-models", help="where <model>.mnn files converted by MNN are")
-    args = p.parse_args()
-    import onnxruntime as ort
-    import torch
-    print(f"== whole models, batch 1, {args.size}x{args.size} ({machine_summary()})")
-    print("   ratio = mnnpy time / reference time (below 1: mnnpy is faster)")
-    for name in args.models.split(","):
-        if name == "bert_base":
-            path = export_transformer("bert", small=False)
-            rng = np.random.default_rng(0)
-            feeds = {"input_ids": rng.integers(0, 1000, (1, 128)).astype(np.int64),
-                     "attention_mask": np.ones((1, 128), np.int64)}
-            tmodel = transformer_model("bert", small=False)  # the exported model's weights
-            targs = [torch.from_numpy(v) for v in feeds.values()]
-            torch_run = lambda: tmodel(*targs)  # noqa: E731
-        else:
-            path = export_torchvision(name, args.size)
-            feeds = {"input": np.random.default_rng(0).standard_normal((1, 3, args.size, args.size)).astype(np.float32)}
-            tmodel = torchvision_model(name)
-            tx = torch.from_numpy(feeds["input"])
-            torch_run = lambda: tmodel(tx)  # noqa: E731
-        x = feeds.get("input")
-        module = nn.load_module_from_file(path, list(feeds), [])
-        for threads in (1, 2):
-            mnnpy.set_num_threads(threads)
-            torch.set_num_threads(threads)
-            so = ort.SessionOptions()
-            so.intra_op_num_threads = threads
-            so.inter_op_num_threads = 1
-            sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-            runs = {"mnnpy": lambda: module.forward(list(feeds.values())),
-                    "onnxruntime": lambda: sess.run(None, feeds), "torch": torch_run}
-            mnn_run = mnn_runner(args.mnn_dir, name, x, threads) if x is not None else None
-            if mnn_run:
-                runs["MNN"] = mnn_run
-            # Engines run in blocks, not call by call: onnxruntime's, torch's and MNN's workers spin
-            # for a while after each run and would take the cores from whichever engine runs next.
-            # Each block starts after a pause (the spinning ends), then runs untimed for a while
-            # (the cores clock up again); the blocks rotate three times.
-            times = {k: [] for k in runs}
-            with torch.inference_mode():
-                for _ in range(3):
-                    for k, fn in runs.items():
-                        time.sleep(0.3)
-                        start = time.perf_counter()
-                        while time.perf_counter() - start < 0.3:
-                            fn()
-                        times[k] += [timed(fn, 1) for _ in range(args.repeats)]
-            med = {k: statistics.median(v) for k, v in times.items()}
-            refs = [k for k in med if k != "mnnpy"]
-            best_ref = min(med[k] for k in refs)
-            print(f"  {name:<20} {threads}T  mnnpy {med['mnnpy'] * 1e3:8.2f} ms  " +
-                  "  ".join(f"{k} {med[k] * 1e3:8.2f} ms" for k in refs) + "  ratio " +
-                  "  ".join(f"vs {k} {med['mnnpy'] / med[k]:5.2f}" for k in refs) +
-                  f"  vs best {med['mnnpy'] / best_ref:5.2f}", flush=True)
-            if threads == 1 and x is not None:
-                converted = os.path.splitext(path)[0] + ".mnnpy"
-                convert.from_onnx(path, converted)
-                fresh = memory_and_load(path, converted, args.size)
-                if len(fresh) == 2:
-                    (m_ours, l_ours, f_ours), (m_ort, l_ort, f_ort) = fresh["mnnpy"], fresh["onnxruntime"]
-                    print(f"  {'':<20}     fresh process: load mnnpy {l_ours * 1e3:7.1f} ms / onnxruntime "
-                          f"{l_ort * 1e3:7.1f} ms; first run {f_ours * 1e3:7.1f} / {f_ort * 1e3:7.1f} ms; peak RSS "
-                          f"growth {m_ours:6.1f} / {m_ort:6.1f} MB")
+    p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("job", nargs="*", help=argparse.SUPPRESS)  # the child's engine, model, ONNX path
+    opts = p.parse_args()
+    if opts.child:
+        return child(opts)
+    engines = opts.engines.split(",")
+    assert engines[0] == "mnnpy" and len(engines) > 1, "--engines: mnnpy first, then at least one other"
+    thread_counts = [int(t) for t in opts.threads.split(",")]
+    print(f"== whole models on the CPU, batch 1, {opts.size}x{opts.size} images, sequence {SEQ} "
+          f"({machine_summary()})")
+    print("   load average before: %.2f %.2f %.2f (other work on the machine slows every engine)" % os.getloadavg())
+    print(f"   ms: median over {opts.rounds} rounds of each fresh process's median of {opts.repeats} runs; "
+          "ratio = mnnpy / best other engine (goal: 0.8 or below)")
+    print("  " + f"{'model':<30}  T " + "".join(f"{e:>12}" for e in engines) + f"  {'best other':>24}  ratio")
+    fresh = {}  # model: {engine: (load, first, peak) medians} at the first thread count
+    notes = {}
+    for model in opts.models.split(","):
+        path = export(model, opts.size)
+        for threads in thread_counts:
+            results, gone = {e: [] for e in engines}, {}
+            for r in range(opts.rounds):
+                for engine in engines[r % len(engines):] + engines[:r % len(engines)]:
+                    if engine in gone:
+                        continue
+                    res = measure(engine, model, path, threads, opts)
+                    if "median" in res:
+                        results[engine].append(res)
+                    else:
+                        gone[engine] = res.get("skip") or "failed: " + res["error"]
+            med = {e: statistics.median(x["median"] for x in v) * 1e3
+                   for e, v in results.items() if v and e not in gone}
+            for e, why in gone.items():
+                notes.setdefault(f"{e}: {why}", []).append(f"{model} {threads}T")
+            others = {e: t for e, t in med.items() if e != "mnnpy"}
+            cells = "".join(f"{med[e]:12.2f}" if e in med else f"{'-':>12}" for e in engines)
+            if "mnnpy" in med and others:
+                best = min(others, key=others.get)
+                tail = f"  {best:>14} {others[best]:9.2f}  {med['mnnpy'] / others[best]:5.2f}"
+            else:
+                tail = ""
+            print(f"  {model:<30} {threads:2d} {cells}{tail}", flush=True)
+            if threads == thread_counts[0]:
+                fresh[model] = {e: tuple(statistics.median(x[k] for x in v) for k in ("load", "first", "peak_mb"))
+                                for e, v in results.items() if v and e not in gone}
+    for note, where in notes.items():
+        print(f"   {note} ({', '.join(where)})")
+    print(f"\n== fresh process at {thread_counts[0]} thread(s): load ms (model file to runnable, after the import) "
+          "/ first run ms / peak RSS growth MB (import included), medians over the rounds")
+    print("  " + f"{'model':<30}" + "".join(f"{e:>24}" for e in engines))
+    for model, by_engine in fresh.items():
+        cells = "".join(f"{'%.0f / %.1f / %.0f' % (v[0] * 1e3, v[1] * 1e3, v[2]):>24}" if (v := by_engine.get(e))
+                        else f"{'-':>24}" for e in engines)
+        print(f"  {model:<30}{cells}")
 
 
 if __name__ == "__main__":

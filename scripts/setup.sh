@@ -3,12 +3,14 @@
 # the Debian packages the C++ core builds against, then mnnpy and its Python dependencies.
 #   scripts/setup.sh          core + demo dependencies
 #   scripts/setup.sh test     also the test and reference libraries
+#   scripts/setup.sh bench    also the test libraries and the benchmarks' other engines (OpenVINO)
 #   scripts/setup.sh fuzz     also clang and its libFuzzer runtime, for `make fuzz`
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-want_tests=0 want_fuzz=0
+want_tests=0 want_bench=0 want_fuzz=0
 [ "${1:-}" = "test" ] && want_tests=1
+[ "${1:-}" = "bench" ] && want_tests=1 want_bench=1
 [ "${1:-}" = "fuzz" ] && want_tests=1 want_fuzz=1
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -47,6 +49,7 @@ PY=${PYTHON:-python3}
 .venv/bin/python -m pip install -q --upgrade pip
 extras=""
 [ $want_tests = 1 ] && extras="[test]"
+[ $want_bench = 1 ] && extras="[test,bench]"
 .venv/bin/python -m pip install -q ".${extras}"
 # The fuzzers' instrumented core is built by scripts/dev_build.sh with the venv's build tools.
 [ $want_fuzz = 1 ] && .venv/bin/python -m pip install -q "pybind11>=2.12" cmake ninja
