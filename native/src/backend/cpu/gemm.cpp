@@ -83,7 +83,7 @@ inline void* scratch(ScratchSlot slot, size_t bytes) {
     std::free(s.ptr[slot]);
     s.ptr[slot] = nullptr;
     s.size[slot] = 0;
-    // Packed B is walked panel by panel with strides of K * 64 bytes: large ones want huge pages.
+    // Packed B is walked panel by panel with strides of K * 64 bytes: large ones start on a huge page.
     const size_t rounded = aligned_block_size(bytes);
     s.ptr[slot] = allocate_aligned(rounded);
     s.size[slot] = rounded;
