@@ -405,27 +405,30 @@ std::shared_ptr<void> allocate_device_buffer(size_t bytes) {
   });
 }
 
-std::shared_ptr<Allocation> allocation_at(const void* data, size_t bytes, VkDeviceSize* offset) {
+namespace {
+// The live buffer holding [data, data + bytes) and data's offset in it; null where none does.
+std::shared_ptr<Allocation> find_allocation(const void* data, size_t bytes, VkDeviceSize* offset) {
   const uintptr_t p = (uintptr_t)data;
   AddressRegistry& registry = addresses();
   std::lock_guard<std::mutex> lock(registry.mutex);
   auto it = registry.by_address.upper_bound(p);
-  if (it != registry.by_address.begin()) {
-    --it;
-    if (p + bytes <= it->first + it->second->bytes) {
-      *offset = p - it->first;
-      return it->second;
-    }
-  }
-  throw std::logic_error("vulkan backend: an address outside every live buffer");
+  if (it == registry.by_address.begin()) return nullptr;
+  --it;
+  if (p + bytes > it->first + it->second->bytes) return nullptr;
+  *offset = p - it->first;
+  return it->second;
+}
+}  // namespace
+
+std::shared_ptr<Allocation> allocation_at(const void* data, size_t bytes, VkDeviceSize* offset) {
+  std::shared_ptr<Allocation> a = find_allocation(data, bytes, offset);
+  if (!a) throw std::logic_error("vulkan backend: an address outside every live buffer");
+  return a;
 }
 
 bool is_device_address(const void* data) {
-  const uintptr_t p = (uintptr_t)data;
-  AddressRegistry& registry = addresses();
-  std::lock_guard<std::mutex> lock(registry.mutex);
-  auto it = registry.by_address.upper_bound(p);
-  return it != registry.by_address.begin() && p < std::prev(it)->first + std::prev(it)->second->bytes;
+  VkDeviceSize offset;
+  return find_allocation(data, 1, &offset) != nullptr;
 }
 
 BufferRange resolve(const void* data, size_t bytes) {
