@@ -271,7 +271,6 @@ bool Recorder::run_stretch(const StepCall* calls, size_t count) {
   if (open_) submit();  // work recorded before belongs to no stretch
   Capture capture{calls};
   capture_ = &capture;
-  in_stretch_ = true;
   try {
     for (size_t i = 0; i < count; ++i) {
       capture.call = (uint32_t)i;
@@ -280,7 +279,6 @@ bool Recorder::run_stretch(const StepCall* calls, size_t count) {
   } catch (...) {
     // Waited for, so that nothing it uses goes before the device is done with it; not kept.
     capture_ = nullptr;
-    in_stretch_ = false;
     const VkCommandBuffer partial = open_ ? cb_ : VK_NULL_HANDLE;
     try {
       wait();
@@ -290,7 +288,6 @@ bool Recorder::run_stretch(const StepCall* calls, size_t count) {
     throw;
   }
   capture_ = nullptr;
-  in_stretch_ = false;
   if (!open_) return false;  // nothing recorded
   const VkCommandBuffer cb = cb_;
   const std::vector<std::shared_ptr<Allocation>> used = kept_;
@@ -328,7 +325,7 @@ void Recorder::copy_from_host(void* device_dst, const void* host_src, size_t byt
   recorded(Work::Transfer);
   keep(std::move(staging));
   keep(std::move(dst));
-  if (!in_stretch_) wait();
+  if (!capture_) wait();
 }
 
 void Recorder::copy_to_host(void* host_dst, const void* device_src, size_t bytes) {
@@ -343,7 +340,7 @@ void Recorder::copy_to_host(void* host_dst, const void* device_src, size_t bytes
   keep(src);
   keep(staging);
   copies_out_.push_back(CopyOut{host_dst, staging, bytes});
-  if (!in_stretch_) wait();
+  if (!capture_) wait();
 }
 
 }  // namespace vulkan

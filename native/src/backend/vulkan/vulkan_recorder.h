@@ -34,7 +34,7 @@ class Recorder {
   // Backend::synchronize: wait(), but nothing inside a stretch, whose copies out are finished
   // when it ends (a copy out of a stretch synchronizes before copying).
   void synchronize() {
-    if (!in_stretch_) wait();
+    if (!capture_) wait();
   }
 
   // Host <-> device copies. Into the device: staged and recorded in order with the rest (and
@@ -69,7 +69,6 @@ class Recorder {
   VkPipelineStageFlags unsynchronized_stages_ = 0;
   void create_objects();
   void open();
-  bool in_stretch_ = false;
   // A barrier from the unsynchronized commands to stages `stages` with accesses `access`.
   void barrier_to(VkPipelineStageFlags stages, VkAccessFlags access);
   std::vector<std::shared_ptr<Allocation>> kept_;       // used by the open recording
@@ -114,7 +113,7 @@ class Recorder {
     std::vector<HostCopy> host_copies;
   };
   std::vector<Recording> recordings_;
-  Capture* capture_ = nullptr;
+  Capture* capture_ = nullptr;  // set while a stretch runs
   uint64_t use_clock_ = 0;
   // What identifies a stretch's commands: per step, its kernel's serial, scratch and device
   // buffers (host arrays only by position).
