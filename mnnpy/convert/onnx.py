@@ -180,35 +180,49 @@ def simplify(graph, level=2):
     return graph
 
 
-def _rename_uses(graph, old, new):
+def _rename_uses(graph, renamed):
+    """Every read of a name in `renamed` (old -> new; chains followed) reads the new name, in
+    subgraphs too: one pass over the graph, however many names change."""
+    def resolve(x):
+        while x in renamed:
+            x = renamed[x]
+        return x
+
     def rename(nodes):
         for n in nodes:
-            n.inputs = [new if x == old else x for x in n.inputs]
+            n.inputs = [resolve(x) for x in n.inputs]
             for v in n.attrs.values():
                 if isinstance(v, Subgraph):
                     rename(v.nodes)
-                    v.outputs = [new if o == old else o for o in v.outputs]
-    rename(graph.nodes)
+                    v.outputs = [resolve(o) for o in v.outputs]
+    if renamed:
+        rename(graph.nodes)
 
 
 def _drop_identities(graph):
     outputs = {v.name for v in graph.outputs}
+    inputs = {v.name for v in graph.inputs}
+    renamed = {}  # applied once at the end; a node's input is resolved through it when read here
     kept = []
     for n in graph.nodes:
         passthrough = n.op == "Identity" or (n.op == "Dropout" and len(n.outputs) == 1 or
                                              n.op == "Dropout" and not any(n.outputs[1:]))
+        source = n.inputs[0] if n.inputs else None
+        while source in renamed:
+            source = renamed[source]
         if passthrough and n.inputs and n.outputs[0] not in outputs:
-            _rename_uses(graph, n.outputs[0], n.inputs[0])
+            renamed[n.outputs[0]] = source
             continue
-        if passthrough and n.outputs[0] in outputs and n.inputs[0] not in {v.name for v in graph.inputs} \
-                and n.inputs[0] not in graph.weights and n.inputs[0] not in outputs:
+        if passthrough and n.outputs[0] in outputs and source not in inputs \
+                and source not in graph.weights and source not in outputs:
             # Let the producer write the graph output directly.
             for p in kept:
-                p.outputs = [n.outputs[0] if o == n.inputs[0] else o for o in p.outputs]
-            _rename_uses(graph, n.inputs[0], n.outputs[0])
+                p.outputs = [n.outputs[0] if o == source else o for o in p.outputs]
+            renamed[source] = n.outputs[0]
             continue
         kept.append(n)
     graph.nodes = kept
+    _rename_uses(graph, renamed)
 
 
 def _drop_dead_nodes(graph):
@@ -222,8 +236,9 @@ def _drop_dead_nodes(graph):
     graph.weights = {k: w for k, w in graph.weights.items() if k in live}
 
 
-def _single_consumer(graph, name):
-    uses = graph.consumers().get(name, [])
+def _single_consumer(graph, consumers, name):
+    """The index of the one node reading `name` (`consumers` is graph.consumers()), or None."""
+    uses = consumers.get(name, [])
     is_output = any(v.name == name for v in graph.outputs)
     return uses[0][0] if len(uses) == 1 and not is_output else None
 
@@ -231,13 +246,13 @@ def _single_consumer(graph, name):
 def _fold_batch_norm(graph):
     """BatchNormalization after a Conv (per output channel) or a Gemm with constant B (per output
     column) is folded into that node's weights and bias."""
-    producers = graph.producers()
+    producers, consumers = graph.producers(), graph.consumers()
     removed = set()
     for i, bn in enumerate(graph.nodes):
         if bn.op != "BatchNormalization" or len([o for o in bn.outputs if o]) != 1:
             continue
         src = producers.get(bn.inputs[0])
-        if src is None or graph.nodes[src].op not in ("Conv", "Gemm") or _single_consumer(graph, bn.inputs[0]) != i:
+        if src is None or graph.nodes[src].op not in ("Conv", "Gemm") or _single_consumer(graph, consumers, bn.inputs[0]) != i:
             continue
         node = graph.nodes[src]
         names = bn.inputs[1:5]
@@ -274,7 +289,7 @@ def _fuse_matmul_bias(graph):
     """MatMul(A, W) followed by Add with a constant vector over W's columns becomes one MatMul
     with the vector as a third (bias) input (an mnnpy extension of the ONNX node, like Gemm's C
     for A of any rank)."""
-    producers = graph.producers()
+    producers, consumers = graph.producers(), graph.consumers()
     removed = set()
     for i, add in enumerate(graph.nodes):
         if add.op != "Add" or len(add.inputs) != 2:
@@ -285,7 +300,7 @@ def _fuse_matmul_bias(graph):
             if src is None or src in removed or bias_name not in graph.weights:
                 continue
             mm = graph.nodes[src]
-            if mm.op != "MatMul" or len(mm.inputs) != 2 or _single_consumer(graph, y) != i:
+            if mm.op != "MatMul" or len(mm.inputs) != 2 or _single_consumer(graph, consumers, y) != i:
                 continue
             w, bias = graph.weights.get(mm.inputs[1]), graph.weights[bias_name]
             if w is None or w.ndim != 2 or bias.dtype != w.dtype or bias.shape != (w.shape[1],):
@@ -298,43 +313,38 @@ def _fuse_matmul_bias(graph):
 
 
 def _fuse_conv_activations(graph):
-    while True:
-        producers = graph.producers()
-        consumers = graph.consumers()
-        outputs = {v.name for v in graph.outputs}
-        fused = None
-        for i, conv in enumerate(graph.nodes):
-            if conv.op != "Conv" or "activation" in conv.attrs:
+    # One pass: a fusion changes only the conv's output name and drops its activation nodes,
+    # which no other conv's match reads.
+    consumers = graph.consumers()
+    outputs = {v.name for v in graph.outputs}
+    fused = set()
+    for conv in graph.nodes:
+        if conv.op != "Conv" or "activation" in conv.attrs:
+            continue
+        y = conv.outputs[0]
+        if y in outputs:
+            continue
+        users = sorted({j for j, _ in consumers.get(y, [])})
+        acts = [graph.nodes[j] for j in users]
+        if len(users) == 1 and acts[0].op in ACTIVATION_CODES:
+            act = acts[0]
+            attrs = _activation_attrs(graph, act)
+            if attrs is None:
                 continue
-            y = conv.outputs[0]
-            if y in outputs:
-                continue
-            uses = consumers.get(y, [])
-            users = sorted({j for j, _ in uses})
-            acts = [graph.nodes[j] for j in users]
-            if len(users) == 1 and acts[0].op in ACTIVATION_CODES:
-                act = acts[0]
-                attrs = _activation_attrs(graph, act)
-                if attrs is None:
-                    continue
-                conv.attrs.update(attrs)
-                conv.outputs = [act.outputs[0]]
-                fused = {users[0]}
-                break
-            # SiLU: Sigmoid(y) and Mul(y, Sigmoid(y)), y used by exactly these two.
-            if len(users) == 2 and {a.op for a in acts} == {"Sigmoid", "Mul"}:
-                sig = next(a for a in acts if a.op == "Sigmoid")
-                mul = next(a for a in acts if a.op == "Mul")
-                if set(mul.inputs) == {y, sig.outputs[0]} and len(consumers.get(sig.outputs[0], [])) == 1 \
-                        and sig.outputs[0] not in outputs:
-                    conv.attrs["activation"] = SILU_CODE
-                    conv.outputs = [mul.outputs[0]]
-                    fused = {graph.nodes.index(sig), graph.nodes.index(mul)}
-                    break
-        if fused is None:
-            return
-        graph.nodes = [n for j, n in enumerate(graph.nodes) if j not in fused]
-        _ = producers
+            conv.attrs.update(attrs)
+            conv.outputs = [act.outputs[0]]
+            fused.add(users[0])
+            continue
+        # SiLU: Sigmoid(y) and Mul(y, Sigmoid(y)), y used by exactly these two.
+        if len(users) == 2 and {a.op for a in acts} == {"Sigmoid", "Mul"}:
+            k = 0 if acts[0].op == "Sigmoid" else 1
+            sig, mul = acts[k], acts[1 - k]
+            if set(mul.inputs) == {y, sig.outputs[0]} and len(consumers.get(sig.outputs[0], [])) == 1 \
+                    and sig.outputs[0] not in outputs:
+                conv.attrs["activation"] = SILU_CODE
+                conv.outputs = [mul.outputs[0]]
+                fused.update(users)
+    graph.nodes = [n for j, n in enumerate(graph.nodes) if j not in fused]
 
 
 def _activation_attrs(graph, act):
