@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mnnpy/aligned_memory.h"
@@ -25,6 +26,13 @@ template <class T> struct Aligned64 {
   template <class U> Aligned64(const Aligned64<U>&) {}
   T* allocate(size_t n) { return static_cast<T*>(allocate_aligned(n * sizeof(T))); }
   void deallocate(T* p, size_t) { std::free(p); }
+  // resize() leaves new elements uninitialized: every packer writes its whole buffer (the same
+  // packers fill uninitialized arena scratch when the weights are not constant), and zeroing
+  // first would touch each page twice.
+  template <class U> void construct(U* p) noexcept { ::new (static_cast<void*>(p)) U; }
+  template <class U, class... Args> void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
   template <class U> bool operator==(const Aligned64<U>&) const { return true; }
   template <class U> bool operator!=(const Aligned64<U>&) const { return false; }
 };
