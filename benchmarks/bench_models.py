@@ -1,4 +1,4 @@
-"""Whole-model CPU latency, batch 1: mnnpy against onnxruntime, OpenVINO and MNN (PyTorch with
+"""Whole-model CPU latency (batch 1 unless --batch): mnnpy against onnxruntime, OpenVINO and MNN (PyTorch with
 --engines ...,torch) on the same ONNX files: torchvision classification and segmentation models
 (224x224) and a BERT-base encoder (sequence 128), built from their configs with seeded random
 weights and exported once into model_zoo's cache folder.
@@ -9,6 +9,8 @@ an order rotated per round; each process loads the model, times its first run, w
 reports the median of --repeats runs; the table shows the median over rounds, the best other
 engine and mnnpy's time over that engine's (the goal: 0.8 or below). A second table gives load
 time, first-run time and peak memory growth of each engine in those fresh processes.
+
+--batch N runs N images (sequences) per call; the table's times are per call.
 
 Engine settings: mnnpy loads the .onnx with nn.load_module_from_file after
 mnnpy.set_num_threads(T); onnxruntime runs sequentially with intra_op_num_threads=T and
@@ -50,12 +52,12 @@ def export(model, size):
     return export_torchvision(model, size)
 
 
-def make_feeds(model, size):
+def make_feeds(model, size, batch=1):
     rng = np.random.default_rng(0)
     if model in TRANSFORMERS:
-        return {"input_ids": rng.integers(0, 1000, (1, SEQ)).astype(np.int64),
-                "attention_mask": np.ones((1, SEQ), np.int64)}
-    return {"input": rng.standard_normal((1, 3, size, size)).astype(np.float32)}
+        return {"input_ids": rng.integers(0, 1000, (batch, SEQ)).astype(np.int64),
+                "attention_mask": np.ones((batch, SEQ), np.int64)}
+    return {"input": rng.standard_normal((batch, 3, size, size)).astype(np.float32)}
 
 
 # Loaders: (model, ONNX path, feeds, threads, options) -> a callable running the model once with
@@ -128,7 +130,7 @@ def child(opts):
     """One engine on one model in this fresh process: prints one JSON line."""
     engine, model, path = opts.job
     threads = int(opts.threads)
-    feeds = make_feeds(model, opts.size)
+    feeds = make_feeds(model, opts.size, opts.batch)
     base = peak_rss_mb()
     t0 = time.perf_counter()
     try:
@@ -159,7 +161,8 @@ def child(opts):
 
 def measure(engine, model, path, threads, opts):
     """The child's JSON object, or {"error": last line of its stderr}."""
-    args = [engine, model, path, "--repeats", opts.repeats, "--size", opts.size, "--mnn-dir", opts.mnn_dir]
+    args = [engine, model, path, "--repeats", opts.repeats, "--size", opts.size, "--batch", opts.batch,
+            "--mnn-dir", opts.mnn_dir]
     try:
         return run_in_children(__file__, [threads], args)[threads]
     except subprocess.CalledProcessError as e:
@@ -175,6 +178,8 @@ def main():
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--repeats", type=int, default=25, help="timed runs per process")
     p.add_argument("--size", type=int, default=224, help="image side of the vision models")
+    p.add_argument("--batch", type=int, default=1, help="images or sequences per run (the table then also "
+                   "gives mnnpy's throughput)")
     p.add_argument("--mnn-dir", default="/tmp/mnn-models", help="where <model>.mnn files converted by MNN are")
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("job", nargs="*", help=argparse.SUPPRESS)  # the child's engine, model, ONNX path
@@ -184,7 +189,7 @@ def main():
     engines = opts.engines.split(",")
     assert engines[0] == "mnnpy" and len(engines) > 1, "--engines: mnnpy first, then at least one other"
     thread_counts = [int(t) for t in opts.threads.split(",")]
-    print(f"== whole models on the CPU, batch 1, {opts.size}x{opts.size} images, sequence {SEQ} "
+    print(f"== whole models on the CPU, batch {opts.batch}, {opts.size}x{opts.size} images, sequence {SEQ} "
           f"({machine_summary()})")
     print("   load average before: %.2f %.2f %.2f (other work on the machine slows every engine)" % os.getloadavg())
     print(f"   ms: median over {opts.rounds} rounds of each fresh process's median of {opts.repeats} runs; "
@@ -216,7 +221,8 @@ def main():
                 tail = f"  {best:>14} {others[best]:9.2f}  {med['mnnpy'] / others[best]:5.2f}"
             else:
                 tail = ""
-            print(f"  {model:<30} {threads:2d} {cells}{tail}", flush=True)
+            rate = f"  ({opts.batch / med['mnnpy'] * 1e3:.1f}/s)" if opts.batch > 1 and "mnnpy" in med else ""
+            print(f"  {model:<30} {threads:2d} {cells}{tail}{rate}", flush=True)
             if threads == thread_counts[0]:
                 fresh[model] = {e: tuple(statistics.median(x[k] for x in v) for k in ("load", "first", "peak_mb"))
                                 for e, v in results.items() if v and e not in gone}

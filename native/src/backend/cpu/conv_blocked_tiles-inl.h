@@ -40,8 +40,25 @@ constexpr int kTileBlocks = 2, kAccVectors = 16;
 static_assert(kTileBlocks % kBlockedPanelBlocks == 0 && kTileBlocks <= 2 * kBlockedPanelBlocks,
               "a tile covers one or two whole panels");
 
+// On 512-bit targets a tile of an even number of blocks keeps each pixel's pair of blocks in one
+// vector: the two blocks' weights of one input value are one panel row, and the value's broadcast
+// serves both. Per lane the arithmetic and its order are those of the 8-lane tiles, so results do
+// not depend on the target; CPUs with two 512-bit FMA units do twice the work per instruction.
+#undef MNNPY_CONV_PAIR_TILES  // this file is compiled once per target
+#if HWY_TARGET <= HWY_AVX3
+#define MNNPY_CONV_PAIR_TILES 1
+using D16 = hn::FixedTag<float, 16>;
+using V16 = hn::Vec<D16>;
+constexpr bool kPairTiles = true;
+#else
+constexpr bool kPairTiles = false;
+#endif
+
+template <int NB> constexpr bool pair_tile() { return kPairTiles && NB % 2 == 0; }
+
 template <int NB> constexpr int tile_pixels() {
-  return std::max(1, std::min(12, kAccVectors / (NB * kVecPerBlock)));
+  const int per_pixel = pair_tile<NB>() ? NB / 2 : NB * kVecPerBlock;
+  return std::max(1, std::min(12, kAccVectors / per_pixel));
 }
 
 // What the tiles of one chunk and one group of output blocks share, and where the current span of
@@ -83,12 +100,91 @@ HWY_INLINE int64_t out_offset(int v, int64_t block_stride) {
   return (v / kVecPerBlock) * block_stride + (v % kVecPerBlock) * kLanes;
 }
 
+#ifdef MNNPY_CONV_PAIR_TILES
+// accumulate_value for tiles of block pairs: NW vectors of 16 channels a pixel.
+template <int P, int NW>
+HWY_INLINE void accumulate_value_pairs(V16 (&acc)[P][NW], const float* const (&xp)[P], int64_t i,
+                                       const float* HWY_RESTRICT ws0, const float* HWY_RESTRICT ws1) {
+  const D16 d;
+  V16 wv[NW];
+  for (int v = 0; v < NW; ++v) wv[v] = hn::LoadU(d, v == 0 ? ws0 : ws1);
+  for (int p = 0; p < P; ++p) {
+    const V16 xb = hn::Set(d, xp[p][i]);
+    for (int v = 0; v < NW; ++v) acc[p][v] = hn::MulAdd(xb, wv[v], acc[p][v]);
+  }
+}
+
+// Two consecutive blocks of a pixel, block_stride floats apart in memory, as one vector; and back.
+HWY_INLINE V16 load_block_pair(const float* p, int64_t block_stride) {
+  const hn::Half<D16> dh;
+  return hn::Combine(D16(), hn::LoadU(dh, p + block_stride), hn::LoadU(dh, p));
+}
+HWY_INLINE void store_block_pair(V16 v, float* p, int64_t block_stride) {
+  const hn::Half<D16> dh;
+  hn::StoreU(hn::LowerHalf(dh, v), dh, p);
+  hn::StoreU(hn::UpperHalf(dh, v), dh, p + block_stride);
+}
+
+// direct_tiles for NB = 2 * NW output blocks on 512-bit targets (see pair_tile).
+template <int P, int NW, bool kRunsOf8>
+HWY_NOINLINE void pair_tiles(const SpanArgs& a, int64_t tiles) {
+  const D16 d;
+  const int64_t ybs = a.y_block_stride;
+  constexpr int64_t w_row = 2 * kChannelBlock;  // each panel holds two blocks
+  for (int64_t tile = 0; tile < tiles; ++tile) {
+    const int64_t* off = a.x_offsets + tile * P;
+    const int64_t* y_off = a.y_offsets + tile * P;
+    V16 acc[P][NW];
+    if (a.accumulate) {
+      for (int p = 0; p < P; ++p)
+        for (int v = 0; v < NW; ++v) acc[p][v] = load_block_pair(a.y + y_off[p] + 2 * v * ybs, ybs);
+    } else {
+      for (int v = 0; v < NW; ++v) {
+        const V16 b = a.bias ? hn::LoadU(d, a.bias + v * w_row) : hn::Zero(d);
+        for (int p = 0; p < P; ++p) acc[p][v] = b;
+      }
+    }
+    for (int64_t r = 0; r < a.runs; ++r) {
+      const float* xs = a.run_x[r];
+      const float* ws0 = a.w + a.run_w[r] * w_row;
+      const float* ws1 = NW > 1 ? a.w_next + a.run_w[r] * w_row : ws0;
+      const float* xp[P];
+      for (int p = 0; p < P; ++p) xp[p] = xs + off[p];
+      if (kRunsOf8) {
+        for (int64_t i = 0; i < a.run; i += 8, ws0 += 8 * w_row, ws1 += 8 * w_row) {
+#pragma GCC unroll 8
+          for (int j = 0; j < 8; ++j) accumulate_value_pairs<P, NW>(acc, xp, i + j, ws0 + j * w_row, ws1 + j * w_row);
+        }
+      } else {
+        for (int64_t i = 0; i < a.run; ++i, ws0 += w_row, ws1 += w_row) accumulate_value_pairs<P, NW>(acc, xp, i, ws0, ws1);
+      }
+    }
+    bool cheap = true;
+    if (a.finish) {
+      if (a.residual) {
+        for (int p = 0; p < P; ++p)
+          for (int v = 0; v < NW; ++v)
+            acc[p][v] = hn::Add(acc[p][v], load_block_pair(a.residual + y_off[p] + 2 * v * ybs, ybs));
+      }
+      cheap = activate_cheap<P * NW>(d, &acc[0][0], a.act);
+    }
+    for (int p = 0; p < P; ++p)
+      for (int v = 0; v < NW; ++v) store_block_pair(acc[p][v], a.y + y_off[p] + 2 * v * ybs, ybs);
+    if (!cheap)
+      for (int p = 0; p < P; ++p) activate_stored(D8(), a.y + y_off[p], 2 * NW, ybs, kVecPerBlock, a.act);
+  }
+}
+#endif
+
 // `tiles` tiles of P pixels x NB output blocks from the start of the span. kRunsOf8: every run is a
 // multiple of 8 values (blocked input), walked 8 at a time, fully unrolled. Each pixel's input has
 // its own pointer: measured faster, even for 1x1 layers whose pixels are consecutive, than one
 // pointer with constant offsets.
 template <int P, int NB, bool kRunsOf8>
 HWY_NOINLINE void direct_tiles(const SpanArgs& a, int64_t tiles) {
+#ifdef MNNPY_CONV_PAIR_TILES
+  if constexpr (pair_tile<NB>()) return pair_tiles<P, NB / 2, kRunsOf8>(a, tiles);
+#endif
   constexpr int NV = NB * kVecPerBlock;
   const D8 d;
   const int64_t ybs = a.y_block_stride;
