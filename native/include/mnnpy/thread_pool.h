@@ -1,5 +1,7 @@
 // One process-wide pool sized by set_num_threads. Workers spin for a few microseconds after
-// a job (back-to-back jobs then start at once), then sleep on a condition variable; the calling thread takes part in the work, so one thread means no wake-ups.
+// a job (back-to-back jobs then start at once), then sleep on a condition variable; the calling
+// thread takes part in the work, so one thread means no wake-ups. Starting a job and claiming its
+// chunks take no lock (one atomic word), so many threads start and split a short job quickly.
 // Several threads may call parallel_for at once: the pool runs one caller's job at a time, and a
 // caller that finds it busy, or that runs a plan while as many threads as the pool has run plans
 // (Caller), runs its own job's chunks itself (its thread is a core's worth of work already), so
@@ -43,8 +45,10 @@ class ThreadPool {
 
  private:
   ThreadPool();
-  void worker_loop(int index);
+  void worker_loop(uint32_t generation);
   void stop_workers();
+  // Claims and runs chunks of job `generation` until none is left.
+  void run_chunks(uint32_t generation);
 
   // Chunks of a job of n items: their count and size.
   void split(int64_t n, int64_t grain, int threads, int64_t* chunks, int64_t* chunk) const;
@@ -52,15 +56,20 @@ class ThreadPool {
   std::atomic<int> num_threads_{1};  // read without a lock by callers deciding whether to split
   std::atomic<int> callers_{0};      // threads running plans now (Caller)
   std::vector<std::thread> workers_;
-  std::mutex mutex_;            // guards the fields below and serializes jobs
-  std::mutex job_mutex_;        // held by the caller whose job the workers run, and by set_num_threads
+  std::mutex mutex_;      // only for sleeping and waking: jobs start and chunks are claimed without it
+  std::mutex job_mutex_;  // held by the caller whose job the workers run, and by set_num_threads
   std::condition_variable wake_, done_;
-  const std::function<void(int64_t, int64_t)>* job_ = nullptr;
-  int64_t job_n_ = 0, job_chunk_ = 0, job_chunks_ = 0;
-  int64_t next_chunk_ = 0;
-  std::atomic<int64_t> chunks_done_{0};  // written under mutex_; read without it while the caller spins
-  std::atomic<uint64_t> generation_{0};
-  bool stopping_ = false;
+  // The running job, written by its caller before it publishes the job's generation in claim_,
+  // and unchanged until its last chunk is done.
+  std::atomic<const std::function<void(int64_t, int64_t)>*> job_{nullptr};
+  std::atomic<int64_t> job_n_{0}, job_chunk_{0}, job_chunks_{0};
+  // The job's generation (high 32 bits) and its next unclaimed chunk (low 32 bits), in one word, so
+  // that a thread still finishing an earlier job can never claim a chunk of the next one.
+  std::atomic<uint64_t> claim_{0};
+  std::atomic<int64_t> chunks_done_{0};
+  std::atomic<int> sleepers_{0};              // workers asleep on wake_ (or about to be)
+  std::atomic<bool> caller_sleeping_{false};  // the caller asleep on done_ (or about to be)
+  std::atomic<bool> stopping_{false};
 };
 
 // Runs fn over [0, n) on `pool`, or on the calling thread alone when there is none.

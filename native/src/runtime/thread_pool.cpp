@@ -8,6 +8,8 @@ namespace {
 thread_local bool t_inside_job = false;
 constexpr int kSpinIterations = 20000;
 
+uint32_t generation_of(uint64_t claim) { return (uint32_t)(claim >> 32); }
+
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -48,7 +50,8 @@ void ThreadPool::set_num_threads(int n) {
   std::lock_guard<std::mutex> job_lock(job_mutex_);
   if (n == num_threads_) return;
   stop_workers();
-  for (int i = 0; i < n - 1; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+  const uint32_t generation = generation_of(claim_.load());  // no job runs: job_mutex_ is held
+  for (int i = 0; i < n - 1; ++i) workers_.emplace_back([this, generation] { worker_loop(generation); });
   num_threads_ = n;
 }
 
@@ -59,30 +62,45 @@ void ThreadPool::split(int64_t n, int64_t grain, int threads, int64_t* chunks, i
   *chunks = (n + *chunk - 1) / *chunk;
 }
 
-void ThreadPool::worker_loop(int) {
-  uint64_t seen = 0;
-  std::unique_lock<std::mutex> lock(mutex_);
+void ThreadPool::run_chunks(uint32_t generation) {
   for (;;) {
-    if (!stopping_ && generation_ == seen) {
-      // A short spin: a job that follows soon (the next kernel of a plan) starts without a wake-up.
-      lock.unlock();
-      for (int i = 0; i < kSpinIterations && generation_.load(std::memory_order_relaxed) == seen; ++i) cpu_relax();
-      lock.lock();
+    uint64_t state = claim_.load(std::memory_order_acquire);
+    int64_t c = 0;
+    do {
+      // A claim that succeeds finds its job unfinished (this chunk was not claimed yet), so the
+      // job's fields, read after it, are still that job's.
+      c = (int64_t)(state & 0xffffffffu);
+      if (generation_of(state) != generation || c >= job_chunks_.load(std::memory_order_relaxed)) return;
+    } while (!claim_.compare_exchange_weak(state, state + 1, std::memory_order_acq_rel, std::memory_order_acquire));
+    const auto* fn = job_.load(std::memory_order_relaxed);
+    const int64_t n = job_n_.load(std::memory_order_relaxed), chunk = job_chunk_.load(std::memory_order_relaxed);
+    const int64_t chunks = job_chunks_.load(std::memory_order_relaxed);
+    t_inside_job = true;
+    (*fn)(c * chunk, std::min(n, (c + 1) * chunk));
+    t_inside_job = false;
+    if (chunks_done_.fetch_add(1) + 1 == chunks && caller_sleeping_.load()) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_.notify_all();
     }
-    wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+  }
+}
+
+void ThreadPool::worker_loop(uint32_t seen) {
+  for (;;) {
+    // A short spin: a job that follows soon (the next kernel of a plan) starts without a wake-up.
+    for (int i = 0; i < kSpinIterations && generation_of(claim_.load(std::memory_order_relaxed)) == seen &&
+                    !stopping_.load(std::memory_order_relaxed);
+         ++i)
+      cpu_relax();
+    if (generation_of(claim_.load()) == seen) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      sleepers_.fetch_add(1);
+      wake_.wait(lock, [&] { return stopping_.load() || generation_of(claim_.load()) != seen; });
+      sleepers_.fetch_sub(1);
+    }
     if (stopping_) return;
-    seen = generation_;
-    while (job_ && next_chunk_ < job_chunks_) {
-      const int64_t c = next_chunk_++;
-      const auto* fn = job_;
-      const int64_t begin = c * job_chunk_, end = std::min(job_n_, begin + job_chunk_);
-      lock.unlock();
-      t_inside_job = true;
-      (*fn)(begin, end);
-      t_inside_job = false;
-      lock.lock();
-      if (++chunks_done_ == job_chunks_) done_.notify_all();
-    }
+    seen = generation_of(claim_.load());
+    run_chunks(seen);
   }
 }
 
@@ -113,36 +131,28 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
     t_inside_job = false;
     return;
   }
-  std::unique_lock<std::mutex> lock(mutex_);
-  job_ = &fn;
-  job_n_ = n;
-  job_chunk_ = chunk;
-  job_chunks_ = chunks;
-  next_chunk_ = 0;
-  chunks_done_ = 0;
-  ++generation_;
-  wake_.notify_all();
-  // The caller works too.
-  while (next_chunk_ < job_chunks_) {
-    const int64_t c = next_chunk_++;
-    const int64_t begin = c * chunk, end = std::min(n, begin + chunk);
-    lock.unlock();
-    t_inside_job = true;
-    fn(begin, end);
-    t_inside_job = false;
-    lock.lock();
-    ++chunks_done_;
+  job_.store(&fn, std::memory_order_relaxed);
+  job_n_.store(n, std::memory_order_relaxed);
+  job_chunk_.store(chunk, std::memory_order_relaxed);
+  job_chunks_.store(chunks, std::memory_order_relaxed);
+  chunks_done_.store(0, std::memory_order_relaxed);
+  const uint32_t generation = generation_of(claim_.load(std::memory_order_relaxed)) + 1;
+  claim_.store((uint64_t)generation << 32);  // publishes the fields above
+  if (sleepers_.load() > 0) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    wake_.notify_all();
   }
-  if (chunks_done_ != job_chunks_) {
-    // The last chunks are running on workers: spin a while before sleeping, since a wake-up by
-    // the condition variable costs more than most kernels' tails.
-    lock.unlock();
-    for (int i = 0; i < kSpinIterations && chunks_done_.load(std::memory_order_acquire) != job_chunks_; ++i)
-      cpu_relax();
-    lock.lock();
+  run_chunks(generation);  // the caller works too
+  // The last chunks may be running on workers: spin a while before sleeping, since a wake-up by
+  // the condition variable costs more than most kernels' tails.
+  for (int i = 0; i < kSpinIterations && chunks_done_.load(std::memory_order_acquire) != chunks; ++i) cpu_relax();
+  if (chunks_done_.load() != chunks) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    caller_sleeping_.store(true);
+    done_.wait(lock, [&] { return chunks_done_.load() == chunks; });
+    caller_sleeping_.store(false);
   }
-  done_.wait(lock, [&] { return chunks_done_ == job_chunks_; });
-  job_ = nullptr;
+  job_.store(nullptr, std::memory_order_relaxed);
 }
 
 void parallel_for(ThreadPool* pool, int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
