@@ -69,7 +69,8 @@ def _without(message, name):
     for field, value in message.ListFields():
         if field.name == name:
             continue
-        if field.label == field.LABEL_REPEATED:
+        repeated = field.is_repeated if hasattr(field, "is_repeated") else field.label == field.LABEL_REPEATED
+        if repeated:
             getattr(copy, field.name).extend(value)
         elif field.type == field.TYPE_MESSAGE:
             getattr(copy, field.name).CopyFrom(value)
@@ -89,16 +90,24 @@ def _length_delimited(number, payload):
     return varint(number << 3 | 2) + varint(len(payload)) + payload
 
 
-def _check_arity(op_type, inputs, outputs, name, opset):
-    """ValueError when a node lacks an input its operator's ONNX schema requires, or has more
-    inputs or outputs than it allows (operators ONNX does not define are left to the converter).
-    The schema is the operator's newest version not newer than the model's opset, or its newest
-    of all for an operator newer than that opset."""
+def schema_arities(op_type, opset):
+    """(inputs, outputs) of the ONNX schema an `op_type` node follows in a model of `opset` (see
+    _onnx_schemas.py): its newest version not newer than the opset, or its newest of all for an
+    operator newer than that opset; None for operators ONNX does not define."""
     versions = SCHEMAS.get(op_type)
     if versions is None:
-        return
+        return None
     opset = max(int(opset), 1)
-    _, formals, (output_count, variadic_output) = next((v for v in reversed(versions) if v[0] <= opset), versions[-1])
+    return next((v for v in reversed(versions) if v[0] <= opset), versions[-1])[1:]
+
+
+def _check_arity(op_type, inputs, outputs, name, opset):
+    """ValueError when a node lacks an input its operator's ONNX schema requires, or has more
+    inputs or outputs than it allows (operators ONNX does not define are left to the converter)."""
+    arities = schema_arities(op_type, opset)
+    if arities is None:
+        return
+    formals, (output_count, variadic_output) = arities
     for k, (formal, option, min_arity) in enumerate(formals):
         if option == "single" and (k >= len(inputs) or not inputs[k]):
             raise ValueError(f"node '{name}' ({op_type}): input {k + 1} ('{formal}') is required but the node "

@@ -64,6 +64,7 @@ class Builder {
     const OnnxTensor* tensor;
     host::OnnxArrayPlan plan;
     void* dest;
+    py::object array;  // kept until the copy is done (a repeated name drops the first array)
   };
   std::vector<Copy> copies;
 
@@ -167,11 +168,11 @@ class Builder {
     if (plan.has_dtype) {
       // mnnpy's own aligned block: constants made from the array read it in place.
       auto tensor = Tensor::allocate(TensorType{plan.dtype, Shape(t.dims)});
-      copies.push_back({&t, plan, tensor->data});
-      return numpy_from_tensor(tensor);
+      copies.push_back({&t, plan, tensor->data, numpy_from_tensor(tensor)});
+      return copies.back().array;
     }
     py::array a(py::dtype(plan.numpy_name), std::vector<py::ssize_t>(t.dims.begin(), t.dims.end()));
-    copies.push_back({&t, plan, a.mutable_data()});
+    copies.push_back({&t, plan, a.mutable_data(), a});
     py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
     return std::move(a);
   }
