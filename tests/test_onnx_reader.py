@@ -627,4 +627,5 @@ def test_weights_read_from_a_file_are_read_only_and_become_constants_in_place(tm
     np.testing.assert_array_equal(own.forward(x).numpy(), expected)
     frozen_view = weights["b"].view()
     frozen_view.flags.writeable = False  # read-only, but its owner is not: still copied
-    assert not nn._frozen(frozen_view) and nn._frozen(w) and nn._frozen(w[1:])
+    unwritable = nn._module._unwritable
+    assert not unwritable(frozen_view) and unwritable(w) and unwritable(w[1:])

@@ -10,7 +10,8 @@ import numpy as np
 from .. import _core
 from .. import expr as F
 from .._core import Var
-from ._module import Buffer, IncompatibleKeys, Module, Parameter, check_input_shape, load_state  # noqa: F401
+from ._module import (Buffer, IncompatibleKeys, Module, Parameter, check_input_shape, load_state,  # noqa: F401
+                      weight_constant)
 from . import functional  # noqa: F401
 from ._layers import *  # noqa: F401,F403
 from ._layers import __all__ as _layer_names
@@ -72,7 +73,7 @@ class _ConvertedModule(Module):
         # Float16 weights are computed in float32: the casts fold once into constants.
         consts = {}
         for k, w in weights.items():
-            v = w if isinstance(w, Var) else _core.borrow(w) if _frozen(w) else F.const(np.asarray(w, order="C"))
+            v = w if isinstance(w, Var) else weight_constant(w)
             consts[k] = F.cast(v, np.float32) if v.dtype == np.float16 else v
         object.__setattr__(self, "_weights", consts)
         # Built graphs by input shapes. Threads share them; one builds at a time (_build_lock), and
@@ -224,26 +225,6 @@ class _ConvertedModule(Module):
         for name, r in zip(self.output_names, outputs):
             r.name = name
         return outputs[0] if len(outputs) == 1 else outputs
-
-
-def _frozen(array):
-    """Whether no one can ever write to the array's memory: a read-only array whose memory belongs
-    to an object without a writable buffer (the arrays the ONNX reader returns, which hold mnnpy's
-    own blocks; arrays over bytes). A constant may then read it in place; any other array is
-    copied, so that the caller's later writes never reach the model."""
-    if not isinstance(array, np.ndarray) or array.flags.writeable:
-        return False
-    owner = array
-    while isinstance(owner, np.ndarray):
-        if owner.flags.owndata:
-            return False  # an array owning its memory may be made writable again
-        owner = owner.base
-    if owner is None:
-        return False  # memory wrapped without an owner: nothing vouches for it
-    try:
-        return memoryview(owner).readonly
-    except TypeError:
-        return True  # no buffer to write through (a capsule holding a tensor)
 
 
 class _Instance:
