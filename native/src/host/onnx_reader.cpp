@@ -141,6 +141,18 @@ uint64_t count_varints(std::string_view s, const Parser& parser) {
   return count;
 }
 
+// Calls on_field(reader, field number, wire type) for each field of a message, in order; it
+// reads the field's value or skips it.
+template <class OnField>
+void for_each_field(std::string_view bytes, const Parser& parser, OnField&& on_field) {
+  Reader r(bytes, parser);
+  while (r.more()) {
+    uint32_t field, wire;
+    r.next(&field, &wire);
+    on_field(r, field, wire);
+  }
+}
+
 // Reads one occurrence of a repeated scalar field of element wire type `element_wire`, packed or
 // not, counting its elements (protobuf parsers accept both encodings for every such field).
 void count_repeated(Reader& r, uint32_t wire, uint32_t element_wire, uint64_t* count, const Parser& parser) {
@@ -178,10 +190,7 @@ void read_varints(Reader& r, uint32_t wire, std::vector<int64_t>* out, const Par
 
 void parse_tensor(std::string_view bytes, OnnxTensor* t, const Parser& parser) {
   t->messages.push_back(bytes);
-  Reader r(bytes, parser);
-  while (r.more()) {
-    uint32_t field, wire;
-    r.next(&field, &wire);
+  for_each_field(bytes, parser, [&](Reader& r, uint32_t field, uint32_t wire) {
     switch (field) {
       case 1: read_varints(r, wire, &t->dims, parser); break;
       case 2:
@@ -221,17 +230,14 @@ void parse_tensor(std::string_view bytes, OnnxTensor* t, const Parser& parser) {
         break;
       default: r.skip(wire);
     }
-  }
+  });
 }
 
 void parse_graph(std::string_view bytes, OnnxGraph* g, Parser& parser, int depth);
 
 void parse_attribute(std::string_view bytes, OnnxAttribute* a, Parser& parser, int depth, Frame& frame) {
   std::vector<std::string_view> tensors, graphs;  // parsed once the type says which is meant
-  Reader r(bytes, parser);
-  while (r.more()) {
-    uint32_t field, wire;
-    r.next(&field, &wire);
+  for_each_field(bytes, parser, [&](Reader& r, uint32_t field, uint32_t wire) {
     if (field == 1 && wire == kLengthDelimited) {
       a->name = frame.name = r.bytes();
     } else if (field == 20 && wire == kVarint) {
@@ -265,7 +271,7 @@ void parse_attribute(std::string_view bytes, OnnxAttribute* a, Parser& parser, i
     } else {
       r.skip(wire);
     }
-  }
+  });
   if (a->type == kOnnxTensor) {
     Scope scope(parser, "t");
     a->t = std::make_unique<OnnxTensor>();
@@ -278,13 +284,10 @@ void parse_attribute(std::string_view bytes, OnnxAttribute* a, Parser& parser, i
 }
 
 void parse_node(std::string_view bytes, OnnxNode* n, Parser& parser, int depth, Frame& frame) {
-  Reader r(bytes, parser);
-  while (r.more()) {
-    uint32_t field, wire;
-    r.next(&field, &wire);
+  for_each_field(bytes, parser, [&](Reader& r, uint32_t field, uint32_t wire) {
     if (wire != kLengthDelimited) {
       r.skip(wire);
-      continue;
+      return;
     }
     switch (field) {
       case 1: n->inputs.push_back(r.bytes()); break;
@@ -300,14 +303,11 @@ void parse_node(std::string_view bytes, OnnxNode* n, Parser& parser, int depth, 
       case 7: n->domain = r.bytes(); break;
       default: r.skip(wire);
     }
-  }
+  });
 }
 
 void parse_dim(std::string_view bytes, OnnxDim* d, const Parser& parser) {
-  Reader r(bytes, parser);
-  while (r.more()) {
-    uint32_t field, wire;
-    r.next(&field, &wire);
+  for_each_field(bytes, parser, [&](Reader& r, uint32_t field, uint32_t wire) {
     if (field == 1 && wire == kVarint) {  // oneof: the member set last wins
       d->kind = OnnxDim::kValue;
       d->value = (int64_t)r.varint();
@@ -317,49 +317,37 @@ void parse_dim(std::string_view bytes, OnnxDim* d, const Parser& parser) {
     } else {
       r.skip(wire);
     }
-  }
+  });
 }
 
 // TypeProto.Tensor: elem_type and shape.
 void parse_tensor_type(std::string_view bytes, OnnxValueInfo* v, const Parser& parser) {
-  Reader r(bytes, parser);
-  while (r.more()) {
-    uint32_t field, wire;
-    r.next(&field, &wire);
+  for_each_field(bytes, parser, [&](Reader& r, uint32_t field, uint32_t wire) {
     if (field == 1 && wire == kVarint) {
       v->elem_type = (int32_t)r.varint();
     } else if (field == 2 && wire == kLengthDelimited) {
       v->has_shape = true;
-      Reader shape(r.bytes(), parser);
-      while (shape.more()) {
-        uint32_t f, w;
-        shape.next(&f, &w);
+      for_each_field(r.bytes(), parser, [&](Reader& shape, uint32_t f, uint32_t w) {
         if (f == 1 && w == kLengthDelimited) {
           v->dims.emplace_back();
           parse_dim(shape.bytes(), &v->dims.back(), parser);
         } else {
           shape.skip(w);
         }
-      }
+      });
     } else {
       r.skip(wire);
     }
-  }
+  });
 }
 
 void parse_value_info(std::string_view bytes, OnnxValueInfo* v, Parser& parser, Frame& frame) {
   bool tensor_type_set = false;  // TypeProto's `value` is a oneof of tensor_type and other kinds
-  Reader r(bytes, parser);
-  while (r.more()) {
-    uint32_t field, wire;
-    r.next(&field, &wire);
+  for_each_field(bytes, parser, [&](Reader& r, uint32_t field, uint32_t wire) {
     if (field == 1 && wire == kLengthDelimited) {
       v->name = frame.name = r.bytes();
     } else if (field == 2 && wire == kLengthDelimited) {
-      Reader type(r.bytes(), parser);
-      while (type.more()) {
-        uint32_t f, w;
-        type.next(&f, &w);
+      for_each_field(r.bytes(), parser, [&](Reader& type, uint32_t f, uint32_t w) {
         const bool other_kind = f == 4 || f == 5 || f == 7 || f == 8 || f == 9;
         if ((f == 1 || other_kind) && w == kLengthDelimited) {
           if (other_kind || !tensor_type_set) {  // switching members clears the one set before
@@ -373,22 +361,19 @@ void parse_value_info(std::string_view bytes, OnnxValueInfo* v, Parser& parser, 
         } else {
           type.skip(w);
         }
-      }
+      });
     } else {
       r.skip(wire);
     }
-  }
+  });
 }
 
 void parse_graph(std::string_view bytes, OnnxGraph* g, Parser& parser, int depth) {
   if (depth > kMaxOnnxGraphDepth) parser.fail("subgraphs nested more than " + std::to_string(kMaxOnnxGraphDepth) + " deep");
-  Reader r(bytes, parser);
-  while (r.more()) {
-    uint32_t field, wire;
-    r.next(&field, &wire);
+  for_each_field(bytes, parser, [&](Reader& r, uint32_t field, uint32_t wire) {
     if (wire != kLengthDelimited) {
       r.skip(wire);
-      continue;
+      return;
     }
     switch (field) {
       case 1: {
@@ -414,18 +399,15 @@ void parse_graph(std::string_view bytes, OnnxGraph* g, Parser& parser, int depth
       }
       default: r.skip(wire);
     }
-  }
+  });
 }
 
 void parse_opset(std::string_view bytes, std::pair<std::string_view, int64_t>* opset, const Parser& parser) {
-  Reader r(bytes, parser);
-  while (r.more()) {
-    uint32_t field, wire;
-    r.next(&field, &wire);
+  for_each_field(bytes, parser, [&](Reader& r, uint32_t field, uint32_t wire) {
     if (field == 1 && wire == kLengthDelimited) opset->first = r.bytes();
     else if (field == 2 && wire == kVarint) opset->second = (int64_t)r.varint();
     else r.skip(wire);
-  }
+  });
 }
 
 // ONNX data types: the ones mnnpy reads, with the typed field that holds them without raw_data.
@@ -464,10 +446,7 @@ void store_varint(uint64_t v, size_t itemsize, bool is_bool, uint8_t* out) {
 OnnxModel parse_onnx_model(std::string_view bytes) {
   Parser parser;
   OnnxModel m;
-  Reader r(bytes, parser);
-  while (r.more()) {
-    uint32_t field, wire;
-    r.next(&field, &wire);
+  for_each_field(bytes, parser, [&](Reader& r, uint32_t field, uint32_t wire) {
     if (field == 1 && wire == kVarint) {
       m.ir_version = (int64_t)r.varint();
     } else if (field == 2 && wire == kLengthDelimited) {
@@ -484,7 +463,7 @@ OnnxModel parse_onnx_model(std::string_view bytes) {
     } else {
       r.skip(wire);
     }
-  }
+  });
   return m;
 }
 
@@ -569,10 +548,7 @@ void decode_onnx_tensor(const OnnxTensor& t, const OnnxArrayPlan& plan, void* de
     if ((size_t)(end - out) < n) parser.fail("tensor '" + std::string(t.name) + "' has more elements than it counted");
   };
   for (std::string_view message : t.messages) {
-    Reader r(message, parser);
-    while (r.more()) {
-      uint32_t f, wire;
-      r.next(&f, &wire);
+    for_each_field(message, parser, [&](Reader& r, uint32_t f, uint32_t wire) {
       if ((int)f != field || (wire != element_wire && wire != kLengthDelimited)) {
         r.skip(wire);
       } else if (element_wire == kVarint) {
@@ -596,7 +572,7 @@ void decode_onnx_tensor(const OnnxTensor& t, const OnnxArrayPlan& plan, void* de
         std::memcpy(out, s.data(), s.size());
         out += s.size();
       }
-    }
+    });
   }
   if (out != end) parser.fail("tensor '" + std::string(t.name) + "' has fewer elements than it counted");
 }
