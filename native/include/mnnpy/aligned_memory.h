@@ -7,8 +7,13 @@
 // 215-236, BERT-base 1.49 s against 0.5 s) with no measurable gain in later runs. Free with
 // std::free.
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <new>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "mnnpy/sanitizer.h"
 
@@ -29,6 +34,21 @@ inline void* allocate_aligned(size_t bytes) {
   if (!p) throw std::bad_alloc();
   limit_access(p, bytes, rounded);  // ASan builds: the rounding is not the caller's
   return p;
+}
+
+// Maps the whole pages of [p, p + bytes), about to be written whole, in one system call
+// (MADV_POPULATE_WRITE, Linux 5.14) instead of one page fault each: copying a model's weights
+// into fresh blocks took a fifth less time. Does nothing where the system lacks it.
+inline void prefault_for_writing(void* p, size_t bytes) {
+#if defined(__linux__)
+  constexpr int kPopulateWrite = 23;  // MADV_POPULATE_WRITE, missing from older headers
+  const uintptr_t page = 4096, begin = ((uintptr_t)p + page - 1) & ~(page - 1);
+  const uintptr_t end = ((uintptr_t)p + bytes) & ~(page - 1);
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, kPopulateWrite);
+#else
+  (void)p;
+  (void)bytes;
+#endif
 }
 
 }  // namespace mnnpy

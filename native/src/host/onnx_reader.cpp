@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "mnnpy/aligned_memory.h"
 #include "mnnpy/limits.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
@@ -12,6 +13,9 @@ namespace mnnpy {
 namespace host {
 
 namespace {
+
+// Tensors at least this large have their fresh pages mapped in one call before the copy.
+constexpr size_t kPrefaultBytes = size_t(1) << 20;
 
 // Protobuf wire types.
 constexpr uint32_t kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5;
@@ -531,6 +535,7 @@ OnnxArrayPlan plan_onnx_array(const OnnxTensor& t, const std::string& label) {
 
 void decode_onnx_tensor(const OnnxTensor& t, const OnnxArrayPlan& plan, void* dest) {
   uint8_t* out = static_cast<uint8_t*>(dest);
+  if (plan.nbytes >= kPrefaultBytes) prefault_for_writing(dest, plan.nbytes);
   const bool is_bool = plan.has_dtype && plan.dtype == DType::Bool;
   if (t.has_raw_data) {
     std::memcpy(out, t.raw_data.data(), plan.nbytes);
