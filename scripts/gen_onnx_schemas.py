@@ -6,6 +6,7 @@ checks nodes without importing onnx. Run it after upgrading onnx:
 
 tests/test_onnx_reader.py fails while the file differs from what the installed onnx says."""
 import os
+import pprint
 
 TARGET = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mnnpy", "convert", "_onnx_schemas.py")
 OPTIONS = {"Single": "single", "Optional": "optional", "Variadic": "variadic"}
@@ -29,26 +30,30 @@ def schema_table():
     return {op: tuple(sorted(versions)) for op, versions in sorted(table.items())}
 
 
-def _literal(value):
-    return repr(value).replace("'", '"')
+def _literal(value, indent=4):
+    """Python source of a value, wrapped to lines of at most 120 characters."""
+    text = pprint.pformat(value, width=112 - indent, compact=True).replace("'", '"')
+    return text.replace("\n", "\n" + " " * indent)
 
 
 def render(table, onnx_version):
-    lines = ["SCHEMAS = {"]
+    """The module's text: the distinct arities once, each version of an operator pointing at
+    its arities by index (a few hundred small tuples compile in a few milliseconds)."""
+    arities = list(dict.fromkeys(v[1:] for versions in table.values() for v in versions))
+    index = {a: i for i, a in enumerate(arities)}
+    lines = ["ARITIES = ("] + [f"    {_literal(a)},  # {i}" for i, a in enumerate(arities)] + [")", "", "SCHEMAS = {"]
     for op, versions in table.items():
-        lines.append(f"    {_literal(op)}: (")
-        lines += [f"        {_literal(v)}," for v in versions]
-        lines.append("    ),")
+        lines.append(f"    {_literal(op)}: {_literal(tuple((v[0], index[v[1:]]) for v in versions))},")
     lines.append("}")
     body = "\n".join(lines)
     return f'''"""Input and output arities of ONNX's default-domain operators, by version: written by
 scripts/gen_onnx_schemas.py from onnx {onnx_version}'s schemas (do not edit; run the script after
 upgrading onnx). tests/test_onnx_reader.py checks it against the installed onnx.
 
-SCHEMAS[op] holds (since_version, inputs, outputs) for each version of op, oldest first. inputs:
-per formal input (name, option, min_arity), option "single" (required), "optional" or
-"variadic" (the last input; at least min_arity of them); outputs: (count, whether the last is
-variadic)."""
+SCHEMAS[op] holds (since_version, index into ARITIES) for each version of op, oldest first.
+ARITIES holds (inputs, outputs): inputs per formal input (name, option, min_arity), option
+"single" (required), "optional" or "variadic" (the last input; at least min_arity of them);
+outputs (count, whether the last is variadic)."""
 ONNX_VERSION = "{onnx_version}"
 
 {body}

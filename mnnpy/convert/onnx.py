@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import _core
 from ._graph import Graph, Node, Subgraph, ValueInfo, node_reads
-from ._onnx_schemas import SCHEMAS
+from ._onnx_schemas import ARITIES, SCHEMAS
 
 # ONNX TensorProto data types -> NumPy dtype names.
 ONNX_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 9: "bool",
@@ -98,7 +98,7 @@ def schema_arities(op_type, opset):
     if versions is None:
         return None
     opset = max(int(opset), 1)
-    return next((v for v in reversed(versions) if v[0] <= opset), versions[-1])[1:]
+    return ARITIES[next((v for v in reversed(versions) if v[0] <= opset), versions[-1])[1]]
 
 
 def _check_arity(op_type, inputs, outputs, name, opset):
