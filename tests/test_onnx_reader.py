@@ -414,6 +414,11 @@ def test_random_bytes_raise_value_error_or_read(rng):
      r"graph.node\[0\] 'conv' \(Conv\).attribute\[0\]: a varint runs past the end of its message"),
     (_field(7, 2, _field(5, 2, _field(5, 2, b"\x80"))), r"graph.initializer\[0\]: the last packed varint runs past"),
     (_field(7, 2, _field(5, 2, _field(4, 2, b"\x00\x00\x80"))), r"graph.initializer\[0\]: a packed field of 4-byte"),
+    # Found by fuzz/fuzz_onnx.py under AddressSanitizer: a node's name and op_type after its
+    # attributes were written into a frame of the location that the attributes' frames had moved.
+    (_field(7, 2, _field(1, 2, b"".join(_field(5, 2, _field(1, 2, b"a%d" % k)) for k in range(40)) +
+                         _field(3, 2, b"n") + _field(4, 2, b"Relu") + b"\x0a\x05")),
+     r"graph.node\[0\] 'n' \(Relu\): a field of 5 bytes runs past the end of its message \(0 bytes left\)$"),
     (_field(7, 2, _field(1, 2, _field(3, 2, b"a\xffb"))), r"graph.node\[0\]: the node name 'a\ufffdb' is not valid UTF-8"),
 ])
 def test_malformed_bytes_name_the_problem(data, message):

@@ -1,6 +1,7 @@
 #include "host/onnx_reader.h"
 
 #include <algorithm>
+#include <deque>
 #include <cstring>
 
 #include "mnnpy/aligned_memory.h"
@@ -41,7 +42,7 @@ class Parser {
     throw OnnxWireError(where.empty() ? problem : where + ": " + problem);
   }
 
-  std::vector<Frame> frames;
+  std::deque<Frame> frames;  // a deque: parsers keep references to their frame while deeper ones come and go
 };
 
 // A frame for the time a nested message is parsed.
