@@ -1,10 +1,10 @@
-"""Fuzzes ONNX files given to nn.load_module_from_file (mnnpy.convert's ONNX reader, its graph
-passes, and the module built from the result), then runs each module that loads once on inputs
-of its declared shapes. Half of the mutations are libFuzzer's byte mutations; the other half
-parse the model and change one field (an operator, an attribute, a tensor's dims or data type,
-a wire between nodes, the opset), so that most inputs stay readable protobufs and reach the
-converter. The onnx parser refusing bytes is fine (a ValueError); a crash, a hang or another
-exception from mnnpy is a finding. See fuzz/_harness.py for how to run it; with --node-tests the
+"""Fuzzes ONNX files given to nn.load_module_from_file (the core's protobuf decoder,
+mnnpy.convert's graph passes, and the module built from the result), then runs each module that
+loads once on inputs of its declared shapes. Half of the mutations are libFuzzer's byte
+mutations; the other half parse the model with the onnx package and change one field (an
+operator, an attribute, a tensor's dims or data type, a wire between nodes, the opset), so that
+most inputs stay readable protobufs and reach the converter. The reader refusing bytes is fine (a
+ValueError); a crash, a hang or another exception from mnnpy is a finding. See fuzz/_harness.py for how to run it; with --node-tests the
 corpus is also seeded with the ONNX package's node test models."""
 import os
 import random

@@ -191,10 +191,11 @@ def _attrs_from_json(attrs):
 
 
 def save_model(graph, path):
+    from .. import _core
     from .. import expr as F
     consts = []
     for name, w in graph.weights.items():
-        v = F.const(np.asarray(w, order="C"))
+        v = _core.borrow(w)  # written out at once below: no copy needed
         v.name = name
         consts.append(v)
     desc = F.const(np.frombuffer(graph.to_json().encode("utf-8"), dtype=np.uint8))

@@ -1,11 +1,15 @@
-"""ONNX models into mnnpy's graph: parse with the onnx package, then simplify the graph
-(constants folded into weights, Identity/Dropout dropped, BatchNorm folded into Conv/Gemm,
-MatMul + bias Add fused, activations fused into Conv) before it is saved or run."""
+"""ONNX models into mnnpy's graph: decoded by the core (`_core.read_onnx`, which maps the file
+and copies each weight once, into a read-only array; the onnx package is not needed), then the
+graph is simplified (constants folded into weights, Identity/Dropout dropped, BatchNorm folded
+into Conv/Gemm, MatMul + bias Add fused, activations fused into Conv) before it is saved or
+run."""
 import os
 
 import numpy as np
 
+from .. import _core
 from ._graph import Graph, Node, Subgraph, ValueInfo, node_reads
+from ._onnx_schemas import ARITIES, SCHEMAS
 
 # ONNX TensorProto data types -> NumPy dtype names.
 ONNX_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 9: "bool",
@@ -15,128 +19,136 @@ ONNX_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: 
 ACTIVATION_CODES = {"Relu": 1, "Clip": 2, "Sigmoid": 3, "HardSwish": 5, "Gelu": 6, "HardSigmoid": 7}
 SILU_CODE = 4
 
-
-def _onnx():
-    try:
-        import onnx
-    except ImportError:
-        raise ImportError("reading ONNX files needs the onnx package: pip install onnx") from None
-    return onnx
+DEFAULT_DOMAINS = ("", "ai.onnx")  # two names of ONNX's own operator set
+# Protobuf refuses to serialize a message of 2 GiB or more in one piece.
+PROTOBUF_LIMIT = 2**31 - 1
 
 
 def read_onnx(model):
-    """An ONNX ModelProto, bytes or path into a Graph (no simplification yet)."""
-    onnx = _onnx()
-    from onnx import numpy_helper
+    """An ONNX model (a path, bytes or an onnx ModelProto) into a Graph (no simplification yet)."""
     if isinstance(model, (str, os.PathLike)):
         if not os.path.exists(model):
             raise FileNotFoundError(f"no such ONNX file: '{model}'")
-        try:
-            model = onnx.load(str(model))
-        except Exception as e:  # the protobuf parser raises several types
-            raise ValueError(f"'{model}' is not a readable ONNX model: {e}") from None
-    elif isinstance(model, (bytes, bytearray)):
-        try:
-            model = onnx.load_from_string(bytes(model))
-        except Exception as e:
-            raise ValueError(f"not a readable ONNX model: {e}") from None
+        proto = _core.read_onnx(os.fsdecode(model))
+    elif isinstance(model, (bytes, bytearray, memoryview)):
+        proto = _core.read_onnx(model)
+    else:
+        proto = _core.read_onnx(_serialized(model))
     opset = 1
-    for imp in model.opset_import:
-        if imp.domain in ("", "ai.onnx"):
-            opset = imp.version
-    g = model.graph
+    for domain, version in proto["opset_import"]:
+        if domain in DEFAULT_DOMAINS:
+            opset = version
+    g = proto["graph"]
     weights = {}
-    nodes = _read_nodes(g, weights, numpy_helper, opset=opset)
-    inputs = [_value_info(v) for v in g.input if v.name not in weights]
-    outputs = [_value_info(v) for v in g.output]
-    graph = Graph(nodes, weights, inputs, outputs, opset, model.producer_name)
+    nodes = _read_nodes(g, weights, opset=opset)
+    inputs = [_value_info(v) for v in g["inputs"] if v[0] not in weights]
+    outputs = [_value_info(v) for v in g["outputs"]]
+    graph = Graph(nodes, weights, inputs, outputs, opset, proto["producer_name"])
     graph.check()
     return graph
 
 
-def _check_arity(n, name, opset):
-    """ValueError when a node lacks an input its operator's ONNX schema requires, or has more
-    inputs or outputs than it allows (operators onnx does not know are left to the converter)."""
-    from onnx import defs
-    try:
-        schema = defs.get_schema(n.op_type, max(int(opset), 1), n.domain)
-    except Exception:  # noqa: BLE001 (onnx raises SchemaError for unknown operators and opsets)
-        if not defs.has(n.op_type, n.domain):
-            return
-        schema = defs.get_schema(n.op_type, n.domain)  # an operator newer than the model's opset
-    option = defs.OpSchema.FormalParameterOption
-    given = list(n.input)
-    for k, formal in enumerate(schema.inputs):
-        if formal.option == option.Single and (k >= len(given) or not given[k]):
-            raise ValueError(f"node '{name}' ({n.op_type}): input {k + 1} ('{formal.name}') is required but the node "
-                             f"has {'none' if k >= len(given) else 'an empty name'} there")
-        if formal.option == option.Variadic and len(given) - k < formal.min_arity:
-            raise ValueError(f"node '{name}' ({n.op_type}): at least {k + formal.min_arity} inputs are required, "
-                             f"the node has {len(given)}")
-    for what, formals, count in (("input", schema.inputs, len(given)), ("output", schema.outputs, len(n.output))):
-        if count > len(formals) and not (formals and formals[-1].option == option.Variadic):
-            raise ValueError(f"node '{name}' ({n.op_type}): {count} {what}s given, the operator takes at most "
-                             f"{len(formals)}")
+def _serialized(model):
+    """The bytes of an onnx ModelProto. One of 2 GiB or more (its external data loaded into it)
+    is serialized a piece at a time: a message's encoding is its fields' encodings one after
+    another, so the model without its graph, then the graph without its initializers, then each
+    initializer join into the bytes of the whole."""
+    if not hasattr(model, "SerializeToString"):
+        raise TypeError(f"read_onnx takes a path, bytes or an onnx ModelProto, got {type(model).__name__}")
+    if model.ByteSize() <= PROTOBUF_LIMIT:
+        return model.SerializeToString()
+    graph = model.graph
+    graph_bytes = [_without(graph, "initializer").SerializeToString()]
+    graph_bytes += [_length_delimited(5, t.SerializeToString()) for t in graph.initializer]
+    return _without(model, "graph").SerializeToString() + _length_delimited(7, b"".join(graph_bytes))
 
 
-def _read_nodes(g, weights, numpy_helper, prefix="", opset=13):
-    """The nodes of an ONNX graph (or subgraph); its initializers and Constant nodes go into
-    `weights`."""
-    for t in g.initializer:
-        weights[t.name] = _tensor_to_array(t, numpy_helper)
-    nodes = []
-    for i, n in enumerate(g.node):
-        if n.domain not in ("", "ai.onnx"):
-            raise ValueError(f"node '{n.name or i}': operator domain '{n.domain}' ({n.op_type}) is not supported")
-        name = n.name or f"{prefix}{n.op_type}_{i}"
-        _check_arity(n, name, opset)
-        attrs = {a.name: _attribute(a, n, numpy_helper, weights, name, opset) for a in n.attribute}
-        if n.op_type == "Constant":
-            weights[n.output[0]] = _constant_value(attrs, n)
+def _without(message, name):
+    """A copy of a protobuf message without one of its fields."""
+    copy = type(message)()
+    for field, value in message.ListFields():
+        if field.name == name:
             continue
-        nodes.append(Node(n.op_type, list(n.input), list(n.output), attrs, name))
+        repeated = field.is_repeated if hasattr(field, "is_repeated") else field.label == field.LABEL_REPEATED
+        if repeated:
+            getattr(copy, field.name).extend(value)
+        elif field.type == field.TYPE_MESSAGE:
+            getattr(copy, field.name).CopyFrom(value)
+        else:
+            setattr(copy, field.name, value)
+    return copy
+
+
+def _length_delimited(number, payload):
+    """A protobuf field of wire type 2: its tag, its length, its bytes."""
+    def varint(n):
+        out = bytearray()
+        while n >= 0x80:
+            out.append(n & 0x7F | 0x80)
+            n >>= 7
+        return bytes(out) + bytes([n])
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+
+def schema_arities(op_type, opset):
+    """(inputs, outputs) of the ONNX schema an `op_type` node follows in a model of `opset` (see
+    _onnx_schemas.py): its newest version not newer than the opset, or its newest of all for an
+    operator newer than that opset; None for operators ONNX does not define."""
+    versions = SCHEMAS.get(op_type)
+    if versions is None:
+        return None
+    opset = max(int(opset), 1)
+    return ARITIES[next((v for v in reversed(versions) if v[0] <= opset), versions[-1])[1]]
+
+
+def _check_arity(op_type, inputs, outputs, name, opset):
+    """ValueError when a node lacks an input its operator's ONNX schema requires, or has more
+    inputs or outputs than it allows (operators ONNX does not define are left to the converter)."""
+    arities = schema_arities(op_type, opset)
+    if arities is None:
+        return
+    formals, (output_count, variadic_output) = arities
+    for k, (formal, option, min_arity) in enumerate(formals):
+        if option == "single" and (k >= len(inputs) or not inputs[k]):
+            raise ValueError(f"node '{name}' ({op_type}): input {k + 1} ('{formal}') is required but the node "
+                             f"has {'none' if k >= len(inputs) else 'an empty name'} there")
+        if option == "variadic" and len(inputs) - k < min_arity:
+            raise ValueError(f"node '{name}' ({op_type}): at least {k + min_arity} inputs are required, "
+                             f"the node has {len(inputs)}")
+    variadic_input = bool(formals) and formals[-1][1] == "variadic"
+    for what, count, limit, variadic in (("input", len(inputs), len(formals), variadic_input),
+                                         ("output", len(outputs), output_count, variadic_output)):
+        if count > limit and not variadic:
+            raise ValueError(f"node '{name}' ({op_type}): {count} {what}s given, the operator takes at most {limit}")
+
+
+def _read_nodes(g, weights, prefix="", opset=13):
+    """The nodes of a graph (or subgraph) from `_core.read_onnx`; its initializers and Constant
+    nodes go into `weights`."""
+    weights.update(g["initializers"])
+    nodes = []
+    for i, (op_type, domain, node_name, inputs, outputs, attrs) in enumerate(g["nodes"]):
+        if domain not in DEFAULT_DOMAINS:
+            raise ValueError(f"node '{node_name or i}': operator domain '{domain}' ({op_type}) is not supported")
+        name = node_name or f"{prefix}{op_type}_{i}"
+        _check_arity(op_type, inputs, outputs, name, opset)
+        for key, value in attrs.items():
+            if isinstance(value, dict):  # a graph
+                if op_type != "If":
+                    raise ValueError(f"node '{node_name}' ({op_type}): attribute '{key}' holds a subgraph or another "
+                                     "kind mnnpy cannot convert")
+                attrs[key] = Subgraph(_read_nodes(value, weights, prefix=f"{name}/{key}/", opset=opset),
+                                      [v[0] for v in value["outputs"]])
+        if op_type == "Constant":
+            if not outputs:
+                raise ValueError(f"Constant node '{name}' has no output")
+            weights[outputs[0]] = _constant_value(attrs, node_name)
+            continue
+        nodes.append(Node(op_type, inputs, outputs, attrs, name))
     return nodes
 
 
-def _tensor_to_array(t, numpy_helper):
-    if t.data_location == 1:
-        raise ValueError(f"tensor '{t.name}' keeps its data in an external file; load the model with "
-                         "onnx.load(path, load_external_data=True) and pass the ModelProto")
-    if t.data_type not in _onnx().TensorProto.DataType.values():
-        raise ValueError(f"tensor '{t.name}' has unknown ONNX data type {t.data_type}")
-    try:
-        a = numpy_helper.to_array(t)
-    except (ValueError, TypeError) as e:  # data that does not fill the declared dims, mostly
-        raise ValueError(f"tensor '{t.name}' (ONNX data type {t.data_type}, dims {list(t.dims)}) cannot be read: "
-                         f"{e}") from None
-    return np.asarray(a, order="C")
-
-
-def _attribute(a, node, numpy_helper, weights, node_name, opset):
-    onnx = _onnx()
-    T = onnx.AttributeProto
-    if a.type == T.GRAPH and node.op_type == "If":
-        nodes = _read_nodes(a.g, weights, numpy_helper, prefix=f"{node_name}/{a.name}/", opset=opset)
-        return Subgraph(nodes, [o.name for o in a.g.output])
-    if a.type == T.FLOAT:
-        return float(a.f)
-    if a.type == T.INT:
-        return int(a.i)
-    if a.type == T.STRING:
-        return a.s.decode("utf-8", errors="replace")
-    if a.type == T.FLOATS:
-        return [float(x) for x in a.floats]
-    if a.type == T.INTS:
-        return [int(x) for x in a.ints]
-    if a.type == T.STRINGS:
-        return [s.decode("utf-8", errors="replace") for s in a.strings]
-    if a.type == T.TENSOR:
-        return _tensor_to_array(a.t, numpy_helper)
-    raise ValueError(f"node '{node.name}' ({node.op_type}): attribute '{a.name}' holds a subgraph or "
-                     "another kind mnnpy cannot convert")
-
-
-def _constant_value(attrs, n):
+def _constant_value(attrs, node_name):
     if "value" in attrs:
         return attrs["value"]
     for key, dtype in (("value_float", np.float32), ("value_int", np.int64)):
@@ -145,20 +157,13 @@ def _constant_value(attrs, n):
     for key, dtype in (("value_floats", np.float32), ("value_ints", np.int64)):
         if key in attrs:
             return np.array(attrs[key], dtype)
-    raise ValueError(f"Constant node '{n.name}': no value attribute mnnpy understands ({sorted(attrs)})")
+    raise ValueError(f"Constant node '{node_name}': no value attribute mnnpy understands ({sorted(attrs)})")
 
 
 def _value_info(v):
-    tt = v.type.tensor_type
-    dtype = ONNX_DTYPES.get(tt.elem_type, "float32")
-    shape = []
-    if tt.HasField("shape"):
-        for d in tt.shape.dim:
-            if d.HasField("dim_value"):
-                shape.append(int(d.dim_value))
-            else:
-                shape.append(d.dim_param or None)
-    return ValueInfo(v.name, dtype, shape)
+    name, elem_type, dims = v
+    return ValueInfo(name, ONNX_DTYPES.get(elem_type, "float32"),
+                     [d if isinstance(d, int) else (d or None) for d in dims or []])
 
 
 # ------------------------------------------------------------------ simplification passes

@@ -10,7 +10,8 @@ import numpy as np
 from .. import _core
 from .. import expr as F
 from .._core import Var
-from ._module import Buffer, IncompatibleKeys, Module, Parameter, check_input_shape, load_state  # noqa: F401
+from ._module import (Buffer, IncompatibleKeys, Module, Parameter, check_input_shape, load_state,  # noqa: F401
+                      weight_constant)
 from . import functional  # noqa: F401
 from ._layers import *  # noqa: F401,F403
 from ._layers import __all__ as _layer_names
@@ -72,7 +73,7 @@ class _ConvertedModule(Module):
         # Float16 weights are computed in float32: the casts fold once into constants.
         consts = {}
         for k, w in weights.items():
-            v = w if isinstance(w, Var) else F.const(np.asarray(w, order="C"))
+            v = w if isinstance(w, Var) else weight_constant(w)
             consts[k] = F.cast(v, np.float32) if v.dtype == np.float16 else v
         object.__setattr__(self, "_weights", consts)
         # Built graphs by input shapes. Threads share them; one builds at a time (_build_lock), and

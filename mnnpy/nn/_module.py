@@ -35,6 +35,33 @@ def _to_numpy(value, what):
         raise TypeError(f"{what}: cannot convert {type(value).__name__} to an array") from e
 
 
+def _unwritable(array):
+    """Whether no one can ever write to the array's memory: a read-only array whose memory belongs
+    to an object without a writable buffer (the arrays the ONNX reader returns, which hold mnnpy's
+    own blocks; computed values; arrays over bytes)."""
+    if not isinstance(array, np.ndarray) or array.flags.writeable:
+        return False
+    owner = array
+    while isinstance(owner, np.ndarray):
+        if owner.flags.owndata:
+            return False  # an array owning its memory may be made writable again
+        owner = owner.base
+    if owner is None:
+        return False  # memory wrapped without an owner: nothing vouches for it
+    try:
+        return memoryview(owner).readonly
+    except TypeError:
+        return True  # no buffer to write through (a capsule holding a tensor)
+
+
+def weight_constant(array):
+    """A constant of a model's weight: reading the array in place when no one can write to it
+    (`_unwritable`), else a copy, so that the caller's later writes never reach the model."""
+    if _unwritable(array):
+        return _core.borrow(array)
+    return F.const(np.asarray(array, order="C"))
+
+
 def Parameter(array, dtype=np.float32):  # noqa: N802  (reads as a type, as torch.nn.Parameter)
     """A trainable parameter: a placeholder holding a copy of ``array`` (float32 by default)."""
     a = np.array(_to_numpy(array, "Parameter"), dtype=dtype)

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import expr as F
 from .._core import Var
-from ._module import Module, Parameter, check_input_shape
+from ._module import Module, Parameter, check_input_shape, weight_constant
 
 __all__ = ["TrainableGraphModule", "export"]
 
@@ -54,11 +54,11 @@ class TrainableGraphModule(Module):
         for name, w in weights.items():
             if name not in reads:
                 continue  # weights of the layers left out (a replaced head)
-            a = np.array(w.read() if isinstance(w, Var) else w)
+            a = w.read() if isinstance(w, Var) else np.asarray(w)
             if a.dtype.kind == "f":
-                self._params[name] = Parameter(a, dtype=np.float32)
+                self._params[name] = Parameter(a, dtype=np.float32)  # a copy, which training changes
             else:
-                constants[name] = F.const(np.asarray(a, order="C"))
+                constants[name] = weight_constant(a)
         object.__setattr__(self, "_constants", constants)
         object.__setattr__(self, "graph", Graph(nodes, {}, graph.inputs,
                                                 [ValueInfo(n, "", []) for n in output_names], graph.opset,

@@ -7,21 +7,35 @@
 // 215-236, BERT-base 1.49 s against 0.5 s) with no measurable gain in later runs. Free with
 // std::free.
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 
+#if defined(__linux__)
 #include <sys/mman.h>
+#endif
 
 #include "mnnpy/sanitizer.h"
 
 namespace mnnpy {
 
 constexpr size_t kHugePageBytes = size_t(2) << 20;
-#ifdef MADV_POPULATE_WRITE
-constexpr int kPopulateWrite = MADV_POPULATE_WRITE;
+
+// Maps the whole pages of [p, p + bytes), about to be written whole, in one system call
+// (MADV_POPULATE_WRITE, Linux 5.14) instead of one page fault each: copying a model's weights
+// into fresh blocks took a fifth less time, and ResNet-18's first run (which packs its weights)
+// 78 ms instead of 92. Does nothing where the system lacks it.
+inline void prefault_for_writing(void* p, size_t bytes) {
+#if defined(__linux__)
+  constexpr int kPopulateWrite = 23;  // MADV_POPULATE_WRITE, missing from older headers
+  const uintptr_t page = 4096, begin = ((uintptr_t)p + page - 1) & ~(page - 1);
+  const uintptr_t end = ((uintptr_t)p + bytes) & ~(page - 1);
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, kPopulateWrite);
 #else
-constexpr int kPopulateWrite = 23;  // Linux's value, for headers older than the running kernel
+  (void)p;
+  (void)bytes;
 #endif
+}
 
 // The size allocate_aligned(bytes) really reserves (a multiple of its alignment).
 inline size_t aligned_block_size(size_t bytes) {
@@ -34,10 +48,7 @@ inline void* allocate_aligned(size_t bytes) {
   const bool huge = rounded >= kHugePageBytes;
   void* p = std::aligned_alloc(huge ? kHugePageBytes : 64, rounded);
   if (!p) throw std::bad_alloc();
-  // Large blocks are about to be written whole (packed weights, tensors): faulting their pages
-  // in with one call costs a fraction of a fault per 4 KB page (ResNet-18's first run, which
-  // packs its weights: 92 to 78 ms). Kernels before Linux 5.14 refuse the advice; nothing changes.
-  if (huge) madvise(p, rounded, kPopulateWrite);
+  if (huge) prefault_for_writing(p, rounded);  // large blocks are written whole: packed weights, tensors
   limit_access(p, bytes, rounded);  // ASan builds: the rounding is not the caller's
   return p;
 }

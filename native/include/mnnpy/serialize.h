@@ -7,20 +7,12 @@
 #include <vector>
 
 #include "mnnpy/graph.h"
+#include "mnnpy/mapped_file.h"
 
 namespace mnnpy {
 
 constexpr uint32_t kGraphFormatMajor = 1;
 constexpr uint32_t kGraphFormatMinor = 0;
-
-// An operating-system error on a path; the bindings raise it as OSError(errno, strerror, path)
-// so that Python picks the matching subclass (FileNotFoundError, PermissionError ...).
-struct FileError : IOError {
-  FileError(int error_number, std::string path, const std::string& message)
-      : IOError(message), error_number(error_number), path(std::move(path)) {}
-  int error_number;
-  std::string path;
-};
 
 struct LoadedGraph {
   std::vector<Var> outputs;

@@ -5,8 +5,6 @@
 #include "mnnpy/serialize.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -302,36 +300,6 @@ class Cursor {
   std::string context_;
 };
 
-struct Mapping {
-  void* base = nullptr;
-  size_t size = 0;
-  ~Mapping() {
-    if (base) ::munmap(base, size);
-  }
-};
-
-struct FdCloser {
-  int fd;
-  ~FdCloser() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
-size_t read_prefix(int fd, uint8_t* buf, size_t n, const std::string& path) {
-  size_t got = 0;
-  while (got < n) {
-    const ssize_t r = ::pread(fd, buf + got, n - got, (off_t)got);
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      const int e = errno;
-      throw FileError(e, path, "cannot read '" + path + "': " + std::strerror(e));
-    }
-    if (r == 0) break;
-    got += (size_t)r;
-  }
-  return got;
-}
-
 TensorType read_type(Cursor& c, int output) {
   const std::string what = "output " + std::to_string(output);
   const uint8_t code = c.u8("output dtype");
@@ -371,7 +339,7 @@ struct LoadContext {
   const uint8_t* base;
   uint32_t minor;
   uint64_t data_offset, data_size;
-  std::shared_ptr<Mapping> mapping;
+  std::shared_ptr<MappedFile> mapping;
 };
 
 std::shared_ptr<Tensor> mapped_tensor(const LoadContext& ctx, Cursor& c, const TensorType& type) {
@@ -492,10 +460,11 @@ void check_section(uint64_t offset, uint64_t size, uint64_t header_size, uint64_
   }
 }
 
-LoadedGraph load_mapped(const std::string& path, int fd, uint64_t file_size) {
-  // The header is read before mapping so that short or foreign files fail with a clear message.
+LoadedGraph load_mapped(const std::shared_ptr<MappedFile>& mapping) {
+  const uint64_t file_size = mapping->size;
   uint8_t head[kHeaderSize] = {};
-  const size_t got = read_prefix(fd, head, (size_t)std::min<uint64_t>(file_size, kHeaderSize), path);
+  const size_t got = (size_t)std::min<uint64_t>(file_size, kHeaderSize);
+  if (got) std::memcpy(head, mapping->data, got);
   if (std::memcmp(head, kMagic, std::min<size_t>(got, sizeof(kMagic))) != 0) {
     throw ValueError("bad magic: not an mnnpy graph file");
   }
@@ -537,17 +506,7 @@ LoadedGraph load_mapped(const std::string& path, int fd, uint64_t file_size) {
                      std::to_string(outputs_size) + " bytes");
   }
 
-  // MAP_PRIVATE with write access: constants are never written, but if something did write,
-  // the change would stay private instead of faulting or reaching the file.
-  void* base = ::mmap(nullptr, (size_t)file_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-  if (base == MAP_FAILED) {
-    const int e = errno;
-    throw FileError(e, path, "cannot map '" + path + "': " + std::strerror(e));
-  }
-  auto mapping = std::make_shared<Mapping>();
-  mapping->base = base;
-  mapping->size = (size_t)file_size;
-  const uint8_t* bytes = static_cast<const uint8_t*>(base);
+  const uint8_t* bytes = mapping->data;
   LoadContext ctx{bytes, minor, data_offset, data_size, mapping};
 
   std::vector<std::shared_ptr<Node>> nodes;
@@ -734,21 +693,11 @@ void save_graph(const std::vector<Var>& outputs, const std::string& path) {
 }
 
 LoadedGraph load_graph(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // O_NONBLOCK: a FIFO must not hang
-  if (fd < 0) {
-    const int e = errno;
-    throw FileError(e, path, "cannot open '" + path + "': " + std::strerror(e));
-  }
-  FdCloser closer{fd};
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    const int e = errno;
-    throw FileError(e, path, "cannot open '" + path + "': " + std::strerror(e));
-  }
-  if (S_ISDIR(st.st_mode)) throw FileError(EISDIR, path, "cannot load '" + path + "': " + std::strerror(EISDIR));
-  if (!S_ISREG(st.st_mode)) throw IOError("cannot load '" + path + "': not a regular file");
+  // MAP_PRIVATE with write access: constants are never written, but if something did write,
+  // the change would stay private instead of faulting or reaching the file.
+  const std::shared_ptr<MappedFile> mapping = map_file(path, /*writable=*/true);
   try {
-    return load_mapped(path, fd, (uint64_t)st.st_size);
+    return load_mapped(mapping);
   } catch (const ValueError& e) {
     throw ValueError("cannot load '" + path + "': " + e.what());
   } catch (const MemoryError& e) {
