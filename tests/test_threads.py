@@ -442,3 +442,48 @@ def test_training_separate_modules_in_threads_equals_one_thread(planned):
     for (ours, _, _), (ref, _, _) in zip(threaded, sequential):
         for (name, a), (_, b) in zip(ours.state_dict().items(), ref.state_dict().items()):
             np.testing.assert_array_equal(a, b, err_msg=name)
+
+
+POOL_STRESS = r"""
+import sys
+import numpy as np
+import mnnpy
+from mnnpy import _core
+import mnnpy.expr as F
+
+threads, runs = int(sys.argv[1]), int(sys.argv[2])
+mnnpy.set_num_threads(threads)
+rng = np.random.default_rng(int(sys.argv[3]))
+# Back-to-back steps of a few chunks each, alternating between two row counts (so that
+# consecutive jobs have different chunk counts), so that workers finishing one job race the
+# caller starting the next.
+x = F.placeholder([48, 64])
+w = F.const(rng.standard_normal((64, 64)).astype(np.float32) * 0.1)
+w_tall = F.const(rng.standard_normal((16, 16)).astype(np.float32) * 0.1)
+y = x
+for _ in range(6):
+    y = F.relu(F.matmul(y, w))
+    y = F.reshape(F.relu(F.matmul(F.reshape(y, [192, 16]), w_tall)), [48, 64])
+total = F.reduce_sum(y, [1])
+plan = _core.PlannedGraph([y, total], [x])
+a = rng.standard_normal((48, 64)).astype(np.float32)
+first = [np.array(v) for v in plan.run([a])]
+for _ in range(runs):
+    for got, want in zip(plan.run([a]), first):
+        assert np.array_equal(np.array(got), want), "a run's result differs from the first run's"
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("threads", [2, 3, 8])
+def test_thread_pool_back_to_back_jobs_finish_with_equal_results(threads):
+    """Thousands of short parallel steps at more threads than cores: every job finishes (a worker
+    still leaving one job must never claim a chunk of the next, which would leave its caller
+    waiting forever) and each run's result equals the first's. In a subprocess with a time limit,
+    so that a hang fails the test."""
+    import subprocess
+    import sys
+    env = dict(os.environ)
+    proc = subprocess.run([sys.executable, "-c", POOL_STRESS, str(threads), "3000", str(threads)],
+                          capture_output=True, text=True, timeout=240, env=env)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]

@@ -62,8 +62,8 @@ class ThreadPool {
   // The running job, written by its caller before it publishes the job's generation in claim_,
   // and unchanged until its last chunk is done.
   std::atomic<const std::function<void(int64_t, int64_t)>*> job_{nullptr};
-  std::atomic<int64_t> job_n_{0}, job_chunk_{0}, job_chunks_{0};
-  // The job's generation (high 32 bits) and its next unclaimed chunk (low 32 bits), in one word, so
+  std::atomic<int64_t> job_n_{0}, job_chunk_{0};
+  // The job's generation, chunk count and next unclaimed chunk in one word (thread_pool.cpp), so
   // that a thread still finishing an earlier job can never claim a chunk of the next one.
   std::atomic<uint64_t> claim_{0};
   std::atomic<int64_t> chunks_done_{0};

@@ -8,7 +8,12 @@ namespace {
 thread_local bool t_inside_job = false;
 constexpr int kSpinIterations = 20000;
 
+// The claim word: the job's generation (bits 32-63), its chunk count (16-31) and its next
+// unclaimed chunk (0-15). A claim decides from this one word alone whether a chunk is left.
+constexpr int64_t kMaxChunks = 0xffff;
 uint32_t generation_of(uint64_t claim) { return (uint32_t)(claim >> 32); }
+int64_t chunk_count_of(uint64_t claim) { return (int64_t)((claim >> 16) & 0xffff); }
+int64_t next_chunk_of(uint64_t claim) { return (int64_t)(claim & 0xffff); }
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -56,7 +61,7 @@ void ThreadPool::set_num_threads(int n) {
 }
 
 void ThreadPool::split(int64_t n, int64_t grain, int threads, int64_t* chunks, int64_t* chunk) const {
-  const int64_t max_chunks = (int64_t)threads * 4;
+  const int64_t max_chunks = std::min<int64_t>((int64_t)threads * 4, kMaxChunks);
   *chunks = std::min(max_chunks, (n + grain - 1) / grain);
   *chunk = (n + *chunks - 1) / *chunks;
   *chunks = (n + *chunk - 1) / *chunk;
@@ -65,16 +70,18 @@ void ThreadPool::split(int64_t n, int64_t grain, int threads, int64_t* chunks, i
 void ThreadPool::run_chunks(uint32_t generation) {
   for (;;) {
     uint64_t state = claim_.load(std::memory_order_acquire);
-    int64_t c = 0;
+    int64_t c = 0, chunks = 0;
     do {
-      // A claim that succeeds finds its job unfinished (this chunk was not claimed yet), so the
-      // job's fields, read after it, are still that job's.
-      c = (int64_t)(state & 0xffffffffu);
-      if (generation_of(state) != generation || c >= job_chunks_.load(std::memory_order_relaxed)) return;
+      // The word alone says whether a chunk of this job is left: a thread still finishing an
+      // earlier job sees another generation, or a spent count, and claims nothing.
+      c = next_chunk_of(state);
+      chunks = chunk_count_of(state);
+      if (generation_of(state) != generation || c >= chunks) return;
     } while (!claim_.compare_exchange_weak(state, state + 1, std::memory_order_acq_rel, std::memory_order_acquire));
+    // The job is unfinished (this chunk was unclaimed), so its fields are still the ones its
+    // caller published with this generation.
     const auto* fn = job_.load(std::memory_order_relaxed);
     const int64_t n = job_n_.load(std::memory_order_relaxed), chunk = job_chunk_.load(std::memory_order_relaxed);
-    const int64_t chunks = job_chunks_.load(std::memory_order_relaxed);
     t_inside_job = true;
     (*fn)(c * chunk, std::min(n, (c + 1) * chunk));
     t_inside_job = false;
@@ -134,10 +141,9 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
   job_.store(&fn, std::memory_order_relaxed);
   job_n_.store(n, std::memory_order_relaxed);
   job_chunk_.store(chunk, std::memory_order_relaxed);
-  job_chunks_.store(chunks, std::memory_order_relaxed);
   chunks_done_.store(0, std::memory_order_relaxed);
   const uint32_t generation = generation_of(claim_.load(std::memory_order_relaxed)) + 1;
-  claim_.store((uint64_t)generation << 32);  // publishes the fields above
+  claim_.store((uint64_t)generation << 32 | (uint64_t)chunks << 16);  // publishes the fields above
   if (sleepers_.load() > 0) {
     std::lock_guard<std::mutex> lock(mutex_);
     wake_.notify_all();
