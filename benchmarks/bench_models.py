@@ -10,7 +10,9 @@ reports the median of --repeats runs; the table shows the median over rounds, th
 engine and mnnpy's time over that engine's (the goal: 0.8 or below). A second table gives load
 time, first-run time and peak memory growth of each engine in those fresh processes.
 
---batch N runs N images (sequences) per call; the table's times are per call.
+--batch N runs N images (sequences) per call; the table's times are per call. Load times include
+compiling mnnpy's converter modules (about 30 ms) where Python's bytecode cache is off
+(PYTHONDONTWRITEBYTECODE=1) and mnnpy runs from a source tree; installed engines have theirs.
 
 Engine settings: mnnpy loads the .onnx with nn.load_module_from_file after
 mnnpy.set_num_threads(T); onnxruntime runs sequentially with intra_op_num_threads=T and
