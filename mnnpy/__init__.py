@@ -23,6 +23,21 @@ __version__ = "0.1.0"
 from . import expr  # noqa: E402  (attaches Var methods)
 from . import data, optim  # noqa: E402  (MNN.data / MNN.optim as attributes)
 
+# Reached as attributes right after `import mnnpy` (MNN code writes `MNN.nn...` after `import MNN`),
+# imported on first access so that `import mnnpy` stays light.
+_LAZY_SUBMODULES = ("nn", "cv", "numpy", "convert")
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY_SUBMODULES))
+
 
 def eval(*vars):
     """Compute several Vars with one plan; returns their values as NumPy arrays."""

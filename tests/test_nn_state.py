@@ -395,3 +395,19 @@ def test_export_keeps_training_state_and_modes(rng, tmp_path):
     np.testing.assert_allclose(loaded(x).read(), model(x).read(), rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match="give example inputs"):
         nn.export(model, tmp_path / "n.mnnpy")
+
+
+def test_parameters_as_mnn_property_and_torch_method(rng):
+    """``net.parameters`` is MNN's list and ``net.parameters()`` PyTorch's iterator, over the same
+    Vars in PyTorch's order; ``recurse=False`` gives a module's own, as PyTorch does."""
+    model, theirs = Block(), TorchBlock()
+    listed, called = model.parameters, list(model.parameters())
+    assert isinstance(listed, list) and len(listed) == len(list(theirs.parameters())) == 6
+    assert all(a is b for a, b in zip(listed, called))
+    assert [tuple(p.shape) for p in called] == [tuple(p.shape) for p in theirs.parameters()]
+    ours, ref = nn.Module(), torch.nn.Module()
+    ours.scale, ref.scale = nn.Parameter(_x(rng, 3)), torch.nn.Parameter(torch.zeros(3))
+    ours.lin, ref.lin = nn.Linear(2, 2), torch.nn.Linear(2, 2)
+    assert len(list(ours.parameters(recurse=False))) == len(list(ref.parameters(recurse=False))) == 1
+    assert list(ours.parameters(recurse=False))[0] is ours.scale
+    assert len(list(ours.parameters())) == len(list(ref.parameters())) == 3

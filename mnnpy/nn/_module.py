@@ -82,6 +82,20 @@ def Buffer(array, dtype=None):  # noqa: N802
     return p
 
 
+
+class _ParameterList(list):
+    """A module's parameters as MNN lists them, callable as PyTorch's ``Module.parameters``."""
+
+    def bind(self, module):
+        self._module = module
+        return self
+
+    def __call__(self, recurse=True):
+        if recurse:
+            return iter(list(self))
+        own = {id(v) for v in self._module._params.values() if v is not None}
+        return iter([v for v in self if id(v) in own])
+
 class Module:
     """A model: subclass and define ``forward``. Var attributes are its parameters, Module
     attributes its children (as in MNN.nn.Module and torch.nn.Module); ``register_buffer``
@@ -227,8 +241,9 @@ class Module:
 
     @property
     def parameters(self):
-        """Every parameter (MNN's property)."""
-        return [v for _, v in self.named_parameters()]
+        """Every parameter: a list, as MNN's property gives, that can also be called as PyTorch's
+        method (``net.parameters()``, an iterator; ``recurse=False``: this module's own)."""
+        return _ParameterList(v for _, v in self.named_parameters()).bind(self)
 
     def trainable_parameters(self):
         """The parameters an optimizer updates: placeholders not frozen."""
