@@ -120,7 +120,7 @@ def precision(mode):
 
 
 # MNN's precision modes (BackendConfig::PrecisionMode) by number, as mnnpy's names.
-_MNN_PRECISION_NAMES = {0: "normal", 1: "high", 2: "low"}
+_MNN_PRECISION_NAMES = {0: "normal", 1: "high", 2: "low", 3: "low"}  # 3: Low_BF16 (expr.PrecisionMode)
 
 
 def _precision_name(value):
@@ -132,7 +132,7 @@ def _precision_name(value):
         raise TypeError(f"precision must be a name or MNN's precision number, got {type(value).__name__}")
     name = _MNN_PRECISION_NAMES.get(int(value)) if isinstance(value, int) else value.lower()
     if name not in _MNN_PRECISION_NAMES.values():
-        raise ValueError(f"unknown precision {value!r} (known: normal, high, low, or MNN's 0, 1, 2)")
+        raise ValueError(f"unknown precision {value!r} (known: normal, high, low, or MNN's 0, 1, 2, 3)")
     return name
 
 

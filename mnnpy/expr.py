@@ -296,6 +296,69 @@ CPU, METAL, CUDA, OPENCL, OPENGL, VULKAN, HIAI, TRT = (Backend.CPU, Backend.META
                                                       Backend.OPENGL, Backend.VULKAN, Backend.HIAI, Backend.TRT)
 
 
+class PrecisionMode(_enum.IntEnum):
+    """MNN's precision modes by their numbers (``set_global_executor_config``, runtime managers).
+    Low_BF16 is mnnpy's "low": reduced precision where a device backend has it; the CPU computes
+    float32 at every mode."""
+    Normal = 0
+    High = 1
+    Low = 2
+    Low_BF16 = 3
+
+
+class MemoryMode(_enum.IntEnum):
+    """MNN's memory modes (a runtime manager's ``memory`` key)."""
+    Normal = 0
+    High = 1
+    Low = 2
+
+
+class PowerMode(_enum.IntEnum):
+    """MNN's power modes (a runtime manager's ``power`` key)."""
+    Normal = 0
+    High = 1
+    Low = 2
+
+
+# MNN exports the members of its three modes at module level; their numbers agree.
+Normal, High, Low, Low_BF16 = PrecisionMode.Normal, PrecisionMode.High, PrecisionMode.Low, PrecisionMode.Low_BF16
+
+
+class Interp_Method:
+    """Interpolation methods (MNN's ``expr.Interp_Method``)."""
+    BILINEAR = "BILINEAR"
+    NEAREST = "NEAREST"
+
+
+class Pooling_Mode:
+    """Pooling modes (MNN's ``expr.Pooling_Mode``)."""
+    MAXPOOL = "MAXPOOL"
+    AVEPOOL = "AVEPOOL"
+
+
+class PadValue_Mode:
+    """How ``pad`` fills (MNN's ``expr.PadValue_Mode``); ``pad`` also takes NumPy's names."""
+    CONSTANT = "CONSTANT"
+    REFLECT = "REFLECT"
+    SYMMETRIC = "SYMMETRIC"
+
+
+BILINEAR, NEAREST = Interp_Method.BILINEAR, Interp_Method.NEAREST
+MAXPOOL, AVEPOOL = Pooling_Mode.MAXPOOL, Pooling_Mode.AVEPOOL
+CONSTANT, REFLECT, SYMMETRIC = PadValue_Mode.CONSTANT, PadValue_Mode.REFLECT, PadValue_Mode.SYMMETRIC
+
+# MNN's dtype names at module level (expr.float, expr.int ...). Served by __getattr__ rather than
+# defined, so that the functions of this module keep the builtins float and int, and left out of
+# __all__, so that `from mnnpy.expr import *` does not hide them either.
+_MODULE_DTYPES = ("float", "double", "int", "int64", "int8", "uint8")
+
+
+def __getattr__(name):
+    if name in _MODULE_DTYPES:
+        return getattr(dtype, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def set_global_executor_config(backend=0, precision=0, threadnum=None):
     """MNN's executor configuration: the backend later computations run on (as
     ``mnnpy.set_backend``; a name or ``Backend`` member), their precision (as

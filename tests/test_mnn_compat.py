@@ -25,3 +25,48 @@ def test_submodules_are_attributes_after_the_top_level_import_loaded_on_first_ac
     proc = subprocess.run([sys.executable, "-c", LAZY], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "[]"  # none of them was imported by `import mnnpy` itself
+
+
+import numpy as np  # noqa: E402
+
+import mnnpy  # noqa: E402
+from mnnpy import expr as F  # noqa: E402
+
+
+def test_expr_dtype_names_at_module_level_cast_like_numpy(rng):
+    x = rng.uniform(0, 120, (3, 4))  # inside every target type's range (NumPy wraps out-of-range casts)
+    for name, want in (("float", np.float32), ("double", np.float64), ("int", np.int32), ("int64", np.int64),
+                       ("int8", np.int8), ("uint8", np.uint8)):
+        assert getattr(F, name) == getattr(F.dtype, name)
+        got = F.cast(F.const(x), getattr(F, name)).read()
+        assert got.dtype == want and np.array_equal(got, x.astype(want))
+    namespace = {}
+    exec("from mnnpy.expr import *", namespace)
+    assert "float" not in namespace and "int" not in namespace  # builtins stay visible after a star import
+
+
+def test_expr_pad_modes_match_numpy(rng):
+    x = rng.standard_normal((3, 5)).astype(np.float32)
+    widths = [[1, 2], [2, 1]]
+    for mode, numpy_mode in ((F.CONSTANT, "constant"), (F.REFLECT, "reflect"), (F.SYMMETRIC, "symmetric"),
+                             (F.PadValue_Mode.REFLECT, "reflect")):
+        assert np.array_equal(F.pad(F.const(x), widths, mode).read(), np.pad(x, widths, mode=numpy_mode))
+
+
+def test_expr_mode_enums_have_mnn_members_and_numbers():
+    assert [int(m) for m in (F.PrecisionMode.Normal, F.PrecisionMode.High, F.PrecisionMode.Low,
+                             F.PrecisionMode.Low_BF16)] == [0, 1, 2, 3]
+    assert [int(m) for m in F.MemoryMode] == [0, 1, 2] and [int(m) for m in F.PowerMode] == [0, 1, 2]
+    assert (F.Normal, F.High, F.Low, F.Low_BF16) == (0, 1, 2, 3)
+    assert {F.NEAREST, F.BILINEAR} == {F.Interp_Method.NEAREST, F.Interp_Method.BILINEAR}
+    assert F.MAXPOOL != F.AVEPOOL and F.Pooling_Mode.MAXPOOL == F.MAXPOOL
+
+
+def test_precision_modes_set_the_executor_precision():
+    before = mnnpy.get_precision()
+    try:
+        for mode, name in ((F.PrecisionMode.Low, "low"), (F.High, "high"), (F.Low_BF16, "low"), (F.Normal, "normal")):
+            F.set_global_executor_config(F.CPU, mode)
+            assert mnnpy.get_precision() == name
+    finally:
+        mnnpy.set_precision(before)
