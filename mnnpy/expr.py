@@ -356,6 +356,9 @@ _MODULE_DTYPES = ("float", "double", "int", "int64", "int8", "uint8")
 def __getattr__(name):
     if name in _MODULE_DTYPES:
         return getattr(dtype, name)
+    if name == "range":  # MNN's expr.range, kept out of this module's globals (the builtin stays)
+        from ._expr_sequences import range as mnn_range
+        return mnn_range
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -397,5 +400,6 @@ from ._expr_conv import *  # noqa: E402,F401,F403
 from ._expr_pool import *  # noqa: E402,F401,F403
 from ._expr_sort import *  # noqa: E402,F401,F403
 from ._expr_grad import *  # noqa: E402,F401,F403
+from ._expr_sequences import *  # noqa: E402,F401,F403
 
 __all__ = [n for n in globals() if not n.startswith("_") and n not in ("where_",)]

@@ -28,6 +28,7 @@ def test_submodules_are_attributes_after_the_top_level_import_loaded_on_first_ac
 
 
 import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 
 import mnnpy  # noqa: E402
 from mnnpy import expr as F  # noqa: E402
@@ -70,3 +71,38 @@ def test_precision_modes_set_the_executor_precision():
             assert mnnpy.get_precision() == name
     finally:
         mnnpy.set_precision(before)
+
+
+def test_expr_array_functions_in_mnn_signatures_match_numpy(rng):
+    x = rng.standard_normal((4, 5)).astype(np.float32)
+    xi = rng.integers(-5, 6, (4, 5)).astype(np.int32)
+    z = F.zeros_like(F.const(x))
+    assert z.dtype == np.float32 and np.array_equal(z.read(), np.zeros_like(x))
+    assert np.array_equal(F.fill([2, 3], 1.5).read(), np.full((2, 3), 1.5, np.float32))
+    assert F.fill([3], 7).read().dtype == np.int32 and tuple(F.fill(F.const(np.array([2, 2], np.int32)), 2.0).shape) == (2, 2)
+    for args in ((1, 7, 2), (5, 1, -1), (0, 10, 3)):
+        got = F.range(*args).read()
+        assert got.dtype == np.int32 and np.array_equal(got, np.arange(*args))
+    got = F.range(0.0, 1.0, 0.25).read()
+    assert got.dtype == np.float32 and np.array_equal(got, np.arange(0.0, 1.0, 0.25, dtype=np.float32))
+    assert np.array_equal(F.cumsum(F.const(xi)).read(), np.cumsum(xi, axis=0, dtype=np.int32))
+    assert F.cumsum(F.const(xi), 1).read().dtype == np.int32
+    # Products of at most 4 float32 factors: within 3 roundings of float64's.
+    want = np.cumprod(x.astype(np.float64), axis=-1)
+    assert np.all(np.abs(F.cumprod(F.const(x), -1).read() - want) <= 3 * 2.0 ** -24 * np.abs(want) + 1e-45)
+    positive = np.argwhere(x > 0)
+    assert np.array_equal(F.where(F.const(x)).read(), positive) and F.where(F.const(x)).read().dtype == np.int32
+    with pytest.raises(ValueError, match="delta"):
+        F.range(0, 5, 0)
+
+
+def test_expr_sort_matches_numpy_and_torch_stable_orders(rng):
+    import torch
+    x = rng.integers(0, 4, (3, 9)).astype(np.float32)  # many equal values: the order among them counts
+    for axis in (-1, 0):
+        assert np.array_equal(F.sort(F.const(x), axis).read(), np.sort(x, axis=axis))
+        assert np.array_equal(F.sort(F.const(x), axis, True).read(), np.argsort(x, axis=axis, kind="stable"))
+        values, indices = torch.sort(torch.from_numpy(x), dim=axis, descending=True, stable=True)
+        assert np.array_equal(F.sort(F.const(x), axis, False, True).read(), values.numpy())
+        got = F.sort(F.const(x), axis, True, True).read()
+        assert got.dtype == np.int32 and np.array_equal(got, indices.numpy())
