@@ -22,7 +22,8 @@ print(sorted(before))
 
 
 def test_submodules_are_attributes_after_the_top_level_import_loaded_on_first_access():
-    proc = subprocess.run([sys.executable, "-c", LAZY], capture_output=True, text=True, timeout=120)
+    from helpers import python_env
+    proc = subprocess.run([sys.executable, "-c", LAZY], capture_output=True, text=True, timeout=120, env=python_env())
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "[]"  # none of them was imported by `import mnnpy` itself
 

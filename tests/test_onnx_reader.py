@@ -20,6 +20,7 @@ from onnx import numpy_helper  # noqa: E402
 
 from mnnpy import _core, convert, nn  # noqa: E402
 from mnnpy.convert import onnx as onnx_convert  # noqa: E402
+from helpers import python_env  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BACKEND_DATA = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data")
@@ -495,7 +496,7 @@ def test_tensors_beyond_the_memory_limit_are_refused_before_allocating(tmp_path)
     path.write_bytes(_tensor_model(t))
     code = ("import sys; from mnnpy import _core\n"
             "try:\n    _core.read_onnx(sys.argv[1])\nexcept ValueError as e:\n    print(e)\n")
-    env = dict(os.environ, MNNPY_MEMORY_LIMIT="20000", PYTHONPATH=ROOT)
+    env = python_env(MNNPY_MEMORY_LIMIT="20000")
     out = subprocess.run([sys.executable, "-c", code, str(path)], env=env, capture_output=True, text=True, check=True)
     assert "tensor 'big' (ONNX data type 7, dims [4096]) cannot be read: its 32.0 KiB are more than this process may " \
            "allocate (19.5 KiB)" in out.stdout, out.stdout + out.stderr
@@ -604,7 +605,7 @@ def test_loading_and_running_an_onnx_file_does_not_import_onnx(tmp_path):
             "y = m.forward(np.ones((1, 3, 4, 4), np.float32)).numpy()\n"
             "convert.from_onnx(sys.argv[1], sys.argv[1] + '.mnnpy')\n"
             "print(y.shape, 'onnx' in sys.modules, [k for k in sys.modules if k.startswith('onnx')])\n")
-    out = subprocess.run([sys.executable, "-c", code, str(path)], env=dict(os.environ, PYTHONPATH=ROOT),
+    out = subprocess.run([sys.executable, "-c", code, str(path)], env=python_env(),
                          capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "(1, 2, 4, 4) False []", out.stdout + out.stderr
 

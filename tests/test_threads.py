@@ -483,7 +483,7 @@ def test_thread_pool_back_to_back_jobs_finish_with_equal_results(threads):
     so that a hang fails the test."""
     import subprocess
     import sys
-    env = dict(os.environ)
+    from helpers import python_env
     proc = subprocess.run([sys.executable, "-c", POOL_STRESS, str(threads), "3000", str(threads)],
-                          capture_output=True, text=True, timeout=240, env=env)
+                          capture_output=True, text=True, timeout=240, env=python_env())
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]

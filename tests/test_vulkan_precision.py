@@ -95,7 +95,7 @@ def test_set_precision_and_the_context_restore_it():
 
 
 @pytest.mark.parametrize("bad, error, message", [("lowest", ValueError, "unknown precision 'lowest'"),
-                                                 (3, ValueError, "unknown precision 3"),
+                                                 (4, ValueError, "unknown precision 4"),
                                                  (0.5, TypeError, "precision must be a name"),
                                                  (True, TypeError, "precision must be a name")])
 def test_unknown_precisions_raise(bad, error, message):
