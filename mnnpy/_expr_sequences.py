@@ -1,12 +1,14 @@
 """MNN's expr functions over whole arrays that mnnpy.numpy computes, with MNN's names, argument
 orders and defaults: ``zeros_like(x)``, ``fill(shape, value)``, ``range(start, limit, delta)``,
-``cumsum(x, axis=0)``, ``cumprod(x, axis=0)``, ``sort(x, axis=-1, arg=False, descend=False)``
-and ``where(x)``.
+``cumsum(x, axis=0)``, ``cumprod(x, axis=0)``, ``sort(x, axis=-1, arg=False, descend=False)``,
+``where(x)``, ``setdiff1d(x, y)`` and ``unravel_index(indices, shape)``; and ``Var.read_as_tuple()``.
 
 Python scalars take MNN's types (int -> int32, float -> float32); cumulative results keep the
 input's dtype, as MNN's do. ``where(x)`` is MNN's: the int32 indices ``[n, x.ndim]`` of the
 elements greater than zero (NumPy's ``argwhere`` takes the nonzero ones). ``sort`` with
 ``descend=True`` orders equal values by index, as ``torch.sort(descending=True, stable=True)``.
+``setdiff1d`` is MNN's too: the elements of ``x`` not in ``y``, in ``x``'s order with repeats
+(NumPy's sorts and removes repeats). ``unravel_index`` gives one int32 Var ``[len(shape), n]``.
 ``range`` is served as ``expr.range`` without shadowing the builtin inside mnnpy.expr.
 """
 import numpy as _np
@@ -14,7 +16,7 @@ import numpy as _np
 from ._core import Var
 from .expr import _as_var
 
-__all__ = ["zeros_like", "fill", "cumsum", "cumprod", "sort", "where"]
+__all__ = ["zeros_like", "fill", "cumsum", "cumprod", "sort", "where", "setdiff1d", "unravel_index"]
 
 
 def _mnp():
@@ -101,3 +103,28 @@ def where(x):
     mnp = _mnp()
     x = _as_var(x)
     return mnp.argwhere(mnp.greater(x, 0)).astype(_np.int32)
+
+
+def setdiff1d(x, y):
+    """The elements of ``x`` (flattened) that ``y`` does not hold, in ``x``'s order."""
+    mnp = _mnp()
+    x, y = mnp.ravel(_as_var(x)), _as_var(y)
+    return x[mnp.logical_not(mnp.isin(x, y))]
+
+
+def unravel_index(indices, shape):
+    """The coordinates of flat ``indices`` in an array of ``shape``: int32 ``[len(shape), n]``."""
+    mnp = _mnp()
+    if isinstance(shape, Var):
+        shape = shape.read()
+    dims = tuple(int(d) for d in _np.asarray(shape).reshape(-1))
+    coords = mnp.unravel_index(mnp.ravel(_as_var(indices)), dims)
+    return mnp.stack(coords).astype(_np.int32)
+
+
+def _read_as_tuple(self):
+    """The values, flattened, as a tuple of Python numbers (MNN's ``Var.read_as_tuple``)."""
+    return tuple(self.read().reshape(-1).tolist())
+
+
+Var.read_as_tuple = _read_as_tuple

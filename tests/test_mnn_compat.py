@@ -107,3 +107,18 @@ def test_expr_sort_matches_numpy_and_torch_stable_orders(rng):
         assert np.array_equal(F.sort(F.const(x), axis, False, True).read(), values.numpy())
         got = F.sort(F.const(x), axis, True, True).read()
         assert got.dtype == np.int32 and np.array_equal(got, indices.numpy())
+
+
+def test_expr_setdiff1d_unravel_index_and_read_as_tuple(rng):
+    x = rng.integers(0, 6, 12).astype(np.int32)
+    y = rng.integers(0, 6, 3).astype(np.int32)
+    got = F.setdiff1d(F.const(x), F.const(y)).read()
+    assert np.array_equal(got, x[~np.isin(x, y)])  # MNN's: x's order, repeats kept
+    flat = rng.integers(0, 60, 7).astype(np.int32)
+    got = F.unravel_index(F.const(flat), [3, 4, 5]).read()
+    assert got.dtype == np.int32 and np.array_equal(got, np.stack(np.unravel_index(flat, (3, 4, 5))))
+    with pytest.raises(ValueError):
+        F.unravel_index(F.const(np.array([60], np.int32)), [3, 4, 5]).read()
+    v = rng.standard_normal((2, 3)).astype(np.float32)
+    t = F.const(v).read_as_tuple()
+    assert isinstance(t, tuple) and t == tuple(float(a) for a in v.reshape(-1))
