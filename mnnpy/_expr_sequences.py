@@ -14,6 +14,7 @@ elements greater than zero (NumPy's ``argwhere`` takes the nonzero ones). ``sort
 import numpy as _np
 
 from ._core import Var
+from ._expr_shape import _ints
 from .expr import _as_var
 
 __all__ = ["zeros_like", "fill", "cumsum", "cumprod", "sort", "where", "setdiff1d", "unravel_index"]
@@ -53,9 +54,7 @@ def zeros_like(x):
 
 def fill(shape, value):
     """A Var of ``shape`` holding ``value`` everywhere."""
-    if isinstance(shape, Var):
-        shape = shape.read()
-    dims = [int(d) for d in _np.asarray(shape).reshape(-1)]
+    dims = _ints(shape)
     if any(d < 0 for d in dims):
         raise ValueError(f"fill: negative dimension in shape {dims}")
     return _mnp().full(dims, _number(value, "fill's value"), dtype=_mnn_dtype(value))
@@ -115,10 +114,7 @@ def setdiff1d(x, y):
 def unravel_index(indices, shape):
     """The coordinates of flat ``indices`` in an array of ``shape``: int32 ``[len(shape), n]``."""
     mnp = _mnp()
-    if isinstance(shape, Var):
-        shape = shape.read()
-    dims = tuple(int(d) for d in _np.asarray(shape).reshape(-1))
-    coords = mnp.unravel_index(mnp.ravel(_as_var(indices)), dims)
+    coords = mnp.unravel_index(mnp.ravel(_as_var(indices)), tuple(_ints(shape)))
     return mnp.stack(coords).astype(_np.int32)
 
 
