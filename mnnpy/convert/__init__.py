@@ -2,9 +2,10 @@
 
     from mnnpy import convert
     report = convert.from_onnx("resnet18.onnx", "resnet18.mnnpy")
+    graph, report = convert.from_mnn("resnet18.mnn", "resnet18.mnnpy")  # MNN's own model files
     print(report)
 
-or ``python -m mnnpy convert resnet18.onnx resnet18.mnnpy``."""
+or ``python -m mnnpy convert resnet18.onnx resnet18.mnnpy`` (or a ``.mnn`` file)."""
 import os
 from dataclasses import dataclass, field
 
@@ -12,8 +13,9 @@ import numpy as np
 
 from ._graph import Graph, Subgraph, load_model, save_model
 from ._onnx_ops import supported_operators
+from .mnn import UNSUPPORTED_PREFIX
 
-__all__ = ["from_onnx", "ConversionReport", "supported_operators", "load_model", "save_model", "Graph"]
+__all__ = ["from_onnx", "from_mnn", "ConversionReport", "supported_operators", "load_model", "save_model", "Graph"]
 
 
 @dataclass
@@ -43,8 +45,22 @@ def from_onnx(model, output=None, fp16=False, optimize_level=2, verbose=False):
     """Converts an ONNX model (path, bytes or ModelProto) and, when ``output`` is given, writes
     mnnpy's model file there. Returns (graph, report). ``fp16`` stores float weights as
     float16 (computed in float32); ``optimize_level`` 0..2 picks the graph passes."""
-    from .onnx import read_onnx, simplify
-    graph = read_onnx(model)
+    from .onnx import read_onnx
+    return _finish(read_onnx(model), model, "<ONNX model>", output, fp16, optimize_level, verbose)
+
+
+def from_mnn(model, output=None, fp16=False, optimize_level=2, verbose=False):
+    """Converts one of MNN's own model files (``.mnn``: a path or its bytes, as MNNConvert 3.x
+    writes it, with float, ``--fp16`` or ``--weightQuantBits`` weights, which are dequantized to
+    float32 here) and, when ``output`` is given, writes mnnpy's model file there. Returns
+    (graph, report), as ``from_onnx``; MNN ops mnnpy cannot run are listed in
+    ``report.unsupported`` by MNN op type, with their op names."""
+    from .mnn import read_mnn
+    return _finish(read_mnn(model), model, "<MNN model>", output, fp16, optimize_level, verbose)
+
+
+def _finish(graph, model, unnamed, output, fp16, optimize_level, verbose):
+    from .onnx import simplify
     before = graph.op_counts()
     simplify(graph, int(optimize_level))
     unsupported = {}
@@ -53,7 +69,8 @@ def from_onnx(model, output=None, fp16=False, optimize_level=2, verbose=False):
     def find_unsupported(nodes):
         for n in nodes:
             if n.op not in known:
-                unsupported.setdefault(n.op, []).append(n.name)
+                op = n.op[len(UNSUPPORTED_PREFIX):] if n.op.startswith(UNSUPPORTED_PREFIX) else n.op
+                unsupported.setdefault(op, []).append(n.name)
             for v in n.attrs.values():
                 if isinstance(v, Subgraph):
                     find_unsupported(v.nodes)
@@ -63,13 +80,17 @@ def from_onnx(model, output=None, fp16=False, optimize_level=2, verbose=False):
     size = 0
     if output is not None:
         if unsupported:
-            raise ValueError("cannot convert: unsupported operators " +
-                             ", ".join(f"{op} (node '{names[0]}')" for op, names in unsupported.items()))
+            raise ValueError("cannot convert: unsupported operators " + unsupported_list(unsupported))
         save_model(graph, output)
         size = os.path.getsize(output)
-    report = ConversionReport(str(model) if isinstance(model, (str, os.PathLike)) else "<ONNX model>",
+    report = ConversionReport(str(model) if isinstance(model, (str, os.PathLike)) else unnamed,
                               str(output) if output is not None else "", before, graph.op_counts(),
                               graph.parameter_count(), size, unsupported)
     if verbose:
         print(report)
     return graph, report
+
+
+def unsupported_list(unsupported):
+    """"op (node 'name', ...)" for each unsupported operator: every node named."""
+    return "; ".join(f"{op} ({', '.join(repr(n) for n in names)})" for op, names in unsupported.items())

@@ -1034,3 +1034,7 @@ def _depth_space(ctx, node, ins):
 
 def supported_operators():
     return sorted(HANDLERS)
+
+
+# The MNN-semantics nodes of models read from MNN files register themselves here.
+from . import _mnn_ops  # noqa: E402,F401

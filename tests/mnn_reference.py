@@ -1,0 +1,89 @@
+"""MNN itself (the `mnn` PyPI package, 3.x) as a reference for the tests of MNN model files: it
+lives in its own environment, .venv-mnn at the repository root (scripts/setup.sh test makes it),
+because its converter pins a protobuf older than onnx needs. Each call runs a small script there:
+`convert` turns an ONNX file into an .mnn file with MNN's converter (called directly, not through
+the `mnnconvert` command, whose wrapper tries to pip-install and call a logging service), `run`
+runs an .mnn file with MNN's runtime and returns its outputs."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MNN_VENV = os.path.join(REPO_ROOT, ".venv-mnn")
+
+_CONVERT = """
+import sys, _tools
+_tools.mnnconvert(["mnnconvert"] + sys.argv[1:])
+"""
+
+_RUN = """
+import sys, numpy as np, MNN
+F = MNN.expr
+model, inputs_path, outputs_path = sys.argv[1:4]
+given = np.load(inputs_path)
+names = [k for k in given.files]
+module = MNN.nn.load_module_from_file(model, names, [], runtime_manager=None)
+feeds = []
+for name in names:
+    a = given[name]
+    v = F.const(a, list(a.shape), F.NCHW, F.int if a.dtype == np.int32 else F.float)
+    feeds.append(v)
+outs = module.forward(feeds)
+outs = outs if isinstance(outs, (list, tuple)) else [outs]
+results = {}
+for i, o in enumerate(outs):
+    if o.data_format == F.NC4HW4:
+        o = F.convert(o, F.NCHW)
+    results[f"out{i}"] = np.array(o.read(), copy=True)
+np.savez(outputs_path, **results)
+"""
+
+
+def mnn_python():
+    """The Python of .venv-mnn; the test fails (CI always has it) when it is missing."""
+    python = os.path.join(MNN_VENV, "bin", "python")
+    if not os.path.exists(python):
+        pytest.fail(f"MNN's reference environment {MNN_VENV} is missing: run `scripts/setup.sh test` "
+                    "(or `python3 -m venv .venv-mnn && .venv-mnn/bin/pip install mnn numpy`)")
+    return python
+
+
+def _env():
+    # Nothing of this checkout's Python path: the reference imports only MNN and NumPy.
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MNNPY_CORE_DIR")}
+    env["PYTHONNOUSERSITE"] = "1"
+    return env
+
+
+def _call(args, what):
+    done = subprocess.run([mnn_python(), "-c"] + args, env=_env(), capture_output=True, text=True, timeout=300)
+    if done.returncode != 0:
+        raise RuntimeError(f"MNN {what} failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+    return done
+
+
+def convert(onnx_path, mnn_path, *flags):
+    """MNN's converter: `onnx_path` into `mnn_path` with extra converter flags (--fp16,
+    --weightQuantBits 8 ...). Returns mnn_path."""
+    _call([_CONVERT, "-f", "ONNX", "--modelFile", str(onnx_path), "--MNNModel", str(mnn_path), "--bizCode", "biz",
+           *[str(f) for f in flags]], "conversion")
+    if not os.path.exists(mnn_path):
+        raise RuntimeError(f"MNN's converter wrote no {mnn_path}")
+    return str(mnn_path)
+
+
+def run(mnn_path, inputs, scratch):
+    """MNN's runtime outputs (a list of arrays) of `mnn_path` for `inputs` (name -> array, in
+    the model's input order); `scratch` is a directory for the exchange files."""
+    base = os.path.join(str(scratch), f"mnn_io_{os.getpid()}_{abs(hash(str(mnn_path))) % 10**8}")
+    np.savez(base + "_in.npz", **{k: np.ascontiguousarray(v) for k, v in inputs.items()})
+    _call([_RUN, str(mnn_path), base + "_in.npz", base + "_out.npz"], "run")
+    with np.load(base + "_out.npz") as done:
+        return [done[f"out{i}"] for i in range(len(done.files))]
+
+
+if __name__ == "__main__":
+    print(mnn_python(), file=sys.stderr)
