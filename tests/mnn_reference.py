@@ -23,9 +23,10 @@ _RUN = """
 import sys, numpy as np, MNN
 F = MNN.expr
 model, inputs_path, outputs_path = sys.argv[1:4]
+output_names = sys.argv[4:]
 given = np.load(inputs_path)
 names = [k for k in given.files]
-module = MNN.nn.load_module_from_file(model, names, [], runtime_manager=None)
+module = MNN.nn.load_module_from_file(model, names, output_names, runtime_manager=None)
 feeds = []
 for name in names:
     a = given[name]
@@ -75,12 +76,13 @@ def convert(onnx_path, mnn_path, *flags):
     return str(mnn_path)
 
 
-def run(mnn_path, inputs, scratch):
+def run(mnn_path, inputs, scratch, output_names=()):
     """MNN's runtime outputs (a list of arrays) of `mnn_path` for `inputs` (name -> array, in
-    the model's input order); `scratch` is a directory for the exchange files."""
+    the model's input order), or of the named tensors; `scratch` is a directory for the exchange
+    files."""
     base = os.path.join(str(scratch), f"mnn_io_{os.getpid()}_{abs(hash(str(mnn_path))) % 10**8}")
     np.savez(base + "_in.npz", **{k: np.ascontiguousarray(v) for k, v in inputs.items()})
-    _call([_RUN, str(mnn_path), base + "_in.npz", base + "_out.npz"], "run")
+    _call([_RUN, str(mnn_path), base + "_in.npz", base + "_out.npz", *output_names], "run")
     with np.load(base + "_out.npz") as done:
         return [done[f"out{i}"] for i in range(len(done.files))]
 

@@ -177,21 +177,23 @@ def _slice_tf(ctx, node, ins):
 
 @handles("MNN.StridedSlice")
 def _strided_slice(ctx, node, ins):
+    """TensorFlow's strided slice (input, begin, end[, strides]) with its masks, or, for models
+    from ONNX (fromType 1), ONNX's Slice: (input, starts, ends[, axes[, steps]])."""
     x = ins[0]
     begin, end = _ints(ctx, node, ins[1], "begin"), _ints(ctx, node, ins[2], "end")
-    strides = _int_list(ctx, node, ins[3] if len(ins) > 3 else None, "strides") or [1] * len(begin)
     a = node.attrs
-    if len(ins) > 4 and ins[4] is not None:  # ONNX-style axes: the slice spells only those axes
-        axes = [_axis(v, x.ndim) for v in _ints(ctx, node, ins[4], "axes")]
-        full_b, full_e, full_s = [0] * x.ndim, list(x.shape), [1] * x.ndim
-        begin_mask = end_mask = (1 << x.ndim) - 1
-        for k, axis in enumerate(axes):
-            full_b[axis], full_e[axis], full_s[axis] = begin[k], end[k], strides[k]
-            if not a["beginMask"] >> k & 1:
-                begin_mask &= ~(1 << axis)
-            if not a["endMask"] >> k & 1:
-                end_mask &= ~(1 << axis)
-        return F.strided_slice(x, full_b, full_e, full_s, begin_mask, end_mask, 0, 0, 0)
+    if a.get("fromType") == 1:
+        given = len(ins) > 3 and ins[3] is not None
+        axes = [_axis(v, x.ndim) for v in _ints(ctx, node, ins[3], "axes")] if given else list(range(len(begin)))
+        steps = _ints(ctx, node, ins[4], "steps") if len(ins) > 4 and ins[4] is not None else [1] * len(begin)
+        if not len(axes) == len(begin) == len(end) == len(steps) or 0 in steps:
+            raise ValueError(f"starts {begin}, ends {end}, axes {axes} and steps {steps} do not match")
+        index = [slice(None)] * x.ndim
+        big = 2 ** 62
+        for b, e, axis, st in zip(begin, end, axes, steps):
+            index[axis] = slice(max(min(b, big), -big), max(min(e, big), -big), st)
+        return x[tuple(index)]
+    strides = _ints(ctx, node, ins[3], "strides") if len(ins) > 3 and ins[3] is not None else [1] * len(begin)
     return F.strided_slice(x, begin, end, strides, a["beginMask"], a["endMask"], a["ellipsisMask"],
                            a["newAxisMask"], a["shrinkAxisMask"])
 
@@ -203,13 +205,15 @@ def _split(ctx, node, ins):
     length = x.shape[axis]
     parts = len(node.outputs)
     points = list(node.attrs["points"])
-    if node.attrs["caffe"]:  # Caffe's slice points: where each piece after the first begins
+    if len(ins) > 1 and ins[1] is not None:  # the sizes as an input (ONNX's Split)
+        points = _ints(ctx, node, ins[1], "split sizes")
+    if node.attrs["caffe"] and not (len(ins) > 1 and ins[1] is not None):  # Caffe's slice points: where each piece after the first begins
         bounds = [0] + points + [length]
         sizes = [e - b for b, e in zip(bounds, bounds[1:])]
     elif len(points) == parts:  # sizes, one of which may be -1 (the rest)
-        sizes = points
+        sizes = list(points)
         if sizes.count(-1) == 1:
-            sizes[sizes.index(-1)] = length - (sum(sizes) + 1)
+            sizes[sizes.index(-1)] = length - (sum(sizes) + 1)  # the -1 itself is in the sum
     else:
         if length % parts:
             raise ValueError(f"an axis of {length} does not split into {parts} equal pieces")

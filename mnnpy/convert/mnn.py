@@ -13,7 +13,7 @@ import numpy as np
 from ._graph import Graph, Node, ValueInfo
 from ._mnn_schema import (ARG_MAX, AXIS, BATCH_MATMUL, BATCH_NORM, BINARY_OP, BLOB, CAST, CONV2D, CONV2D_COMMON, CUMSUM,
                           DATA_TYPE_NAMES, DATA_TYPES, DEPTH_SPACE, ELTWISE, ELU, EXPAND_DIMS, FLATTEN,
-                          FORMAT_NC4HW4, FORMAT_NCHW, FORMAT_NHWC, FORMAT_NHWC4, GATHER, INNER_PRODUCT, INPUT,
+                          FORMAT_NCHW, FORMAT_NHWC, FORMAT_NHWC4, GATHER, INNER_PRODUCT, INPUT,
                           INTERP, LAYER_NORM, MATMUL, NET, OP, OP_TYPES, PACK, PAD, PARAM_CODES, PERMUTE, POOL,
                           POOL3D, PRELU, REDUCTION, REGION, RELU, RELU6, RESHAPE, SCALE, SELU, SLICE, SQUEEZE,
                           STRIDED_SLICE, TENSOR_CONVERT, TENSOR_DESCRIBE, TOPK, UNARY_OP, VIEW, Buffer)
@@ -217,16 +217,15 @@ class _Translator:
     # -------------------------------------------------------------- sources of values
     def op_Input(self, op, name, ins, outs):
         p = self.param(op, "Input", required=False)
-        dims, code, fmt = [], 1, FORMAT_NC4HW4
+        dims, code = [], 1
         if p is not None:
             dims = p.ints(INPUT["dims"], [])
             code = p.scalar(INPUT["dtype"], "i32", 1)
-            fmt = p.scalar(INPUT["dformat"], "i8", FORMAT_NC4HW4)
         if code not in DATA_TYPES:
             self.fail(f"input '{name}' is of type {DATA_TYPE_NAMES.get(code, code)}, which mnnpy does not read")
-        if fmt in (FORMAT_NHWC, FORMAT_NHWC4) and len(dims) == 4:
-            pass  # a TensorFlow model: its input is NHWC, as the user gives it
-        shape = [d if d > 0 else None for d in dims] if dims else None
+        # MNN resizes a model to whatever input shape it is given: only the rank is kept (an
+        # NHWC input of a TensorFlow model stays NHWC, as the user gives it).
+        shape = [None] * len(dims) if dims else None
         self.inputs.append(ValueInfo(outs[0], np.dtype(DATA_TYPES[code]).name, shape))
 
     def op_Const(self, op, name, ins, outs):
@@ -350,7 +349,7 @@ class _Translator:
                 pads = [py, px, py, px]
             attrs["pads"] = pads
         if not is_max:
-            attrs["count_include_pad"] = int(p.scalar(f["countType"], "i8") != 2)
+            attrs["count_include_pad"] = int(p.scalar(f["countType"], "i8") == 1)  # only INCLUDE_PADDING counts pads
         self.add("MaxPool" if is_max else "AveragePool", ins[:1], outs, attrs, name)
 
     def op_Pooling3D(self, op, name, ins, outs):
@@ -591,7 +590,7 @@ class _Translator:
         p = self.param(op, "StridedSliceParam", required=False)
         f = STRIDED_SLICE
         masks = {k: (p.scalar(f[k], "i32") if p is not None else 0)
-                 for k in ("beginMask", "endMask", "ellipsisMask", "newAxisMask", "shrinkAxisMask")}
+                 for k in ("beginMask", "endMask", "ellipsisMask", "newAxisMask", "shrinkAxisMask", "fromType")}
         if not 3 <= len(ins) <= 5:
             self.fail(f"strided slice '{name}' has {len(ins)} inputs")
         self.add("MNN.StridedSlice", ins, outs, masks, name)
@@ -600,7 +599,7 @@ class _Translator:
         p = self.param(op, "Slice")
         points = p.ints(SLICE["slicePoints"], [])
         caffe = p.scalar(SLICE["sourceType"], "i8") == 0
-        self.add("MNN.Split", ins[:1], outs, {"axis": p.scalar(SLICE["axis"], "i32"), "points": points,
+        self.add("MNN.Split", ins[:2], outs, {"axis": p.scalar(SLICE["axis"], "i32"), "points": points,
                                               "caffe": int(caffe)}, name)
 
     def op_Padding(self, op, name, ins, outs):

@@ -284,7 +284,7 @@ def summary(module, *inputs):
 def load_module_from_file(file_name, input_names=None, output_names=None, dynamic=False, shape_mutable=True,
                           rearrange=False, backend=None, memory_mode=None, power_mode=None, precision_mode=None,
                           thread_num=0, runtime_manager=None, blocked_layout=True, for_training=False, **kwargs):
-    """Loads a model converted to mnnpy's format, or an ``.onnx`` file (converted in memory),
+    """Loads a model converted to mnnpy's format, or an ``.onnx`` or MNN ``.mnn`` file (converted in memory),
     with MNN's argument names, or a Module written by ``nn.export``. ``backend`` (a name such
     as ``"vulkan"``, MNN's ``expr.Backend``, or ``runtime_manager``'s) is where its calls run,
     whatever ``mnnpy.set_backend`` says; None follows ``set_backend``. ``precision_mode`` (or
@@ -309,7 +309,11 @@ def load_module_from_file(file_name, input_names=None, output_names=None, dynami
     with open(path, "rb") as f:
         head = f.read(8)
     from ..convert import from_onnx, load_model
-    if head == b"MNNPY\0GR" or not path.endswith(".onnx"):
+    from ..convert._mnn_loading import is_mnn_file, load_mnn
+    if head != b"MNNPY\0GR" and is_mnn_file(path):
+        graph = load_mnn(path)
+        weights = graph.weights
+    elif head == b"MNNPY\0GR" or not path.endswith(".onnx"):
         try:
             graph = load_model(path)
         except (ValueError, OSError) as e:
