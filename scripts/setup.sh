@@ -2,7 +2,7 @@
 # Installs everything mnnpy needs on a fresh Debian/Ubuntu machine into ./.venv:
 # the Debian packages the C++ core builds against, then mnnpy and its Python dependencies.
 #   scripts/setup.sh          core + demo dependencies
-#   scripts/setup.sh test     also the test and reference libraries
+#   scripts/setup.sh test     also the test and reference libraries, and MNN itself in ./.venv-mnn
 #   scripts/setup.sh bench    also the test libraries and the benchmarks' other engines (OpenVINO)
 #   scripts/setup.sh fuzz     also clang and its libFuzzer runtime, for `make fuzz`
 set -euo pipefail
@@ -53,6 +53,16 @@ extras=""
 .venv/bin/python -m pip install -q ".${extras}"
 # The fuzzers' instrumented core is built by scripts/dev_build.sh with the venv's build tools.
 [ $want_fuzz = 1 ] && .venv/bin/python -m pip install -q "pybind11>=2.12" cmake ninja
+# MNN itself, the reference of the tests of MNN model files, in an environment of its own: its
+# converter pins a protobuf older than onnx needs. The tests call its converter directly
+# (tests/mnn_reference.py), not the `mnnconvert` wrapper, which pip-installs and calls a logging
+# service; PIP_NO_INDEX keeps any such attempt from installing anything.
+if [ $want_tests = 1 ]; then
+  [ -x .venv-mnn/bin/python ] || "$PY" -m venv .venv-mnn
+  .venv-mnn/bin/python -m pip install -q --upgrade pip
+  .venv-mnn/bin/python -m pip install -q mnn numpy
+  PIP_NO_INDEX=1 .venv-mnn/bin/python -c "import MNN, _tools" >/dev/null
+fi
 venv_python="$PWD/.venv/bin/python"
 # Checked from outside the source tree, so that the installed package is the one imported.
 echo "mnnpy installed in .venv: $(cd / && "$venv_python" -c 'import mnnpy; print(mnnpy.runtime_info())')"

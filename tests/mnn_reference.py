@@ -19,6 +19,30 @@ import sys, _tools
 _tools.mnnconvert(["mnnconvert"] + sys.argv[1:])
 """
 
+# Jobs from a JSON file: convert (ONNX -> .mnn with flags) then run (.mnn on saved inputs).
+_BATCH = """
+import json, sys, numpy as np, _tools, MNN
+F = MNN.expr
+for job in json.load(open(sys.argv[1])):
+    if job["kind"] == "convert":
+        _tools.mnnconvert(["mnnconvert", "-f", "ONNX", "--modelFile", job["onnx"], "--MNNModel", job["mnn"],
+                           "--bizCode", "biz"] + job["flags"])
+        continue
+    given = np.load(job["inputs"])
+    names = list(given.files)
+    module = MNN.nn.load_module_from_file(job["mnn"], names, job["outputs"], runtime_manager=None)
+    feeds = [F.const(given[n], list(given[n].shape), F.NCHW, F.int if given[n].dtype == np.int32 else F.float)
+             for n in names]
+    outs = module.forward(feeds)
+    outs = outs if isinstance(outs, (list, tuple)) else [outs]
+    results = {}
+    for i, o in enumerate(outs):
+        if o.data_format == F.NC4HW4:
+            o = F.convert(o, F.NCHW)
+        results[f"out{i}"] = np.array(o.read(), copy=True)
+    np.savez(job["results"], **results)
+"""
+
 _RUN = """
 import sys, numpy as np, MNN
 F = MNN.expr
@@ -85,6 +109,30 @@ def run(mnn_path, inputs, scratch, output_names=()):
     _call([_RUN, str(mnn_path), base + "_in.npz", base + "_out.npz", *output_names], "run")
     with np.load(base + "_out.npz") as done:
         return [done[f"out{i}"] for i in range(len(done.files))]
+
+
+def batch(conversions, runs, scratch):
+    """Many conversions, then many runs, in one process of MNN's: `conversions` is a list of
+    (onnx_path, mnn_path, flags), `runs` of (mnn_path, inputs). Returns the runs' outputs."""
+    import json
+    jobs = [{"kind": "convert", "onnx": str(o), "mnn": str(m), "flags": [str(f) for f in flags]}
+            for o, m, flags in conversions]
+    results = []
+    for k, (mnn_path, inputs) in enumerate(runs):
+        base = os.path.join(str(scratch), f"mnn_batch_{k}")
+        np.savez(base + "_in.npz", **{n: np.ascontiguousarray(v) for n, v in inputs.items()})
+        jobs.append({"kind": "run", "mnn": str(mnn_path), "inputs": base + "_in.npz", "outputs": [],
+                     "results": base + "_out.npz"})
+        results.append(base + "_out.npz")
+    spec = os.path.join(str(scratch), "mnn_jobs.json")
+    with open(spec, "w") as f:
+        json.dump(jobs, f)
+    _call([_BATCH, spec], "batch")
+    outputs = []
+    for path in results:
+        with np.load(path) as done:
+            outputs.append([done[f"out{i}"] for i in range(len(done.files))])
+    return outputs
 
 
 if __name__ == "__main__":

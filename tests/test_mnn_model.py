@@ -1,0 +1,318 @@
+"""MNN's own model files (.mnn, written by MNN's converter from ONNX models made here) loaded
+by mnnpy, compared with MNN's runtime on the same file and with onnxruntime on the original
+ONNX model: float, --fp16 and weight-quantized (8 and 4 bits, per channel and block-wise)
+files. MNN runs in .venv-mnn (tests/mnn_reference.py)."""
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import mnn_reference
+from helpers import python_env
+from mnnpy import nn
+from mnnpy.convert import from_mnn
+from mnnpy.convert.mnn import read_mnn
+
+U32 = 2.0 ** -24  # float32 unit roundoff
+
+# Weight storage variants: name -> converter flags. Block-wise quantization applies to layers
+# whose input size the block divides (the others stay per channel).
+VARIANTS = {"float": [], "fp16": ["--fp16"], "q8": ["--weightQuantBits", "8"], "q4": ["--weightQuantBits", "4"],
+            "q4_block32": ["--weightQuantBits", "4", "--weightQuantBlock", "32"],
+            "q8_symmetric": ["--weightQuantBits", "8", "--weightQuantAsymmetric"]}
+BITS = {"q8": 8, "q4": 4, "q4_block32": 4, "q8_symmetric": 8}
+
+
+def _randomize_batch_norms(model, torch):
+    """Batch norms with random statistics, so that activations neither vanish nor explode the
+    way untrained nets' do (the outputs then carry signal to compare)."""
+    gen = torch.Generator().manual_seed(1)
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            with torch.no_grad():
+                m.running_mean.copy_(torch.rand(m.num_features, generator=gen) * 0.2 - 0.1)
+                m.running_var.copy_(torch.rand(m.num_features, generator=gen) * 0.5 + 0.75)
+                m.weight.copy_(torch.rand(m.num_features, generator=gen) * 0.5 + 0.75)
+                m.bias.copy_(torch.rand(m.num_features, generator=gen) * 0.2 - 0.1)
+    return model
+
+
+def _small_cnn(torch):
+    nn_ = torch.nn
+    F = torch.nn.functional
+
+    class SmallCNN(nn_.Module):
+        def __init__(self):
+            super().__init__()
+            self.c1 = nn_.Conv2d(3, 8, 3, padding=(1, 2), dilation=(1, 2))
+            self.b1 = nn_.BatchNorm2d(8)
+            self.prelu = nn_.PReLU(8)
+            self.c2 = nn_.Conv2d(8, 16, 3, stride=2, padding=1)
+            self.dw = nn_.Conv2d(16, 16, 3, padding=1, groups=16)
+            self.bn = nn_.BatchNorm2d(16)
+            self.fc = nn_.Linear(16 * 3 * 2, 10)
+
+        def forward(self, x):
+            x = self.prelu(self.b1(self.c1(x)))
+            x = F.interpolate(x, scale_factor=2, mode="nearest")
+            x = F.interpolate(x, size=(15, 13), mode="bilinear", align_corners=False)
+            x = F.pad(x, (1, 2, 0, 1), mode="reflect")
+            a, b = torch.split(x, [3, 5], dim=1)
+            x = torch.cat([F.leaky_relu(a, 0.1), F.elu(b)], 1)
+            x = F.max_pool2d(x, 3, 2, padding=1, ceil_mode=True)
+            x = F.relu6(self.c2(x))
+            x = torch.sigmoid(self.dw(x)) * x + F.hardswish(self.bn(x))
+            x = F.avg_pool2d(x, 3, 2, padding=1, count_include_pad=False, ceil_mode=True)
+            x = x[:, :, :3, 1:4]
+            y = self.fc(x.flatten(1))
+            return torch.softmax(y, -1) + x.mean((2, 3))[:, :10] - x.amax(3).sum(-1)[:, 3:13] * 0.1
+    return _randomize_batch_norms(SmallCNN(), torch)
+
+
+def _tiny_transformer(torch):
+    nn_ = torch.nn
+
+    class Tiny(nn_.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn_.Embedding(50, 64)
+            self.ln1, self.ln2 = nn_.LayerNorm(64), nn_.LayerNorm(64)
+            self.qkv = nn_.Linear(64, 192)
+            self.out = nn_.Linear(64, 64)
+            self.mlp = nn_.Sequential(nn_.Linear(64, 128), nn_.GELU(approximate="tanh"), nn_.Linear(128, 64))
+
+        def forward(self, ids):
+            x = self.emb(ids)
+            b, t, c = x.shape
+            q, k, v = self.qkv(self.ln1(x)).reshape(b, t, 3, 4, 16).permute(2, 0, 3, 1, 4)
+            a = torch.softmax(q @ k.transpose(-1, -2) * 0.25, -1) @ v
+            x = x + self.out(a.transpose(1, 2).reshape(b, t, c))
+            return x + self.mlp(self.ln2(x))
+    return Tiny()
+
+
+def _torchvision(name, torch):
+    import torchvision
+    torch.manual_seed(0)
+    model = getattr(torchvision.models, name)(weights=None)
+    return _randomize_batch_norms(model, torch)
+
+
+# name -> (maker, input name, input maker, float32 layers in the longest chain, largest dot length)
+MODELS = {
+    "small_cnn": (_small_cnn, "input", lambda rng: rng.standard_normal((1, 3, 12, 10)).astype(np.float32), 6, 144),
+    "tiny_transformer": (_tiny_transformer, "ids", lambda rng: rng.integers(0, 50, (1, 9)).astype(np.int32), 8, 128),
+    "resnet18": (lambda torch: _torchvision("resnet18", torch), "input",
+                 lambda rng: rng.standard_normal((1, 3, 32, 32)).astype(np.float32), 21, 4608),
+    "mobilenet_v2": (lambda torch: _torchvision("mobilenet_v2", torch), "input",
+                     lambda rng: rng.standard_normal((1, 3, 32, 32)).astype(np.float32), 53, 1280),
+}
+
+
+def _float32_tolerance(reference, layers, dot_length):
+    """A bound on float32 rounding differences between two implementations: each of `layers`
+    dot products of length `dot_length` may be off by gamma_K = K u / (1 - K u) relative to
+    the magnitude it sums (taken as the largest output), in either implementation."""
+    gamma = dot_length * U32 / (1 - dot_length * U32)
+    return 2 * layers * gamma * max(1.0, float(np.abs(reference).max()))
+
+
+@pytest.fixture(scope="module")
+def zoo(tmp_path_factory):
+    """Every model as ONNX and as .mnn in every variant, with a seeded input and MNN's outputs."""
+    import torch
+    root = tmp_path_factory.mktemp("mnn_zoo")
+    rng = np.random.default_rng(0)
+    conversions, runs, entries = [], [], {}
+    for name, (make, input_name, make_input, _, _) in MODELS.items():
+        model = make(torch).eval()
+        x = make_input(rng)
+        onnx_path = root / f"{name}.onnx"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            example = torch.from_numpy(x.astype(np.int64) if x.dtype == np.int32 else x)
+            torch.onnx.export(model, (example,), str(onnx_path), dynamo=False, opset_version=17,
+                              input_names=[input_name], output_names=["output"])
+        for variant, flags in VARIANTS.items():
+            mnn_path = root / f"{name}_{variant}.mnn"
+            conversions.append((onnx_path, mnn_path, flags))
+            runs.append((mnn_path, {input_name: x}))
+            entries[name, variant] = {"mnn": str(mnn_path), "onnx": str(onnx_path), "input": x,
+                                      "input_name": input_name}
+    outputs = mnn_reference.batch(conversions, runs, root)
+    for (key, entry), out in zip(entries.items(), outputs):
+        entry["mnn_output"] = out[0]
+    return entries
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+@pytest.mark.parametrize("model", list(MODELS))
+def test_mnn_file_matches_mnn_runtime(zoo, model, variant):
+    entry = zoo[model, variant]
+    module = nn.load_module_from_file(entry["mnn"])
+    ours = module.forward(entry["input"]).read()
+    ref = entry["mnn_output"]
+    assert ours.shape == ref.shape and ours.dtype == ref.dtype == np.float32
+    _, _, _, layers, dot_length = MODELS[model]
+    # Both runtimes compute in float32 on the same weights (quantized files: the same integers,
+    # dequantized by the same rule), so only rounding separates them.
+    np.testing.assert_allclose(ours, ref, rtol=0, atol=_float32_tolerance(ref, layers, dot_length))
+
+
+@pytest.mark.parametrize("model", list(MODELS))
+def test_float_mnn_file_matches_onnxruntime(zoo, model):
+    import onnxruntime as ort
+    entry = zoo[model, "float"]
+    x = entry["input"]
+    session = ort.InferenceSession(entry["onnx"], providers=["CPUExecutionProvider"])
+    expected = session.run(None, {entry["input_name"]: x.astype(np.int64) if x.dtype == np.int32 else x})[0]
+    ours = nn.load_module_from_file(entry["mnn"]).forward(x).read()
+    _, _, _, layers, dot_length = MODELS[model]
+    np.testing.assert_allclose(ours, expected, rtol=0, atol=_float32_tolerance(expected, layers, dot_length))
+
+
+def _conv_weights(graph):
+    return {n.name: graph.weights[n.inputs[1]] for n in graph.nodes if n.op == "Conv"}
+
+
+@pytest.mark.parametrize("variant", ["fp16"] + list(BITS))
+@pytest.mark.parametrize("model", ["small_cnn", "tiny_transformer"])
+def test_stored_weights_decode_to_the_float_weights(zoo, model, variant):
+    """Each decoded weight lies within half a quantization step of the float file's (the step of
+    a row: an output channel, or a block of 32 inputs), or within one half-precision step."""
+    floats = _conv_weights(read_mnn(zoo[model, "float"]["mnn"]))
+    stored = _conv_weights(read_mnn(zoo[model, variant]["mnn"]))
+    assert floats.keys() == stored.keys() and floats
+    for name, w in floats.items():
+        got = stored[name]
+        assert got.shape == w.shape and got.dtype == np.float32
+        if variant == "fp16":
+            # MNN's converter truncates to half precision (toward zero) rather than rounding:
+            # up to one unit in the last place (2^-10 relative; 2^-24 among subnormals).
+            bound = np.abs(w) * 2.0 ** -10 + 2.0 ** -24
+        else:
+            rows = w.reshape(w.shape[0], -1)
+            if variant == "q4_block32" and rows.shape[1] % 32 == 0:
+                rows = rows.reshape(-1, 32)
+            # Symmetric codes: step = max|w| / (2^(b-1) - 1); asymmetric ones are finer.
+            step = np.abs(rows).max(1, keepdims=True) / (2 ** (BITS[variant] - 1) - 1)
+            bound = np.broadcast_to(step / 2 * (1 + 1e-5) + 1e-7, rows.shape).reshape(w.shape)
+        assert np.all(np.abs(got - w) <= bound), f"{name}: max error {np.abs(got - w).max()}"
+
+
+def test_convert_command_and_mnnpy_file(zoo, tmp_path):
+    entry = zoo["small_cnn", "q4_block32"]
+    out = tmp_path / "small.mnnpy"
+    done = subprocess.run([sys.executable, "-m", "mnnpy", "convert", entry["mnn"], str(out)], env=python_env(),
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "ops after" in done.stdout
+    x = entry["input"]
+    direct = nn.load_module_from_file(entry["mnn"]).forward(x).read()
+    np.testing.assert_array_equal(nn.load_module_from_file(str(out)).forward(x).read(), direct)
+    graph, report = from_mnn(entry["mnn"])
+    assert not report.unsupported and report.parameters == graph.parameter_count() > 0
+
+
+def test_mnn_file_found_without_extension_and_at_other_batch(zoo, tmp_path):
+    entry = zoo["small_cnn", "float"]
+    plain = tmp_path / "model_without_extension"
+    plain.write_bytes(open(entry["mnn"], "rb").read())
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((3,) + entry["input"].shape[1:]).astype(np.float32)
+    ours = nn.load_module_from_file(str(plain)).forward(x).read()
+    ref = mnn_reference.run(entry["mnn"], {"input": x}, tmp_path)[0]
+    np.testing.assert_allclose(ours, ref, rtol=0, atol=_float32_tolerance(ref, 6, 144))
+
+
+def test_unsupported_ops_are_named(tmp_path):
+    import torch
+
+    class Deconv(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.up = torch.nn.ConvTranspose2d(3, 4, 2, stride=2)
+
+        def forward(self, x):
+            return torch.relu(self.up(x))
+    onnx_path = tmp_path / "deconv.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(Deconv().eval(), (torch.randn(1, 3, 5, 5),), str(onnx_path), dynamo=False, opset_version=17,
+                          input_names=["input"], output_names=["output"])
+    mnn_path = mnn_reference.convert(onnx_path, tmp_path / "deconv.mnn")
+    _, report = from_mnn(mnn_path)
+    assert report.unsupported == {"Deconvolution": ["/up/ConvTranspose_output_0"]}
+    with pytest.raises(ValueError, match=r"Deconvolution \('/up/ConvTranspose_output_0'\)"):
+        nn.load_module_from_file(mnn_path)
+    with pytest.raises(ValueError, match="Deconvolution"):
+        from_mnn(mnn_path, str(tmp_path / "out.mnnpy"))
+    assert not os.path.exists(tmp_path / "out.mnnpy")
+
+
+def test_bad_files_raise_value_error_naming_the_file(tmp_path):
+    garbage = tmp_path / "garbage.mnn"
+    garbage.write_bytes(np.random.default_rng(0).integers(0, 256, 4000, dtype=np.uint8).tobytes())
+    with pytest.raises(ValueError, match="garbage.mnn"):
+        nn.load_module_from_file(str(garbage))
+    empty = tmp_path / "empty.mnn"
+    empty.write_bytes(b"")
+    with pytest.raises(ValueError, match="empty.mnn.*not a valid MNN model"):
+        read_mnn(str(empty))
+    with pytest.raises(FileNotFoundError):
+        read_mnn(str(tmp_path / "missing.mnn"))
+    onnx_bytes = tmp_path / "model.mnn"
+    onnx_bytes.write_bytes(b"\x08\x07\x12\x04test" * 10)
+    with pytest.raises(ValueError, match="model.mnn"):
+        from_mnn(str(onnx_bytes))
+
+
+def _mutations(data, rng, count):
+    """Damaged copies of a model: truncated, bytes flipped, 32-bit words overwritten with
+    extreme values (offsets, lengths, counts), ranges zeroed."""
+    size = len(data)
+    for _ in range(count):
+        kind = rng.integers(4)
+        b = bytearray(data)
+        if kind == 0:
+            yield bytes(b[:rng.integers(0, size)])
+            continue
+        if kind == 1:
+            for at in rng.integers(0, size, rng.integers(1, 20)):
+                b[at] = rng.integers(0, 256)
+        elif kind == 2:
+            for at in rng.integers(0, size - 4, rng.integers(1, 4)):
+                b[at:at + 4] = int(rng.choice([0, 1, 0x7FFFFFFF, 0xFFFFFFFF, 0x80000000, size, size - 4,
+                                                rng.integers(0, 2 ** 32)])).to_bytes(4, "little")
+        else:
+            at = rng.integers(0, size)
+            b[at:at + rng.integers(1, 64)] = bytes(min(64, size - at))[:len(b[at:at + 64])]
+        yield bytes(b)
+
+
+@pytest.mark.parametrize("variant", ["float", "q4_block32"])
+def test_damaged_files_raise_only_clean_errors(zoo, variant):
+    data = open(zoo["small_cnn", variant]["mnn"], "rb").read()
+    rng = np.random.default_rng(42)
+    x = zoo["small_cnn", variant]["input"]
+    outcomes = {"refused": 0, "read": 0}
+    for damaged in _mutations(data, rng, 300):
+        try:
+            graph, report = from_mnn(damaged)
+        except ValueError as e:
+            assert "MNN" in str(e) or "node" in str(e) or "op" in str(e), str(e)
+            outcomes["refused"] += 1
+            continue
+        outcomes["read"] += 1
+        if report.unsupported:
+            continue
+        try:  # a readable file may still describe a graph that cannot be built or run
+            from mnnpy.nn import _ConvertedModule
+            module = _ConvertedModule(graph, graph.weights, None, None, True, 0, True, None, None)
+            module.forward(x)
+        except (ValueError, TypeError) as e:
+            assert str(e)
+    assert outcomes["refused"] > 50 and outcomes["read"] > 0
