@@ -128,6 +128,12 @@ def decode_idst(quan, fail):
     if rows == 0 or q.size % rows:
         fail(f"{q.size} quantized weights do not split into {alpha.size} scale rows")
     q = q.reshape(rows, -1)
+    with np.errstate(all="ignore"):  # a damaged file's scales may be inf or NaN: so are its weights
+        return _dequantize(q, alpha, asymmetric, a_min, factor), shape
+
+
+def _dequantize(q, alpha, asymmetric, a_min, factor):
+    """Integer codes (one row per scale) to float32 weights, flat."""
     if asymmetric:
         # Each row stores (minimum, scale) for integers counted from the lowest code aMin.
         lowest = a_min if a_min != 0 else -128
@@ -136,4 +142,4 @@ def decode_idst(quan, fail):
         w = q * scale[:, None] + offset[:, None]
     else:
         w = q * (alpha.astype(np.float32) * np.float32(factor))[:, None]
-    return w.reshape(-1).astype(np.float32, copy=False), shape
+    return w.reshape(-1).astype(np.float32, copy=False)

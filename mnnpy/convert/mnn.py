@@ -262,6 +262,14 @@ class _Translator:
             py, px = pads
         return {"pads": [py, px, py, px]}
 
+    def check_window(self, name, what, attrs):
+        """Kernel, strides and dilations of 1 to 65535, pads of 0 to 65535: what MNN writes."""
+        for key in ("kernel_shape", "strides", "dilations"):
+            if any(not 1 <= v <= 65535 for v in attrs.get(key, [1])):
+                self.fail(f"{what} '{name}' has {key} {attrs[key]}")
+        if any(not 0 <= v <= 65535 for v in attrs.get("pads", [0])):
+            self.fail(f"{what} '{name}' has pads {attrs['pads']}")
+
     def op_Convolution(self, op, name, ins, outs):
         p = self.param(op, "Convolution2D")
         c = p.table(CONV2D["common"], "Convolution2DCommon")
@@ -273,12 +281,13 @@ class _Translator:
         group = c.scalar(f["group"], "i32", 1)
         if self.type_name(op) == "ConvolutionDepthwise" and group == 1:
             group = oc
-        if min(kernel) < 1 or oc < 1 or group < 1:
-            self.fail(f"convolution '{name}': kernel {kernel}, {oc} outputs, group {group}")
+        if oc < 1 or group < 1:
+            self.fail(f"convolution '{name}': {oc} outputs, group {group}")
         attrs = {"kernel_shape": kernel, "group": group,
                  "strides": [c.scalar(f["strideY"], "i32", 1), c.scalar(f["strideX"], "i32", 1)],
                  "dilations": [c.scalar(f["dilateY"], "i32", 1), c.scalar(f["dilateX"], "i32", 1)],
                  **self.conv_pads(c)}
+        self.check_window(name, "convolution", attrs)
         if len(ins) >= 2:  # weights computed in the graph: [oc, ic / group, kh, kw]
             conv_inputs = ins[:3]
         else:
@@ -335,8 +344,6 @@ class _Translator:
         attrs = {"kernel_shape": [p.scalar(f["kernelY"], "i32"), p.scalar(f["kernelX"], "i32")],
                  "strides": [p.scalar(f["strideY"], "i32"), p.scalar(f["strideX"], "i32")],
                  "ceil_mode": int(p.scalar(f["ceilModel"], "b", True))}
-        if min(attrs["kernel_shape"] + attrs["strides"]) < 1:
-            self.fail(f"pooling '{name}': kernel {attrs['kernel_shape']}, strides {attrs['strides']}")
         pad_type = p.scalar(f["padType"], "i8")
         if pad_type == 1:
             attrs["auto_pad"] = "VALID"
@@ -348,6 +355,7 @@ class _Translator:
                 py, px = p.scalar(f["padY"], "i32"), p.scalar(f["padX"], "i32")
                 pads = [py, px, py, px]
             attrs["pads"] = pads
+        self.check_window(name, "pooling", attrs)
         if not is_max:
             attrs["count_include_pad"] = int(p.scalar(f["countType"], "i8") == 1)  # only INCLUDE_PADDING counts pads
         self.add("MaxPool" if is_max else "AveragePool", ins[:1], outs, attrs, name)
