@@ -1,23 +1,17 @@
 """MNN itself (the `mnn` PyPI package, 3.x) as a reference for the tests of MNN model files: it
 lives in its own environment, .venv-mnn at the repository root (scripts/setup.sh test makes it),
-because its converter pins a protobuf older than onnx needs. Each call runs a small script there:
-`convert` turns an ONNX file into an .mnn file with MNN's converter (called directly, not through
-the `mnnconvert` command, whose wrapper tries to pip-install and call a logging service), `run`
-runs an .mnn file with MNN's runtime and returns its outputs."""
+because its converter pins a protobuf older than onnx needs. `batch` runs one script there for
+many jobs: MNN's converter turning ONNX files into .mnn files (called directly, not through the
+`mnnconvert` command, whose wrapper tries to pip-install and call a logging service), and MNN's
+runtime running .mnn files; `convert` and `run` are one job each."""
 import os
 import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MNN_VENV = os.path.join(REPO_ROOT, ".venv-mnn")
-
-_CONVERT = """
-import sys, _tools
-_tools.mnnconvert(["mnnconvert"] + sys.argv[1:])
-"""
 
 # Jobs from a JSON file: convert (ONNX -> .mnn with flags) then run (.mnn on saved inputs).
 _BATCH = """
@@ -41,29 +35,6 @@ for job in json.load(open(sys.argv[1])):
             o = F.convert(o, F.NCHW)
         results[f"out{i}"] = np.array(o.read(), copy=True)
     np.savez(job["results"], **results)
-"""
-
-_RUN = """
-import sys, numpy as np, MNN
-F = MNN.expr
-model, inputs_path, outputs_path = sys.argv[1:4]
-output_names = sys.argv[4:]
-given = np.load(inputs_path)
-names = [k for k in given.files]
-module = MNN.nn.load_module_from_file(model, names, output_names, runtime_manager=None)
-feeds = []
-for name in names:
-    a = given[name]
-    v = F.const(a, list(a.shape), F.NCHW, F.int if a.dtype == np.int32 else F.float)
-    feeds.append(v)
-outs = module.forward(feeds)
-outs = outs if isinstance(outs, (list, tuple)) else [outs]
-results = {}
-for i, o in enumerate(outs):
-    if o.data_format == F.NC4HW4:
-        o = F.convert(o, F.NCHW)
-    results[f"out{i}"] = np.array(o.read(), copy=True)
-np.savez(outputs_path, **results)
 """
 
 
@@ -93,8 +64,7 @@ def _call(args, what):
 def convert(onnx_path, mnn_path, *flags):
     """MNN's converter: `onnx_path` into `mnn_path` with extra converter flags (--fp16,
     --weightQuantBits 8 ...). Returns mnn_path."""
-    _call([_CONVERT, "-f", "ONNX", "--modelFile", str(onnx_path), "--MNNModel", str(mnn_path), "--bizCode", "biz",
-           *[str(f) for f in flags]], "conversion")
+    batch([(onnx_path, mnn_path, flags)], [], os.path.dirname(str(mnn_path)))
     if not os.path.exists(mnn_path):
         raise RuntimeError(f"MNN's converter wrote no {mnn_path}")
     return str(mnn_path)
@@ -104,27 +74,24 @@ def run(mnn_path, inputs, scratch, output_names=()):
     """MNN's runtime outputs (a list of arrays) of `mnn_path` for `inputs` (name -> array, in
     the model's input order), or of the named tensors; `scratch` is a directory for the exchange
     files."""
-    base = os.path.join(str(scratch), f"mnn_io_{os.getpid()}_{abs(hash(str(mnn_path))) % 10**8}")
-    np.savez(base + "_in.npz", **{k: np.ascontiguousarray(v) for k, v in inputs.items()})
-    _call([_RUN, str(mnn_path), base + "_in.npz", base + "_out.npz", *output_names], "run")
-    with np.load(base + "_out.npz") as done:
-        return [done[f"out{i}"] for i in range(len(done.files))]
+    return batch([], [(mnn_path, inputs, list(output_names))], scratch)[0]
 
 
 def batch(conversions, runs, scratch):
     """Many conversions, then many runs, in one process of MNN's: `conversions` is a list of
-    (onnx_path, mnn_path, flags), `runs` of (mnn_path, inputs). Returns the runs' outputs."""
+    (onnx_path, mnn_path, flags), `runs` of (mnn_path, inputs[, output names]). Returns the
+    runs' outputs."""
     import json
     jobs = [{"kind": "convert", "onnx": str(o), "mnn": str(m), "flags": [str(f) for f in flags]}
             for o, m, flags in conversions]
     results = []
-    for k, (mnn_path, inputs) in enumerate(runs):
-        base = os.path.join(str(scratch), f"mnn_batch_{k}")
+    for k, (mnn_path, inputs, *names) in enumerate(runs):
+        base = os.path.join(str(scratch), f"mnn_batch_{os.getpid()}_{k}")
         np.savez(base + "_in.npz", **{n: np.ascontiguousarray(v) for n, v in inputs.items()})
-        jobs.append({"kind": "run", "mnn": str(mnn_path), "inputs": base + "_in.npz", "outputs": [],
-                     "results": base + "_out.npz"})
+        jobs.append({"kind": "run", "mnn": str(mnn_path), "inputs": base + "_in.npz",
+                     "outputs": list(names[0]) if names else [], "results": base + "_out.npz"})
         results.append(base + "_out.npz")
-    spec = os.path.join(str(scratch), "mnn_jobs.json")
+    spec = os.path.join(str(scratch), f"mnn_jobs_{os.getpid()}.json")
     with open(spec, "w") as f:
         json.dump(jobs, f)
     _call([_BATCH, spec], "batch")
@@ -133,7 +100,3 @@ def batch(conversions, runs, scratch):
         with np.load(path) as done:
             outputs.append([done[f"out{i}"] for i in range(len(done.files))])
     return outputs
-
-
-if __name__ == "__main__":
-    print(mnn_python(), file=sys.stderr)

@@ -147,12 +147,17 @@ def _flatten(ctx, node, ins):
     return F.reshape(x, shape[:axis] + [int(np.prod(shape[axis:end + 1]))] + shape[end + 1:])
 
 
+def _axes(ctx, node, ins):
+    """The axes of an op that takes them as an attribute or as its second input."""
+    if len(ins) > 1 and ins[1] is not None:
+        return _ints(ctx, node, ins[1], "axes")
+    return node.attrs["axes"]
+
+
 @handles("MNN.Squeeze")
 def _squeeze(ctx, node, ins):
     x = ins[0]
-    axes = node.attrs["axes"]
-    if len(ins) > 1 and ins[1] is not None:
-        axes = _ints(ctx, node, ins[1], "axes")
+    axes = _axes(ctx, node, ins)
     if node.attrs["unsqueeze"]:
         rank = x.ndim + len(axes)
         return F.unsqueeze(x, sorted(_axis(a, rank) for a in axes))
@@ -263,9 +268,7 @@ _REDUCE = {"sum": F.reduce_sum, "mean": F.reduce_mean, "max": F.reduce_max, "min
 @handles("MNN.Reduce")
 def _reduce(ctx, node, ins):
     x = ins[0]
-    axes = node.attrs["axes"]
-    if len(ins) > 1 and ins[1] is not None:
-        axes = _ints(ctx, node, ins[1], "axes")
+    axes = _axes(ctx, node, ins)
     axes = sorted({_axis(a, x.ndim) for a in axes}) if axes else list(range(x.ndim))
     keep = bool(node.attrs["keepdims"])
     kind = node.attrs["kind"]

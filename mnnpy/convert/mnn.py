@@ -235,17 +235,16 @@ class _Translator:
     op_TrainableParam = op_Const
 
     # -------------------------------------------------------------- convolution, pooling
-    def conv_weights(self, p, name):
-        """(float32 weight, float32 bias) of a Convolution2D, dequantized where stored quantized."""
-        if p.vector(CONV2D["external"], np.int64) is not None:
-            self.fail(f"convolution '{name}' keeps its weights in an external file, which mnnpy does not read")
-        quan = p.table(CONV2D["quanParameter"], "IDSTQuan")
+    def stored_weights(self, p, slots, what):
+        """(float32 weight, float32 bias or None) of a table with weight, bias and quanParameter
+        slots (Convolution2D, InnerProduct), dequantized where stored quantized."""
+        quan = p.table(slots["quanParameter"], "IDSTQuan")
         if quan is not None:
-            w, _ = decode_idst(quan, lambda problem: self.fail(f"convolution '{name}': {problem}"))
+            w, _ = decode_idst(quan, lambda problem: self.fail(f"{what}: {problem}"))
         else:
-            w = p.vector(CONV2D["weight"], np.float32)
+            w = p.vector(slots["weight"], np.float32)
             w = np.zeros(0, np.float32) if w is None else w.astype(np.float32)
-        bias = p.vector(CONV2D["bias"], np.float32)
+        bias = p.vector(slots["bias"], np.float32)
         return w, (None if bias is None else bias.astype(np.float32))
 
     def conv_pads(self, c):
@@ -291,7 +290,9 @@ class _Translator:
         if len(ins) >= 2:  # weights computed in the graph: [oc, ic / group, kh, kw]
             conv_inputs = ins[:3]
         else:
-            w, bias = self.conv_weights(p, name)
+            if p.vector(CONV2D["external"], np.int64) is not None:
+                self.fail(f"convolution '{name}' keeps its weights in an external file, which mnnpy does not read")
+            w, bias = self.stored_weights(p, CONV2D, f"convolution '{name}'")
             per_group = w.size // (oc * kernel[0] * kernel[1]) if w.size else 0
             if per_group < 1 or w.size != oc * per_group * kernel[0] * kernel[1] or (ic and ic != per_group * group):
                 self.fail(f"convolution '{name}': {w.size} weights for {oc} outputs, {ic} inputs, group {group} "
@@ -319,16 +320,10 @@ class _Translator:
         p = self.param(op, "InnerProduct")
         f = INNER_PRODUCT
         oc = p.scalar(f["outputCount"], "i32")
-        quan = p.table(f["quanParameter"], "IDSTQuan")
-        if quan is not None:
-            w, _ = decode_idst(quan, lambda problem: self.fail(f"inner product '{name}': {problem}"))
-        else:
-            w = p.vector(f["weight"], np.float32)
-            w = np.zeros(0, np.float32) if w is None else w.astype(np.float32)
+        w, bias = self.stored_weights(p, f, f"inner product '{name}'")
         if oc < 1 or w.size == 0 or w.size % oc:
             self.fail(f"inner product '{name}': {w.size} weights for {oc} outputs")
-        bias = p.vector(f["bias"], np.float32)
-        bias = np.zeros(oc, np.float32) if bias is None or bias.size == 0 else bias.astype(np.float32)
+        bias = np.zeros(oc, np.float32) if bias is None or bias.size == 0 else bias
         flat = self.fresh(name)
         self.add("Flatten", [ins[0]], [flat], {"axis": p.scalar(f["axis"], "i32", 1) or 1}, self.fresh(name))
         self.add("Gemm", [flat, self.const(name + "/weight", w.reshape(oc, -1)), self.const(name + "/bias", bias)],
