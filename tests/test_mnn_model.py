@@ -94,6 +94,21 @@ def _tiny_transformer(torch):
     return Tiny()
 
 
+def _upsampler(torch):
+    nn_ = torch.nn
+
+    class Upsampler(nn_.Module):
+        def __init__(self):
+            super().__init__()
+            self.up1 = nn_.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2)
+            self.up2 = nn_.ConvTranspose2d(6, 32, 2, stride=2)
+            self.smooth = nn_.ConvTranspose2d(32, 32, 3, padding=1, groups=32)
+
+        def forward(self, x):
+            return self.smooth(torch.relu(self.up2(self.up1(x))))
+    return Upsampler()
+
+
 def _torchvision(name, torch):
     import torchvision
     torch.manual_seed(0)
@@ -105,6 +120,7 @@ def _torchvision(name, torch):
 MODELS = {
     "small_cnn": (_small_cnn, "input", lambda rng: rng.standard_normal((1, 3, 12, 10)).astype(np.float32), 6, 144),
     "tiny_transformer": (_tiny_transformer, "ids", lambda rng: rng.integers(0, 50, (1, 9)).astype(np.int32), 8, 128),
+    "upsampler": (_upsampler, "input", lambda rng: rng.standard_normal((1, 4, 5, 6)).astype(np.float32), 3, 54),
     "resnet18": (lambda torch: _torchvision("resnet18", torch), "input",
                  lambda rng: rng.standard_normal((1, 3, 32, 32)).astype(np.float32), 21, 4608),
     "mobilenet_v2": (lambda torch: _torchvision("mobilenet_v2", torch), "input",
@@ -231,24 +247,21 @@ def test_mnn_file_found_without_extension_and_at_other_batch(zoo, tmp_path):
 def test_unsupported_ops_are_named(tmp_path):
     import torch
 
-    class Deconv(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.up = torch.nn.ConvTranspose2d(3, 4, 2, stride=2)
-
-        def forward(self, x):
-            return torch.relu(self.up(x))
-    onnx_path = tmp_path / "deconv.onnx"
+    class Warp(torch.nn.Module):
+        def forward(self, x, grid):
+            return torch.relu(torch.nn.functional.grid_sample(x, grid, align_corners=False))
+    onnx_path = tmp_path / "warp.onnx"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(Deconv().eval(), (torch.randn(1, 3, 5, 5),), str(onnx_path), dynamo=False, opset_version=17,
-                          input_names=["input"], output_names=["output"])
-    mnn_path = mnn_reference.convert(onnx_path, tmp_path / "deconv.mnn")
+        torch.onnx.export(Warp().eval(), (torch.randn(1, 3, 5, 5), torch.rand(1, 4, 4, 2) * 2 - 1), str(onnx_path),
+                          dynamo=False, opset_version=17, input_names=["input", "grid"], output_names=["output"])
+    mnn_path = mnn_reference.convert(onnx_path, tmp_path / "warp.mnn")
     _, report = from_mnn(mnn_path)
-    assert report.unsupported == {"Deconvolution": ["/up/ConvTranspose_output_0"]}
-    with pytest.raises(ValueError, match=r"Deconvolution \('/up/ConvTranspose_output_0'\)"):
+    assert list(report.unsupported) == ["GridSample"] and len(report.unsupported["GridSample"]) == 1
+    op_name = report.unsupported["GridSample"][0]
+    with pytest.raises(ValueError, match=f"cannot run these MNN ops: GridSample \\(op '{op_name}'\\)"):
         nn.load_module_from_file(mnn_path)
-    with pytest.raises(ValueError, match="Deconvolution"):
+    with pytest.raises(ValueError, match=f"unsupported operators GridSample \\(node '{op_name}'\\)"):
         from_mnn(mnn_path, str(tmp_path / "out.mnnpy"))
     assert not os.path.exists(tmp_path / "out.mnnpy")
 

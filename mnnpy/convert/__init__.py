@@ -91,6 +91,7 @@ def _finish(graph, model, unnamed, output, fp16, optimize_level, verbose):
     return graph, report
 
 
-def unsupported_list(unsupported):
-    """"op (node 'name', ...)" for each unsupported operator: every node named."""
-    return "; ".join(f"{op} ({', '.join(repr(n) for n in names)})" for op, names in unsupported.items())
+def unsupported_list(unsupported, word="node"):
+    """"op (node 'name')" or "op (nodes 'a', 'b')" for each unsupported operator: every node named."""
+    return ", ".join(f"{op} ({word}{'s' if len(names) > 1 else ''} {', '.join(repr(n) for n in names)})"
+                     for op, names in unsupported.items())

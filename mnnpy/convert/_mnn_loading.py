@@ -28,6 +28,5 @@ def load_mnn(path):
     from . import from_mnn, unsupported_list
     graph, report = from_mnn(path)
     if report.unsupported:
-        raise ValueError(f"'{path}': mnnpy cannot run these MNN ops (type and op names): "
-                         + unsupported_list(report.unsupported))
+        raise ValueError(f"'{path}': mnnpy cannot run these MNN ops: " + unsupported_list(report.unsupported, "op"))
     return graph

@@ -147,6 +147,40 @@ def _flatten(ctx, node, ins):
     return F.reshape(x, shape[:axis] + [int(np.prod(shape[axis:end + 1]))] + shape[end + 1:])
 
 
+@handles("MNN.Deconvolution")
+def _deconvolution(ctx, node, ins):
+    from .. import _core
+    x, w, b = ins
+    a = node.attrs
+    if x.ndim != 4:
+        raise ValueError(f"only 2-D deconvolution (4-D input) is supported, got shape {tuple(x.shape)}")
+    strides, dilations, extra = a["strides"], a["dilations"], a["output_padding"]
+    sizes, pads = [], []
+    for axis in range(2):
+        size, s, d = x.shape[2 + axis], strides[axis], dilations[axis]
+        extent = d * (a["kernel_shape"][axis] - 1) + 1
+        if a.get("auto_pad") == "SAME_UPPER":
+            out = size * s
+            pads.append(max((size - 1) * s + extent - out, 0) // 2)
+        elif a.get("auto_pad") == "VALID":
+            out = (size - 1) * s + extent
+            pads.append(0)
+        else:
+            begin, end = a["pads"][axis], a["pads"][axis + 2]
+            if begin != end:
+                raise ValueError(f"unequal pads {a['pads']} are not supported")
+            out = (size - 1) * s + extent - 2 * begin + extra[axis]
+            pads.append(begin)
+        if out <= 0:
+            raise ValueError(f"the output would be empty along axis {2 + axis}")
+        sizes.append(out)
+    if x.shape[1] != w.shape[0]:
+        raise ValueError(f"input has {x.shape[1]} channels, the weight {tuple(w.shape)} expects {w.shape[0]}")
+    return _core.op("Conv2DBackpropInput", [x, w, b], {"strides": list(strides), "pads": [pads[0], pads[1]] * 2,
+                                                      "dilations": list(dilations), "group": a["group"],
+                                                      "input_size": sizes})
+
+
 def _axes(ctx, node, ins):
     """The axes of an op that takes them as an attribute or as its second input."""
     if len(ins) > 1 and ins[1] is not None:

@@ -116,13 +116,6 @@ class _Translator:
         self.weights[name] = value if value.flags.c_contiguous else value.copy()
         return name
 
-    def chain(self, ops, x, out, name):
-        """Nodes applied one after another from x to out: ops is [(op, extra inputs, attrs)]."""
-        for k, (op, extra, attrs) in enumerate(ops):
-            y = out if k == len(ops) - 1 else self.fresh(name)
-            self.add(op, [x] + list(extra), [y], attrs, f"{name}" if k == len(ops) - 1 else self.fresh(name))
-            x = y
-
     def param(self, op, kind, required=True):
         code = op.scalar(OP["main_type"], "u8")
         if code == 0 and not required:
@@ -303,18 +296,53 @@ class _Translator:
                 self.fail(f"convolution '{name}': {bias.size} biases for {oc} outputs")
             conv_inputs = [ins[0], self.const(name + "/weight", w.reshape(oc, per_group, *kernel)),
                            self.const(name + "/bias", bias)]
-        activation = []
-        if c.scalar(f["relu"], "b"):
-            activation = [("Relu", [], {})]
-        elif c.scalar(f["relu6"], "b"):
-            activation = [("Clip", [self.const(name + "/min", np.float32(0)), self.const(name + "/max", np.float32(6))],
-                           {})]
-        y = outs[0] if not activation else self.fresh(name)
+        fused = c.scalar(f["relu"], "b") or c.scalar(f["relu6"], "b")
+        y = self.fresh(name) if fused else outs[0]
         self.add("Conv", conv_inputs, [y], attrs, name)
-        if activation:
-            self.chain(activation, y, outs[0], name + "/activation")
+        if fused:
+            self.relu_after(c, name, y, outs[0])
 
     op_ConvolutionDepthwise = op_Convolution
+
+    def op_Deconvolution(self, op, name, ins, outs):
+        """A transposed convolution; MNN keeps the weight as ONNX does, [C_in, C_out / group, kh, kw]."""
+        p = self.param(op, "Convolution2D")
+        c = p.table(CONV2D["common"], "Convolution2DCommon")
+        if c is None or len(ins) != 1:
+            self.add(UNSUPPORTED_PREFIX + self.type_name(op), ins, outs, {}, name)  # weights as inputs
+            return
+        f = CONV2D_COMMON
+        kernel = [c.scalar(f["kernelY"], "i32", 1), c.scalar(f["kernelX"], "i32", 1)]
+        oc, group = c.scalar(f["outputCount"], "i32"), max(c.scalar(f["group"], "i32", 1), 1)
+        if self.type_name(op) == "DeconvolutionDepthwise" and group == 1:
+            group = oc
+        attrs = {"kernel_shape": kernel, "group": group,
+                 "strides": [c.scalar(f["strideY"], "i32", 1), c.scalar(f["strideX"], "i32", 1)],
+                 "dilations": [c.scalar(f["dilateY"], "i32", 1), c.scalar(f["dilateX"], "i32", 1)],
+                 "output_padding": (c.ints(f["outPads"], []) or [0, 0])[-2:], **self.conv_pads(c)}
+        self.check_window(name, "deconvolution", attrs)
+        w, bias = self.stored_weights(p, CONV2D, f"deconvolution '{name}'")
+        per_group = oc // group if oc >= group and oc % group == 0 else 0
+        channels_in = w.size // (kernel[0] * kernel[1] * per_group) if per_group else 0
+        if channels_in < 1 or w.size != channels_in * per_group * kernel[0] * kernel[1]:
+            self.fail(f"deconvolution '{name}': {w.size} weights for {oc} outputs, group {group}, kernel {kernel}")
+        bias = np.zeros(oc, np.float32) if bias is None or bias.size == 0 else bias
+        if bias.size != oc:
+            self.fail(f"deconvolution '{name}': {bias.size} biases for {oc} outputs")
+        y = self.fresh(name) if c.scalar(f["relu"], "b") or c.scalar(f["relu6"], "b") else outs[0]
+        self.add("MNN.Deconvolution", [ins[0], self.const(name + "/weight", w.reshape(channels_in, per_group, *kernel)),
+                                       self.const(name + "/bias", bias)], [y], attrs, name)
+        if y != outs[0]:
+            self.relu_after(c, name, y, outs[0])
+
+    op_DeconvolutionDepthwise = op_Deconvolution
+
+    def relu_after(self, c, name, y, out):
+        if c.scalar(CONV2D_COMMON["relu"], "b"):
+            self.add("Relu", [y], [out], {}, name + "/activation")
+        else:
+            self.add("Clip", [y, self.const(name + "/min", np.float32(0)), self.const(name + "/max", np.float32(6))],
+                     [out], {}, name + "/activation")
 
     def op_InnerProduct(self, op, name, ins, outs):
         p = self.param(op, "InnerProduct")
