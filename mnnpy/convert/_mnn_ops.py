@@ -29,13 +29,31 @@ def _unary(ctx, node, ins):
         return F.subtract(one, F.erf(x))
     if op == "Round":
         return F.round(x)
-    if op == "GeluTanh":  # MNN's GELU is the tanh approximation
-        return F.gelu(x, approximate=True)
+    if op == "GeluTanh":
+        return _mnn_gelu(x)
     if op == "Gelu":
         return F.gelu(x)
     if op == "Silu":
         return F.multiply(x, F.sigmoid(x))
     raise ValueError(f"unary operation {op} is not supported")
+
+
+def _mnn_gelu(x):
+    """MNN's GELU: the tanh form 0.5 x (1 + tanh(v)), v = sqrt(2 / pi) (x + 0.044715 x^3), with
+    tanh as MNN's kernels compute it: a rational (Pade) approximation kept within [-1, 1], and
+    exactly -1 / 1 where |v| >= 5 (so GELU is exactly 0 below x = -3.79, where the formula
+    gives up to -1.8e-4)."""
+    c = np.asarray
+    v = F.multiply(c(0.7978845608, x.dtype), F.add(x, F.multiply(c(0.044715, x.dtype), F.multiply(x, F.multiply(x, x)))))
+    v2 = F.multiply(v, v)
+    num = F.multiply(v, F.add(c(135135.0, x.dtype), F.multiply(v2, F.add(c(17325.0, x.dtype),
+                                                                     F.multiply(v2, F.add(c(378.0, x.dtype), v2))))))
+    den = F.add(c(135135.0, x.dtype), F.multiply(v2, F.add(c(62370.0, x.dtype), F.multiply(v2, F.add(
+        c(3150.0, x.dtype), F.multiply(v2, c(28.0, x.dtype)))))))
+    rational = F.minimum(F.maximum(F.divide(num, den), c(-1.0, x.dtype)), c(1.0, x.dtype))
+    tanh = F.select(F.greater(v, c(5.0, x.dtype)), c(1.0, x.dtype),
+                    F.select(F.less_equal(v, c(-5.0, x.dtype)), c(-1.0, x.dtype), rational))
+    return F.multiply(F.multiply(c(0.5, x.dtype), x), F.add(c(1.0, x.dtype), tanh))
 
 
 @handles("MNN.Binary")
