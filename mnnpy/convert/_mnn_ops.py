@@ -390,10 +390,11 @@ def _interp(ctx, node, ins):
         else:
             out_h, out_w = (int(values[2]), int(values[3])) if values.size == 4 else (int(values[0]), int(values[1]))
     if out_h <= 0 or out_w <= 0:
+        # MNN's own scales are steps in the input per output pixel (input / output size).
         sh, sw = a["height_scale"], a["width_scale"]
-        if sh <= 0 or sw <= 0:
+        if not (sh > 0 and sw > 0):
             raise ValueError("Interp has neither an output size nor positive scales")
-        out_h, out_w, scales = int(np.floor(height * sh)), int(np.floor(width * sw)), (sh, sw)
+        out_h, out_w, scales = int(round(height / sh)), int(round(width / sw)), (1 / sh, 1 / sw)
     mode, nearest = _INTERP_MODES.get(a["resize_type"], (None, None))
     if mode is None:
         raise ValueError(f"resize type {a['resize_type']} is not supported")
@@ -423,7 +424,10 @@ def _raster(ctx, node, ins):
         offsets.append(start)
         start += int(np.prod(x.shape))
     source = np.full(total, start, np.int64)  # `start`: the zero appended after every input
-    for origin, src_off, src_stride, dst_off, dst_stride, size in node.attrs["regions"]:
+    regions = node.attrs["regions"]
+    for k, (origin, src_off, src_stride, dst_off, dst_stride, size) in enumerate(regions):
+        if len(ins) == len(regions):  # MNN lists each region's source as the op's input of its place
+            origin = k
         if not 0 <= origin < len(ins):
             raise ValueError(f"a region reads input {origin}, the op has {len(ins)}")
         grid = np.indices(size, dtype=np.int64).reshape(3, -1)

@@ -21,6 +21,7 @@ from ._mnn_weights import decode_idst
 
 UNSUPPORTED_PREFIX = "MNN::"
 MNN_OPSET = 13
+USAGE_INFERENCE_STATIC = 2
 ONNX_TYPE_CODES = {np.float32: 1, np.uint8: 2, np.int8: 3, np.uint16: 4, np.int16: 5, np.int32: 6, np.int64: 7,
                    np.bool_: 9, np.float16: 10, np.float64: 11}
 _SOURCES = {0: "Caffe", 1: "TensorFlow", 2: "TFLite", 3: "ONNX", 4: "Torch"}
@@ -92,12 +93,22 @@ class _Translator:
         self.describes = {}
         for d in self.net.tables(NET["extraTensorDescribe"], "tensor description"):
             self.describes[d.scalar(TENSOR_DESCRIBE["index"], "i32")] = d
+        self.static = self.net.scalar(NET["usage"], "i8") == USAGE_INFERENCE_STATIC
         self.counter = 0
 
     def fail(self, problem):
         self.buf.fail(problem)
 
     # -------------------------------------------------------------- helpers
+    def described_dims(self, index):
+        """The dims a static model records for tensor `index`, or None."""
+        d = self.describes.get(index)
+        blob = d.table(TENSOR_DESCRIBE["blob"], "Blob") if d is not None else None
+        dims = blob.ints(BLOB["dims"], None) if blob is not None else None
+        if dims is not None and any(v < 0 for v in dims):
+            self.fail(f"tensor {index} is described with dims {dims}")
+        return dims
+
     def tensor(self, index, op_name):
         if not 0 <= index < len(self.names):
             self.fail(f"op '{op_name}' refers to tensor {index}, but the model has {len(self.names)} tensors")
@@ -205,7 +216,19 @@ class _Translator:
         if handler is None:
             self.add(UNSUPPORTED_PREFIX + kind, ins, outs, {}, name)
             return
-        handler(op, name, ins, outs)
+        if not self.static or kind in ("Input", "Const", "Raster"):
+            handler(op, name, ins, outs)
+            return
+        # A static model's ops read and write tensors of the shapes its descriptions record
+        # (MNN computed them when it saved the model): each output takes its recorded shape.
+        indices = op.vector(OP["outputIndexes"], np.int32)
+        shapes = [self.described_dims(int(i)) for i in indices]
+        produced = [self.fresh(o) if dims is not None else o for o, dims in zip(outs, shapes)]
+        handler(op, name, ins, produced)
+        for raw, out, dims in zip(produced, outs, shapes):
+            if dims is not None:
+                self.add("Reshape", [raw, self.const(out + "/shape", np.asarray(dims, np.int64))], [out], {},
+                         self.fresh(out))
 
     # -------------------------------------------------------------- sources of values
     def op_Input(self, op, name, ins, outs):
@@ -217,8 +240,9 @@ class _Translator:
         if code not in DATA_TYPES:
             self.fail(f"input '{name}' is of type {DATA_TYPE_NAMES.get(code, code)}, which mnnpy does not read")
         # MNN resizes a model to whatever input shape it is given: only the rank is kept (an
-        # NHWC input of a TensorFlow model stays NHWC, as the user gives it).
-        shape = [None] * len(dims) if dims else None
+        # NHWC input of a TensorFlow model stays NHWC, as the user gives it); a static model
+        # (--saveStaticModel) takes only the shape it was saved for.
+        shape = (list(dims) if self.static else [None] * len(dims)) if dims else None
         self.inputs.append(ValueInfo(outs[0], np.dtype(DATA_TYPES[code]).name, shape))
 
     def op_Const(self, op, name, ins, outs):
@@ -750,8 +774,7 @@ class _Translator:
         d = self.describes.get(op.vector(OP["outputIndexes"], np.int32)[0]) if op.has(OP["outputIndexes"]) else None
         if d is None:
             self.fail(f"raster '{name}' has no region description")
-        blob = d.table(TENSOR_DESCRIBE["blob"], "Blob")
-        dims = blob.ints(BLOB["dims"], []) if blob is not None else []
+        dims = self.described_dims(d.scalar(TENSOR_DESCRIBE["index"], "i32")) or []
         regions = d.tables(TENSOR_DESCRIBE["regions"], "region")
         total = int(np.prod(dims)) if dims else 1
         if not regions or total > 1 << 28:
