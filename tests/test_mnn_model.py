@@ -13,7 +13,7 @@ import pytest
 import mnn_reference
 from helpers import python_env
 from mnnpy import nn
-from mnnpy.convert import from_mnn
+from mnnpy.convert import from_mnn, from_onnx
 from mnnpy.convert.mnn import read_mnn
 
 U32 = 2.0 ** -24  # float32 unit roundoff
@@ -136,6 +136,18 @@ def _elementwise(torch):
     return Elementwise()
 
 
+def _layout_ops(torch):
+    F = torch.nn.functional
+
+    class LayoutOps(torch.nn.Module):
+        def forward(self, x, y):
+            shuffled = F.pixel_unshuffle(F.pixel_shuffle(x, 2), 2)
+            products = torch.bmm(x.flatten(2), y.flatten(2).transpose(1, 2))
+            return (products, F.selu(shuffled).squeeze(0).unsqueeze(1), torch.argmin(x, dim=2).float(),
+                    torch.sigmoid(x).mean((2, 3)) * torch.tanh(y).amin((2, 3)))
+    return LayoutOps()
+
+
 def _pair(rng):
     return {"x": (rng.standard_normal((4, 6)) * 3).astype(np.float32),
             "y": (rng.standard_normal((4, 6)) * 2).astype(np.float32)}
@@ -151,6 +163,9 @@ MODELS = {
     "upsampler": dict(make=_upsampler, inputs=lambda rng: {"input": rng.standard_normal((1, 4, 5, 6)).astype(np.float32)},
                       layers=3, dot=54, variants=list(VARIANTS)),
     "elementwise": dict(make=_elementwise, inputs=_pair, layers=4, dot=6, variants=["float"]),
+    "layout_ops": dict(make=_layout_ops, inputs=lambda rng: {k: rng.standard_normal((1, 8, 3, 4)).astype(np.float32)
+                                                             for k in ("x", "y")},
+                       layers=2, dot=12, variants=["float"]),
     "resnet18": dict(make=lambda torch: _torchvision("resnet18", torch),
                      inputs=lambda rng: {"input": rng.standard_normal((1, 3, 32, 32)).astype(np.float32)},
                      layers=21, dot=4608, variants=[v for v in VARIANTS if v != "static"]),
@@ -193,7 +208,7 @@ def zoo(tmp_path_factory):
         examples = tuple(torch.from_numpy(v.astype(np.int64) if v.dtype == np.int32 else v) for v in inputs.values())
         with torch.no_grad():
             sample = model(*examples)
-        outputs = ["output", "flags"][:len(sample) if isinstance(sample, tuple) else 1]
+        outputs = [f"output{i}" for i in range(len(sample))] if isinstance(sample, tuple) else ["output"]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             torch.onnx.export(model, examples, str(onnx_path), dynamo=False, opset_version=17,
@@ -392,3 +407,34 @@ def test_damaged_files_raise_only_clean_errors(zoo, variant):
         except MemoryError as e:  # sizes beyond memory, which the core refuses before allocating
             assert "allocate" in str(e)
     assert outcomes["refused"] > 50 and outcomes["read"] > 0
+
+
+def test_fmod_as_mnn_converts_it(tmp_path):
+    """MNN's converter turns ONNX's Mod with fmod=1 (C's fmod: the sign of the dividend) into its
+    FLOORMOD (the sign of the divisor): an .mnn file computes what MNN computes, while the ONNX
+    file converted by mnnpy keeps fmod."""
+    import torch
+
+    class Fmod(torch.nn.Module):
+        def forward(self, x, y):
+            return torch.fmod(x, y)
+    rng = np.random.default_rng(3)
+    inputs = {"x": (rng.standard_normal((3, 5)) * 4).astype(np.float32),
+              "y": (rng.standard_normal((3, 5)) + np.where(rng.random((3, 5)) < 0.5, -2, 2)).astype(np.float32)}
+    onnx_path = tmp_path / "fmod.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(Fmod(), tuple(torch.from_numpy(v) for v in inputs.values()), str(onnx_path), dynamo=False,
+                          opset_version=17, input_names=list(inputs), output_names=["output"])
+    mnn_path = tmp_path / "fmod.mnn"
+    mnn_out = mnn_reference.batch([(onnx_path, mnn_path, [])], [(mnn_path, inputs)], tmp_path)[0][0]
+    x, y = inputs["x"], inputs["y"]
+    assert np.any(np.fmod(x, y) != np.mod(x, y))
+    # x - floor(x / y) y in float32: two roundings of terms no larger than |x| + |y|.
+    bound = 2 * U32 * (np.abs(x) + np.abs(y))
+    assert np.all(np.abs(mnn_out - np.mod(x, y)) <= bound)
+    assert np.all(np.abs(_forward(str(mnn_path), inputs)[0] - np.mod(x, y)) <= bound)
+    graph, _ = from_onnx(str(onnx_path))
+    from mnnpy.nn import _ConvertedModule
+    ours = _ConvertedModule(graph, graph.weights, None, None, True, 0, True, None, None).forward(inputs).read()
+    np.testing.assert_array_equal(ours, np.fmod(x, y))

@@ -58,8 +58,7 @@ PARAM_CODES = {"ArgMax": 2, "Axis": 4, "BatchNorm": 5, "BinaryOp": 6, "Blob": 7,
                "Pool3D": 79, "ELU": 81, "OneHotParam": 83, "PadParam": 84, "LayerNorm": 88, "CumSum": 94}
 
 # ------------------------------------------------------------------ field slots (declaration order)
-NET = dict(bizCode=0, extraTensorDescribe=1, oplists=3, outputName=4, sourceType=6, tensorName=7, usage=9,
-           subgraphs=10)
+NET = dict(bizCode=0, extraTensorDescribe=1, oplists=3, outputName=4, sourceType=6, tensorName=7, usage=9)
 OP = dict(inputIndexes=0, main_type=1, main=2, name=3, outputIndexes=4, type=5, defaultDimentionFormat=6,
           externalPath=7)
 BLOB = dict(dims=0, dataFormat=1, dataType=2, uint8s=3, int8s=4, int32s=5, int64s=6, float32s=7, strings=8,

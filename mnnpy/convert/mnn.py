@@ -180,8 +180,6 @@ class _Translator:
     # -------------------------------------------------------------- the net
     def graph(self):
         net = self.net
-        if net.tables(NET["subgraphs"], "subgraph"):
-            pass  # only While/If ops use them; those are reported as unsupported
         ops = net.tables(NET["oplists"], "op")
         if not ops:
             self.fail("no ops")
