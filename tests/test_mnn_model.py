@@ -23,10 +23,14 @@ U32 = 2.0 ** -24  # float32 unit roundoff
 VARIANTS = {"float": [], "fp16": ["--fp16"], "q8": ["--weightQuantBits", "8"], "q4": ["--weightQuantBits", "4"],
             "q4_block32": ["--weightQuantBits", "4", "--weightQuantBlock", "32"],
             "q8_symmetric": ["--weightQuantBits", "8", "--weightQuantAsymmetric"],
+            # Scales stored in half precision; HQQ's optimized (asymmetric) codes.
+            "q4_scale16": ["--weightQuantBits", "4", "--weightQuantScaleBit", "16"],
+            "q4_hqq_block32": ["--weightQuantBits", "4", "--hqq", "--weightQuantBlock", "32"],
             # Shapes fixed and many ops lowered to region copies (Raster); MNN's runtime crashes on
             # some of these files, so they are compared with onnxruntime only.
             "static": ["--saveStaticModel"]}
 ONNXRUNTIME_ONLY = {"static"}
+LARGE_MODEL_VARIANTS = ["float", "fp16", "q8", "q4", "q4_block32", "q8_symmetric"]
 BITS = {"q8": 8, "q4": 4, "q4_block32": 4, "q8_symmetric": 8}
 
 
@@ -168,10 +172,10 @@ MODELS = {
                        layers=2, dot=12, variants=["float"]),
     "resnet18": dict(make=lambda torch: _torchvision("resnet18", torch),
                      inputs=lambda rng: {"input": rng.standard_normal((1, 3, 32, 32)).astype(np.float32)},
-                     layers=21, dot=4608, variants=[v for v in VARIANTS if v != "static"]),
+                     layers=21, dot=4608, variants=LARGE_MODEL_VARIANTS),
     "mobilenet_v2": dict(make=lambda torch: _torchvision("mobilenet_v2", torch),
                          inputs=lambda rng: {"input": rng.standard_normal((1, 3, 32, 32)).astype(np.float32)},
-                         layers=53, dot=1280, variants=[v for v in VARIANTS if v != "static"]),
+                         layers=53, dot=1280, variants=LARGE_MODEL_VARIANTS),
 }
 CASES = [(m, v) for m, spec in MODELS.items() for v in spec["variants"] if v not in ONNXRUNTIME_ONLY]
 

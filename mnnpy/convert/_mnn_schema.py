@@ -72,7 +72,8 @@ CONV2D_COMMON = dict(padX=0, padY=1, kernelX=2, kernelY=3, strideX=4, strideY=5,
                      group=9, outputCount=10, inputCount=11, relu=12, relu6=13, pads=14, outPads=15,
                      hasOutputShape=16)
 IDST_QUAN = dict(buffer=0, alpha=1, type=2, useInt32=3, quantScale=4, scaleIn=5, scaleOut=6, aMaxOrBits=7,
-                 aMin=8, readType=9, has_scaleInt=10, shapeInt32=11, weightSize=12, index=13)
+                 aMin=8, readType=9, has_scaleInt=10, shapeInt32=11, weightSize=12, index=13, alphaFp16=14,
+                 scaleStorage=15)
 POOL = dict(padX=0, padY=1, isGlobal=2, kernelX=3, kernelY=4, strideX=5, strideY=6, type=7, padType=8,
             dataType=9, ceilModel=10, pads=11, countType=12)
 POOL3D = dict(strides=0, kernels=1, pads=2, type=3, padType=4, isGlobal=5)

@@ -94,6 +94,9 @@ def decode_idst(quan, fail):
     kind = quan.scalar(IDST_QUAN["type"], "i32")
     raw = quan.vector(IDST_QUAN["buffer"], np.uint8)
     alpha = quan.vector(IDST_QUAN["alpha"], np.float32)
+    if alpha is None or alpha.size == 0:  # --weightQuantScaleBit 16: the scales in half precision
+        halves = quan.vector(IDST_QUAN["alphaFp16"], np.uint16)
+        alpha = None if halves is None else halves.view("<f2").astype(np.float32)
     index = quan.vector(IDST_QUAN["index"], np.uint32)
     if index is not None:  # sparse float weights: alpha holds the values at these positions
         size = quan.scalar(IDST_QUAN["weightSize"], "u32")
