@@ -398,6 +398,8 @@ def _interp(ctx, node, ins):
     mode, nearest = _INTERP_MODES.get(a["resize_type"], (None, None))
     if mode is None:
         raise ValueError(f"resize type {a['resize_type']} is not supported")
+    if a["ctm"] not in _INTERP_CTM and a["ctm"] != 0:
+        raise ValueError(f"coordinate transformation mode {a['ctm']} (TensorFlow crop and resize) is not supported")
     ctm = _INTERP_CTM.get(a["ctm"])
     if ctm is None:
         ctm = "align_corners" if a["align_corners"] else "half_pixel" if a["half_pixel_centers"] else "asymmetric"
