@@ -68,15 +68,6 @@ def read_mnn(model):
     return graph
 
 
-def unsupported_ops(graph):
-    """{MNN op type: [op names]} of the ops a graph read by read_mnn holds that mnnpy cannot run."""
-    found = {}
-    for n in graph.nodes:
-        if n.op.startswith(UNSUPPORTED_PREFIX):
-            found.setdefault(n.op[len(UNSUPPORTED_PREFIX):], []).append(n.name)
-    return found
-
-
 class _Translator:
     def __init__(self, buf):
         self.buf = buf
