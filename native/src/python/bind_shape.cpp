@@ -167,7 +167,7 @@ MNNPY_REGISTER_BINDING([](py::module_& m) {
   m.def("squeeze", [](const Var& x, std::optional<std::vector<int64_t>> axes) { return squeeze(x, axes); },
         py::arg("x"), py::arg("axes") = py::none());
   m.def("tile", &tile, py::arg("x"), py::arg("multiples"));
-  m.def("convert", &convert_format, py::arg("x"), py::arg("format"), py::arg("channels") = -1);
+  m.def("convert", &convert_format, py::arg("x"), py::arg("format"));
 });
 
 }  // namespace mnnpy
