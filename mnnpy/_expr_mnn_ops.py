@@ -357,10 +357,15 @@ def randomuniform(shape, dtype=_F32, low=0.0, high=1.0, seed0=0, seed1=1):
         first = int(_np.floor(low))
         attrs.update(dist="integers", low=first, span=int(_np.ceil(high)) - first)
     elif dt.kind == "f" and dt.itemsize >= 4:
-        attrs.update(dist="uniform", a=low, b=high)
+        attrs.update(dist="uniform", a=low, b=high - low)  # low + (high - low) * [0, 1)
     else:
         raise TypeError(f"randomuniform: dtype must be float, double or an integer type, got {dt}")
-    return _core.op("RandomFill", [], attrs)
+    values = _core.op("RandomFill", [], attrs)
+    if dt.kind == "f":  # a draw just below 1 can round up to high in the result's precision
+        below = _np.nextafter(dt.type(high), dt.type(low))
+        values = _core.where(_core.binary("GreaterEqual", values, _core.scalar(high, values)),
+                             _core.scalar(below, values), values)
+    return values
 
 
 # ---------------------------------------------------------------- data movement
