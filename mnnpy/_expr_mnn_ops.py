@@ -30,7 +30,6 @@ __all__ = [
 ]
 
 _F32 = _np.dtype(_np.float32)
-_I32 = _np.dtype(_np.int32)
 
 
 def _mnp():
@@ -296,8 +295,9 @@ def scale(x, channels, scale, bias):  # noqa: A002
     if channels != x.shape[_channel_axis(x)]:
         raise ValueError(f"scale: channels is {channels} but x {tuple(x.shape)} has {x.shape[_channel_axis(x)]}")
     for values, what in ((scale, "scale"), (bias, "bias")):
-        if len(_floats(values, f"scale: {what}")) != channels:
-            raise ValueError(f"scale: {what} needs {channels} values, got {len(_floats(values, what))}")
+        given = len(_floats(values, f"scale: {what}"))
+        if given != channels:
+            raise ValueError(f"scale: {what} needs {channels} values, got {given}")
     factor, offset = _per_channel(scale, x, "scale: scale"), _per_channel(bias, x, "scale: bias")
     return _core.binary("Add", _core.binary("Mul", x, factor), offset)
 
@@ -607,7 +607,7 @@ def _bilinear(image, batch, y, x):
     """Bilinear samples of image [N, H, W, C] at float (y, x) inside [0, H-1] x [0, W-1]
     (broadcast with batch): [..., C]."""
     mnp = _mnp()
-    n, h, w, c = image.shape
+    h, w = image.shape[1:3]
     y0 = mnp.clip(mnp.floor(y), 0, h - 1)
     x0 = mnp.clip(mnp.floor(x), 0, w - 1)
     y1, x1 = mnp.minimum(mnp.add(y0, 1), h - 1), mnp.minimum(mnp.add(x0, 1), w - 1)
@@ -638,7 +638,7 @@ def crop_and_resize(x, boxes, box_ind, crop_size, method="BILINEAR", extrapolati
     _check_rank(x, 4, op)
     mnp = _mnp()
     image = _nhwc(x)
-    n, h, w, c = image.shape
+    n, h, w = image.shape[:3]
     b = _float_var(boxes, "boxes")
     if b.ndim != 2 or b.shape[1] != 4:
         raise ValueError(f"{op}: boxes must have shape [num_boxes, 4], got {tuple(b.shape)}")
