@@ -21,11 +21,9 @@ not evaluate the mask.
 
 Data formats. ``convert(x, format)`` moves a Var between layouts and sets its
 ``data_format``: NCHW <-> NHWC is a transpose of the channel axis. NC4HW4 is MNN's blocked
-layout: a Var of NCHW shape ``(N, C, H, W)`` becomes one of physical shape
-``(N, ceil(C/4), H, W, 4)``, channels zero padded to a multiple of 4, with data_format
-"NC4HW4". Converting back to NCHW (or NHWC) restores ``C`` channels: the count recorded
-when the Var was packed, or ``channels=`` when given (a Var made in NC4HW4 by other means
-keeps all ``4 * ceil(C/4)``).
+layout of an NCHW tensor, and a Var in it shows what MNN shows: NCHW's shape (N, C, H, W) and
+values under the tag "NC4HW4", so NCHW <-> NC4HW4 changes only the tag (the blocking is the
+core's business: it picks blocked layouts for convolution chains itself).
 """
 import numpy as _np
 
@@ -175,10 +173,10 @@ def reverse(x, axis):
     return x[tuple(index)]
 
 
-def convert(input, format, channels=None):  # noqa: A002  (MNN's names)
+def convert(input, format):  # noqa: A002  (MNN's names)
     """``input`` in data format ``format`` (NCHW, NHWC or NC4HW4); see the module docstring."""
     _check_format(format)
-    return _core.convert(_as_var(input), format, -1 if channels is None else int(channels))
+    return _core.convert(_as_var(input), format)
 
 
 # ---------------------------------------------------------------- Var methods

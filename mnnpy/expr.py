@@ -174,13 +174,6 @@ def clip(x, min, max):
     return minimum(maximum(_as_var(x), min), max)
 
 
-# MNN-style elementwise aliases.
-def eltwise_sum(x, y): return add(x, y)  # noqa: E704
-def eltwise_sub(x, y): return subtract(x, y)  # noqa: E704
-def eltwise_prod(x, y): return multiply(x, y)  # noqa: E704
-def eltwise_max(x, y): return maximum(x, y)  # noqa: E704
-
-
 # ---------------------------------------------------------------- reductions
 def _axes(axis):
     if axis is None:
@@ -359,6 +352,8 @@ def __getattr__(name):
     if name == "range":  # MNN's expr.range, kept out of this module's globals (the builtin stays)
         from ._expr_sequences import range as mnn_range
         return mnn_range
+    if name == "np":  # MNN's expr.np is the NumPy module it imports
+        return _np
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -401,5 +396,6 @@ from ._expr_pool import *  # noqa: E402,F401,F403
 from ._expr_sort import *  # noqa: E402,F401,F403
 from ._expr_grad import *  # noqa: E402,F401,F403
 from ._expr_sequences import *  # noqa: E402,F401,F403
+from ._expr_mnn_ops import *  # noqa: E402,F401,F403
 
 __all__ = [n for n in globals() if not n.startswith("_") and n not in ("where_",)]

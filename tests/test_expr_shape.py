@@ -446,20 +446,17 @@ def test_convert_formats(rng, channels):
     assert back.data_format == "NCHW"
     check(back, x)
     c4 = F.convert(v, F.NC4HW4)
-    assert c4.data_format == "NC4HW4"
-    blocks = (channels + 3) // 4
-    padded = np.pad(x, [(0, 0), (0, blocks * 4 - channels), (0, 0), (0, 0)])
-    check(c4, padded.reshape(2, blocks, 4, 3, 5).transpose(0, 1, 3, 4, 2))
+    # MNN shows an NC4HW4 Var with NCHW's shape and values; only the tag differs.
+    assert c4.data_format == "NC4HW4" and c4.shape == x.shape
+    check(c4, x)
     check(F.convert(c4, F.NCHW), x)
     check(F.convert(c4, F.NHWC), x.transpose(0, 2, 3, 1))
     assert F.convert(c4, F.NHWC).data_format == "NHWC"
-    # The channel count survives elementwise math on the packed Var.
+    assert F.convert(c4, F.NCHW).data_format == "NCHW"
     check(F.convert(F.add(c4, 1.0), F.NCHW), x + np.float32(1))
     check(F.convert(F.convert(nhwc, F.NC4HW4), F.NHWC), x.transpose(0, 2, 3, 1))
-    # A packed Var made elsewhere keeps every padded channel unless told how many are real.
-    made = F.const(c4.numpy(), data_format=F.NC4HW4)
-    check(F.convert(made, F.NCHW), padded)
-    check(F.convert(made, F.NCHW, channels=channels), x)
+    made = F.const(x, data_format=F.NC4HW4)
+    check(F.convert(made, F.NCHW), x)
 
 
 def test_convert_keeps_source_format():
@@ -474,8 +471,6 @@ def test_convert_errors():
         F.convert(F.const(np.ones((1, 2, 3, 4))), "NCWH")
     with pytest.raises(ValueError, match="needs at least 3 dimensions"):
         F.convert(F.const(np.ones((2, 3))), F.NHWC)
-    with pytest.raises(ValueError, match="do not fit"):
-        F.convert(F.convert(F.const(np.ones((1, 5, 2, 2))), F.NC4HW4), F.NCHW, channels=3)
 
 
 # ---------------------------------------------------------------- graph behaviour

@@ -44,10 +44,9 @@ Var expand_dims(const Var& x, const std::vector<int64_t>& axes);
 // No axes: every axis of length 1.
 Var squeeze(const Var& x, const std::optional<std::vector<int64_t>>& axes = std::nullopt);
 Var tile(const Var& x, const std::vector<int64_t>& multiples);
-// Moves between NCHW, NHWC and NC4HW4 (physical shape (N, ceil(C/4), H, W, 4), channels
-// zero padded). Leaving NC4HW4 needs the channel count: `channels`, else the one recorded
-// when the Var was packed, else ceil(C/4)*4.
-Var convert_format(const Var& x, const std::string& format, int64_t channels = -1);
+// Moves between NCHW, NHWC and NC4HW4. NC4HW4 (MNN's blocked layout) is shown as MNN shows it:
+// NCHW values and shape under the NC4HW4 tag, so NCHW <-> NC4HW4 changes only the tag.
+Var convert_format(const Var& x, const std::string& format);
 
 // One entry of a NumPy index tuple.
 struct IndexItem {

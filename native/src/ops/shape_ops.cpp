@@ -743,84 +743,30 @@ Var tile(const Var& x, const std::vector<int64_t>& multiples) {
   return reshape(broadcast_to(reshape(x, spread), target), out);
 }
 
-Var convert_format(const Var& x, const std::string& format, int64_t channels) {
+Var convert_format(const Var& x, const std::string& format) {
   const std::string& from = x.node->data_format;
   if (format != "NCHW" && format != "NHWC" && format != "NC4HW4") {
     throw ValueError("unknown data format '" + format + "'; expected NCHW, NHWC or NC4HW4");
   }
   if (from == format) return x;
-  const Shape& s = x.type().shape;
-  const int64_t rank = (int64_t)s.size();
-  auto check_rank = [&](int64_t need) {
-    if (rank < need) {
-      throw ValueError("convert: a " + std::to_string(rank) + "-d Var has no " + from + " layout to convert to " + format +
-                       " (needs at least " + std::to_string(need) + " dimensions)");
-    }
-  };
-  // NHWC <-> NCHW: move the channel axis.
-  auto to_nchw = [](const Var& v) {
-    const int64_t r = (int64_t)v.type().shape.size();
-    std::vector<int64_t> perm{0, r - 1};
-    for (int64_t k = 1; k < r - 1; ++k) perm.push_back(k);
-    return transpose(v, perm);
-  };
-  auto to_nhwc = [](const Var& v) {
-    const int64_t r = (int64_t)v.type().shape.size();
-    std::vector<int64_t> perm{0};
-    for (int64_t k = 2; k < r; ++k) perm.push_back(k);
+  // NC4HW4 is MNN's blocked layout of an NCHW tensor: the values, shape and axis order are
+  // NCHW's (as MNN reports them), so between the two only the tag changes.
+  const bool from_channels_last = from == "NHWC", to_channels_last = format == "NHWC";
+  if (from_channels_last == to_channels_last) return with_format(x, x, format);
+  const int64_t rank = (int64_t)x.type().shape.size();
+  if (rank < 3) {
+    throw ValueError("convert: a " + std::to_string(rank) + "-d Var has no " + from + " layout to convert to " + format +
+                     " (needs at least 3 dimensions)");
+  }
+  std::vector<int64_t> perm{0};
+  if (to_channels_last) {  // channels from axis 1 to the end
+    for (int64_t k = 2; k < rank; ++k) perm.push_back(k);
     perm.push_back(1);
-    return transpose(v, perm);
-  };
-  if (from == "NC4HW4") {
-    check_rank(3);
-    if (s.back() != 4) throw ValueError("convert: an NC4HW4 Var must have a last axis of 4, got shape " + shape_str(s));
-    if (channels < 0) {
-      // The count recorded when the Var was packed, looking through same-shape NC4HW4 producers.
-      Var v = x;
-      while (v.node->data_format == "NC4HW4") {
-        if (v.node->attrs.has("channels")) { channels = v.node->attrs.get_int("channels"); break; }
-        if (v.node->inputs.empty() || v.node->inputs[0].type().shape != s) break;
-        v = v.node->inputs[0];
-      }
-    }
-    const int64_t padded = s[1] * 4;
-    if (channels < 0) channels = padded;
-    if (channels > padded || channels <= padded - 4) {
-      throw ValueError("convert: " + std::to_string(channels) + " channels do not fit an NC4HW4 shape " + shape_str(s));
-    }
-    // (N, C4, *S, 4) -> (N, C4, 4, *S) -> (N, C4*4, *S) -> the first `channels` channels.
-    std::vector<int64_t> perm{0, 1, rank - 1};
-    for (int64_t k = 2; k < rank - 1; ++k) perm.push_back(k);
-    Shape merged{s[0], padded};
-    merged.insert(merged.end(), s.begin() + 2, s.end() - 1);
-    Var v = reshape(transpose(x, perm), merged);
-    if (channels != padded) {
-      std::vector<IndexItem> items{IndexItem::make_slice(std::nullopt, std::nullopt, std::nullopt),
-                                   IndexItem::make_slice(0, channels, 1)};
-      v = index(v, items);
-    }
-    if (format == "NHWC") v = to_nhwc(v);
-    return with_format(v, x, format);
+  } else {  // channels from the end to axis 1
+    perm.push_back(rank - 1);
+    for (int64_t k = 1; k < rank - 1; ++k) perm.push_back(k);
   }
-  if (format == "NC4HW4") {
-    check_rank(from == "NHWC" ? 3 : 2);
-    Var v = from == "NHWC" ? to_nchw(x) : x;
-    const Shape c = v.type().shape;
-    const int64_t ch = c[1], c4 = (ch + 3) / 4;
-    std::vector<std::pair<int64_t, int64_t>> pads(c.size(), {0, 0});
-    pads[1].second = c4 * 4 - ch;
-    v = pad(v, pads, "constant", 0.0);
-    Shape split_c{c[0], c4, 4};
-    split_c.insert(split_c.end(), c.begin() + 2, c.end());
-    v = reshape(v, split_c);
-    std::vector<int64_t> perm{0, 1};
-    for (int64_t k = 3; k < (int64_t)split_c.size(); ++k) perm.push_back(k);
-    perm.push_back(2);
-    // Always a Transpose node: it records the channel count for the way back.
-    return with_format(make_op("Transpose", {v}, Attrs().set("perm", perm).set("channels", ch)), x, format);
-  }
-  check_rank(3);
-  return with_format(format == "NHWC" ? to_nhwc(x) : to_nchw(x), x, format);
+  return with_format(transpose(x, perm), x, format);
 }
 
 }  // namespace mnnpy

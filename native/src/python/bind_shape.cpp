@@ -167,7 +167,15 @@ MNNPY_REGISTER_BINDING([](py::module_& m) {
   m.def("squeeze", [](const Var& x, std::optional<std::vector<int64_t>> axes) { return squeeze(x, axes); },
         py::arg("x"), py::arg("axes") = py::none());
   m.def("tile", &tile, py::arg("x"), py::arg("multiples"));
-  m.def("convert", &convert_format, py::arg("x"), py::arg("format"), py::arg("channels") = -1);
+  m.def("convert", &convert_format, py::arg("x"), py::arg("format"));
+  m.def("with_format", [](const Var& x, const std::string& format) {
+    if (format != "NCHW" && format != "NHWC" && format != "NC4HW4") {
+      throw ValueError("unknown data format '" + format + "'; expected NCHW, NHWC or NC4HW4");
+    }
+    Var v = make_op("Reshape", {x}, Attrs().set("shape", x.type().shape));
+    v.node->data_format = format;
+    return v;
+  }, py::arg("x"), py::arg("format"), "x's values and shape under the layout tag `format` (no data moves).");
 });
 
 }  // namespace mnnpy

@@ -110,6 +110,8 @@ void bind_var(py::module_& m) {
       .def_property_readonly("op_type", [](const Var& v) { return v.node->op->name; })
       .def_property_readonly("inputs", [](const Var& v) { return v.node->inputs; })
       .def_property_readonly("output_index", [](const Var& v) { return v.index; })
+      .def_property_readonly("node_id", [](const Var& v) { return v.node->id; },
+                             "The number of the node that computes this Var, unique in the process.")
       .def_property_readonly("attrs", [](const Var& v) {
         py::dict d;
         for (auto& [k, x] : v.node->attrs.items()) d[py::str(k)] = attr_to_python(x);
