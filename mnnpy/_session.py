@@ -631,10 +631,14 @@ class Interpreter:
                                  "mnnpy's format); this model file holds a module")
             return base
         from .nn import _ConvertedModule
+        unknown = [n for n in input_paths if n not in base.input_names]
+        if unknown:
+            raise ValueError(f"inputPaths {unknown}: paths can start only at model inputs ({base.input_names})")
+        inputs = input_paths + [n for n in base.input_names if n not in input_paths]
         outputs = list(output_paths or base.output_names)
         outputs += [n for n in save if n not in outputs]
-        return _ConvertedModule(base.graph, base._weights, input_paths or base.input_names, outputs, True,
-                                settings.threads, base.blocked_layout, settings.backend, settings.precision)
+        return _ConvertedModule(base.graph, base._weights, inputs, outputs, True, settings.threads,
+                                base.blocked_layout, settings.backend, settings.precision)
 
     def resizeSession(self, session):
         """Shapes the session's output tensors for its input tensors' shapes; True."""
