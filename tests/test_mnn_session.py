@@ -587,7 +587,8 @@ def test_image_process_nv21(rng):
     # MNN's integer BT.601 conversion, checked side by side against MNN 3.6.1.
     r, g, b = (np.clip(c >> 6, 0, 255) for c in (64 * y + 73 * v, 64 * y - 25 * u - 37 * v, 64 * y + 130 * u))
     config = {"sourceFormat": MNN.CV_ImageFormat_YUV_NV21}
-    for dest, want in ((MNN.CV_ImageFormat_BGR, np.stack([b, g, r], -1)), (MNN.CV_ImageFormat_RGB, np.stack([r, g, b], -1)),
+    for dest, want in ((MNN.CV_ImageFormat_BGR, np.stack([b, g, r], -1)),
+                       (MNN.CV_ImageFormat_RGB, np.stack([r, g, b], -1)),
                        (MNN.CV_ImageFormat_RGBA, np.stack([r, g, b, np.full_like(r, 255)], -1)),
                        (MNN.CV_ImageFormat_GRAY, y[..., None])):
         for stride in (0, w):
@@ -692,8 +693,9 @@ def test_session_names_load_on_first_access_with_mnn_values():
     assert (MNN.CV_Wrap_CLAMP_TO_EDGE, MNN.CV_Wrap_ZERO, MNN.CV_Wrap_REPEAT) == (0, 1, 2)
     members = {MNN.Interpreter: "cache createRuntime createSession getModelVersion getSessionInfo getSessionInput "
                                 "getSessionInputAll getSessionOutput getSessionOutputAll removeCache resizeSession "
-                                "resizeTensor runSession runSessionWithCallBack runSessionWithCallBackInfo setCacheFile "
-                                "setExternalFile setSessionHint setSessionMode updateCacheFile updateSessionToModel",
+                                "resizeTensor runSession runSessionWithCallBack runSessionWithCallBackInfo "
+                                "setCacheFile setExternalFile setSessionHint setSessionMode updateCacheFile "
+                                "updateSessionToModel",
                MNN.Session: "cache removeCache",
                MNN.Tensor: "copyFrom copyFromHostTensor copyToHostTensor fromNumpy getData getDataType "
                            "getDimensionType getHost getNumpyData getShape printTensorData",
