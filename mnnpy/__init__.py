@@ -26,17 +26,29 @@ from . import data, optim  # noqa: E402  (MNN.data / MNN.optim as attributes)
 # Reached as attributes right after `import mnnpy` (MNN code writes `MNN.nn...` after `import MNN`),
 # imported on first access so that `import mnnpy` stays light.
 _LAZY_SUBMODULES = ("nn", "cv", "numpy", "convert")
+# MNN's session API and image processing at the top level, as MNN has them: module by name.
+_LAZY_NAMES = dict.fromkeys(
+    ("Interpreter", "Session", "Tensor", "OpInfo", "version", "get_model_uuid", "Halide_Type_Float",
+     "Halide_Type_Double", "Halide_Type_Int", "Halide_Type_Int64", "Halide_Type_Uint8", "Halide_Type_String",
+     "Tensor_DimensionType_Tensorflow", "Tensor_DimensionType_Caffe", "Tensor_DimensionType_Caffe_C4"), "_session")
+_LAZY_NAMES.update(dict.fromkeys(
+    ("CVImageProcess", "CVMatrix", "CV_ImageFormat_RGBA", "CV_ImageFormat_RGB", "CV_ImageFormat_BGR",
+     "CV_ImageFormat_GRAY", "CV_ImageFormat_BGRA", "CV_ImageFormat_YUV_NV21", "CV_Filter_NEAREST",
+     "CV_Filter_BILINEAL", "CV_Filter_BICUBIC", "CV_Wrap_CLAMP_TO_EDGE", "CV_Wrap_ZERO", "CV_Wrap_REPEAT"),
+    "_image_process"))
 
 
 def __getattr__(name):
+    import importlib
     if name in _LAZY_SUBMODULES:
-        import importlib
         return importlib.import_module(f"{__name__}.{name}")
+    if name in _LAZY_NAMES:
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY_NAMES[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_LAZY_SUBMODULES))
+    return sorted(set(globals()) | set(_LAZY_SUBMODULES) | set(_LAZY_NAMES))
 
 
 def eval(*vars):

@@ -8,7 +8,7 @@ import enum as _enum
 
 import numpy as _np
 
-from . import _core
+from . import _core, _host_memory
 from ._core import Var
 
 __all__ = []  # filled at the bottom
@@ -387,6 +387,7 @@ Var.__repr__ = _var_repr
 Var.__str__ = _var_str
 Var.__array_ufunc__ = None  # NumPy defers to Var's reflected operators: ndarray + Var -> Var
 Var.__array_priority__ = 1000
+Var.ptr = property(_host_memory.var_ptr)  # MNN's Var.ptr: a PyCapsule with the address of the values
 
 from ._expr_shape import *  # noqa: E402,F401,F403
 from ._expr_linalg import *  # noqa: E402,F401,F403
