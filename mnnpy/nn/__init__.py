@@ -19,30 +19,11 @@ from ._losses import *  # noqa: F401,F403
 from ._losses import __all__ as _loss_names
 from ._trainable import TrainableGraphModule, export, load_exported  # noqa: F401
 from . import compress, loss  # noqa: F401,E402  (MNN's nn.compress and nn.loss)
+from ._runtime import RuntimeManager, create_runtime_manager, module_threads
 
 __all__ = ["Module", "Parameter", "Buffer", "load_state", "functional", "load_module_from_file", "load_module",
            "RuntimeManager", "create_runtime_manager", "profile", "summary", "TrainableGraphModule",
            "export", "loss", "compress"] + _layer_names + _loss_names
-
-
-class RuntimeManager:
-    """Runtime options shared by modules (MNN's RuntimeManager): the backend (a name such as
-    ``"VULKAN"`` or ``"cpu"``, or MNN's ``expr.Backend``; the CPU unless given), threads and
-    precision (``"normal"``, ``"high"`` or ``"low"``, see ``mnnpy.set_precision``; normal unless
-    given)."""
-
-    def __init__(self, config=None):
-        from .. import _backend_name, _precision_name
-        config = dict(config or {})
-        self.thread_num = int(config.get("numThread", config.get("thread_num", 0)) or 0)
-        self.precision = _precision_name(config.get("precision", "normal"))
-        self.backend = _backend_name(config.get("backend", "cpu"))
-
-
-def create_runtime_manager(config=None):
-    if isinstance(config, (list, tuple)):
-        config = config[0] if config else None
-    return RuntimeManager(config)
 
 
 class _ConvertedModule(Module):
@@ -199,11 +180,8 @@ class _ConvertedModule(Module):
                 a = a.astype(want.dtype)
             check_input_shape(name, a.shape, want.shape)
             arrays.append(a)
-        if self.thread_num:
-            from .. import set_num_threads
-            set_num_threads(self.thread_num)
         from .. import _thread_backend, _thread_precision
-        with _thread_backend(self.backend), _thread_precision(self.precision):
+        with module_threads(self.thread_num), _thread_backend(self.backend), _thread_precision(self.precision):
             inst = self._instance(arrays)
             results = inst.run(dict(zip(self.input_names, arrays)))
         for name, r in zip(self.output_names, results):

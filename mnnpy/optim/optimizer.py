@@ -524,12 +524,14 @@ def _lerp(start, end, weight, w, one_minus_w):
 class SGD(Optimizer):
     """Stochastic gradient descent with momentum, dampening, weight decay and Nesterov momentum
     (torch.optim.SGD's formulas). The positional order is MNN's ``SGD(module, lr, momentum,
-    weight_decay)``, so MNN code runs unchanged; PyTorch code that passes ``dampening``,
+    weight_decay, regularization_method)`` (MNN's keyword ``learning_rate`` names the learning
+    rate too), so MNN code runs unchanged; PyTorch code that passes ``dampening``,
     ``weight_decay`` and ``nesterov`` by keyword, as it usually does, runs unchanged too.
-    ``regularization_method`` picks L2 (the default), L1 or L1L2 weight decay."""
+    ``regularization_method`` picks L2 (the default), L1 or L1L2 weight decay. The default
+    momentum is PyTorch's 0 (MNN's is 0.9)."""
 
-    def __init__(self, params, lr=1e-3, momentum=0.0, weight_decay=0.0, dampening=0.0, nesterov=False,
-                 maximize=False, regularization_method="L2", learning_rate=None):
+    def __init__(self, params, lr=1e-3, momentum=0.0, weight_decay=0.0, regularization_method="L2", dampening=0.0,
+                 nesterov=False, maximize=False, learning_rate=None):
         lr = lr if learning_rate is None else learning_rate  # MNN's keyword
         if momentum < 0:
             raise ValueError(f"invalid momentum value: {momentum}")
