@@ -297,6 +297,10 @@ for _name, _ref, _make in UNARY:
     CASES.append(Case(f"unary-{_name}", unary_op(_name), _ref, _make, {_name}))
 for _name, _ref, _make in BINARY:
     CASES.append(Case(f"binary-{_name}", binary_op(_name), _ref, _make, {_name}))
+# The value passes unchanged and no gradient flows (torch's detach); finite differences would see
+# the value change, so they are not checked.
+CASES.append(Case("unary-StopGradient", unary_op("StopGradient"), lambda x: x.detach() + 0 * x, U34(-2, 2),
+                  {"StopGradient"}, fd=False))
 
 
 def _idx(*values):

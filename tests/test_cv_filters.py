@@ -16,6 +16,7 @@ import cv2
 import numpy as np
 import pytest
 
+import mnnpy
 import mnnpy.cv as mcv
 from cv_helpers import assert_within_lsb, photos, random_image
 
@@ -34,7 +35,7 @@ def test_get_gaussian_kernel(n, sigma):
     for ktype in (cv2.CV_64F, cv2.CV_32F):
         expected = cv2.getGaussianKernel(n, sigma, ktype=ktype)
         ours = mcv.getGaussianKernel(n, sigma, ktype)
-        assert isinstance(ours, np.ndarray) and ours.dtype == expected.dtype and ours.shape == expected.shape
+        assert isinstance(ours, mnnpy.Var) and ours.dtype == expected.dtype and ours.shape == expected.shape
         np.testing.assert_allclose(ours, expected, rtol=1e-6 if ktype == cv2.CV_32F else 1e-13, atol=1e-15)
 
 

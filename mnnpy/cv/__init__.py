@@ -24,6 +24,10 @@ from ._dnn import *  # noqa: F401,F403
 from . import dnn  # noqa: F401
 
 from ._common import read_at_call as _read_at_call
+from ._returns_var import BUILDERS as _BUILDERS, returning_var as _returning_var
+
+for _name in _BUILDERS:
+    globals()[_name] = _returning_var(globals()[_name])
 
 
 def _read_images_at_call():

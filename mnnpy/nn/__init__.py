@@ -18,34 +18,19 @@ from ._layers import __all__ as _layer_names
 from ._losses import *  # noqa: F401,F403
 from ._losses import __all__ as _loss_names
 from ._trainable import TrainableGraphModule, export, load_exported  # noqa: F401
+from . import compress, loss  # noqa: F401,E402  (MNN's nn.compress and nn.loss)
+from ._runtime import RuntimeManager, create_runtime_manager, module_threads
 
 __all__ = ["Module", "Parameter", "Buffer", "load_state", "functional", "load_module_from_file", "load_module",
            "RuntimeManager", "create_runtime_manager", "profile", "summary", "TrainableGraphModule",
-           "export"] + _layer_names + _loss_names
-
-
-class RuntimeManager:
-    """Runtime options shared by modules (MNN's RuntimeManager): the backend (a name such as
-    ``"VULKAN"`` or ``"cpu"``, or MNN's ``expr.Backend``; the CPU unless given), threads and
-    precision (``"normal"``, ``"high"`` or ``"low"``, see ``mnnpy.set_precision``; normal unless
-    given)."""
-
-    def __init__(self, config=None):
-        from .. import _backend_name, _precision_name
-        config = dict(config or {})
-        self.thread_num = int(config.get("numThread", config.get("thread_num", 0)) or 0)
-        self.precision = _precision_name(config.get("precision", "normal"))
-        self.backend = _backend_name(config.get("backend", "cpu"))
-
-
-def create_runtime_manager(config=None):
-    if isinstance(config, (list, tuple)):
-        config = config[0] if config else None
-    return RuntimeManager(config)
+           "export", "loss", "compress"] + _layer_names + _loss_names
 
 
 class _ConvertedModule(Module):
     """A converted model: one expr graph per set of input shapes, planned once and reused."""
+
+    _fresh_on_clone = {"_instances": dict, "_build_lock": threading.Lock}
+    _shared_on_clone = ("graph", "_run_graph")  # read-only after loading
 
     def __init__(self, graph, weights, input_names, output_names, shape_mutable=True, thread_num=0,
                  blocked_layout=True, backend=None, precision=None):
@@ -97,6 +82,17 @@ class _ConvertedModule(Module):
     @property
     def parameters(self):
         return [v for k, v in self._weights.items() if np.dtype(v.dtype).kind == "f"]
+
+    def get_info(self):
+        from .. import __version__
+        declared = [self._declared[n] for n in self.input_names]
+        # Dimensions fixed only at run time read as 0.
+        inputs = [F.placeholder([d if isinstance(d, int) and d > 0 else 0 for d in v.shape], dtype=np.dtype(v.dtype))
+                  for v in declared]
+        for v, p in zip(declared, inputs):
+            p.name = v.name
+        return {"version": __version__, "bizCode": self.graph.producer, "inputNames": list(self.input_names),
+                "outputNames": list(self.output_names), "inputs": inputs}
 
     def trainable(self, output_names=None):
         """The same model as a ``TrainableGraphModule`` (weights as Parameters, NCHW), ending at
@@ -184,11 +180,8 @@ class _ConvertedModule(Module):
                 a = a.astype(want.dtype)
             check_input_shape(name, a.shape, want.shape)
             arrays.append(a)
-        if self.thread_num:
-            from .. import set_num_threads
-            set_num_threads(self.thread_num)
         from .. import _thread_backend, _thread_precision
-        with _thread_backend(self.backend), _thread_precision(self.precision):
+        with module_threads(self.thread_num), _thread_backend(self.backend), _thread_precision(self.precision):
             inst = self._instance(arrays)
             results = inst.run(dict(zip(self.input_names, arrays)))
         for name, r in zip(self.output_names, results):
@@ -343,6 +336,9 @@ def load_module(inputs, outputs, for_training=False):
 
 
 class _ExprModule(Module):
+    _fresh_on_clone = {"_planned": lambda: None, "_plan_lock": threading.Lock}
+    _shared_on_clone = ("_inputs", "_outputs")  # the graph, whose nodes are the module
+
     def __init__(self, inputs, outputs):
         super().__init__()
         object.__setattr__(self, "_inputs", inputs)

@@ -10,6 +10,7 @@ TypeError: wrap it in ``Parameter`` (a new parameter) or use ``load_state_dict``
 for the existing one, which optimizers keep pointing at).
 """
 import collections
+import copy
 import os
 
 import numpy as np
@@ -457,6 +458,77 @@ class Module:
         """Restores parameters and buffers saved by ``save`` (identical values)."""
         return self.load_state_dict(load_state(path), strict=strict)
 
+    # ------------------------------------------------------------ MNN's members
+    def set_name(self, name):
+        """Sets ``name`` (MNN's ``set_name``)."""
+        if not isinstance(name, str):
+            raise TypeError(f"set_name: the name must be a str, got {type(name).__name__}")
+        object.__setattr__(self, "name", name)
+
+    def _add_parameter(self, parameter):
+        """Adds a parameter Var to this module (named by its position, as PyTorch's
+        ParameterList names its entries); returns how many parameters this module had
+        before (MNN's ``_add_parameter``)."""
+        if not isinstance(parameter, Var):
+            raise TypeError(f"_add_parameter: expected a Var, got {type(parameter).__name__}")
+        count = len(self._params)
+        key = str(count)
+        while key in self._params:
+            key += "_"
+        self._params[key] = parameter
+        return count
+
+    def _register_submodules(self, children):
+        """Adds the Modules of ``children`` as submodules, named by their position among this
+        module's children (MNN's ``_register_submodules``)."""
+        children = list(children)
+        for child in children:
+            if not isinstance(child, Module):
+                raise TypeError(f"_register_submodules: expected Modules, got {type(child).__name__}")
+        for child in children:
+            key = str(len(self._children))
+            while key in self._children:
+                key += "_"
+            self._children[key] = child
+
+    # Attributes a copy made by clone() starts afresh (plans and their locks) instead of copying.
+    _fresh_on_clone = {}
+    # Attributes a clone shares with the original (read-only data too large to copy).
+    _shared_on_clone = ()
+
+    def clear_cache(self):
+        """Drops the execution plans this module and its submodules keep (MNN's
+        ``clear_cache``); the next call plans again."""
+        for module in self.modules():
+            for attr, fresh in type(module)._fresh_on_clone.items():
+                if attr in module.__dict__:
+                    object.__setattr__(module, attr, fresh())
+
+    def clone(self):
+        """A copy with its own parameters and buffers (copies of the current values: training
+        one leaves the other alone), as MNN's ``clone``. Constant weights, immutable, are shared;
+        execution plans are not copied."""
+        return copy.deepcopy(self)
+
+    def __deepcopy__(self, memo):
+        new = object.__new__(type(self))
+        memo[id(self)] = new
+        fresh = type(self)._fresh_on_clone
+        for attr in type(self)._shared_on_clone:
+            if attr in self.__dict__:
+                memo[id(self.__dict__[attr])] = self.__dict__[attr]
+        for attr, value in self.__dict__.items():
+            object.__setattr__(new, attr, fresh[attr]() if attr in fresh else _clone_value(value, memo))
+        return new
+
+    def get_info(self):
+        """What a model loaded from a file declares (MNN's ``get_info``): ``version``,
+        ``bizCode`` (the producer), ``inputNames``, ``outputNames`` and ``inputs``
+        (placeholders of the declared input shapes and dtypes). Modules built in Python have
+        none: RuntimeError."""
+        raise RuntimeError(f"get_info: {type(self).__name__} was not loaded from a model file, so it has "
+                           "no model information")
+
     # ------------------------------------------------------------ printing
     def extra_repr(self):
         return ""
@@ -473,6 +545,31 @@ class Module:
             lines.append(f"  ({k}): {body}")
         lines.append(")")
         return "\n".join(lines)
+
+
+def _clone_value(value, memo):
+    """A module attribute as ``clone`` copies it: placeholders (parameters, buffers) become new
+    placeholders holding copies of their values; other Vars, immutable, are shared; lists, tuples
+    and dicts are copied around them; anything else is deep-copied."""
+    if id(value) in memo:
+        return memo[id(value)]
+    if isinstance(value, Var):
+        copied = value
+        if value.is_placeholder:
+            copied = F.placeholder(value.shape, value.data_format, value.dtype)
+            if value.is_evaluated:
+                copied.write(np.array(value.read()))
+            copied.name = value.name
+        memo[id(value)] = copied
+        return copied
+    if type(value) in (list, tuple, dict, collections.OrderedDict, set):
+        if isinstance(value, dict):
+            copied = type(value)((k, _clone_value(v, memo)) for k, v in value.items())
+        else:
+            copied = type(value)(_clone_value(v, memo) for v in value)
+        memo[id(value)] = copied
+        return copied
+    return copy.deepcopy(value, memo)
 
 
 def load_state(path):

@@ -7,10 +7,12 @@ step once per batch shape and ``step(x, y)`` runs it.
 """
 from . import lr_scheduler
 from .loop import evaluate, fit
-from .optimizer import (ADAM, SGD, Adam, AdamW, Optimizer, Regularization_L1, Regularization_L1L2,
-                        Regularization_L2, RMSprop, clip_grad_norm_, clip_grad_value_)
+from .optimizer import (ADAM, L1, L1L2, L2, SGD, Adam, AdamW, Grad, Optimizer, Regularization_L1,
+                        Regularization_L1L2, Regularization_L2, Regularization_Method, RMSprop, clip_grad_norm_,
+                        clip_grad_value_)
 from .train_step import Predictor, TrainStep
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "ADAM", "clip_grad_norm_", "clip_grad_value_",
+           "Regularization_Method", "L1", "L2", "L1L2", "Grad",
            "Regularization_L1", "Regularization_L2", "Regularization_L1L2", "TrainStep", "Predictor", "fit",
            "evaluate", "lr_scheduler"]

@@ -9,19 +9,30 @@ is itself a scalar placeholder, so changing it never changes the graph and a pla
 
 The update formulas follow torch.optim's (single-tensor CPU path) operation by operation.
 """
+import enum
+
 import numpy as np
 
 from .. import _core
 from .. import expr as F
 from .._core import Var
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "ADAM", "clip_grad_norm_", "clip_grad_value_",
-           "Regularization_L1", "Regularization_L2", "Regularization_L1L2"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "ADAM", "Grad", "clip_grad_norm_", "clip_grad_value_",
+           "Regularization_Method", "L1", "L2", "L1L2", "Regularization_L1", "Regularization_L2",
+           "Regularization_L1L2"]
 
-# MNN's regularization method names (weight decay as an L1, L2 or combined penalty).
-Regularization_L1 = "L1"
-Regularization_L2 = "L2"
-Regularization_L1L2 = "L1L2"
+
+class Regularization_Method(enum.IntEnum):  # noqa: N801  (MNN's name)
+    """How weight decay penalizes the parameters (MNN's numbers): L1 adds ``decay * sign(p)``
+    to the gradient, L2 ``decay * p``, L1L2 both. Optimizers also take the names as strings."""
+    L1 = 0
+    L2 = 1
+    L1L2 = 2
+
+
+L1, L2, L1L2 = Regularization_Method.L1, Regularization_Method.L2, Regularization_Method.L1L2
+Regularization_L1, Regularization_L2, Regularization_L1L2 = L1, L2, L1L2  # earlier mnnpy names
+# Enum members hash and compare as their numbers, so they find the number keys.
 _REGULARIZATION = {"l1": "L1", "l2": "L2", "l1l2": "L1L2", 0: "L1", 1: "L2", 2: "L1L2"}
 
 
@@ -177,6 +188,90 @@ class Optimizer:
 
     def set_learning_rate(self, value):
         self.lr = value
+
+    # MNN's hyperparameter properties, read from and written to every parameter group.
+    def _hyper(self, key):
+        if key not in self.param_groups[0]:
+            raise AttributeError(f"{type(self).__name__} has no {key}")
+        return self.param_groups[0][key]
+
+    def _set_hyper(self, key, value, check=None):
+        self._hyper(key)
+        value = float(value)
+        if check is not None and not check(value):
+            raise ValueError(f"invalid {key} value: {value}")
+        for g in self.param_groups:
+            g[key] = value
+
+    @property
+    def momentum(self):
+        """SGD's momentum; Adam's first moment decay (MNN's ``momentum``, torch's ``betas[0]``)."""
+        if "betas" in self.param_groups[0]:
+            return self.param_groups[0]["betas"][0]
+        return self._hyper("momentum")
+
+    @momentum.setter
+    def momentum(self, value):
+        if "betas" in self.param_groups[0]:
+            self._set_beta(0, value)
+        else:
+            self._set_hyper("momentum", value, lambda v: v >= 0)
+
+    @property
+    def momentum2(self):
+        """Adam's second moment decay (MNN's ``momentum2``, torch's ``betas[1]``)."""
+        if "betas" not in self.param_groups[0]:
+            raise AttributeError(f"{type(self).__name__} has no momentum2 (Adam's second moment decay)")
+        return self.param_groups[0]["betas"][1]
+
+    @momentum2.setter
+    def momentum2(self, value):
+        if "betas" not in self.param_groups[0]:
+            raise AttributeError(f"{type(self).__name__} has no momentum2 (Adam's second moment decay)")
+        self._set_beta(1, value)
+
+    def _set_beta(self, index, value):
+        value = float(value)
+        if not 0.0 <= value < 1.0:
+            raise ValueError(f"invalid {'momentum2' if index else 'momentum'} value: {value} (in [0, 1))")
+        for g in self.param_groups:
+            betas = list(g["betas"])
+            betas[index] = value
+            g["betas"] = tuple(betas)
+
+    @property
+    def weight_decay(self):
+        return self._hyper("weight_decay")
+
+    @weight_decay.setter
+    def weight_decay(self, value):
+        self._set_hyper("weight_decay", value, lambda v: v >= 0)
+
+    @property
+    def eps(self):
+        return self._hyper("eps")
+
+    @eps.setter
+    def eps(self, value):
+        self._set_hyper("eps", value, lambda v: v >= 0)
+
+    @property
+    def regularization_method(self):
+        """The weight decay's penalty as ``Regularization_Method`` (L1, L2 or L1L2)."""
+        return Regularization_Method[self._hyper("regularization_method")]
+
+    @regularization_method.setter
+    def regularization_method(self, method):
+        self._hyper("regularization_method")
+        method = _regularization(method)
+        for g in self.param_groups:
+            g["regularization_method"] = method
+
+    def grad(self, outputs, output_diffs, parameters):
+        """MNN's ``grad``: the gradients of ``outputs``, each weighted by its entry of
+        ``output_diffs``, with respect to ``parameters``; returns ``(parameters, gradients)``
+        as two lists of Vars."""
+        return _grad_lists(outputs, output_diffs, parameters)
 
     @property
     def parameters(self):
@@ -429,12 +524,15 @@ def _lerp(start, end, weight, w, one_minus_w):
 class SGD(Optimizer):
     """Stochastic gradient descent with momentum, dampening, weight decay and Nesterov momentum
     (torch.optim.SGD's formulas). The positional order is MNN's ``SGD(module, lr, momentum,
-    weight_decay)``, so MNN code runs unchanged; PyTorch code that passes ``dampening``,
+    weight_decay, regularization_method)`` (MNN's keyword ``learning_rate`` names the learning
+    rate too), so MNN code runs unchanged; PyTorch code that passes ``dampening``,
     ``weight_decay`` and ``nesterov`` by keyword, as it usually does, runs unchanged too.
-    ``regularization_method`` picks L2 (the default), L1 or L1L2 weight decay."""
+    ``regularization_method`` picks L2 (the default), L1 or L1L2 weight decay. The default
+    momentum is PyTorch's 0 (MNN's is 0.9)."""
 
-    def __init__(self, params, lr=1e-3, momentum=0.0, weight_decay=0.0, dampening=0.0, nesterov=False,
-                 maximize=False, regularization_method="L2"):
+    def __init__(self, params, lr=1e-3, momentum=0.0, weight_decay=0.0, regularization_method="L2", dampening=0.0,
+                 nesterov=False, maximize=False, learning_rate=None):
+        lr = lr if learning_rate is None else learning_rate  # MNN's keyword
         if momentum < 0:
             raise ValueError(f"invalid momentum value: {momentum}")
         if nesterov and (momentum <= 0 or dampening != 0):
@@ -542,20 +640,14 @@ class AdamW(Adam):
 
 class ADAM(Adam):
     """MNN's name and arguments: ``ADAM(module, lr, momentum=0.9, momentum2=0.999,
-    weight_decay=0.0, eps=1e-8, regularization_method="L2")``."""
+    weight_decay=0.0, eps=1e-8, regularization_method="L2")``; MNN's keyword ``learning_rate``
+    names the learning rate too."""
 
     def __init__(self, module, lr=1e-3, momentum=0.9, momentum2=0.999, weight_decay=0.0, eps=1e-8,
-                 regularization_method="L2"):
+                 regularization_method="L2", learning_rate=None):
+        lr = lr if learning_rate is None else learning_rate
         super().__init__(module, lr=lr, betas=(momentum, momentum2), eps=eps, weight_decay=weight_decay,
                          regularization_method=regularization_method)
-
-    @property
-    def momentum(self):
-        return self.param_groups[0]["betas"][0]
-
-    @property
-    def momentum2(self):
-        return self.param_groups[0]["betas"][1]
 
 
 class RMSprop(Optimizer):
@@ -618,3 +710,25 @@ def _regularization(method):
     if key not in _REGULARIZATION:
         raise ValueError(f"unknown regularization_method {method!r}; expected 'L1', 'L2' or 'L1L2'")
     return _REGULARIZATION[key]
+
+
+def _grad_lists(outputs, output_diffs, parameters):
+    outputs = [outputs] if isinstance(outputs, Var) else list(outputs)
+    parameters = [parameters] if isinstance(parameters, Var) else list(parameters)
+    output_diffs = [output_diffs] if isinstance(output_diffs, Var) else list(output_diffs)
+    if len(output_diffs) != len(outputs):
+        raise ValueError(f"grad: got {len(output_diffs)} output diffs for {len(outputs)} outputs")
+    return parameters, F.grad(outputs, parameters, output_diffs)
+
+
+class Grad:
+    """MNN's ``optim.Grad()``: an optimizer without parameters, for its ``grad`` method only
+    (gradients of outputs with respect to any Vars)."""
+
+    def grad(self, outputs, output_diffs, parameters):
+        """The gradients of ``outputs`` (weighted by ``output_diffs``) with respect to
+        ``parameters``: ``(parameters, gradients)``."""
+        return _grad_lists(outputs, output_diffs, parameters)
+
+    def step(self, loss):
+        raise TypeError("optim.Grad() has no parameters to update; use optim.SGD or optim.ADAM to train")

@@ -90,7 +90,7 @@ struct Rules {
     unary_rule("Atanh", [](const Var& x, const Var&, const Var& g) {
       return div(g, sub(scalar_like(x, 1), mul(x, x)));
     });
-    for (const char* flat : {"Floor", "Ceil", "Round", "Trunc", "Sign"}) {
+    for (const char* flat : {"Floor", "Ceil", "Round", "Trunc", "Sign", "StopGradient"}) {
       unary_rule(flat, [](const Var& x, const Var&, const Var&) { return zeros_like(x); });
     }
     unary_rule("Erf", [](const Var& x, const Var&, const Var& g) {

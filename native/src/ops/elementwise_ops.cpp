@@ -49,6 +49,9 @@ const UnaryEntry kUnary[] = {
     {"IsNan", ew::kIsNan, kAnyToBool, "isnan"},      {"IsInf", ew::kIsInf, kAnyToBool, "isinf"},
     {"IsFinite", ew::kIsFinite, kAnyToBool, "isfinite"}, {"Signbit", ew::kSignbit, kAnyToBool, "signbit"},
     {"Identity", ew::kCopy, kKeepInt, "positive"},
+    // The value unchanged with no gradient: straight-through estimators (fake quantization)
+    // and targets that training must not move.
+    {"StopGradient", ew::kCopy, kKeepInt, "stop_gradient"},
 };
 
 const BinaryEntry kBinary[] = {
