@@ -287,18 +287,25 @@ def prelu(x, slopes):
 
 
 def scale(x, channels, scale, bias):  # noqa: A002
-    """``x * scale + bias`` per channel (``channels`` of them)."""
+    """``x * scale + bias`` per channel. ``channels`` is x's channel count or, for an NC4HW4 x,
+    that count rounded up to 4 as MNN stores it; ``scale`` and ``bias`` give one value per channel
+    (values beyond x's channels are the padding's and are ignored)."""
     x = _float_var(x)
     if x.ndim < 2:
         raise ValueError(f"scale: x must have a channel axis, got shape {tuple(x.shape)}")
+    actual = x.shape[_channel_axis(x)]
+    counts = {actual, -(-actual // 4) * 4} if _format(x) == "NC4HW4" else {actual}
     channels = int(channels)
-    if channels != x.shape[_channel_axis(x)]:
-        raise ValueError(f"scale: channels is {channels} but x {tuple(x.shape)} has {x.shape[_channel_axis(x)]}")
+    if channels not in counts:
+        raise ValueError(f"scale: channels is {channels} but x {tuple(x.shape)} ({_format(x)}) has "
+                         + " or ".join(str(c) for c in sorted(counts)))
+    per_channel = []
     for values, what in ((scale, "scale"), (bias, "bias")):
-        given = len(_floats(values, f"scale: {what}"))
-        if given != channels:
-            raise ValueError(f"scale: {what} needs {channels} values, got {given}")
-    factor, offset = _per_channel(scale, x, "scale: scale"), _per_channel(bias, x, "scale: bias")
+        values = _floats(values, f"scale: {what}")
+        if len(values) not in (actual, channels):
+            raise ValueError(f"scale: {what} needs {actual} values (one per channel), got {len(values)}")
+        per_channel.append(_per_channel(values[:actual], x, f"scale: {what}"))
+    factor, offset = per_channel
     return _core.binary("Add", _core.binary("Mul", x, factor), offset)
 
 

@@ -1,8 +1,11 @@
 """Raw host memory as MNN's Python API passes it around: integer addresses and PyCapsules
 (``Tensor.getHost()``, ``Var.ptr``), read into NumPy arrays by copying. Whoever passes an
-address keeps that memory alive and readable for the bytes the call reads; an address that
-does not point at such memory crashes the process, as it does in MNN."""
+address keeps that memory alive and readable for the bytes the call reads. The bytes are read
+through the kernel (process_vm_readv on this process), so an address that does not point at
+readable memory raises ValueError instead of crashing the process as it does in MNN."""
 import ctypes
+import errno
+import os
 
 import numpy as np
 
@@ -51,12 +54,49 @@ def address_of(pointer, what="pointer"):
     return address
 
 
+class _IoVec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("length", ctypes.c_size_t)]
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_vm_read = getattr(_libc, "process_vm_readv", None)
+if _vm_read is not None:
+    _vm_read.restype = ctypes.c_ssize_t
+    _vm_read.argtypes = (ctypes.c_int, ctypes.POINTER(_IoVec), ctypes.c_ulong,
+                         ctypes.POINTER(_IoVec), ctypes.c_ulong, ctypes.c_ulong)
+
+
+def _copy_checked(address, out, what):
+    """Copies ``out.nbytes`` bytes from ``address`` into ``out``; False where the kernel cannot
+    do the checked copy (no process_vm_readv, or forbidden by a sandbox)."""
+    if _vm_read is None:
+        return False
+    done, total = 0, out.nbytes
+    while done < total:
+        local = _IoVec(out.ctypes.data + done, total - done)
+        remote = _IoVec(address + done, total - done)
+        got = _vm_read(os.getpid(), ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)
+        if got < 0:
+            err = ctypes.get_errno()
+            if err in (errno.ENOSYS, errno.EPERM):
+                return False
+            raise ValueError(f"{what}: address 0x{address + done:x} is not readable memory "
+                             f"({os.strerror(err)}): {total} bytes were to be read from 0x{address:x}")
+        if got == 0:
+            raise ValueError(f"{what}: address 0x{address + done:x} is not readable memory: "
+                             f"{total} bytes were to be read from 0x{address:x}")
+        done += got
+    return True
+
+
 def read_bytes(pointer, nbytes, what="pointer"):
-    """A uint8 NumPy copy of the ``nbytes`` bytes at ``pointer`` (int address or PyCapsule)."""
+    """A uint8 NumPy copy of the ``nbytes`` bytes at ``pointer`` (int address or PyCapsule);
+    ValueError where they are not readable memory."""
     address = address_of(pointer, what)
-    if nbytes <= 0:
-        return np.zeros(0, np.uint8)
-    return np.frombuffer(ctypes.string_at(address, nbytes), np.uint8).copy()
+    out = np.empty(max(int(nbytes), 0), np.uint8)
+    if out.nbytes and not _copy_checked(address, out, what):
+        out[:] = np.frombuffer(ctypes.string_at(address, out.nbytes), np.uint8)
+    return out
 
 
 def var_ptr(var):

@@ -48,7 +48,9 @@ def _check_format(fmt):
 def const(value_list, shape=None, data_format=NCHW, dtype=None):
     """A constant Var holding a copy of ``value_list`` (NumPy array, list or number)."""
     _check_format(data_format)
-    if dtype is None and not isinstance(value_list, (_np.ndarray, _np.generic, Var)):
+    if _is_raw_memory(value_list, shape):
+        value_list = _raw_values(value_list, shape, dtype)
+    elif dtype is None and not isinstance(value_list, (_np.ndarray, _np.generic, Var)):
         dtype = _np.float32  # MNN's default for Python lists and numbers
     v = _core.const(value_list, dtype, data_format)
     if shape is not None:
@@ -59,9 +61,38 @@ def const(value_list, shape=None, data_format=NCHW, dtype=None):
     return v
 
 
+def _is_raw_memory(value, shape):
+    """MNN's raw forms of const's values: bytes, or an address (int or PyCapsule) with a shape
+    to read. An int with a shape of one element stays a number."""
+    from . import _host_memory
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return True
+    if shape is None or not _host_memory.is_address(value):
+        return False
+    return _host_memory.is_capsule(value) or int(_np.prod(tuple(shape), dtype=_np.int64)) != 1
+
+
+def _raw_values(value, shape, dtype):
+    """The values of const's raw forms as a NumPy array of ``dtype`` (float32 by default)."""
+    from . import _host_memory
+    dtype = _np.dtype(_np.float32 if dtype is None else dtype)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        raw = memoryview(value).cast("B")
+        if raw.nbytes % dtype.itemsize:
+            raise ValueError(f"const: {raw.nbytes} bytes are not a whole number of {dtype} values")
+        return _np.frombuffer(raw, dtype).copy()
+    count = int(_np.prod(tuple(int(d) for d in shape), dtype=_np.int64))
+    if count < 0:
+        raise ValueError(f"const: shape {tuple(shape)} has a negative dimension")
+    return _host_memory.read_bytes(value, count * dtype.itemsize, "const: value_list").view(dtype)
+
+
 def scalar(value, dtype=None):
-    """A 0-d constant."""
-    return const(_np.asarray(value, dtype=dtype if dtype is not None else None)) if dtype is not None else const(value)
+    """A 0-d constant: as in MNN, a Python int is int32 and a Python float float32 unless
+    ``dtype`` says otherwise; NumPy scalars keep their dtype."""
+    if dtype is None and isinstance(value, int) and not isinstance(value, bool):
+        dtype = _np.int32
+    return const(_np.asarray(value, dtype=dtype)) if dtype is not None else const(value)
 
 
 def placeholder(shape=(), data_format=NCHW, dtype=_np.float32):

@@ -122,3 +122,60 @@ def test_expr_setdiff1d_unravel_index_and_read_as_tuple(rng):
     v = rng.standard_normal((2, 3)).astype(np.float32)
     t = F.const(v).read_as_tuple()
     assert isinstance(t, tuple) and t == tuple(float(a) for a in v.reshape(-1))
+
+
+def test_expr_const_reads_mnns_raw_forms_bytes_addresses_and_capsules(rng):
+    import numpy as np
+    import mnnpy as MNN
+    F = MNN.expr
+    data = rng.standard_normal((3, 5)).astype(np.float32)
+    np.testing.assert_array_equal(F.const(data.tobytes(), [3, 5]).read(), data)
+    ints = rng.integers(-1000, 1000, 7).astype(np.int32)
+    from_bytes = F.const(bytearray(ints.tobytes()), [7], F.NCHW, F.int)
+    assert from_bytes.dtype == np.int32
+    np.testing.assert_array_equal(from_bytes.read(), ints)
+    # An address is read when called (a copy): later changes of the memory do not reach the Var.
+    from_address = F.const(data.__array_interface__["data"][0], [3, 5])
+    kept = data.copy()
+    data[:] = 0
+    np.testing.assert_array_equal(from_address.read(), kept)
+    source = F.const(kept, [3, 5])
+    np.testing.assert_array_equal(F.const(source.ptr, [3, 5]).read(), kept)
+    # One element with an int is the number itself, as a Python number with a shape.
+    np.testing.assert_array_equal(F.const(7, [1]).read(), np.array([7], np.float32))
+    with pytest.raises(ValueError, match="not a whole number"):
+        F.const(b"\0" * 6, [2])
+    with pytest.raises(ValueError, match="do not fill shape"):
+        F.const(data.tobytes(), [4, 5])
+    with pytest.raises(ValueError, match="not readable memory"):
+        F.const(16, [4])  # the null page: an error, not a crash
+
+
+def test_expr_scalar_dtypes_follow_the_python_type():
+    import numpy as np
+    import mnnpy as MNN
+    F = MNN.expr
+    assert F.scalar(3).dtype == np.int32 and F.scalar(3).read() == 3
+    assert F.scalar(2.5).dtype == np.float32 and F.scalar(2.5).read() == np.float32(2.5)
+    assert F.scalar(3, F.float).dtype == np.float32
+    assert F.scalar(np.float64(0.1)).dtype == np.float64
+
+
+def test_expr_scale_takes_nc4hw4s_padded_channel_count(rng):
+    import numpy as np
+    import mnnpy as MNN
+    F = MNN.expr
+    data = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    factors, offsets = rng.standard_normal(3).astype(np.float32), rng.standard_normal(3).astype(np.float32)
+    expected = data * factors[:, None, None] + offsets[:, None, None]
+    blocked = F.convert(F.const(data, data.shape), F.NC4HW4)
+    for channels in (3, 4):  # x's channels, or MNN's count of them padded to 4
+        y = F.convert(F.scale(blocked, channels, list(factors), list(offsets)), F.NCHW)
+        # The product may be fused with the addition: the reference rounds the product and the
+        # sum, the fused result once, each within half an ulp (2**-24 relative).
+        bound = 2 ** -23 * (np.abs(data * factors[:, None, None]) + np.abs(expected))
+        assert np.all(np.abs(y.read() - expected) <= bound)
+    with pytest.raises(ValueError, match="channels is 5"):
+        F.scale(blocked, 5, list(factors), list(offsets))
+    with pytest.raises(ValueError, match="channels is 4"):
+        F.scale(F.const(data, data.shape), 4, list(factors), list(offsets))  # NCHW: no padding

@@ -349,8 +349,11 @@ def test_prelu_and_scale(rng, fmt):
     np.testing.assert_allclose(F.convert(got, F.NCHW).read(), ref, rtol=0, atol=2 * F32_EPS * np.abs(ref).max())
     with pytest.raises(ValueError, match="1 or 3 values"):
         F.prelu(v, [0.1, 0.2])
-    with pytest.raises(ValueError, match="channels is 4"):
-        F.scale(v, 4, [1.0] * 4, [0.0] * 4)
+    padded = 4 if fmt == "NC4HW4" else 3  # MNN counts NC4HW4's channels padded to 4
+    np.testing.assert_allclose(F.convert(F.scale(v, padded, slopes.tolist(), bias.tolist()), F.NCHW).read(), ref,
+                               rtol=0, atol=2 * F32_EPS * np.abs(ref).max())
+    with pytest.raises(ValueError, match=f"channels is {padded + 1}"):
+        F.scale(v, padded + 1, [1.0] * 3, [0.0] * 3)
     with pytest.raises(ValueError, match="bias needs 3"):
         F.scale(v, 3, [1.0] * 3, [0.0] * 2)
 

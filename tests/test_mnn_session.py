@@ -705,3 +705,11 @@ def test_session_names_load_on_first_access_with_mnn_values():
                MNN.OpInfo: "getName getType getFlops"}
     for cls, names in members.items():
         assert all(callable(getattr(cls, n, None)) for n in names.split()), cls
+
+
+def test_unreadable_addresses_raise_instead_of_crashing():
+    import mnnpy as MNN
+    with pytest.raises(ValueError, match="not readable memory"):
+        MNN.Tensor([2, 2], MNN.Halide_Type_Float, 4096, MNN.Tensor_DimensionType_Tensorflow)
+    with pytest.raises(ValueError, match="null"):
+        MNN.Tensor([2, 2], MNN.Halide_Type_Float, 0, MNN.Tensor_DimensionType_Tensorflow)
