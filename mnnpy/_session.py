@@ -469,7 +469,7 @@ def _declared_inputs(module):
     if hasattr(module, "_declared"):
         for name in module.input_names:
             info = module._declared[name]
-            shape = tuple(d if isinstance(d, int) and d > 0 else 1 for d in (info.shape or []))
+            shape = tuple(d if isinstance(d, int) and d > 0 else 1 for d in (info.saved_shape or info.shape or []))
             declared[name] = (shape, np.dtype(info.dtype))
     else:
         for v in module._inputs:

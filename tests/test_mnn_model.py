@@ -324,6 +324,24 @@ def test_mnn_file_found_without_extension_and_at_other_batch(zoo, tmp_path):
     np.testing.assert_allclose(ours, ref, rtol=0, atol=_float32_tolerance(ref, 6, 144))
 
 
+def test_mnn_file_runs_through_the_session_api(zoo):
+    """MNN's session-API program, unchanged, on a weight-quantized .mnn file."""
+    import mnnpy as MNN
+    entry = zoo["small_cnn", "q8"]
+    x = entry["inputs"]["input"]
+    interpreter = MNN.Interpreter(entry["mnn"])
+    session = interpreter.createSession({"numThread": 2})
+    input_tensor = interpreter.getSessionInput(session)
+    host = MNN.Tensor(x.shape, MNN.Halide_Type_Float, x, MNN.Tensor_DimensionType_Caffe)
+    assert input_tensor.copyFrom(host)
+    assert interpreter.runSession(session) == 0
+    got = interpreter.getSessionOutput(session).getNumpyData()
+    ref = entry["mnn_outputs"][0]
+    assert got.shape == ref.shape
+    np.testing.assert_allclose(got, ref, rtol=0, atol=_float32_tolerance(ref, MODELS["small_cnn"]["layers"],
+                                                                      MODELS["small_cnn"]["dot"]))
+
+
 def test_unsupported_ops_are_named(tmp_path):
     import torch
 

@@ -50,6 +50,8 @@ class ValueInfo:
     name: str
     dtype: str  # NumPy dtype name
     shape: list  # ints, or strings / None for dimensions fixed only at run time
+    # The shape a free-shaped input was saved with (MNN's files), which the session API starts from.
+    saved_shape: list = None
 
 
 @dataclass
@@ -88,9 +90,12 @@ class Graph:
         for kind, values in (("input", self.inputs), ("output", self.outputs)):
             for v in values:
                 if not isinstance(v.name, str) or not isinstance(v.dtype, str) or \
-                        not (v.shape is None or isinstance(v.shape, list)):
-                    raise ValueError(f"model {kind} {v.name!r}: a name, a dtype name and a shape list are "
-                                     f"expected, got {v.name!r}, {v.dtype!r}, {v.shape!r}")
+                        not (v.shape is None or isinstance(v.shape, list)) or \
+                        not (v.saved_shape is None or isinstance(v.saved_shape, list) and
+                             all(isinstance(d, int) for d in v.saved_shape)):
+                    raise ValueError(f"model {kind} {v.name!r}: a name, a dtype name, a shape list and "
+                                     f"optionally a saved shape of ints are expected, got {v.name!r}, "
+                                     f"{v.dtype!r}, {v.shape!r}, {v.saved_shape!r}")
         check_nodes(self.nodes)
 
     def to_json(self):
@@ -99,7 +104,7 @@ class Graph:
             "version": FORMAT_VERSION,
             "opset": self.opset,
             "producer": self.producer,
-            "inputs": [[v.name, v.dtype, v.shape] for v in self.inputs],
+            "inputs": [[v.name, v.dtype, v.shape] + ([v.saved_shape] if v.saved_shape else []) for v in self.inputs],
             "outputs": [[v.name, v.dtype, v.shape] for v in self.outputs],
             "nodes": _nodes_to_json(self.nodes),
         })

@@ -232,7 +232,8 @@ class _Translator:
         # NHWC input of a TensorFlow model stays NHWC, as the user gives it); a static model
         # (--saveStaticModel) takes only the shape it was saved for.
         shape = (list(dims) if self.static else [None] * len(dims)) if dims else None
-        self.inputs.append(ValueInfo(outs[0], np.dtype(DATA_TYPES[code]).name, shape))
+        saved = [int(d) for d in dims] if dims and not self.static else None
+        self.inputs.append(ValueInfo(outs[0], np.dtype(DATA_TYPES[code]).name, shape, saved))
 
     def op_Const(self, op, name, ins, outs):
         blob = self.param(op, "Blob")
