@@ -179,3 +179,42 @@ def test_expr_scale_takes_nc4hw4s_padded_channel_count(rng):
         F.scale(blocked, 5, list(factors), list(offsets))
     with pytest.raises(ValueError, match="channels is 4"):
         F.scale(F.const(data, data.shape), 4, list(factors), list(offsets))  # NCHW: no padding
+
+
+# MNN 3.6.1's names that mnnpy does not have, each with why (docs/from_mnn.md lists them too).
+NOT_PROVIDED = {
+    "MNN": {"llm"},  # language models: mnnpy.llm is a project of its own
+    # Device pointers of GPU backends mnnpy does not have (CUDA/OpenCL), and closing a Var's
+    # device memory.
+    "MNN.expr.Var": {"close", "copy_to_device_ptr", "set_device_ptr"},
+    "MNN.numpy": {"sort_complex"},  # mnnpy has no complex dtype
+    "MNN.llm": None,  # the whole module
+}
+
+
+def mnn_api_names():
+    """{namespace: [names]} from MNN 3.6.1's list of public names (tests/data)."""
+    import pathlib
+    import re
+    text = (pathlib.Path(__file__).parent / "data" / "mnn_python_api_names.md").read_text()
+    found = re.findall(r"^## (\S+)(?: members)? \(\d+(?: names)?\)\n(.*)$", text, re.M)
+    return {space: [n.replace("(c)", "").strip() for n in body.split(",")] for space, body in found}
+
+
+def test_every_mnn_api_name_exists_with_members_of_its_classes():
+    import mnnpy
+    names = mnn_api_names()
+    assert len(names) >= 20 and sum(map(len, names.values())) > 700
+    missing = {}
+    for space, members in names.items():
+        if space in NOT_PROVIDED and NOT_PROVIDED[space] is None:
+            continue
+        target = mnnpy
+        for part in space.split(".")[1:]:
+            target = getattr(target, part)
+        if space == "MNN.nn.Module":
+            target = mnnpy.nn.Module()  # name and is_training are attributes of instances
+        absent = {n for n in members if not hasattr(target, n)} - NOT_PROVIDED.get(space, set())
+        if absent:
+            missing[space] = sorted(absent)
+    assert missing == {}

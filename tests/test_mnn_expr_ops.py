@@ -1,7 +1,6 @@
 """The MNN.expr functions of mnnpy/_expr_mnn_ops.py against references computed here: NumPy,
 torch/torchvision, onnxruntime and SciPy."""
 import json
-import pathlib
 
 import numpy as np
 import pytest
@@ -12,7 +11,6 @@ torch = pytest.importorskip("torch")
 torchvision_ops = pytest.importorskip("torchvision.ops")
 
 F32_EPS = float(np.finfo(np.float32).eps)
-REFERENCE = pathlib.Path(__file__).resolve().parents[2] / "shared" / "reference" / "mnn_python_api_names.md"
 
 
 def onnx_run(op, inputs, outputs=1, **attrs):
@@ -39,17 +37,6 @@ def nc4(a):
 
 
 # ---------------------------------------------------------------- names
-def mnn_expr_names():
-    text = REFERENCE.read_text()
-    body = text.split("\n## MNN.expr (", 1)[1].split("\n", 1)[1].split("\n##", 1)[0]
-    return [n.replace("(c)", "").strip() for n in body.replace("\n", " ").split(",") if n.strip()]
-
-
-@pytest.mark.skipif(not REFERENCE.exists(), reason="MNN's name list is not beside the checkout")
-def test_every_mnn_expr_name_exists():
-    assert [n for n in mnn_expr_names() if not hasattr(F, n)] == []
-
-
 def test_np_is_numpy_as_in_mnn():
     assert F.np is np
     namespace = {}

@@ -19,7 +19,7 @@ from ._module import Module, Parameter
 __all__ = ["manual_seed", "Identity", "Linear", "Conv1d", "Conv2d", "ConvTranspose2d", "BatchNorm1d", "BatchNorm2d",
            "LayerNorm", "GroupNorm", "Dropout", "Embedding", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d",
            "Flatten", "Sequential", "ModuleList", "ReLU", "ReLU6", "LeakyReLU", "ELU", "GELU", "SiLU", "Sigmoid",
-           "Tanh", "Softmax", "LogSoftmax", "Hardswish", "Hardsigmoid", "Softplus", "EmptyModule", "linear",
+           "Tanh", "Softmax", "LogSoftmax", "Hardswish", "Hardsigmoid", "Softplus", "EmptyModule", "dummy", "linear",
            "conv", "batch_norm", "dropout"]
 
 _generator = [np.random.default_rng()]
@@ -65,6 +65,9 @@ class Identity(Module):
 
 class EmptyModule(Identity):
     """A module with no parameters that returns its input (MNN's EmptyModule)."""
+
+
+dummy = EmptyModule()  # MNN's nn.dummy: a ready EmptyModule, for a slot that needs a module
 
 
 # ---------------------------------------------------------------- linear and convolution
