@@ -438,3 +438,12 @@ def test_module_calls_run_with_their_thread_count(tmp_path, monkeypatch):
     seen.clear()
     nn.load_module_from_file(str(tmp_path / "tiny.onnx"), ["x"], ["y"]).forward(x)
     assert seen == []  # no count given: the process's
+
+
+def test_sgd_default_momentum_follows_the_calling_style():
+    """MNN's SGD(module, lr) has momentum 0.9; PyTorch's SGD(parameters, lr) has none."""
+    from mnnpy import nn, optim
+    net = nn.Linear(3, 2)
+    assert optim.SGD(net, 0.1).momentum == pytest.approx(0.9)
+    assert optim.SGD(net.parameters(), lr=0.1).momentum == 0.0
+    assert optim.SGD(net, 0.1, 0.0).momentum == 0.0

@@ -283,7 +283,7 @@ def test_batch_norm_buffers_follow_torch():
     ours, theirs = _twin_models(2, batch_norm=True)
     ours.train()
     theirs.train()
-    opt, topt = optim.SGD(ours, lr=0.05), torch.optim.SGD(theirs.parameters(), lr=0.05)
+    opt, topt = optim.SGD(ours, lr=0.05, momentum=0.0), torch.optim.SGD(theirs.parameters(), lr=0.05)
     step = opt.compile(lambda x, y: nnf.cross_entropy(ours(x), y), *_batches(1)[0])
     for i, (x, y) in enumerate(_batches(6, seed=4)):
         if i % 2:

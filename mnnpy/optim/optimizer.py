@@ -528,11 +528,15 @@ class SGD(Optimizer):
     rate too), so MNN code runs unchanged; PyTorch code that passes ``dampening``,
     ``weight_decay`` and ``nesterov`` by keyword, as it usually does, runs unchanged too.
     ``regularization_method`` picks L2 (the default), L1 or L1L2 weight decay. The default
-    momentum is PyTorch's 0 (MNN's is 0.9)."""
+    momentum follows the first argument's style: MNN's 0.9 where it is a Module (MNN's
+    ``SGD(module, ...)``), PyTorch's 0 where it is parameters (``SGD(net.parameters(), ...)``)."""
 
-    def __init__(self, params, lr=1e-3, momentum=0.0, weight_decay=0.0, regularization_method="L2", dampening=0.0,
+    def __init__(self, params, lr=1e-3, momentum=None, weight_decay=0.0, regularization_method="L2", dampening=0.0,
                  nesterov=False, maximize=False, learning_rate=None):
         lr = lr if learning_rate is None else learning_rate  # MNN's keyword
+        if momentum is None:
+            from ..nn import Module
+            momentum = 0.9 if isinstance(params, Module) else 0.0
         if momentum < 0:
             raise ValueError(f"invalid momentum value: {momentum}")
         if nesterov and (momentum <= 0 or dampening != 0):
