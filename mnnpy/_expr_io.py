@@ -32,9 +32,47 @@ def save(vars, fileName):
     _core.save_graph(vars, _path(fileName))
 
 
+def _is_model_file(path):
+    """Whether ``path`` is a model file (MNN's, ONNX) rather than a saved graph; anything that is
+    not a regular file is left to the graph reader, which refuses it."""
+    from .convert._graph import check_regular_file
+    from .convert._mnn_loading import is_mnn_file
+    try:
+        check_regular_file(path)
+    except OSError:
+        return False
+    return path.lower().endswith(".onnx") or is_mnn_file(path)
+
+
+def _model_values(path):
+    """The values of a model file (MNN's ``.mnn``, ONNX) as Vars by name, as MNN's loaders give
+    a model's tensors: the inputs as named placeholders of the shape the file gives (a dimension
+    it leaves free is 1), then every value the model computes, in the model's order."""
+    from .convert._graph import Graph, ValueInfo
+    from .convert._onnx_ops import NeedsInputValue, instantiate
+    from .nn import load_module_from_file
+    module = load_module_from_file(path, blocked_layout=False)
+    graph = module._run_graph
+    names = list(dict.fromkeys(o for node in graph.nodes for o in node.outputs if o))
+    types = {v.name: ([d if isinstance(d, int) and d > 0 else 1 for d in (v.saved_shape or v.shape or [])], v.dtype)
+             for v in graph.inputs}
+    every_value = Graph(graph.nodes, graph.weights, graph.inputs, [ValueInfo(n, "", []) for n in names],
+                        graph.opset, graph.producer)
+    try:
+        placeholders, values = instantiate(every_value, module._weights, types)
+    except NeedsInputValue as e:
+        raise ValueError(f"'{path}': the model's shapes depend on its input values ({e}), so its tensors "
+                         "cannot be given as Vars ahead of them; use nn.load_module_from_file") from None
+    return {**placeholders, **dict(zip(names, values))}
+
+
 def load_as_list(fileName):
-    """The Vars saved in ``fileName``, in the order they were given to ``save``."""
-    return _core.load_graph(_path(fileName))[0]
+    """The Vars saved in ``fileName``, in the order they were given to ``save``; for a model
+    file (MNN's ``.mnn``, ONNX) its inputs and every value it computes, in the model's order."""
+    path = _path(fileName)
+    if _is_model_file(path):
+        return list(_model_values(path).values())
+    return _core.load_graph(path)[0]
 
 
 def load_as_dict(fileName):
@@ -43,9 +81,14 @@ def load_as_dict(fileName):
     First the saved Vars, in order: an unnamed one (or one whose name is already taken) is
     called ``output_<i>``, ``i`` being its position in the saved list. Then, as in MNN, every
     other named node of the graph under its name (so ``d["input"]`` finds a placeholder named
-    ``"input"`` even when only the outputs were saved).
+    ``"input"`` even when only the outputs were saved). A model file (MNN's ``.mnn``, ONNX)
+    gives its tensors by name, as MNN does for ``.mnn`` files: write the input placeholders,
+    read any value.
     """
-    outputs, names, named_nodes = _core.load_graph(_path(fileName))
+    path = _path(fileName)
+    if _is_model_file(path):
+        return _model_values(path)
+    outputs, names, named_nodes = _core.load_graph(path)
     result = {}
     for i, (var, name) in enumerate(zip(outputs, names)):
         key = name if name and name not in result else f"output_{i}"

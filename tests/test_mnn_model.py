@@ -342,6 +342,22 @@ def test_mnn_file_runs_through_the_session_api(zoo):
                                                                       MODELS["small_cnn"]["dot"]))
 
 
+def test_mnn_file_tensors_by_name_through_load_as_dict(zoo):
+    """MNN's expr-API program: the model's tensors by name, the input written, the output read."""
+    from mnnpy import expr as F
+    entry = zoo["small_cnn", "float"]
+    x = entry["inputs"]["input"]
+    tensors = F.load_as_dict(entry["mnn"])
+    assert tensors["input"].shape == x.shape  # the shape the file was saved with
+    tensors["input"].write(x)
+    got = tensors["output"].read()
+    ref = entry["mnn_outputs"][0]
+    np.testing.assert_allclose(got, ref, rtol=0, atol=_float32_tolerance(ref, MODELS["small_cnn"]["layers"],
+                                                                      MODELS["small_cnn"]["dot"]))
+    listed = F.load_as_list(entry["mnn"])
+    assert len(listed) == len(tensors) and listed[0].name == "input"
+
+
 def test_unsupported_ops_are_named(tmp_path):
     import torch
 
@@ -460,3 +476,12 @@ def test_fmod_as_mnn_converts_it(tmp_path):
     from mnnpy.nn import _ConvertedModule
     ours = _ConvertedModule(graph, graph.weights, None, None, True, 0, True, None, None).forward(inputs).read()
     np.testing.assert_array_equal(ours, np.fmod(x, y))
+
+
+def test_fifos_raise_instead_of_blocking(tmp_path):
+    from mnnpy import expr as F
+    fifo = tmp_path / "model.mnn"
+    os.mkfifo(fifo)
+    for load in (nn.load_module_from_file, read_mnn, F.load_as_dict):
+        with pytest.raises(OSError, match="not a regular file"):
+            load(str(fifo))

@@ -2,6 +2,8 @@
 model file that stores them (weights as aligned constants in mnnpy's graph format, the node
 list as JSON beside them)."""
 import json
+import os
+import stat
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -93,8 +95,8 @@ class Graph:
                         not (v.shape is None or isinstance(v.shape, list)) or \
                         not (v.saved_shape is None or isinstance(v.saved_shape, list) and
                              all(isinstance(d, int) for d in v.saved_shape)):
-                    raise ValueError(f"model {kind} {v.name!r}: a name, a dtype name, a shape list and "
-                                     f"optionally a saved shape of ints are expected, got {v.name!r}, "
+                    raise ValueError(f"model {kind} {v.name!r}: a name, a dtype name and a shape list (and "
+                                     f"optionally a saved shape of ints) are expected, got {v.name!r}, "
                                      f"{v.dtype!r}, {v.shape!r}, {v.saved_shape!r}")
         check_nodes(self.nodes)
 
@@ -206,6 +208,20 @@ def save_model(graph, path):
     desc = F.const(np.frombuffer(graph.to_json().encode("utf-8"), dtype=np.uint8))
     desc.name = GRAPH_KEY
     F.save([desc] + consts, str(path))
+
+
+def check_regular_file(path):
+    """OSError for anything but a regular file: opening a FIFO or a device would block or read
+    without end."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise OSError(f"cannot read '{path}': not a regular file")
+
+
+def file_head(path, size):
+    """The first ``size`` bytes of the regular file at ``path``."""
+    check_regular_file(path)
+    with open(path, "rb") as f:
+        return f.read(size)
 
 
 def load_model(path):

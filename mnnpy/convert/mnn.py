@@ -10,7 +10,7 @@ import struct
 
 import numpy as np
 
-from ._graph import Graph, Node, ValueInfo
+from ._graph import Graph, Node, ValueInfo, check_regular_file
 from ._mnn_schema import (ARG_MAX, AXIS, BATCH_MATMUL, BATCH_NORM, BINARY_OP, BLOB, CAST, CONV2D, CONV2D_COMMON, CUMSUM,
                           DATA_TYPE_NAMES, DATA_TYPES, DEPTH_SPACE, ELTWISE, ELU, EXPAND_DIMS, FLATTEN,
                           FORMAT_NCHW, FORMAT_NHWC, FORMAT_NHWC4, GATHER, INNER_PRODUCT, INPUT,
@@ -50,6 +50,7 @@ def read_mnn(model):
         path = os.fspath(model)
         if not os.path.exists(path):
             raise FileNotFoundError(f"no such MNN model file: '{path}'")
+        check_regular_file(path)
         with open(path, "rb") as f:
             data = f.read()
         label = f"'{path}'"

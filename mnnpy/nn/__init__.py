@@ -87,7 +87,8 @@ class _ConvertedModule(Module):
         from .. import __version__
         declared = [self._declared[n] for n in self.input_names]
         # Dimensions fixed only at run time read as 0.
-        inputs = [F.placeholder([d if isinstance(d, int) and d > 0 else 0 for d in v.shape], dtype=np.dtype(v.dtype))
+        inputs = [F.placeholder([d if isinstance(d, int) and d > 0 else 0 for d in (v.saved_shape or v.shape)],
+                                dtype=np.dtype(v.dtype))
                   for v in declared]
         for v, p in zip(declared, inputs):
             p.name = v.name
@@ -299,9 +300,9 @@ def load_module_from_file(file_name, input_names=None, output_names=None, dynami
                                 else runtime_manager.precision)
     if runtime_manager is not None and not thread_num:
         thread_num = runtime_manager.thread_num
-    with open(path, "rb") as f:
-        head = f.read(8)
     from ..convert import from_onnx, load_model
+    from ..convert._graph import file_head
+    head = file_head(path, 8)
     from ..convert._mnn_loading import is_mnn_file, load_mnn
     if head != b"MNNPY\0GR" and is_mnn_file(path):
         graph = load_mnn(path)
