@@ -1,10 +1,14 @@
 """OpenCV's image API on mnnpy's lazy expression graph: ``import mnnpy.cv as cv2``.
 
 Images are HxW or HxWxC arrays (uint8 or float32, channels in BGR order as OpenCV has them);
-NumPy arrays and mnnpy Vars are accepted alike, and every image function returns a Var, so a
+NumPy arrays and mnnpy Vars are accepted alike, and every function returns arrays as Vars, so a
 chain such as ``imread`` -> ``resize`` -> normalization -> model plans and runs as one graph.
 Flags, defaults and argument orders are OpenCV's; bad arguments raise ``mnnpy.cv.error`` (as
 OpenCV raises ``cv2.error``) or the TypeError OpenCV raises for wrongly typed arguments.
+
+MNN's cv programs run too: images may be MNN's NHWC batch of one (1xHxWxC, and image results
+keep that form), transformation matrices MNN's CVMatrix, point sets MNN's flat lists of ints,
+and drawing into a Var changes it in place, as MNN draws.
 
 An OpenCV name that mnnpy.cv lacks raises AttributeError naming it: there is no fallback to
 OpenCV.

@@ -623,7 +623,8 @@ _MAT_DTYPES = tuple(_np.dtype(d) for d in ("bool", "uint8", "int8", "int16", "in
 
 
 def _mat(value, func, name):
-    """``(var, dims, channels)``: an array as OpenCV 5's bindings read it. A 3-D array whose
+    """``(var, dims, channels)``: an array as OpenCV 5's bindings read it (the Var shaped dims,
+    or dims + (channels,) for several). A 3-D array whose
     last axis has at most 128 entries is HxW pixels of that many channels; every other array
     (1-D, 2-D, 4-D and more) is one channel of its own shape. int64 is narrowed to int32 (its
     low 32 bits), as OpenCV's bindings narrow it."""
@@ -645,9 +646,10 @@ def _mat(value, func, name):
             v = _core.const(_np.ascontiguousarray(value), None, "NCHW")
         else:
             v = _core.cast(value, _np.int32) if dtype == _np.int64 else value
-    if len(shape) == 3 and shape[2] <= _CN_MAX:
-        return v, shape[:2], shape[2]
-    return v, shape, 1
+    dims, c = (shape[:2], shape[2]) if len(shape) == 3 and shape[2] <= _CN_MAX else (shape, 1)
+    if c == 1 and tuple(v.shape) != dims:
+        v = _core.reshape(v, dims)  # one channel: its own shape (HxW for HxWx1)
+    return v, dims, c
 
 
 def split(m, mv=None):
@@ -658,7 +660,7 @@ def split(m, mv=None):
     if 0 in dims:
         return ()
     if c == 1:
-        return (v if tuple(v.shape) == dims else _core.reshape(v, dims),)
+        return (v,)
     if _np.dtype(v.dtype) in _COLOR_DTYPES:
         out = image_op("CvSplit", [v])
         return tuple(out) if isinstance(out, (list, tuple)) else (out,)

@@ -296,7 +296,8 @@ def _points_array(func, name, value, allow_empty=True):
     of ints) as Nx2 int64."""
     value = _point_set(value)
     if not isinstance(value, _np.ndarray):
-        raise error(func, f"Expected a NumPy array of points for argument '{name}', got {type(value).__name__}")
+        raise error(func, f"Expected an array of points or a flat list of int coordinates for argument '{name}', "
+                          f"got {type(value).__name__}")
     if value.dtype not in (_np.dtype(_np.int32), _np.dtype(_np.int64)):
         if value.size == 0 and allow_empty:
             return _np.zeros((0, 2), _np.int64)
@@ -577,7 +578,8 @@ def fillConvexPoly(img, points, color, lineType=LINE_8, shift=0):  # noqa: N802,
     shift = _int_arg("fillConvexPoly", "shift", shift)
     points = _point_set(points)
     if not isinstance(points, _np.ndarray):
-        raise error("fillConvexPoly", f"Expected a NumPy array for argument 'points', got {type(points).__name__}")
+        raise error("fillConvexPoly", f"Expected an array of points or a flat list of int coordinates for argument "
+                                      f"'points', got {type(points).__name__}")
     if img is None:
         return None
     canvas = _Canvas("fillConvexPoly", img)

@@ -353,7 +353,7 @@ def _points_arg(func, value, count, name):
     if isinstance(value, _core.Var):
         value = _np.asarray(value)
     if not isinstance(value, _np.ndarray):
-        raise error(func, f"'{name}' must be a NumPy array of {count} float32 points, got {type(value).__name__}")
+        raise error(func, f"'{name}' must be an array of {count} float32 points, got {type(value).__name__}")
     if value.dtype != _np.float32 or value.size != 2 * count or value.shape[-1] not in (1, 2) or \
             (value.ndim > 1 and value.shape[-1] == 1 and value.shape[-2] != 2):
         raise error(func, f"'{name}' must hold {count} float32 (x, y) points, got {value.dtype} of shape "
