@@ -293,9 +293,9 @@ def test_cvmatrix_as_the_warp_matrix():
     before = affine.read()
     ours = mcv.warpAffine(img, affine, (80, 60))
     np.testing.assert_array_equal(np.asarray(ours), cv2.warpAffine(img, _AFFINE, (80, 60)))
-    ours = mcv.warpAffine(_mnn_image(img), affine, (80, 60), flags=mcv.INTER_NEAREST | mcv.WARP_INVERSE_MAP)
-    np.testing.assert_array_equal(np.asarray(ours)[0],
-                                  cv2.warpAffine(img, _AFFINE, (80, 60), flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP))
+    flags = cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP
+    ours = mcv.warpAffine(_mnn_image(img), affine, (80, 60), flags=flags)
+    np.testing.assert_array_equal(np.asarray(ours)[0], cv2.warpAffine(img, _AFFINE, (80, 60), flags=flags))
     assert affine.read() == before
     perspective = _cv_matrix(_PERSPECTIVE.astype(np.float32))
     ours = mcv.warpPerspective(img, perspective, (80, 60))
@@ -403,14 +403,12 @@ def test_split_merge_read_arrays_as_opencv5_does(shape, dtype):
     rng = np.random.default_rng(5)
     a = (rng.random(shape) * 100).astype(dtype)
     if dtype == "int64":
-        a = a * 2**33 + 7  # OpenCV's bindings keep the low 32 bits
+        a = a * (2**32 + 1) - 5  # OpenCV's bindings keep the low 32 bits: a - 5
     for ours, theirs in ((mcv.split(a), cv2.split(a)), (mcv.split(mnnpy.numpy.asarray(a)), cv2.split(a))):
         assert isinstance(ours, tuple) and len(ours) == len(theirs)
         for o, t in zip(ours, theirs):
             _same(o, t)
     for parts in ([a, a, a], [a]):
-        if (len(shape) == 3 and shape[2] * len(parts) > 128) and shape[2] <= 128:
-            continue
         try:
             theirs = cv2.merge(parts)
         except cv2.error:
@@ -431,5 +429,5 @@ def test_merge_refuses_what_opencv_refuses():
     for bad in ([1, 2, 3], 3.0):
         with pytest.raises(TypeError):
             mcv.split(bad)
-    np.testing.assert_array_equal(np.asarray(mcv.merge([np.arange(6.0).reshape(2, 3, 1), np.arange(6.0).reshape(2, 3)])),
-                                  cv2.merge([np.arange(6.0).reshape(2, 3, 1), np.arange(6.0).reshape(2, 3)]))
+    planes = [np.arange(6.0).reshape(2, 3, 1), np.arange(6.0).reshape(2, 3)]  # both one 2x3 channel
+    np.testing.assert_array_equal(np.asarray(mcv.merge(planes)), cv2.merge(planes))

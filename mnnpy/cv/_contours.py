@@ -3,10 +3,10 @@ boxPoints, convexHull, approxPolyDP, isContourConvex, moments, pointPolygonTest.
 
 These return data whose size depends on the pixels or a few numbers, so they run when called, on
 NumPy arrays (a Var argument is computed first), as OpenCV's do; mnnpy.cv gives the arrays
-back as Vars (point arrays, hulls, hierarchies), numbers and tuples as OpenCV gives them. Border following, the hull, the
-rotating calipers, Douglas-Peucker, moments and the polygon test are C++ (``_core.cv_*``); area,
-perimeter and box corners are a few vectorized NumPy steps with OpenCV's float32/float64 order of
-operations. Point sets are Nx2, Nx1x2 or 1xNx2 int32 or float32 arrays (int64 is narrowed to
+back as Vars (point arrays, hulls, hierarchies), numbers and tuples as OpenCV gives them.
+Border following, the hull, the rotating calipers, Douglas-Peucker, moments and the polygon
+test are C++ (``_core.cv_*``); area, perimeter and box corners are a few vectorized NumPy steps
+with OpenCV's float32/float64 order of operations. Point sets are Nx2, Nx1x2 or 1xNx2 int32 or float32 arrays (int64 is narrowed to
 int32, as OpenCV's bindings do).
 """
 import math as _math

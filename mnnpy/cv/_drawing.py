@@ -578,8 +578,8 @@ def fillConvexPoly(img, points, color, lineType=LINE_8, shift=0):  # noqa: N802,
     shift = _int_arg("fillConvexPoly", "shift", shift)
     points = _point_set(points)
     if not isinstance(points, _np.ndarray):
-        raise error("fillConvexPoly", f"Expected an array of points or a flat list of int coordinates for argument "
-                                      f"'points', got {type(points).__name__}")
+        raise error("fillConvexPoly", "Expected an array of points or a flat list of int coordinates for "
+                                      f"argument 'points', got {type(points).__name__}")
     if img is None:
         return None
     canvas = _Canvas("fillConvexPoly", img)

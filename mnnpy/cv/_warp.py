@@ -4,10 +4,11 @@ getRotationMatrix2D, getAffineTransform, getPerspectiveTransform and invertAffin
 
 The image functions build graph ops (CvWarp, CvConvertMaps, CvRectSubPix, CvPyrDown, CvPyrUp);
 the matrix helpers compute a handful of float64 numbers with NumPy (mnnpy.cv returns them as
-Vars). A transformation matrix M may be an array, a Var or MNN's CVMatrix. Warps sample as OpenCV 5 does: uint8 and float32 images of 1, 3 or 4 channels with
-nearest or bilinear interpolation, and bicubic interpolation of every depth, at float32 source
-positions; every other case at positions in 1/32 pixel steps with tabulated
-(15-bit fixed point for uint8) weights. The hint argument is accepted and ignored (results are
+Vars). A transformation matrix M may be an array, a Var or MNN's CVMatrix. Warps sample as
+OpenCV 5 does: uint8 and float32 images of 1, 3 or 4 channels with nearest or bilinear
+interpolation, and bicubic interpolation of every depth, at float32 source positions; every
+other case at positions in 1/32 pixel steps with tabulated (15-bit fixed point for uint8)
+weights. The hint argument is accepted and ignored (results are
 those of ALGO_HINT_ACCURATE, OpenCV's default).
 """
 import numpy as _np
