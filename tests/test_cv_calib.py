@@ -115,6 +115,7 @@ def scene(seed, count, planar, distortion, noise):
 
 def reprojection_error(points, pixels, rvec, tvec, distortion):
     points, pixels = np.asarray(points, np.float64), np.asarray(pixels, np.float64)
+    rvec, tvec = np.asarray(rvec), np.asarray(tvec)  # mnnpy.cv's results are Vars; cv2 takes arrays
     projected = cv2.projectPoints(points, rvec, tvec, CAMERA, distortion)[0].reshape(-1, 2)
     return np.hypot(*(projected - pixels).T)
 
@@ -198,6 +199,7 @@ def test_solve_pnp_epnp(count, distortion):
 
 def object_space_error(points, pixels, rvec, tvec, distortion):
     """SQPnP's cost: squared distances of the camera-frame points from their lines of sight."""
+    rvec, tvec = np.asarray(rvec), np.asarray(tvec)  # mnnpy.cv's results are Vars; cv2 takes arrays
     undistorted = cv2.undistortPoints(pixels, CAMERA, distortion).reshape(-1, 2)
     sight = np.concatenate([undistorted, np.ones((len(pixels), 1))], 1)
     sight /= np.linalg.norm(sight, axis=1, keepdims=True)

@@ -11,8 +11,8 @@ What holds:
   (a fitted Gaussian profile and slope gain), so values differ slightly: every pixel within 16
   levels of cv2's, and the set of pixels drawn the same to within 1% (about 90% of the pixels a
   thin line touches differ, by 1..9 levels).
-- NumPy images are drawn in place and returned (`result is img`); Vars give a new Var and
-  stay unchanged.
+- NumPy images are drawn in place and returned (`result is img`); so are Vars (rebound to the
+  drawn pixels, as MNN draws into them).
 - Bad arguments raise mnnpy.cv.error where cv2 raises cv2.error, TypeError where cv2 raises
   TypeError.
 """
@@ -294,14 +294,16 @@ def test_in_place_and_var():
     assert img.any()
     source = np.zeros((20, 30, 3), np.uint8)
     var = mnnpy.asarray(source) if hasattr(mnnpy, "asarray") else mnnpy._core.const(source, None, "NCHW")
+    before = var + 0  # built from the Var before drawing: keeps the old pixels
     out = mcv.circle(var, (15, 10), 5, (0, 255, 0), -1)
-    assert isinstance(out, mnnpy._core.Var)
+    assert out is var
     expected = cv2.circle(source.copy(), (15, 10), 5, (0, 255, 0), -1)
-    np.testing.assert_array_equal(np.asarray(out), expected)
-    assert not np.asarray(var).any()
+    np.testing.assert_array_equal(np.asarray(var), expected)
+    assert not np.asarray(before).any()
     out = mcv.fillPoly(var, [np.array([[1, 1], [25, 3], [8, 18]], np.int32)], (1, 2, 3))
-    np.testing.assert_array_equal(np.asarray(out), cv2.fillPoly(source.copy(), [np.array([[1, 1], [25, 3], [8, 18]],
-                                                                                         np.int32)], (1, 2, 3)))
+    assert out is var
+    np.testing.assert_array_equal(np.asarray(var), cv2.fillPoly(expected, [np.array([[1, 1], [25, 3], [8, 18]],
+                                                                                     np.int32)], (1, 2, 3)))
 
 
 def _raises_like_cv2(call):

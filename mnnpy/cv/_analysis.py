@@ -138,10 +138,11 @@ def _bound(value, image, name):
     missing ones 0) as a float64 array, rounded to integers for integer images as OpenCV does."""
     shape = tuple(image.shape)
     if getattr(value, "ndim", 0) >= 2:
-        if tuple(value.shape) != shape:
+        bound = as_image(value, "inRange", name)
+        if tuple(bound.shape) != shape:
             raise error("inRange", f"'{name}' has shape {tuple(value.shape)}; an array bound must have the "
                                    f"image's shape {shape}")
-        return value
+        return bound
     values = _np.atleast_1d(_np.asarray(value, dtype=_np.float64)).ravel()
     c = channels(image)
     if values.size == 0 or (values.size > 4 and values.size != c):

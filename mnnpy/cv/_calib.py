@@ -1,8 +1,9 @@
 """Small linear algebra and camera geometry of OpenCV: solve (every DECOMP_ method), Rodrigues,
 projectPoints and solvePnP.
 
-These work on a handful of numbers (3x3 rotations, small systems, point sets) and return NumPy
-arrays, as OpenCV does; they are computed at once with NumPy (vectorized over the points).
+These work on a handful of numbers (3x3 rotations, small systems, point sets), computed at once
+with NumPy (vectorized over the points); mnnpy.cv gives the arrays back as Vars, as MNN does.
+Arguments may be NumPy arrays or Vars.
 """
 import numpy as _np
 

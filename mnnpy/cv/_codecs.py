@@ -19,7 +19,7 @@ import numpy as _np
 
 from .. import _core
 from .._core import Var
-from ._common import error, image_op
+from ._common import error, image_op, unbatched
 
 __all__ = ["imread", "imdecode", "imwrite", "imencode", "haveImageReader", "haveImageWriter",
            "IMREAD_UNCHANGED", "IMREAD_GRAYSCALE", "IMREAD_COLOR", "IMREAD_COLOR_BGR",
@@ -373,10 +373,12 @@ def _image_to_write(func, img, extension):
         raise TypeError(f"mnnpy.cv.{func}: 'img' is not a numerical array (dtype {a.dtype})")
     if a.size == 0:
         raise error(func, f"'img' is empty (shape {a.shape})")
+    a = unbatched(a, func, "img")
     if a.ndim == 3 and a.shape[2] == 1:
         a = a[:, :, 0]
     if a.ndim not in (2, 3):
-        raise error(func, f"'img' must be a 2-D (HxW) or 3-D (HxWxC) image, got shape {a.shape}")
+        raise error(func, f"'img' must be a 2-D (HxW) or 3-D (HxWxC) image (or MNN's 1xHxWxC batch of one), "
+                          f"got shape {a.shape}")
     cn = 1 if a.ndim == 2 else a.shape[2]
     if cn not in (1, 3, 4):
         raise error(func, f"images of 1, 3 or 4 channels can be written, got {cn}")

@@ -615,29 +615,81 @@ def cvtColorTwoPlane(src1, src2, code, dst=None):  # noqa: N802 (OpenCV's name)
     return image_op("CvColor", [luma, chroma], **_attrs(conv, 1, conv.dcn))
 
 
+# The most channels OpenCV 5's bindings read from the last axis of a 3-D array (CV_CN_MAX).
+_CN_MAX = 128
+# What a Var can hold (int64 arrays are narrowed to int32 first, as OpenCV's bindings narrow them).
+_MAT_DTYPES = tuple(_np.dtype(d) for d in ("bool", "uint8", "int8", "int16", "int32", "float16", "float32",
+                                           "float64"))
+
+
+def _mat(value, func, name):
+    """``(var, dims, channels)``: an array as OpenCV 5's bindings read it (the Var shaped dims,
+    or dims + (channels,) for several). A 3-D array whose
+    last axis has at most 128 entries is HxW pixels of that many channels; every other array
+    (1-D, 2-D, 4-D and more) is one channel of its own shape. int64 is narrowed to int32 (its
+    low 32 bits), as OpenCV's bindings narrow it."""
+    if not isinstance(value, (Var, _np.ndarray)):
+        raise TypeError(f"mnnpy.cv.{func}: '{name}' must be a NumPy array or Var, got {type(value).__name__}")
+    shape, dtype = tuple(value.shape), _np.dtype(value.dtype)
+    if not shape:
+        raise error(func, f"'{name}' must be an array of at least one dimension, got a scalar")
+    if 2 <= len(shape) <= 3 and 0 not in shape and dtype in _COLOR_DTYPES:
+        v = as_image(value, func, name, dtypes=_COLOR_DTYPES)  # a NumPy image is read in place
+    else:
+        if isinstance(value, _np.ndarray):
+            if dtype.kind in "iu" and dtype.itemsize == 8:
+                value = value.astype(_np.int32)
+                dtype = value.dtype
+            if dtype not in _MAT_DTYPES:
+                raise error(func, f"'{name}' has unsupported dtype {dtype}; expected one of "
+                                  f"{', '.join(str(d) for d in _MAT_DTYPES)} or int64")
+            v = _core.const(_np.ascontiguousarray(value), None, "NCHW")
+        else:
+            v = _core.cast(value, _np.int32) if dtype == _np.int64 else value
+    dims, c = (shape[:2], shape[2]) if len(shape) == 3 and shape[2] <= _CN_MAX else (shape, 1)
+    if c == 1 and tuple(v.shape) != dims:
+        v = _core.reshape(v, dims)  # one channel: its own shape (HxW for HxWx1)
+    return v, dims, c
+
+
 def split(m, mv=None):
-    """OpenCV's ``split``: a tuple with one HxW Var per channel of ``m``."""
-    image = as_image(m, "split", dtypes=_COLOR_DTYPES)
-    if channels(image) == 1:
-        return (image,)
-    out = image_op("CvSplit", [image])
-    return tuple(out) if isinstance(out, (list, tuple)) else (out,)
+    """OpenCV's ``split``: a tuple with one Var per channel of ``m`` (HxW planes of an HxWxC
+    image); an array of one channel (1-D, 2-D, HxWx1, 4-D and more) gives itself, as OpenCV 5
+    gives it, and an empty array gives an empty tuple."""
+    v, dims, c = _mat(m, "split", "m")
+    if 0 in dims:
+        return ()
+    if c == 1:
+        return (v,)
+    if _np.dtype(v.dtype) in _COLOR_DTYPES:
+        out = image_op("CvSplit", [v])
+        return tuple(out) if isinstance(out, (list, tuple)) else (out,)
+    return tuple(_core.reshape(plane, dims) for plane in _core.split_sections(v, c, 2))
 
 
 def merge(mv, dst=None):
-    """OpenCV's ``merge``: one HxWxC Var from a sequence of HxW (or HxWxCi) images of one size
-    and dtype (HxW when there is a single channel)."""
+    """OpenCV's ``merge``: one array of the channels of every array of ``mv`` (read as
+    ``split`` reads them), which share one size and dtype: HxWxC for HxW planes (HxW when there
+    is a single channel), NxC for 1-D arrays of N, and an axis of C added to 4-D and larger ones,
+    as OpenCV 5 gives them; at most 128 channels in all."""
     if isinstance(mv, (Var, _np.ndarray)) or not hasattr(mv, "__len__"):
         raise TypeError("mnnpy.cv.merge: 'mv' must be a sequence of images")
     if len(mv) == 0:
         raise error("merge", "'mv' is empty")
-    images = [as_image(x, "merge", f"mv[{i}]", dtypes=_COLOR_DTYPES) for i, x in enumerate(mv)]
-    first = images[0]
-    for i, image in enumerate(images):
-        if tuple(image.shape)[:2] != tuple(first.shape)[:2] or image.dtype != first.dtype:
-            raise error("merge", f"mv[{i}] has shape {tuple(image.shape)} and dtype {_np.dtype(image.dtype)}; all "
-                                 f"images must share the size and dtype of mv[0] ({tuple(first.shape)}, "
+    mats = [_mat(x, "merge", f"mv[{i}]") for i, x in enumerate(mv)]
+    first, dims, _ = mats[0]
+    if 0 in dims:
+        raise error("merge", "'mv[0]' is empty")
+    for i, (v, size, _) in enumerate(mats):
+        if size != dims or v.dtype != first.dtype:
+            raise error("merge", f"mv[{i}] has shape {tuple(v.shape)} and dtype {_np.dtype(v.dtype)}; all "
+                                 f"arrays must share the size and dtype of mv[0] ({tuple(first.shape)}, "
                                  f"{_np.dtype(first.dtype)})")
-    if len(images) == 1:
-        return images[0]
-    return image_op("CvMerge", images)
+    total = sum(c for _, _, c in mats)
+    if total > _CN_MAX:
+        raise error("merge", f"the arrays have {total} channels in all; at most {_CN_MAX} can be merged")
+    if len(mats) == 1:
+        return first
+    if len(dims) == 2 and _np.dtype(first.dtype) in _COLOR_DTYPES:
+        return image_op("CvMerge", [v for v, _, _ in mats])
+    return _core.concat([_core.reshape(v, dims + (c,)) for v, _, c in mats], len(dims))

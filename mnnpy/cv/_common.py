@@ -60,25 +60,33 @@ class error(Exception):  # noqa: N801 (OpenCV's name)
 class _CallState(_threading.local):
     depth = 0          # public calls under way on this thread
     borrowed = False   # whether the outermost one borrowed a NumPy buffer
+    batched = False    # whether it was given an image as MNN's batch of one, 1xHxWxC
 
 
 _call = _CallState()
 
 
-def read_at_call(function):
+def read_at_call(function, image_results=None):
     """``function`` with the NumPy images it is given read in place, its results computed
-    before it returns whenever it read one."""
+    before it returns whenever it read one. ``image_results`` says which results are images
+    (ALL_RESULTS, or the positions in the returned tuple): they take back the batch dimension
+    of a 1xHxWxC image argument."""
     @_functools.wraps(function)
     def call(*args, **kwargs):
         state = _call
         if state.depth:
             return function(*args, **kwargs)  # nested: the outermost call computes the results
         state.borrowed = False
+        state.batched = False
         state.depth = 1
         try:
             result = function(*args, **kwargs)
         finally:
             state.depth = 0
+        if state.batched:
+            state.batched = False
+            if image_results is not None:
+                result = _with_batch(result, image_results)
         if state.borrowed:
             state.borrowed = False
             if type(result) is Var:
@@ -91,6 +99,44 @@ def read_at_call(function):
     return call
 
 
+ALL_RESULTS = "all"
+
+
+def _batched_image(image):
+    if isinstance(image, Var) and 2 <= image.ndim <= 3:
+        shape = tuple(image.shape)
+        return _core.reshape(image, (1,) + shape + ((1,) if len(shape) == 2 else ()))
+    return image
+
+
+def _with_batch(result, image_results):
+    """``result`` with its image Vars as batches of one, 1xHxWxC (1xHxWx1 for one channel)."""
+    if image_results == ALL_RESULTS:
+        if isinstance(result, (tuple, list)):
+            return type(result)(_batched_image(r) for r in result)
+        return _batched_image(result)
+    return tuple(_batched_image(r) if i in image_results else r for i, r in enumerate(result))
+
+
+def batch_of_one(shape, func, name):
+    """Whether ``shape`` is MNN's NHWC batch of one image, 1xHxWxC (noted for the call's image
+    results). OpenCV has no 4-D images, so no OpenCV program passes one; a batch of several
+    images is refused."""
+    if len(shape) != 4:
+        return False
+    if shape[0] != 1:
+        raise error(func, f"'{name}' is a batch of {shape[0]} images (shape {tuple(shape)}); mnnpy.cv takes one "
+                          f"image: HxW, HxWxC, or 1xHxWxC as MNN passes it")
+    if _call.depth:
+        _call.batched = True
+    return True
+
+
+def unbatched(array, func, name):
+    """A NumPy array without the leading axis of a 1xHxWxC batch of one (a view of it)."""
+    return array[0] if batch_of_one(array.shape, func, name) else array
+
+
 def _vars_in(result):
     if isinstance(result, Var):
         yield result
@@ -100,7 +146,9 @@ def _vars_in(result):
 
 
 def as_image(src, func, name="src", dtypes=IMAGE_DTYPES):
-    """``src`` (NumPy array, array-like or Var) as a Var of shape HxW or HxWxC.
+    """``src`` (NumPy array, array-like or Var) as a Var of shape HxW or HxWxC. MNN's batch
+    of one image, 1xHxWxC, is taken as that image (and the call's image results get the batch
+    dimension back, see read_at_call).
 
     Raises TypeError for values that are not arrays (as OpenCV's bindings do for a bad
     argument type) and ``error`` for a wrong rank, an empty image or an unsupported dtype."""
@@ -130,12 +178,16 @@ def as_image(src, func, name="src", dtypes=IMAGE_DTYPES):
             v = _core.const(_np.ascontiguousarray(a), None, "NCHW")
         shape = a.shape
         dtype_checked = True
-    if len(shape) == 3 and shape[2] == 1:
+    image_shape = tuple(shape[1:]) if batch_of_one(shape, func, name) else tuple(shape)
+    if len(image_shape) == 3 and image_shape[2] == 1:
         # One channel is a plain HxW image for OpenCV, and comes back HxW.
-        v = _core.reshape(v, shape[:2])
-        shape = shape[:2]
+        image_shape = image_shape[:2]
+    if image_shape != tuple(shape):
+        v = _core.reshape(v, image_shape)
+        shape = image_shape
     if len(shape) < 2 or len(shape) > 3:
-        raise error(func, f"'{name}' must be a 2-D (HxW) or 3-D (HxWxC) image, got shape {shape}")
+        raise error(func, f"'{name}' must be a 2-D (HxW) or 3-D (HxWxC) image (or MNN's 1xHxWxC batch of one), "
+                          f"got shape {tuple(shape)}")
     if any(s == 0 for s in shape):
         raise error(func, f"'{name}' is empty (shape {shape})")
     if not dtype_checked and _np.dtype(v.dtype) not in dtypes:

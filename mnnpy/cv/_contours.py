@@ -2,10 +2,11 @@
 boxPoints, convexHull, approxPolyDP, isContourConvex, moments, pointPolygonTest.
 
 These return data whose size depends on the pixels or a few numbers, so they run when called, on
-NumPy arrays (a Var argument is computed first), as OpenCV's do. Border following, the hull, the
-rotating calipers, Douglas-Peucker, moments and the polygon test are C++ (``_core.cv_*``); area,
-perimeter and box corners are a few vectorized NumPy steps with OpenCV's float32/float64 order of
-operations. Point sets are Nx2, Nx1x2 or 1xNx2 int32 or float32 arrays (int64 is narrowed to
+NumPy arrays (a Var argument is computed first), as OpenCV's do; mnnpy.cv gives the arrays
+back as Vars (point arrays, hulls, hierarchies), numbers and tuples as OpenCV gives them.
+Border following, the hull, the rotating calipers, Douglas-Peucker, moments and the polygon
+test are C++ (``_core.cv_*``); area, perimeter and box corners are a few vectorized NumPy steps
+with OpenCV's float32/float64 order of operations. Point sets are Nx2, Nx1x2 or 1xNx2 int32 or float32 arrays (int64 is narrowed to
 int32, as OpenCV's bindings do).
 """
 import math as _math
@@ -13,7 +14,7 @@ import math as _math
 import numpy as _np
 
 from .. import _core
-from ._common import error
+from ._common import error, unbatched
 
 __all__ = ["findContours", "contourArea", "arcLength", "boundingRect", "minAreaRect", "boxPoints", "convexHull",
            "approxPolyDP", "isContourConvex", "moments", "pointPolygonTest",
@@ -81,7 +82,8 @@ def _pair(value, func, name, kind=float):
 
 
 def _single_channel(a, func, name):
-    """A 2-D view of an HxW or HxWx1 image, else ``error``."""
+    """A 2-D view of an HxW, HxWx1 or 1xHxWx1 image, else ``error``."""
+    a = unbatched(a, func, name)
     if a.ndim == 3 and a.shape[2] == 1:
         a = a[:, :, 0]
     if a.ndim != 2:
@@ -98,7 +100,7 @@ def findContours(image, mode, method, contours=None, hierarchy=None, offset=None
     label image is RETR_FLOODFILL, which traces every region of equal labels. The output
     arguments ``contours`` and ``hierarchy`` are ignored."""
     func = "findContours"
-    a = _array(image, func, "image")
+    a = unbatched(_array(image, func, "image"), func, "image")
     mode = _int(mode, func, "mode")
     method = _int(method, func, "method")
     if a.ndim == 3 and a.shape[2] == 1:
@@ -230,7 +232,7 @@ def moments(array, binaryImage=False):  # noqa: N802,N803
     """OpenCV's moments as a dict (m00 .. m03, mu20 .. mu03, nu20 .. nu03): of the polygon when
     ``array`` is int32/float32 points, else of a one-channel image (uint8, uint16, int16, float32,
     float64; any numerical image when ``binaryImage``, which counts nonzero pixels as 1)."""
-    a = _array(array, "moments", "array")
+    a = unbatched(_array(array, "moments", "array"), "moments", "array")
     if a.dtype == _np.int64 and _is_point_shape(a.shape):
         a = a.astype(_np.int32)
     if a.dtype in _POINT_DTYPES and _is_point_shape(a.shape) and 0 not in a.shape:

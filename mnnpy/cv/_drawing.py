@@ -2,8 +2,12 @@
 polylines, fillPoly, fillConvexPoly, drawContours, drawMarker, putText and getTextSize.
 
 As in OpenCV, a NumPy image is drawn into in place and returned (the same array object); it must
-be writable with packed pixels (rows may be any stride apart, as for a row slice). An mnnpy Var is
-immutable, so drawing on one returns a new Var holding the drawn image. The pixels are rasterized
+be writable with packed pixels (rows may be any stride apart, as for a row slice). A Var is drawn
+into in place too, as MNN draws into it: the Var then holds the drawn image (it is rebound, as
+index assignment rebinds it; what was built from it before keeps the old pixels) and is
+returned. Images may be MNN's batch of one, 1xHxWxC. Point sets may also be MNN's flat lists of
+int coordinates, ``[x0, y0, x1, y1, ...]``, one per polygon (an extension: OpenCV refuses
+them), and Vars such as findContours and convexHull return. The pixels are rasterized
 by the C++ kernels behind ``_core.cv_draw_*`` with OpenCV's rules; arguments are parsed here with
 OpenCV's names, defaults, checks and messages.
 
@@ -34,7 +38,7 @@ import numpy as _np
 
 from .. import _core
 from .._core import Var
-from ._common import error
+from ._common import error, unbatched
 
 __all__ = ["line", "arrowedLine", "rectangle", "circle", "ellipse", "ellipse2Poly", "polylines", "fillPoly",
            "fillConvexPoly", "drawContours", "drawMarker", "putText", "getTextSize",
@@ -192,20 +196,23 @@ class _Canvas:
 
     def __init__(self, func, img):
         self.func = func
+        self.image = img
         self.var = isinstance(img, Var)
         if self.var:
-            array = _np.array(_np.asarray(img), copy=True, order="C")
+            self.drawn = array = _np.array(_np.asarray(img), copy=True, order="C")
         elif isinstance(img, _np.ndarray):
             array = img
         else:
             raise error(func, f"Expected a NumPy array or Var for argument 'img', got {type(img).__name__}")
-        self.result = array
+        self.dtype = array.dtype
+        array = unbatched(array, func, "img")
         if array.dtype not in _DRAW_DTYPES and array.dtype != _np.bool_:
             raise error(func, f"'img' has unsupported dtype {array.dtype}")
         if array.ndim == 1 and array.size > 0 and array.strides[0] == array.itemsize:
             array = array.reshape(-1, 1)
         if array.ndim not in (2, 3):
-            raise error(func, f"'img' must be a 2-D (HxW) or 3-D (HxWxC) image, got shape {array.shape}")
+            raise error(func, f"'img' must be a 2-D (HxW) or 3-D (HxWxC) image (or MNN's 1xHxWxC batch of one), "
+                              f"got shape {array.shape}")
         if array.size == 0:
             raise error(func, f"'img' is empty (shape {array.shape})")
         channels = 1 if array.ndim == 2 else array.shape[2]
@@ -221,18 +228,25 @@ class _Canvas:
         self.channels = channels
 
     def color(self, color):
-        return _color_bytes(self.func, color, self.result.dtype, self.channels)
+        return _color_bytes(self.func, color, self.dtype, self.channels)
 
     def line_type(self, line_type):
         # Antialiasing is for 8-bit images; others get 8-connected lines, as in OpenCV.
-        if line_type == LINE_AA and self.result.dtype != _np.uint8:
+        if line_type == LINE_AA and self.dtype != _np.uint8:
             return LINE_8
         return line_type
 
     def finish(self):
+        """The image drawn into: a Var now holds the drawn pixels (a placeholder keeps being one)."""
         if self.var:
-            return _core.const(_np.ascontiguousarray(self.result), None, "NCHW")
-        return self.result
+            var = self.image
+            if var.is_placeholder:
+                var.write(self.drawn)
+            else:
+                drawn = _core.const(self.drawn, None, var.data_format)
+                drawn.name = var.name
+                _core.rebind(var, drawn)
+        return self.image
 
 
 def _draw(func, kernel, *args):
@@ -259,10 +273,31 @@ def _check_positive_thickness(func, thickness):
         raise error(func, f"thickness must satisfy 0 < thickness <= {_MAX_THICKNESS}, got {thickness}")
 
 
+def _is_flat_points(value):
+    """Whether ``value`` is MNN's flat point list, [x0, y0, x1, y1, ...] of ints."""
+    return (isinstance(value, (list, tuple)) and len(value) % 2 == 0
+            and all(type(v) is int or isinstance(v, _np.integer) for v in value))
+
+
+def _point_set(value):
+    """An array of points from a Var or MNN's flat point list; other values as they are."""
+    if isinstance(value, Var):
+        return _np.asarray(value)
+    if _is_flat_points(value):
+        flat = _np.array(value, dtype=_np.int64).reshape(-1, 2)
+        if flat.size and (flat.min() < _INT_MIN or flat.max() > _INT_MAX):
+            return flat  # refused by _points_array, naming the int32 range
+        return flat.astype(_np.int32)
+    return value
+
+
 def _points_array(func, name, value, allow_empty=True):
-    """An OpenCV point vector (Nx2, Nx1x2 or 1xNx2 int32/int64 array) as Nx2 int64."""
+    """An OpenCV point vector (Nx2, Nx1x2 or 1xNx2 int32/int64 array, a Var, or MNN's flat list
+    of ints) as Nx2 int64."""
+    value = _point_set(value)
     if not isinstance(value, _np.ndarray):
-        raise error(func, f"Expected a NumPy array of points for argument '{name}', got {type(value).__name__}")
+        raise error(func, f"Expected an array of points or a flat list of int coordinates for argument '{name}', "
+                          f"got {type(value).__name__}")
     if value.dtype not in (_np.dtype(_np.int32), _np.dtype(_np.int64)):
         if value.size == 0 and allow_empty:
             return _np.zeros((0, 2), _np.int64)
@@ -283,16 +318,21 @@ def _points_array(func, name, value, allow_empty=True):
 
 def _contour_list(func, name, value):
     """OpenCV's InputArrayOfArrays of point vectors: a list/tuple of arrays, one array (one
-    contour) or a KxNx2 array (K contours)."""
+    contour) or a KxNx2 array (K contours); arrays may be Vars, and list items MNN's flat
+    lists of ints."""
+    if isinstance(value, Var):
+        value = _np.asarray(value)
     if isinstance(value, _np.ndarray):
         if value.ndim == 3 and value.shape[0] > 1 and value.shape[1] != 1:
             return list(value)
         return [value]
     if isinstance(value, (list, tuple)):
-        for i, item in enumerate(value):
+        items = [_point_set(item) for item in value]
+        for i, item in enumerate(items):
             if not isinstance(item, _np.ndarray):
-                raise error(func, f"Can't parse '{name}'. Sequence item with index {i} has a wrong type")
-        return list(value)
+                raise error(func, f"Can't parse '{name}'. Sequence item with index {i} has a wrong type (expected "
+                                  f"an array of points or a flat list of int coordinates [x0, y0, x1, y1, ...])")
+        return items
     raise error(func, f"Expected a sequence of point arrays for argument '{name}', got {type(value).__name__}")
 
 
@@ -536,8 +576,10 @@ def fillConvexPoly(img, points, color, lineType=LINE_8, shift=0):  # noqa: N802,
     non-convex one is filled as OpenCV fills it)."""
     line_type = _int_arg("fillConvexPoly", "lineType", lineType)
     shift = _int_arg("fillConvexPoly", "shift", shift)
+    points = _point_set(points)
     if not isinstance(points, _np.ndarray):
-        raise error("fillConvexPoly", f"Expected a NumPy array for argument 'points', got {type(points).__name__}")
+        raise error("fillConvexPoly", "Expected an array of points or a flat list of int coordinates for "
+                                      f"argument 'points', got {type(points).__name__}")
     if img is None:
         return None
     canvas = _Canvas("fillConvexPoly", img)
@@ -901,9 +943,9 @@ def putText(img, text, org, fontFace, fontScale, color, thickness=1, lineType=LI
     if img is None:
         return None
     canvas = _Canvas(func, img)
-    if canvas.result.dtype != _np.uint8:
+    if canvas.dtype != _np.uint8:
         raise error(func, f"'img' must be uint8 (CV_8U), as OpenCV 5 draws text on 8-bit images only; "
-                          f"got {canvas.result.dtype}")
+                          f"got {canvas.dtype}")
     if canvas.channels not in (1, 3, 4):
         raise error(func, f"'img' must have 1, 3 or 4 channels, got {canvas.channels}")
     if not layout.lines:

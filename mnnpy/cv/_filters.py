@@ -4,7 +4,8 @@ morphology, median and bilateral filters.
 Every filter is one graph op with borders read through index tables built when the plan is
 made: CvSepFilter (a vertical pass over the source rows into a row buffer, then a horizontal
 pass along it), CvFilter2D, CvMorphology, CvMedianBlur and CvBilateral8U. Kernel builders
-(getGaussianKernel, getDerivKernels, getStructuringElement, getGaborKernel) return NumPy arrays.
+(getGaussianKernel, getDerivKernels, getStructuringElement, getGaborKernel) compute NumPy arrays,
+which mnnpy.cv gives back as Vars.
 uint8 GaussianBlur runs OpenCV's bit-exact fixed-point arithmetic (8-bit taps, integer sums,
 rounding half up), so its results are identical to OpenCV's.
 """
@@ -152,7 +153,7 @@ def _fixed_point_taps(taps, fraction_bits=8):
 
 
 def getGaussianKernel(ksize, sigma, ktype=CV_64F):  # noqa: N802 (OpenCV's name)
-    """OpenCV's ``getGaussianKernel``: a ksize x 1 NumPy array of Gaussian taps summing to 1."""
+    """OpenCV's ``getGaussianKernel``: a ksize x 1 array of Gaussian taps summing to 1."""
     n = _int_arg("getGaussianKernel", "ksize", ksize)
     sigma = _float_arg("getGaussianKernel", "sigma", sigma)
     ktype = _int_arg("getGaussianKernel", "ktype", ktype)

@@ -3,11 +3,12 @@ getRectSubPix, pyrDown, pyrUp, hconcat and vconcat, with the small matrix helper
 getRotationMatrix2D, getAffineTransform, getPerspectiveTransform and invertAffineTransform.
 
 The image functions build graph ops (CvWarp, CvConvertMaps, CvRectSubPix, CvPyrDown, CvPyrUp);
-the matrix helpers compute a handful of float64 numbers with NumPy and return NumPy arrays, as
-OpenCV does. Warps sample as OpenCV 5 does: uint8 and float32 images of 1, 3 or 4 channels with
-nearest or bilinear interpolation, and bicubic interpolation of every depth, at float32 source
-positions; every other case at positions in 1/32 pixel steps with tabulated
-(15-bit fixed point for uint8) weights. The hint argument is accepted and ignored (results are
+the matrix helpers compute a handful of float64 numbers with NumPy (mnnpy.cv returns them as
+Vars). A transformation matrix M may be an array, a Var or MNN's CVMatrix. Warps sample as
+OpenCV 5 does: uint8 and float32 images of 1, 3 or 4 channels with nearest or bilinear
+interpolation, and bicubic interpolation of every depth, at float32 source positions; every
+other case at positions in 1/32 pixel steps with tabulated (15-bit fixed point for uint8)
+weights. The hint argument is accepted and ignored (results are
 those of ALGO_HINT_ACCURATE, OpenCV's default).
 """
 import numpy as _np
@@ -86,12 +87,30 @@ def _scalar_arg(func, name, value):
     return [float(v) for v in items] + [0.0] * (4 - len(items))
 
 
-def _matrix_arg(func, M, rows):  # noqa: N803 (OpenCV's name)
-    """The rows x 3 transformation matrix as float64 (OpenCV takes float32 or float64 only)."""
+def _cv_matrix_rows(M, rows):  # noqa: N803 (OpenCV's name)
+    """The first ``rows`` rows of MNN's CVMatrix (float32 3x3), or None for anything else."""
+    from .._image_process import CVMatrix  # imported on use: it is not part of mnnpy.cv
+    if isinstance(M, CVMatrix):
+        return _np.asarray(M.read(), _np.float32).reshape(3, 3)[:rows]
+    return None
+
+
+def _matrix_array(func, M, rows):  # noqa: N803 (OpenCV's name)
+    """M as a NumPy array: an array, a Var, or MNN's CVMatrix (its first ``rows`` rows)."""
     if isinstance(M, _core.Var):
-        M = _np.asarray(M)
-    if not isinstance(M, _np.ndarray):
-        raise error(func, f"'M' must be a NumPy array, got {type(M).__name__}")
+        return _np.asarray(M)
+    if isinstance(M, _np.ndarray):
+        return M
+    m = _cv_matrix_rows(M, rows)
+    if m is None:
+        raise error(func, f"'M' must be a NumPy array, a Var or an MNN CVMatrix, got {type(M).__name__}")
+    return m
+
+
+def _matrix_arg(func, M, rows):  # noqa: N803 (OpenCV's name)
+    """The rows x 3 transformation matrix as float64 (OpenCV takes float32 or float64 only; an
+    MNN CVMatrix gives its first ``rows`` rows)."""
+    M = _matrix_array(func, M, rows)
     if M.dtype not in (_np.float32, _np.float64) or M.shape not in ((rows, 3), (rows, 3, 1)):
         raise error(func, f"'M' must be a {rows}x3 float32 or float64 matrix, got {M.dtype} of shape {M.shape}")
     return M.reshape(rows, 3).astype(_np.float64)
@@ -332,8 +351,10 @@ def getRotationMatrix2D(center, angle, scale):  # noqa: N802 (OpenCV's name)
 
 
 def _points_arg(func, value, count, name):
+    if isinstance(value, _core.Var):
+        value = _np.asarray(value)
     if not isinstance(value, _np.ndarray):
-        raise error(func, f"'{name}' must be a NumPy array of {count} float32 points, got {type(value).__name__}")
+        raise error(func, f"'{name}' must be an array of {count} float32 points, got {type(value).__name__}")
     if value.dtype != _np.float32 or value.size != 2 * count or value.shape[-1] not in (1, 2) or \
             (value.ndim > 1 and value.shape[-1] == 1 and value.shape[-2] != 2):
         raise error(func, f"'{name}' must hold {count} float32 (x, y) points, got {value.dtype} of shape "
@@ -377,11 +398,15 @@ def getPerspectiveTransform(src, dst, solveMethod=DECOMP_LU):  # noqa: N802,N803
 
 def invertAffineTransform(M, iM=None):  # noqa: N802,N803 (OpenCV's names)
     """OpenCV's ``cv2.invertAffineTransform``: the inverse 2x3 matrix, in M's type (float32 or
-    float64; zeros when M is singular)."""
-    if isinstance(M, _core.Var):
-        M = _np.asarray(M)
-    if not isinstance(M, _np.ndarray):
-        raise error("invertAffineTransform", f"'M' must be a NumPy array, got {type(M).__name__}")
+    float64; zeros when M is singular). Given MNN's CVMatrix (its first two rows are taken), the
+    inverse comes back as a CVMatrix, as MNN gives it."""
+    cv_matrix = _cv_matrix_rows(M, 2)
+    if cv_matrix is not None:
+        from .._image_process import CVMatrix  # imported on use: it is not part of mnnpy.cv
+        inverse = CVMatrix()
+        inverse.write(invertAffineTransform(cv_matrix))
+        return inverse
+    M = _matrix_array("invertAffineTransform", M, 2)
     if M.shape not in ((2, 3), (2, 3, 1)):
         raise error("invertAffineTransform", f"'M' must be 2x3, got shape {M.shape}")
     if M.dtype not in (_np.float32, _np.float64):
