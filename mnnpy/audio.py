@@ -77,16 +77,13 @@ def _window_values(kind, length, periodic=False, alpha=0.54, beta=0.46):
     if kind not in _WINDOW_NAMES:
         raise ValueError(f"window_type must be one of {sorted(_WINDOW_NAMES)} "
                          f"(HAMMING, HANNING, POVEY, RECTANGULAR, BLACKMAN), got {kind!r}")
-    if kind == RECTANGULAR:
-        return _np.ones(length)
+    if kind == RECTANGULAR or length == 1:
+        return _np.ones(length)  # one sample: [1], torch's convention, rather than 0 / 0
     period = length if periodic else length - 1
-    # A window of one sample is [1] (torch's convention), not 0/0.
-    phase = 2 * _np.pi * _np.arange(length) / max(period, 1)
+    phase = 2 * _np.pi * _np.arange(length) / period
     if kind == HAMMING:
         return alpha - beta * _np.cos(phase)
     hann = 0.5 - 0.5 * _np.cos(phase)
-    if length == 1:
-        return _np.ones(1)
     if kind == HANNING:
         return hann
     if kind == POVEY:
@@ -365,12 +362,12 @@ def _read_wav(filename):
     audio_format, channels, sample_rate, _, block_align, bits = fmt
     kinds = {(_PCM, 8): "u1", (_PCM, 16): "<i2", (_PCM, 32): "<i4", (_IEEE_FLOAT, 32): "<f4",
              (_IEEE_FLOAT, 64): "<f8"}
-    if channels < 1 or sample_rate < 1 or block_align != channels * bits // 8:
-        raise ValueError(f"'{filename}': damaged WAV file (channels {channels}, sample rate "
-                         f"{sample_rate}, block align {block_align}, {bits} bits)")
     if (audio_format, bits) not in kinds and (audio_format, bits) != (_PCM, 24):
         raise ValueError(f"'{filename}': unsupported WAV encoding (format {audio_format}, {bits} "
                          f"bits); supported: PCM 8/16/24/32-bit and float 32/64-bit")
+    if channels < 1 or sample_rate < 1 or block_align != channels * bits // 8:
+        raise ValueError(f"'{filename}': damaged WAV file (channels {channels}, sample rate "
+                         f"{sample_rate}, block align {block_align}, {bits} bits)")
     n_frames = len(data) // block_align
     frames = _np.frombuffer(data, dtype=_np.uint8, count=n_frames * block_align)
     first_channel = frames.reshape(n_frames, block_align)[:, : bits // 8]
