@@ -384,6 +384,17 @@ def _read_wav(filename):
     return values / float(2 ** (bits - 1)), sample_rate
 
 
+def _resample_linear(samples, rate, new_rate):
+    """Linear interpolation at i * rate / new_rate, in float32 as MNN computes it (so results
+    agree bit for bit); positions past the end take the last sample."""
+    ratio = _np.float32(new_rate) / _np.float32(rate)
+    positions = _np.arange(int(len(samples) * ratio), dtype=_np.float32) / ratio
+    low = positions.astype(_np.int64)
+    high = _np.minimum(low + 1, len(samples) - 1)
+    fraction = positions - low.astype(_np.float32)
+    return (_np.float32(1) - fraction) * samples[low] + fraction * samples[high]
+
+
 def load(filename, sr=0, frame_offset=0, num_frames=-1):
     """Reads a WAV file: ``(Var [samples] float32, sample_rate)`` of its first channel, from
     ``frame_offset`` for ``num_frames`` samples (<= 0 or too many: to the end), linearly
@@ -398,9 +409,7 @@ def load(filename, sr=0, frame_offset=0, num_frames=-1):
     if sr and sr != sample_rate:
         if sr < 0:
             raise ValueError(f"sr must be >= 0, got {sr}")
-        ratio = sr / sample_rate
-        positions = _np.arange(int(len(samples) * ratio)) / ratio
-        samples = _np.interp(positions, _np.arange(len(samples)), samples)
+        samples = _resample_linear(samples.astype(_np.float32), sample_rate, int(sr))
         sample_rate = int(sr)
     samples = samples.astype(_np.float32)
     return _F.const(samples, [len(samples)]), sample_rate
