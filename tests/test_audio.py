@@ -366,3 +366,23 @@ def test_inputs_are_not_modified(rng):
 def test_audio_is_a_lazy_submodule_of_mnnpy():
     assert MNN.audio is __import__("mnnpy.audio").audio
     assert "audio" in dir(MNN)
+
+
+def test_import_mnnpy_does_not_load_audio_until_used():
+    import subprocess
+    import sys
+    from helpers import python_env
+    code = ("import sys, mnnpy as MNN\n"
+            "assert 'mnnpy.audio' not in sys.modules\n"
+            "assert MNN.audio.hann_window is sys.modules['mnnpy.audio'].hann_window\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=python_env())
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_load_24_bit_pcm(tmp_path, rng):
+    values = rng.integers(-2 ** 23, 2 ** 23, 400)
+    packed = (values.astype("<i4").view(np.uint8).reshape(-1, 4)[:, :3]).tobytes()  # little-endian low 3 bytes
+    write_wav(tmp_path / "s24.wav", np.frombuffer(packed, dtype=np.uint8), 1, 3, 48000)
+    loaded, rate = A.load(tmp_path / "s24.wav")
+    assert rate == 48000
+    np.testing.assert_array_equal(loaded.read(), (values / 2.0 ** 23).astype(np.float32))
