@@ -434,19 +434,24 @@ def _spatial_pairs(values, count, what, op):
     return [(a[2 * i], a[2 * i + 1]) for i in range(count)]
 
 
+def _block_arguments(x, block_shape, op):
+    """(x's layout, x in NCHW axis order, the block sizes), checked for the block ops."""
+    x = _var(x)
+    v = _as_nchw(x)
+    blocks = _ints(block_shape, f"{op}: block_shape")
+    if not blocks or v.ndim < 2 + len(blocks):
+        raise ValueError(f"{op}: {len(blocks)} block sizes do not fit x of shape {tuple(x.shape)}")
+    if any(b < 1 for b in blocks):
+        raise ValueError(f"{op}: block sizes must be positive, got {blocks}")
+    return _format(x), v, blocks
+
+
 def space_to_batch_nd(x, block_shape, paddings):
     """TensorFlow's SpaceToBatchND over the spatial axes of x (H, W ... in x's layout): pads
     them by ``paddings`` [M, 2], then moves ``block_shape`` [M] blocks into the batch."""
     op = "space_to_batch_nd"
-    x = _var(x)
-    fmt = _format(x)
-    v = _as_nchw(x)
-    blocks = _ints(block_shape, f"{op}: block_shape")
+    fmt, v, blocks = _block_arguments(x, block_shape, op)
     m = len(blocks)
-    if m < 1 or v.ndim < 2 + m:
-        raise ValueError(f"{op}: {m} block sizes do not fit x of shape {tuple(x.shape)}")
-    if any(b < 1 for b in blocks):
-        raise ValueError(f"{op}: block sizes must be positive, got {blocks}")
     pads = _spatial_pairs(paddings, m, "paddings", op)
     if any(p < 0 for pair in pads for p in pair):
         raise ValueError(f"{op}: paddings must not be negative, got {pads}")
@@ -472,15 +477,8 @@ def batch_to_space_nd(x, block_shape, crops):
     """TensorFlow's BatchToSpaceND: moves ``block_shape`` [M] blocks of the batch back into the
     spatial axes of x, then crops them by ``crops`` [M, 2] (the inverse of ``space_to_batch_nd``)."""
     op = "batch_to_space_nd"
-    x = _var(x)
-    fmt = _format(x)
-    v = _as_nchw(x)
-    blocks = _ints(block_shape, f"{op}: block_shape")
+    fmt, v, blocks = _block_arguments(x, block_shape, op)
     m = len(blocks)
-    if m < 1 or v.ndim < 2 + m:
-        raise ValueError(f"{op}: {m} block sizes do not fit x of shape {tuple(x.shape)}")
-    if any(b < 1 for b in blocks):
-        raise ValueError(f"{op}: block sizes must be positive, got {blocks}")
     cut = _spatial_pairs(crops, m, "crops", op)
     total = int(_np.prod(blocks))
     if v.shape[0] % total:

@@ -54,8 +54,13 @@ def _env():
     return env
 
 
-def _call(args, what):
-    done = subprocess.run([mnn_python(), "-c"] + args, env=_env(), capture_output=True, text=True, timeout=300)
+def call(code, *args, what="script", timeout=300):
+    """Runs Python `code` with `args` in MNN's environment; the finished process (its stdout)."""
+    return _call([code, *map(str, args)], what, timeout)
+
+
+def _call(args, what, timeout=300):
+    done = subprocess.run([mnn_python(), "-c"] + args, env=_env(), capture_output=True, text=True, timeout=timeout)
     if done.returncode != 0:
         raise RuntimeError(f"MNN {what} failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
     return done
