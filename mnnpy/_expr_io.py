@@ -44,6 +44,17 @@ def _is_model_file(path):
     return path.lower().endswith(".onnx") or is_mnn_file(path)
 
 
+# (node id, output index) -> (model file, tensor name) of the Vars load_as_dict / load_as_list
+# gave for a model file, so that nn.load_module(..., for_training=True) can train that model
+# between them. Node ids are never reused, so an entry cannot name another Var.
+_MODEL_TENSORS = {}
+
+
+def model_tensor(var):
+    """(model file, tensor name) when ``var`` is a tensor load_as_dict gave from a model file."""
+    return _MODEL_TENSORS.get((var.node_id, var.output_index)) if isinstance(var, Var) else None
+
+
 def _model_values(path):
     """The values of a model file (MNN's ``.mnn``, ONNX) as Vars by name, as MNN's loaders give
     a model's tensors: the inputs as named placeholders of the shape the file gives (a dimension
@@ -63,7 +74,10 @@ def _model_values(path):
     except NeedsInputValue as e:
         raise ValueError(f"'{path}': the model's shapes depend on its input values ({e}), so its tensors "
                          "cannot be given as Vars ahead of them; use nn.load_module_from_file") from None
-    return {**placeholders, **dict(zip(names, values))}
+    tensors = {**placeholders, **dict(zip(names, values))}
+    for name, var in tensors.items():
+        _MODEL_TENSORS[(var.node_id, var.output_index)] = (path, name)
+    return tensors
 
 
 def load_as_list(fileName):

@@ -358,6 +358,29 @@ def test_mnn_file_tensors_by_name_through_load_as_dict(zoo):
     assert len(listed) == len(tensors) and listed[0].name == "input"
 
 
+def test_mnn_file_fine_tuned_through_load_module_for_training(zoo):
+    """MNN's fine-tuning program: tensors from load_as_dict, nn.load_module(..., for_training=True),
+    an optimizer on it; the module starts as MNN computes the file and the loss goes down."""
+    from mnnpy import expr as F
+    from mnnpy import optim
+    entry = zoo["small_cnn", "float"]
+    x = entry["inputs"]["input"]
+    tensors = F.load_as_dict(entry["mnn"])
+    net = nn.load_module([tensors["input"]], [tensors["output"]], True)
+    assert len(net.parameters) > 0
+    ref = entry["mnn_outputs"][0]
+    first = net.forward(F.const(x, x.shape)).read()
+    np.testing.assert_allclose(first, ref, rtol=0, atol=_float32_tolerance(ref, MODELS["small_cnn"]["layers"],
+                                                                        MODELS["small_cnn"]["dot"]))
+    target = F.const(np.zeros_like(ref), ref.shape)
+    sgd = optim.SGD(net, 0.01)
+    losses = [sgd.step(F.reduce_mean(F.square(net.forward(F.const(x, x.shape)) - target))) for _ in range(5)]
+    assert losses[-1] < losses[0]
+    # Vars of another graph keep the plain behaviour: a module over them, nothing made trainable.
+    p = F.placeholder([2])
+    assert len(nn.load_module([p], [F.exp(p)], True).parameters) == 0
+
+
 def test_unsupported_ops_are_named(tmp_path):
     import torch
 

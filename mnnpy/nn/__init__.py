@@ -332,8 +332,18 @@ def load_module_from_file(file_name, input_names=None, output_names=None, dynami
 
 def load_module(inputs, outputs, for_training=False):
     """A module computing ``outputs`` from the placeholders ``inputs`` (MNN's load_module over
-    an expr graph)."""
-    return _ExprModule(list(inputs), list(outputs))
+    an expr graph). With ``for_training``, tensors that ``expr.load_as_dict`` gave from one model
+    file make that model, between them, a ``TrainableGraphModule`` whose weights are Parameters
+    (MNN's way to fine-tune a loaded model); Vars of other graphs train the Parameters they use."""
+    inputs, outputs = list(inputs), list(outputs)
+    if for_training:
+        from .._expr_io import model_tensor
+        origins = [model_tensor(v) for v in inputs + outputs]
+        if origins and all(origins) and len({path for path, _ in origins}) == 1:
+            path = origins[0][0]
+            names = [name for _, name in origins]
+            return load_module_from_file(path, names[:len(inputs)], names[len(inputs):], for_training=True)
+    return _ExprModule(inputs, outputs)
 
 
 class _ExprModule(Module):
