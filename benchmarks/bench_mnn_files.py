@@ -5,7 +5,8 @@ converter into `.mnn` files: float, `--fp16` (half-precision weights) and `--wei
 (8-bit weights). Each engine then loads the file in a fresh process, runs it once (load + first
 run) and times repeated runs (the median); the engines alternate over rounds. MNN runs in
 `.venv-mnn` (made by `scripts/setup.sh test`), mnnpy in this Python. The table gives the medians
-over the rounds, the ratio mnnpy / MNN, and the largest difference of the two outputs.
+over the rounds, the ratio mnnpy / MNN, and the largest difference of the two outputs relative
+to the largest output value.
 Run: python benchmarks/bench_mnn_files.py [--models resnet18,mobilenet_v2] [--threads 1,2]"""
 import argparse
 import json
@@ -86,7 +87,7 @@ def main():
     print(f"   ms: median over {opts.rounds} rounds (fresh processes, engines alternating) of each process's "
           f"median of {opts.repeats} runs; load+first: loading the file and the first run")
     print(f"  {'model':<20} {'file':<6} T {'MNN':>9} {'mnnpy':>9} {'ratio':>6}   {'load+first MNN':>14} "
-          f"{'mnnpy':>8}  {'max |diff|':>10}")
+          f"{'mnnpy':>8}  {'rel. diff':>10}")
     work = tempfile.mkdtemp(prefix="mnn-files-")
     for model in opts.models.split(","):
         onnx_path = export_torchvision(model, 224)
@@ -104,7 +105,8 @@ def main():
                         rounds[engine].append(timed(engine, mnn_path, inputs, threads, opts.repeats))
                 med = {e: statistics.median(x["median"] for x in rs) * 1e3 for e, rs in rounds.items()}
                 first = {e: statistics.median(x["load_first"] for x in rs) * 1e3 for e, rs in rounds.items()}
-                diff = float(np.abs(np.load(inputs + ".mnnpy.npy") - np.load(inputs + ".MNN.npy")).max())
+                theirs = np.load(inputs + ".MNN.npy")
+                diff = float(np.abs(np.load(inputs + ".mnnpy.npy") - theirs).max() / np.abs(theirs).max())
                 print(f"  {model:<20} {variant:<6} {threads} {med['MNN']:9.2f} {med['mnnpy']:9.2f} "
                       f"{med['mnnpy'] / med['MNN']:6.2f}   {first['MNN']:14.1f} {first['mnnpy']:8.1f}  {diff:10.2e}",
                       flush=True)
