@@ -166,7 +166,7 @@ def run_torch(model, feeds):
     torch = pytest.importorskip("torch")
     node = model.graph.node[0]
     attrs = {a.name: list(a.ints) if a.ints else a.i for a in node.attribute}
-    weights = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    weights = {t.name: np.array(numpy_helper.to_array(t)) for t in model.graph.initializer}
     pads = attrs.get("pads", [0, 0, 0, 0])
     assert pads[:2] == pads[2:]
     with torch.no_grad():
