@@ -191,19 +191,26 @@ def test_opsets(opset):
     check((2, 4, 5, 5), (4, 3, 3, 3), 2, opset=opset, strides=[2, 2], pads=[1, 0, 0, 1], output_padding=[1, 1])
 
 
-@pytest.mark.parametrize("attrs", [{}, {"strides": [2, 2], "output_padding": [1, 0]}, {"auto_pad": "SAME_UPPER",
-                                                                                      "strides": [2, 2]}])
-def test_weights_as_inputs(attrs):
-    check((2, 4, 5, 5), (4, 3, 3, 3), 2, weights_as_inputs=True, **attrs)
+@pytest.mark.parametrize("x_shape, w_shape, group, attrs", [
+    ((2, 4, 5, 5), (4, 3, 3, 3), 2, {}),
+    ((2, 4, 5, 5), (4, 3, 3, 3), 2, {"strides": [2, 2], "output_padding": [1, 0]}),
+    ((2, 4, 5, 5), (4, 3, 3, 3), 2, {"auto_pad": "SAME_UPPER", "strides": [2, 2]}),
+    ((2, 4, 6), (4, 3, 3), 1, {"strides": [2], "pads": [1, 0]}),
+    ((2, 4, 3, 3, 4), (4, 1, 2, 3, 3), 2, {"strides": [2, 1, 2]}),
+])
+def test_weights_as_inputs(x_shape, w_shape, group, attrs):
+    check(x_shape, w_shape, group, weights_as_inputs=True, **attrs)
 
 
+@pytest.mark.parametrize("with_bias", [True, False])
 @pytest.mark.parametrize("auto_pad", ["SAME_UPPER", "SAME_LOWER"])
 @pytest.mark.parametrize("x_shape, w_shape, strides", [((1, 2, 4), (2, 3, 1), [3]),
-                                                        ((1, 2, 3, 4), (2, 3, 1, 2), [3, 4])])
-def test_same_with_kernel_shorter_than_stride(auto_pad, x_shape, w_shape, strides):
+                                                        ((1, 2, 3, 4), (2, 3, 1, 2), [3, 4]),
+                                                        ((1, 2, 2, 3, 3), (2, 3, 1, 2, 1), [3, 3, 2])])
+def test_same_with_kernel_shorter_than_stride(auto_pad, x_shape, w_shape, strides, with_bias):
     # The output is input * stride (the ONNX specification, as its reference implementation runs it);
     # the kernel covers less than a stride, so zeros pad both ends. onnxruntime returns a shorter output.
-    check(x_shape, w_shape, 1, reference=reference_evaluator, strides=strides, auto_pad=auto_pad)
+    check(x_shape, w_shape, 1, with_bias, reference=reference_evaluator, strides=strides, auto_pad=auto_pad)
 
 
 def dbnet_upsampling(x_shape, out_c, seed):

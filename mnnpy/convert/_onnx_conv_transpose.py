@@ -73,7 +73,7 @@ def _place(v, axis, offset, size):
     """out[z] = v[z - offset] along `axis` for z in [0, size), zeros where v has no value."""
     length = v.shape[axis]
     front, back = offset, size - offset - length
-    if front >= 0 and back >= 0 and front + back == 0:
+    if front == back == 0:
         return v
     if front < 0 or back < 0:
         keep = [slice(None)] * v.ndim

@@ -257,7 +257,8 @@ def _fold_batch_norm(graph):
         if bn.op != "BatchNormalization" or len([o for o in bn.outputs if o]) != 1:
             continue
         src = producers.get(bn.inputs[0])
-        if src is None or graph.nodes[src].op not in ("Conv", "ConvTranspose", "Gemm") or _single_consumer(graph, consumers, bn.inputs[0]) != i:
+        if (src is None or graph.nodes[src].op not in ("Conv", "ConvTranspose", "Gemm")
+                or _single_consumer(graph, consumers, bn.inputs[0]) != i):
             continue
         node = graph.nodes[src]
         names = bn.inputs[1:5]
