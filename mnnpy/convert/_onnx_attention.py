@@ -319,3 +319,85 @@ def _rotary_embedding(ctx, node, ins):
         out = F.concat([out, F.slice(xs, [0, 0, 0, rotary], [-1, -1, -1, -1])], -1)
     out = F.transpose(out, [0, 2, 1, 3]) if x.ndim == 4 else F.reshape(out, shape)
     return _cast_back(out, out_dtype)
+
+
+_UPDATE_RULES = ("linear", "gated", "delta", "gated_delta")
+
+
+@handles("LinearAttention")
+def _linear_attention(ctx, node, ins):
+    query, key, value = ins[0], ins[1], ins[2]
+    past_state, decay, beta = (_input(ins, i) for i in (3, 4, 5))
+    rule = _attr(node, "update_rule", "gated_delta")
+    rule = rule.decode() if isinstance(rule, bytes) else rule
+    if rule not in _UPDATE_RULES:
+        raise ValueError(f"update_rule '{rule}' is not one of {', '.join(_UPDATE_RULES)}")
+    q_heads, kv_heads = _attr(node, "q_num_heads"), _attr(node, "kv_num_heads")
+    if q_heads is None or kv_heads is None:
+        raise ValueError("the q_num_heads and kv_num_heads attributes are required")
+    if q_heads <= 0 or kv_heads <= 0 or q_heads % kv_heads:
+        raise ValueError(f"q_num_heads ({q_heads}) must be a positive multiple of kv_num_heads ({kv_heads})")
+    gated, delta = rule in ("gated", "gated_delta"), rule in ("delta", "gated_delta")
+    for name, x, needed in (("decay", decay, gated), ("beta", beta, delta)):
+        if needed and x is None:
+            raise ValueError(f"update_rule '{rule}' needs the {name} input")
+        if not needed and x is not None:
+            raise ValueError(f"update_rule '{rule}' takes no {name} input")
+    for name, x in (("query", query), ("key", key), ("value", value), ("decay", decay), ("beta", beta),
+                    ("past_state", past_state)):
+        if x is not None and not _is_float(x):
+            raise TypeError(f"{name} must be a float tensor, got {x.dtype}")
+    for name, x in (("query", query), ("key", key), ("value", value)):
+        if x.ndim != 3:
+            raise ValueError(f"{name} must be 3-D [batch, time, heads * size], got shape {list(x.shape)}")
+    batch, steps, _ = query.shape
+    if key.shape[:2] != (batch, steps) or value.shape[:2] != (batch, steps):
+        raise ValueError(f"query {list(query.shape)}, key {list(key.shape)} and value {list(value.shape)} differ "
+                         f"in batch or time")
+    q = _to_float32(_heads_first(query, q_heads, "query"))
+    k = _to_float32(_heads_first(key, kv_heads, "key"))
+    v = _to_float32(_heads_first(value, kv_heads, "value"))
+    key_size, value_size = q.shape[3], v.shape[3]
+    if k.shape[3] != key_size:
+        raise ValueError(f"query's head size {key_size} differs from key's {k.shape[3]}")
+    state_shape = [batch, kv_heads, key_size, value_size]
+
+    if gated:
+        if decay.ndim != 3 or decay.shape[:2] != (batch, steps) or decay.shape[2] not in (kv_heads, kv_heads * key_size):
+            raise ValueError(f"decay of shape {list(decay.shape)} must be [{batch}, {steps}, {kv_heads}] or "
+                             f"[{batch}, {steps}, {kv_heads * key_size}]")
+        per_key = decay.shape[2] // kv_heads
+        # [B, H_kv, T, d_k or 1, 1]: scales the state's rows.
+        gate = F.exp(F.reshape(F.transpose(F.reshape(_to_float32(decay), [batch, steps, kv_heads, per_key]),
+                                           [0, 2, 1, 3]), [batch, kv_heads, steps, per_key, 1]))
+    if delta:
+        if beta.ndim != 3 or beta.shape[:2] != (batch, steps) or beta.shape[2] not in (kv_heads, 1):
+            raise ValueError(f"beta of shape {list(beta.shape)} must be [{batch}, {steps}, {kv_heads}] or "
+                             f"[{batch}, {steps}, 1]")
+        rate = F.reshape(F.transpose(_to_float32(beta), [0, 2, 1]), [batch, beta.shape[2], steps, 1, 1])
+    if past_state is not None:
+        if list(past_state.shape) != state_shape:
+            raise ValueError(f"past_state of shape {list(past_state.shape)} must be {state_shape}")
+        state, state_dtype = _to_float32(past_state), past_state.dtype
+    else:
+        state, state_dtype = F.const(np.zeros(state_shape, np.float32)), query.dtype
+    scale = float(_attr(node, "scale", 0.0)) or float(1.0 / np.sqrt(key_size))
+
+    def step(x, t):
+        return F.slice(x, [0, 0, t] + [0] * (x.ndim - 3), [-1, -1, 1] + [-1] * (x.ndim - 3))
+
+    # The recurrence, one time step after the other: each state depends on the one before.
+    outputs = []
+    for t in range(steps):
+        k_t = step(k, t)  # [B, H_kv, 1, d_k]
+        v_t = step(v, t)  # [B, H_kv, 1, d_v]
+        if gated:
+            state = F.multiply(state, F.reshape(step(gate, t), [batch, kv_heads, -1, 1]))
+        if delta:
+            recalled = F.matmul(k_t, state)  # S^T k as a row: [B, H_kv, 1, d_v]
+            v_t = F.multiply(F.reshape(step(rate, t), [batch, -1, 1, 1]), F.subtract(v_t, recalled))
+        state = F.add(state, F.matmul(F.transpose(k_t, [0, 1, 3, 2]), v_t))
+        outputs.append(F.matmul(step(q, t), _repeat_heads(state, q_heads // kv_heads)))
+    y = F.multiply(F.concat(outputs, 2), np.float32(scale))  # [B, H_q, T, d_v]
+    y = F.reshape(F.transpose(y, [0, 2, 1, 3]), [batch, steps, q_heads * value_size])
+    return [_cast_back(y, query.dtype), _cast_back(state, state_dtype)]
