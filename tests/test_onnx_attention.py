@@ -245,6 +245,76 @@ def test_rotary_embedding(rng, interleaved, rotary_dim, with_positions, rank):
     _check_rotary({"X": x, "cos_cache": cos, "sin_cache": sin, "position_ids": positions}, attrs)
 
 
+# ------------------------------------------------------------------ LinearAttention
+def _linear_attention_bounds(feeds, attrs, rule):
+    """Rounding bounds of the output and the final state: the recurrence run on absolute values
+    gives each state's magnitude A_t; a step's own roundings stay within (d_k + 4) u A_t, and
+    earlier errors travel through the same (absolute) linear map as the state."""
+    q_heads, kv_heads = attrs["q_num_heads"], attrs["kv_num_heads"]
+    q = np.abs(_heads_first(feeds["query"], q_heads)).astype(np.float64)
+    k = np.abs(_heads_first(feeds["key"], kv_heads)).astype(np.float64)
+    v = np.abs(_heads_first(feeds["value"], kv_heads)).astype(np.float64)
+    b, _, steps, key_size = k.shape
+    magnitude = np.abs(feeds.get("past_state", np.zeros((b, kv_heads, key_size, v.shape[3])))).astype(np.float64)
+    error = np.zeros_like(magnitude)
+    scale = attrs.get("scale") or 1 / np.sqrt(key_size)
+    out_bound = []
+    for t in range(steps):
+        if "decay" in feeds:
+            gate = np.exp(feeds["decay"][:, t].astype(np.float64)).reshape(b, kv_heads, -1, 1)
+            magnitude, error = magnitude * gate, error * gate
+        write = v[:, :, t]
+        if "beta" in feeds:
+            rate = np.abs(feeds["beta"][:, t]).astype(np.float64).reshape(b, -1, 1)
+            write = rate * (write + np.einsum("bhd,bhdm->bhm", k[:, :, t], magnitude))
+            error = error + rate[..., None] * k[:, :, t, :, None] * np.einsum("bhd,bhdm->bhm", k[:, :, t], error)[:, :, None]
+        magnitude = magnitude + k[:, :, t, :, None] * write[:, :, None, :]
+        error = error + (key_size + 4) * U * magnitude
+        repeat = q_heads // kv_heads
+        read = np.einsum("bhd,bhdm->bhm", q[:, :, t], np.repeat(error, repeat, 1))
+        read += (key_size + 2) * U * np.einsum("bhd,bhdm->bhm", q[:, :, t], np.repeat(magnitude, repeat, 1))
+        out_bound.append(scale * read)
+    return 2 * np.max(out_bound), 2 * error.max()
+
+
+@pytest.mark.parametrize("rule", ["linear", "gated", "delta", "gated_delta"])
+@pytest.mark.parametrize("heads,with_past,per_key_decay", [((2, 2), False, False), ((4, 2), True, True),
+                                                           ((3, 1), True, False)])
+def test_linear_attention(rng, rule, heads, with_past, per_key_decay):
+    q_heads, kv_heads = heads
+    b, steps, key_size, value_size = 2, 5, 8, 6
+    feeds = {"query": _rand(rng, b, steps, q_heads * key_size), "key": _rand(rng, b, steps, kv_heads * key_size) * 0.3,
+             "value": _rand(rng, b, steps, kv_heads * value_size)}
+    if with_past:
+        feeds["past_state"] = _rand(rng, b, kv_heads, key_size, value_size)
+    if rule in ("gated", "gated_delta"):
+        width = kv_heads * key_size if per_key_decay else kv_heads
+        feeds["decay"] = -rng.uniform(0, 1, (b, steps, width)).astype(np.float32)
+    if rule in ("delta", "gated_delta"):
+        feeds["beta"] = rng.uniform(0, 1, (b, steps, kv_heads if with_past else 1)).astype(np.float32)
+    attrs = {"update_rule": rule, "q_num_heads": q_heads, "kv_num_heads": kv_heads}
+    if with_past:
+        attrs["scale"] = 0.7
+    inputs = {n: feeds.get(n) for n in ("query", "key", "value", "past_state", "decay", "beta")}
+    model = _model("LinearAttention", inputs, ["output", "present_state"], attrs, 27)
+    expected = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+    got = _run_mnnpy(model, feeds)
+    out_tol, state_tol = _linear_attention_bounds(feeds, attrs, rule)
+    np.testing.assert_allclose(got[0], expected[0], rtol=0, atol=out_tol)
+    np.testing.assert_allclose(got[1], expected[1], rtol=0, atol=state_tol)
+
+
+def test_linear_attention_errors(rng):
+    inputs = {"query": _rand(rng, 1, 3, 16), "key": _rand(rng, 1, 3, 16), "value": _rand(rng, 1, 3, 16),
+              "past_state": None, "decay": None, "beta": None}
+    assert "decay" in _build_error("LinearAttention", inputs, {"update_rule": "gated", "q_num_heads": 2,
+                                                               "kv_num_heads": 2}, ("output", ""), 27)
+    assert "multiple" in _build_error("LinearAttention", inputs, {"update_rule": "linear", "q_num_heads": 2,
+                                                                  "kv_num_heads": 4}, ("output", ""), 27)
+    assert "update_rule" in _build_error("LinearAttention", inputs, {"update_rule": "mamba", "q_num_heads": 2,
+                                                                     "kv_num_heads": 2}, ("output", ""), 27)
+
+
 # ------------------------------------------------------------------ errors
 def _build_error(op, inputs, attrs, outputs=("Y",), opset=23):
     model = _model(op, inputs, list(outputs), attrs, opset)
