@@ -174,6 +174,24 @@ def test_softmax_precision_float(rng):
                      outputs=("Y", "", "", "qk_matmul_output"))
 
 
+@pytest.mark.parametrize("precision,unit", [(10, 2.0 ** -11), (16, 2.0 ** -8)])
+def test_narrow_softmax_precision(rng, precision, unit):
+    """onnx's reference runs the softmax in float16 / bfloat16; mnnpy rounds its input and output
+    to that type around a float32 softmax. Both lie within the narrow type's roundings of the
+    exact softmax: the scores' rounding (|s| u each), the exponential, the sum of T terms, the
+    division and the final rounding."""
+    inputs = _attention_inputs(_rand(rng, 1, 2, 4, 8), _rand(rng, 1, 2, 6, 8), _rand(rng, 1, 2, 6, 8))
+    feeds = {n: x for n, x in inputs.items() if x is not None}
+    model = _model("Attention", inputs, ["Y", "", "", "qk_matmul_output"],
+                   {"softmax_precision": precision, "qk_matmul_output_mode": 3}, 23)
+    expected = ReferenceEvaluator(model).run(None, feeds)
+    got = _run_mnnpy(model, feeds)
+    scores = np.abs(inputs["Q"] @ np.swapaxes(inputs["K"], 2, 3)).max() / np.sqrt(8)
+    prob_tol = 2 * (2 * 2 * scores * unit + (6 + 4) * unit)
+    np.testing.assert_allclose(got[1], expected[1], rtol=0, atol=prob_tol)
+    np.testing.assert_allclose(got[0], expected[0], rtol=0, atol=prob_tol * 6 * np.abs(inputs["V"]).max())
+
+
 @pytest.mark.parametrize("causal", [0, 1])
 def test_nonpad_kv_seqlen(rng, causal):
     inputs = _attention_inputs(_rand(rng, 3, 4, 2, 8), _rand(rng, 3, 2, 9, 8), _rand(rng, 3, 2, 9, 8),

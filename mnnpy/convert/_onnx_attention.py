@@ -213,8 +213,7 @@ def _attention(ctx, node, ins):
     if precision == 10:
         narrow = np.float16
     elif precision == 16:
-        import ml_dtypes
-        narrow = ml_dtypes.bfloat16
+        narrow = "bfloat16"
 
     qf = _to_float32(q)
     kf = _repeat_heads(_to_float32(present_key), q_heads // kv_heads)
