@@ -61,8 +61,6 @@ def _activations(node, per_direction, directions):
     and `activation_beta` are consumed in order by the activations that take them (as
     onnxruntime reads them); where a list runs out, the operator's own default applies."""
     names = [_text(n) for n in _attr(node, "activations", [])] or list(DEFAULT_ACTIVATIONS[node.op]) * directions
-    if len(names) == per_direction and directions == 2:
-        names = names * 2  # one set given for both directions
     if len(names) != per_direction * directions:
         raise ValueError(f"'activations' needs {per_direction * directions} names ({per_direction} per direction), "
                          f"got {len(names)}: {names}")
