@@ -165,8 +165,8 @@ class _Spec:
 
 
 def _step_masks(spec):
-    """Per time step a [batch, 1] boolean mask of the sequences still running, or None when every
-    sequence spans all steps. A constant sequence_lens is read to see whether masks are needed;
+    """Per time step a [batch, 1] boolean mask of the sequences still running (step 0's also
+    tells the empty sequences apart), or None when every sequence spans all steps. A constant sequence_lens is read to see whether masks are needed;
     one computed at run time always gets them."""
     lengths = spec.lengths
     if lengths is None or spec.steps == 0:
@@ -300,6 +300,9 @@ def _recurrent(ctx, node, ins):
                 h = F.select(running, h_new, h)
                 c = F.select(running, c_new, c) if c_new is not None else None
         ys.append(F.stack(outputs, 0) if outputs else spec.zeros((0, spec.batch, spec.hidden)))
+        if masks is not None:  # an empty sequence ends in zero states, as onnxruntime gives them
+            h = F.select(masks[0], h, zero)
+            c = F.select(masks[0], c, zero) if c is not None else None
         final_h.append(h)
         final_c.append(c)
     y = F.stack(ys, 1)
