@@ -19,7 +19,7 @@ from mnnpy import convert, nn  # noqa: E402
 from mnnpy.convert._onnx_ops import UnsupportedOperator  # noqa: E402
 
 GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
-ONNX_TYPES = {np.dtype(np.float32): T.FLOAT, np.dtype(np.int32): T.INT32}
+ONNX_TYPES = {np.dtype(np.float32): T.FLOAT, np.dtype(np.float64): T.DOUBLE, np.dtype(np.int32): T.INT32}
 UNIT_ROUNDOFF = 2.0 ** -24
 
 
@@ -282,6 +282,34 @@ def test_lengths_given_at_run_time_change_between_runs(rng):
         compare(module, reference, inputs, tolerance(5, 4, 6))
 
 
+@pytest.mark.parametrize("op", ["RNN", "GRU", "LSTM"])
+def test_float64(rng, op):
+    """onnxruntime's kernels take float32 only: the float64 model's outputs must agree with its
+    float32 results within float32's tolerance."""
+    model, inputs = recurrent_case(rng, op, direction="bidirectional", initial=True, lengths="input")
+    expected = Reference(model).run(inputs)
+    doubled = {k: v.astype(np.float64) if v.dtype == np.float32 else v for k, v in inputs.items()}
+    initializers = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    initializers = {k: v.astype(np.float64) if v.dtype == np.float32 else v for k, v in initializers.items()}
+    node = model.graph.node[0]
+    model64 = make_model([node], doubled, list(node.output), initializers)
+    got = converted(model64, doubled).forward(*doubled.values())
+    for g, e in zip(got, expected):
+        assert g.dtype == np.float64
+        np.testing.assert_allclose(g.numpy(), e, rtol=0, atol=tolerance(5, 4, 6))
+
+
+def test_sequence_length_of_each_call(rng):
+    """A model whose sequence axis is free is built for the length of each call's X."""
+    model, inputs = recurrent_case(rng, "GRU", direction="bidirectional", initial=True, lengths="input")
+    model.graph.input[0].type.tensor_type.shape.dim[0].dim_param = "steps"
+    module, reference = converted(model, inputs), Reference(model)
+    for steps in (5, 9, 1, 3):
+        inputs["X"] = rng.uniform(-1, 1, (steps, 3, 4)).astype(np.float32)
+        inputs["L"] = np.minimum(inputs["L"], steps).astype(np.int32)
+        compare(module, reference, inputs, tolerance(steps, 4, 6))
+
+
 def test_no_bias_and_longer_sequence(rng):
     """Without B, and over 40 steps with a wider state."""
     for op in ("RNN", "GRU", "LSTM"):
@@ -382,3 +410,12 @@ def test_bad_state_and_lengths(rng):
     model.graph.initializer[3].CopyFrom(numpy_helper.from_array(np.array([5.0, 1.0, 2.0], np.float32), "L"))
     with pytest.raises(TypeError, match=r"sequence_lens must be integers"):
         converted(model, inputs).forward(*inputs.values())
+
+
+def test_onnx_backend_node_cases():
+    """The ONNX package's own node cases of these operators all pass."""
+    from onnx_node_suite import collect_cases, run_case
+    cases = [c for c in collect_cases() if c.name.startswith(("test_rnn", "test_gru", "test_lstm", "test_simple_rnn"))]
+    assert len(cases) >= 18
+    failures = {c.name: r for c in cases if (r := run_case(c)) is not None}
+    assert not failures, failures
