@@ -310,6 +310,27 @@ def test_sequence_length_of_each_call(rng):
         compare(module, reference, inputs, tolerance(steps, 4, 6))
 
 
+def test_saved_model_file(rng, tmp_path):
+    """The node's attributes (activation names, alpha/beta lists, clip) survive mnnpy's model file."""
+    model, inputs = recurrent_case(rng, "LSTM", direction="bidirectional", initial=True, lengths="input",
+                                   peepholes=True, clip=0.9, activations=["HardSigmoid", "Tanh", "Softsign"] * 2,
+                                   alphas=[0.3, 0.35], betas=[0.5, 0.45])
+    path = tmp_path / "lstm.mnnpy"
+    convert.from_onnx(model.SerializeToString(), output=str(path))
+    module = nn.load_module_from_file(str(path), list(inputs), ["Y", "Y_h", "Y_c"])
+    compare(module, Reference(model), inputs, tolerance(5, 4, 6))
+
+
+def test_weights_given_at_run_time(rng):
+    """W, R and B as model inputs rather than initializers."""
+    model, inputs = recurrent_case(rng, "GRU", direction="bidirectional", initial=True, lengths="input",
+                                   linear_before_reset=1)
+    weights_given = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    inputs = {**inputs, **weights_given}
+    model = make_model(list(model.graph.node), inputs, ["Y", "Y_h"])
+    check(model, inputs, tolerance(5, 4, 6))
+
+
 def test_no_bias_and_longer_sequence(rng):
     """Without B, and over 40 steps with a wider state."""
     for op in ("RNN", "GRU", "LSTM"):
@@ -405,6 +426,11 @@ def test_bad_state_and_lengths(rng):
     model, inputs = recurrent_case(rng, "RNN", lengths="constant")
     model.graph.initializer[3].CopyFrom(numpy_helper.from_array(np.array([9, 1, 2], np.int32), "L"))
     with pytest.raises(ValueError, match=r"sequence_lens must lie in \[0, 5\]"):
+        converted(model, inputs).forward(*inputs.values())
+    model, inputs = recurrent_case(rng, "LSTM")
+    model.graph.initializer[1].CopyFrom(numpy_helper.from_array(numpy_helper.to_array(model.graph.initializer[1])
+                                                                .astype(np.float64), "R"))
+    with pytest.raises(TypeError, match=r"R must have X's type float32, got float64"):
         converted(model, inputs).forward(*inputs.values())
     model, inputs = recurrent_case(rng, "RNN", lengths="constant")
     model.graph.initializer[3].CopyFrom(numpy_helper.from_array(np.array([5.0, 1.0, 2.0], np.float32), "L"))

@@ -166,8 +166,9 @@ class _Spec:
 
 def _step_masks(spec):
     """Per time step a [batch, 1] boolean mask of the sequences still running (step 0's also
-    tells the empty sequences apart), or None when every sequence spans all steps. A constant sequence_lens is read to see whether masks are needed;
-    one computed at run time always gets them."""
+    tells the empty sequences apart), or None when every sequence spans all steps. A constant
+    sequence_lens is read to see whether masks are needed; one computed at run time always gets
+    them."""
     lengths = spec.lengths
     if lengths is None or spec.steps == 0:
         return None
