@@ -201,36 +201,36 @@ def _input_projection(spec):
     return [[F.unstack(p, 0) for p in pieces[k * len(groups):(k + 1) * len(groups)]] for k in range(d)]
 
 
-def _rnn_cell(spec, direction, inputs, h, c):
-    (x_all,), (rt,) = inputs, direction["weights"]
-    (act,) = direction["activations"]
+def _rnn_cell(spec, parts, inputs, h, c):
+    (x_all,), (rt,) = inputs, parts["weights"]
+    (act,) = parts["activations"]
     return act(spec.clipped(F.add(x_all, F.matmul(h, rt)))), None
 
 
-def _gru_cell(spec, direction, inputs, h, c):
-    update_act, candidate_act = direction["activations"]
+def _gru_cell(spec, parts, inputs, h, c):
+    update_act, candidate_act = parts["activations"]
     if spec.linear_before_reset:
-        (x_all,), (rt,) = inputs, direction["weights"]
+        (x_all,), (rt,) = inputs, parts["weights"]
         x_z, x_r, x_h = F.split(x_all, [spec.hidden] * 3, 1)
         s_z, s_r, s_h = F.split(F.matmul(h, rt), [spec.hidden] * 3, 1)
         z = update_act(spec.clipped(F.add(x_z, s_z)))
         r = update_act(spec.clipped(F.add(x_r, s_r)))
-        if direction["candidate_bias"] is not None:
-            s_h = F.add(s_h, direction["candidate_bias"])
+        if parts["candidate_bias"] is not None:
+            s_h = F.add(s_h, parts["candidate_bias"])
         candidate = candidate_act(spec.clipped(F.add(x_h, F.multiply(r, s_h))))
     else:
-        (x_zr, x_h), (rt_zr, rt_h) = inputs, direction["weights"]
+        (x_zr, x_h), (rt_zr, rt_h) = inputs, parts["weights"]
         z, r = F.split(update_act(spec.clipped(F.add(x_zr, F.matmul(h, rt_zr)))), [spec.hidden] * 2, 1)
         candidate = candidate_act(spec.clipped(F.add(x_h, F.matmul(F.multiply(r, h), rt_h))))
     # (1 - z) * candidate + z * h
     return F.add(candidate, F.multiply(z, F.subtract(h, candidate))), None
 
 
-def _lstm_cell(spec, direction, inputs, h, c):
-    (x_all,), (rt,) = inputs, direction["weights"]
-    gate_act, cell_act, output_act = direction["activations"]
+def _lstm_cell(spec, parts, inputs, h, c):
+    (x_all,), (rt,) = inputs, parts["weights"]
+    gate_act, cell_act, output_act = parts["activations"]
     pre_i, pre_o, pre_f, pre_c = F.split(F.add(x_all, F.matmul(h, rt)), [spec.hidden] * 4, 1)
-    peep = direction["peepholes"]
+    peep = parts["peepholes"]
     if peep is not None:
         pre_i = F.add(pre_i, F.multiply(peep[0], c))
         pre_f = F.add(pre_f, F.multiply(peep[2], c))
@@ -246,6 +246,7 @@ def _lstm_cell(spec, direction, inputs, h, c):
     return F.multiply(o, output_act(c_new)), c_new
 
 
+# Each cell: (spec, its direction's parts, this step's input projections, state h, cell c) -> (h, c).
 CELLS = {"RNN": _rnn_cell, "GRU": _gru_cell, "LSTM": _lstm_cell}
 
 
@@ -286,7 +287,8 @@ def _recurrent(ctx, node, ins):
     ys, final_h, final_c = [], [], []
     for k in range(spec.directions):
         parts = _direction_parts(spec, k)
-        h, c = _initial(spec, spec.initial_h, k), _initial(spec, spec.initial_c, k)
+        h = _initial(spec, spec.initial_h, k)
+        c = _initial(spec, spec.initial_c, k) if spec.op == "LSTM" else None
         backward = spec.direction == "reverse" or k == 1
         outputs = [None] * spec.steps
         # Past a sequence's end the state holds, so a backward pass over a shorter sequence starts
