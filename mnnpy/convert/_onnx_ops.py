@@ -1038,3 +1038,4 @@ def supported_operators():
 
 # The MNN-semantics nodes of models read from MNN files register themselves here.
 from . import _mnn_ops  # noqa: E402,F401
+from . import _onnx_quant_ops  # noqa: E402,F401  (registers its handlers)
