@@ -949,26 +949,28 @@ def _trilu(ctx, node, ins):
     return F.select(keep, x, F.const(np.zeros((), np.dtype(x.dtype))))
 
 
-@handles("CumSum")
-def _cumsum(ctx, node, ins):
-    """The core's running sum (CumScan) along ``axis``: ``reverse`` runs it from the end,
-    ``exclusive`` shifts it by one place (a zero first)."""
+@handles("CumSum", "CumProd")
+def _cumulative(ctx, node, ins):
+    """The core's running sum or product (CumScan) along ``axis``: ``reverse`` runs it from the
+    end, ``exclusive`` shifts it by one place (the identity, 0 or 1, first)."""
     x = ins[0]
     axis = _axis(int(ctx.static(ins[1], node, "axis")), x.ndim)
     if x.size == 0:
         return x
     compute = np.int64 if np.dtype(x.dtype).kind in "biu" else np.float64 if x.dtype == np.float64 else np.float32
+    product = node.op == "CumProd"
     y = F.cast(x, compute)
     reverse = _attr(node, "reverse", 0)
     if reverse:
         y = F.reverse(y, axis)
-    y = _core.op("CumScan", [y], {"kind": 0, "axis": axis, "skip_nan": 0})
+    y = _core.op("CumScan", [y], {"kind": int(product), "axis": axis, "skip_nan": 0})
     if _attr(node, "exclusive", 0):
         first = list(y.shape)
         first[axis] = 1
         rest = list(y.shape)
         rest[axis] -= 1
-        y = F.concat([F.const(np.zeros(first, compute)), F.slice(y, [0] * y.ndim, rest)], axis)
+        identity = np.ones(first, compute) if product else np.zeros(first, compute)
+        y = F.concat([F.const(identity), F.slice(y, [0] * y.ndim, rest)], axis)
     if reverse:
         y = F.reverse(y, axis)
     return F.cast(y, x.dtype)
@@ -1039,3 +1041,4 @@ def supported_operators():
 # The MNN-semantics nodes of models read from MNN files register themselves here.
 from . import _mnn_ops  # noqa: E402,F401
 from . import _onnx_quant_ops  # noqa: E402,F401  (registers its handlers)
+from . import _onnx_misc_ops  # noqa: E402,F401  (registers its handlers)

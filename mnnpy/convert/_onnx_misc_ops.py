@@ -1,0 +1,201 @@
+"""ONNX normalization, pooling, cropping, selection and signal-window operators as mnnpy.expr
+calls: LRN, GroupNormalization, MeanVarianceNormalization, LpPool, CenterCropPad, Compress,
+ReverseSequence, Unique, Det and the Hann/Hamming/Blackman windows."""
+import numpy as np
+
+from .. import expr as F
+from .. import numpy as mnp
+from ._graph import Node
+from ._onnx_ops import HANDLERS, _attr, _axis, handles
+
+
+def _all_but(x, keep):
+    return [d for d in range(x.ndim) if d not in keep]
+
+
+@handles("LRN")
+def _lrn(ctx, node, ins):
+    x = ins[0]
+    size = int(node.attrs["size"])
+    if size < 1:
+        raise ValueError(f"size must be positive, got {size}")
+    alpha, beta, bias = float(_attr(node, "alpha", 1e-4)), float(_attr(node, "beta", 0.75)), float(_attr(node, "bias", 1.0))
+    channels = x.shape[1]
+    before, after = (size - 1) // 2, size - 1 - (size - 1) // 2
+    squared = F.square(x)
+    pads = [[0, 0] for _ in range(x.ndim)]
+    pads[1] = [before, after]
+    padded = F.pad(squared, F.const(np.asarray(pads, np.int32)))
+    # The window sum over channels: one shifted slice per window position (size is small).
+    total = None
+    for offset in range(size):
+        begin = [0] * x.ndim
+        begin[1] = offset
+        extent = list(x.shape)
+        extent[1] = channels
+        part = F.slice(padded, begin, extent)
+        total = part if total is None else F.add(total, part)
+    dtype = np.dtype(x.dtype)
+    denominator = F.pow(F.add(F.multiply(total, F.const(dtype.type(alpha / size))), F.const(dtype.type(bias))),
+                        F.const(dtype.type(beta)))
+    return F.divide(x, denominator)
+
+
+@handles("MeanVarianceNormalization")
+def _mean_variance_normalization(ctx, node, ins):
+    x = ins[0]
+    axes = [_axis(a, x.ndim) for a in _attr(node, "axes", [0, 2, 3])]
+    mean = F.reduce_mean(x, axes, True)
+    centred = F.subtract(x, mean)
+    deviation = F.sqrt(F.reduce_mean(F.square(centred), axes, True))
+    # ONNX adds its epsilon to the standard deviation, not to the variance.
+    return F.divide(centred, F.add(deviation, F.const(np.dtype(x.dtype).type(1e-9))))
+
+
+@handles("GroupNormalization")
+def _group_normalization(ctx, node, ins):
+    x, scale, bias = ins[0], ins[1], ins[2]
+    groups = int(node.attrs["num_groups"])
+    n, channels = x.shape[0], x.shape[1]
+    if groups < 1 or channels % groups:
+        raise ValueError(f"num_groups {groups} must divide the {channels} channels")
+    epsilon = float(_attr(node, "epsilon", 1e-5))
+    dtype = np.dtype(x.dtype)
+    compute = np.float32 if _attr(node, "stash_type", 1) == 1 else dtype
+    grouped = F.reshape(F.cast(x, compute), [n, groups, -1])
+    mean = F.reduce_mean(grouped, [2], True)
+    centred = F.subtract(grouped, mean)
+    variance = F.reduce_mean(F.square(centred), [2], True)
+    normalized = F.cast(F.reshape(F.multiply(centred, F.rsqrt(F.add(variance, F.const(np.dtype(compute).type(epsilon))))),
+                                  list(x.shape)), dtype)
+    affine_shape = [1, channels] + [1] * (x.ndim - 2)
+    if scale.shape == (groups,) and groups != channels:
+        # Opset 18: one scale and bias per group, shared by its channels.
+        index = F.const(np.arange(channels, dtype=np.int64) // (channels // groups))
+        scale, bias = F.gather(scale, index, 0), F.gather(bias, index, 0)
+    elif scale.shape != (channels,) or bias.shape != (channels,):
+        raise ValueError(f"scale and bias must hold {channels} (or {groups}) values, got shapes "
+                         f"{list(scale.shape)} and {list(bias.shape)}")
+    return F.add(F.multiply(normalized, F.reshape(scale, affine_shape)), F.reshape(bias, affine_shape))
+
+
+@handles("LpPool")
+def _lp_pool(ctx, node, ins):
+    """(sum over each window of |x|^p)^(1/p): the window sums are a depthwise convolution with a
+    kernel of ones, which takes the pads, strides, dilations and auto_pad of the node."""
+    x = ins[0]
+    p = float(_attr(node, "p", 2))
+    if x.ndim not in (3, 4):
+        raise ValueError(f"only 1-D and 2-D LpPool is supported, input has rank {x.ndim}")
+    kernel = list(node.attrs["kernel_shape"])
+    if _attr(node, "ceil_mode", 0):
+        raise ValueError("LpPool with ceil_mode=1 is not supported")
+    channels = x.shape[1]
+    ones = F.const(np.ones([channels, 1] + kernel, np.dtype(x.dtype)))
+    conv = Node("Conv", ["", ""], [""], {k: v for k, v in node.attrs.items()
+                                         if k in ("auto_pad", "dilations", "pads", "strides")}, node.name)
+    conv.attrs["group"] = channels
+    conv.attrs["kernel_shape"] = kernel
+    dtype = np.dtype(x.dtype).type
+    powered = F.square(x) if p == 2 else F.pow(F.abs(x), F.const(dtype(p)))
+    sums = HANDLERS["Conv"](ctx, conv, [powered, ones])
+    return F.sqrt(sums) if p == 2 else F.pow(sums, F.const(dtype(1.0 / p)))
+
+
+@handles("CenterCropPad")
+def _center_crop_pad(ctx, node, ins):
+    x = ins[0]
+    target = [int(v) for v in np.asarray(ctx.static(ins[1], node, "shape")).reshape(-1)]
+    axes = [_axis(a, x.ndim) for a in _attr(node, "axes", list(range(x.ndim)))]
+    if len(axes) != len(target):
+        raise ValueError(f"shape has {len(target)} values for {len(axes)} axes")
+    begin, extent = [0] * x.ndim, list(x.shape)
+    pads = [[0, 0] for _ in range(x.ndim)]
+    for axis, size in zip(axes, target):
+        if size < 0:
+            raise ValueError(f"the target size {size} of axis {axis} is negative")
+        dim = x.shape[axis]
+        if size < dim:  # crop: the extra element of an odd difference comes off the end
+            begin[axis], extent[axis] = (dim - size) // 2, size
+        elif size > dim:  # pad with zeros: the extra element of an odd difference goes at the end
+            pads[axis] = [(size - dim) // 2, size - dim - (size - dim) // 2]
+    y = F.slice(x, begin, extent)
+    if any(a or b for a, b in pads):
+        y = F.pad(y, F.const(np.asarray(pads, np.int32)))
+    return y
+
+
+@handles("Compress")
+def _compress(ctx, node, ins):
+    # The output's length depends on the condition's value, which is read when building.
+    x = ins[0]
+    condition = np.asarray(ctx.static(ins[1], node, "condition")).reshape(-1).astype(bool)
+    axis = _attr(node, "axis")
+    if axis is None:
+        x, axis = F.reshape(x, [-1]), 0
+    axis = _axis(axis, x.ndim)
+    if condition.size > x.shape[axis]:
+        raise ValueError(f"the condition has {condition.size} values, axis {axis} has {x.shape[axis]}")
+    return F.gather(x, F.const(np.flatnonzero(condition).astype(np.int64)), axis)
+
+
+@handles("ReverseSequence")
+def _reverse_sequence(ctx, node, ins):
+    x, lengths = ins
+    return F.reverse_sequence(x, lengths, _axis(_attr(node, "batch_axis", 1), x.ndim),
+                              _axis(_attr(node, "time_axis", 0), x.ndim))
+
+
+@handles("Det")
+def _det(ctx, node, ins):
+    x = ins[0]
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise ValueError(f"Det needs square matrices in the last two dimensions, got shape {list(x.shape)}")
+    return mnp.linalg.det(x)
+
+
+@handles("Unique")
+def _unique(ctx, node, ins):
+    """Unique values with their first indices, the inverse map and the counts; the output size
+    depends on the values, which are read when building. ``sorted=0`` orders by first
+    occurrence."""
+    x = ins[0]
+    value = np.asarray(ctx.static(x, node, "input (Unique's output size depends on it)"))
+    axis = _attr(node, "axis")
+    if axis is not None:
+        axis = _axis(axis, value.ndim)
+    uniques, first, inverse, counts = mnp.unique(mnp.asarray(value), return_index=True, return_inverse=True,
+                                                 return_counts=True, axis=axis)
+    first, inverse, counts = (np.asarray(v.numpy() if hasattr(v, "numpy") else v).astype(np.int64).reshape(-1)
+                              for v in (first, inverse, counts))
+    uniques = np.asarray(uniques.numpy() if hasattr(uniques, "numpy") else uniques)
+    if not _attr(node, "sorted", 1):
+        order = np.argsort(first, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        uniques = np.take(uniques, order, axis=0 if axis is None else axis)
+        first, counts, inverse = first[order], counts[order], rank[inverse]
+    return [F.const(np.ascontiguousarray(uniques.astype(value.dtype))), F.const(first), F.const(inverse),
+            F.const(counts)]
+
+
+# Generalized cosine windows: a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N).
+_WINDOWS = {"HannWindow": (0.5, 0.5, 0.0), "HammingWindow": (25.0 / 46.0, 21.0 / 46.0, 0.0),
+            "BlackmanWindow": (0.42, 0.5, 0.08)}
+
+
+@handles(*_WINDOWS)
+def _window(ctx, node, ins):
+    from .onnx import ONNX_DTYPES
+    size = int(np.asarray(ctx.static(ins[0], node, "size")).reshape(-1)[0])
+    if size < 0:
+        raise ValueError(f"the window size must not be negative, got {size}")
+    dtype = np.dtype(ONNX_DTYPES[_attr(node, "output_datatype", 1)])
+    period = size if _attr(node, "periodic", 1) else size - 1
+    a0, a1, a2 = _WINDOWS[node.op]
+    n = F.cast(F.const(np.arange(size, dtype=np.int64)), np.float32)
+    angle = F.multiply(n, F.const(np.float32(2.0 * np.pi / period if period > 0 else 0.0)))
+    w = F.subtract(F.const(np.float32(a0)), F.multiply(F.cos(angle), F.const(np.float32(a1))))
+    if a2:
+        w = F.add(w, F.multiply(F.cos(F.multiply(angle, F.const(np.float32(2.0)))), F.const(np.float32(a2))))
+    return F.cast(w, dtype)
