@@ -199,3 +199,121 @@ def _window(ctx, node, ins):
     if a2:
         w = F.add(w, F.multiply(F.cos(F.multiply(angle, F.const(np.float32(2.0)))), F.const(np.float32(a2))))
     return F.cast(w, dtype)
+
+
+def _f32(v):
+    return F.const(np.float32(v))
+
+
+def _reflect(v, low, high):
+    """Coordinates outside [low, high] folded back in by repeated reflection at the borders."""
+    span = high - low
+    if span <= 0:
+        return F.multiply(v, _f32(0.0)) if low == 0 else F.add(F.multiply(v, _f32(0.0)), _f32(low))
+    below, above = F.less(v, _f32(low)), F.greater(v, _f32(high))
+    distance = F.select(below, F.subtract(_f32(low), v), F.subtract(v, _f32(high)))
+    folds = F.floor(F.divide(distance, _f32(span)))
+    rest = F.subtract(distance, F.multiply(folds, _f32(span)))
+    even = F.equal(F.floormod(folds, _f32(2.0)), _f32(0.0))
+    from_low, from_high = F.add(_f32(low), rest), F.subtract(_f32(high), rest)
+    return F.select(below, F.select(even, from_low, from_high), F.select(above, F.select(even, from_high, from_low), v))
+
+
+def _cubic_weights(t):
+    """Keys' cubic convolution weights (a = -0.75) of the taps at -1, 0, 1, 2 for fraction ``t``."""
+    a = -0.75
+    one = _f32(1.0)
+
+    def near(d):  # |d| <= 1
+        return F.add(F.multiply(F.multiply(F.subtract(F.multiply(_f32(a + 2), d), _f32(a + 3)), d), d), one)
+
+    def far(d):  # 1 < |d| < 2
+        return F.subtract(F.multiply(F.add(F.multiply(F.subtract(F.multiply(_f32(a), d), _f32(5 * a)), d), _f32(8 * a)), d),
+                          _f32(4 * a))
+    return [far(F.add(t, one)), near(t), near(F.subtract(one, t)), far(F.subtract(_f32(2.0), t))]
+
+
+@handles("GridSample")
+def _grid_sample(ctx, node, ins):
+    """Samples ``x`` (N, C, *spatial) at ``grid`` (N, *out, D) with PyTorch's grid_sample
+    semantics (ONNX follows them): the taps of each output point are gathered from the flattened
+    spatial axes and summed with their weights."""
+    x, grid = ins[0], ins[1]
+    spatial = x.ndim - 2
+    if spatial < 1 or grid.ndim != x.ndim or grid.shape[-1] != spatial or grid.shape[0] != x.shape[0]:
+        raise ValueError(f"grid must be (N, *output, {spatial}) for an input of shape {list(x.shape)}, "
+                         f"got {list(grid.shape)}")
+    mode = _attr(node, "mode", "linear" if ctx.opset >= 20 else "bilinear")
+    mode = {"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
+    if mode not in ("linear", "nearest", "cubic"):
+        raise ValueError(f"mode must be linear, nearest or cubic, got '{mode}'")
+    padding = _attr(node, "padding_mode", "zeros")
+    if padding not in ("zeros", "border", "reflection"):
+        raise ValueError(f"padding_mode must be zeros, border or reflection, got '{padding}'")
+    if mode == "cubic" and spatial != 2:
+        raise ValueError("cubic GridSample needs a 4-D input")
+    align = bool(_attr(node, "align_corners", 0))
+    n, channels, dims = x.shape[0], x.shape[1], list(x.shape[2:])
+    out_shape = list(grid.shape[1:-1])
+    points = int(np.prod(out_shape)) if out_shape else 1
+    g = F.reshape(F.cast(grid, np.float32), [n, points, spatial])
+    taps_per_dim = []  # for each spatial axis: [(index Var int64, weight Var or None, valid Var or None)]
+    for i, size in enumerate(dims):
+        # The grid's last axis lists coordinates innermost first (x, y, z).
+        coord = F.squeeze(F.slice(g, [0, 0, spatial - 1 - i], [n, points, 1]), [2])
+        if align:
+            pos = F.multiply(F.add(coord, _f32(1.0)), _f32((size - 1) / 2.0))
+            low, high = 0.0, size - 1.0
+        else:
+            pos = F.divide(F.subtract(F.multiply(F.add(coord, _f32(1.0)), _f32(size)), _f32(1.0)), _f32(2.0))
+            low, high = -0.5, size - 0.5
+        if mode == "nearest":
+            pos = F.round(pos)
+        if padding == "border":
+            pos = F.clip(pos, 0.0, float(size - 1))
+        elif padding == "reflection":
+            pos = _reflect(pos, low, high)
+        if mode == "nearest":
+            offsets, weights = [0], [None]
+            base = F.trunc(pos)
+        else:
+            base = F.floor(pos)
+            fraction = F.subtract(pos, base)
+            if mode == "linear":
+                offsets, weights = [0, 1], [F.subtract(_f32(1.0), fraction), fraction]
+            else:
+                offsets, weights = [-1, 0, 1, 2], _cubic_weights(fraction)
+        taps = []
+        for offset, weight in zip(offsets, weights):
+            index = F.add(base, _f32(offset)) if offset else base
+            valid = None
+            if padding == "zeros":
+                valid = F.logical_and(F.greater_equal(index, _f32(0.0)), F.less_equal(index, _f32(size - 1)))
+            elif padding == "border":
+                index = F.clip(index, 0.0, float(size - 1))
+            else:
+                index = F.clip(F.trunc(_reflect(index, low, high)), 0.0, float(size - 1))
+            index = F.cast(F.clip(index, 0.0, float(size - 1)), np.int64)
+            taps.append((index, weight, valid))
+        taps_per_dim.append(taps)
+    flat = F.reshape(x, [n, channels, int(np.prod(dims))])
+    strides = [int(np.prod(dims[i + 1:])) for i in range(spatial)]
+    total = None
+    for combo in np.ndindex(*[len(t) for t in taps_per_dim]):
+        index, weight, valid = None, None, None
+        for i, k in enumerate(combo):
+            ti, tw, tv = taps_per_dim[i][k]
+            term = F.multiply(ti, F.const(np.int64(strides[i]))) if strides[i] != 1 else ti
+            index = term if index is None else F.add(index, term)
+            if tw is not None:
+                weight = tw if weight is None else F.multiply(weight, tw)
+            if tv is not None:
+                valid = tv if valid is None else F.logical_and(valid, tv)
+        if valid is not None:
+            weight = F.cast(valid, np.float32) if weight is None else F.select(valid, weight, _f32(0.0))
+        gathered = mnp.take_along_axis(flat, F.broadcast_to(F.unsqueeze(index, [1]), [n, channels, points]), axis=2)
+        gathered = F.cast(gathered, np.float32)
+        if weight is not None:
+            gathered = F.multiply(gathered, F.unsqueeze(weight, [1]))
+        total = gathered if total is None else F.add(total, gathered)
+    return F.cast(F.reshape(total, [n, channels] + out_shape), x.dtype)
