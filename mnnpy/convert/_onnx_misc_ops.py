@@ -317,3 +317,53 @@ def _grid_sample(ctx, node, ins):
             gathered = F.multiply(gathered, F.unsqueeze(weight, [1]))
         total = gathered if total is None else F.add(total, gathered)
     return F.cast(F.reshape(total, [n, channels] + out_shape), x.dtype)
+
+
+@handles("AffineGrid")
+def _affine_grid(ctx, node, ins):
+    """The sampling grid (N, *size, D) of affine matrices ``theta`` (N, D, D + 1) over the
+    normalized output positions, innermost coordinate first, as GridSample reads it."""
+    theta = ins[0]
+    size = [int(v) for v in np.asarray(ctx.static(ins[1], node, "size")).reshape(-1)]
+    spatial = len(size) - 2
+    if spatial not in (2, 3) or theta.shape[1:] != (spatial, spatial + 1) or theta.shape[0] != size[0]:
+        raise ValueError(f"theta must be (N, {spatial}, {spatial + 1}) for size {size}, got {list(theta.shape)}")
+    align = bool(_attr(node, "align_corners", 0))
+    dims = size[2:]
+
+    def positions(length):
+        steps = np.arange(length, dtype=np.float32)
+        if align:
+            return steps * np.float32(2.0 / (length - 1)) - 1 if length > 1 else np.zeros(1, np.float32)
+        return (steps * 2 + 1) / np.float32(length) - 1
+    axes = np.meshgrid(*[positions(d) for d in dims], indexing="ij")
+    # Homogeneous coordinates (x, y[, z], 1) of every output position: a constant of the shapes.
+    base = np.stack([a.reshape(-1) for a in reversed(axes)] + [np.ones(axes[0].size, np.float32)], axis=1)
+    grid = F.matmul(F.const(base), F.transpose(F.cast(theta, np.float32), [0, 2, 1]))
+    return F.cast(F.reshape(grid, [size[0]] + dims + [spatial]), theta.dtype)
+
+
+@handles("MaxUnpool")
+def _max_unpool(ctx, node, ins):
+    """Scatters ``x`` into zeros at ``indices`` (flat positions in the whole output, as MaxPool's
+    Indices output gives them)."""
+    x, indices = ins[0], ins[1]
+    kernel = list(node.attrs["kernel_shape"])
+    strides = list(_attr(node, "strides", [1] * len(kernel)))
+    pads = list(_attr(node, "pads", [0] * 2 * len(kernel)))
+    out = list(x.shape[:2]) + [(d - 1) * s - pads[i] - pads[i + len(kernel)] + k
+                               for i, (d, s, k) in enumerate(zip(x.shape[2:], strides, kernel))]
+    requested = out
+    if len(ins) > 2 and ins[2] is not None:
+        # The indices address the pooled input's own shape; a larger output_shape adds zeros at the end.
+        requested = [int(v) for v in np.asarray(ctx.static(ins[2], node, "output_shape")).reshape(-1)]
+        if len(requested) != len(out) or any(r < o for r, o in zip(requested, out)):
+            raise ValueError(f"output_shape {requested} is smaller than the unpooled shape {out}")
+    if indices.shape != x.shape:
+        raise ValueError(f"indices must have the input's shape {list(x.shape)}, got {list(indices.shape)}")
+    total = int(np.prod(out))
+    flat_index = F.reshape(F.cast(indices, np.int64), [-1, 1])
+    y = F.reshape(F.scatter_nd(flat_index, F.reshape(x, [-1]), F.const(np.asarray([total], np.int64))), out)
+    if requested != out:
+        y = F.pad(y, F.const(np.asarray([[0, r - o] for r, o in zip(requested, out)], np.int32)))
+    return y

@@ -497,6 +497,9 @@ def _constant_of_shape(ctx, node, ins):
 def _range(ctx, node, ins):
     from ..numpy import arange
     start, limit, delta = (ctx.static(v, node, "range bound") for v in ins)
+    if any(np.size(v) != 1 for v in (start, limit, delta)):
+        raise ValueError("start, limit and delta must be scalars")
+    start, limit, delta = (np.asarray(v).reshape(()) for v in (start, limit, delta))
     if not delta:
         raise ValueError("delta must not be zero")
     return arange(start[()], limit[()], delta[()], dtype=start.dtype)
