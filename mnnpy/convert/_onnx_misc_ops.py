@@ -367,3 +367,151 @@ def _max_unpool(ctx, node, ins):
     if requested != out:
         y = F.pad(y, F.const(np.asarray([[0, r - o] for r, o in zip(requested, out)], np.int32)))
     return y
+
+
+def _fourier_matrices(inputs, outputs, length, weights=None):
+    """cos and sin of 2 pi k n / length for ``inputs`` rows n and ``outputs`` columns k, each row
+    scaled by ``weights`` (float64 at build time, float32 constants)."""
+    angle = 2.0 * np.pi * np.outer(np.arange(inputs), np.arange(outputs)) / length
+    cos, sin = np.cos(angle), np.sin(angle)
+    if weights is not None:
+        cos, sin = cos * weights[:, None], sin * weights[:, None]
+    return F.const(cos.astype(np.float32)), F.const(sin.astype(np.float32))
+
+
+def _fit_last(v, size):
+    """``v`` cut or zero-padded to ``size`` along its last axis."""
+    have = v.shape[-1]
+    if have > size:
+        return F.slice(v, [0] * v.ndim, list(v.shape[:-1]) + [size])
+    if have < size:
+        return F.pad(v, F.const(np.asarray([[0, 0]] * (v.ndim - 1) + [[0, size - have]], np.int32)))
+    return v
+
+
+def _fourier_last_axis(real, imag, length, inverse, onesided):
+    """The DFT of complex signals along the last axis (``imag`` None: real signals): (real,
+    imaginary) parts, or only the real part for an inverse one-sided (Hermitian) transform."""
+    if inverse and onesided:
+        bins = length // 2 + 1
+        weights = np.full(bins, 2.0)
+        weights[0] = 1.0
+        if length % 2 == 0:
+            weights[-1] = 1.0
+        cos, sin = _fourier_matrices(bins, length, length, weights / length)
+        real = _fit_last(real, bins)
+        y = F.matmul(real, cos)
+        if imag is not None:
+            y = F.subtract(y, F.matmul(_fit_last(imag, bins), sin))
+        return y, None
+    outputs = length // 2 + 1 if onesided else length
+    cos, sin = _fourier_matrices(length, outputs, length, np.full(length, 1.0 / length) if inverse else None)
+    real = _fit_last(real, length)
+    sign = 1.0 if inverse else -1.0
+    y_real = F.matmul(real, cos)
+    y_imag = F.matmul(real, sin)
+    if imag is not None:
+        imag = _fit_last(imag, length)
+        y_real = F.subtract(y_real, F.matmul(imag, sin)) if inverse else F.add(y_real, F.matmul(imag, sin))
+        y_imag = F.add(y_imag, F.matmul(imag, cos)) if inverse else F.subtract(F.matmul(imag, cos), y_imag)
+    elif not inverse:
+        y_imag = F.multiply(y_imag, _f32(sign))
+    return y_real, y_imag
+
+
+def _complex_parts(x):
+    """(real, imaginary or None) of a tensor whose last axis holds 1 (real) or 2 (complex) values."""
+    if x.shape[-1] not in (1, 2):
+        raise ValueError(f"the last axis must hold 1 (real) or 2 (complex) values, got {x.shape[-1]}")
+    lead = list(x.shape[:-1])
+    real = F.reshape(F.slice(x, [0] * x.ndim, lead + [1]), lead)
+    imag = F.reshape(F.slice(x, [0] * (x.ndim - 1) + [1], lead + [1]), lead) if x.shape[-1] == 2 else None
+    return real, imag
+
+
+@handles("DFT")
+def _dft(ctx, node, ins):
+    x = ins[0]
+    inverse, onesided = bool(_attr(node, "inverse", 0)), bool(_attr(node, "onesided", 0))
+    if ctx.opset >= 20:
+        axis = int(np.asarray(ctx.static(ins[2], node, "axis")).reshape(-1)[0]) if len(ins) > 2 and ins[2] is not None else -2
+    else:
+        axis = _attr(node, "axis", 1)
+    axis = _axis(axis, x.ndim)
+    if axis == x.ndim - 1:
+        raise ValueError("axis must not be the last axis (it holds the real and imaginary parts)")
+    if onesided and not inverse and x.shape[-1] == 2:
+        raise ValueError("a one-sided DFT needs a real input")
+    if len(ins) > 1 and ins[1] is not None:
+        length = int(np.asarray(ctx.static(ins[1], node, "dft_length")).reshape(-1)[0])
+    else:
+        length = 2 * (x.shape[axis] - 1) if inverse and onesided else x.shape[axis]
+    if length < 1:
+        raise ValueError(f"dft_length must be positive, got {length}")
+    dtype = np.dtype(x.dtype)
+    real, imag = _complex_parts(F.cast(x, np.float32))
+    rank = real.ndim
+    order = [d for d in range(rank) if d != axis] + [axis]
+    back = list(np.argsort(order))
+    real = F.transpose(real, order)
+    imag = F.transpose(imag, order) if imag is not None else None
+    y_real, y_imag = _fourier_last_axis(real, imag, length, inverse, onesided)
+    y_real = F.transpose(y_real, back)
+    if y_imag is None:
+        return F.cast(F.unsqueeze(y_real, [rank]), dtype)
+    return F.cast(F.stack([y_real, F.transpose(y_imag, back)], rank), dtype)
+
+
+@handles("STFT")
+def _stft(ctx, node, ins):
+    """Frames of ``frame_length`` every ``frame_step`` samples, windowed, each transformed:
+    (batch, frames, bins, 2)."""
+    signal, step = ins[0], int(np.asarray(ctx.static(ins[1], node, "frame_step")).reshape(-1)[0])
+    window = ins[2] if len(ins) > 2 else None
+    frame_length = (int(np.asarray(ctx.static(ins[3], node, "frame_length")).reshape(-1)[0])
+                    if len(ins) > 3 and ins[3] is not None else None)
+    if frame_length is None:
+        frame_length = window.shape[0] if window is not None else signal.shape[1]
+    if window is not None and window.shape != (frame_length,):
+        raise ValueError(f"the window must hold frame_length={frame_length} values, got shape {list(window.shape)}")
+    if signal.ndim != 3 or step < 1 or not 1 <= frame_length <= signal.shape[1]:
+        raise ValueError(f"needs a (batch, length, 1|2) signal, a positive frame_step and 1 <= frame_length <= length; "
+                         f"got shape {list(signal.shape)}, step {step}, frame_length {frame_length}")
+    onesided = bool(_attr(node, "onesided", 1))
+    frames = (signal.shape[1] - frame_length) // step + 1
+    starts = np.arange(frames)[:, None] * step + np.arange(frame_length)[None, :]
+    real, imag = _complex_parts(F.cast(signal, np.float32))
+    index = F.const(starts.astype(np.int64))
+    real = F.gather(real, index, 1)
+    imag = F.gather(imag, index, 1) if imag is not None else None
+    if window is not None:
+        w = F.cast(window, np.float32)
+        real = F.multiply(real, w)
+        imag = F.multiply(imag, w) if imag is not None else None
+    y_real, y_imag = _fourier_last_axis(real, imag, frame_length, False, onesided and imag is None)
+    return F.cast(F.stack([y_real, y_imag], 3), signal.dtype)
+
+
+@handles("MelWeightMatrix")
+def _mel_weight_matrix(ctx, node, ins):
+    """Triangular mel filters (num_spectrogram_bins, num_mel_bins), from the node's scalar inputs
+    alone: a constant."""
+    from .onnx import ONNX_DTYPES
+    mels, length, rate, low, high = (np.asarray(ctx.static(v, node, "argument")).reshape(-1)[0] for v in ins[:5])
+    mels, length, rate = int(mels), int(length), int(rate)
+    if mels < 1 or length < 1 or rate < 1:
+        raise ValueError(f"num_mel_bins, dft_length and sample_rate must be positive, got {mels}, {length}, {rate}")
+    bins = length // 2 + 1
+    low_mel = 2595 * np.log1p(low / 700) / np.log(10)
+    high_mel = 2595 * np.log1p(high / 700) / np.log(10)
+    edges = np.arange(mels + 2) * ((high_mel - low_mel) / (mels + 2)) + low_mel
+    edges = (((length + 1) * (700 * np.expm1(edges / 2595 * np.log(10)))) // rate).astype(np.int64)
+    if edges.min() < 0 or edges.max() >= bins:
+        raise ValueError(f"the mel edges fall outside the {bins} spectrogram bins (check the frequencies and sample rate)")
+    j = np.arange(bins)[:, None]
+    left, centre, right = edges[None, :-2], edges[None, 1:-1], edges[None, 2:]
+    rising = np.where((j >= left) & (j <= centre) & (centre > left), (j - left) / np.maximum(centre - left, 1), 0.0)
+    rising = np.where((centre == left) & (j == centre), 1.0, rising)
+    falling_span = (j >= centre) & (j < right) & (right > centre)
+    weights = np.where(falling_span, (right - j) / np.maximum(right - centre, 1), rising)
+    return F.const(weights.astype(ONNX_DTYPES[_attr(node, "output_datatype", 1)]))
