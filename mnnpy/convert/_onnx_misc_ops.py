@@ -269,9 +269,11 @@ def _grid_sample(ctx, node, ins):
             low, high = -0.5, size - 0.5
         if mode == "nearest":
             pos = F.round(pos)
-        if padding == "border":
+        # Cubic taps are bounded one by one below; the other modes bound the coordinate first
+        # (PyTorch's grid_sample, which onnxruntime follows).
+        if padding == "border" and mode != "cubic":
             pos = F.clip(pos, 0.0, float(size - 1))
-        elif padding == "reflection":
+        elif padding == "reflection" and mode != "cubic":
             pos = _reflect(pos, low, high)
         if mode == "nearest":
             offsets, weights = [0], [None]

@@ -99,10 +99,9 @@ def _dynamic_quantize_linear(ctx, node, ins):
     zero_f = F.const(np.zeros((), np.float32))
     low = F.minimum(F.reduce_min(x, list(range(x.ndim))) if x.ndim else x, zero_f)
     high = F.maximum(F.reduce_max(x, list(range(x.ndim))) if x.ndim else x, zero_f)
-    # An input whose range is 0 (all zeros) gets range 1, as ONNX defines it.
-    spread = F.subtract(high, low)
-    spread = F.select(F.equal(spread, zero_f), F.const(np.float32(1.0)), spread)
-    scale = F.divide(spread, F.const(np.float32(255.0)))
+    # An all-zero input has range 0, which the standard leaves open: scale 1, as onnxruntime does.
+    scale = F.divide(F.subtract(high, low), F.const(np.float32(255.0)))
+    scale = F.select(F.equal(scale, zero_f), F.const(np.float32(1.0)), scale)
     zero_point = F.round(F.clip(F.negative(F.divide(low, scale)), 0.0, 255.0))
     y = F.add(F.round(F.divide(x, scale)), zero_point)
     return [_saturate(y, np.uint8), scale, F.cast(zero_point, np.uint8)]
