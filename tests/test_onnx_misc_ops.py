@@ -355,3 +355,44 @@ def test_max_unpool_inverts_max_pool_indices(rng):
                                              providers=["CPUExecutionProvider"]).run(None, {"x": x})
     unpool = h.make_node("MaxUnpool", ["p", "i"], ["y"], kernel_shape=[2, 2], strides=[2, 2])
     check(make_model(unpool, {"p": pooled, "i": indices}, ["y"]), {"p": pooled, "i": indices})
+
+
+# ------------------------------------------------------------------ pooling of any rank
+
+POOL_CASES = [
+    ((2, 3, 11), {"kernel_shape": [3], "strides": [2], "pads": [1, 1]}),
+    ((1, 2, 7, 6, 5), {"kernel_shape": [3, 2, 2], "strides": [2, 1, 2], "pads": [1, 0, 1, 1, 1, 0]}),
+    ((1, 2, 9, 8, 7), {"kernel_shape": [2, 3, 2], "dilations": [2, 2, 1], "ceil_mode": 1, "strides": [2, 2, 2]}),
+    ((2, 3, 10, 9), {"kernel_shape": [3, 3], "dilations": [2, 1], "pads": [2, 1, 1, 2]}),
+    ((2, 3, 10, 9), {"kernel_shape": [3, 2], "strides": [2, 2], "ceil_mode": 1, "pads": [1, 0, 1, 0]}),
+]
+
+
+@pytest.mark.parametrize("shape, attrs", POOL_CASES)
+@pytest.mark.parametrize("op, extra", [("MaxPool", {}), ("AveragePool", {"count_include_pad": 0}),
+                                       ("AveragePool", {"count_include_pad": 1})])
+def test_pooling_of_any_rank(rng, shape, attrs, op, extra):
+    x = rng.uniform(-2, 2, shape).astype(np.float32)
+    model = make_model(h.make_node(op, ["x"], ["y"], **attrs, **extra), {"x": x}, ["y"], opset=19)
+    if op == "AveragePool" and "dilations" in attrs and attrs.get("ceil_mode"):
+        # onnxruntime refuses dilated average pooling in ceil mode: the ONNX reference decides.
+        from onnx.reference import ReferenceEvaluator
+        (expected,) = ReferenceEvaluator(model).run(None, {"x": x})
+        np.testing.assert_allclose(run_mnnpy(model, {"x": x})[0], expected, rtol=1e-5, atol=1e-6)
+        return
+    check(model, {"x": x}, rtol=1e-5, atol=1e-6)
+
+
+def test_max_pool_of_uint8(rng):
+    x = rng.integers(0, 256, (1, 3, 8, 8)).astype(np.uint8)
+    check(make_model(h.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]), {"x": x}, ["y"]),
+          {"x": x})
+
+
+@pytest.mark.parametrize("attrs", [{"kernel_shape": [2, 2], "strides": [2, 2]},
+                                   {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "strides": [2, 2]},
+                                   {"kernel_shape": [3, 2], "storage_order": 1},
+                                   {"kernel_shape": [2, 2], "dilations": [2, 2], "ceil_mode": 1, "strides": [2, 2]}])
+def test_max_pool_indices(rng, attrs):
+    x = rng.permutation(2 * 3 * 9 * 9).astype(np.float32).reshape(2, 3, 9, 9)  # distinct values: one argmax
+    check(make_model(h.make_node("MaxPool", ["x"], ["y", "i"], **attrs), {"x": x}, ["y", "i"], opset=12), {"x": x})

@@ -517,3 +517,110 @@ def _mel_weight_matrix(ctx, node, ins):
     falling_span = (j >= centre) & (j < right) & (right > centre)
     weights = np.where(falling_span, (right - j) / np.maximum(right - centre, 1), rising)
     return F.const(weights.astype(ONNX_DTYPES[_attr(node, "output_datatype", 1)]))
+
+
+def _window_starts(length, kernel, stride, dilation, before, after, ceil_mode):
+    """The output length of one pooled axis and, for every output position and tap, the tap's
+    position in the axis padded by ``before`` (and by whatever ceil mode adds after)."""
+    span = (kernel - 1) * dilation + 1
+    padded = length + before + after
+    if padded < span:
+        raise ValueError(f"the pooling window ({span}) is larger than the padded input ({padded})")
+    steps = padded - span
+    out = (-(-steps // stride) if ceil_mode else steps // stride) + 1
+    if ceil_mode and (out - 1) * stride >= length + before:
+        out -= 1  # a last window starting in the end padding is dropped
+    taps = np.arange(out)[:, None] * stride + np.arange(kernel)[None, :] * dilation
+    return out, taps
+
+
+def pool_by_windows(ctx, node, x, kind):
+    """MaxPool or AveragePool of any rank, dtype, dilation and ceil mode, one axis at a time:
+    the taps of every window are gathered from the padded axis and reduced (max and box sums
+    are separable; a box's count of counted taps is the product of its per-axis counts)."""
+    from ._onnx_ops import _spatial_pads
+    kernel = list(node.attrs["kernel_shape"])
+    spatial = len(kernel)
+    if x.ndim != spatial + 2:
+        raise ValueError(f"kernel_shape has {spatial} dimensions, the input {x.ndim - 2} spatial ones")
+    strides = list(_attr(node, "strides", [1] * spatial))
+    dilations = list(_attr(node, "dilations", [1] * spatial))
+    pads = _spatial_pads(node, x.shape[2:], kernel, strides, dilations)
+    ceil_mode = bool(_attr(node, "ceil_mode", 0))
+    include_pad = bool(_attr(node, "count_include_pad", 0))
+    dtype = np.dtype(x.dtype)
+    y = x if kind == "max" else F.cast(x, np.float32 if dtype != np.float64 else np.float64)
+    for i in range(spatial):
+        axis = i + 2
+        length = y.shape[axis]
+        out, taps = _window_starts(length, kernel[i], strides[i], dilations[i], pads[i], pads[i + spatial], ceil_mode)
+        extent = int(taps.max()) + 1
+        after = extent - length - pads[i]
+        if pads[i] or after > 0:
+            if kind == "max":
+                fill = -np.inf if dtype.kind == "f" else np.iinfo(dtype).min if dtype.kind in "iu" else False
+            else:
+                fill = 0
+            widths = [[0, 0] for _ in range(y.ndim)]
+            widths[axis] = [pads[i], max(after, 0)]
+            y = F.pad(y, widths, "CONSTANT", fill)
+        gathered = F.gather(y, F.const(taps.astype(np.int64)), axis)  # (..., out, kernel, ...)
+        if kind == "max":
+            y = F.reduce_max(gathered, [axis + 1], False)
+        else:
+            y = F.reduce_sum(gathered, [axis + 1], False)
+            counted_end = length + pads[i] + (pads[i + spatial] if include_pad else 0)
+            counted_begin = 0 if include_pad else pads[i]
+            counts = ((taps >= counted_begin) & (taps < counted_end)).sum(axis=1).astype(np.float64)
+            shape = [1] * y.ndim
+            shape[axis] = out
+            y = F.divide(y, F.const(counts.reshape(shape).astype(np.dtype(y.dtype))))
+    return y if kind == "max" else F.cast(y, dtype)
+
+
+def max_pool_with_indices(ctx, node, x):
+    """MaxPool's values and Indices: every window's taps gathered whole, the first largest
+    taken, its position mapped back to a flat index of the input (row-major, or column-major
+    over the spatial axes with storage_order=1)."""
+    from ._onnx_ops import _spatial_pads
+    kernel = list(node.attrs["kernel_shape"])
+    spatial = len(kernel)
+    if x.ndim != spatial + 2:
+        raise ValueError(f"kernel_shape has {spatial} dimensions, the input {x.ndim - 2} spatial ones")
+    strides = list(_attr(node, "strides", [1] * spatial))
+    dilations = list(_attr(node, "dilations", [1] * spatial))
+    pads = _spatial_pads(node, x.shape[2:], kernel, strides, dilations)
+    ceil_mode = bool(_attr(node, "ceil_mode", 0))
+    dims = list(x.shape[2:])
+    dtype = np.dtype(x.dtype)
+    fill = -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+    y = x
+    outs, positions = [], []
+    for i in range(spatial):
+        axis = 2 + 2 * i  # each earlier axis became (out, kernel)
+        out, taps = _window_starts(dims[i], kernel[i], strides[i], dilations[i], pads[i], pads[i + spatial], ceil_mode)
+        after = max(int(taps.max()) + 1 - dims[i] - pads[i], 0)
+        widths = [[0, 0] for _ in range(y.ndim)]
+        widths[axis] = [pads[i], after]
+        y = F.pad(y, widths, "CONSTANT", fill)
+        y = F.gather(y, F.const(taps.astype(np.int64)), axis)
+        outs.append(out)
+        positions.append(taps - pads[i])  # positions in the unpadded axis (outside: a pad)
+    n, channels = x.shape[:2]
+    order = [0, 1] + [2 + 2 * i for i in range(spatial)] + [3 + 2 * i for i in range(spatial)]
+    windows = F.reshape(F.transpose(y, order), [n, channels] + outs + [int(np.prod(kernel))])
+    best = F.argmax(windows, -1)
+    values = F.reduce_max(windows, [-1], False)
+    # The flat spatial index of each (output position, tap), a constant of the shapes.
+    grids = np.meshgrid(*[np.arange(o) for o in outs], *[np.arange(k) for k in kernel], indexing="ij")
+    coords = [positions[i][grids[i], grids[spatial + i]] for i in range(spatial)]
+    sizes = dims[::-1] if _attr(node, "storage_order", 0) else dims
+    ordered = coords[::-1] if _attr(node, "storage_order", 0) else coords
+    flat = np.zeros_like(coords[0])
+    for c, size in zip(ordered, sizes):
+        flat = flat * size + c
+    table = F.const(flat.reshape(outs + [-1]).astype(np.int64))
+    spatial_index = F.squeeze(mnp.take_along_axis(F.broadcast_to(table, [n, channels] + outs + [flat.size // int(np.prod(outs))]),
+                                                  F.unsqueeze(F.cast(best, np.int64), [-1]), axis=-1), [-1])
+    base = np.arange(n * channels, dtype=np.int64).reshape([n, channels] + [1] * spatial) * int(np.prod(dims))
+    return [values, F.add(spatial_index, F.const(base))]

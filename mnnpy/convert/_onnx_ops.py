@@ -731,16 +731,26 @@ def _pool_args(node, x):
     return kernel, strides, dilations, pads
 
 
+def _pool_kernel_fits(node, x):
+    """Whether the core's 2-D pooling kernels take this node (float32 NCHW, no dilations for
+    averages); other ranks, dtypes and dilations pool by gathered windows."""
+    if x.ndim != 4 or x.dtype != np.float32:
+        return False
+    return node.op == "MaxPool" or all(d == 1 for d in _attr(node, "dilations", [1, 1]))
+
+
 @handles("MaxPool")
 def _max_pool(ctx, node, ins):
     from .._expr_pool import _max_pool_nchw
-    if len([o for o in node.outputs if o]) > 1:
-        raise ValueError("MaxPool's Indices output is not supported")
     x = ins[0]
-    if x.ndim != 4:
-        raise ValueError(f"only 2-D max pooling is supported, input has rank {x.ndim}")
+    if len([o for o in node.outputs if o]) > 1:
+        from ._onnx_misc_ops import max_pool_with_indices
+        return max_pool_with_indices(ctx, node, x)
     if _attr(node, "storage_order", 0):
-        raise ValueError("MaxPool storage_order=1 is not supported")
+        raise ValueError("MaxPool storage_order=1 is not supported without the Indices output")
+    if not _pool_kernel_fits(node, x):
+        from ._onnx_misc_ops import pool_by_windows
+        return pool_by_windows(ctx, node, x, "max")
     kernel, strides, dilations, pads = _pool_args(node, x)
     return _max_pool_nchw(x, kernel, strides, pads, dilations, bool(_attr(node, "ceil_mode", 0)))
 
@@ -749,11 +759,10 @@ def _max_pool(ctx, node, ins):
 def _avg_pool(ctx, node, ins):
     from .._expr_pool import _avg_pool_nchw
     x = ins[0]
-    if x.ndim != 4:
-        raise ValueError(f"only 2-D average pooling is supported, input has rank {x.ndim}")
+    if not _pool_kernel_fits(node, x):
+        from ._onnx_misc_ops import pool_by_windows
+        return pool_by_windows(ctx, node, x, "average")
     kernel, strides, dilations, pads = _pool_args(node, x)
-    if any(d != 1 for d in dilations):
-        raise ValueError("AveragePool with dilations is not supported")
     return _avg_pool_nchw(x, kernel, strides, pads, bool(_attr(node, "ceil_mode", 0)),
                           bool(_attr(node, "count_include_pad", 0)))
 
