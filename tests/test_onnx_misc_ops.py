@@ -396,3 +396,36 @@ def test_max_pool_of_uint8(rng):
 def test_max_pool_indices(rng, attrs):
     x = rng.permutation(2 * 3 * 9 * 9).astype(np.float32).reshape(2, 3, 9, 9)  # distinct values: one argmax
     check(make_model(h.make_node("MaxPool", ["x"], ["y", "i"], **attrs), {"x": x}, ["y", "i"], opset=12), {"x": x})
+
+
+# ------------------------------------------------------------------ training-mode and edge cases
+
+def test_batch_normalization_in_training_mode(rng):
+    x = rng.uniform(-2, 3, (4, 3, 5, 2)).astype(np.float32)
+    weights = {"scale": rng.uniform(0.5, 2, 3).astype(np.float32), "bias": rng.uniform(-1, 1, 3).astype(np.float32),
+               "mean": rng.uniform(-1, 1, 3).astype(np.float32), "var": rng.uniform(0.5, 2, 3).astype(np.float32)}
+    node = h.make_node("BatchNormalization", ["x", "scale", "bias", "mean", "var"], ["y", "running_mean", "running_var"],
+                       training_mode=1, momentum=0.8, epsilon=1e-3)
+    from onnx.reference import ReferenceEvaluator
+    model = make_model(node, {"x": x}, ["y", "running_mean", "running_var"], weights, opset=15)
+    # onnxruntime's CPU provider has no training mode: the ONNX reference is the yardstick.
+    for got, expected in zip(run_mnnpy(model, {"x": x}), ReferenceEvaluator(model).run(None, {"x": x})):
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("op", ["ReduceMax", "ReduceMin", "ReduceSum", "ReduceProd", "ReduceLogSumExp", "ReduceL2"])
+@pytest.mark.parametrize("keepdims", [0, 1])
+def test_reduction_over_an_empty_axis(op, keepdims):
+    x = np.zeros((2, 0, 3), np.float32)
+    model = make_model(h.make_node(op, ["x", "axes"], ["y"], keepdims=keepdims), {"x": x}, ["y"],
+                       {"axes": np.array([1], np.int64)}, opset=18)
+    check(model, {"x": x})
+
+
+def test_half_precision_convolution(rng):
+    x = rng.uniform(-1, 1, (1, 4, 9, 9)).astype(np.float16)
+    w = rng.uniform(-1, 1, (6, 4, 3, 3)).astype(np.float16)
+    model = make_model(h.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1]), {"x": x}, ["y"], {"w": w})
+    # float32 sums rounded once to float16 against onnxruntime's float16 arithmetic: within a few
+    # half-precision steps of the output's magnitude (36 products of terms below 1).
+    check(model, {"x": x}, rtol=4e-3, atol=4e-3)

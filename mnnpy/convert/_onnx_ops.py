@@ -321,7 +321,9 @@ def _attention(ctx, node, ins):
 @handles("Identity", "Dropout")
 def _identity(ctx, node, ins):
     if node.op == "Dropout" and len(ins) > 2 and ins[2] is not None and bool(ctx.static(ins[2], node, "training_mode")):
-        raise ValueError("Dropout in training mode is not supported (inference only)")
+        ratio = float(np.asarray(ctx.static(ins[1], node, "ratio")).reshape(-1)[0]) if ins[1] is not None else 0.5
+        if ratio != 0.0:  # a zero ratio drops nothing: the identity, in training too
+            raise ValueError("Dropout in training mode is not supported (inference only)")
     if node.op == "Dropout" and len([o for o in node.outputs if o]) > 1:
         return [ins[0], F.const(np.ones(ins[0].shape, np.bool_))]  # the mask keeps every element
     return [ins[0]]
@@ -557,6 +559,8 @@ def _reduce(ctx, node, ins):
     keep = bool(_attr(node, "keepdims", 1))
     if axes is None:
         return x
+    if any(x.shape[a] == 0 for a in axes):
+        return _empty_reduction(node, x, axes, keep)
     if node.op == "ReduceL2":
         return F.sqrt(F.reduce_sum(F.square(x), axes, keep))
     if node.op == "ReduceSumSquare":
@@ -568,6 +572,20 @@ def _reduce(ctx, node, ins):
         out = F.add(F.log(F.reduce_sum(F.exp(F.subtract(x, m)), axes, True)), m)
         return out if keep else F.squeeze(out, axes)
     return _REDUCERS[node.op](x, axes, keep)
+
+
+# What a reduction over no elements gives (ONNX's identities: the empty max is -inf...).
+_EMPTY_REDUCTION = {"ReduceMax": -np.inf, "ReduceMin": np.inf, "ReduceLogSumExp": -np.inf, "ReduceLogSum": -np.inf,
+                    "ReduceProd": 1, "ReduceMean": np.nan}
+
+
+def _empty_reduction(node, x, axes, keep):
+    dtype = np.dtype(x.dtype)
+    shape = [1 if d in axes else n for d, n in enumerate(x.shape) if keep or d not in axes]
+    value = _EMPTY_REDUCTION.get(node.op, 0)
+    if dtype.kind in "iub" and not np.isfinite(value):
+        value = (np.iinfo(dtype).min if value < 0 else np.iinfo(dtype).max) if dtype.kind != "b" else value > 0
+    return F.const(np.full(shape, value, dtype))
 
 
 @handles("ArgMax", "ArgMin")
@@ -604,11 +622,22 @@ def _softmax(ctx, node, ins):
 
 @handles("BatchNormalization")
 def _batch_norm(ctx, node, ins):
-    if _attr(node, "training_mode", 0):
-        raise ValueError("BatchNormalization in training mode is not supported (inference only)")
     x, scale, bias, mean, var = ins[:5]
     eps = np.float32(_attr(node, "epsilon", 1e-5))
     shape = [1, -1] + [1] * (x.ndim - 2)
+    if _attr(node, "training_mode", 0):
+        # Normalized by the batch's own statistics (population variance); the running
+        # statistics come out updated by ``momentum``.
+        axes = [0] + list(range(2, x.ndim))
+        batch_mean = F.reduce_mean(x, axes, False)
+        batch_var = F.reduce_mean(F.square(F.subtract(x, F.reshape(batch_mean, shape))), axes, False)
+        momentum = np.float32(_attr(node, "momentum", 0.9))
+        factor = F.divide(scale, F.sqrt(F.add(batch_var, eps)))
+        y = F.add(F.multiply(F.subtract(x, F.reshape(batch_mean, shape)), F.reshape(factor, shape)),
+                  F.reshape(bias, shape))
+        running_mean = F.add(F.multiply(mean, momentum), F.multiply(batch_mean, np.float32(1 - momentum)))
+        running_var = F.add(F.multiply(var, momentum), F.multiply(batch_var, np.float32(1 - momentum)))
+        return [y, running_mean, running_var]
     factor = F.divide(scale, F.sqrt(F.add(var, eps)))
     shift = F.subtract(bias, F.multiply(mean, factor))
     return [F.add(F.multiply(x, F.reshape(factor, shape)), F.reshape(shift, shape))]
@@ -697,6 +726,10 @@ def _conv(ctx, node, ins):
     from .._expr_conv import _conv2d_nchw
     x, w = ins[0], ins[1]
     bias = ins[2] if len(ins) > 2 else None
+    if x.dtype == np.float16 and len(ins) <= 3:
+        # Half-precision models compute in float32 and round the result back.
+        widened = [F.cast(v, np.float32) if v is not None else None for v in ins]
+        return F.cast(_conv(ctx, node, widened), np.float16)
     spatial = x.ndim - 2
     if spatial not in (1, 2):
         raise ValueError(f"{spatial}-D convolution is not supported (1-D and 2-D are)")
