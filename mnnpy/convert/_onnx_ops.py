@@ -1087,3 +1087,5 @@ def supported_operators():
 from . import _mnn_ops  # noqa: E402,F401
 from . import _onnx_quant_ops  # noqa: E402,F401  (registers its handlers)
 from . import _onnx_misc_ops  # noqa: E402,F401  (registers its handlers)
+from . import _onnx_conv_transpose  # noqa: E402,F401  (registers its handlers)
+from . import _onnx_attention  # noqa: E402,F401  (registers its handlers)
