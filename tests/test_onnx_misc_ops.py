@@ -429,3 +429,47 @@ def test_half_precision_convolution(rng):
     # float32 sums rounded once to float16 against onnxruntime's float16 arithmetic: within a few
     # half-precision steps of the output's magnitude (36 products of terms below 1).
     check(model, {"x": x}, rtol=4e-3, atol=4e-3)
+
+
+# ------------------------------------------------------------------ blocks and regions
+
+@pytest.mark.parametrize("image, block, attrs", [([6, 7], [2, 3], {}), ([9, 8], [3, 3], {"strides": [2, 2]}),
+                                                 ([7, 7], [2, 2], {"pads": [1, 0, 1, 2], "dilations": [2, 1]}),
+                                                 ([3, 4, 5], [2, 2, 2], {})])
+def test_col2im_inverts_unfold(rng, image, block, attrs):
+    spatial = len(image)
+    strides, dilations = attrs.get("strides", [1] * spatial), attrs.get("dilations", [1] * spatial)
+    pads = attrs.get("pads", [0] * 2 * spatial)
+    grid = [(image[i] + pads[i] + pads[i + spatial] - (block[i] - 1) * dilations[i] - 1) // strides[i] + 1
+            for i in range(spatial)]
+    x = rng.uniform(-1, 1, (2, 3 * int(np.prod(block)), int(np.prod(grid)))).astype(np.float32)
+    model = make_model(h.make_node("Col2Im", ["x", "image", "block"], ["y"], **attrs), {"x": x}, ["y"],
+                       {"image": np.array(image, np.int64), "block": np.array(block, np.int64)}, opset=18)
+    if spatial == 2:
+        check(model, {"x": x}, rtol=1e-5, atol=1e-6)
+    else:  # onnxruntime's Col2Im is 2-D only: the ONNX reference decides
+        from onnx.reference import ReferenceEvaluator
+        (expected,) = ReferenceEvaluator(model).run(None, {"x": x})
+        np.testing.assert_allclose(run_mnnpy(model, {"x": x})[0], expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["half_pixel", "output_half_pixel"])
+@pytest.mark.parametrize("ratio", [0, 2])
+def test_roi_align(rng, mode, ratio):
+    x = rng.uniform(-1, 1, (2, 3, 12, 10)).astype(np.float32)
+    corners = np.sort(rng.uniform(0, 18, (5, 2, 2)), axis=1)
+    rois = corners.transpose(0, 2, 1).reshape(5, 4)[:, [0, 2, 1, 3]].astype(np.float32)  # x1, y1, x2, y2
+    batch = rng.integers(0, 2, 5).astype(np.int64)
+    node = h.make_node("RoiAlign", ["x", "rois", "batch"], ["y"], coordinate_transformation_mode=mode,
+                       output_height=3, output_width=4, sampling_ratio=ratio, spatial_scale=0.5)
+    check(make_model(node, {"x": x, "rois": rois, "batch": batch}, ["y"], opset=16),
+          {"x": x, "rois": rois, "batch": batch}, rtol=1e-4, atol=1e-5)
+
+
+def test_roi_align_refuses_max_mode(rng):
+    x = rng.uniform(-1, 1, (1, 1, 4, 4)).astype(np.float32)
+    node = h.make_node("RoiAlign", ["x", "rois", "batch"], ["y"], mode="max")
+    model = make_model(node, {"x": x}, ["y"], {"rois": np.array([[0, 0, 2, 2]], np.float32),
+                                               "batch": np.zeros(1, np.int64)}, opset=16)
+    with pytest.raises(ValueError, match="mode 'max' is not supported"):
+        run_mnnpy(model, {"x": x})

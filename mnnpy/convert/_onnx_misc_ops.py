@@ -6,7 +6,7 @@ import numpy as np
 from .. import expr as F
 from .. import numpy as mnp
 from ._graph import Node
-from ._onnx_ops import HANDLERS, _attr, _axis, handles
+from ._onnx_ops import HANDLERS, UnsupportedOperator, _attr, _axis, handles
 
 
 def _all_but(x, keep):
@@ -624,3 +624,65 @@ def max_pool_with_indices(ctx, node, x):
                                                   F.unsqueeze(F.cast(best, np.int64), [-1]), axis=-1), [-1])
     base = np.arange(n * channels, dtype=np.int64).reshape([n, channels] + [1] * spatial) * int(np.prod(dims))
     return [values, F.add(spatial_index, F.const(base))]
+
+
+@handles("Col2Im")
+def _col2im(ctx, node, ins):
+    """Sums sliding blocks back into images: a grouped transposed convolution whose kernel
+    places each of a block's K columns at its own offset (C groups of K input channels)."""
+    x = ins[0]
+    image = [int(v) for v in np.asarray(ctx.static(ins[1], node, "image_shape")).reshape(-1)]
+    block = [int(v) for v in np.asarray(ctx.static(ins[2], node, "block_shape")).reshape(-1)]
+    spatial = len(image)
+    if len(block) != spatial or x.ndim != 3:
+        raise ValueError(f"needs a (N, C*K, L) input and image_shape and block_shape of one length, got input "
+                         f"{list(x.shape)}, image_shape {image}, block_shape {block}")
+    strides = list(_attr(node, "strides", [1] * spatial))
+    dilations = list(_attr(node, "dilations", [1] * spatial))
+    pads = list(_attr(node, "pads", [0] * 2 * spatial))
+    per_block = int(np.prod(block))
+    if x.shape[1] % per_block:
+        raise ValueError(f"the input's {x.shape[1]} rows are not a multiple of the block size {per_block}")
+    channels = x.shape[1] // per_block
+    grid = [(image[i] + pads[i] + pads[i + spatial] - (block[i] - 1) * dilations[i] - 1) // strides[i] + 1
+            for i in range(spatial)]
+    if int(np.prod(grid)) != x.shape[2]:
+        raise ValueError(f"the input has {x.shape[2]} blocks, the image and block shapes give {int(np.prod(grid))}")
+    kernel = np.zeros([channels * per_block, 1] + block, np.dtype(x.dtype))
+    kernel.reshape(channels, per_block, per_block)[:, np.arange(per_block), np.arange(per_block)] = 1
+    # Rows and columns past the last block (a stride not dividing the padded image) get zeros.
+    produced = [(grid[i] - 1) * strides[i] + (block[i] - 1) * dilations[i] + 1 - pads[i] - pads[i + spatial]
+                for i in range(spatial)]
+    transposed = Node("ConvTranspose", ["", ""], [""], {"strides": strides, "dilations": dilations, "pads": pads,
+                                                         "group": channels, "kernel_shape": block,
+                                                         "output_padding": [i - p for i, p in zip(image, produced)]},
+                      node.name)
+    return HANDLERS["ConvTranspose"](ctx, transposed, [F.reshape(x, [x.shape[0], x.shape[1]] + grid), F.const(kernel)])
+
+
+@handles("RoiAlign")
+def _roi_align(ctx, node, ins):
+    x, rois, batch_indices = ins
+    if x.ndim != 4 or rois.ndim != 2 or rois.shape[1] != 4 or batch_indices.shape != (rois.shape[0],):
+        raise ValueError(f"needs a 4-D input, (R, 4) rois and R batch indices, got {list(x.shape)}, "
+                         f"{list(rois.shape)} and {list(batch_indices.shape)}")
+    mode = _attr(node, "coordinate_transformation_mode", "half_pixel" if ctx.opset >= 16 else "output_half_pixel")
+    if mode not in ("half_pixel", "output_half_pixel"):
+        raise ValueError(f"coordinate_transformation_mode must be half_pixel or output_half_pixel, got '{mode}'")
+    pooling = _attr(node, "mode", "avg")
+    if pooling == "max":
+        # ONNX's max mode takes the largest weighted corner of each sample, not the largest
+        # interpolated value; refused rather than computed differently.
+        raise UnsupportedOperator(f"node '{node.name}': RoiAlign with mode 'max' is not supported (mode 'avg' is)")
+    if pooling != "avg":
+        raise ValueError(f"mode must be avg or max, got '{pooling}'")
+    # The sampling grid is sized from the boxes: they are read when building (a module given
+    # boxes as inputs rebuilds its graph per call, as for other data-dependent shapes).
+    known_rois = np.asarray(ctx.static(rois, node, "rois"), np.float32)
+    known_batch = np.asarray(ctx.static(batch_indices, node, "batch_indices"))
+    if known_batch.size and (known_batch.min() < 0 or known_batch.max() >= x.shape[0]):
+        raise ValueError(f"batch_indices must lie in [0, {x.shape[0]}), got {known_batch.tolist()}")
+    boxes = F.const(np.concatenate([known_batch.astype(np.float32)[:, None], known_rois], 1))
+    return F.roi_align(F.cast(x, np.float32), boxes, int(_attr(node, "output_height", 1)),
+                       int(_attr(node, "output_width", 1)), float(_attr(node, "spatial_scale", 1.0)),
+                       int(_attr(node, "sampling_ratio", 0)), mode == "half_pixel", F.AVEPOOL)
