@@ -473,3 +473,15 @@ def test_roi_align_refuses_max_mode(rng):
                                                "batch": np.zeros(1, np.int64)}, opset=16)
     with pytest.raises(ValueError, match="mode 'max' is not supported"):
         run_mnnpy(model, {"x": x})
+
+
+@pytest.mark.parametrize("roi, sizes, extrapolation", [([0.2, 0.1, 0.9, 0.8], [5, 6], 0.0),
+                                                       ([-0.3, 0.4, 1.2, 1.5], [7, 3], -2.0),
+                                                       ([0.5, 0.5, 0.5, 0.5], [1, 1], 0.0)])
+def test_resize_tf_crop_and_resize(rng, roi, sizes, extrapolation):
+    x = rng.uniform(-1, 1, (2, 3, 8, 9)).astype(np.float32)
+    node = h.make_node("Resize", ["x", "roi", "", "sizes"], ["y"], mode="linear", axes=[2, 3],
+                       coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=extrapolation)
+    model = make_model(node, {"x": x}, ["y"], {"roi": np.array(roi, np.float32), "sizes": np.array(sizes, np.int64)},
+                       opset=18)
+    check(model, {"x": x}, rtol=1e-5, atol=1e-6)

@@ -686,3 +686,32 @@ def _roi_align(ctx, node, ins):
     return F.roi_align(F.cast(x, np.float32), boxes, int(_attr(node, "output_height", 1)),
                        int(_attr(node, "output_width", 1)), float(_attr(node, "spatial_scale", 1.0)),
                        int(_attr(node, "sampling_ratio", 0)), mode == "half_pixel", F.AVEPOOL)
+
+
+def crop_and_resize_linear(x, out, starts, ends, extrapolation):
+    """Resize's tf_crop_and_resize in linear mode: the box [starts, ends] (fractions of each
+    axis) sampled at ``out`` points per axis, one axis at a time; points outside the input take
+    ``extrapolation``."""
+    y = F.cast(x, np.float32)
+    outside = None
+    for axis, (length, size) in enumerate(zip(x.shape, out)):
+        if size == length and starts[axis] == 0 and ends[axis] == 1:
+            continue
+        if size > 1:
+            coords = starts[axis] * (length - 1) + np.arange(size) * ((ends[axis] - starts[axis]) * (length - 1) / (size - 1))
+        else:
+            coords = np.full(size, 0.5 * (starts[axis] + ends[axis]) * (length - 1))
+        base = np.floor(coords)
+        fraction = (coords - base).astype(np.float32)
+        low = np.clip(base, 0, length - 1).astype(np.int64)
+        high = np.clip(base + 1, 0, length - 1).astype(np.int64)
+        shape = [1] * x.ndim
+        shape[axis] = size
+        weight = F.const(fraction.reshape(shape))
+        a, b = F.gather(y, F.const(low), axis), F.gather(y, F.const(high), axis)
+        y = F.add(a, F.multiply(F.subtract(b, a), weight))
+        beyond = F.const(((coords < 0) | (coords > length - 1)).reshape(shape))
+        outside = beyond if outside is None else F.logical_or(outside, beyond)
+    if outside is not None:
+        y = F.select(outside, F.const(np.float32(extrapolation)), y)
+    return F.cast(y, x.dtype)

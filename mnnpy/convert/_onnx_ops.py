@@ -857,8 +857,16 @@ def _resize(ctx, node, ins):
     if x.ndim != 4 or out[:2] != list(x.shape[:2]):
         raise ValueError(f"only resizing the last two axes of a 4-D input is supported (input {tuple(x.shape)}, "
                          f"output {tuple(out)})")
-    if mode == "linear" and coord == "tf_crop_and_resize":
-        raise ValueError("Resize coordinate_transformation_mode tf_crop_and_resize is not supported")
+    if coord == "tf_crop_and_resize":
+        from ._onnx_misc_ops import crop_and_resize_linear
+        if mode != "linear":
+            raise ValueError(f"Resize tf_crop_and_resize is supported in linear mode, not '{mode}'")
+        roi = np.asarray(ctx.static(ins[1], node, "roi"), np.float64).reshape(-1)
+        if roi.size != 2 * len(axes):
+            raise ValueError(f"Resize: roi needs {2 * len(axes)} values for {len(axes)} axes, got {roi.size}")
+        starts, ends = np.zeros(x.ndim), np.ones(x.ndim)
+        starts[axes], ends[axes] = roi[:len(axes)], roi[len(axes):]
+        return crop_and_resize_linear(x, out, starts, ends, float(_attr(node, "extrapolation_value", 0.0)))
     return _resize_nchw(x, out[2:], mode, coord, _attr(node, "nearest_mode", "round_prefer_floor"),
                         _attr(node, "cubic_coeff_a", -0.75), bool(_attr(node, "exclude_outside", 0)), spatial_scales,
                         bool(_attr(node, "antialias", 0)))
