@@ -51,6 +51,10 @@ extras=""
 [ $want_tests = 1 ] && extras="[test]"
 [ $want_bench = 1 ] && extras="[test,bench]"
 .venv/bin/python -m pip install -q ".${extras}"
+# Real pretrained ONNX models that PyPI packages ship (an OCR detector, recognizer and direction
+# classifier, voice-activity detectors, a file-type classifier): the tests load their model
+# files only, so the packages come without their dependencies.
+[ $want_tests = 1 ] && .venv/bin/python -m pip install -q --no-deps rapidocr-onnxruntime==1.4.4 silero-vad==6.2.3 magika==1.0.3
 # The fuzzers' instrumented core is built by scripts/dev_build.sh with the venv's build tools.
 [ $want_fuzz = 1 ] && .venv/bin/python -m pip install -q "pybind11>=2.12" cmake ninja
 # MNN itself, the reference of the tests of MNN model files, in an environment of its own: its
