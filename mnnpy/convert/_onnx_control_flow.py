@@ -95,8 +95,8 @@ def _loop(ctx, node, ins):
         for stack, v in zip(scans, outs[1 + count:]):
             stack.append(v)
         iteration += 1
-        if cond_var is not None:  # without a condition input, the body's is ignored
-            running = _flag(ctx, cond, node, "condition the body computes")
+        # The body's condition ends the loop even without a condition input, as in onnxruntime.
+        running = _flag(ctx, cond, node, "condition the body computes")
     if scan_count and iteration == 0:
         # One throwaway run of the body gives the shapes of the (empty) scan outputs.
         outs = run_subgraph(ctx, node, body, [F.const(np.array(0, np.int64)), cond] + carried)

@@ -506,10 +506,14 @@ def _constant_of_shape(ctx, node, ins):
 @handles("Range")
 def _range(ctx, node, ins):
     from ..numpy import arange
-    start, limit, delta = (ctx.static(v, node, "range bound") for v in ins)
+    # Scalars by the schema; one-element tensors (an If branch's shape slice) are taken too.
+    bounds = [np.asarray(ctx.static(v, node, "range bound")) for v in ins]
+    if any(b.size != 1 for b in bounds):
+        raise ValueError(f"start, limit and delta must be scalars, got shapes {[b.shape for b in bounds]}")
+    start, limit, delta = (b.reshape(-1)[0] for b in bounds)
     if not delta:
         raise ValueError("delta must not be zero")
-    return arange(start[()], limit[()], delta[()], dtype=start.dtype)
+    return arange(start, limit, delta, dtype=bounds[0].dtype)
 
 
 def _positions(n, axis, rank):
