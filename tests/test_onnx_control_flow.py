@@ -292,6 +292,26 @@ def test_loop_body_holding_nested_ifs_and_a_loop_reads_outer_values(rng, tmp_pat
     check(m, feeds, tmp_path, ops=20, calls=[dict(feeds, x=-feeds["x"])])
 
 
+def test_loop_of_convolutions_until_a_data_dependent_condition(rng, tmp_path):
+    """A body of 8-channel convolutions (the blocked layout) on the carried image, with a
+    main-graph weight; the condition reads the computed values, so the model is built with its
+    input values (per call), and different inputs run different numbers of iterations."""
+    body = graph([h.make_node("Conv", ["img_in", "cw"], ["c"], pads=[1, 1, 1, 1]),
+                  h.make_node("Relu", ["c"], ["img_out"]),
+                  h.make_node("ReduceMax", ["img_out"], ["peak"], keepdims=0),
+                  h.make_node("Less", ["peak", "limit"], ["cond_out"]),
+                  h.make_node("Identity", ["peak"], ["peak_scan"])],
+                 [("i", np.int64, []), ("cond_in", np.bool_, []), ("img_in", np.float32, None)],
+                 [("cond_out", np.bool_, []), ("img_out", np.float32, None), ("peak_scan", np.float32, None)], "body")
+    weights = {"cw": rng.uniform(0, 0.05, (8, 8, 3, 3)).astype(np.float32), "limit": np.float32(50),
+               "M": np.array(12, np.int64), "go": np.array(True)}
+    feeds = {"img": rng.uniform(0.5, 1, (1, 8, 5, 5)).astype(np.float32)}
+    m = model([h.make_node("Loop", ["M", "go", "img"], ["out", "peaks"], body=body)], feeds, ["out", "peaks"],
+              weights)
+    # Up to 12 chained 72-term convolutions.
+    check(m, feeds, tmp_path, ops=12 * 80, calls=[{"img": feeds["img"] * 4}, {"img": feeds["img"] * 0.25}])
+
+
 # ------------------------------------------------------------------ Scan
 def _scan_sum_body(outer_weight=False):
     """state += x_t (times a main-graph weight when `outer_weight`); the scan output is the
