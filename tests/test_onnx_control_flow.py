@@ -272,13 +272,15 @@ def test_loop_body_holding_nested_ifs_and_a_loop_reads_outer_values(rng, tmp_pat
     mid_if = h.make_node("If", ["positive"], ["mid"],
                          then_branch=graph([deep_if], [], ["deep"], "mid_then"),
                          else_branch=graph([h.make_node("Add", ["y_in", "x"], ["m2"])], [], ["m2"], "mid_else"))
-    inner_body = graph([h.make_node("Cast", ["i"], ["i_f"], to=T.FLOAT), h.make_node("Cast", ["j"], ["j_f"], to=T.FLOAT),
+    inner_body = graph([h.make_node("Cast", ["i"], ["i_f"], to=T.FLOAT),
+                        h.make_node("Cast", ["j"], ["j_f"], to=T.FLOAT),
                         h.make_node("Mul", ["i_f", "j_f"], ["ij"]), h.make_node("Add", ["acc_in", "ij"], ["acc_out"]),
                         h.make_node("Identity", ["c_in"], ["c_out"])],
                        [("j", np.int64, []), ("c_in", np.bool_, []), ("acc_in", np.float32, [])],
                        [("c_out", np.bool_, []), ("acc_out", np.float32, [])], "inner_body")
     body = graph([h.make_node("Mod", ["i", "two"], ["parity"]), h.make_node("Equal", ["parity", "one"], ["odd"]),
-                  h.make_node("ReduceSum", ["x"], ["xs"], keepdims=0), h.make_node("Greater", ["xs", "zero_f"], ["positive"]),
+                  h.make_node("ReduceSum", ["x"], ["xs"], keepdims=0),
+                  h.make_node("Greater", ["xs", "zero_f"], ["positive"]),
                   mid_if, h.make_node("Loop", ["three", "", "zero_acc"], ["acc"], body=inner_body),
                   h.make_node("Add", ["mid", "acc"], ["y_out"]), h.make_node("Identity", ["cond_in"], ["cond_out"])],
                  [("i", np.int64, []), ("cond_in", np.bool_, []), ("y_in", np.float32, None)],

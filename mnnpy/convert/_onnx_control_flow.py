@@ -53,7 +53,7 @@ def _if(ctx, node, ins):
     # Only the branch the condition picks is built, so branches may give different shapes.
     taken = node.attrs["then_branch" if _flag(ctx, ins[0], node, "condition") else "else_branch"]
     outs = run_subgraph(ctx, node, taken, [])
-    if len(outs) < len([o for o in node.outputs]):
+    if len(outs) < len(node.outputs):
         raise ValueError(f"the branch taken gives {len(outs)} outputs, the node has {len(node.outputs)}")
     return outs
 
@@ -146,6 +146,9 @@ def _scan(ctx, node, ins):
     lengths = sorted({x.shape[a] for x, a in zip(xs, axes)})
     if len(lengths) != 1:
         raise ValueError(f"scan inputs have different lengths {lengths} along their scan axes")
+    if len(body.outputs) < len(states) or len(node.outputs) > len(body.outputs):
+        raise ValueError(f"the body gives {len(body.outputs)} outputs for {len(states)} states, the node has "
+                         f"{len(node.outputs)} outputs")
     states, elements = _scan_steps(ctx, node, body, states, xs, axes, directions, lengths[0])
     out_axes = list(_attr(node, "scan_output_axes", [0] * len(elements)))
     if len(out_axes) != len(elements):
@@ -171,7 +174,9 @@ def _scan_batched(ctx, node, ins, body):
         raise ValueError(f"num_scan_inputs must be between 1 and the {len(rest)} inputs, got {scan_inputs}")
     states, xs = rest[:len(rest) - scan_inputs], rest[len(rest) - scan_inputs:]
     directions = _directions(node, "directions", scan_inputs)
-    batch = xs[0].shape[0]
+    batch = xs[0].shape[0] if xs[0].ndim else 0
+    if batch == 0:
+        raise ValueError("scan inputs of opset 8 need a batch axis of at least one entry")
     full = xs[0].shape[1] if xs[0].ndim > 1 else -1
     if any(v.ndim < 1 or v.shape[0] != batch for v in states + xs) or \
             any(x.ndim < 2 or x.shape[1] != full for x in xs):
