@@ -16,7 +16,7 @@ from ._onnx_ops import _attr, _axis, handles, run_nodes
 MAX_UNROLLED_ITERATIONS = 100_000
 
 
-def run_subgraph(ctx, node, body, values):
+def run_subgraph(ctx, body, values):
     """The output Vars of `body` run with its inputs bound to `values`, in a scope that sees
     the names of the env the node is built in."""
     if len(values) != len(body.inputs):
@@ -52,7 +52,7 @@ def _count(ctx, v, node, what):
 def _if(ctx, node, ins):
     # Only the branch the condition picks is built, so branches may give different shapes.
     taken = node.attrs["then_branch" if _flag(ctx, ins[0], node, "condition") else "else_branch"]
-    outs = run_subgraph(ctx, node, taken, [])
+    outs = run_subgraph(ctx, taken, [])
     if len(outs) < len(node.outputs):
         raise ValueError(f"the branch taken gives {len(outs)} outputs, the node has {len(node.outputs)}")
     return outs
@@ -90,7 +90,7 @@ def _loop(ctx, node, ins):
         if iteration >= MAX_UNROLLED_ITERATIONS:
             raise ValueError(f"the loop runs more than {MAX_UNROLLED_ITERATIONS} iterations, which mnnpy "
                              "does not unroll")
-        outs = run_subgraph(ctx, node, body, [F.const(np.array(iteration, np.int64)), cond] + carried)
+        outs = run_subgraph(ctx, body, [F.const(np.array(iteration, np.int64)), cond] + carried)
         cond, carried = outs[0], outs[1:1 + count]
         for stack, v in zip(scans, outs[1 + count:]):
             stack.append(v)
@@ -99,7 +99,7 @@ def _loop(ctx, node, ins):
         running = _flag(ctx, cond, node, "condition the body computes")
     if scan_count and iteration == 0:
         # One throwaway run of the body gives the shapes of the (empty) scan outputs.
-        outs = run_subgraph(ctx, node, body, [F.const(np.array(0, np.int64)), cond] + carried)
+        outs = run_subgraph(ctx, body, [F.const(np.array(0, np.int64)), cond] + carried)
         return carried + _empty_stacks(outs[1 + count:])
     return carried + [F.stack(stack, 0) for stack in scans]
 
@@ -111,13 +111,13 @@ def _scan_steps(ctx, node, body, states, xs, axes, directions, length):
     for t in range(length):
         slices = [F.gather(x, F.const(np.array(length - 1 - t if d else t, np.int64)), a)
                   for x, a, d in zip(xs, axes, directions)]
-        outs = run_subgraph(ctx, node, body, list(states) + slices)
+        outs = run_subgraph(ctx, body, list(states) + slices)
         states = outs[:len(states)]
         for stack, v in zip(elements, outs[len(states):]):
             stack.append(v)
     if length == 0 and elements:
         zero_slices = [F.const(np.zeros(tuple(np.delete(x.shape, a)), np.dtype(x.dtype))) for x, a in zip(xs, axes)]
-        outs = run_subgraph(ctx, node, body, list(states) + zero_slices)
+        outs = run_subgraph(ctx, body, list(states) + zero_slices)
         elements = [[v] for v in outs[len(states):]]  # shapes only: see _stack_elements
     return list(states), elements
 
