@@ -160,8 +160,8 @@ def check_nodes(nodes):
         for v in n.attrs.values():
             if isinstance(v, Subgraph):
                 for what, names in (("output", v.outputs), ("input", v.inputs)):
-                    if not isinstance(names, list) or not all(isinstance(x, str) and x for x in names):
-                        raise ValueError(f"{label}: subgraph {what} names must be non-empty strings, got {names!r}")
+                    if not isinstance(names, list) or not all(isinstance(x, str) for x in names):
+                        raise ValueError(f"{label}: subgraph {what} names must be strings, got {names!r}")
                 check_nodes(v.nodes)
 
 
