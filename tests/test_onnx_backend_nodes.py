@@ -14,7 +14,8 @@ PASSING_AT_LEAST = 1085
 # (an attribute or dtype mnnpy does not handle).
 CORE_OPERATORS = ["test_relu", "test_conv_", "test_maxpool_2d", "test_averagepool_2d", "test_gemm_", "test_matmul_",
                   "test_softmax_", "test_layer_normalization_", "test_transpose_", "test_concat_", "test_reshape_",
-                  "test_slice", "test_gather_", "test_batchnorm_", "test_add", "test_mul", "test_resize_upsample_sizes"]
+                  "test_slice", "test_gather_", "test_batchnorm_", "test_add", "test_mul", "test_resize_upsample_sizes",
+                  "test_convtranspose"]
 
 
 def test_backend_node_cases():

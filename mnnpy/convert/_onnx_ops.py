@@ -1038,4 +1038,7 @@ def supported_operators():
 
 # The MNN-semantics nodes of models read from MNN files register themselves here.
 from . import _mnn_ops  # noqa: E402,F401
+from . import _onnx_conv_transpose  # noqa: E402,F401  (registers its handlers)
+from . import _onnx_attention  # noqa: E402,F401  (registers its handlers)
+from . import _onnx_recurrent  # noqa: E402,F401  (registers its handlers)
 from . import _onnx_control_flow  # noqa: E402,F401  (registers its handlers)

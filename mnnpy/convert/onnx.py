@@ -204,8 +204,8 @@ def _value_info(v):
 # ------------------------------------------------------------------ simplification passes
 def simplify(graph, level=2):
     """Graph passes by optimize level: 0 none; 1 drop Identity/Dropout and dead nodes; 2 also
-    fold BatchNorm into Conv/Gemm, fuse MatMul + bias Add, activations into Conv, and the GELU,
-    LayerNorm and attention patterns."""
+    fold BatchNorm into Conv/ConvTranspose/Gemm, fuse MatMul + bias Add, activations into Conv,
+    and the GELU, LayerNorm and attention patterns."""
     if level >= 1:
         _drop_identities(graph)
         _drop_dead_nodes(graph)
@@ -286,15 +286,16 @@ def _single_consumer(graph, consumers, name):
 
 
 def _fold_batch_norm(graph):
-    """BatchNormalization after a Conv (per output channel) or a Gemm with constant B (per output
-    column) is folded into that node's weights and bias."""
+    """BatchNormalization after a Conv or ConvTranspose (per output channel) or a Gemm with
+    constant B (per output column) is folded into that node's weights and bias."""
     producers, consumers = graph.producers(), graph.consumers()
     removed = set()
     for i, bn in enumerate(graph.nodes):
         if bn.op != "BatchNormalization" or len([o for o in bn.outputs if o]) != 1:
             continue
         src = producers.get(bn.inputs[0])
-        if src is None or graph.nodes[src].op not in ("Conv", "Gemm") or _single_consumer(graph, consumers, bn.inputs[0]) != i:
+        if (src is None or graph.nodes[src].op not in ("Conv", "ConvTranspose", "Gemm")
+                or _single_consumer(graph, consumers, bn.inputs[0]) != i):
             continue
         node = graph.nodes[src]
         names = bn.inputs[1:5]
@@ -309,6 +310,14 @@ def _fold_batch_norm(graph):
         bias = graph.weights[node.inputs[2]].astype(np.float64) if has_bias else np.zeros(factor.shape)
         if node.op == "Conv":
             folded_w = w.astype(np.float64) * factor.reshape(-1, *([1] * (w.ndim - 1)))
+        elif node.op == "ConvTranspose":
+            # W is (C_in, C_out/group, k...): output channel g * C_out/group + j is column j of group g's rows.
+            group = int(node.attrs.get("group", 1))
+            if w.ndim < 3 or group <= 0 or w.shape[0] % group or w.shape[1] * group != factor.size:
+                continue
+            grouped = w.astype(np.float64).reshape(group, w.shape[0] // group, *w.shape[1:])
+            per_channel = factor.reshape(group, 1, w.shape[1], *([1] * (w.ndim - 2)))
+            folded_w = (grouped * per_channel).reshape(w.shape)
         else:
             if node.attrs.get("transA", 0) or w.ndim != 2 or bias.size not in (1, factor.size):
                 continue
