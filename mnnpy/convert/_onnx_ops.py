@@ -331,7 +331,9 @@ def _attention(ctx, node, ins):
 @handles("Identity", "Dropout")
 def _identity(ctx, node, ins):
     if node.op == "Dropout" and len(ins) > 2 and ins[2] is not None and bool(ctx.static(ins[2], node, "training_mode")):
-        raise ValueError("Dropout in training mode is not supported (inference only)")
+        ratio = float(np.asarray(ctx.static(ins[1], node, "ratio")).reshape(-1)[0]) if ins[1] is not None else 0.5
+        if ratio != 0.0:  # a zero ratio drops nothing: the identity, in training too
+            raise ValueError("Dropout in training mode is not supported (inference only)")
     if node.op == "Dropout" and len([o for o in node.outputs if o]) > 1:
         return [ins[0], F.const(np.ones(ins[0].shape, np.bool_))]  # the mask keeps every element
     return [ins[0]]
@@ -506,14 +508,13 @@ def _constant_of_shape(ctx, node, ins):
 @handles("Range")
 def _range(ctx, node, ins):
     from ..numpy import arange
-    # Scalars by the schema; one-element tensors (an If branch's shape slice) are taken too.
-    bounds = [np.asarray(ctx.static(v, node, "range bound")) for v in ins]
-    if any(b.size != 1 for b in bounds):
-        raise ValueError(f"start, limit and delta must be scalars, got shapes {[b.shape for b in bounds]}")
-    start, limit, delta = (b.reshape(-1)[0] for b in bounds)
+    start, limit, delta = (ctx.static(v, node, "range bound") for v in ins)
+    if any(np.size(v) != 1 for v in (start, limit, delta)):
+        raise ValueError("start, limit and delta must be scalars")
+    start, limit, delta = (np.asarray(v).reshape(()) for v in (start, limit, delta))
     if not delta:
         raise ValueError("delta must not be zero")
-    return arange(start, limit, delta, dtype=bounds[0].dtype)
+    return arange(start[()], limit[()], delta[()], dtype=start.dtype)
 
 
 def _positions(n, axis, rank):
@@ -568,6 +569,8 @@ def _reduce(ctx, node, ins):
     keep = bool(_attr(node, "keepdims", 1))
     if axes is None:
         return x
+    if any(x.shape[a] == 0 for a in axes):
+        return _empty_reduction(node, x, axes, keep)
     if node.op == "ReduceL2":
         return F.sqrt(F.reduce_sum(F.square(x), axes, keep))
     if node.op == "ReduceSumSquare":
@@ -579,6 +582,20 @@ def _reduce(ctx, node, ins):
         out = F.add(F.log(F.reduce_sum(F.exp(F.subtract(x, m)), axes, True)), m)
         return out if keep else F.squeeze(out, axes)
     return _REDUCERS[node.op](x, axes, keep)
+
+
+# What a reduction over no elements gives (ONNX's identities: the empty max is -inf...).
+_EMPTY_REDUCTION = {"ReduceMax": -np.inf, "ReduceMin": np.inf, "ReduceLogSumExp": -np.inf, "ReduceLogSum": -np.inf,
+                    "ReduceProd": 1, "ReduceMean": np.nan}
+
+
+def _empty_reduction(node, x, axes, keep):
+    dtype = np.dtype(x.dtype)
+    shape = [1 if d in axes else n for d, n in enumerate(x.shape) if keep or d not in axes]
+    value = _EMPTY_REDUCTION.get(node.op, 0)
+    if dtype.kind in "iub" and not np.isfinite(value):
+        value = (np.iinfo(dtype).min if value < 0 else np.iinfo(dtype).max) if dtype.kind != "b" else value > 0
+    return F.const(np.full(shape, value, dtype))
 
 
 @handles("ArgMax", "ArgMin")
@@ -615,11 +632,22 @@ def _softmax(ctx, node, ins):
 
 @handles("BatchNormalization")
 def _batch_norm(ctx, node, ins):
-    if _attr(node, "training_mode", 0):
-        raise ValueError("BatchNormalization in training mode is not supported (inference only)")
     x, scale, bias, mean, var = ins[:5]
     eps = np.float32(_attr(node, "epsilon", 1e-5))
     shape = [1, -1] + [1] * (x.ndim - 2)
+    if _attr(node, "training_mode", 0):
+        # Normalized by the batch's own statistics (population variance); the running
+        # statistics come out updated by ``momentum``.
+        axes = [0] + list(range(2, x.ndim))
+        batch_mean = F.reduce_mean(x, axes, False)
+        batch_var = F.reduce_mean(F.square(F.subtract(x, F.reshape(batch_mean, shape))), axes, False)
+        momentum = np.float32(_attr(node, "momentum", 0.9))
+        factor = F.divide(scale, F.sqrt(F.add(batch_var, eps)))
+        y = F.add(F.multiply(F.subtract(x, F.reshape(batch_mean, shape)), F.reshape(factor, shape)),
+                  F.reshape(bias, shape))
+        running_mean = F.add(F.multiply(mean, momentum), F.multiply(batch_mean, np.float32(1 - momentum)))
+        running_var = F.add(F.multiply(var, momentum), F.multiply(batch_var, np.float32(1 - momentum)))
+        return [y, running_mean, running_var]
     factor = F.divide(scale, F.sqrt(F.add(var, eps)))
     shift = F.subtract(bias, F.multiply(mean, factor))
     return [F.add(F.multiply(x, F.reshape(factor, shape)), F.reshape(shift, shape))]
@@ -708,6 +736,10 @@ def _conv(ctx, node, ins):
     from .._expr_conv import _conv2d_nchw
     x, w = ins[0], ins[1]
     bias = ins[2] if len(ins) > 2 else None
+    if x.dtype == np.float16 and len(ins) <= 3:
+        # Half-precision models compute in float32 and round the result back.
+        widened = [F.cast(v, np.float32) if v is not None else None for v in ins]
+        return F.cast(_conv(ctx, node, widened), np.float16)
     spatial = x.ndim - 2
     if spatial not in (1, 2):
         raise ValueError(f"{spatial}-D convolution is not supported (1-D and 2-D are)")
@@ -742,16 +774,26 @@ def _pool_args(node, x):
     return kernel, strides, dilations, pads
 
 
+def _pool_kernel_fits(node, x):
+    """Whether the core's 2-D pooling kernels take this node (float32 NCHW, no dilations for
+    averages); other ranks, dtypes and dilations pool by gathered windows."""
+    if x.ndim != 4 or x.dtype != np.float32:
+        return False
+    return node.op == "MaxPool" or all(d == 1 for d in _attr(node, "dilations", [1, 1]))
+
+
 @handles("MaxPool")
 def _max_pool(ctx, node, ins):
     from .._expr_pool import _max_pool_nchw
-    if len([o for o in node.outputs if o]) > 1:
-        raise ValueError("MaxPool's Indices output is not supported")
     x = ins[0]
-    if x.ndim != 4:
-        raise ValueError(f"only 2-D max pooling is supported, input has rank {x.ndim}")
+    if len([o for o in node.outputs if o]) > 1:
+        from ._onnx_misc_ops import max_pool_with_indices
+        return max_pool_with_indices(ctx, node, x)
     if _attr(node, "storage_order", 0):
-        raise ValueError("MaxPool storage_order=1 is not supported")
+        raise ValueError("MaxPool storage_order=1 is not supported without the Indices output")
+    if not _pool_kernel_fits(node, x):
+        from ._onnx_misc_ops import pool_by_windows
+        return pool_by_windows(ctx, node, x, "max")
     kernel, strides, dilations, pads = _pool_args(node, x)
     return _max_pool_nchw(x, kernel, strides, pads, dilations, bool(_attr(node, "ceil_mode", 0)))
 
@@ -760,11 +802,10 @@ def _max_pool(ctx, node, ins):
 def _avg_pool(ctx, node, ins):
     from .._expr_pool import _avg_pool_nchw
     x = ins[0]
-    if x.ndim != 4:
-        raise ValueError(f"only 2-D average pooling is supported, input has rank {x.ndim}")
+    if not _pool_kernel_fits(node, x):
+        from ._onnx_misc_ops import pool_by_windows
+        return pool_by_windows(ctx, node, x, "average")
     kernel, strides, dilations, pads = _pool_args(node, x)
-    if any(d != 1 for d in dilations):
-        raise ValueError("AveragePool with dilations is not supported")
     return _avg_pool_nchw(x, kernel, strides, pads, bool(_attr(node, "ceil_mode", 0)),
                           bool(_attr(node, "count_include_pad", 0)))
 
@@ -826,8 +867,16 @@ def _resize(ctx, node, ins):
     if x.ndim != 4 or out[:2] != list(x.shape[:2]):
         raise ValueError(f"only resizing the last two axes of a 4-D input is supported (input {tuple(x.shape)}, "
                          f"output {tuple(out)})")
-    if mode == "linear" and coord == "tf_crop_and_resize":
-        raise ValueError("Resize coordinate_transformation_mode tf_crop_and_resize is not supported")
+    if coord == "tf_crop_and_resize":
+        from ._onnx_misc_ops import crop_and_resize_linear
+        if mode != "linear":
+            raise ValueError(f"Resize tf_crop_and_resize is supported in linear mode, not '{mode}'")
+        roi = np.asarray(ctx.static(ins[1], node, "roi"), np.float64).reshape(-1)
+        if roi.size != 2 * len(axes):
+            raise ValueError(f"Resize: roi needs {2 * len(axes)} values for {len(axes)} axes, got {roi.size}")
+        starts, ends = np.zeros(x.ndim), np.ones(x.ndim)
+        starts[axes], ends[axes] = roi[:len(axes)], roi[len(axes):]
+        return crop_and_resize_linear(x, out, starts, ends, float(_attr(node, "extrapolation_value", 0.0)))
     return _resize_nchw(x, out[2:], mode, coord, _attr(node, "nearest_mode", "round_prefer_floor"),
                         _attr(node, "cubic_coeff_a", -0.75), bool(_attr(node, "exclude_outside", 0)), spatial_scales,
                         bool(_attr(node, "antialias", 0)))
@@ -949,26 +998,28 @@ def _trilu(ctx, node, ins):
     return F.select(keep, x, F.const(np.zeros((), np.dtype(x.dtype))))
 
 
-@handles("CumSum")
-def _cumsum(ctx, node, ins):
-    """The core's running sum (CumScan) along ``axis``: ``reverse`` runs it from the end,
-    ``exclusive`` shifts it by one place (a zero first)."""
+@handles("CumSum", "CumProd")
+def _cumulative(ctx, node, ins):
+    """The core's running sum or product (CumScan) along ``axis``: ``reverse`` runs it from the
+    end, ``exclusive`` shifts it by one place (the identity, 0 or 1, first)."""
     x = ins[0]
     axis = _axis(int(ctx.static(ins[1], node, "axis")), x.ndim)
     if x.size == 0:
         return x
     compute = np.int64 if np.dtype(x.dtype).kind in "biu" else np.float64 if x.dtype == np.float64 else np.float32
+    product = node.op == "CumProd"
     y = F.cast(x, compute)
     reverse = _attr(node, "reverse", 0)
     if reverse:
         y = F.reverse(y, axis)
-    y = _core.op("CumScan", [y], {"kind": 0, "axis": axis, "skip_nan": 0})
+    y = _core.op("CumScan", [y], {"kind": int(product), "axis": axis, "skip_nan": 0})
     if _attr(node, "exclusive", 0):
         first = list(y.shape)
         first[axis] = 1
         rest = list(y.shape)
         rest[axis] -= 1
-        y = F.concat([F.const(np.zeros(first, compute)), F.slice(y, [0] * y.ndim, rest)], axis)
+        identity = np.ones(first, compute) if product else np.zeros(first, compute)
+        y = F.concat([F.const(identity), F.slice(y, [0] * y.ndim, rest)], axis)
     if reverse:
         y = F.reverse(y, axis)
     return F.cast(y, x.dtype)
@@ -1038,6 +1089,8 @@ def supported_operators():
 
 # The MNN-semantics nodes of models read from MNN files register themselves here.
 from . import _mnn_ops  # noqa: E402,F401
+from . import _onnx_quant_ops  # noqa: E402,F401  (registers its handlers)
+from . import _onnx_misc_ops  # noqa: E402,F401  (registers its handlers)
 from . import _onnx_conv_transpose  # noqa: E402,F401  (registers its handlers)
 from . import _onnx_attention  # noqa: E402,F401  (registers its handlers)
 from . import _onnx_recurrent  # noqa: E402,F401  (registers its handlers)

@@ -1,0 +1,237 @@
+"""ONNX quantization operators (QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,
+QLinearMatMul, MatMulInteger, ConvInteger, QLinearConv) as mnnpy.expr calls.
+
+Integer tensors stay integers and the results are bit-exact with ONNX's definition: integer
+products accumulate in int32 (matmul) or in float32 pieces whose sums are exact (convolution,
+see ``_integer_conv``); rescaling runs in float64, as the reference computes it. The int8 kernels
+of a later release take over the hot paths; these handlers define the semantics."""
+import numpy as np
+
+from .. import expr as F
+from ._graph import Node
+from ._onnx_ops import HANDLERS, UnsupportedOperator, _attr, _axis, handles
+
+# Element types a quantized tensor may have here; int4/uint4/float8 have no mnnpy dtype yet.
+_QUANT_DTYPES = (np.int8, np.uint8, np.int16, np.int32)
+
+
+def _check_quant_dtype(dtype, node, what):
+    if np.dtype(dtype) not in [np.dtype(t) for t in _QUANT_DTYPES]:
+        raise UnsupportedOperator(f"node '{node.name}': {node.op} with {what} of type {np.dtype(dtype).name} is not "
+                                  f"supported (int8, uint8, int16 and int32 are)")
+
+
+def _per_axis(param, x, node, axis_default=1):
+    """``param`` (a scale or zero point: scalar, per-axis 1-D, or per-block) shaped to broadcast
+    against ``x`` along the node's ``axis``, blocks repeated ``block_size`` times."""
+    if param.ndim == 0 or param.size == 1 and param.ndim <= 1:
+        return F.reshape(param, [])
+    axis = _axis(_attr(node, "axis", axis_default), x.ndim)
+    block = int(_attr(node, "block_size", 0) or 0)
+    if block > 0:
+        if param.ndim != x.ndim:
+            raise ValueError(f"a blocked scale must have the input's rank {x.ndim}, got shape {list(param.shape)}")
+        blocks = -(-x.shape[axis] // block)
+        if param.shape[axis] != blocks:
+            raise ValueError(f"a scale with block_size {block} needs {blocks} blocks along axis {axis}, "
+                             f"got {param.shape[axis]}")
+        index = F.const((np.arange(x.shape[axis]) // block).astype(np.int64))
+        return F.gather(param, index, axis)
+    if param.ndim != 1 or param.shape[0] != x.shape[axis]:
+        raise ValueError(f"a per-axis scale or zero point must be 1-D with {x.shape[axis]} values (axis {axis}), "
+                         f"got shape {list(param.shape)}")
+    shape = [1] * x.ndim
+    shape[axis] = x.shape[axis]
+    return F.reshape(param, shape)
+
+
+def _saturate(y, dtype):
+    """``y`` (float, already rounded) clipped to ``dtype``'s range and cast to it."""
+    info = np.iinfo(dtype)
+    return F.cast(F.clip(y, float(info.min), float(info.max)), dtype)
+
+
+@handles("QuantizeLinear")
+def _quantize_linear(ctx, node, ins):
+    from .onnx import ONNX_DTYPES
+    x, scale = ins[0], ins[1]
+    zero = ins[2] if len(ins) > 2 else None
+    if zero is not None:
+        out_dtype = np.dtype(zero.dtype)
+    elif _attr(node, "output_dtype", 0):
+        code = _attr(node, "output_dtype")
+        if code not in ONNX_DTYPES:
+            raise UnsupportedOperator(f"node '{node.name}': QuantizeLinear to ONNX data type {code} is not supported")
+        out_dtype = np.dtype(ONNX_DTYPES[code])
+    else:
+        out_dtype = np.dtype(np.uint8)
+    _check_quant_dtype(out_dtype, node, "output")
+    # Divided in the input's precision (float32 for float16 inputs too, as the reference rounds
+    # the quotient once), then rounded half to even.
+    compute = np.float64 if x.dtype == np.float64 else np.float32
+    y = F.round(F.divide(F.cast(x, compute), F.cast(_per_axis(scale, x, node), compute)))
+    if zero is not None:
+        y = F.add(y, F.cast(_per_axis(zero, x, node), compute))
+    return _saturate(y, out_dtype)
+
+
+@handles("DequantizeLinear")
+def _dequantize_linear(ctx, node, ins):
+    x, scale = ins[0], ins[1]
+    zero = ins[2] if len(ins) > 2 else None
+    _check_quant_dtype(x.dtype, node, "input")
+    out_dtype = np.dtype(scale.dtype)
+    if _attr(node, "output_dtype", 0):
+        from .onnx import ONNX_DTYPES
+        out_dtype = np.dtype(ONNX_DTYPES.get(_attr(node, "output_dtype"), out_dtype))
+    # int32 inputs exceed float32's exact range: the difference is taken in float64.
+    compute = np.float64 if x.dtype == np.int32 or scale.dtype == np.float64 else np.float32
+    y = F.cast(x, compute)
+    if zero is not None:
+        y = F.subtract(y, F.cast(_per_axis(zero, x, node), compute))
+    y = F.multiply(y, F.cast(_per_axis(scale, x, node), compute))
+    return F.cast(y, out_dtype)
+
+
+@handles("DynamicQuantizeLinear")
+def _dynamic_quantize_linear(ctx, node, ins):
+    x = F.cast(ins[0], np.float32)
+    zero_f = F.const(np.zeros((), np.float32))
+    low = F.minimum(F.reduce_min(x, list(range(x.ndim))) if x.ndim else x, zero_f)
+    high = F.maximum(F.reduce_max(x, list(range(x.ndim))) if x.ndim else x, zero_f)
+    # An all-zero input has range 0, which the standard leaves open: scale 1, as onnxruntime does.
+    scale = F.divide(F.subtract(high, low), F.const(np.float32(255.0)))
+    scale = F.select(F.equal(scale, zero_f), F.const(np.float32(1.0)), scale)
+    zero_point = F.round(F.clip(F.negative(F.divide(low, scale)), 0.0, 255.0))
+    y = F.add(F.round(F.divide(x, scale)), zero_point)
+    return [_saturate(y, np.uint8), scale, F.cast(zero_point, np.uint8)]
+
+
+def _centered(x, zero, node, axis_default):
+    """``x - zero`` in int32 (``zero`` absent: ``x``)."""
+    x32 = F.cast(x, np.int32)
+    if zero is None:
+        return x32
+    return F.subtract(x32, F.cast(_per_axis(zero, x, node, axis_default), np.int32))
+
+
+def _matmul_zero(zero, operand, node, which):
+    """A MatMulInteger zero point shaped against its operand: A's per row (M values), B's per
+    column (N values)."""
+    if zero is None:
+        return None
+    if zero.ndim == 0 or zero.size == 1:
+        return F.reshape(F.cast(zero, np.int32), [])
+    if zero.ndim != 1:
+        raise ValueError(f"{which}'s zero point must be a scalar or 1-D, got shape {list(zero.shape)}")
+    if which == "A":
+        if zero.shape[0] != operand.shape[-2]:
+            raise ValueError(f"A's zero point has {zero.shape[0]} values, A has {operand.shape[-2]} rows")
+        return F.reshape(F.cast(zero, np.int32), [zero.shape[0], 1])
+    if zero.shape[0] != operand.shape[-1]:
+        raise ValueError(f"B's zero point has {zero.shape[0]} values, B has {operand.shape[-1]} columns")
+    return F.cast(zero, np.int32)
+
+
+def _integer_matmul(a, a_zero, b, b_zero, node):
+    for v, which in ((a, "A"), (b, "B")):
+        if np.dtype(v.dtype) not in (np.dtype(np.int8), np.dtype(np.uint8)):
+            raise TypeError(f"input {which} must be int8 or uint8, got {np.dtype(v.dtype).name}")
+    a32, b32 = F.cast(a, np.int32), F.cast(b, np.int32)
+    za, zb = _matmul_zero(a_zero, a, node, "A"), _matmul_zero(b_zero, b, node, "B")
+    if za is not None:
+        a32 = F.subtract(a32, za)
+    if zb is not None:
+        b32 = F.subtract(b32, zb)
+    return F.matmul(a32, b32)
+
+
+@handles("MatMulInteger")
+def _matmul_integer(ctx, node, ins):
+    return _integer_matmul(ins[0], ins[2] if len(ins) > 2 else None, ins[1], ins[3] if len(ins) > 3 else None, node)
+
+
+def _requantize(acc, multiplier, zero, out_dtype):
+    """round(acc * multiplier) + zero, saturated to ``out_dtype`` (float64 arithmetic)."""
+    y = F.round(F.multiply(F.cast(acc, np.float64), F.cast(multiplier, np.float64)))
+    if zero is not None:
+        y = F.add(y, F.cast(zero, np.float64))
+    return _saturate(y, out_dtype)
+
+
+@handles("QLinearMatMul")
+def _qlinear_matmul(ctx, node, ins):
+    a, a_scale, a_zero, b, b_scale, b_zero, y_scale = ins[:7]
+    y_zero = ins[7] if len(ins) > 7 else None
+    for s in (a_scale, b_scale, y_scale):
+        if s.size != 1:
+            raise UnsupportedOperator(f"node '{node.name}': QLinearMatMul with per-axis scales is not supported")
+    acc = _integer_matmul(a, a_zero, b, b_zero, node)
+    # The combined scale in the scales' own type, as ONNX computes it, then applied in float64.
+    multiplier = F.divide(F.multiply(F.reshape(a_scale, []), F.reshape(b_scale, [])), F.reshape(y_scale, []))
+    out_dtype = np.dtype(y_zero.dtype) if y_zero is not None else np.dtype(a.dtype)
+    return _requantize(acc, multiplier, F.reshape(y_zero, []) if y_zero is not None else None, out_dtype)
+
+
+# Splitting centred 8-bit values (|v| <= 255) into a signed high part and a 4-bit low part makes
+# every product at most 16 * 16, so float32 convolutions sum them exactly up to this many terms.
+_EXACT_CONV_TERMS = (1 << 24) // 256
+
+
+def _integer_conv(ctx, node, x, w, x_zero, w_zero):
+    """The int32 convolution of (x - x_zero) with (w - w_zero), exact: four float32
+    convolutions of the 4-bit pieces, combined in int32."""
+    for v, which in ((x, "x"), (w, "w")):
+        if np.dtype(v.dtype) not in (np.dtype(np.int8), np.dtype(np.uint8)):
+            raise TypeError(f"input {which} must be int8 or uint8, got {np.dtype(v.dtype).name}")
+    if x_zero is not None and x_zero.size != 1:
+        raise ValueError(f"the input's zero point must be a scalar, got shape {list(x_zero.shape)}")
+    group = int(_attr(node, "group", 1))
+    terms = int(np.prod(w.shape[1:]))
+    if terms >= _EXACT_CONV_TERMS:
+        raise UnsupportedOperator(f"node '{node.name}': {node.op} summing {terms} products per output is not "
+                                  f"supported (at most {_EXACT_CONV_TERMS - 1})")
+    xc = _centered(x, F.reshape(x_zero, []) if x_zero is not None else None, node, 1)
+    wc = _centered(w, w_zero, node, 0)
+    sixteen = F.const(np.int32(16))
+    x_high, x_low = F.floordiv(xc, sixteen), F.floormod(xc, sixteen)
+    w_high, w_low = F.floordiv(wc, sixteen), F.floormod(wc, sixteen)
+    conv_node = Node("Conv", ["", ""], [""], {k: v for k, v in node.attrs.items()
+                                             if k in ("auto_pad", "dilations", "kernel_shape", "pads", "strides")},
+                     node.name)
+    conv_node.attrs["group"] = group
+
+    def conv(a, b):
+        y = HANDLERS["Conv"](ctx, conv_node, [F.cast(a, np.float32), F.cast(b, np.float32)])
+        return F.cast(F.round(y), np.int32)
+    high = conv(x_high, w_high)
+    cross = F.add(conv(x_high, w_low), conv(x_low, w_high))
+    low = conv(x_low, w_low)
+    return F.add(F.add(F.multiply(high, F.const(np.int32(256))), F.multiply(cross, sixteen)), low)
+
+
+@handles("ConvInteger")
+def _conv_integer(ctx, node, ins):
+    x, w = ins[0], ins[1]
+    return _integer_conv(ctx, node, x, w, ins[2] if len(ins) > 2 else None, ins[3] if len(ins) > 3 else None)
+
+
+@handles("QLinearConv")
+def _qlinear_conv(ctx, node, ins):
+    x, x_scale, x_zero, w, w_scale, w_zero, y_scale, y_zero = ins[:8]
+    bias = ins[8] if len(ins) > 8 else None
+    if x_scale.size != 1 or y_scale.size != 1:
+        raise UnsupportedOperator(f"node '{node.name}': QLinearConv with per-axis input or output scales is not supported")
+    acc = _integer_conv(ctx, node, x, w, x_zero, w_zero)
+    channels = w.shape[0]
+    if bias is not None:
+        acc = F.add(acc, F.reshape(F.cast(bias, np.int32), [1, channels] + [1] * (acc.ndim - 2)))
+    if w_scale.size == 1:
+        w_scale_b = F.reshape(w_scale, [])
+    else:
+        if w_scale.shape != (channels,):
+            raise ValueError(f"w_scale must hold 1 or {channels} values, got shape {list(w_scale.shape)}")
+        w_scale_b = F.reshape(w_scale, [1, channels] + [1] * (acc.ndim - 2))
+    multiplier = F.divide(F.multiply(F.reshape(x_scale, []), w_scale_b), F.reshape(y_scale, []))
+    out_dtype = np.dtype(y_zero.dtype) if y_zero is not None else np.dtype(x.dtype)
+    return _requantize(acc, multiplier, F.reshape(y_zero, []) if y_zero is not None else None, out_dtype)
