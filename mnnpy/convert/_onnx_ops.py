@@ -985,7 +985,9 @@ def _lp_norm(ctx, node, ins):
     axis = _axis(_attr(node, "axis", -1), x.ndim)
     p = _attr(node, "p", 2)
     norm = F.reduce_sum(F.abs(x), [axis], True) if p == 1 else F.sqrt(F.reduce_sum(F.square(x), [axis], True))
-    return F.divide(x, norm)
+    # A zero vector stays zero (ONNX's definition) instead of becoming 0 / 0.
+    zero = F.equal(norm, F.const(np.zeros((), np.dtype(norm.dtype))))
+    return F.divide(x, F.select(zero, F.const(np.ones((), np.dtype(norm.dtype))), norm))
 
 
 @handles("Trilu")
@@ -1074,7 +1076,9 @@ def _depth_space(ctx, node, ins):
     n, c, hh, ww = x.shape
     if node.op == "SpaceToDepth":
         y = F.reshape(x, [n, c, hh // b, b, ww // b, b])
-        y = F.transpose(y, [0, 3, 5, 1, 2, 4])
+        # DCR (the default) puts the block offset before the channel, CRD after it.
+        crd = _attr(node, "mode", "DCR") == "CRD"
+        y = F.transpose(y, [0, 1, 3, 5, 2, 4] if crd else [0, 3, 5, 1, 2, 4])
         return F.reshape(y, [n, c * b * b, hh // b, ww // b])
     if _attr(node, "mode", "DCR") == "DCR":
         y = F.transpose(F.reshape(x, [n, b, b, c // (b * b), hh, ww]), [0, 3, 4, 1, 5, 2])
