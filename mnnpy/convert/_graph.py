@@ -23,14 +23,21 @@ class Node:
 
 @dataclass
 class Subgraph:
-    """A branch or body held by a node attribute (If): its nodes, and the names it outputs.
-    Its nodes may read names of the enclosing graph."""
+    """A branch or body held by a node attribute (If's branches, Loop's and Scan's body): its
+    nodes, the names it outputs, and the names its node binds on each run (`inputs`: a Loop
+    body's iteration number, condition and carried values; empty for If). Its nodes may read
+    names of every enclosing graph (outer-scope references), at any depth."""
     nodes: list
     outputs: list
+    inputs: list = field(default_factory=list)
+
+    def local_names(self):
+        """Names the subgraph defines itself: its inputs and its nodes' outputs."""
+        return set(self.inputs) | {o for n in self.nodes for o in n.outputs if o}
 
     def captures(self):
         """Names read from enclosing graphs."""
-        produced, read = set(), []
+        produced, read = set(self.inputs), []
         for n in self.nodes:
             read += [x for x in node_reads(n) if x and x not in produced]
             produced.update(n.outputs)
@@ -152,8 +159,9 @@ def check_nodes(nodes):
             raise ValueError(f"{label}: attributes must be named, got {n.attrs!r}")
         for v in n.attrs.values():
             if isinstance(v, Subgraph):
-                if not isinstance(v.outputs, list) or not all(isinstance(x, str) for x in v.outputs):
-                    raise ValueError(f"{label}: subgraph output names must be strings, got {v.outputs!r}")
+                for what, names in (("output", v.outputs), ("input", v.inputs)):
+                    if not isinstance(names, list) or not all(isinstance(x, str) for x in names):
+                        raise ValueError(f"{label}: subgraph {what} names must be strings, got {names!r}")
                 check_nodes(v.nodes)
 
 
@@ -171,7 +179,10 @@ def _attrs_to_json(attrs):
     out = {}
     for k, v in attrs.items():
         if isinstance(v, Subgraph):
-            out[k] = {"subgraph": {"nodes": _nodes_to_json(v.nodes), "outputs": v.outputs}}
+            sub = {"nodes": _nodes_to_json(v.nodes), "outputs": v.outputs}
+            if v.inputs:  # files without the key (written before bodies had inputs) read as none
+                sub["inputs"] = v.inputs
+            out[k] = {"subgraph": sub}
         elif isinstance(v, np.ndarray):
             out[k] = {"ndarray": v.tolist(), "dtype": str(v.dtype)}
         elif isinstance(v, (bytes, bytearray)):
@@ -187,7 +198,8 @@ def _attrs_from_json(attrs):
     out = {}
     for k, v in attrs.items():
         if isinstance(v, dict) and "subgraph" in v:
-            out[k] = Subgraph(_nodes_from_json(v["subgraph"]["nodes"]), list(v["subgraph"]["outputs"]))
+            sub = v["subgraph"]
+            out[k] = Subgraph(_nodes_from_json(sub["nodes"]), list(sub["outputs"]), list(sub.get("inputs", [])))
         elif isinstance(v, dict) and "ndarray" in v:
             out[k] = np.asarray(v["ndarray"], dtype=v["dtype"])
         elif isinstance(v, dict) and "bytes" in v:

@@ -107,7 +107,17 @@ def instantiate(graph, weights, input_types, input_values=None, blocked_layout=F
 
 
 def run_nodes(ctx, nodes, env):
-    """Builds each node's expr ops, reading and adding names in `env`."""
+    """Builds each node's expr ops, reading and adding names in `env`. While they build,
+    `ctx.env` is `env`: a node holding a subgraph (If, Loop, Scan) builds it in a scope made from
+    the env its own node list runs in, so a subgraph sees every enclosing graph's names."""
+    outer_env, ctx.env = getattr(ctx, "env", None), env
+    try:
+        _run_nodes(ctx, nodes, env)
+    finally:
+        ctx.env = outer_env if outer_env is not None else env
+
+
+def _run_nodes(ctx, nodes, env):
     top_level = nodes is ctx.graph.nodes
     for index, node in enumerate(nodes):
         if top_level:
@@ -872,20 +882,6 @@ def _resize(ctx, node, ins):
                         bool(_attr(node, "antialias", 0)))
 
 
-@handles("If")
-def _if(ctx, node, ins):
-    # The condition is known when the graph is built (shapes are static there): only the
-    # branch taken is built, in a scope that sees the enclosing names.
-    taken = node.attrs["then_branch" if bool(np.asarray(ctx.static(ins[0], node, "condition")).reshape(-1)[0])
-                       else "else_branch"]
-    scope = ctx.env.copy()
-    run_nodes(ctx, taken.nodes, scope)
-    missing = [o for o in taken.outputs if o not in scope]
-    if missing:
-        raise ValueError(f"branch outputs {missing} are not produced")
-    return [scope[o] for o in taken.outputs]
-
-
 @handles("NonZero")
 def _non_zero(ctx, node, ins):
     # The output's length depends on the data: the value is needed to build the graph (the
@@ -1102,3 +1098,4 @@ from . import _onnx_misc_ops  # noqa: E402,F401  (registers its handlers)
 from . import _onnx_conv_transpose  # noqa: E402,F401  (registers its handlers)
 from . import _onnx_attention  # noqa: E402,F401  (registers its handlers)
 from . import _onnx_recurrent  # noqa: E402,F401  (registers its handlers)
+from . import _onnx_control_flow  # noqa: E402,F401  (registers its handlers)

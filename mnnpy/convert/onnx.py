@@ -122,30 +122,65 @@ def _check_arity(op_type, inputs, outputs, name, opset):
             raise ValueError(f"node '{name}' ({op_type}): {count} {what}s given, the operator takes at most {limit}")
 
 
-def _read_nodes(g, weights, prefix="", opset=13):
+# Operators whose attributes hold subgraphs, and those attributes.
+SUBGRAPH_ATTRIBUTES = {"If": ("then_branch", "else_branch"), "Loop": ("body",), "Scan": ("body",)}
+
+
+def _read_nodes(g, weights, prefix="", opset=13, renamed=None):
     """The nodes of a graph (or subgraph) from `_core.read_onnx`; its initializers and Constant
-    nodes go into `weights`."""
-    weights.update(g["initializers"])
+    nodes go into `weights`. All graphs share `weights`, so a subgraph's constant whose name a
+    sibling subgraph already gave to another value is renamed there (`renamed`: old -> new
+    names in scope, which this call extends)."""
+    renamed = {} if renamed is None else renamed
+
+    def add_weight(name, value):
+        if prefix and name in weights and not _same_array(weights[name], value):
+            new = f"{prefix}{name}"
+            while new in weights:
+                new += "_"
+            renamed[name] = new
+            name = new
+        else:
+            renamed.pop(name, None)  # a local name hides an outer one renamed elsewhere
+        weights[name] = value
+
+    for name, value in g["initializers"].items():
+        add_weight(name, value)
     nodes = []
     for i, (op_type, domain, node_name, inputs, outputs, attrs) in enumerate(g["nodes"]):
         if domain not in DEFAULT_DOMAINS:
             raise ValueError(f"node '{node_name or i}': operator domain '{domain}' ({op_type}) is not supported")
         name = node_name or f"{prefix}{op_type}_{i}"
         _check_arity(op_type, inputs, outputs, name, opset)
+        inputs = [renamed.get(x, x) for x in inputs]
         for key, value in attrs.items():
             if isinstance(value, dict):  # a graph
-                if op_type != "If":
-                    raise ValueError(f"node '{node_name}' ({op_type}): attribute '{key}' holds a subgraph or another "
+                if key not in SUBGRAPH_ATTRIBUTES.get(op_type, ()):
+                    raise ValueError(f"node '{name}' ({op_type}): attribute '{key}' holds a subgraph or another "
                                      "kind mnnpy cannot convert")
-                attrs[key] = Subgraph(_read_nodes(value, weights, prefix=f"{name}/{key}/", opset=opset),
-                                      [v[0] for v in value["outputs"]])
+                attrs[key] = _read_subgraph(value, weights, f"{name}/{key}/", opset, renamed)
         if op_type == "Constant":
             if not outputs:
                 raise ValueError(f"Constant node '{name}' has no output")
-            weights[outputs[0]] = _constant_value(attrs, node_name)
+            add_weight(outputs[0], _constant_value(attrs, node_name))
             continue
+        for o in outputs:
+            renamed.pop(o, None)
         nodes.append(Node(op_type, inputs, outputs, attrs, name))
     return nodes
+
+
+def _read_subgraph(g, weights, prefix, opset, renamed):
+    """A graph attribute as a Subgraph: names it binds itself (its inputs) hide outer ones."""
+    inputs = [v[0] for v in g["inputs"]]
+    scope = {k: v for k, v in renamed.items() if k not in inputs}
+    nodes = _read_nodes(g, weights, prefix, opset, scope)
+    return Subgraph(nodes, [scope.get(v[0], v[0]) for v in g["outputs"]], inputs)
+
+
+def _same_array(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
 
 
 def _constant_value(attrs, node_name):
@@ -187,21 +222,23 @@ def simplify(graph, level=2):
 
 def _rename_uses(graph, renamed):
     """Every read of a name in `renamed` (old -> new; chains followed) reads the new name, in
-    subgraphs too: one pass over the graph, however many names change."""
-    def resolve(x):
-        while x in renamed:
+    subgraphs too, at any depth (where a subgraph defines the name itself, its own reads are
+    left alone): one pass over the graph, however many names change."""
+    def resolve(x, hidden):
+        while x in renamed and x not in hidden:
             x = renamed[x]
         return x
 
-    def rename(nodes):
+    def rename(nodes, hidden):
         for n in nodes:
-            n.inputs = [resolve(x) for x in n.inputs]
+            n.inputs = [resolve(x, hidden) for x in n.inputs]
             for v in n.attrs.values():
                 if isinstance(v, Subgraph):
-                    rename(v.nodes)
-                    v.outputs = [resolve(o) for o in v.outputs]
+                    inner = hidden | v.local_names()
+                    rename(v.nodes, inner)
+                    v.outputs = [resolve(o, inner) for o in v.outputs]
     if renamed:
-        rename(graph.nodes)
+        rename(graph.nodes, frozenset())
 
 
 def _drop_identities(graph):
@@ -388,9 +425,8 @@ class _Matcher:
         self.producer = {out: n for n in graph.nodes for out in n.outputs}
         self.uses = {}
         for n in graph.nodes:
-            for x in n.inputs:
-                if x:
-                    self.uses.setdefault(x, []).append(n)
+            for x in node_reads(n):  # a subgraph's read of an outer name is a use too
+                self.uses.setdefault(x, []).append(n)
         self.outputs = {v.name for v in graph.outputs}
 
     def only_user(self, name, op):
