@@ -1,18 +1,32 @@
-"""Command line: ``python -m mnnpy convert model.onnx|model.mnn model.mnnpy [--fp16] [--optimize-level N]``
+"""Command line: ``python -m mnnpy convert MODEL model.mnnpy [-f ONNX|TF|TFLITE|CAFFE|TORCH|MNN] [--fp16]
+[--optimize-level N]`` (MNN's converter's flags ``--modelFile``, ``--MNNModel``, ``--prototxt``,
+``--bizCode`` work too)
 and ``python -m mnnpy info`` (version, SIMD target, threads)."""
 import argparse
-import os
 import sys
+
+from mnnpy.convert._formats import FORMATS
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m mnnpy", description="mnnpy tools")
     sub = parser.add_subparsers(dest="command", required=True)
-    conv = sub.add_parser("convert", help="convert an ONNX or MNN model into mnnpy's model file")
-    conv.add_argument("source", help="the .onnx file, or an MNN .mnn file")
-    conv.add_argument("output", help="the mnnpy model file to write")
+    conv = sub.add_parser("convert", help="convert an ONNX, TensorFlow, TFLite, Caffe, TorchScript or MNN model "
+                                          "into mnnpy's model file")
+    conv.add_argument("source", nargs="?", help="the model: .onnx, .pb / SavedModel directory / .keras, .tflite, "
+                                                ".caffemodel, .pt (TorchScript) or .mnn")
+    conv.add_argument("output", nargs="?", help="the mnnpy model file to write")
+    # MNN's converter's names, so that its command lines work unchanged.
+    conv.add_argument("-f", "--framework", type=str.upper, choices=FORMATS,
+                      help="the source's format (default: from its name and contents)")
+    conv.add_argument("--modelFile", help="the source model (MNN's name for SOURCE)")
+    conv.add_argument("--MNNModel", help="the file to write (MNN's name for OUTPUT)")
+    conv.add_argument("--prototxt", help="a Caffe model's network description (default: the .caffemodel's "
+                                         "name with .prototxt)")
     conv.add_argument("--fp16", action="store_true", help="store float weights as float16")
-    conv.add_argument("--optimize-level", type=int, default=2, choices=[0, 1, 2],
+    conv.add_argument("--bizCode", help="accepted for MNN's command lines; not used")
+    conv.add_argument("--optimize-level", "--optimizeLevel", dest="optimize_level", type=int, default=2,
+                      choices=[0, 1, 2],
                       help="0: none; 1: drop Identity/Dropout and dead nodes; 2: also fold BatchNorm and "
                            "fuse activations into Conv (default)")
     sub.add_parser("info", help="version, SIMD target and threads")
@@ -22,11 +36,16 @@ def main(argv=None):
         for k, v in mnnpy.runtime_info().items():
             print(f"{k}: {v}")
         return 0
-    from mnnpy.convert import from_mnn, from_onnx
-    from mnnpy.convert._mnn_loading import is_mnn_file
+    source, output = args.modelFile or args.source, args.MNNModel or args.output
+    if args.modelFile and args.source and not args.output:
+        output = output or args.source  # `convert --modelFile in.onnx out.mnnpy`
+    if not source or not output:
+        parser.error("convert needs the source model and the file to write (SOURCE OUTPUT, or --modelFile "
+                     "and --MNNModel)")
+    from mnnpy.convert._formats import convert_file
     try:
-        reader = from_mnn if os.path.exists(args.source) and is_mnn_file(args.source) else from_onnx
-        _, report = reader(args.source, args.output, fp16=args.fp16, optimize_level=args.optimize_level)
+        _, report = convert_file(source, output, format=args.framework, prototxt=args.prototxt, fp16=args.fp16,
+                                 optimize_level=args.optimize_level)
     except (ValueError, OSError, ImportError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

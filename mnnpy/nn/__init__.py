@@ -301,11 +301,18 @@ def load_module_from_file(file_name, input_names=None, output_names=None, dynami
     if runtime_manager is not None and not thread_num:
         thread_num = runtime_manager.thread_num
     from ..convert import from_onnx, load_model
+    from ..convert._formats import convert_file, detect_format
     from ..convert._graph import file_head
-    head = file_head(path, 8)
     from ..convert._mnn_loading import is_mnn_file, load_mnn
-    if head != b"MNNPY\0GR" and is_mnn_file(path):
+    head = b"" if os.path.isdir(path) else file_head(path, 8)  # a directory: a TensorFlow SavedModel
+    kind = None if head == b"MNNPY\0GR" else detect_format(path)
+    if head != b"MNNPY\0GR" and kind == "MNN" and is_mnn_file(path):
         graph = load_mnn(path)
+        weights = graph.weights
+    elif kind in ("TF", "TFLITE", "CAFFE", "TORCH"):
+        # Other frameworks' files are converted in memory (a .caffemodel finds its .prototxt
+        # beside it, or in the keyword argument prototxt=).
+        graph, _ = convert_file(path, format=kind, prototxt=kwargs.pop("prototxt", None))
         weights = graph.weights
     elif head == b"MNNPY\0GR" or not path.endswith(".onnx"):
         try:
