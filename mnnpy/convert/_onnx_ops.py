@@ -1009,13 +1009,6 @@ def _hardmax(ctx, node, ins):
     return F.reshape(y, shape)
 
 
-@handles("GatherND")
-def _gather_nd(ctx, node, ins):
-    if _attr(node, "batch_dims", 0):
-        raise ValueError("GatherND with batch_dims is not supported")
-    return F.gather_nd(ins[0], ins[1])
-
-
 @handles("DepthToSpace", "SpaceToDepth")
 def _depth_space(ctx, node, ins):
     x = ins[0]
@@ -1038,3 +1031,4 @@ def supported_operators():
 
 # The MNN-semantics nodes of models read from MNN files register themselves here.
 from . import _mnn_ops  # noqa: E402,F401
+from . import _onnx_index_ops  # noqa: E402,F401  (registers its handlers)
