@@ -137,7 +137,8 @@ def distinct_indices(rng, count, size, shape, negative=True):
 def scatter_values(rng, shape, dtype, reduction):
     if np.dtype(dtype).kind == "f":
         return (rng.uniform(0.5, 1.5, shape) if reduction == "mul" else rng.uniform(-4, 4, shape)).astype(dtype)
-    return rng.integers(-3, 4, shape).astype(dtype) if reduction == "mul" else rng.integers(-50, 50, shape).astype(dtype)
+    low, high = (-3, 4) if reduction == "mul" else (-50, 50)
+    return rng.integers(low, high, shape).astype(dtype)
 
 
 def scatter_bound(data, updates, reduction, repeats):
@@ -227,8 +228,7 @@ def test_scatter_reductions_fold_repeats_in_order():
         model = make_model(h.make_node("ScatterElements", list(inputs), ["y"], reduction=reduction), inputs, ["y"])
         got, = run_ours(model, inputs)
         ours_expected = data.copy()
-        ours_expected[1] = fold(np.concatenate([[data[1]], updates])) if reduction in ("add", "mul") else \
-            fold(np.concatenate([[data[1]], updates]))
+        ours_expected[1] = fold(np.concatenate([[data[1]], updates]))
         compare(got, ours_expected)
         compare(got, run_ort(model, inputs)[0])
 
@@ -238,7 +238,8 @@ def test_scatter_reductions_fold_repeats_in_order():
 def test_scatter_constant_index_out_of_range_raises(op, idx):
     data = np.zeros((2, 5), np.float32)
     updates = np.ones((1, 2) if op == "ScatterElements" else (1,), np.float32)
-    node = h.make_node(op, ["data", "indices", "updates"], ["y"], name="sc", **({"axis": 1} if op != "ScatterND" else {}))
+    attrs = {"axis": 1} if op != "ScatterND" else {}
+    node = h.make_node(op, ["data", "indices", "updates"], ["y"], name="sc", **attrs)
     model = make_model(node, {"data": data, "updates": updates}, ["y"], weights={"indices": np.asarray(idx, np.int64)})
     with pytest.raises(ValueError, match="sc.*out of range"):
         run_ours(model, {"data": data, "updates": updates})
@@ -303,11 +304,13 @@ def test_gather_nd_bad_batch_dims():
 
 
 # ------------------------------------------------------------------ MaxUnpool
-@pytest.mark.parametrize("kernel,strides,pads", [([2, 2], [2, 2], [0, 0, 0, 0]), ([3, 3], [2, 2], [1, 1, 1, 1]),
-                                                 ([2, 3], [1, 2], [0, 1, 0, 0])])
-def test_max_unpool(rng, kernel, strides, pads):
-    # The pooled values and their indices come from onnxruntime's MaxPool on random data.
-    x = rng.uniform(-1, 1, (2, 3, 7, 8)).astype(np.float32)
+@pytest.mark.parametrize("size,kernel,strides,pads", [((8, 8), [2, 2], [2, 2], [0, 0, 0, 0]),
+                                                      ((7, 9), [3, 3], [2, 2], [1, 1, 1, 1]),
+                                                      ((7, 8), [2, 3], [1, 2], [0, 1, 0, 0])])
+def test_max_unpool(rng, size, kernel, strides, pads):
+    # The pooled values and their indices come from onnxruntime's MaxPool on random data, of sizes
+    # that the unpooled shape (kernel, strides and pads) gives back.
+    x = rng.uniform(-1, 1, (2, 3) + size).astype(np.float32)
     pool = make_model(h.make_node("MaxPool", ["x"], ["v", "i"], kernel_shape=kernel, strides=strides, pads=pads),
                       {"x": x}, ["v", "i"], opset=12)
     values, indices = run_ort(pool, {"x": x})
@@ -316,6 +319,23 @@ def test_max_unpool(rng, kernel, strides, pads):
                        inputs, ["y"], opset=11)
     got, = run_ours(model, inputs)
     compare(got, run_ort(model, inputs)[0])
+    np.testing.assert_array_equal(got.reshape(-1)[indices.reshape(-1)], values.reshape(-1))
+
+
+@pytest.mark.parametrize("size", [(4, 4), (5, 7)])
+def test_max_unpool_output_shape(rng, size):
+    # Odd sizes pool to the same shape as even ones: output_shape restores MaxPool's input shape,
+    # which its indices address.
+    x = rng.uniform(-1, 1, (1, 2) + size).astype(np.float32)
+    pool = make_model(h.make_node("MaxPool", ["x"], ["v", "i"], kernel_shape=[2, 2], strides=[2, 2]),
+                      {"x": x}, ["v", "i"], opset=12)
+    values, indices = run_ort(pool, {"x": x})
+    inputs = {"v": values, "i": indices, "shape": np.array(x.shape, np.int64)}
+    model = make_model(h.make_node("MaxUnpool", ["v", "i", "shape"], ["y"], kernel_shape=[2, 2], strides=[2, 2]),
+                       inputs, ["y"], opset=11)
+    got, = run_ours(model, inputs)
+    compare(got, run_ort(model, inputs)[0])
+    np.testing.assert_array_equal(got.reshape(-1)[indices.reshape(-1)], values.reshape(-1))
 
 
 # ------------------------------------------------------------------ losses
@@ -393,3 +413,28 @@ def test_loss_bad_target_shape():
                        ["loss"], opset=13)
     with pytest.raises(ValueError, match=r"sce.*target must have shape \(3, 2\)"):
         run_ours(model, inputs)
+
+
+# ------------------------------------------------------------------ the core's Scatter reductions
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
+@pytest.mark.parametrize("code,fold", [(1, np.add), (2, np.multiply), (3, np.maximum), (4, np.minimum)])
+def test_core_scatter_reduction_matches_ufunc_at(rng, code, fold, dtype):
+    from mnnpy import _core
+    from mnnpy import expr as F
+    data = rng.integers(-5, 6, (6, 4)).astype(dtype)
+    index = rng.integers(-6, 6, 15)  # repeats, some counted from the end
+    updates = rng.integers(-3, 4, (15, 4)).astype(dtype)
+    got = _core.op("Scatter", [F.const(data), F.const(index), F.const(updates)], {"axis": 0, "reduction": code})
+    expected = data.copy()
+    fold.at(expected, index, updates)  # small integers: exact in every dtype and order
+    compare(got.numpy(), expected)
+
+
+def test_core_scatter_reduction_refusals():
+    from mnnpy import _core
+    from mnnpy import expr as F
+    data, index = np.zeros(4, np.int8), np.zeros(1, np.int64)
+    with pytest.raises(TypeError, match="reductions take"):
+        _core.op("Scatter", [F.const(data), F.const(index), F.const(np.ones(1, np.int8))], {"axis": 0, "reduction": 1})
+    with pytest.raises(ValueError, match="reduction must be"):
+        _core.op("Scatter", [F.const(data), F.const(index), F.const(np.ones(1, np.int8))], {"axis": 0, "reduction": 7})

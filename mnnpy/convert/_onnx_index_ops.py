@@ -46,13 +46,13 @@ def _checked_indices(indices, sizes, what):
     idx = F.cast(indices, np.int64) if indices.dtype != np.int64 else indices
     if not idx.reads_placeholder and idx.size:
         value = np.asarray(idx.read()).astype(np.int64)
-        limit = np.broadcast_to(np.asarray(sizes.read() if hasattr(sizes, "read") else sizes), value.shape)
+        limit = np.broadcast_to(np.asarray(sizes), value.shape)
         bad = (value < -limit) | (value >= limit)
         if bad.any():
             where = tuple(int(i) for i in np.argwhere(bad)[0])
             raise ValueError(f"{what} {int(value[where])} at {where} is out of range for a dimension of "
                              f"{int(limit[where])}")
-    sizes = sizes if hasattr(sizes, "read") else F.const(np.asarray(sizes, np.int64))
+    sizes = F.const(np.asarray(sizes, np.int64))
     idx = F.select(F.less(idx, np.int64(0)), F.add(idx, sizes), idx)
     valid = F.logical_and(F.greater_equal(idx, np.int64(0)), F.less(idx, sizes))
     return idx, valid
@@ -64,11 +64,10 @@ def _scatter_flat(data, positions, valid, updates, reduction):
     count = int(data.shape[0])
     # A position below -count stays negative after Scatter's wrap-around: the kernel skips it.
     positions = F.select(valid, positions, np.int64(-count - 1))
-    dtype = np.dtype(data.dtype) if data.dtype != "bfloat16" else None
     compute = data.dtype
-    if reduction and dtype not in _NATIVE_REDUCE_DTYPES:
+    if reduction and (str(data.dtype) in _HALF_FLOATS or np.dtype(data.dtype) not in _NATIVE_REDUCE_DTYPES):
         # bool folds like 0/1 integers (add: or, mul: and), narrow types in a wide one.
-        compute = np.int64 if dtype is not None and dtype.kind in "biu" else np.float32
+        compute = np.float32 if str(data.dtype) in _HALF_FLOATS or np.dtype(data.dtype).kind == "f" else np.int64
     work, work_updates = data, updates
     if compute != data.dtype:
         work, work_updates = F.cast(data, compute), F.cast(updates, compute)
@@ -174,15 +173,19 @@ def _gather_nd(ctx, node, ins):
         raise ValueError(f"indices' last dimension ({k}) must be between 1 and {data.ndim - b} "
                          f"(data rank {data.ndim} less batch_dims {b})")
     head = [int(d) for d in data.shape[b:b + k]]
-    idx, _ = _checked_indices(indices, np.asarray(head, np.int64), "index")
+    idx, valid = _checked_indices(indices, np.asarray(head, np.int64), "index")
     batch = int(np.prod(data.shape[:b]))
     middle = [int(d) for d in indices.shape[b:-1]]
     tail = [int(d) for d in data.shape[b + k:]]
     # Batches and indexed axes flattened into one axis of rows: row = batch * prod(head) + offset.
     offsets = F.reduce_sum(F.multiply(idx, F.const(np.asarray(_row_major_strides(head), np.int64))), [-1], False)
+    count = batch * int(np.prod(head))
+    # An index tuple out of range reads zeros (Gather's rule for a row below -count) rather than
+    # a neighbouring row.
+    offsets = F.select(F.reduce_all(valid, [-1], False), offsets, np.int64(-2 * count - 1))
     offsets = F.reshape(offsets, [batch, int(np.prod(middle))])
     rows = F.add(offsets, _grid([batch, 1], [int(np.prod(head)), 0]))
-    table = F.reshape(data, [batch * int(np.prod(head))] + tail)
+    table = F.reshape(data, [count] + tail)
     out = F.gather(table, rows, 0)
     return F.reshape(out, [int(d) for d in data.shape[:b]] + middle + tail)
 
@@ -202,27 +205,24 @@ def _max_unpool(ctx, node, ins):
         raise ValueError(f"strides {strides} / pads {pads} do not match {spatial} spatial axes")
     if tuple(indices.shape) != tuple(x.shape):
         raise ValueError(f"indices {tuple(indices.shape)} must have the input's shape {tuple(x.shape)}")
-    inferred = list(x.shape[:2]) + [(int(x.shape[2 + i]) - 1) * strides[i] - pads[i] - pads[spatial + i] + kernel[i]
-                                    for i in range(spatial)]
-    if any(d <= 0 for d in inferred):
-        raise ValueError(f"the unpooled shape {inferred} is empty (input {tuple(x.shape)}, kernel {kernel}, "
+    out_shape = list(x.shape[:2]) + [(int(x.shape[2 + i]) - 1) * strides[i] - pads[i] - pads[spatial + i] + kernel[i]
+                                     for i in range(spatial)]
+    if len(ins) > 2 and ins[2] is not None:
+        # The shape MaxPool's input had (several sizes pool to one): its indices address it.
+        given = [int(v) for v in np.asarray(ctx.static(ins[2], node, "output_shape")).reshape(-1)]
+        if len(given) != x.ndim or given[:2] != out_shape[:2]:
+            raise ValueError(f"output_shape {given} must be (N, C, spatial...) with the input's N and C")
+        out_shape = given
+    if any(d <= 0 for d in out_shape):
+        raise ValueError(f"the unpooled shape {out_shape} is empty (input {tuple(x.shape)}, kernel {kernel}, "
                          f"strides {strides}, pads {pads})")
-    total = int(np.prod(inferred))
+    total = int(np.prod(out_shape))
     idx, valid = _checked_indices(indices, np.int64(total), "index")
     count = int(np.prod(x.shape))
     zeros = F.const(np.zeros([total], np.float32))
     zeros = F.cast(zeros, x.dtype) if zeros.dtype != x.dtype else zeros
     out = _scatter_flat(zeros, F.reshape(idx, [count]), F.reshape(valid, [count]), F.reshape(x, [count]), 0)
-    out = F.reshape(out, inferred)
-    if len(ins) > 2 and ins[2] is not None:
-        # Indices address the unpooled shape; a given output_shape extends it with zeros after.
-        out_shape = [int(v) for v in np.asarray(ctx.static(ins[2], node, "output_shape")).reshape(-1)]
-        if len(out_shape) != x.ndim or out_shape[:2] != inferred[:2] or \
-                any(o < d for o, d in zip(out_shape, inferred)):
-            raise ValueError(f"output_shape {out_shape} must keep N and C and be at least the unpooled shape "
-                             f"{inferred}")
-        out = F.pad(out, [[0, o - d] for o, d in zip(out_shape, inferred)])
-    return out
+    return F.reshape(out, out_shape)
 
 
 # ------------------------------------------------------------------ losses
