@@ -37,7 +37,7 @@ def _reduction(node):
     return _REDUCTIONS[name]
 
 
-def _checked_indices(indices, sizes, what):
+def _checked_indices(ctx, node, indices, sizes, what):
     """``indices`` (int64) with negative entries counted from the end of ``sizes`` (broadcast
     against them), and a mask of the entries inside the range. Indices known when the graph is
     built are checked at once: an index out of range raises ValueError."""
@@ -45,7 +45,7 @@ def _checked_indices(indices, sizes, what):
         raise TypeError(f"{what} must be integers, got {indices.dtype}")
     idx = F.cast(indices, np.int64) if indices.dtype != np.int64 else indices
     if not idx.reads_placeholder and idx.size:
-        value = np.asarray(idx.read()).astype(np.int64)
+        value = np.asarray(ctx.static(idx, node, what)).astype(np.int64)
         limit = np.broadcast_to(np.asarray(sizes), value.shape)
         bad = (value < -limit) | (value >= limit)
         if bad.any():
@@ -117,7 +117,7 @@ def _scatter_elements(ctx, node, ins):
     if updates.dtype != data.dtype:
         raise TypeError(f"updates ({updates.dtype}) must have the data's type ({data.dtype})")
     strides = _row_major_strides(data.shape)
-    idx, valid = _checked_indices(indices, np.int64(data.shape[axis]), "index")
+    idx, valid = _checked_indices(ctx, node, indices, np.int64(data.shape[axis]), "index")
     # Flat position: the element's own coordinates on every axis but `axis`, which the index gives.
     base = _grid(indices.shape, [s if a != axis else 0 for a, s in enumerate(strides)])
     positions = F.add(base, F.multiply(idx, np.int64(strides[axis])))
@@ -144,7 +144,7 @@ def _scatter_nd(ctx, node, ins):
     if updates.dtype != data.dtype:
         raise TypeError(f"updates ({updates.dtype}) must have the data's type ({data.dtype})")
     head = [int(d) for d in data.shape[:k]]
-    idx, valid = _checked_indices(indices, np.asarray(head, np.int64), "index")
+    idx, valid = _checked_indices(ctx, node, indices, np.asarray(head, np.int64), "index")
     # Row of data.reshape(prod(head), -1) that each index tuple names; invalid if any part is.
     row = F.reduce_sum(F.multiply(idx, F.const(np.asarray(_row_major_strides(head), np.int64))), [-1], False)
     valid = F.reduce_all(valid, [-1], False)
@@ -173,7 +173,7 @@ def _gather_nd(ctx, node, ins):
         raise ValueError(f"indices' last dimension ({k}) must be between 1 and {data.ndim - b} "
                          f"(data rank {data.ndim} less batch_dims {b})")
     head = [int(d) for d in data.shape[b:b + k]]
-    idx, valid = _checked_indices(indices, np.asarray(head, np.int64), "index")
+    idx, valid = _checked_indices(ctx, node, indices, np.asarray(head, np.int64), "index")
     batch = int(np.prod(data.shape[:b]))
     middle = [int(d) for d in indices.shape[b:-1]]
     tail = [int(d) for d in data.shape[b + k:]]
@@ -217,7 +217,7 @@ def _max_unpool(ctx, node, ins):
         raise ValueError(f"the unpooled shape {out_shape} is empty (input {tuple(x.shape)}, kernel {kernel}, "
                          f"strides {strides}, pads {pads})")
     total = int(np.prod(out_shape))
-    idx, valid = _checked_indices(indices, np.int64(total), "index")
+    idx, valid = _checked_indices(ctx, node, indices, np.int64(total), "index")
     count = int(np.prod(x.shape))
     zeros = F.const(np.zeros([total], np.float32))
     zeros = F.cast(zeros, x.dtype) if zeros.dtype != x.dtype else zeros
