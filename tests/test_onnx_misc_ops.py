@@ -348,15 +348,6 @@ def test_det(rng):
     check(make_model(h.make_node("Det", ["x"], ["y"]), {"x": x}, ["y"]), {"x": x}, rtol=1e-4, atol=1e-5)
 
 
-def test_max_unpool_inverts_max_pool_indices(rng):
-    x = rng.uniform(-1, 1, (1, 2, 6, 6)).astype(np.float32)
-    pool = h.make_node("MaxPool", ["x"], ["p", "i"], kernel_shape=[2, 2], strides=[2, 2])
-    (pooled, indices) = ort.InferenceSession(make_model(pool, {"x": x}, ["p", "i"]).SerializeToString(),
-                                             providers=["CPUExecutionProvider"]).run(None, {"x": x})
-    unpool = h.make_node("MaxUnpool", ["p", "i"], ["y"], kernel_shape=[2, 2], strides=[2, 2])
-    check(make_model(unpool, {"p": pooled, "i": indices}, ["y"]), {"p": pooled, "i": indices})
-
-
 # ------------------------------------------------------------------ pooling of any rank
 
 POOL_CASES = [

@@ -345,32 +345,6 @@ def _affine_grid(ctx, node, ins):
     return F.cast(F.reshape(grid, [size[0]] + dims + [spatial]), theta.dtype)
 
 
-@handles("MaxUnpool")
-def _max_unpool(ctx, node, ins):
-    """Scatters ``x`` into zeros at ``indices`` (flat positions in the whole output, as MaxPool's
-    Indices output gives them)."""
-    x, indices = ins[0], ins[1]
-    kernel = list(node.attrs["kernel_shape"])
-    strides = list(_attr(node, "strides", [1] * len(kernel)))
-    pads = list(_attr(node, "pads", [0] * 2 * len(kernel)))
-    out = list(x.shape[:2]) + [(d - 1) * s - pads[i] - pads[i + len(kernel)] + k
-                               for i, (d, s, k) in enumerate(zip(x.shape[2:], strides, kernel))]
-    requested = out
-    if len(ins) > 2 and ins[2] is not None:
-        # The indices address the pooled input's own shape; a larger output_shape adds zeros at the end.
-        requested = [int(v) for v in np.asarray(ctx.static(ins[2], node, "output_shape")).reshape(-1)]
-        if len(requested) != len(out) or any(r < o for r, o in zip(requested, out)):
-            raise ValueError(f"output_shape {requested} is smaller than the unpooled shape {out}")
-    if indices.shape != x.shape:
-        raise ValueError(f"indices must have the input's shape {list(x.shape)}, got {list(indices.shape)}")
-    total = int(np.prod(out))
-    flat_index = F.reshape(F.cast(indices, np.int64), [-1, 1])
-    y = F.reshape(F.scatter_nd(flat_index, F.reshape(x, [-1]), F.const(np.asarray([total], np.int64))), out)
-    if requested != out:
-        y = F.pad(y, F.const(np.asarray([[0, r - o] for r, o in zip(requested, out)], np.int32)))
-    return y
-
-
 def _fourier_matrices(inputs, outputs, length, weights=None):
     """cos and sin of 2 pi k n / length for ``inputs`` rows n and ``outputs`` columns k, each row
     scaled by ``weights`` (float64 at build time, float32 constants)."""

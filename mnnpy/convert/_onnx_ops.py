@@ -1062,13 +1062,6 @@ def _hardmax(ctx, node, ins):
     return F.reshape(y, shape)
 
 
-@handles("GatherND")
-def _gather_nd(ctx, node, ins):
-    if _attr(node, "batch_dims", 0):
-        raise ValueError("GatherND with batch_dims is not supported")
-    return F.gather_nd(ins[0], ins[1])
-
-
 @handles("DepthToSpace", "SpaceToDepth")
 def _depth_space(ctx, node, ins):
     x = ins[0]
@@ -1099,3 +1092,4 @@ from . import _onnx_conv_transpose  # noqa: E402,F401  (registers its handlers)
 from . import _onnx_attention  # noqa: E402,F401  (registers its handlers)
 from . import _onnx_recurrent  # noqa: E402,F401  (registers its handlers)
 from . import _onnx_control_flow  # noqa: E402,F401  (registers its handlers)
+from . import _onnx_index_ops  # noqa: E402,F401  (registers its handlers)

@@ -47,6 +47,9 @@ Shape gathered_shape(const Shape& params, const Shape& indices, int64_t axis);
 // index; ValueError otherwise.
 enum class ScatterUpdates : uint8_t { Full, Scalar, Row };
 ScatterUpdates scatter_updates(const Shape& data, const Shape& indices, const Shape& updates, int64_t axis);
+// How Scatter combines an update with the value already there (its "reduction" attribute):
+// None overwrites; the others fold each update in, in index order.
+enum class ScatterReduction : uint8_t { None, Add, Mul, Max, Min };
 
 // Where output position j of a padded axis of length n reads from (-1: the constant), for
 // Pad's modes (constant, edge, reflect, symmetric, wrap).

@@ -240,7 +240,18 @@ std::vector<TensorType> infer_scatter(const std::vector<TensorType>& in, Attrs& 
   const int64_t axis = normalize_axis(attrs.get_int("axis", 0), (int64_t)in[0].shape.size());
   if (in[2].dtype != in[0].dtype) throw TypeError("Scatter: updates must have the data's dtype (the builder casts them)");
   scatter_updates(in[0].shape, in[1].shape, in[2].shape, axis);
+  const int64_t reduction = attrs.get_int("reduction", 0);
+  if (reduction < 0 || reduction > (int64_t)ScatterReduction::Min) {
+    throw ValueError("Scatter: reduction must be 0 (none), 1 (add), 2 (mul), 3 (max) or 4 (min), got " +
+                     std::to_string(reduction));
+  }
+  const DType t = in[0].dtype;
+  if (reduction != 0 && t != DType::Float32 && t != DType::Float64 && t != DType::Int32 && t != DType::Int64) {
+    throw TypeError(std::string("Scatter: reductions take int32, int64, float32 or float64 data, got ") +
+                    dtype_name(t));
+  }
   attrs.set("axis", axis);
+  attrs.set("reduction", reduction);
   return {in[0]};
 }
 
@@ -816,6 +827,9 @@ MNNPY_REGISTER_GRAD("Gather", [](const GradContext& c) {
 // Assigned positions take no gradient from the data; the updates take the gradient at the
 // positions they were written to (summed where one update fed several positions).
 MNNPY_REGISTER_GRAD("Scatter", [](const GradContext& c) {
+  if (c.node.attrs.get_int("reduction", 0) != 0) {
+    throw ValueError("grad: Scatter with a reduction is not differentiable");
+  }
   const Var& g = c.grad();
   const int64_t axis = c.node.attrs.get_int("axis");
   const Var cleared = make_op("Scatter", {g, c.input(1), grad::scalar_like(g, 0)}, Attrs().set("axis", axis));

@@ -1,7 +1,10 @@
 // CPU kernels of the shape and data-movement ops (ops/shape_ops.cpp): Transpose, BroadcastTo,
 // Concat, Split, StridedSlice, SliceAssign, Gather, Scatter, Pad and Iota. They only move
-// bytes, so every dtype works.
+// bytes, so every dtype works (Scatter's reductions, which compute, take int32, int64, float32
+// and float64).
+#include <algorithm>
 #include <memory>
+#include <type_traits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,6 +14,7 @@
 #include "backend/cpu/elementwise.h"
 #include "mnnpy/backend.h"
 #include "mnnpy/lowering.h"
+#include "mnnpy/thread_pool.h"
 #include "ops/shape_common.h"
 
 namespace mnnpy {
@@ -150,22 +154,97 @@ class GatherKernel : public Kernel {
 
 MNNPY_REGISTER_KERNEL("Gather", "cpu", construct_kernel<GatherKernel>);
 
+// dst[o, index[j], i] = combine(dst[o, index[j], i], update) in index order (so repeated
+// indices fold every update in); indices out of range are skipped, as the plain scatter does.
+// Floating max/min propagate NaN, as NumPy's maximum/minimum.
+template <class T, class I>
+void scatter_reduce_typed(ScatterReduction reduction, const T* up, ScatterUpdates kind, const I* ix, int64_t outer,
+                          int64_t axis_size, int64_t num_index, int64_t inner, T* d, ThreadPool* pool) {
+  auto combine = [reduction](T a, T b) -> T {
+    switch (reduction) {
+      case ScatterReduction::Add: return a + b;
+      case ScatterReduction::Mul: return a * b;
+      case ScatterReduction::Max:
+        if constexpr (std::is_floating_point_v<T>) {
+          if (a != a || b != b) return a != a ? a : b;
+        }
+        return b > a ? b : a;
+      case ScatterReduction::Min:
+        if constexpr (std::is_floating_point_v<T>) {
+          if (a != a || b != b) return a != a ? a : b;
+        }
+        return b < a ? b : a;
+      default: return b;
+    }
+  };
+  const int64_t unit_elems = std::max<int64_t>(1, num_index * inner);
+  // Threads split the outer slices only, so repeated indices are folded in order.
+  parallel_for(pool, outer, std::max<int64_t>(1, (1 << 16) / unit_elems), [&](int64_t o0, int64_t o1) {
+    for (int64_t o = o0; o < o1; ++o) {
+      for (int64_t j = 0; j < num_index; ++j) {
+        int64_t k = (int64_t)ix[j];
+        if (k < 0) k += axis_size;
+        if (k < 0 || k >= axis_size) continue;
+        T* out = d + (o * axis_size + k) * inner;
+        const T* in = kind == ScatterUpdates::Row ? up : kind == ScatterUpdates::Full ? up + (o * num_index + j) * inner
+                                                                                       : up;
+        for (int64_t i = 0; i < inner; ++i) out[i] = combine(out[i], kind == ScatterUpdates::Scalar ? in[0] : in[i]);
+      }
+    }
+  });
+}
+
+void scatter_reduce(DType dtype, ScatterReduction reduction, DType index_dtype, const void* updates, ScatterUpdates kind,
+                    const void* index, int64_t outer, int64_t axis_size, int64_t num_index, int64_t inner, void* dst,
+                    ThreadPool* pool) {
+  if (outer * num_index == 0 || inner == 0) return;
+  with_index_type(index_dtype, [&](auto itag) {
+    using I = decltype(itag);
+    const I* ix = (const I*)index;
+    switch (dtype) {
+      case DType::Float32:
+        return scatter_reduce_typed(reduction, (const float*)updates, kind, ix, outer, axis_size, num_index, inner,
+                                    (float*)dst, pool);
+      case DType::Float64:
+        return scatter_reduce_typed(reduction, (const double*)updates, kind, ix, outer, axis_size, num_index, inner,
+                                    (double*)dst, pool);
+      case DType::Int32:
+        return scatter_reduce_typed(reduction, (const int32_t*)updates, kind, ix, outer, axis_size, num_index, inner,
+                                    (int32_t*)dst, pool);
+      case DType::Int64:
+        return scatter_reduce_typed(reduction, (const int64_t*)updates, kind, ix, outer, axis_size, num_index, inner,
+                                    (int64_t*)dst, pool);
+      default: throw TypeError(std::string("Scatter: no reduction for dtype ") + dtype_name(dtype));
+    }
+  });
+}
+
 class ScatterKernel : public Kernel {
  public:
   explicit ScatterKernel(const KernelContext& ctx)
       : a_(ctx),
         updates_(scatter_updates(ctx.input_types[0].shape, ctx.input_types[1].shape, ctx.input_types[2].shape,
-                                 ctx.attrs.get_int("axis"))) {}
+                                 ctx.attrs.get_int("axis"))),
+        reduction_((ScatterReduction)ctx.attrs.get_int("reduction", 0)),
+        dtype_(ctx.input_types[0].dtype) {}
   void execute(const KernelArgs& args, void*) const override {
     void* out = args.outputs[0]->data;
     cpu::parallel_memcpy(out, args.inputs[0]->data, args.inputs[0]->nbytes(), args.pool);
-    cpu::scatter(a_.elem_size, a_.index_dtype, args.inputs[2]->data, updates_, args.inputs[1]->data, a_.outer,
-                 a_.axis_size, a_.num_index, a_.inner, out, args.pool);
+    if (reduction_ == ScatterReduction::None) {
+      cpu::scatter(a_.elem_size, a_.index_dtype, args.inputs[2]->data, updates_, args.inputs[1]->data, a_.outer,
+                   a_.axis_size, a_.num_index, a_.inner, out, args.pool);
+    } else {
+      scatter_reduce(dtype_, reduction_, a_.index_dtype, args.inputs[2]->data, updates_, args.inputs[1]->data,
+                     a_.outer, a_.axis_size, a_.num_index, a_.inner, out, args.pool);
+    }
   }
+  const char* scheme() const override { return reduction_ == ScatterReduction::None ? "assign" : "reduce"; }
 
  private:
   AlongAxis a_;
   ScatterUpdates updates_;
+  ScatterReduction reduction_;
+  DType dtype_;
 };
 
 MNNPY_REGISTER_KERNEL("Scatter", "cpu", construct_kernel<ScatterKernel>);
