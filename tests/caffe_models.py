@@ -75,9 +75,10 @@ class CaffeModel:
     def __init__(self, name, prototxt, weights, inputs, torch_forward, outputs, mnn_outputs=None):
         self.name, self.prototxt, self.weights = name, prototxt, weights  # weights: layer -> [arrays]
         self.inputs, self.torch_forward, self.outputs = inputs, torch_forward, outputs
-        # The outputs as MNN's converter names them (a blob written in place last takes the name
-        # of the layer that wrote it), or None where MNN 3.6.1 cannot run the model.
-        self.mnn_outputs = mnn_outputs
+        # Our output name -> MNN's name for it (a blob written in place last takes the name of the
+        # layer that wrote it), for the outputs MNN 3.6.1 computes as Caffe does; None where it
+        # cannot run the model.
+        self.mnn_outputs = dict(zip(mnn_outputs, mnn_outputs)) if isinstance(mnn_outputs, list) else mnn_outputs
 
     def caffemodel(self, **kw):
         return caffemodel([(layer, "", blobs) for layer, blobs in self.weights.items()], **kw)
@@ -150,11 +151,11 @@ layer { name: "conv1" type: "Convolution" bottom: "data" top: "conv1"
   convolution_param { num_output: 8 pad: 1 kernel_size: 3 } }
 layer { name: "relu1" type: "ReLU" bottom: "conv1" top: "conv1" }
 layer { name: "norm1" type: "LRN" bottom: "conv1" top: "norm1"
-  lrn_param { local_size: 5 alpha: 0.5 beta: 0.75 k: 2 } }
+  lrn_param { local_size: 5 alpha: 0.5 beta: 0.75 } }
 layer { name: "pool1" type: "Pooling" bottom: "norm1" top: "pool1"
   pooling_param { pool: MAX kernel_size: 3 stride: 2 } }
 layer { name: "conv2" type: "Convolution" bottom: "pool1" top: "conv2"
-  convolution_param { num_output: 8 pad_h: 2 pad_w: 1 kernel_h: 3 kernel_w: 3 dilation: 2 dilation: 1 } }
+  convolution_param { num_output: 8 pad_h: 2 pad_w: 1 kernel_h: 3 kernel_w: 3 dilation: 2 } }
 layer { name: "relu2" type: "ReLU" bottom: "conv2" top: "conv2" relu_param { negative_slope: 0.1 } }
 layer { name: "norm2" type: "LRN" bottom: "conv2" top: "norm2"
   lrn_param { local_size: 3 alpha: 0.3 beta: 0.75 norm_region: WITHIN_CHANNEL } }
@@ -169,9 +170,9 @@ layer { name: "pool3" type: "Pooling" bottom: "conv3" top: "pool3"
     def forward(x):
         import torch.nn.functional as F
         y = F.relu(F.conv2d(x["data"], *map(_t, w["conv1"]), padding=1))
-        y = F.local_response_norm(y, 5, alpha=0.5, beta=0.75, k=2.0)
+        y = F.local_response_norm(y, 5, alpha=0.5, beta=0.75, k=1.0)
         y = F.max_pool2d(y, 3, 2, ceil_mode=True)
-        y = F.leaky_relu(F.conv2d(y, *map(_t, w["conv2"]), padding=(2, 1), dilation=(2, 1)), 0.1)
+        y = F.leaky_relu(F.conv2d(y, *map(_t, w["conv2"]), padding=(2, 1), dilation=2), 0.1)
         # Caffe's within-channel LRN: x * (1 + alpha * mean over the zero-padded 3x3 window of x^2)^-beta
         y = y * (1 + 0.3 * F.avg_pool2d(y * y, 3, 1, 1, count_include_pad=True)) ** -0.75
         y = F.avg_pool2d(y, 3, 2, 1, ceil_mode=True, count_include_pad=True)
@@ -189,7 +190,7 @@ def _bn_blobs(rng, c):
 
 
 def resnet_block(rng):
-    """conv -> BatchNorm -> Scale -> ReLU, all in place, twice, then Eltwise SUM (with coeffs) with
+    """conv -> BatchNorm -> Scale -> ReLU, all in place, twice, then Eltwise SUM with
     the shortcut, PROD and MAX branches, PReLU, ELU, Sigmoid, TanH and Power."""
     c = 8
     w = {"conv1": [_rand(rng, c, c, 3, 3)], "bn1": _bn_blobs(rng, c),
@@ -235,12 +236,12 @@ layer { name: "power" type: "Power" bottom: "sig" top: "power"
         data = x["data"]
         c1 = F.relu(conv_bn(data, 1))
         c2 = conv_bn(c1, 2)
-        s = F.relu(c2 + 0.5 * data)
+        s = F.relu(c2 + data)
         sig = torch.sigmoid(s)
         prod = F.prelu(sig * torch.tanh(c1) * s, _t(w["prelu"][0]))
         out = torch.maximum(prod, F.elu(c2, 0.7))
         return {"out": out, "power": (1 + 0.5 * sig) ** 2}
-    return CaffeModel("resnet_block", proto, w, {"data": (2, c, 9, 9)}, forward, ["out", "power"], ["max", "power"])
+    return CaffeModel("resnet_block", proto, w, {"data": (2, c, 9, 9)}, forward, ["out", "power"], ["out", "power"])
 
 
 def fire_module(rng):
@@ -325,12 +326,48 @@ layer { name: "conf" type: "Softmax" bottom: "boxes" top: "conf" softmax_param {
     return CaffeModel("shapes", proto, w, {"data": (2, 4, 6, 5)}, forward, ["conf"], ["conf"])
 
 
+def ssd_head(rng):
+    """SSD's layers: Normalize (per position, per-channel scale; and over each sample, one scale)
+    and PriorBox on two feature maps (min and max sizes, flipped aspect ratios, clipping, an
+    explicit step and image size), concatenated as SSD's mbox_priorbox."""
+    w = {"conv": [_rand(rng, 6, 3, 3, 3), _rand(rng, 6, scale=0.1)],
+         "norm": [rng.uniform(5, 20, 6).astype(np.float32)], "norm_all": [np.array([3.0], np.float32)],
+         "down": [_rand(rng, 4, 6, 3, 3), _rand(rng, 4, scale=0.1)]}
+    proto = 'name: "SSD"\n' + _input("data", (1, 3, 32, 40)) + """
+layer { name: "conv" type: "Convolution" bottom: "data" top: "conv"
+  convolution_param { num_output: 6 kernel_size: 3 pad: 1 stride: 2 } }
+layer { name: "norm" type: "Normalize" bottom: "conv" top: "norm"
+  norm_param { across_spatial: false channel_shared: false scale_filler { type: "constant" value: 20 } } }
+layer { name: "norm_all" type: "Normalize" bottom: "conv" top: "norm_all" norm_param { eps: 1e-6 } }
+layer { name: "down" type: "Convolution" bottom: "norm" top: "down"
+  convolution_param { num_output: 4 kernel_size: 3 pad: 1 stride: 2 } }
+layer { name: "prior1" type: "PriorBox" bottom: "norm" bottom: "data" top: "prior1"
+  prior_box_param { min_size: 6 max_size: 12 aspect_ratio: 2 flip: true clip: false
+    variance: 0.1 variance: 0.1 variance: 0.2 variance: 0.2 offset: 0.5 } }
+layer { name: "prior2" type: "PriorBox" bottom: "down" bottom: "data" top: "prior2"
+  prior_box_param { min_size: 14 max_size: 25 aspect_ratio: 2 aspect_ratio: 3 flip: true clip: true
+    variance: 0.2 variance: 0.1 variance: 0.3 variance: 0.4 step: 8 img_size: 36 } }
+layer { name: "priors" type: "Concat" bottom: "prior1" bottom: "prior2" top: "priors" concat_param { axis: 2 } }
+"""
+
+    def forward(x):
+        import torch.nn.functional as F
+        conv = F.conv2d(x["data"], *map(_t, w["conv"]), stride=2, padding=1)
+        per_position = conv / (conv.square().sum(1, keepdim=True) + 1e-10).sqrt()
+        whole = conv / (conv.square().sum((1, 2, 3), keepdim=True) + 1e-6).sqrt()
+        return {"norm": per_position * _t(w["norm"][0])[:, None, None], "norm_all": whole * 3.0}
+    # MNN 3.6.1 scales all channels but the first wrongly where the scale is channel-shared.
+    return CaffeModel("ssd", proto, w, {"data": (1, 3, 32, 40)}, forward, ["norm", "norm_all", "priors"],
+                      {"norm": "norm", "priors": "priors"})
+
+
 def extras(rng):
-    """Layers and forms MNN 3.6.1's converter or runtime fails on (Eltwise coefficients,
-    InnerProduct on axis 2, a Slice into equal parts), and the rest of the layer set: Reshape of
-    some axes, Scale by a computed blob and on axis 2, BatchNorm over the batch's own statistics,
-    Exp, AbsVal, BNLL, a transposed InnerProduct weight."""
-    w = {"fc": [_rand(rng, 6, 5).T.copy(), _rand(rng, 6, scale=0.1)],
+    """Layers and forms MNN 3.6.1's converter or runtime fails on or computes otherwise than
+    Caffe (Eltwise coefficients, InnerProduct on axis 3, a Slice into equal parts, dilations
+    differing in height and width, LRN's k), and the rest of the layer set: Reshape of some axes,
+    Scale by a computed blob and over two axes, BatchNorm over the batch's own statistics, Exp,
+    AbsVal, BNLL, a transposed InnerProduct weight."""
+    w = {"dilated": [_rand(rng, 4, 3, 3, 3), _rand(rng, 4, scale=0.1)],"fc": [_rand(rng, 6, 5).T.copy(), _rand(rng, 6, scale=0.1)],
          "scale": [rng.uniform(0.5, 1.5, (3, 4)).astype(np.float32)]}
     proto = 'name: "Extras"\n' + _input("data", (2, 3, 4, 5)) + _input("other", (2, 3, 4, 5)) + """
 layer { name: "mix" type: "Eltwise" bottom: "data" bottom: "other" top: "mix"
@@ -346,6 +383,9 @@ layer { name: "scale" type: "Scale" bottom: "data" top: "scaled" scale_param { a
 layer { name: "bn" type: "BatchNorm" bottom: "scaled" top: "bn" batch_norm_param { use_global_stats: false } }
 layer { name: "exp" type: "Exp" bottom: "bn" top: "exp" exp_param { base: 2 scale: 0.5 shift: -1 } }
 layer { name: "abs" type: "AbsVal" bottom: "gated" top: "abs" }
+layer { name: "dilated" type: "Convolution" bottom: "data" top: "dilated"
+  convolution_param { num_output: 4 kernel_size: 3 pad_h: 2 pad_w: 1 dilation: 2 dilation: 1 } }
+layer { name: "lrn" type: "LRN" bottom: "dilated" top: "lrn" lrn_param { local_size: 3 alpha: 0.2 beta: 0.6 k: 2 } }
 layer { name: "bnll" type: "BNLL" bottom: "abs" top: "bnll" }
 """
 
@@ -357,11 +397,12 @@ layer { name: "bnll" type: "BNLL" bottom: "abs" top: "bnll" }
         gated = fc[..., :3] * torch.sigmoid(fc[..., 3:])
         scaled = data * _t(w["scale"][0])[:, :, None]
         bn = F.batch_norm(scaled, None, None, training=True, eps=1e-5)
-        return {"rows": data.reshape(2, 3, 2, 10), "exp": 2 ** (0.5 * bn - 1), "bnll": F.softplus(gated.abs())}
+        dilated = F.conv2d(data, *map(_t, w["dilated"]), padding=(2, 1), dilation=(2, 1))
+        return {"lrn": F.local_response_norm(dilated, 3, alpha=0.2, beta=0.6, k=2.0), "rows": data.reshape(2, 3, 2, 10), "exp": 2 ** (0.5 * bn - 1), "bnll": F.softplus(gated.abs())}
     return CaffeModel("extras", proto, w, {"data": (2, 3, 4, 5), "other": (2, 3, 4, 5)}, forward,
-                      ["rows", "exp", "bnll"])
+                      ["lrn", "rows", "exp", "bnll"])
 
 
 MODELS = {"lenet": lenet, "vgg_lrn": vgg_lrn, "resnet_block": resnet_block, "fire": fire_module,
-          "upsampler": deconv_upsampler, "shapes": shapes_net,
+          "upsampler": deconv_upsampler, "shapes": shapes_net, "ssd": ssd_head,
           "extras": extras}

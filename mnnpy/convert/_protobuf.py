@@ -269,8 +269,8 @@ def decode_fields(data, start=0, end=None):
             value = (pos, pos + size)
             pos += size
             run = _fixed32_run(data, key, pos, end) if wire == FIXED32 else 0
-            if run:  # an unpacked repeated float field: its elements at once
-                value = (pos - size, pos + 5 * run)
+            if run:  # an unpacked repeated float field: its (key, value) records at once
+                value = (pos - size - 1, pos + 5 * run)
                 fields.setdefault(number, []).append(("run32", value))
                 pos += 5 * run
                 continue

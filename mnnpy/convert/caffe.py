@@ -73,7 +73,7 @@ def _read_source(source, what, binary):
 
 def is_prototxt_text(source):
     """A str holding the prototxt itself rather than a path to it."""
-    return isinstance(source, str) and ("{" in source or "\n" in source)
+    return isinstance(source, str) and any(c in source for c in '{\n"')
 
 
 # ------------------------------------------------------------------ the caffemodel's weights
@@ -465,12 +465,14 @@ class _Translator:
         needed = [what for what, wanted in (("scale", from_blob), ("bias", bias_term)) if wanted]
         blobs = self.layer_blobs(layer, name, kind, len(needed), " and ".join(needed)) if needed else []
         bias = blobs[-1] if bias_term else None
-        out = self.top(tops[0])
         if from_blob and axis == 1 and num_axes == 1:
-            # y = x * s + b per channel: a BatchNormalization of mean 0, variance 1 and epsilon 0
-            # computes exactly that, and folds into a convolution before it.
             c = blobs[0].size
             bias = np.zeros(c, np.float32) if bias is None else self.vector(bias, c, name, kind, "bias")
+            if self.merge_into_batch_norm(bottoms[0], tops[0], blobs[0].reshape(c), bias, name):
+                return
+            # y = x * s + b per channel: a BatchNormalization of mean 0, variance 1 and epsilon 0
+            # computes exactly that, and folds into a convolution before it.
+            out = self.top(tops[0])
             self.add("BatchNormalization", [bottoms[0], self.const(name + "/scale", blobs[0].reshape(c)),
                                             self.const(name + "/bias", bias),
                                             self.const(name + "/mean", np.zeros(c, np.float32)),
@@ -479,7 +481,22 @@ class _Translator:
             return
         scale = self.const(name + "/scale", blobs[0].reshape(-1)) if from_blob else bottoms[1]
         inputs = [bottoms[0], scale] + ([self.const(name + "/bias", bias.reshape(-1))] if bias_term else [])
-        self.add("Caffe.Scale", inputs, [out], {"axis": axis, "num_axes": num_axes if from_blob else None}, name)
+        self.add("Caffe.Scale", inputs, [self.top(tops[0])], {"axis": axis, "num_axes": num_axes if from_blob else None}, name)
+
+    def merge_into_batch_norm(self, source, top, scale, bias, name):
+        """Scale right after a BatchNorm, in place (so that nothing else reads the normalized
+        value): the BatchNorm's own scale and bias become the Scale's, one node that a convolution
+        before it folds."""
+        last = self.nodes[-1] if self.nodes else None
+        if last is None or last.op != "BatchNormalization" or last.outputs != [source] or \
+                self.current.get(top) != source or self.weights[last.inputs[1]].size != scale.size:
+            return False
+        if np.any(self.weights[last.inputs[1]] != 1) or np.any(self.weights[last.inputs[2]] != 0):
+            return False
+        self.weights[last.inputs[1]], self.weights[last.inputs[2]] = scale.astype(np.float32), bias.astype(np.float32)
+        last.outputs = [self.top(top)]
+        last.name += "+" + name
+        return True
 
     def layer_LRN(self, layer, name, kind, bottoms, tops):
         p = layer.message("lrn_param")
