@@ -386,6 +386,12 @@ layer { name: "abs" type: "AbsVal" bottom: "gated" top: "abs" }
 layer { name: "dilated" type: "Convolution" bottom: "data" top: "dilated"
   convolution_param { num_output: 4 kernel_size: 3 pad_h: 2 pad_w: 1 dilation: 2 dilation: 1 } }
 layer { name: "lrn" type: "LRN" bottom: "dilated" top: "lrn" lrn_param { local_size: 3 alpha: 0.2 beta: 0.6 k: 2 } }
+layer { name: "clipped_max" type: "Pooling" bottom: "data" top: "clipped_max"
+  pooling_param { pool: MAX kernel_size: 2 stride: 2 pad: 1 } }
+layer { name: "clipped_ave" type: "Pooling" bottom: "data" top: "clipped_ave"
+  pooling_param { pool: AVE kernel_size: 2 stride: 2 pad: 1 } }
+layer { name: "floor_ave" type: "Pooling" bottom: "data" top: "floor_ave"
+  pooling_param { pool: AVE kernel_size: 2 stride: 2 round_mode: FLOOR } }
 layer { name: "bnll" type: "BNLL" bottom: "abs" top: "bnll" }
 """
 
@@ -398,9 +404,15 @@ layer { name: "bnll" type: "BNLL" bottom: "abs" top: "bnll" }
         scaled = data * _t(w["scale"][0])[:, :, None]
         bn = F.batch_norm(scaled, None, None, training=True, eps=1e-5)
         dilated = F.conv2d(data, *map(_t, w["dilated"]), padding=(2, 1), dilation=(2, 1))
-        return {"lrn": F.local_response_norm(dilated, 3, alpha=0.2, beta=0.6, k=2.0), "rows": data.reshape(2, 3, 2, 10), "exp": 2 ** (0.5 * bn - 1), "bnll": F.softplus(gated.abs())}
+        # Width 5, pad 1, window 2, stride 2: ceil rounding gives 4 windows, the last starting in
+        # the padding, which Caffe drops (3 windows), as PyTorch does.
+        pooled = {"clipped_max": F.max_pool2d(data, 2, 2, 1, ceil_mode=True),
+                  "clipped_ave": F.avg_pool2d(data, 2, 2, 1, ceil_mode=True, count_include_pad=True),
+                  "floor_ave": F.avg_pool2d(data, 2, 2)}
+        return {**pooled, "lrn": F.local_response_norm(dilated, 3, alpha=0.2, beta=0.6, k=2.0),
+                "rows": data.reshape(2, 3, 2, 10), "exp": 2 ** (0.5 * bn - 1), "bnll": F.softplus(gated.abs())}
     return CaffeModel("extras", proto, w, {"data": (2, 3, 4, 5), "other": (2, 3, 4, 5)}, forward,
-                      ["lrn", "rows", "exp", "bnll"])
+                      ["clipped_max", "clipped_ave", "floor_ave", "lrn", "rows", "exp", "bnll"])
 
 
 MODELS = {"lenet": lenet, "vgg_lrn": vgg_lrn, "resnet_block": resnet_block, "fire": fire_module,

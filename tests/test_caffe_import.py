@@ -90,6 +90,25 @@ def test_graph_keeps_blob_names_and_folds_batch_norm(built):
     assert lenet.producer == "Caffe (LeNet)" and [v.name for v in lenet.outputs] == ["prob"]
 
 
+def test_ceil_pooling_drops_windows_starting_in_the_padding(built):
+    assert built["extras"]["ours"]["clipped_max"].shape == (2, 3, 3, 3)
+    assert built["vgg_lrn"]["ours"]["pool3"].shape == (1, 6, 1, 1)
+
+
+def test_prior_box_variance_single_value(built):
+    """One variance serves all four coordinates; the boxes do not depend on it."""
+    model = built["ssd"]["model"]
+    text = model.prototxt.replace("variance: 0.2 variance: 0.1 variance: 0.3 variance: 0.4", "variance: 0.25")
+    priors = _run(text, model.caffemodel(), built["ssd"]["inputs"])["priors"]
+    reference = built["ssd"]["ours"]["priors"]
+    np.testing.assert_array_equal(priors[:, 0], reference[:, 0])
+    # prior2's values come last: an 8x10 map, 6 priors a position (ratios 1, 2, 1/2, 3, 1/3 and
+    # the max size), 4 coordinates each.
+    boxes_second = reference.shape[2] - 8 * 10 * 6 * 4
+    assert np.all(priors[:, 1, boxes_second:] == np.float32(0.25))
+    np.testing.assert_array_equal(priors[:, 1, :boxes_second], reference[:, 1, :boxes_second])
+
+
 def _run(prototxt, caffemodel, inputs, outputs=None):
     graph, _ = from_caffe(prototxt, caffemodel)
     from mnnpy.convert._onnx_ops import instantiate

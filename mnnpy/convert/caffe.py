@@ -221,6 +221,8 @@ class _Translator:
         for layer, kind, name in plan:
             bottoms = [self.bottom(b, name) for b in layer.strings("bottom")]
             tops = layer.strings("top")
+            if not tops or not bottoms and kind != "Input":
+                self.fail(name, kind, f"{len(bottoms)} bottoms and {len(tops)} tops")
             getattr(self, "layer_" + kind)(layer, name, kind, bottoms, tops)
         if not self.inputs:
             net.fail("the net has no inputs (no 'input' fields and no Input layer)")
