@@ -169,6 +169,16 @@ layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip2" bottom: "label" top: 
                                   _run(model.prototxt, model.caffemodel(), entry["inputs"])["prob"])
 
 
+def test_input_overwritten_in_place_is_an_output():
+    text = """input: "data" input_shape { dim: 1 dim: 2 dim: 3 dim: 3 }
+layer { name: "relu" type: "ReLU" bottom: "data" top: "data" }"""
+    graph, _ = from_caffe(text, b"")
+    # The input keeps its name; the output takes the name of the layer that wrote it, as in MNN.
+    assert [v.name for v in graph.inputs] == ["data"] and [v.name for v in graph.outputs] == ["relu"]
+    x = np.random.default_rng(3).standard_normal((1, 2, 3, 3)).astype(np.float32)
+    np.testing.assert_array_equal(_run(text, b"", {"data": x})["relu"], np.maximum(x, 0))
+
+
 def test_text_and_bytes_sources_and_comments(built, tmp_path):
     model = built["fire"]["model"]
     text = "# a comment line\n" + model.prototxt.replace("convolution_param { num_output: 4",

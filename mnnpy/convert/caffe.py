@@ -226,25 +226,37 @@ class _Translator:
             getattr(self, "layer_" + kind)(layer, name, kind, bottoms, tops)
         if not self.inputs:
             net.fail("the net has no inputs (no 'input' fields and no Input layer)")
-        outputs = [blob for blob in self.unread if blob not in {v.name for v in self.inputs}]
+        input_names = {v.name for v in self.inputs}
+        outputs = [blob for blob in self.unread if self.current[blob] not in input_names]
         if not outputs:
             net.fail("the net computes nothing: every layer's result is read by another")
-        self.rename_outputs(outputs)
-        return Graph(self.nodes, self.weights, self.inputs, [ValueInfo(b, "float32", None) for b in outputs],
+        names = self.rename_outputs(outputs)
+        return Graph(self.nodes, self.weights, self.inputs, [ValueInfo(b, "float32", None) for b in names],
                      CAFFE_OPSET, f"Caffe ({net.string('name') or 'unnamed net'})")
 
     def rename_outputs(self, outputs):
-        """Each output takes its Caffe blob's name, also where an in-place layer wrote it last."""
-        renamed = {}
+        """The output names: each output takes its Caffe blob's name, also where an in-place layer
+        wrote it last; but an input keeps its name, and an input overwritten in place is output
+        under the name of the layer that wrote it last (as MNN names it)."""
+        renamed, names = {}, []
+        input_names = {v.name for v in self.inputs}
+        producers = {o: n.name for n in self.nodes for o in n.outputs}
         for blob in outputs:
             latest = self.current[blob]
-            if latest != blob:
+            if blob in input_names:
+                layer = producers[latest]
+                name = layer if layer not in self.used_names and layer not in self.current else latest
+                renamed[latest] = name
+            elif latest != blob:
                 renamed[blob] = self.fresh(blob)
-                renamed[latest] = blob
-        if renamed:
-            for n in self.nodes:
-                n.inputs = [renamed.get(x, x) for x in n.inputs]
-                n.outputs = [renamed.get(x, x) for x in n.outputs]
+                renamed[latest] = name = blob
+            else:
+                name = blob
+            names.append(name)
+        for n in self.nodes:
+            n.inputs = [renamed.get(x, x) for x in n.inputs]
+            n.outputs = [renamed.get(x, x) for x in n.outputs]
+        return names
 
     @staticmethod
     def in_test_phase(layer):
