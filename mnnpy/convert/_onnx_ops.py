@@ -955,9 +955,13 @@ def _lrn(ctx, node, ins):
     beta, bias = float(_attr(node, "beta", 0.75)), float(_attr(node, "bias", 1.0))
     n, c = x.shape[0], x.shape[1]
     rows = F.reshape(F.square(x), [n, 1, c, int(np.prod(x.shape[2:]))])
-    before = (size - 1) // 2
-    mean = _avg_pool_nchw(rows, [size, 1], [1, 1], [before, 0, size - 1 - before, 0], False, True)
-    denominator = F.add(F.multiply(F.reshape(mean, list(x.shape)), np.float32(alpha)), np.float32(bias))
+    # A window reaching past every channel sums no more than one reaching just past them: it is
+    # cut there (the sum is the same), and the mean rescaled to alpha / size times that sum.
+    before, after = min((size - 1) // 2, max(c - 1, 0)), min(size - 1 - (size - 1) // 2, max(c - 1, 0))
+    window = before + after + 1
+    mean = _avg_pool_nchw(rows, [window, 1], [1, 1], [before, 0, after, 0], False, True)
+    denominator = F.add(F.multiply(F.reshape(mean, list(x.shape)), np.float32(alpha * window / size)),
+                        np.float32(bias))
     return F.multiply(x, F.pow(denominator, np.float32(-beta)))
 
 

@@ -281,13 +281,20 @@ def decode_fields(data, start=0, end=None):
 
 
 def _fixed32_run(data, key, pos, end):
-    """How many more (one-byte key, 4 bytes) records of the same key follow at pos."""
-    if key >= 0x80 or end - pos < 5:
+    """How many more (one-byte key, 4 bytes) records of the same key follow at pos. Looked at in
+    growing steps, so that the work is in proportion to the run, not to the rest of the message."""
+    if key >= 0x80:
         return 0
-    count = (end - pos) // 5
-    records = np.frombuffer(data, np.uint8, count * 5, pos).reshape(count, 5)
-    differs = np.flatnonzero(records[:, 0] != key)
-    return int(differs[0]) if differs.size else count
+    total, count, step = (end - pos) // 5, 0, 16
+    while count < total:
+        n = min(step, total - count)
+        records = np.frombuffer(data, np.uint8, n * 5, pos + count * 5).reshape(n, 5)
+        differs = np.flatnonzero(records[:, 0] != key)
+        if differs.size:
+            return count + int(differs[0])
+        count += n
+        step *= 2
+    return count
 
 
 def fixed32_values(data, entries, dtype):
