@@ -1,6 +1,8 @@
 """Graph nodes with Caffe's semantics (op names "Caffe.*"), for the Caffe layers whose meaning
 depends on the input's rank or shape, which is known only when the graph is built for an input
 shape: read_caffe (convert/caffe.py) emits them, `instantiate` builds them like the ONNX ones."""
+import math
+
 import numpy as np
 
 from .. import expr as F
@@ -21,7 +23,7 @@ def _scale(ctx, node, ins):
     covered = list(x.shape[axis:axis + count])
     target = covered + [1] * (x.ndim - axis - count)
     for what, v in (("scale", scale), ("bias", bias)):
-        if v is not None and v.size != int(np.prod(covered)):
+        if v is not None and v.size != math.prod(covered):
             raise ValueError(f"a {what} of shape {tuple(v.shape)} does not fit axes {covered} of input "
                              f"{tuple(x.shape)}")
     y = F.multiply(x, F.reshape(scale, target))
@@ -45,14 +47,14 @@ def _reshape(ctx, node, ins):
                 raise ValueError(f"dim {i} copies axis {start + i}, which the input of shape {tuple(x.shape)} lacks")
             dims[i] = shape[start + i]
     new_shape = shape[:start] + dims + shape[end:]
+    total = math.prod(shape)
     if -1 in new_shape:
-        known = int(np.prod([d for d in new_shape if d != -1]))
-        total = int(np.prod(shape))
+        known = math.prod(d for d in new_shape if d != -1)
         if known == 0 or total % known:
             raise ValueError(f"shape {new_shape} does not fit the {total} elements of {tuple(x.shape)}")
         new_shape[new_shape.index(-1)] = total // known
-    if int(np.prod(new_shape)) != int(np.prod(shape)):
-        raise ValueError(f"shape {new_shape} does not fit the {int(np.prod(shape))} elements of {tuple(x.shape)}")
+    if math.prod(new_shape) != total:
+        raise ValueError(f"shape {new_shape} does not fit the {total} elements of {tuple(x.shape)}")
     return F.reshape(x, new_shape)
 
 

@@ -5,6 +5,7 @@ trained weights. Each layer becomes the ONNX-semantics nodes that compute it (Co
 Conv, Pooling -> MaxPool with Caffe's ceil rounding...), or a Caffe-semantics node of
 _caffe_ops.py (names starting with "Caffe.") where its meaning depends on the input's rank or
 shape, which only building the graph knows."""
+import math
 import os
 
 import numpy as np
@@ -110,11 +111,11 @@ def _blob(data, span, what):
         if wire != LENGTH:
             raise WireError(f"{what}: its shape is not a message")
         dims = [as_signed64(d) for d in varint_values(data, decode_fields(data, *shape_span).get(SHAPE_DIM, []))]
-    else:  # the legacy 4-D shape
-        dims = [as_signed64(varint_values(data, fields.get(f, [(0, 0)]))[-1])
+    elif any(f in fields for f in (BLOB_NUM, BLOB_CHANNELS, BLOB_HEIGHT, BLOB_WIDTH)):  # the legacy 4-D shape
+        dims = [as_signed64((varint_values(data, fields.get(f, [])) or [0])[-1])
                 for f in (BLOB_NUM, BLOB_CHANNELS, BLOB_HEIGHT, BLOB_WIDTH)]
-        if not any(f in fields for f in (BLOB_NUM, BLOB_CHANNELS, BLOB_HEIGHT, BLOB_WIDTH)):
-            dims = None
+    else:
+        dims = None
     if BLOB_DATA in fields:
         values = fixed32_values(data, fields[BLOB_DATA], "<f4")
     elif BLOB_DOUBLE_DATA in fields:
@@ -123,7 +124,7 @@ def _blob(data, span, what):
         values = np.zeros(0, np.float32)
     values = values.astype(np.float32)  # a copy: the file's bytes are not kept
     if dims is not None:
-        if any(d < 0 for d in dims) or int(np.prod(dims)) != values.size:
+        if any(d < 0 for d in dims) or math.prod(dims) != values.size:
             raise WireError(f"{what} has shape {dims} but {values.size} values")
         values = values.reshape(dims)
     return values
