@@ -10,7 +10,7 @@ import caffe_models
 import mnn_reference
 from mnnpy import nn
 from mnnpy.convert import from_caffe
-from mnnpy.convert._onnx_ops import UnsupportedOperator
+from mnnpy.convert._onnx_ops import UnsupportedOperator, instantiate
 
 U32 = 2.0 ** -24  # float32 unit roundoff
 
@@ -49,9 +49,18 @@ def built(tmp_path_factory):
         if model.mnn_outputs:
             conversions.append(((prototxt, caffemodel), root / f"{name}.mnn", []))
             runs.append((root / f"{name}.mnn", inputs, list(model.mnn_outputs.values())))
+    # LeNet's weights as old Caffe wrote them: legacy 4-D blob shapes, one fixed32 field per value.
+    lenet = entries["lenet"]
+    legacy = root / "lenet_legacy.caffemodel"
+    legacy.write_bytes(lenet["model"].caffemodel(legacy=True, packed=False))
+    lenet["legacy_file"] = legacy
+    conversions.append(((lenet["files"][0], legacy), root / "lenet_legacy.mnn", []))
+    runs.append((root / "lenet_legacy.mnn", lenet["inputs"], ["prob"]))
     mnn_names = [n for n in entries if entries[n]["model"].mnn_outputs]
-    for name, outs in zip(mnn_names, mnn_reference.batch(conversions, runs, root)):
+    results = mnn_reference.batch(conversions, runs, root)
+    for name, outs in zip(mnn_names, results):
         entries[name]["mnn"] = dict(zip(entries[name]["model"].mnn_outputs, outs))
+    lenet["mnn_legacy"] = results[-1][0]
     return entries
 
 
@@ -109,9 +118,24 @@ def test_prior_box_variance_single_value(built):
     np.testing.assert_array_equal(priors[:, 1, :boxes_second], reference[:, 1, :boxes_second])
 
 
-def _run(prototxt, caffemodel, inputs, outputs=None):
-    graph, _ = from_caffe(prototxt, caffemodel)
-    from mnnpy.convert._onnx_ops import instantiate
+def test_unoptimized_and_fp16_conversions(built):
+    """optimize_level 0 keeps every layer's node (BatchNorm + Scale unfolded) and computes the
+    same; fp16 stores the weights as float16."""
+    entry = built["resnet_block"]
+    graph, report = from_caffe(*entry["files"], optimize_level=0)
+    assert report.ops_after["BatchNormalization"] == 2
+    got = _run_graph(graph, entry["inputs"])
+    for key, expected in entry["ours"].items():
+        np.testing.assert_allclose(got[key], expected, rtol=0, atol=_tolerance(entry["model"], expected))
+    graph, _ = from_caffe(*entry["files"], fp16=True)
+    assert {w.dtype for w in graph.weights.values()} == {np.dtype(np.float16)}
+
+
+def _run(prototxt, caffemodel, inputs):
+    return _run_graph(from_caffe(prototxt, caffemodel)[0], inputs)
+
+
+def _run_graph(graph, inputs):
     types = {k: (v.shape, v.dtype) for k, v in inputs.items()}
     placeholders, outs = instantiate(graph, {k: _const(w) for k, w in graph.weights.items()}, types)
     for k, p in placeholders.items():
@@ -140,6 +164,13 @@ layers { name: "relu1" type: RELU bottom: "ip1" top: "ip1" }
 layers { name: "ip2" type: INNER_PRODUCT bottom: "ip1" top: "ip2" inner_product_param { num_output: 10 } }
 layers { name: "prob" type: SOFTMAX bottom: "ip2" top: "prob" }
 """
+
+
+def test_legacy_unpacked_blobs_read_as_mnn_reads_them(built):
+    entry = built["lenet"]
+    got = _run(entry["files"][0], entry["legacy_file"], entry["inputs"])["prob"]
+    np.testing.assert_array_equal(got, _run(*entry["files"], entry["inputs"])["prob"])
+    np.testing.assert_allclose(got, entry["mnn_legacy"], rtol=0, atol=_tolerance(entry["model"], got))
 
 
 def test_v1_layers_with_legacy_unpacked_blobs_match(built):
