@@ -8,6 +8,7 @@ import pytest
 
 import caffe_models
 import mnn_reference
+from mnnpy import expr as F
 from mnnpy import nn
 from mnnpy.convert import from_caffe
 from mnnpy.convert._onnx_ops import UnsupportedOperator, instantiate
@@ -137,16 +138,11 @@ def _run(prototxt, caffemodel, inputs):
 
 def _run_graph(graph, inputs):
     types = {k: (v.shape, v.dtype) for k, v in inputs.items()}
-    placeholders, outs = instantiate(graph, {k: _const(w) for k, w in graph.weights.items()}, types)
+    placeholders, outs = instantiate(graph, {k: F.const(w) for k, w in graph.weights.items()}, types)
     for k, p in placeholders.items():
         p.write(inputs[k])
     names = [v.name for v in graph.outputs]
     return {n: np.asarray(o.read()) for n, o in zip(names, outs)}
-
-
-def _const(w):
-    from mnnpy import expr as F
-    return F.const(w)
 
 
 def _lenet_v1():

@@ -67,7 +67,8 @@ class TextMessage:
         for v in self.values(name):
             text = str(self._scalar(name, v, "integer"))
             try:
-                out.append(int(text, 0))
+                octal = re.fullmatch(r"-?0[0-7]+", text)  # C's leading-zero octal, as protobuf reads it
+                out.append(int(text, 8) if octal else int(text, 0))
             except ValueError:
                 self.fail(f"field '{name}' must be an integer, got {text!r}")
         return out
