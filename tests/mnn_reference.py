@@ -1,7 +1,7 @@
 """MNN itself (the `mnn` PyPI package, 3.x) as a reference for the tests of MNN model files: it
 lives in its own environment, .venv-mnn at the repository root (scripts/setup.sh test makes it),
 because its converter pins a protobuf older than onnx needs. `batch` runs one script there for
-many jobs: MNN's converter turning ONNX files into .mnn files (called directly, not through the
+many jobs: MNN's converter turning ONNX files (or Caffe's prototxt and caffemodel pairs) into .mnn files (called directly, not through the
 `mnnconvert` command, whose wrapper tries to pip-install and call a logging service), and MNN's
 runtime running .mnn files; `convert` and `run` are one job each."""
 import os
@@ -19,8 +19,9 @@ import json, sys, numpy as np, _tools, MNN
 F = MNN.expr
 for job in json.load(open(sys.argv[1])):
     if job["kind"] == "convert":
-        _tools.mnnconvert(["mnnconvert", "-f", "ONNX", "--modelFile", job["onnx"], "--MNNModel", job["mnn"],
-                           "--bizCode", "biz"] + job["flags"])
+        source = (["-f", "CAFFE", "--modelFile", job["caffemodel"], "--prototxt", job["prototxt"]] if "prototxt" in job
+                  else ["-f", "ONNX", "--modelFile", job["onnx"]])
+        _tools.mnnconvert(["mnnconvert"] + source + ["--MNNModel", job["mnn"], "--bizCode", "biz"] + job["flags"])
         continue
     given = np.load(job["inputs"])
     names = list(given.files)
@@ -84,10 +85,11 @@ def run(mnn_path, inputs, scratch, output_names=()):
 
 def batch(conversions, runs, scratch):
     """Many conversions, then many runs, in one process of MNN's: `conversions` is a list of
-    (onnx_path, mnn_path, flags), `runs` of (mnn_path, inputs[, output names]). Returns the
-    runs' outputs."""
+    (onnx_path or (prototxt, caffemodel), mnn_path, flags), `runs` of (mnn_path, inputs[,
+    output names]). Returns the runs' outputs."""
     import json
-    jobs = [{"kind": "convert", "onnx": str(o), "mnn": str(m), "flags": [str(f) for f in flags]}
+    jobs = [{"kind": "convert", "mnn": str(m), "flags": [str(f) for f in flags],
+             **({"prototxt": str(o[0]), "caffemodel": str(o[1])} if isinstance(o, tuple) else {"onnx": str(o)})}
             for o, m, flags in conversions]
     results = []
     for k, (mnn_path, inputs, *names) in enumerate(runs):

@@ -15,7 +15,7 @@ from ._graph import Graph, Subgraph, load_model, save_model
 from ._onnx_ops import supported_operators
 from .mnn import UNSUPPORTED_PREFIX
 
-__all__ = ["from_onnx", "from_mnn", "ConversionReport", "supported_operators", "load_model", "save_model", "Graph"]
+__all__ = ["from_onnx", "from_mnn", "from_caffe", "ConversionReport", "supported_operators", "load_model", "save_model", "Graph"]
 
 
 @dataclass
@@ -57,6 +57,16 @@ def from_mnn(model, output=None, fp16=False, optimize_level=2, verbose=False):
     ``report.unsupported`` by MNN op type, with their op names."""
     from .mnn import read_mnn
     return _finish(read_mnn(model), model, "<MNN model>", output, fp16, optimize_level, verbose)
+
+
+def from_caffe(prototxt, caffemodel, output=None, fp16=False, optimize_level=2, verbose=False):
+    """Converts a Caffe model: its network description (``.prototxt``: a path or the text) and its
+    trained weights (``.caffemodel``: a path or its bytes), and, when ``output`` is given, writes
+    mnnpy's model file there. Returns (graph, report), as ``from_onnx``; layers of a type mnnpy
+    does not convert are named in the UnsupportedOperator raised."""
+    from .caffe import is_prototxt_text, read_caffe
+    source = None if is_prototxt_text(prototxt) else prototxt  # a path names the model in the report
+    return _finish(read_caffe(prototxt, caffemodel), source, "<Caffe model>", output, fp16, optimize_level, verbose)
 
 
 def _finish(graph, model, unnamed, output, fp16, optimize_level, verbose):

@@ -1,5 +1,5 @@
 """ONNX normalization, pooling, cropping, selection and signal-window operators as mnnpy.expr
-calls: LRN, GroupNormalization, MeanVarianceNormalization, LpPool, CenterCropPad, Compress,
+calls: GroupNormalization, MeanVarianceNormalization, LpPool, CenterCropPad, Compress,
 ReverseSequence, Unique, Det and the Hann/Hamming/Blackman windows."""
 import numpy as np
 
@@ -11,34 +11,6 @@ from ._onnx_ops import HANDLERS, UnsupportedOperator, _attr, _axis, handles
 
 def _all_but(x, keep):
     return [d for d in range(x.ndim) if d not in keep]
-
-
-@handles("LRN")
-def _lrn(ctx, node, ins):
-    x = ins[0]
-    size = int(node.attrs["size"])
-    if size < 1:
-        raise ValueError(f"size must be positive, got {size}")
-    alpha, beta, bias = float(_attr(node, "alpha", 1e-4)), float(_attr(node, "beta", 0.75)), float(_attr(node, "bias", 1.0))
-    channels = x.shape[1]
-    before, after = (size - 1) // 2, size - 1 - (size - 1) // 2
-    squared = F.square(x)
-    pads = [[0, 0] for _ in range(x.ndim)]
-    pads[1] = [before, after]
-    padded = F.pad(squared, F.const(np.asarray(pads, np.int32)))
-    # The window sum over channels: one shifted slice per window position (size is small).
-    total = None
-    for offset in range(size):
-        begin = [0] * x.ndim
-        begin[1] = offset
-        extent = list(x.shape)
-        extent[1] = channels
-        part = F.slice(padded, begin, extent)
-        total = part if total is None else F.add(total, part)
-    dtype = np.dtype(x.dtype)
-    denominator = F.pow(F.add(F.multiply(total, F.const(dtype.type(alpha / size))), F.const(dtype.type(bias))),
-                        F.const(dtype.type(beta)))
-    return F.divide(x, denominator)
 
 
 @handles("MeanVarianceNormalization")

@@ -990,6 +990,32 @@ def _lp_norm(ctx, node, ins):
     return F.divide(x, F.select(zero, F.const(np.ones((), np.dtype(norm.dtype))), norm))
 
 
+@handles("LRN")
+def _lrn(ctx, node, ins):
+    """x / (bias + alpha / size * sum of x^2 over the `size` nearest channels) ^ beta. The
+    channel sum is an average pool of window (size, 1) over the channels laid out as rows, its
+    padding counted so that it always divides by size."""
+    from .._expr_pool import _avg_pool_nchw
+    x = ins[0]
+    size = int(node.attrs["size"])
+    if size < 1:
+        raise ValueError(f"size {size} must be positive")
+    if x.ndim < 3:
+        raise ValueError(f"the input needs channels and at least one spatial axis, got shape {tuple(x.shape)}")
+    alpha = float(_attr(node, "alpha", 1e-4))
+    beta, bias = float(_attr(node, "beta", 0.75)), float(_attr(node, "bias", 1.0))
+    n, c = x.shape[0], x.shape[1]
+    rows = F.reshape(F.square(x), [n, 1, c, int(np.prod(x.shape[2:]))])
+    # A window reaching past every channel sums no more than one reaching just past them: it is
+    # cut there (the sum is the same), and the mean rescaled to alpha / size times that sum.
+    before, after = min((size - 1) // 2, max(c - 1, 0)), min(size - 1 - (size - 1) // 2, max(c - 1, 0))
+    window = before + after + 1
+    mean = _avg_pool_nchw(rows, [window, 1], [1, 1], [before, 0, after, 0], False, True)
+    denominator = F.add(F.multiply(F.reshape(mean, list(x.shape)), np.float32(alpha * window / size)),
+                        np.float32(bias))
+    return F.multiply(x, F.pow(denominator, np.float32(-beta)))
+
+
 @handles("Trilu")
 def _trilu(ctx, node, ins):
     x = ins[0]
@@ -1084,8 +1110,6 @@ def supported_operators():
     return sorted(HANDLERS)
 
 
-# The MNN-semantics nodes of models read from MNN files register themselves here.
-from . import _mnn_ops  # noqa: E402,F401
 from . import _onnx_quant_ops  # noqa: E402,F401  (registers its handlers)
 from . import _onnx_misc_ops  # noqa: E402,F401  (registers its handlers)
 from . import _onnx_conv_transpose  # noqa: E402,F401  (registers its handlers)
@@ -1093,3 +1117,7 @@ from . import _onnx_attention  # noqa: E402,F401  (registers its handlers)
 from . import _onnx_recurrent  # noqa: E402,F401  (registers its handlers)
 from . import _onnx_control_flow  # noqa: E402,F401  (registers its handlers)
 from . import _onnx_index_ops  # noqa: E402,F401  (registers its handlers)
+
+# The MNN-semantics nodes of models read from MNN files register themselves here, and the
+# Caffe-semantics ones of Caffe models.
+from . import _caffe_ops, _mnn_ops  # noqa: E402,F401
