@@ -15,6 +15,7 @@ from onnx.reference import ReferenceEvaluator  # noqa: E402
 
 from mnnpy import convert, nn  # noqa: E402
 from helpers import product_error_bound  # noqa: E402
+from onnx_testing import run_mnnpy  # noqa: E402
 
 U = 2.0 ** -24  # float32 unit roundoff
 _TYPES = {np.dtype(np.float32): T.FLOAT, np.dtype(np.int64): T.INT64, np.dtype(np.bool_): T.BOOL}
@@ -33,14 +34,6 @@ def _model(op, inputs, outputs, attrs, opset):
         [h.make_tensor_value_info(n, _TYPES[inputs[n].dtype], list(inputs[n].shape)) for n in names if n],
         [h.make_empty_tensor_value_info(o) for o in outputs if o])
     return h.make_model(graph, opset_imports=[h.make_opsetid("", opset)])
-
-
-def _run_mnnpy(model, feeds):
-    graph, report = convert.from_onnx(model.SerializeToString())
-    assert not report.unsupported
-    module = nn._ConvertedModule(graph, graph.weights, list(feeds), [])
-    got = module.forward(*feeds.values())
-    return [g.numpy() for g in (got if isinstance(got, list) else [got])]
 
 
 def _attention_inputs(q, k, v, mask=None, past_key=None, past_value=None, nonpad=None):
@@ -88,7 +81,7 @@ def _check_attention(inputs, attrs, outputs=("Y",), opset=23, reference="onnxrun
         expected = session.run(None, feeds)
     else:
         expected = ReferenceEvaluator(model).run(None, feeds)
-    got = _run_mnnpy(model, feeds)
+    got = run_mnnpy(model, feeds)
     y_tol, score_tol = _tolerances(inputs, attrs)
     wanted = [o for o in outputs if o]
     assert len(got) == len(wanted)
@@ -185,7 +178,7 @@ def test_narrow_softmax_precision(rng, precision, unit):
     model = _model("Attention", inputs, ["Y", "", "", "qk_matmul_output"],
                    {"softmax_precision": precision, "qk_matmul_output_mode": 3}, 23)
     expected = ReferenceEvaluator(model).run(None, feeds)
-    got = _run_mnnpy(model, feeds)
+    got = run_mnnpy(model, feeds)
     scores = np.abs(inputs["Q"] @ np.swapaxes(inputs["K"], 2, 3)).max() / np.sqrt(8)
     prob_tol = 2 * (2 * 2 * scores * unit + (6 + 4) * unit)
     np.testing.assert_allclose(got[1], expected[1], rtol=0, atol=prob_tol)
@@ -234,7 +227,7 @@ def _check_rotary(inputs, attrs):
     feeds = {n: x for n, x in inputs.items() if x is not None}
     model = _model("RotaryEmbedding", inputs, ["Y"], attrs, 23)
     expected = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
-    got = _run_mnnpy(model, feeds)[0]
+    got = run_mnnpy(model, feeds)[0]
     assert got.shape == expected.shape
     # Each element is x (passed through) or c * x1 -+ s * x2: three roundings on each side.
     bound = 2 * 3 * U * 2 * np.abs(inputs["X"]).max() * max(np.abs(inputs["cos_cache"]).max(),
@@ -316,7 +309,7 @@ def test_linear_attention(rng, rule, heads, with_past, per_key_decay):
     inputs = {n: feeds.get(n) for n in ("query", "key", "value", "past_state", "decay", "beta")}
     model = _model("LinearAttention", inputs, ["output", "present_state"], attrs, 27)
     expected = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
-    got = _run_mnnpy(model, feeds)
+    got = run_mnnpy(model, feeds)
     out_tol, state_tol = _linear_attention_bounds(feeds, attrs, rule)
     np.testing.assert_allclose(got[0], expected[0], rtol=0, atol=out_tol)
     np.testing.assert_allclose(got[1], expected[1], rtol=0, atol=state_tol)
@@ -337,7 +330,7 @@ def test_linear_attention_errors(rng):
 def _build_error(op, inputs, attrs, outputs=("Y",), opset=23):
     model = _model(op, inputs, list(outputs), attrs, opset)
     with pytest.raises(ValueError) as info:
-        _run_mnnpy(model, {n: x for n, x in inputs.items() if x is not None})
+        run_mnnpy(model, {n: x for n, x in inputs.items() if x is not None})
     assert f"{op.lower()}_node" in str(info.value)
     return str(info.value)
 

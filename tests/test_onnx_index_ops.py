@@ -2,41 +2,21 @@
 batch_dims, MaxUnpool, NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss converted by mnnpy
 and compared with onnxruntime (and with NumPy in float64, against error bounds of float32
 arithmetic), plus the errors bad models raise."""
+import functools
+
 import numpy as np
 import pytest
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
-from onnx import TensorProto as T  # noqa: E402
 from onnx import helper as h  # noqa: E402
-from onnx import numpy_helper  # noqa: E402
 
-from mnnpy import convert, nn  # noqa: E402
+import onnx_testing  # noqa: E402
+from onnx_testing import run_mnnpy, run_onnxruntime  # noqa: E402
 
-ONNX_TYPES = {np.dtype(np.float32): T.FLOAT, np.dtype(np.float64): T.DOUBLE, np.dtype(np.int64): T.INT64,
-              np.dtype(np.int32): T.INT32, np.dtype(np.bool_): T.BOOL}
 U32 = 2.0 ** -24  # float32 unit roundoff
 
-
-def make_model(node, inputs, outputs, weights=None, opset=18):
-    graph = h.make_graph(
-        [node], "test",
-        [h.make_tensor_value_info(k, ONNX_TYPES[v.dtype], list(v.shape)) for k, v in inputs.items()],
-        [h.make_empty_tensor_value_info(o) for o in outputs],
-        initializer=[numpy_helper.from_array(np.asarray(v), k) for k, v in (weights or {}).items()])
-    return h.make_model(graph, opset_imports=[h.make_opsetid("", opset)])
-
-
-def run_ours(model, inputs):
-    graph, report = convert.from_onnx(model.SerializeToString())
-    assert not report.unsupported, report.unsupported
-    module = nn._ConvertedModule(graph, graph.weights, list(inputs), [])
-    got = module.forward(*inputs.values()) if inputs else module.forward()
-    return [g.numpy() for g in (got if isinstance(got, list) else [got])]
-
-
-def run_ort(model, inputs):
-    return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, inputs)
+make_model = functools.partial(onnx_testing.make_model, opset=18)  # the opset unless a test names one
 
 
 def compare(got, expected, bound=None):
@@ -88,11 +68,11 @@ def test_einsum_float32(rng, equation, shapes):
     operands = [rng.uniform(-2, 2, s).astype(np.float32) for s in shapes]
     inputs = {f"x{i}": x for i, x in enumerate(operands)}
     model = make_model(h.make_node("Einsum", list(inputs), ["y"], equation=equation), inputs, ["y"], opset=12)
-    got, = run_ours(model, inputs)
+    got, = run_mnnpy(model, inputs)
     exact = np.einsum(equation, *[x.astype(np.float64) for x in operands])
     bound = einsum_bound(equation, operands)
     compare(got, exact.astype(np.float32), bound + np.abs(exact) * U32)
-    expected, = run_ort(model, inputs)
+    expected, = run_onnxruntime(model, inputs)
     compare(got, expected, 2 * bound + np.abs(exact) * 2 * U32)
 
 
@@ -103,9 +83,9 @@ def test_einsum_integers(rng, equation, shapes, dtype):
     operands = [rng.integers(-20, 20, s).astype(dtype) for s in shapes]
     inputs = {f"x{i}": x for i, x in enumerate(operands)}
     model = make_model(h.make_node("Einsum", list(inputs), ["y"], equation=equation), inputs, ["y"], opset=12)
-    got, = run_ours(model, inputs)
+    got, = run_mnnpy(model, inputs)
     compare(got, np.einsum(equation, *operands).astype(dtype))
-    compare(got, run_ort(model, inputs)[0])
+    compare(got, run_onnxruntime(model, inputs)[0])
 
 
 @pytest.mark.parametrize("equation,shapes,message", [
@@ -120,7 +100,7 @@ def test_einsum_bad_equation(equation, shapes, message):
     model = make_model(h.make_node("Einsum", list(inputs), ["y"], equation=equation, name="bad_einsum"), inputs,
                        ["y"], opset=12)
     with pytest.raises(ValueError, match=f"bad_einsum.*{message}"):
-        run_ours(model, inputs)
+        run_mnnpy(model, inputs)
 
 
 # ------------------------------------------------------------------ Scatter family
@@ -169,8 +149,8 @@ def test_scatter_elements(rng, axis, reduction, dtype):
     inputs = {"data": data, "indices": idx.astype(np.int64), "updates": updates}
     node = h.make_node("ScatterElements", list(inputs), ["y"], axis=axis, reduction=reduction)
     model = make_model(node, inputs, ["y"])
-    got, = run_ours(model, inputs)
-    compare(got, run_ort(model, inputs)[0], scatter_bound(data, updates, reduction, index_shape[ax]))
+    got, = run_mnnpy(model, inputs)
+    compare(got, run_onnxruntime(model, inputs)[0], scatter_bound(data, updates, reduction, index_shape[ax]))
 
 
 @pytest.mark.parametrize("opset", [9, 10])
@@ -184,8 +164,8 @@ def test_scatter_deprecated(rng, opset, axis):
     updates = rng.uniform(-1, 1, idx.shape).astype(np.float32)
     inputs = {"data": data, "indices": idx, "updates": updates}
     model = make_model(h.make_node("Scatter", list(inputs), ["y"], axis=axis), inputs, ["y"], opset=opset)
-    got, = run_ours(model, inputs)
-    compare(got, run_ort(model, inputs)[0])
+    got, = run_mnnpy(model, inputs)
+    compare(got, run_onnxruntime(model, inputs)[0])
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int64])
@@ -204,8 +184,8 @@ def test_scatter_nd(rng, k, reduction, dtype):
     updates = scatter_values(rng, (count,) + data.shape[k:], dtype, reduction)
     inputs = {"data": data, "indices": idx.astype(np.int64), "updates": updates}
     model = make_model(h.make_node("ScatterND", list(inputs), ["y"], reduction=reduction), inputs, ["y"])
-    got, = run_ours(model, inputs)
-    compare(got, run_ort(model, inputs)[0], scatter_bound(data, updates, reduction, count))
+    got, = run_mnnpy(model, inputs)
+    compare(got, run_onnxruntime(model, inputs)[0], scatter_bound(data, updates, reduction, count))
 
 
 def test_scatter_nd_batched_indices(rng):
@@ -214,8 +194,8 @@ def test_scatter_nd_batched_indices(rng):
     updates = rng.uniform(-1, 1, (2, 2, 5)).astype(np.float32)
     inputs = {"data": data, "indices": idx, "updates": updates}
     model = make_model(h.make_node("ScatterND", list(inputs), ["y"]), inputs, ["y"])
-    got, = run_ours(model, inputs)
-    compare(got, run_ort(model, inputs)[0])
+    got, = run_mnnpy(model, inputs)
+    compare(got, run_onnxruntime(model, inputs)[0])
 
 
 def test_scatter_reductions_fold_repeats_in_order():
@@ -226,11 +206,11 @@ def test_scatter_reductions_fold_repeats_in_order():
     for reduction, fold in [("add", np.sum), ("mul", np.prod), ("max", np.max), ("min", np.min)]:
         inputs = {"data": data, "indices": idx, "updates": updates}
         model = make_model(h.make_node("ScatterElements", list(inputs), ["y"], reduction=reduction), inputs, ["y"])
-        got, = run_ours(model, inputs)
+        got, = run_mnnpy(model, inputs)
         ours_expected = data.copy()
         ours_expected[1] = fold(np.concatenate([[data[1]], updates]))
         compare(got, ours_expected)
-        compare(got, run_ort(model, inputs)[0])
+        compare(got, run_onnxruntime(model, inputs)[0])
 
 
 @pytest.mark.parametrize("op,idx", [("ScatterElements", [[0, 5]]), ("ScatterElements", [[-6, 0]]),
@@ -242,7 +222,7 @@ def test_scatter_constant_index_out_of_range_raises(op, idx):
     node = h.make_node(op, ["data", "indices", "updates"], ["y"], name="sc", **attrs)
     model = make_model(node, {"data": data, "updates": updates}, ["y"], weights={"indices": np.asarray(idx, np.int64)})
     with pytest.raises(ValueError, match="sc.*out of range"):
-        run_ours(model, {"data": data, "updates": updates})
+        run_mnnpy(model, {"data": data, "updates": updates})
 
 
 def test_scatter_runtime_index_out_of_range_is_skipped():
@@ -253,7 +233,7 @@ def test_scatter_runtime_index_out_of_range_is_skipped():
     updates = np.array([[1, 2, 3]], np.float32)
     inputs = {"data": data, "indices": idx, "updates": updates}
     model = make_model(h.make_node("ScatterElements", list(inputs), ["y"], axis=1), inputs, ["y"])
-    got, = run_ours(model, inputs)
+    got, = run_mnnpy(model, inputs)
     compare(got, np.array([[0, 2, 0], [0, 0, 0]], np.float32))
 
 
@@ -268,7 +248,7 @@ def test_scatter_elements_bad_nodes(attrs, shapes, message):
     inputs = {"data": data, "indices": idx, "updates": updates}
     model = make_model(h.make_node("ScatterElements", list(inputs), ["y"], name="bad", **attrs), inputs, ["y"])
     with pytest.raises(ValueError, match=f"bad.*{message}"):
-        run_ours(model, inputs)
+        run_mnnpy(model, inputs)
 
 
 def test_scatter_nd_bad_updates():
@@ -276,7 +256,7 @@ def test_scatter_nd_bad_updates():
               "updates": np.zeros((2, 4), np.float32)}
     model = make_model(h.make_node("ScatterND", list(inputs), ["y"], name="bad"), inputs, ["y"])
     with pytest.raises(ValueError, match=r"bad.*updates must have shape \(2, 5\)"):
-        run_ours(model, inputs)
+        run_mnnpy(model, inputs)
 
 
 # ------------------------------------------------------------------ GatherND
@@ -292,15 +272,15 @@ def test_gather_nd(rng, batch_dims, data_shape, index_shape):
     idx = np.where(rng.random(index_shape) < 0.3, idx - dims, idx)  # some counted from the end
     inputs = {"data": data, "indices": idx}
     model = make_model(h.make_node("GatherND", list(inputs), ["y"], batch_dims=batch_dims), inputs, ["y"], opset=13)
-    got, = run_ours(model, inputs)
-    compare(got, run_ort(model, inputs)[0])
+    got, = run_mnnpy(model, inputs)
+    compare(got, run_onnxruntime(model, inputs)[0])
 
 
 def test_gather_nd_bad_batch_dims():
     inputs = {"data": np.zeros((3, 4), np.float32), "indices": np.zeros((2, 1), np.int64)}
     model = make_model(h.make_node("GatherND", list(inputs), ["y"], batch_dims=1, name="g"), inputs, ["y"], opset=13)
     with pytest.raises(ValueError, match="g.*must match"):
-        run_ours(model, inputs)
+        run_mnnpy(model, inputs)
 
 
 # ------------------------------------------------------------------ MaxUnpool
@@ -313,12 +293,12 @@ def test_max_unpool(rng, size, kernel, strides, pads):
     x = rng.uniform(-1, 1, (2, 3) + size).astype(np.float32)
     pool = make_model(h.make_node("MaxPool", ["x"], ["v", "i"], kernel_shape=kernel, strides=strides, pads=pads),
                       {"x": x}, ["v", "i"], opset=12)
-    values, indices = run_ort(pool, {"x": x})
+    values, indices = run_onnxruntime(pool, {"x": x})
     inputs = {"v": values, "i": indices}
     model = make_model(h.make_node("MaxUnpool", ["v", "i"], ["y"], kernel_shape=kernel, strides=strides, pads=pads),
                        inputs, ["y"], opset=11)
-    got, = run_ours(model, inputs)
-    compare(got, run_ort(model, inputs)[0])
+    got, = run_mnnpy(model, inputs)
+    compare(got, run_onnxruntime(model, inputs)[0])
     np.testing.assert_array_equal(got.reshape(-1)[indices.reshape(-1)], values.reshape(-1))
 
 
@@ -329,12 +309,12 @@ def test_max_unpool_output_shape(rng, size):
     x = rng.uniform(-1, 1, (1, 2) + size).astype(np.float32)
     pool = make_model(h.make_node("MaxPool", ["x"], ["v", "i"], kernel_shape=[2, 2], strides=[2, 2]),
                       {"x": x}, ["v", "i"], opset=12)
-    values, indices = run_ort(pool, {"x": x})
+    values, indices = run_onnxruntime(pool, {"x": x})
     inputs = {"v": values, "i": indices, "shape": np.array(x.shape, np.int64)}
     model = make_model(h.make_node("MaxUnpool", ["v", "i", "shape"], ["y"], kernel_shape=[2, 2], strides=[2, 2]),
                        inputs, ["y"], opset=11)
-    got, = run_ours(model, inputs)
-    compare(got, run_ort(model, inputs)[0])
+    got, = run_mnnpy(model, inputs)
+    compare(got, run_onnxruntime(model, inputs)[0])
     np.testing.assert_array_equal(got.reshape(-1)[indices.reshape(-1)], values.reshape(-1))
 
 
@@ -373,8 +353,8 @@ def test_nll_loss(rng, reduction, shape, weighted, ignore):
     attrs = {"reduction": reduction, **({"ignore_index": ignore} if ignore is not None else {})}
     model = make_model(h.make_node("NegativeLogLikelihoodLoss", list(inputs), ["loss"], **attrs), inputs, ["loss"],
                        opset=13)
-    got, = run_ours(model, inputs)
-    expected, = run_ort(model, inputs)
+    got, = run_mnnpy(model, inputs)
+    expected, = run_onnxruntime(model, inputs)
     scale = np.abs(inputs["x"]).max() * (inputs["w"].max() if weighted else 1.0)
     scale = scale * (1 if reduction != "sum" else inputs["t"].size) + (scale if reduction == "mean" else 0)
     compare(got, expected, 2 * loss_bound(inputs["x"], reduction, np.float32, scale))
@@ -387,8 +367,8 @@ def test_softmax_cross_entropy(rng, dtype, reduction, shape, weighted, ignore):
     attrs = {"reduction": reduction, **({"ignore_index": ignore} if ignore is not None else {})}
     model = make_model(h.make_node("SoftmaxCrossEntropyLoss", list(inputs), ["loss", "log_prob"], **attrs), inputs,
                        ["loss", "log_prob"], opset=13)
-    loss, log_prob = run_ours(model, inputs)
-    expected_loss, expected_log_prob = run_ort(model, inputs)
+    loss, log_prob = run_mnnpy(model, inputs)
+    expected_loss, expected_log_prob = run_onnxruntime(model, inputs)
     u = U32 if dtype == np.float32 else 2.0 ** -53
     # log-softmax: x - max - log(sum exp(x - max)), a few roundings of quantities up to
     # |x| + log C in size.
@@ -404,7 +384,7 @@ def test_loss_bad_weight():
     model = make_model(h.make_node("NegativeLogLikelihoodLoss", list(inputs), ["loss"], name="nll"), inputs,
                        ["loss"], opset=13)
     with pytest.raises(ValueError, match=r"nll.*weight must have shape \(4,\)"):
-        run_ours(model, inputs)
+        run_mnnpy(model, inputs)
 
 
 def test_loss_bad_target_shape():
@@ -412,7 +392,7 @@ def test_loss_bad_target_shape():
     model = make_model(h.make_node("SoftmaxCrossEntropyLoss", list(inputs), ["loss"], name="sce"), inputs,
                        ["loss"], opset=13)
     with pytest.raises(ValueError, match=r"sce.*target must have shape \(3, 2\)"):
-        run_ours(model, inputs)
+        run_mnnpy(model, inputs)
 
 
 # ------------------------------------------------------------------ the core's Scatter reductions

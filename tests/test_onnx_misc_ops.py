@@ -1,5 +1,7 @@
 """ONNX quantization, normalization, sampling, signal and selection operators against
 onnxruntime (NumPy's FFT for DFT): random inputs over the attribute variants, and bad input."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -8,29 +10,15 @@ ort = pytest.importorskip("onnxruntime")
 from onnx import helper as h  # noqa: E402
 from onnx import numpy_helper  # noqa: E402
 
-from mnnpy import convert, nn  # noqa: E402
+import onnx_testing  # noqa: E402
+from onnx_testing import run_mnnpy, run_onnxruntime  # noqa: E402
 
-
-def make_model(node, inputs, outputs, weights=None, opset=21):
-    graph = h.make_graph(
-        [node], "test",
-        [h.make_tensor_value_info(k, h.np_dtype_to_tensor_dtype(v.dtype), list(v.shape)) for k, v in inputs.items()],
-        [h.make_empty_tensor_value_info(o) for o in outputs],
-        initializer=[numpy_helper.from_array(np.asarray(v), k) for k, v in (weights or {}).items()])
-    return h.make_model(graph, opset_imports=[h.make_opsetid("", opset)])
-
-
-def run_mnnpy(model, inputs):
-    graph, report = convert.from_onnx(model.SerializeToString())
-    assert not report.unsupported
-    module = nn._ConvertedModule(graph, graph.weights, list(inputs), [])
-    got = module.forward(*inputs.values())
-    return [g.numpy() for g in (got if isinstance(got, list) else [got])]
+make_model = functools.partial(onnx_testing.make_model, opset=21)  # the opset unless a test names one
 
 
 def check(model, inputs, rtol=1e-5, atol=1e-6):
     """mnnpy's outputs against onnxruntime's: integers exactly, floats within the tolerances."""
-    expected = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, inputs)
+    expected = run_onnxruntime(model, inputs)
     got = run_mnnpy(model, inputs)
     assert len(got) == len(expected)
     for g, e in zip(got, expected):

@@ -3,6 +3,7 @@ sequence lengths (constant and given at run time), initial states, peepholes, cl
 with their alpha/beta, GRU's linear_before_reset, LSTM's input_forget, omitted outputs, opsets,
 a two-layer bidirectional LSTM exported from PyTorch, a voice-activity-detector-shaped LSTM
 whose state goes out and back in, and bad nodes."""
+import functools
 import itertools
 import warnings
 
@@ -11,16 +12,17 @@ import pytest
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
-from onnx import TensorProto as T  # noqa: E402
 from onnx import helper as h  # noqa: E402
 from onnx import numpy_helper  # noqa: E402
 
 from mnnpy import convert, nn  # noqa: E402
+import onnx_testing  # noqa: E402
 from mnnpy.convert._onnx_ops import UnsupportedOperator  # noqa: E402
 
 GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
-ONNX_TYPES = {np.dtype(np.float32): T.FLOAT, np.dtype(np.float64): T.DOUBLE, np.dtype(np.int32): T.INT32}
 UNIT_ROUNDOFF = 2.0 ** -24
+
+make_model = functools.partial(onnx_testing.make_model, opset=14)  # the opset unless a test names one
 
 
 def tolerance(steps, input_size, hidden):
@@ -44,15 +46,6 @@ def weights(rng, op, directions, input_size, hidden, peepholes=False):
     if peepholes:
         out["P"] = rng.uniform(-scale, scale, (directions, 3 * hidden)).astype(np.float32)
     return out
-
-
-def make_model(nodes, inputs, outputs, initializers=None, opset=14):
-    graph = h.make_graph(
-        nodes, "recurrent",
-        [h.make_tensor_value_info(k, ONNX_TYPES[v.dtype], list(v.shape)) for k, v in inputs.items()],
-        [h.make_empty_tensor_value_info(o) for o in outputs],
-        initializer=[numpy_helper.from_array(np.asarray(v), k) for k, v in (initializers or {}).items()])
-    return h.make_model(graph, opset_imports=[h.make_opsetid("", opset)])
 
 
 def converted(model, input_names):
@@ -159,7 +152,7 @@ def recurrent_case(rng, op, *, direction="forward", layout=0, lengths=None, init
     if outputs is None:
         outputs = ["Y", "Y_h", "Y_c"] if op == "LSTM" else ["Y", "Y_h"]
     node = h.make_node(op, names, outputs, **node_attrs)
-    model = make_model([node], inputs, [o for o in outputs if o], initializers, opset)
+    model = make_model([node], inputs, [o for o in outputs if o], initializers, opset=opset)
     return model, inputs
 
 
