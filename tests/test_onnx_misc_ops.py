@@ -179,9 +179,9 @@ def test_group_normalization_refuses_groups_that_do_not_divide(rng):
                                       (1, {"kernel_shape": [3, 3], "pads": [1, 0, 1, 2]}),
                                       (2, {"kernel_shape": [2, 2], "dilations": [2, 2]}),
                                       (2, {"kernel_shape": [3, 3], "auto_pad": "SAME_UPPER"}),
-                                      (2, {"kernel_shape": [4]})])
+                                      (2, {"kernel_shape": [4]}), (3, {"kernel_shape": [2, 3, 2], "pads": [1] * 6})])
 def test_lp_pool(rng, p, attrs):
-    shape = (2, 3, 9) if len(attrs["kernel_shape"]) == 1 else (2, 3, 9, 8)
+    shape = {1: (2, 3, 9), 2: (2, 3, 9, 8), 3: (1, 2, 5, 6, 4)}[len(attrs["kernel_shape"])]
     x = rng.uniform(-2, 2, shape).astype(np.float32)
     check(make_model(h.make_node("LpPool", ["x"], ["y"], p=p, **attrs), {"x": x}, ["y"], opset=18), {"x": x},
           rtol=1e-5, atol=1e-5)

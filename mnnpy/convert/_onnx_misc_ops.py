@@ -53,24 +53,12 @@ def _group_normalization(ctx, node, ins):
 
 @handles("LpPool")
 def _lp_pool(ctx, node, ins):
-    """(sum over each window of |x|^p)^(1/p): the window sums are a depthwise convolution with a
-    kernel of ones, which takes the pads, strides, dilations and auto_pad of the node."""
+    """(sum over each window of |x|^p)^(1/p), the window sums pooled as in pool_by_windows."""
     x = ins[0]
     p = float(_attr(node, "p", 2))
-    if x.ndim not in (3, 4):
-        raise ValueError(f"only 1-D and 2-D LpPool is supported, input has rank {x.ndim}")
-    kernel = list(node.attrs["kernel_shape"])
-    if _attr(node, "ceil_mode", 0):
-        raise ValueError("LpPool with ceil_mode=1 is not supported")
-    channels = x.shape[1]
-    ones = F.const(np.ones([channels, 1] + kernel, np.dtype(x.dtype)))
-    conv = Node("Conv", ["", ""], [""], {k: v for k, v in node.attrs.items()
-                                         if k in ("auto_pad", "dilations", "pads", "strides")}, node.name)
-    conv.attrs["group"] = channels
-    conv.attrs["kernel_shape"] = kernel
     dtype = np.dtype(x.dtype).type
     powered = F.square(x) if p == 2 else F.pow(F.abs(x), F.const(dtype(p)))
-    sums = HANDLERS["Conv"](ctx, conv, [powered, ones])
+    sums = pool_by_windows(ctx, node, powered, "sum")
     return F.sqrt(sums) if p == 2 else F.pow(sums, F.const(dtype(1.0 / p)))
 
 
@@ -480,19 +468,22 @@ def _window_starts(length, kernel, stride, dilation, before, after, ceil_mode):
     return out, taps
 
 
+def _pool_geometry(node, x):
+    """kernel, strides, dilations, pads and ceil mode of a pooling node over ``x``."""
+    from ._onnx_ops import _pool_args
+    if x.ndim != len(node.attrs["kernel_shape"]) + 2:
+        raise ValueError(f"kernel_shape has {len(node.attrs['kernel_shape'])} dimensions, the input "
+                         f"{x.ndim - 2} spatial ones")
+    return (*_pool_args(node, x), bool(_attr(node, "ceil_mode", 0)))
+
+
 def pool_by_windows(ctx, node, x, kind):
-    """MaxPool or AveragePool of any rank, dtype, dilation and ceil mode, one axis at a time:
+    """MaxPool, AveragePool (or window sums: ``kind`` max, average or sum) of any rank, dtype,
+    dilation and ceil mode, one axis at a time:
     the taps of every window are gathered from the padded axis and reduced (max and box sums
     are separable; a box's count of counted taps is the product of its per-axis counts)."""
-    from ._onnx_ops import _spatial_pads
-    kernel = list(node.attrs["kernel_shape"])
+    kernel, strides, dilations, pads, ceil_mode = _pool_geometry(node, x)
     spatial = len(kernel)
-    if x.ndim != spatial + 2:
-        raise ValueError(f"kernel_shape has {spatial} dimensions, the input {x.ndim - 2} spatial ones")
-    strides = list(_attr(node, "strides", [1] * spatial))
-    dilations = list(_attr(node, "dilations", [1] * spatial))
-    pads = _spatial_pads(node, x.shape[2:], kernel, strides, dilations)
-    ceil_mode = bool(_attr(node, "ceil_mode", 0))
     include_pad = bool(_attr(node, "count_include_pad", 0))
     dtype = np.dtype(x.dtype)
     y = x if kind == "max" else F.cast(x, np.float32 if dtype != np.float64 else np.float64)
@@ -513,8 +504,9 @@ def pool_by_windows(ctx, node, x, kind):
         gathered = F.gather(y, F.const(taps.astype(np.int64)), axis)  # (..., out, kernel, ...)
         if kind == "max":
             y = F.reduce_max(gathered, [axis + 1], False)
-        else:
-            y = F.reduce_sum(gathered, [axis + 1], False)
+            continue
+        y = F.reduce_sum(gathered, [axis + 1], False)
+        if kind == "average":
             counted_end = length + pads[i] + (pads[i + spatial] if include_pad else 0)
             counted_begin = 0 if include_pad else pads[i]
             counts = ((taps >= counted_begin) & (taps < counted_end)).sum(axis=1).astype(np.float64)
@@ -528,15 +520,8 @@ def max_pool_with_indices(ctx, node, x):
     """MaxPool's values and Indices: every window's taps gathered whole, the first largest
     taken, its position mapped back to a flat index of the input (row-major, or column-major
     over the spatial axes with storage_order=1)."""
-    from ._onnx_ops import _spatial_pads
-    kernel = list(node.attrs["kernel_shape"])
+    kernel, strides, dilations, pads, ceil_mode = _pool_geometry(node, x)
     spatial = len(kernel)
-    if x.ndim != spatial + 2:
-        raise ValueError(f"kernel_shape has {spatial} dimensions, the input {x.ndim - 2} spatial ones")
-    strides = list(_attr(node, "strides", [1] * spatial))
-    dilations = list(_attr(node, "dilations", [1] * spatial))
-    pads = _spatial_pads(node, x.shape[2:], kernel, strides, dilations)
-    ceil_mode = bool(_attr(node, "ceil_mode", 0))
     dims = list(x.shape[2:])
     dtype = np.dtype(x.dtype)
     fill = -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
