@@ -51,7 +51,7 @@ def text_image(height, width):
 
 def test_ocr_text_detector():
     path = package_file("rapidocr_onnxruntime", "models", "ch_PP-OCRv4_det_infer.onnx")
-    x = text_image(160, 320)
+    x = text_image(352, 896)
     # The logits before the final sigmoid (whose outputs saturate at 0 and 1).
     logits = "p2o.Add.281"
     module = nn.load_module_from_file(path, ["x"], [logits])
@@ -60,6 +60,8 @@ def test_ocr_text_detector():
     (expected,) = onnxruntime_outputs(path, {"x": x})
     got = full.forward(x).numpy()
     assert np.abs(got - expected).max() < 1e-4  # probabilities
+    assert (expected > 0.5).mean() > 0.002  # the printed text is found
+    assert ((got > 0.5) == (expected > 0.5)).mean() > 0.999
 
 
 def _inner_outputs(path, feeds, names):
