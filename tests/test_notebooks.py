@@ -1,6 +1,8 @@
 """Runs the notebooks in notebooks/ headlessly (nbclient) and checks what each prints:
 train_digits' test accuracy, audio_features' spectrogram error against torch.stft and the
-chirp's frequencies, from_mnn's differences from onnxruntime."""
+chirp's frequencies, from_mnn's differences from onnxruntime, pretrained_ocr's detector against
+onnxruntime."""
+import importlib.util
 import os
 import re
 
@@ -90,3 +92,14 @@ def test_from_mnn_notebook():
     for name, difference in differences.items():
         assert float(difference) <= bound, f"{name}: {difference} over {bound}"
     assert printed(r"same top class: (\w+)", text) == ["True"] * 3
+
+
+def test_pretrained_ocr_notebook():
+    for module in ("onnxruntime", "skimage"):
+        pytest.importorskip(module, reason=f"the notebook uses {module}")
+    # The model file's package (installed without its dependencies, so not importable).
+    assert importlib.util.find_spec("rapidocr_onnxruntime"), "run `scripts/setup.sh test`"
+    text = run_notebook("pretrained_ocr.ipynb")
+    # Probabilities in [0, 1] after ~200 float32 layers: agreement far inside a visible difference.
+    assert float(printed(rf"max abs difference from onnxruntime: {NUMBER}", text)[0]) < 1e-4
+    assert int(printed(r"text regions found: (\d+)", text)[0]) >= 1
