@@ -634,16 +634,17 @@ class _Translator:
 
     # -------------------------------------------------------------- shapes
     def op_RESHAPE(self, op, kind, name, ins, outs):
-        shape = None
-        if len(ins) > 1 and ins[1] >= 0 and self.constant(ins[1]) is not None:
-            shape = self.static_ints(ins[1], name, "shape")
-        if shape is None:
+        """The shape input when there is one (a constant, or computed from shapes: read when the
+        graph is built), else the options' new_shape, else the output's recorded shape."""
+        if len(ins) > 1 and ins[1] >= 0 and self.rank(ins[1]) == 1:
+            value = self.constant(ins[1])
+            shape = self.value(ins[1]) if value is None else self.const(name + "/shape", value.astype(np.int64))
+        else:
             o = self.options(op, "ReshapeOptions", name)
-            shape = o.ints(RESHAPE["new_shape"], None) if o is not None else None
-        if shape is None:
-            shape = self.tensors[outs[0]].shape
-        self.written(outs[0], self.add("Reshape", [self.value(ins[0]),
-                                                   self.const(name + "/shape", np.asarray(shape, np.int64))], {}, name))
+            dims = o.ints(RESHAPE["new_shape"], None) if o is not None else None
+            shape = self.const(name + "/shape", np.asarray(self.tensors[outs[0]].shape if dims is None else dims,
+                                                           np.int64))
+        self.written(outs[0], self.add("Reshape", [self.value(ins[0]), shape], {}, name))
 
     def op_SQUEEZE(self, op, kind, name, ins, outs):
         o = self.options(op, "SqueezeOptions", name)

@@ -1,0 +1,193 @@
+"""convert.from_tflite against LiteRT: Keras models converted here with TensorFlow's
+TFLiteConverter as float32, float16 (weights) and full-integer int8 files, run by both on the
+same seeded inputs. The converted files are made once per test session."""
+import os
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+tf = pytest.importorskip("tensorflow")
+keras = pytest.importorskip("keras")
+litert = pytest.importorskip("ai_edge_litert.interpreter")
+
+from mnnpy import nn  # noqa: E402
+from mnnpy.convert import from_tflite  # noqa: E402
+from mnnpy.nn import _ConvertedModule  # noqa: E402
+
+VARIANTS = ("float32", "float16", "int8")
+CALIBRATION_SAMPLES = 8
+EPS32 = np.finfo(np.float32).eps
+
+
+# ------------------------------------------------------------------ models
+def _small_cnn():
+    i = keras.Input((32, 32, 3))
+    x = keras.layers.Conv2D(8, 3, padding="same", activation="relu")(i)
+    x = keras.layers.DepthwiseConv2D(3, strides=2, padding="same", activation="relu6")(x)
+    x = keras.layers.MaxPooling2D(2)(x)
+    x = keras.layers.Conv2D(16, 3, strides=2, padding="valid")(x)
+    x = keras.layers.AveragePooling2D(2, padding="same")(x)
+    x = keras.layers.GlobalAveragePooling2D()(x)
+    return keras.Model(i, keras.layers.Dense(10, activation="softmax")(x))
+
+
+def _mobilenet_v2():
+    return keras.applications.MobileNetV2(input_shape=(96, 96, 3), alpha=0.35, weights=None,
+                                          classifier_activation=None)
+
+
+def _mobilenet_v3():
+    return keras.applications.MobileNetV3Small(input_shape=(96, 96, 3), weights=None, classifier_activation=None)
+
+
+def _transformer_block():
+    i = keras.Input((16, 32))
+    a = keras.layers.MultiHeadAttention(num_heads=4, key_dim=8)(i, i)
+    x = keras.layers.LayerNormalization()(i + a)
+    f = keras.layers.Dense(64, activation="relu")(x)
+    x = keras.layers.LayerNormalization()(x + keras.layers.Dense(32)(f))
+    return keras.Model(i, x)
+
+
+def _randomize(model, seed):
+    """Weights that keep activations of order 1 through a deep network (Keras' defaults with
+    untrained batch norms shrink them towards zero layer by layer): He-normal kernels and
+    batch norms with spread statistics, so that every layer's arithmetic shows in the output."""
+    rng = np.random.default_rng(seed)
+    for layer in model.layers:
+        values = []
+        for w in layer.weights:
+            v, name = w.numpy(), w.name
+            if name == "depthwise_kernel":
+                v = rng.standard_normal(v.shape) * np.sqrt(2.0 / (v.shape[0] * v.shape[1]))
+            elif name == "kernel":
+                v = rng.standard_normal(v.shape) * np.sqrt(2.0 / np.prod(v.shape[:-1]))
+            elif name == "gamma":
+                v = rng.uniform(0.5, 1.5, v.shape)
+            elif name in ("beta", "bias", "moving_mean"):
+                v = rng.normal(0.0, 0.1, v.shape)
+            elif name == "moving_variance":
+                v = rng.uniform(0.5, 1.5, v.shape)
+            values.append(np.asarray(v, np.float32))
+        if values:
+            layer.set_weights(values)
+
+
+def _normal_inputs(shape, rng):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def _pixel_inputs(shape, rng):  # MobileNetV3 rescales 0..255 pixels itself
+    return rng.uniform(0.0, 255.0, shape).astype(np.float32)
+
+
+MODELS = {
+    "small_cnn": (_small_cnn, _normal_inputs, False),
+    "mobilenet_v2": (_mobilenet_v2, _normal_inputs, True),
+    "mobilenet_v3_small": (_mobilenet_v3, _pixel_inputs, True),
+    "transformer_block": (_transformer_block, _normal_inputs, False),
+}
+
+
+def _convert(model, variant, make_inputs):
+    converter = tf.lite.TFLiteConverter.from_keras_model(model)
+    if variant == "float16":
+        converter.optimizations = [tf.lite.Optimize.DEFAULT]
+        converter.target_spec.supported_types = [tf.float16]
+    elif variant == "int8":
+        shape = (1,) + tuple(model.input_shape[1:])
+
+        def calibration():
+            rng = np.random.default_rng(1)
+            for _ in range(CALIBRATION_SAMPLES):
+                yield [make_inputs(shape, rng)]
+        converter.optimizations = [tf.lite.Optimize.DEFAULT]
+        converter.representative_dataset = calibration
+        converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+        converter.inference_input_type = tf.int8
+        converter.inference_output_type = tf.int8
+    return converter.convert()
+
+
+@pytest.fixture(scope="session")
+def tflite_files(tmp_path_factory):
+    """(model, variant) -> path of the .tflite file, converted on first use."""
+    root = tmp_path_factory.mktemp("tflite")
+    cache = {}
+
+    def get(name, variant):
+        if (name, variant) not in cache:
+            build, make_inputs, randomize = MODELS[name]
+            if name not in cache:
+                keras.utils.set_random_seed(0)
+                cache[name] = build()
+                if randomize:
+                    _randomize(cache[name], 0)
+            path = root / f"{name}_{variant}.tflite"
+            path.write_bytes(_convert(cache[name], variant, make_inputs))
+            cache[name, variant] = str(path)
+        return cache[name, variant]
+    return get
+
+
+# ------------------------------------------------------------------ running both
+def _litert(path, x):
+    interpreter = litert.Interpreter(model_path=path)
+    interpreter.allocate_tensors()
+    inp, out = interpreter.get_input_details()[0], interpreter.get_output_details()[0]
+    interpreter.set_tensor(inp["index"], x)
+    interpreter.invoke()
+    return interpreter.get_tensor(out["index"]), out
+
+
+def _input_for(path, name, seed):
+    interpreter = litert.Interpreter(model_path=path)
+    detail = interpreter.get_input_details()[0]
+    x = MODELS[name][1](tuple(detail["shape"]), np.random.default_rng(seed))
+    if detail["dtype"] == np.int8:
+        scale, zero = detail["quantization"]
+        x = np.clip(np.round(x / scale) + zero, -128, 127).astype(np.int8)
+    return x
+
+
+def _ours(graph, x):
+    module = _ConvertedModule(graph, graph.weights, None, None, True, 0, True, None, None)
+    return module.forward(x).read()
+
+
+# Float32 (and float16-weight) models: LiteRT's kernels (XNNPACK) and mnnpy's sum each output
+# of a convolution or matmul in another order (blocked, Winograd or direct); each sum of K
+# products differs by about sqrt(K) * eps relative to its magnitude, and the differences of the
+# up to ~60 layers add. K <= 1000 here: 60 * 32 * eps ~ 2.3e-4 of the output's magnitude.
+FLOAT_RTOL = 60 * 32 * EPS32
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("name", list(MODELS))
+def test_model_matches_litert(tflite_files, name, variant):
+    path = tflite_files(name, variant)
+    graph, report = from_tflite(path)
+    assert not report.unsupported
+    assert graph.inputs[0].dtype == ("int8" if variant == "int8" else "float32")
+    for seed in (0, 1):
+        x = _input_for(path, name, seed)
+        ref, detail = _litert(path, x)
+        ours = _ours(graph, x)
+        assert ours.shape == ref.shape and ours.dtype == ref.dtype
+        if variant != "int8":
+            magnitude = np.abs(ref).max()
+            assert magnitude > 1e-3  # the model's arithmetic shows in the output
+            np.testing.assert_allclose(ours, ref, rtol=0, atol=FLOAT_RTOL * magnitude)
+            continue
+        # int8: LiteRT computes every layer in integers and rounds each intermediate tensor to
+        # its own int8 step; mnnpy computes the layers in float32 and rounds only the output.
+        # The roundings of the intermediate tensors (half a step each, of their own scale) reach
+        # the output as a few steps of its scale: differences stay within INT8_STEPS, and most
+        # outputs agree within one step.
+        diff = np.abs(ours.astype(np.int32) - ref.astype(np.int32))
+        assert diff.max() <= INT8_STEPS[name], (name, diff.max())
+        assert np.mean(diff <= 1) >= 0.9, (name, np.mean(diff <= 1))
+
+
+INT8_STEPS = {"small_cnn": 3, "mobilenet_v2": 8, "mobilenet_v3_small": 8, "transformer_block": 6}
