@@ -459,7 +459,9 @@ class _Translator:
         self.check_4d(ins[2], name, "input")
         self.check_4d(ins[1], name, "weight")
         w_shape, x_shape = self.tensors[ins[1]].shape, self.tensors[ins[2]].shape
-        out_shape = self.static_ints(ins[0], name, "output shape")
+        # The output shape may be computed from the input's shape: its recorded value is the same.
+        out_shape = (self.static_ints(ins[0], name, "output shape") if self.constant(ins[0]) is not None
+                     else list(self.tensors[outs[0]].shape))
         if len(out_shape) != 4 or w_shape[3] != x_shape[3] or out_shape[3] != w_shape[0]:
             self.fail(f"transposed convolution '{name}': output shape {out_shape}, weight {w_shape}, input {x_shape}")
         attrs = self.conv_common(o, TRANSPOSE_CONV, name)
