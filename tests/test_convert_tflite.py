@@ -213,6 +213,38 @@ INT8_STEPS = {"small_cnn": 3, "mobilenet_v2": 8, "mobilenet_v3_small": 8, "trans
               "operator_mix": 4}
 
 
+def _tf_operators():
+    """TensorFlow operations without Keras layers, each becoming its TFLite operator."""
+    rng = np.random.default_rng(7)
+    w = tf.constant(rng.standard_normal((3, 3, 8, 8)).astype(np.float32) * 0.2)
+
+    @tf.function(input_signature=[tf.TensorSpec((1, 8, 8, 8), tf.float32)])
+    def run(x):
+        y = tf.nn.conv2d(x, w, 1, "SAME", dilations=2)
+        d2s = tf.nn.space_to_depth(tf.nn.depth_to_space(y, 2), 2) - y * 0.5
+        mirrored = tf.pad(d2s, [[0, 0], [1, 2], [2, 1], [0, 0]], mode="REFLECT")[:, 1:9, 2:10, :]
+        symmetric = tf.pad(x, [[0, 0], [1, 0], [0, 1], [0, 0]], mode="SYMMETRIC")[:, :8, 1:, :]
+        up = tf.compat.v1.image.resize_bilinear(mirrored, (12, 12), align_corners=True)
+        near = tf.compat.v1.image.resize_nearest_neighbor(symmetric, (12, 12), align_corners=True)
+        a, b = tf.split(up + near, 2, axis=-1)
+        rows = tf.unstack(tf.reduce_max(a, axis=[1], keepdims=False) * tf.math.rsqrt(tf.abs(b[:, 0]) + 1.0), axis=1)
+        attn = tf.linalg.matmul(rows[0], rows[1], transpose_a=True)
+        picked = tf.squeeze(tf.strided_slice(attn, [0, 1], [0, 4], [1, 1], shrink_axis_mask=1))
+        index = tf.cast(tf.argmax(attn, axis=1), tf.float32)
+        return tf.concat([tf.reshape(picked, [-1]), index, tf.reshape(tf.maximum(attn, 0.1), [-1])], 0)
+    return run.get_concrete_function()
+
+
+def test_tf_operators_match_litert(tmp_path):
+    path = tmp_path / "tf_ops.tflite"
+    path.write_bytes(tf.lite.TFLiteConverter.from_concrete_functions([_tf_operators()]).convert())
+    graph, report = from_tflite(str(path))
+    assert not report.unsupported
+    x = np.random.default_rng(0).standard_normal((1, 8, 8, 8)).astype(np.float32)
+    ref, _ = _litert(str(path), x)
+    np.testing.assert_allclose(_ours(graph, x), ref, rtol=0, atol=FLOAT_RTOL * np.abs(ref).max())
+
+
 # ------------------------------------------------------------------ files, options, errors
 def test_model_file_and_fp16_weights(tflite_files, tmp_path):
     path = tflite_files("small_cnn", "float32")

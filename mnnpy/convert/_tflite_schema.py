@@ -84,7 +84,6 @@ UNPACK = dict(num=0, axis=1)
 MIRROR_PAD = dict(mode=0)
 SPLIT = dict(num_splits=0)
 GELU = dict(approximate=0)
-CAST = dict(in_data_type=0, out_data_type=1)
 BLOCK_SIZE = dict(block_size=0)  # DepthToSpaceOptions, SpaceToDepthOptions
 
 

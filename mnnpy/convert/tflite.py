@@ -22,7 +22,7 @@ import numpy as np
 
 from ._graph import Graph, Node, ValueInfo, check_regular_file
 from ._tflite_schema import (ACT_NONE, ACT_RELU, ACT_RELU6, ACT_RELU_N1_TO_1, ACT_TANH, BATCH_MATMUL, BLOCK_SIZE,
-                             BUFFER, BUILTIN_OPERATORS, CAST, CONCATENATION, CONV_2D, DEPTHWISE_CONV_2D,
+                             BUFFER, BUILTIN_OPERATORS, CONCATENATION, CONV_2D, DEPTHWISE_CONV_2D,
                              FULLY_CONNECTED, FUSED_ONLY, GATHER, GELU, LEAKY_RELU, MIRROR_PAD, MODEL, OPERATOR,
                              OPERATOR_CODE, OPTION_CODES, PACK, PADDING_SAME, PADDING_VALID, POOL_2D, QUANTIZATION,
                              REDUCER, RESHAPE, RESIZE_BILINEAR, RESIZE_NEAREST, SCHEMA_VERSION, SOFTMAX, SQUEEZE,
@@ -387,7 +387,8 @@ class _Translator:
 
     # -------------------------------------------------------------- convolution, pooling
     @staticmethod
-    def padding(code, name):
+    def padding(code):
+        # TensorFlow's SAME puts the odd padding pixel after the input, as ONNX's SAME_UPPER.
         return {"auto_pad": "VALID" if code == PADDING_VALID else "SAME_UPPER"}
 
     def check_padding(self, code, name):
@@ -416,7 +417,7 @@ class _Translator:
         pad = self.option(o, fields, "padding", "i8")
         self.check_padding(pad, name)
         attrs = {"strides": [self.option(o, fields, "stride_h", "i32", 1), self.option(o, fields, "stride_w", "i32", 1)],
-                 **self.padding(pad, name)}
+                 **self.padding(pad)}
         if "dilation_h_factor" in fields:
             attrs["dilations"] = [self.option(o, fields, "dilation_h_factor", "i32", 1),
                                   self.option(o, fields, "dilation_w_factor", "i32", 1)]
@@ -695,9 +696,7 @@ class _Translator:
             pads = pads[TO_NCHW]
         inputs = [self.value(ins[0], nchw), self.const(name + "/pads", pads.reshape(-1).astype(np.int64))]
         if kind == "PADV2" and len(ins) > 2 and ins[2] >= 0:
-            inputs.append(self.value(ins[2]))
-        elif self.tensors[ins[0]].scale is not None and not self.tensors[ins[0]].dtype.kind == "f":
-            pass  # a quantized input pads with its zero point: the real value 0
+            inputs.append(self.value(ins[2]))  # (a quantized input's zero point is the real value 0)
         self.written(outs[0], self.add("MNN.Padding", inputs, {"mode": mode}, name), nchw)
 
     op_PAD = op_PADV2 = op_MIRROR_PAD = pad
