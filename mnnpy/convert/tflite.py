@@ -71,7 +71,8 @@ def read_tflite(model):
         buf.fail("no 'TFL3' file identifier")
     try:
         graph = _Translator(buf).graph()
-    except (struct.error, OverflowError, MemoryError, IndexError) as e:
+    except (struct.error, OverflowError, MemoryError, IndexError, KeyError, TypeError, AttributeError) as e:
+        # Fields of a damaged file that are of other types, sizes or ranges than the format's.
         buf.fail(f"{type(e).__name__}: {e}")
     graph.check()
     return graph
@@ -278,7 +279,9 @@ class _Translator:
                 continue
             value = self.value(index)
             if value != name:
-                if value in {v.name for v in inputs}:
+                # A model output keeps its TFLite name: the node computing it writes that name,
+                # unless the value is an input, a constant or another output's.
+                if value in {v.name for v in inputs + outputs} or value in self.weights:
                     self.add("Identity", [value], output=name)
                 else:
                     self.rename(value, name)
@@ -329,7 +332,7 @@ class _Translator:
             self.fail(f"operator {kind} has no outputs")
         name = self.names[self.tensor(outs[0], kind).index]
         for i in ins:
-            if i >= 0:
+            if i != -1:  # -1 marks an omitted optional input
                 self.tensor(i, name)
         for i in outs:
             self.tensor(i, name)
@@ -663,7 +666,7 @@ class _Translator:
         if sorted(perm) != list(range(self.rank(ins[0]))):
             self.fail(f"transpose '{name}': permutation {perm} of a {self.rank(ins[0])}-D tensor")
         if self.has_nchw(ins[0]) and self.rank(ins[0]) == 4:
-            # NHWC perm p of x is NCHW-held x transposed by TO_NCHW[p[i]]... composed once.
+            # Output axis i is NHWC axis perm[i], which the NCHW-held input keeps at NHWC_TO_NCHW_AXIS[perm[i]].
             composed = [NHWC_TO_NCHW_AXIS[p] for p in perm]
             self.written(outs[0], self.add("Transpose", [self.value(ins[0], True)], {"perm": composed}, name))
             return
