@@ -109,18 +109,16 @@ MODELS = {
 }
 
 
-def _convert(model, variant, make_inputs):
-    converter = tf.lite.TFLiteConverter.from_keras_model(model)
+def _convert(saved_model, input_shape, variant, make_inputs):
+    converter = tf.lite.TFLiteConverter.from_saved_model(saved_model)
     if variant == "float16":
         converter.optimizations = [tf.lite.Optimize.DEFAULT]
         converter.target_spec.supported_types = [tf.float16]
     elif variant == "int8":
-        shape = (1,) + tuple(model.input_shape[1:])
-
         def calibration():
             rng = np.random.default_rng(1)
             for _ in range(CALIBRATION_SAMPLES):
-                yield [make_inputs(shape, rng)]
+                yield [make_inputs(input_shape, rng)]
         converter.optimizations = [tf.lite.Optimize.DEFAULT]
         converter.representative_dataset = calibration
         converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
@@ -131,7 +129,9 @@ def _convert(model, variant, make_inputs):
 
 @pytest.fixture(scope="session")
 def tflite_files(tmp_path_factory):
-    """(model, variant) -> path of the .tflite file, converted on first use."""
+    """(model, variant) -> path of the .tflite file, converted on first use. Each Keras model is
+    exported once as a SavedModel (what TFLiteConverter.from_keras_model does on every call,
+    most of its time) and converted from there into each variant."""
     root = tmp_path_factory.mktemp("tflite")
     cache = {}
 
@@ -140,11 +140,13 @@ def tflite_files(tmp_path_factory):
             build, make_inputs, randomize = MODELS[name]
             if name not in cache:
                 keras.utils.set_random_seed(0)
-                cache[name] = build()
+                model = build()
                 if randomize:
-                    _randomize(cache[name], 0)
+                    _randomize(model, 0)
+                model.export(str(root / name), format="tf_saved_model", verbose=False)
+                cache[name] = (str(root / name), (1,) + tuple(model.input_shape[1:]))
             path = root / f"{name}_{variant}.tflite"
-            path.write_bytes(_convert(cache[name], variant, make_inputs))
+            path.write_bytes(_convert(*cache[name], variant, make_inputs))
             cache[name, variant] = str(path)
         return cache[name, variant]
     return get
