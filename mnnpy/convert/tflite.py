@@ -374,7 +374,7 @@ class _Translator:
             self.fail(f"operator '{name}': its {what} must be a constant of the model")
         return [int(v) for v in np.asarray(value).reshape(-1)]
 
-    def activation(self, code, name, y, nchw):
+    def activation(self, code, name, y):
         """`y` with a fused activation applied."""
         if code == ACT_NONE:
             return y
@@ -419,8 +419,8 @@ class _Translator:
     def conv_common(self, o, fields, name):
         pad = self.option(o, fields, "padding", "i8")
         self.check_padding(pad, name)
-        attrs = {"strides": [self.option(o, fields, "stride_h", "i32", 1), self.option(o, fields, "stride_w", "i32", 1)],
-                 **self.padding(pad)}
+        attrs = {"strides": [self.option(o, fields, "stride_h", "i32", 1),
+                             self.option(o, fields, "stride_w", "i32", 1)], **self.padding(pad)}
         if "dilation_h_factor" in fields:
             attrs["dilations"] = [self.option(o, fields, "dilation_h_factor", "i32", 1),
                                   self.option(o, fields, "dilation_w_factor", "i32", 1)]
@@ -440,7 +440,7 @@ class _Translator:
         y = self.add("Conv", [self.value(ins[0], True), self.conv_weight(ins[1], name, (0, 3, 1, 2)),
                               self.bias(ins, 2, w_shape[0], name)], attrs, name)
         self.written(outs[0], self.activation(self.option(o, CONV_2D, "fused_activation_function", "i8"),
-                                              name, y, True), True)
+                                              name, y), True)
 
     def op_DEPTHWISE_CONV_2D(self, op, kind, name, ins, outs):
         o = self.options(op, "DepthwiseConv2DOptions", name)
@@ -453,7 +453,7 @@ class _Translator:
         y = self.add("Conv", [self.value(ins[0], True), self.conv_weight(ins[1], name, (3, 0, 1, 2)),
                               self.bias(ins, 2, w_shape[3], name)], attrs, name)
         self.written(outs[0], self.activation(self.option(o, DEPTHWISE_CONV_2D, "fused_activation_function", "i8"),
-                                              name, y, True), True)
+                                              name, y), True)
 
     def op_TRANSPOSE_CONV(self, op, kind, name, ins, outs):
         """(output shape, weight [out, kh, kw, in], input[, bias]): the gradient of a convolution
@@ -481,7 +481,7 @@ class _Translator:
         y = self.add("MNN.Deconvolution", [self.value(ins[2], True), self.conv_weight(ins[1], name, (3, 0, 1, 2)),
                                            self.bias(ins, 3, w_shape[0], name)], attrs, name)
         self.written(outs[0], self.activation(self.option(o, TRANSPOSE_CONV, "fused_activation_function", "i8"),
-                                              name, y, True), True)
+                                              name, y), True)
 
     def pool(self, op, kind, name, ins, outs):
         o = self.options(op, "Pool2DOptions", name)
@@ -496,7 +496,7 @@ class _Translator:
             attrs["count_include_pad"] = 0  # TensorFlow averages over the window's pixels inside the input
         y = self.add(onnx, [self.value(ins[0], True)], attrs, name)
         self.written(outs[0], self.activation(self.option(o, POOL_2D, "fused_activation_function", "i8"),
-                                              name, y, True), True)
+                                              name, y), True)
 
     op_MAX_POOL_2D = op_AVERAGE_POOL_2D = pool
 
@@ -518,7 +518,7 @@ class _Translator:
             y = self.add("Reshape", [y, self.const(name + "/out_shape", np.asarray(out_shape, np.int64))], {},
                          name + "/reshape")
         self.written(outs[0], self.activation(self.option(o, FULLY_CONNECTED, "fused_activation_function", "i8"),
-                                              name, y, False))
+                                              name, y))
 
     def op_BATCH_MATMUL(self, op, kind, name, ins, outs):
         o = self.options(op, "BatchMatMulOptions", name)
@@ -546,11 +546,11 @@ class _Translator:
 
     def op_RELU6(self, op, kind, name, ins, outs):
         nchw = self.layout_of(ins[:1], outs)
-        self.written(outs[0], self.activation(ACT_RELU6, name, self.operand(ins[0], nchw), nchw), nchw)
+        self.written(outs[0], self.activation(ACT_RELU6, name, self.operand(ins[0], nchw)), nchw)
 
     def op_RELU_N1_TO_1(self, op, kind, name, ins, outs):
         nchw = self.layout_of(ins[:1], outs)
-        self.written(outs[0], self.activation(ACT_RELU_N1_TO_1, name, self.operand(ins[0], nchw), nchw), nchw)
+        self.written(outs[0], self.activation(ACT_RELU_N1_TO_1, name, self.operand(ins[0], nchw)), nchw)
 
     def op_LEAKY_RELU(self, op, kind, name, ins, outs):
         o = self.options(op, "LeakyReluOptions", name)
@@ -593,7 +593,7 @@ class _Translator:
             y = self.add("MNN.Binary", [a, b], {"op": _BINARY_MNN[kind]}, name)
         if kind in _FUSED_OPTIONS:
             o = self.options(op, _FUSED_OPTIONS[kind], name)
-            y = self.activation(self.option(o, FUSED_ONLY, "fused_activation_function", "i8"), name, y, nchw)
+            y = self.activation(self.option(o, FUSED_ONLY, "fused_activation_function", "i8"), name, y)
         self.written(outs[0], y, nchw)
 
     def op_CAST(self, op, kind, name, ins, outs):
@@ -682,7 +682,7 @@ class _Translator:
         nchw = self.layout_of(ins, outs)
         parts = [self.value(i, nchw) for i in ins]
         y = self.add("Concat", parts, {"axis": NHWC_TO_NCHW_AXIS[axis] if nchw else axis}, name)
-        y = self.activation(self.option(o, CONCATENATION, "fused_activation_function", "i8"), name, y, nchw)
+        y = self.activation(self.option(o, CONCATENATION, "fused_activation_function", "i8"), name, y)
         self.written(outs[0], y, nchw)
 
     def pad(self, op, kind, name, ins, outs):
