@@ -20,6 +20,7 @@ import struct
 
 import numpy as np
 
+from .. import expr as F
 from ._graph import Graph, Node, ValueInfo, check_regular_file
 from ._tflite_schema import (ACT_NONE, ACT_RELU, ACT_RELU6, ACT_RELU_N1_TO_1, ACT_TANH, BATCH_MATMUL, BLOCK_SIZE,
                              BUFFER, BUILTIN_OPERATORS, CONCATENATION, CONV_2D, DEPTHWISE_CONV_2D,
@@ -347,7 +348,32 @@ class _Translator:
         if handler is None:
             self.unsupported(kind, name, ins, outs)
             return
+        # Integer results of constants (shape arithmetic: SHAPE, STRIDED_SLICE, PACK, REDUCE_PROD
+        # feeding a RESHAPE) are computed now, by the nodes built for them, and become constants.
+        foldable = (any(i >= 0 for i in ins) and all(i < 0 or self.constant(i) is not None for i in ins)
+                    and all(self.tensors[o].dtype.kind in "iub" and self.tensors[o].scale is None for o in outs))
+        first_node, weights_before = len(self.nodes), set(self.weights)
         handler(op, kind, name, ins, outs)
+        if foldable and len(self.nodes) > first_node:
+            self.fold(first_node, weights_before, outs)
+
+    def fold(self, first_node, weights_before, outs):
+        """Replaces the nodes from `first_node` on, which read only constants, by the constant
+        values of `outs` they compute (with mnnpy's own operators)."""
+        from ._onnx_ops import instantiate
+        nodes = self.nodes[first_node:]
+        names = [self.plain[o] for o in outs]
+        made = [w for w in self.weights if w not in weights_before]
+        mini = Graph(nodes, {}, [], [ValueInfo(n, "", None) for n in names], TFLITE_OPSET)
+        _, values = instantiate(mini, {k: F.const(np.asarray(v)) for k, v in self.weights.items()}, {})
+        del self.nodes[first_node:]
+        for w in made:
+            del self.weights[w]
+        for store in (self.plain, self.nchw):
+            for k in [k for k, v in store.items() if v in made or v in names]:
+                del store[k]
+        for o, v in zip(outs, values):
+            self.constants[o] = np.asarray(v.read()).astype(self.tensors[o].dtype)
 
     def unsupported(self, kind, name, ins, outs):
         node_ins = [self.value(i) for i in ins if i >= 0]
