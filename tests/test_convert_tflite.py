@@ -272,6 +272,14 @@ def test_nhwc_borders_only(tflite_files):
     assert report.ops_after["Conv"] == 52
 
 
+def test_shape_arithmetic_is_folded(tflite_files):
+    """The transformer's SHAPE -> GATHER -> REDUCE_PROD -> PACK chains ahead of its reshapes are
+    computed when the file is read: only the model's own operators are left."""
+    _, report = from_tflite(tflite_files("transformer_block", "float32"))
+    assert not {"Gather", "MNN.Pack", "Concat", "Shape"} & set(report.ops_after), report.ops_after
+    assert report.ops_after["Gemm"] == 6 and report.ops_after["MNN.MatMul"] == 2
+
+
 def test_unsupported_operator_is_reported(tmp_path):
     fn = tf.function(lambda x: tf.math.cumsum(x, axis=1) * 2.0,
                      input_signature=[tf.TensorSpec((2, 5), tf.float32)]).get_concrete_function()
