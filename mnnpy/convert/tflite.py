@@ -36,7 +36,6 @@ TO_NCHW, TO_NHWC = [0, 3, 1, 2], [0, 2, 3, 1]
 NHWC_TO_NCHW_AXIS = {0: 0, 1: 2, 2: 3, 3: 1}  # where each NHWC axis sits in NCHW
 ONNX_TYPE_CODES = {np.float32: 1, np.uint8: 2, np.int8: 3, np.uint16: 4, np.int16: 5, np.int32: 6, np.int64: 7,
                    np.bool_: 9, np.float16: 10, np.float64: 11, np.uint32: 12, np.uint64: 13}
-_QUANTIZED_TYPES = (np.int8, np.uint8, np.int16)
 
 # Operators that are one ONNX node of one input, run in either layout.
 _UNARY = {"LOGISTIC": "Sigmoid", "TANH": "Tanh", "RELU": "Relu", "HARD_SWISH": "HardSwish", "EXP": "Exp",
