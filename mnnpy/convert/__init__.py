@@ -15,7 +15,8 @@ from ._graph import Graph, Subgraph, load_model, save_model
 from ._onnx_ops import supported_operators
 from .mnn import UNSUPPORTED_PREFIX
 
-__all__ = ["from_onnx", "from_mnn", "from_caffe", "ConversionReport", "supported_operators", "load_model", "save_model", "Graph"]
+__all__ = ["from_onnx", "from_mnn", "from_caffe", "from_tflite", "ConversionReport", "supported_operators",
+           "load_model", "save_model", "Graph"]
 
 
 @dataclass
@@ -67,6 +68,17 @@ def from_caffe(prototxt, caffemodel, output=None, fp16=False, optimize_level=2, 
     from .caffe import is_prototxt_text, read_caffe
     source = None if is_prototxt_text(prototxt) else prototxt  # a path names the model in the report
     return _finish(read_caffe(prototxt, caffemodel), source, "<Caffe model>", output, fp16, optimize_level, verbose)
+
+
+def from_tflite(model, output=None, fp16=False, optimize_level=2, verbose=False):
+    """Converts a TensorFlow Lite model (``.tflite``: a path or its bytes; float32, float16 or
+    int8-quantized) and, when ``output`` is given, writes mnnpy's model file there. Returns
+    (graph, report), as ``from_onnx``. Inputs and outputs keep TFLite's NHWC shapes and dtypes
+    (an int8 model takes and gives int8); quantized weights are dequantized to float32 and the
+    model computes in float32. TFLite operators mnnpy cannot run are listed in
+    ``report.unsupported`` as ``TFLite::<OPERATOR>``."""
+    from .tflite import read_tflite
+    return _finish(read_tflite(model), model, "<TFLite model>", output, fp16, optimize_level, verbose)
 
 
 def _finish(graph, model, unnamed, output, fp16, optimize_level, verbose):
