@@ -330,3 +330,23 @@ def test_damaged_files_raise_value_error(tflite_files):
         except MemoryError as e:
             assert "allocate" in str(e)
     assert outcomes["refused"] > 0 and outcomes["read"] > 0
+
+
+def test_command_line_and_load_module_read_tflite_files(tflite_files, tmp_path):
+    """`python -m mnnpy convert` and nn.load_module_from_file know a .tflite file by its name
+    and by its contents (the TFL3 identifier)."""
+    import shutil
+    import subprocess
+    import sys
+
+    from mnnpy import nn
+    path = tflite_files("small_cnn", "float32")
+    x = _input_for(path, "small_cnn", 0)
+    expected = _ours(from_tflite(path)[0], x)
+    out = subprocess.run([sys.executable, "-m", "mnnpy", "convert", path, str(tmp_path / "cnn.mnnpy")],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    np.testing.assert_array_equal(nn.load_module_from_file(str(tmp_path / "cnn.mnnpy")).forward(x).numpy(), expected)
+    renamed = tmp_path / "cnn.model"
+    shutil.copy(path, renamed)
+    np.testing.assert_array_equal(nn.load_module_from_file(str(renamed)).forward(x).numpy(), expected)
