@@ -15,7 +15,7 @@ from ._graph import Graph, Subgraph, load_model, save_model
 from ._onnx_ops import supported_operators
 from .mnn import UNSUPPORTED_PREFIX
 
-__all__ = ["from_onnx", "from_mnn", "ConversionReport", "supported_operators", "load_model", "save_model", "Graph"]
+__all__ = ["from_onnx", "from_mnn", "from_torch", "from_torchscript", "ConversionReport", "supported_operators", "load_model", "save_model", "Graph"]
 
 
 @dataclass
@@ -57,6 +57,27 @@ def from_mnn(model, output=None, fp16=False, optimize_level=2, verbose=False):
     ``report.unsupported`` by MNN op type, with their op names."""
     from .mnn import read_mnn
     return _finish(read_mnn(model), model, "<MNN model>", output, fp16, optimize_level, verbose)
+
+
+def from_torch(module, example_inputs, dynamic_shapes=None, output=None, fp16=False, optimize_level=2,
+               verbose=False):
+    """Converts a ``torch.nn.Module`` without ONNX: it is exported with ``torch.export`` at
+    ``example_inputs`` (``dynamic_shapes`` as torch.export takes it: those dimensions stay free)
+    and its core ATen ops become mnnpy's nodes; when ``output`` is given, mnnpy's model file is
+    written there. Returns (graph, report), as ``from_onnx``; aten ops mnnpy cannot run are listed
+    in ``report.unsupported`` with the nodes that use them."""
+    from .torch import read_exported
+    return _finish(read_exported(module, example_inputs, dynamic_shapes), module, f"<{type(module).__name__}>",
+                   output, fp16, optimize_level, verbose)
+
+
+def from_torchscript(model, output=None, fp16=False, optimize_level=2, verbose=False, example_inputs=None):
+    """Converts a TorchScript module (a ``.pt`` path or a ``torch.jit.ScriptModule``), frozen and
+    inlined, with the same aten op table as ``from_torch``. ``example_inputs`` (optional) lets
+    TorchScript's shape analysis give every value its dtype and shape. Returns (graph, report)."""
+    from .torch import read_torchscript
+    return _finish(read_torchscript(model, example_inputs), model, "<TorchScript module>", output, fp16,
+                   optimize_level, verbose)
 
 
 def _finish(graph, model, unnamed, output, fp16, optimize_level, verbose):
