@@ -393,7 +393,7 @@ def _matmul(b, op, a):
 @aten("linear")
 def _linear(b, op, a):
     x, w, bias = a[0], a[1], a[2] if len(a) > 2 else None
-    wt = b.add("Transpose", [w], {"perm": [1, 0]})
+    wt = _permute(b, "permute", [w, [1, 0]])
     y = b.add("MatMul", [x, wt])
     return b.add("Add", [y, bias]) if bias is not None else y
 
@@ -504,10 +504,13 @@ def _flatten(b, op, a):
     x, start, end = a[0], a[1] if len(a) > 1 else 0, a[2] if len(a) > 2 else -1
     rank = _rank(x)
     if rank is None:
-        raise ValueError("flatten needs the input's rank")
+        if end != -1 or start < 0:
+            raise ValueError("flatten needs the input's rank")
+        return b.add("Reshape", [x, b.ints([0] * start + [-1])])
     start, end = start % max(rank, 1), end % max(rank, 1)
-    shape = [b.dim(x, i) for i in range(start)] + [-1] + [b.dim(x, i) for i in range(end + 1, rank)]
-    return b.add("Reshape", [x, b.ints(shape)], {"allowzero": 1})
+    # Leading dimensions as 0 (Reshape copies them): no batch size is built in.
+    shape = [0] * start + [-1] + [b.dim(x, i) for i in range(end + 1, rank)]
+    return b.add("Reshape", [x, b.ints(shape)])
 
 
 @aten("permute")
@@ -1067,9 +1070,20 @@ def read_torchscript(model, example_inputs=None):
         frozen = model  # already frozen, or a module freeze refuses: its attributes are read below
     graph = frozen.graph.copy()
     torch._C._jit_pass_inline(graph)
+    torch._C._jit_pass_remove_mutation(graph)  # in-place ops (relu_, add_) as their functional forms
+    if example_inputs is None:
+        # A traced module records its inputs' types: zeros of them stand in for examples.
+        types = [v.type() for v in list(model.graph.inputs())[1:]]
+        try:
+            example_inputs = [torch.zeros(t.sizes(), dtype=t.dtype()) for t in types]
+        except (RuntimeError, TypeError, AttributeError):
+            example_inputs = None
     if example_inputs is not None:
         # Types and shapes on every value: the op table can then give numbers the tensors' dtypes.
-        torch._C._jit_pass_complete_shape_analysis(graph, tuple(example_inputs), False)
+        try:
+            torch._C._jit_pass_complete_shape_analysis(graph, tuple(example_inputs), False)
+        except RuntimeError:
+            pass  # ops the analysis does not know: those values stay without shapes
     return _ScriptTranslator(frozen, graph, label).graph()
 
 
@@ -1084,13 +1098,10 @@ class _ScriptTranslator:
         t = value.type()
         if isinstance(t, torch._C.TensorType):
             dtype = t.dtype()
-            sizes = t.sizes() if t.isComplete() else None
-            if sizes is None:
-                try:
-                    rank = t.dim()
-                except RuntimeError:
-                    rank = None
-                sizes = [None] * rank if rank is not None else None
+            try:
+                sizes = t.varyingSizes()  # None where the rank is unknown, None entries where a size is
+            except RuntimeError:
+                sizes = None
             return dtype, sizes
         return None, None
 
@@ -1104,6 +1115,9 @@ class _ScriptTranslator:
             if not isinstance(v.type(), torch._C.TensorType):
                 raise ValueError(f"input '{name}' is of type {v.type()}; only tensor inputs are supported")
             dtype, shape = self.info(v)
+            if shape is None:
+                raise ValueError(f"input '{name}' has no recorded shape (a scripted, not traced, module): "
+                                 "pass example_inputs")
             inputs.append(ValueInfo(name, _numpy_dtype(dtype).name if dtype is not None else "float32",
                                     list(shape) if shape is not None else None))
             self.values[name] = Tensor(name, dtype, shape)
@@ -1188,6 +1202,8 @@ class _ScriptTranslator:
             raise ValueError(f"node '{label}': {kind} is not supported (control flow and other prim ops are not "
                              "converted; freeze and script the model without them)")
         key = kind[len("aten::"):]
+        if key.endswith("_") and not key.endswith("__"):
+            key = key[:-1]  # an in-place variant left by remove_mutation: its value is the same
         fn = ATEN.get(key)
         if fn is None:
             names = b.add(UNSUPPORTED_PREFIX + key, [x for x in ins if isinstance(x, Tensor)],
