@@ -1081,7 +1081,7 @@ def read_torchscript(model, example_inputs=None):
     if example_inputs is not None:
         # Types and shapes on every value: the op table can then give numbers the tensors' dtypes.
         try:
-            torch._C._jit_pass_complete_shape_analysis(graph, tuple(example_inputs), False)
+            torch._C._jit_pass_complete_shape_analysis(graph, (frozen,) + tuple(example_inputs), False)
         except RuntimeError:
             pass  # ops the analysis does not know: those values stay without shapes
     return _ScriptTranslator(frozen, graph, label).graph()
@@ -1221,13 +1221,29 @@ class _ScriptTranslator:
         except (ValueError, TypeError, IndexError, KeyError, AttributeError) as e:
             raise ValueError(f"node '{label}' ({kind}): {e}") from None
         results = list(result) if isinstance(result, tuple) and len(outs) > 1 else [result]
+        known = [x for x in ins if isinstance(x, Tensor) and x.shape is not None]
+        first = max(known, key=lambda x: len(x.shape)) if known else None  # broadcasting takes the largest rank
         for o, r in zip(outs, results):
             dtype, shape = self.info(o)
+            if shape is None and first is not None and key in _SAME_RANK:
+                # Where the shape analysis stopped (ops it does not know): the rank at least.
+                shape = list(first.shape) if key in _SAME_SHAPE else [None] * len(first.shape)
             if isinstance(r, str):
                 r = Tensor(r, dtype, shape)
             elif isinstance(r, Tensor):
                 r = Tensor(r.name, dtype or r.dtype, shape or r.shape)
             self.values[o.debugName()] = r
+
+
+_SAME_SHAPE = set(_UNARY) | {"rsqrt", "silu", "hardsigmoid", "gelu", "leaky_relu", "elu", "clamp", "clamp_min",
+                              "clamp_max", "hardtanh", "_to_copy", "to", "type_as", "clone", "alias", "detach",
+                              "contiguous", "dropout", "feature_dropout", "batch_norm", "layer_norm", "group_norm",
+                              "softmax", "log_softmax", "_softmax", "_log_softmax", "masked_fill", "cumsum",
+                              "tril", "triu"}
+_SAME_RANK = _SAME_SHAPE | set(_BINARY) | {"where", "linear", "convolution", "_convolution", "conv1d", "conv2d",
+                                          "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "upsample_bilinear2d",
+                                          "upsample_nearest2d", "matmul", "bmm", "expand", "expand_as", "slice",
+                                          "narrow", "cat", "transpose", "permute", "constant_pad_nd", "pad"}
 
 
 def _script_to_dtype(ins):
