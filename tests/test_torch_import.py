@@ -98,6 +98,7 @@ def test_small_vision_transformer():
     torch.manual_seed(0)
     model = VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=32, mlp_dim=64,
                               num_classes=10).eval()
+    torch.nn.init.normal_(model.heads.head.weight, std=0.2)  # torchvision starts the head at zero
     compare(model, (images(2, 32),), 64)
 
 
@@ -157,7 +158,9 @@ class SmallOps(torch.nn.Module):
         c = self.norm(self.conv(x.flatten(2)[..., :10]))
         picked = x[:, :, idx, idx]
         q = torch.div(idx, 2, rounding_mode="floor") * 3 + torch.remainder(idx, 3)
-        return s, torch.nn.functional.silu(c).transpose(1, 2), picked, q, torch.stack([idx, idx], 0).cumsum(0)
+        ratio = idx / 2 + (idx * 0.5 < 1)
+        steps = torch.stack([idx, idx], 0).cumsum(0)
+        return s, torch.nn.functional.silu(c).transpose(1, 2), picked, q, steps, ratio
 
 
 def test_more_aten_ops():
@@ -207,16 +210,17 @@ def test_torchscript_file_and_module(tmp_path):
     assert_matches(module_of(graph).forward(x.numpy()), expected, 3 * 3 * 512)
 
 
+class Scripted(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(6, 4)
+
+    def forward(self, x):
+        y = torch.relu(self.linear(x)) * 2.0 + 1.0
+        return torch.softmax(y, dim=-1), y.transpose(0, 1).contiguous()
+
+
 def test_scripted_module():
-    class Scripted(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.linear = torch.nn.Linear(6, 4)
-
-        def forward(self, x):
-            y = torch.relu(self.linear(x)) * 2.0 + 1.0
-            return torch.softmax(y, dim=-1), y.transpose(0, 1).contiguous()
-
     torch.manual_seed(0)
     model = Scripted().eval()
     x = torch.from_numpy(np.random.default_rng(8).standard_normal((3, 6)).astype(np.float32))

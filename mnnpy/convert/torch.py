@@ -217,6 +217,16 @@ _BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "pow": "Pow",
 @aten(*_BINARY)
 def _binary(b, op, a):
     x, y = a[0], a[1]
+    mode = a[2] if op == "div" and len(a) > 2 and isinstance(a[2], str) else None
+    integral = [isinstance(v, Tensor) and v.dtype is not None and not v.dtype.is_floating_point for v in (x, y)]
+    if any(integral) and (any(isinstance(v, float) for v in (x, y)) or (op == "div" and mode is None and
+                                                                       all(i or isinstance(v, int) for i, v in
+                                                                           zip(integral, (x, y))))):
+        # torch promotes integers to float here (true division, a float number): so does the graph.
+        import torch
+        x, y = (Tensor(b.add("Cast", [v], {"to": 1}), torch.float32, v.shape) if i else v
+                for i, v in zip(integral, (x, y)))
+        a = [x, y] + list(a[2:])
     if not isinstance(x, Tensor):  # a number first (pow.Scalar)
         x = b.name(x, y)
     y = b.name(y, a[0] if isinstance(a[0], Tensor) else None)
@@ -228,7 +238,6 @@ def _binary(b, op, a):
     out = b.add(_BINARY[op], [x, y], attrs)
     if op == "ne":
         out = b.add("Not", [out])
-    mode = a[2] if op == "div" and len(a) > 2 and isinstance(a[2], str) else None
     if op == "floor_divide":
         mode = "floor"
     if mode == "floor":
