@@ -930,7 +930,7 @@ def read_exported(module, example_inputs, dynamic_shapes=None):
         ep = ep.run_decompositions()
     except Exception as e:
         raise ValueError(f"torch.export could not export {type(module).__name__}: "
-                         f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from e
+                         f"{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}") from e
     return _ExportTranslator(ep, type(module).__name__).graph()
 
 
