@@ -163,12 +163,36 @@ class SmallOps(torch.nn.Module):
         return s, torch.nn.functional.silu(c).transpose(1, 2), picked, q, steps, ratio
 
 
-def test_more_aten_ops():
+class MoreOps(torch.nn.Module):
+    """Variance, log1p, softplus, pixel shuffle, PReLU, arange and new_* tensors."""
+
+    def __init__(self):
+        super().__init__()
+        self.prelu = torch.nn.PReLU(4)
+
+    def forward(self, x, idx):
+        spread = x.var(dim=(2, 3), keepdim=True, unbiased=True)
+        smooth = torch.nn.functional.softplus(x * 4, beta=2.0, threshold=5.0) + torch.log1p(x.abs())
+        shuffled = torch.nn.functional.pixel_shuffle(self.prelu(x)[:, :, :6, :8], 2)
+        positions = torch.arange(x.shape[-1]) * 2 + idx.new_zeros(x.shape[-1]) + torch.trunc(x[0, 0, 0] * 3).long()
+        return spread, smooth, shuffled, positions
+
+
+def convert_with(front_end, model, inputs):
+    """(graph, report) from torch.export, or from the module traced to TorchScript."""
+    if front_end == "export":
+        return convert.from_torch(model, inputs)
+    return convert.from_torchscript(torch.jit.trace(model, inputs), example_inputs=inputs)
+
+
+@pytest.mark.parametrize("front_end", ["export", "torchscript"])
+@pytest.mark.parametrize("model_class", [SmallOps, MoreOps])
+def test_more_aten_ops(front_end, model_class):
     torch.manual_seed(0)
     x = torch.from_numpy(np.random.default_rng(7).standard_normal((2, 4, 7, 9)).astype(np.float32))
     idx = torch.tensor([0, -1, 3, 5])
-    model = SmallOps().eval()
-    graph, report = convert.from_torch(model, (x, idx))
+    model = model_class().eval()
+    graph, report = convert_with(front_end, model, (x, idx))
     assert not report.unsupported, report
     got = module_of(graph).forward(x.numpy(), idx.numpy())
     with torch.no_grad():

@@ -722,12 +722,14 @@ def _reflection_pad(b, op, a):
 
 @aten("full", "zeros", "ones", "empty", "new_zeros", "new_ones", "new_full", "new_empty")
 def _full(b, op, a, kwargs=None):
-    if op.startswith("new_"):
-        a = a[1:]
-        op = op[4:]
+    like = None
+    if op.startswith("new_"):  # new_zeros(self, size, ...): self's dtype unless one is given
+        like, a, op = a[0], a[1:], op[4:]
     size = a[0]
     value = a[1] if op == "full" else (1 if op == "ones" else 0)
     dtype = _torch_dtype((a[2] if op == "full" else a[1]) if len(a) > (2 if op == "full" else 1) else None)
+    if dtype is None and like is not None:
+        dtype = like.dtype
     np_dtype = _numpy_dtype(dtype) if dtype is not None else \
         (np.dtype(np.float32) if isinstance(value, float) else np.dtype(np.bool_) if isinstance(value, bool)
          else np.dtype(np.float32) if op != "full" else np.dtype(np.int64))
@@ -756,21 +758,85 @@ def _scalar_tensor(b, op, a):
 
 @aten("arange")
 def _arange(b, op, a):
-    # arange(end, ...), arange.start(start, end, ...), arange.start_step(start, end, step, ...)
-    numbers = [v for v in a[:3] if isinstance(v, (int, float, SymInt, Tensor))]
-    if len(a) == 1 or not isinstance(a[1], (int, float, SymInt, Tensor)):
-        numbers = [0, a[0], 1]
-    elif len(numbers) == 2 or not isinstance(a[2], (int, float, SymInt, Tensor)):
-        numbers = [a[0], a[1], 1]
-    start, end, step = numbers[:3]
-    dtypes = [v for v in a[len(numbers) if len(a) > 1 else 1:] if v is not None and not isinstance(v, (bool, str))]
-    dtype = _torch_dtype(dtypes[0]) if dtypes and not isinstance(dtypes[0], (Tensor, SymInt, int)) or \
-        (dtypes and isinstance(dtypes[0], int) and not isinstance(dtypes[0], bool) and len(a) > 3) else None
+    # arange(end, dtype, ...), arange.start(start, end, dtype, ...), arange.start_step(start, end,
+    # step, dtype, ...): four, five or six arguments follow the numbers (dtype, layout, device,
+    # pin_memory), by schema position in both front ends.
+    count = {5: 1, 6: 2, 7: 3}.get(len(a))
+    if count is None:
+        raise ValueError(f"arange with {len(a)} arguments is not supported")
+    numbers, dtype = a[:count], _torch_dtype(a[count])
+    start, end, step = ([0] + numbers + [1])[:3] if count == 1 else (numbers + [1])[:3]
     floats = any(isinstance(v, float) for v in (start, end, step))
     np_dtype = _numpy_dtype(dtype) if dtype is not None else np.dtype(np.float32 if floats else np.int64)
     if all(isinstance(v, (int, float)) for v in (start, end, step)):
         return b.const(np.arange(start, end, step).astype(np_dtype))
+    if np_dtype != np.int64 or floats:
+        raise ValueError("arange with sizes known only at run time is supported for integers only")
     return b.add("Range", [b.sym_scalar(start), b.sym_scalar(end), b.sym_scalar(step)])
+
+
+@aten("var")
+def _var(b, op, a):
+    # var.correction(self, dim, correction, keepdim); TorchScript's var.dim(self, dim, unbiased, keepdim)
+    x, dims = a[0], a[1]
+    correction = a[2] if len(a) > 2 else 1
+    correction = 0 if correction is None else (int(correction) if not isinstance(correction, bool) else int(correction))
+    keep = bool(a[3]) if len(a) > 3 else False
+    dims = [dims] if isinstance(dims, int) else list(dims or [])
+    axes = [b.ints(dims)] if dims else []
+    mean = b.add("ReduceMean", [x] + axes, {"keepdims": 1})
+    centered = b.add("Sub", [x, mean])
+    total = b.add("ReduceSum", [b.add("Mul", [centered, centered])] + axes, {"keepdims": int(keep)})
+    rank = _rank(x)
+    if x.shape is None or any(not isinstance(x.shape[d], int) for d in (dims or range(rank or 0))) or rank is None:
+        raise ValueError("variance needs the sizes of the reduced axes")
+    count = int(np.prod([x.shape[d] for d in (dims or range(rank))]))
+    return b.add("Div", [total, b.name(float(max(count - correction, 0)), x)])
+
+
+@aten("log1p", "expm1")
+def _log1p(b, op, a):
+    one = b.name(1.0, a[0])
+    if op == "log1p":
+        return b.add("Log", [b.add("Add", [a[0], one])])
+    return b.add("Sub", [b.add("Exp", [a[0]]), one])
+
+
+@aten("trunc")
+def _trunc(b, op, a):
+    return b.add("Mul", [b.add("Floor", [b.add("Abs", [a[0]])]), b.add("Sign", [a[0]])])
+
+
+@aten("softplus")
+def _softplus(b, op, a):
+    x, beta, threshold = a[0], a[1] if len(a) > 1 else 1, a[2] if len(a) > 2 else 20
+    scaled = x if beta == 1 else b.add("Mul", [x, b.name(float(beta), x)])
+    soft = b.add("Softplus", [scaled])
+    if beta != 1:
+        soft = b.add("Div", [soft, b.name(float(beta), x)])
+    # Above the threshold torch returns x itself.
+    return b.add("Where", [b.add("Greater", [scaled, b.name(float(threshold), x)]), x, soft])
+
+
+@aten("fill", "copy")
+def _fill(b, op, a):
+    value = a[1]
+    source = b.add("CastLike", [value, a[0]]) if isinstance(value, Tensor) else b.name(value, a[0])
+    return b.add("Expand", [source, b.shape_of(a[0])])
+
+
+@aten("_prelu_kernel", "prelu")
+def _prelu(b, op, a):
+    x, weight = a[0], a[1]
+    rank = _rank(x)
+    if rank is not None and rank > 2 and weight.shape is not None and len(weight.shape) == 1:
+        weight = b.add("Reshape", [weight, b.ints([-1] + [1] * (rank - 2))])
+    return b.add("PRelu", [x, weight])
+
+
+@aten("pixel_shuffle")
+def _pixel_shuffle(b, op, a):
+    return b.add("DepthToSpace", [a[0]], {"blocksize": int(a[1]), "mode": "CRD"})
 
 
 @aten("cumsum")
