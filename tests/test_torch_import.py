@@ -103,22 +103,16 @@ def test_small_vision_transformer():
 
 
 def test_bert_with_dynamic_batch_and_length():
-    from transformers import BertConfig, BertModel
     torch.manual_seed(0)
-    config = BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=64)
-    model = LastHidden(BertModel(config)).eval()
+    model = small_bert()
     dims = {0: torch.export.Dim("batch", min=1, max=16), 1: torch.export.Dim("length", min=2, max=64)}
     graph, _ = compare(model, (token_ids(2, 8),), 64, runs=[(token_ids(3, 5, seed=6),)], dynamic_shapes=(dims,))
     assert all(isinstance(d, str) for d in graph.inputs[0].shape)
 
 
 def test_gpt2():
-    from transformers import GPT2Config, GPT2Model
     torch.manual_seed(0)
-    config = GPT2Config(vocab_size=100, n_embd=32, n_layer=2, n_head=2, n_positions=64, bos_token_id=0,
-                        eos_token_id=0, attn_implementation="eager")
-    compare(LastHidden(GPT2Model(config), use_cache=False).eval(), (token_ids(2, 8),), 4 * 32)
+    compare(small_gpt2(), (token_ids(2, 8),), 4 * 32)
 
 
 def test_huggingface_vit():
@@ -232,6 +226,33 @@ def test_torchscript_file_and_module(tmp_path):
     # A traced module in memory records its input shapes: no examples needed.
     graph, _ = convert.from_torchscript(traced)
     assert_matches(module_of(graph).forward(x.numpy()), expected, 3 * 3 * 512)
+
+
+def small_bert():
+    from transformers import BertConfig, BertModel
+    config = BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=64)
+    return LastHidden(BertModel(config)).eval()
+
+
+def small_gpt2():
+    from transformers import GPT2Config, GPT2Model
+    config = GPT2Config(vocab_size=100, n_embd=32, n_layer=2, n_head=2, n_positions=64, bos_token_id=0,
+                        eos_token_id=0, attn_implementation="eager")
+    return LastHidden(GPT2Model(config), use_cache=False).eval()
+
+
+@pytest.mark.parametrize("build, accumulation", [(small_bert, 64), (small_gpt2, 4 * 32)])
+def test_traced_transformers(build, accumulation):
+    """Size arithmetic (aten::size, prim::NumToTensor, aten::Int), index tensors and masks as
+    TorchScript records them."""
+    torch.manual_seed(0)
+    model = build()
+    ids = token_ids(2, 8)
+    graph, report = convert.from_torchscript(torch.jit.trace(model, (ids,), check_trace=False), example_inputs=(ids,))
+    assert not report.unsupported, report
+    with torch.no_grad():
+        assert_matches(module_of(graph).forward(ids.numpy()), model(ids), accumulation)
 
 
 class Scripted(torch.nn.Module):

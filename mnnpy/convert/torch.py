@@ -211,7 +211,8 @@ def _elu(b, op, a):
 _BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "pow": "Pow", "eq": "Equal", "ne": "Equal",
            "lt": "Less", "gt": "Greater", "le": "LessOrEqual", "ge": "GreaterOrEqual", "maximum": "Max",
            "minimum": "Min", "logical_and": "And", "logical_or": "Or", "logical_xor": "Xor", "bitwise_and": "And",
-           "bitwise_or": "Or", "remainder": "Mod", "fmod": "Mod", "rsub": "Sub", "floor_divide": "Div"}
+           "bitwise_or": "Or", "remainder": "Mod", "fmod": "Mod", "rsub": "Sub", "floor_divide": "Div",
+           "__and__": "And", "__or__": "Or", "__xor__": "Xor", "bitwise_xor": "Xor"}
 
 
 @aten(*_BINARY)
@@ -522,6 +523,17 @@ def _flatten(b, op, a):
     return b.add("Reshape", [x, b.ints(shape)])
 
 
+@aten("unflatten")
+def _unflatten(b, op, a):
+    x, dim, sizes = a[0], int(a[1]), list(a[2])
+    rank = _rank(x)
+    if rank is None:
+        raise ValueError("unflatten needs the input's rank")
+    dim %= rank
+    # Leading dimensions as 0 (Reshape copies them).
+    return b.add("Reshape", [x, b.ints([0] * dim + sizes + [b.dim(x, i) for i in range(dim + 1, rank)])])
+
+
 @aten("permute")
 def _permute(b, op, a):
     if isinstance(a[0], Tensor) and a[0].name in b.weights:  # a weight (linear's): transposed once here
@@ -792,6 +804,22 @@ def _var(b, op, a):
         raise ValueError("variance needs the sizes of the reduced axes")
     count = int(np.prod([x.shape[d] for d in (dims or range(rank))]))
     return b.add("Div", [total, b.name(float(max(count - correction, 0)), x)])
+
+
+@aten("diff")
+def _diff(b, op, a):
+    x, n, dim = a[0], a[1] if len(a) > 1 else 1, a[2] if len(a) > 2 else -1
+    if n != 1:
+        raise ValueError("diff is supported with n=1")
+    prepend, append = (a[3] if len(a) > 3 else None), (a[4] if len(a) > 4 else None)
+    if prepend is not None or append is not None:
+        parts = [p for p in (prepend, x, append) if p is not None]
+        x = Tensor(b.add("Concat", parts, {"axis": int(dim)}), x.dtype, None)
+    later = b.add("Slice", [x, b.ints([1]), b.ints([INT64_MAX]), b.ints([dim])])
+    earlier = b.add("Slice", [x, b.ints([0]), b.ints([-1]), b.ints([dim])])
+    if x.dtype is not None and str(x.dtype) == "torch.bool":
+        return b.add("Xor", [later, earlier])
+    return b.add("Sub", [later, earlier])
 
 
 @aten("log1p", "expm1")
@@ -1153,24 +1181,45 @@ def read_torchscript(model, example_inputs=None):
             example_inputs = [torch.zeros(t.sizes(), dtype=t.dtype()) for t in types]
         except (RuntimeError, TypeError, AttributeError):
             example_inputs = None
-    if example_inputs is not None:
-        # Types and shapes on every value: the op table can then give numbers the tensors' dtypes.
-        try:
-            torch._C._jit_pass_complete_shape_analysis(graph, (frozen,) + tuple(example_inputs), False)
-        except RuntimeError:
-            pass  # ops the analysis does not know: those values stay without shapes
-    return _ScriptTranslator(frozen, graph, label).graph()
+    probed = _probe_values(frozen, graph, example_inputs) if example_inputs is not None else {}
+    return _ScriptTranslator(frozen, graph, label, probed).graph()
+
+
+def _probe_values(module, graph, example_inputs):
+    """debugName -> (dtype, shape) of every tensor the graph computes at the example inputs: the
+    graph is run once with all of them as outputs (TorchScript's own shape analysis stops at ops
+    it does not know)."""
+    import torch
+    probe = graph.copy()
+    values = [v for n in probe.nodes() for v in n.outputs() if isinstance(v.type(), torch._C.TensorType)]
+    values += [v for v in list(probe.inputs())[1:] if isinstance(v.type(), torch._C.TensorType)]
+    for v in list(probe.outputs()):
+        probe.eraseOutput(0)
+    pack = probe.create("prim::TupleConstruct", values, 1)
+    probe.appendNode(pack)
+    pack.output().setType(torch._C.TupleType([v.type() for v in values]))
+    probe.registerOutput(pack.output())  # a function returns one value
+    try:
+        fn = torch._C._create_function_from_graph("probe_values", probe)
+        with torch.no_grad():
+            results = fn(module, *example_inputs)
+    except Exception:  # a graph the interpreter refuses: the translation goes on without shapes
+        return {}
+    results = results if isinstance(results, tuple) else (results,)
+    return {v.debugName(): (r.dtype, list(r.shape)) for v, r in zip(values, results) if isinstance(r, torch.Tensor)}
 
 
 class _ScriptTranslator:
-    def __init__(self, module, graph, label):
-        self.module, self.jit_graph, self.label = module, graph, label
+    def __init__(self, module, graph, label, probed):
+        self.module, self.jit_graph, self.label, self.probed = module, graph, label, probed
         self.b = Builder()
         self.values = {}
 
     def info(self, value):
         import torch
         t = value.type()
+        if value.debugName() in self.probed:
+            return self.probed[value.debugName()]
         if isinstance(t, torch._C.TensorType):
             dtype = t.dtype()
             try:
