@@ -477,16 +477,26 @@ def _upsample(b, op, a):
 
 @aten("mean", "sum", "amax", "amin", "prod", "any", "all")
 def _reduce(b, op, a):
+    # By schema arity: mean.dim / sum.dim_IntList / prod.dim_int (self, dim, keepdim, dtype),
+    # amax / any.dim (self, dim, keepdim), and the whole-tensor forms (self[, dtype]).
     x = a[0]
-    dims = a[1] if len(a) > 1 and not (op in ("mean", "sum") and a[1] is not None and not isinstance(a[1], (list, tuple, int))) else None
-    if isinstance(dims, int):
-        dims = [dims]
-    keep = bool(a[2]) if len(a) > 2 and isinstance(a[2], bool) else False
+    dims, keep, dtype = None, False, None
+    if len(a) >= 3:
+        dims, keep = a[1], bool(a[2])
+        dtype = a[3] if len(a) > 3 else None
+    elif len(a) == 2:
+        dtype = a[1]
+    dims = [dims] if isinstance(dims, int) else dims
     onnx_op = {"mean": "ReduceMean", "sum": "ReduceSum", "amax": "ReduceMax", "amin": "ReduceMin",
                "prod": "ReduceProd", "any": "ReduceMax", "all": "ReduceMin"}[op]
-    source = b.add("Cast", [x], {"to": 6}) if op in ("any", "all") else x
-    inputs = [source] + ([b.ints(dims)] if dims else [])
-    y = b.add(onnx_op, inputs, {"keepdims": int(keep)})
+    source = x
+    if op in ("any", "all"):
+        source = b.add("Cast", [x], {"to": 6})
+    elif dtype is not None:
+        source = b.add("Cast", [x], {"to": _ONNX_TYPES[_numpy_dtype(_torch_dtype(dtype)).type]})
+    elif op in ("sum", "prod") and x.dtype is not None and not x.dtype.is_floating_point:
+        source = b.add("Cast", [x], {"to": 7})  # torch sums integers and booleans as int64
+    y = b.add(onnx_op, [source] + ([b.ints(dims)] if dims else []), {"keepdims": int(keep)})
     return b.add("Cast", [y], {"to": 9}) if op in ("any", "all") else y
 
 
@@ -611,6 +621,9 @@ def _squeeze(b, op, a):
 @aten("select")
 def _select(b, op, a):
     x, dim, index = a
+    size = x.shape[dim] if x.shape is not None else None
+    if isinstance(index, int) and index < 0 and isinstance(size, int):
+        index += size  # counted from the front, as the Gather kernel takes it
     return b.add("Gather", [x, b.sym_scalar(index)], {"axis": int(dim)})
 
 
