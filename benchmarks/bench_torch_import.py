@@ -63,7 +63,8 @@ def main():
     from mnnpy import convert, nn
     print(machine_summary())
     print(f"torch {torch.__version__}")
-    header = f"{'model':10} {'threads':>7} {'convert s':>10} {'mnnpy ms':>9} {'torch ms':>9} {'ratio':>6} {'max rel diff':>12}"
+    header = (f"{'model':10} {'threads':>7} {'convert s':>10} {'mnnpy ms':>9} {'torch ms':>9} {'ratio':>6} "
+              f"{'max rel diff':>12}")
     print(header)
     print("-" * len(header))
     for name in args.models.split(","):

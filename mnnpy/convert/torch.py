@@ -155,11 +155,6 @@ def _rank(x):
     return len(x.shape) if isinstance(x, Tensor) and x.shape is not None else None
 
 
-def _normalize_axis(x, axis):
-    rank = _rank(x)
-    return axis + rank if axis < 0 and rank is not None else axis
-
-
 def _pairs(v, n):
     v = list(v) if isinstance(v, (list, tuple)) else [v]
     return v * n if len(v) == 1 else v
@@ -767,7 +762,8 @@ def _full(b, op, a, kwargs=None):
 def _full_like(b, op, a):
     x = a[0]
     value = a[1] if op == "full_like" else (1 if op == "ones_like" else 0)
-    dtype = _torch_dtype(a[2] if op == "full_like" and len(a) > 2 else a[1] if op != "full_like" and len(a) > 1 else None)
+    position = 2 if op == "full_like" else 1  # full_like(self, value, dtype, ...), zeros_like(self, dtype, ...)
+    dtype = _torch_dtype(a[position] if len(a) > position else None)
     if dtype is not None:
         scalar = b.const(np.asarray(value, _numpy_dtype(dtype)))
     else:
@@ -783,9 +779,9 @@ def _scalar_tensor(b, op, a):
 
 @aten("arange")
 def _arange(b, op, a):
-    # arange(end, dtype, ...), arange.start(start, end, dtype, ...), arange.start_step(start, end,
-    # step, dtype, ...): four, five or six arguments follow the numbers (dtype, layout, device,
-    # pin_memory), by schema position in both front ends.
+    # arange(end, ...), arange.start(start, end, ...), arange.start_step(start, end, step, ...):
+    # one, two or three numbers, then dtype, layout, device and pin_memory, by schema position in
+    # both front ends.
     count = {5: 1, 6: 2, 7: 3}.get(len(a))
     if count is None:
         raise ValueError(f"arange with {len(a)} arguments is not supported")
@@ -1038,12 +1034,25 @@ def read_exported(module, example_inputs, dynamic_shapes=None):
     except Exception as e:
         raise ValueError(f"torch.export could not export {type(module).__name__}: "
                          f"{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}") from e
-    return _ExportTranslator(ep, type(module).__name__).graph()
+    return _ExportTranslator(ep, type(module).__name__, _dim_names(dynamic_shapes, len(example_inputs))).graph()
+
+
+def _dim_names(dynamic_shapes, count):
+    """Per user input, {axis: name} of the torch.export.Dim objects given for it (a tuple or list
+    of per-input specs; a dict keyed by argument name in the forward's order)."""
+    if dynamic_shapes is None:
+        return [{}] * count
+    specs = list(dynamic_shapes.values()) if isinstance(dynamic_shapes, dict) else list(dynamic_shapes)
+    names = []
+    for spec in specs[:count]:
+        axes = spec.items() if isinstance(spec, dict) else enumerate(spec) if isinstance(spec, (list, tuple)) else []
+        names.append({int(k): d.__name__ for k, d in axes if isinstance(getattr(d, "__name__", None), str)})
+    return names + [{}] * (count - len(names))
 
 
 class _ExportTranslator:
-    def __init__(self, ep, label):
-        self.ep, self.label = ep, label
+    def __init__(self, ep, label, dim_names):
+        self.ep, self.label, self.dim_names = ep, label, dim_names
         self.b = Builder()
         self.values = {}
 
@@ -1063,7 +1072,10 @@ class _ExportTranslator:
                     if not isinstance(val, torch.Tensor):
                         raise ValueError(f"input '{node.name}' is not a tensor ({type(val).__name__}); "
                                          "only tensor inputs are supported")
-                    inputs.append(ValueInfo(node.name, _numpy_dtype(val.dtype).name, _shape_names(val)))
+                    shape = _shape_names(val)
+                    given = self.dim_names[len(inputs)] if len(inputs) < len(self.dim_names) else {}
+                    shape = [given.get(k, d) if isinstance(d, str) else d for k, d in enumerate(shape)]
+                    inputs.append(ValueInfo(node.name, _numpy_dtype(val.dtype).name, shape))
                     self.values[node.name] = Tensor(node.name, *_val_info(val))
                     continue
                 source = ep.state_dict.get(spec.target)
@@ -1091,7 +1103,8 @@ class _ExportTranslator:
         for i, r in enumerate(flat):
             value = self.resolve(r)
             if not isinstance(value, Tensor):
-                raise ValueError(f"output {i} is not a tensor ({type(value).__name__}); only tensor outputs are supported")
+                raise ValueError(f"output {i} is not a tensor ({type(value).__name__}); only tensor outputs "
+                                 "are supported")
             name = value.name
             if name in b.weights or any(v.name == name for v in inputs) or any(o.name == name for o in outputs):
                 b.current = f"output_{i}"
@@ -1173,7 +1186,8 @@ def read_torchscript(model, example_inputs=None):
         try:
             model = torch.jit.load(path, map_location="cpu")
         except Exception as e:
-            raise ValueError(f"'{path}' is not a TorchScript file torch.jit.load reads: {str(e).splitlines()[0]}") from e
+            reason = str(e).splitlines()[0][:300] if str(e) else type(e).__name__
+            raise ValueError(f"'{path}' is not a TorchScript file torch.jit.load reads: {reason}") from e
         label = path
     elif isinstance(model, torch.jit.ScriptModule):
         label = f"<TorchScript {model.original_name}>"
