@@ -278,6 +278,24 @@ def test_scripted_module():
             assert_matches(g, e, 6)
 
 
+class SliceWrite(torch.nn.Module):
+    def forward(self, x):
+        y = x * 2
+        y[:, 1:3] = 0.5
+        return y + 1
+
+
+def test_slice_assignment():
+    """torch.export writes it functionally (slice_scatter); TorchScript keeps a write into a view,
+    which is refused, naming the node, rather than converted wrongly."""
+    x = torch.from_numpy(np.random.default_rng(10).standard_normal((2, 5)).astype(np.float32))
+    graph, report = convert.from_torch(SliceWrite(), (x,))
+    assert not report.unsupported, report
+    assert_matches(module_of(graph).forward(x.numpy()), SliceWrite()(x), 1)
+    with pytest.raises(ValueError, match=r"aten::fill_\): writing in place into a view \(aten::slice\)"):
+        convert.from_torchscript(torch.jit.trace(SliceWrite(), (x,)), example_inputs=(x,))
+
+
 class Erfinv(torch.nn.Module):
     def forward(self, x):
         return torch.erfinv(torch.tanh(x)) + 1

@@ -634,6 +634,41 @@ def _slice(b, op, a):
                            b.ints([dim]), b.ints([step])])
 
 
+@aten("slice_scatter")
+def _slice_scatter(b, op, a):
+    # slice_scatter(self, src, dim, start, end, step): self with self[start:end] along dim replaced.
+    x, src = a[0], a[1]
+    dim = int(a[2]) if len(a) > 2 else 0
+    start = a[3] if len(a) > 3 and a[3] is not None else 0
+    end = a[4] if len(a) > 4 and a[4] is not None else INT64_MAX
+    step = a[5] if len(a) > 5 else 1
+    if step != 1 or not isinstance(start, int) or not isinstance(end, int):
+        raise ValueError("slice_scatter is supported with step 1 and constant bounds")
+    size = x.shape[dim] if x.shape is not None else None
+    if not isinstance(size, int):
+        raise ValueError("slice_scatter needs the input's size along the axis")
+    start, end = [min(max(v + size if v < 0 else v, 0), size) for v in (start, end)]
+    parts = []
+    if start > 0:
+        parts.append(b.add("Slice", [x, b.ints([0]), b.ints([start]), b.ints([dim])]))
+    parts.append(b.add("CastLike", [src, x]))
+    if end < size:
+        parts.append(b.add("Slice", [x, b.ints([end]), b.ints([size]), b.ints([dim])]))
+    return b.add("Concat", parts, {"axis": dim})
+
+
+@aten("as_strided")
+def _as_strided(b, op, a):
+    x, size = a[0], list(a[1])
+    offset = a[3] if len(a) > 3 and a[3] is not None else 0
+    # A restride that keeps the shape of a tensor with at most one dimension above 1 (a memory
+    # format change, as decompositions write after pooling) reads the same values in the same order.
+    if x.shape is not None and list(x.shape) == size and offset == 0 and sum(d != 1 for d in size) <= 1:
+        return b.add("Identity", [x])
+    raise ValueError("as_strided is supported only where it keeps the values in place (a memory format "
+                     f"change of a tensor with at most one dimension above 1); got size {size}, stride {list(a[2])}")
+
+
 @aten("narrow")
 def _narrow(b, op, a):
     x, dim, start, length = a
@@ -1274,6 +1309,7 @@ class _ScriptTranslator:
             self.values[name] = Tensor(name, dtype, shape)
         if graph_inputs:
             self.values[graph_inputs[0].debugName()] = self.module
+        self.order = {node: i for i, node in enumerate(g.nodes())}
         for node in g.nodes():
             self.node(node)
         outputs = []
@@ -1292,6 +1328,18 @@ class _ScriptTranslator:
         graph = Graph(b.nodes, b.weights, inputs, outputs, TORCH_OPSET, f"TorchScript ({self.label})")
         graph.check()
         return graph
+
+    def check_in_place(self, node, label):
+        """An in-place op is its functional form only when nothing else sees the tensor it writes:
+        not a view of another tensor, and not read again after the write."""
+        target = next(node.inputs())
+        if target.node().kind() in _VIEW_OPS:
+            raise ValueError(f"node '{label}' ({node.kind()}): writing in place into a view "
+                             f"({target.node().kind()}) is not supported")
+        position = self.order.get(node, -1)
+        if any(self.order.get(use.user, -1) > position for use in target.uses()):
+            raise ValueError(f"node '{label}' ({node.kind()}): the tensor written in place is read again "
+                             "afterwards, which is not supported")
 
     def constant(self, value):
         import torch
@@ -1354,7 +1402,8 @@ class _ScriptTranslator:
                              "converted; freeze and script the model without them)")
         key = kind[len("aten::"):]
         if key.endswith("_") and not key.endswith("__"):
-            key = key[:-1]  # an in-place variant left by remove_mutation: its value is the same
+            self.check_in_place(node, label)
+            key = key[:-1]  # a write remove_mutation left: as its functional form, where that is the same
         fn = ATEN.get(key)
         if fn is None:
             names = b.add(UNSUPPORTED_PREFIX + key, [x for x in ins if isinstance(x, Tensor)],
@@ -1395,6 +1444,11 @@ _SAME_RANK = _SAME_SHAPE | set(_BINARY) | {"where", "linear", "convolution", "_c
                                           "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "upsample_bilinear2d",
                                           "upsample_nearest2d", "matmul", "bmm", "expand", "expand_as", "slice",
                                           "narrow", "cat", "transpose", "permute", "constant_pad_nd", "pad"}
+
+
+_VIEW_OPS = {"aten::" + k for k in ("slice", "select", "view", "reshape", "transpose", "permute", "narrow", "expand",
+                                    "squeeze", "unsqueeze", "flatten", "t", "as_strided", "diagonal", "unfold",
+                                    "split", "chunk", "unbind", "view_as", "expand_as", "alias", "__getitem__")}
 
 
 def _script_to_dtype(ins):
