@@ -215,10 +215,10 @@ def _binary(b, op, a):
     x, y = a[0], a[1]
     mode = a[2] if op == "div" and len(a) > 2 and isinstance(a[2], str) else None
     integral = [isinstance(v, Tensor) and v.dtype is not None and not v.dtype.is_floating_point for v in (x, y)]
-    if any(integral) and (any(isinstance(v, float) for v in (x, y)) or (op == "div" and mode is None and
-                                                                       all(i or isinstance(v, int) for i, v in
-                                                                           zip(integral, (x, y))))):
-        # torch promotes integers to float here (true division, a float number): so does the graph.
+    floating = [_is_float(v) or isinstance(v, float) for v in (x, y)]
+    if any(integral) and (any(floating) or (op == "div" and mode is None and
+                                            all(i or isinstance(v, int) for i, v in zip(integral, (x, y))))):
+        # torch promotes integers to float here (true division, a float operand): so does the graph.
         import torch
         x, y = (Tensor(b.add("Cast", [v], {"to": 1}), torch.float32, v.shape) if i else v
                 for i, v in zip(integral, (x, y)))
@@ -1253,8 +1253,12 @@ def _probe_values(module, graph, example_inputs):
     it does not know)."""
     import torch
     probe = graph.copy()
-    values = [v for n in probe.nodes() for v in n.outputs() if isinstance(v.type(), torch._C.TensorType)]
-    values += [v for v in list(probe.inputs())[1:] if isinstance(v.type(), torch._C.TensorType)]
+
+    def tensors(g):
+        found = [v for n in g.nodes() for v in n.outputs() if isinstance(v.type(), torch._C.TensorType)]
+        return found + [v for v in list(g.inputs())[1:] if isinstance(v.type(), torch._C.TensorType)]
+    values = tensors(probe)
+    names = [v.debugName() for v in tensors(graph)]  # the copy numbers its values anew: matched by order
     for v in list(probe.outputs()):
         probe.eraseOutput(0)
     pack = probe.create("prim::TupleConstruct", values, 1)
@@ -1268,7 +1272,7 @@ def _probe_values(module, graph, example_inputs):
     except Exception:  # a graph the interpreter refuses: the translation goes on without shapes
         return {}
     results = results if isinstance(results, tuple) else (results,)
-    return {v.debugName(): (r.dtype, list(r.shape)) for v, r in zip(values, results) if isinstance(r, torch.Tensor)}
+    return {name: (r.dtype, list(r.shape)) for name, r in zip(names, results) if isinstance(r, torch.Tensor)}
 
 
 class _ScriptTranslator:
