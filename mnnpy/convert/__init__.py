@@ -15,7 +15,8 @@ from ._graph import Graph, Subgraph, load_model, save_model
 from ._onnx_ops import supported_operators
 from .mnn import UNSUPPORTED_PREFIX
 
-__all__ = ["from_onnx", "from_mnn", "from_torch", "from_torchscript", "ConversionReport", "supported_operators", "load_model", "save_model", "Graph"]
+__all__ = ["from_onnx", "from_mnn", "from_torch", "from_torchscript", "ConversionReport", "supported_operators",
+           "load_model", "save_model", "Graph"]
 
 
 @dataclass
@@ -73,8 +74,9 @@ def from_torch(module, example_inputs, dynamic_shapes=None, output=None, fp16=Fa
 
 def from_torchscript(model, output=None, fp16=False, optimize_level=2, verbose=False, example_inputs=None):
     """Converts a TorchScript module (a ``.pt`` path or a ``torch.jit.ScriptModule``), frozen and
-    inlined, with the same aten op table as ``from_torch``. ``example_inputs`` (optional) lets
-    TorchScript's shape analysis give every value its dtype and shape. Returns (graph, report)."""
+    inlined, with the same aten op table as ``from_torch``. ``example_inputs``: tensors it is run
+    at once to learn every value's dtype and shape; needed for a file (a saved module keeps no
+    input shapes), optional for a traced module in memory. Returns (graph, report)."""
     from .torch import read_torchscript
     return _finish(read_torchscript(model, example_inputs), model, "<TorchScript module>", output, fp16,
                    optimize_level, verbose)

@@ -776,7 +776,7 @@ def _reflection_pad(b, op, a):
 
 
 @aten("full", "zeros", "ones", "empty", "new_zeros", "new_ones", "new_full", "new_empty")
-def _full(b, op, a, kwargs=None):
+def _full(b, op, a):
     like = None
     if op.startswith("new_"):  # new_zeros(self, size, ...): self's dtype unless one is given
         like, a, op = a[0], a[1:], op[4:]
