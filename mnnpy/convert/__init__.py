@@ -15,8 +15,8 @@ from ._graph import Graph, Subgraph, load_model, save_model
 from ._onnx_ops import supported_operators
 from .mnn import UNSUPPORTED_PREFIX
 
-__all__ = ["from_onnx", "from_mnn", "from_caffe", "from_tflite", "ConversionReport", "supported_operators",
-           "load_model", "save_model", "Graph"]
+__all__ = ["from_onnx", "from_mnn", "from_caffe", "from_tflite", "from_torch", "from_torchscript", "ConversionReport",
+           "supported_operators", "load_model", "save_model", "Graph"]
 
 
 @dataclass
@@ -79,6 +79,28 @@ def from_tflite(model, output=None, fp16=False, optimize_level=2, verbose=False)
     ``report.unsupported`` as ``TFLite::<OPERATOR>``."""
     from .tflite import read_tflite
     return _finish(read_tflite(model), model, "<TFLite model>", output, fp16, optimize_level, verbose)
+
+
+def from_torch(module, example_inputs, dynamic_shapes=None, output=None, fp16=False, optimize_level=2,
+               verbose=False):
+    """Converts a ``torch.nn.Module`` without ONNX: it is exported with ``torch.export`` at
+    ``example_inputs`` (``dynamic_shapes`` as torch.export takes it: those dimensions stay free)
+    and its core ATen ops become mnnpy's nodes; when ``output`` is given, mnnpy's model file is
+    written there. Returns (graph, report), as ``from_onnx``; aten ops mnnpy cannot run are listed
+    in ``report.unsupported`` with the nodes that use them."""
+    from .torch import read_exported
+    return _finish(read_exported(module, example_inputs, dynamic_shapes), module, f"<{type(module).__name__}>",
+                   output, fp16, optimize_level, verbose)
+
+
+def from_torchscript(model, output=None, fp16=False, optimize_level=2, verbose=False, example_inputs=None):
+    """Converts a TorchScript module (a ``.pt`` path or a ``torch.jit.ScriptModule``), frozen and
+    inlined, with the same aten op table as ``from_torch``. ``example_inputs``: tensors it is run
+    at once to learn every value's dtype and shape; needed for a file (a saved module keeps no
+    input shapes), optional for a traced module in memory. Returns (graph, report)."""
+    from .torch import read_torchscript
+    return _finish(read_torchscript(model, example_inputs), model, "<TorchScript module>", output, fp16,
+                   optimize_level, verbose)
 
 
 def _finish(graph, model, unnamed, output, fp16, optimize_level, verbose):
