@@ -1,11 +1,15 @@
 """Model converters: foreign formats into mnnpy's model file.
 
     from mnnpy import convert
-    report = convert.from_onnx("resnet18.onnx", "resnet18.mnnpy")
+    graph, report = convert.from_onnx("resnet18.onnx", "resnet18.mnnpy")
     graph, report = convert.from_mnn("resnet18.mnn", "resnet18.mnnpy")  # MNN's own model files
+    graph, report = convert.from_torch(torch_module, (example_input,))  # torch.export, no ONNX
+    graph, report = convert.from_tflite("model.tflite")
+    graph, report = convert.from_caffe("net.prototxt", "net.caffemodel")
     print(report)
 
-or ``python -m mnnpy convert resnet18.onnx resnet18.mnnpy`` (or a ``.mnn`` file)."""
+or ``python -m mnnpy convert MODEL OUT.mnnpy`` for any of them (``-f`` and MNN's converter's
+flags; the format otherwise comes from the file's name and contents)."""
 import os
 from dataclasses import dataclass, field
 
