@@ -23,6 +23,9 @@ def main(argv=None):
     conv.add_argument("--MNNModel", help="the file to write (MNN's name for OUTPUT)")
     conv.add_argument("--prototxt", help="a Caffe model's network description (default: the .caffemodel's "
                                          "name with .prototxt)")
+    conv.add_argument("--input-shape", action="append", default=None, metavar="1x3x224x224",
+                      help="a TorchScript model's input shape (float32), once per input in order: a saved "
+                           ".pt file does not keep them")
     conv.add_argument("--fp16", action="store_true", help="store float weights as float16")
     conv.add_argument("--bizCode", help="accepted for MNN's command lines; not used")
     conv.add_argument("--optimize-level", "--optimizeLevel", dest="optimize_level", type=int, default=2,
@@ -44,8 +47,12 @@ def main(argv=None):
                      "and --MNNModel)")
     from mnnpy.convert._formats import convert_file
     try:
+        examples = None
+        if args.input_shape:
+            import torch
+            examples = tuple(torch.zeros([int(d) for d in shape.lower().split("x")]) for shape in args.input_shape)
         _, report = convert_file(source, output, format=args.framework, prototxt=args.prototxt, fp16=args.fp16,
-                                 optimize_level=args.optimize_level)
+                                 optimize_level=args.optimize_level, example_inputs=examples)
     except (ValueError, OSError, ImportError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

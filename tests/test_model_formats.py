@@ -75,3 +75,23 @@ def test_caffe_model_by_flags_by_extension_and_in_load_module(tmp_path, rng):
         nn.load_module_from_file(str(alone / "net.caffemodel"))
     np.testing.assert_array_equal(
         nn.load_module_from_file(str(alone / "net.caffemodel"), prototxt=str(prototxt)).forward(x).numpy(), expected)
+
+
+def test_torchscript_file_by_command_line_and_load_module(tmp_path):
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU(), torch.nn.Flatten(), torch.nn.Linear(144, 5))
+    x = torch.randn(2, 3, 8, 8)
+    path = tmp_path / "net.pt"
+    torch.jit.trace(model.eval(), x).save(str(path))
+    expected = model(x).detach().numpy()
+    bound = 1e-5 * np.abs(expected).max()  # float32 sums of at most 144 products
+    # A saved TorchScript file keeps no input shapes: the command line and the loader take them.
+    with pytest.raises(ValueError, match="example_inputs"):
+        nn.load_module_from_file(str(path))
+    module = nn.load_module_from_file(str(path), example_inputs=(x,))
+    assert np.abs(module.forward(x.numpy()).numpy() - expected).max() <= bound
+    out = run_cli(path, tmp_path / "net.mnnpy", "--input-shape", "2x3x8x8")
+    assert out.returncode == 0, out.stderr
+    assert np.abs(nn.load_module_from_file(str(tmp_path / "net.mnnpy")).forward(x.numpy()).numpy() - expected).max() \
+        <= bound

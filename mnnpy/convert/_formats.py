@@ -46,9 +46,11 @@ def sibling_prototxt(caffemodel):
     return candidate
 
 
-def convert_file(source, output=None, format=None, prototxt=None, fp16=False, optimize_level=2, verbose=False):
+def convert_file(source, output=None, format=None, prototxt=None, fp16=False, optimize_level=2, verbose=False,
+                 example_inputs=None):
     """Reads the model at ``source`` with the importer of its format (``format``: one of
     FORMATS, else detected) and, when ``output`` is given, writes mnnpy's model file there.
+    ``example_inputs`` (tensors) give a saved TorchScript file the input shapes it does not keep.
     Returns (graph, report), as each ``from_*`` does."""
     from .. import convert
     kind = (format or detect_format(source)).upper()
@@ -62,4 +64,6 @@ def convert_file(source, output=None, format=None, prototxt=None, fp16=False, op
                "TORCH": "from_torchscript"}
     if kind not in readers:
         raise ValueError(f"unknown model format '{format}'; expected one of {', '.join(FORMATS)}")
+    if kind == "TORCH" and example_inputs is not None:
+        options["example_inputs"] = example_inputs
     return getattr(convert, readers[kind])(source, **options)

@@ -311,8 +311,10 @@ def load_module_from_file(file_name, input_names=None, output_names=None, dynami
         weights = graph.weights
     elif kind in ("TF", "TFLITE", "CAFFE", "TORCH"):
         # Other frameworks' files are converted in memory (a .caffemodel finds its .prototxt
-        # beside it, or in the keyword argument prototxt=).
-        graph, _ = convert_file(path, format=kind, prototxt=kwargs.pop("prototxt", None))
+        # beside it, or in the keyword argument prototxt=; a saved TorchScript file takes its
+        # input shapes from example_inputs=).
+        graph, _ = convert_file(path, format=kind, prototxt=kwargs.pop("prototxt", None),
+                                example_inputs=kwargs.pop("example_inputs", None))
         weights = graph.weights
     elif head == b"MNNPY\0GR" or not path.endswith(".onnx"):
         try:
