@@ -22,7 +22,8 @@ def mobilenet_tflite(directory):
     import keras
     import tensorflow as tf
     keras.utils.set_random_seed(0)
-    model = keras.applications.MobileNetV2(weights=None, input_shape=(224, 224, 3))
+    # Logits (no softmax): with random weights the probabilities are all but uniform.
+    model = keras.applications.MobileNetV2(weights=None, input_shape=(224, 224, 3), classifier_activation=None)
     model.export(os.path.join(directory, "saved"), format="tf_saved_model", verbose=False)
     converter = tf.lite.TFLiteConverter.from_saved_model(os.path.join(directory, "saved"))
     path = os.path.join(directory, "mobilenet_v2.tflite")
