@@ -15,7 +15,7 @@ from ._graph import Graph, Subgraph, load_model, save_model
 from ._onnx_ops import supported_operators
 from .mnn import UNSUPPORTED_PREFIX
 
-__all__ = ["from_onnx", "from_mnn", "ConversionReport", "supported_operators", "load_model", "save_model", "Graph"]
+__all__ = ["from_onnx", "from_mnn", "from_tensorflow", "ConversionReport", "supported_operators", "load_model", "save_model", "Graph"]
 
 
 @dataclass
@@ -57,6 +57,21 @@ def from_mnn(model, output=None, fp16=False, optimize_level=2, verbose=False):
     ``report.unsupported`` by MNN op type, with their op names."""
     from .mnn import read_mnn
     return _finish(read_mnn(model), model, "<MNN model>", output, fp16, optimize_level, verbose)
+
+
+def from_tensorflow(model, output=None, fp16=False, optimize_level=2, verbose=False, input_shapes=None):
+    """Converts a TensorFlow or Keras model: a SavedModel directory (its serving signature), a
+    ``.keras`` file, a Keras model object, or a frozen GraphDef (a ``.pb`` path or a GraphDef),
+    and, when ``output`` is given, writes mnnpy's model file there. Returns (graph, report), as
+    ``from_onnx``. ``input_shapes`` (a shape for a model of one input, a list of shapes, or a dict
+    by input name; None for a free dimension) replaces the model's own input shapes. TensorFlow
+    ops mnnpy cannot run are listed in ``report.unsupported`` as ``TF::<op>`` with their node
+    names. Needs the tensorflow package."""
+    from .tensorflow import read_tensorflow, channels_last_passes
+    graph = read_tensorflow(model, input_shapes)
+    if int(optimize_level) >= 1:
+        channels_last_passes(graph)
+    return _finish(graph, model, "<TensorFlow model>", output, fp16, optimize_level, verbose)
 
 
 def _finish(graph, model, unnamed, output, fp16, optimize_level, verbose):

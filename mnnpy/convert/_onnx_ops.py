@@ -1040,3 +1040,4 @@ def supported_operators():
 from . import _mnn_ops  # noqa: E402,F401
 from . import _onnx_conv_transpose  # noqa: E402,F401  (registers its handlers)
 from . import _onnx_attention  # noqa: E402,F401  (registers its handlers)
+from . import _tf_ops  # noqa: E402,F401  (registers its handlers)
