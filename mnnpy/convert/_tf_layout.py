@@ -105,7 +105,7 @@ def _rewrite(rw, node, producers):
     if node.op == "Transpose" and "perm" in node.attrs:
         src = rw.transpose_source(node.inputs[0], producers)
         if src is None:
-            return None
+            return _reshape_instead(rw, node, producers)
         x, p = src
         q = list(node.attrs["perm"])
         if len(p) != len(q):
@@ -165,6 +165,26 @@ def _rewrite(rw, node, producers):
         graph.weights[name] = moved
         return _moved(rw, node, [x, name] + node.inputs[2:], p, dict(node.attrs))
     return None
+
+
+def _reshape_instead(rw, node, producers):
+    """Transpose(Reshape(x, target)) that moves only axes of size 1 is Reshape(x, target
+    permuted) (an SE block's [N, C] -> [N, 1, 1, C] on its way to a convolution)."""
+    graph = rw.graph
+    reshape = producers.get(node.inputs[0])
+    if reshape is None or reshape.op != "Reshape" or len(reshape.inputs) != 2 or \
+            reshape.inputs[1] not in graph.weights:
+        return None
+    target = [int(d) for d in graph.weights[reshape.inputs[1]].reshape(-1)]
+    perm = list(node.attrs["perm"])
+    if len(target) != len(perm) or 0 in target:
+        return None
+    moved = [target[p] for p in perm]
+    if [d for d in moved if d != 1] != [d for d in target if d != 1]:
+        return None
+    name = rw.fresh(reshape.inputs[1])
+    graph.weights[name] = np.asarray(moved, np.int64)
+    return [Node("Reshape", [reshape.inputs[0], name], node.outputs, dict(reshape.attrs), node.name)]
 
 
 def _nary(rw, node, producers):
@@ -276,6 +296,11 @@ def fold_pads_into_conv(graph):
         if conv.op != "Conv" or conv.attrs.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID"):
             continue
         pad = producers.get(conv.inputs[0])
+        transpose = None
+        if pad is not None and pad.op == "Transpose" and uses.get(pad.outputs[0]) == 1 and \
+                pad.outputs[0] not in outputs and len(pad.attrs.get("perm", [])) == 4:
+            # A pad before the transpose to NCHW (of the model's input): its axes seen through the transpose.
+            transpose, pad = pad, producers.get(pad.inputs[0])
         if pad is None or pad.op != "Pad" or pad.attrs.get("mode", "constant") != "constant" \
                 or uses.get(pad.outputs[0]) != 1 or pad.outputs[0] in outputs or len(pad.inputs) > 3 \
                 or pad.inputs[1] not in graph.weights:
@@ -286,6 +311,9 @@ def fold_pads_into_conv(graph):
                 continue
         amounts = graph.weights[pad.inputs[1]].reshape(-1)
         rank = amounts.size // 2
+        if transpose is not None and rank == 4:
+            perm = transpose.attrs["perm"]
+            amounts = np.concatenate([amounts[:4][perm], amounts[4:][perm]])
         if rank != 4 or any(amounts[i] or amounts[rank + i] for i in (0, 1)) or np.any(amounts < 0):
             continue
         old = list(conv.attrs.get("pads", [0, 0, 0, 0])) if conv.attrs.get("auto_pad", "NOTSET") == "NOTSET" \
@@ -293,8 +321,38 @@ def fold_pads_into_conv(graph):
         conv.attrs = {k: v for k, v in conv.attrs.items() if k != "auto_pad"}
         conv.attrs["pads"] = [int(old[0] + amounts[2]), int(old[1] + amounts[3]),
                               int(old[2] + amounts[6]), int(old[3] + amounts[7])]
-        conv.inputs = [pad.inputs[0]] + conv.inputs[1:]
+        if transpose is not None:
+            transpose.inputs = [pad.inputs[0]]  # now the transpose of the unpadded input
+        else:
+            conv.inputs = [pad.inputs[0]] + conv.inputs[1:]
         dropped.add(id(pad))
     graph.nodes = [n for n in graph.nodes if id(n) not in dropped]
     _drop_dead_nodes(graph)
     return len(dropped)
+
+
+def drop_neutral_constants(graph):
+    """x * 1, x / 1, x + 0 and x - 0 with a scalar constant (which cannot change x's shape)
+    become x itself: TensorFlow's silu computes x * sigmoid(1 * x), which hides
+    the x * sigmoid(x) pattern the convolution fusion looks for."""
+    outputs = {v.name for v in graph.outputs}
+    renamed, kept = {}, []
+    neutral = {"Mul": (1.0, (0, 1)), "Div": (1.0, (1,)), "Add": (0.0, (0, 1)), "Sub": (0.0, (1,))}
+    for node in graph.nodes:
+        node.inputs = [renamed.get(x, x) for x in node.inputs]
+        rule = neutral.get(node.op)
+        if rule is not None and len(node.inputs) == 2 and node.outputs[0] not in outputs:
+            value, slots = rule
+            for slot in slots:
+                w = graph.weights.get(node.inputs[slot])
+                other = node.inputs[1 - slot]
+                if w is not None and w.ndim == 0 and w.dtype.kind == "f" and float(w) == value:
+                    renamed[node.outputs[0]] = other
+                    break
+            if node.outputs[0] in renamed:
+                continue
+        kept.append(node)
+    graph.nodes = kept
+    _rename_uses(graph, renamed)
+    _drop_dead_nodes(graph)
+    return len(renamed)

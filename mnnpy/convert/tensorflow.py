@@ -755,7 +755,8 @@ class _Translator:
 def channels_last_passes(graph):
     """The layout passes of _tf_layout.py: transposes moved and cancelled, then per-channel
     scales, shifts and zero pads folded into the convolutions."""
-    from ._tf_layout import fold_channel_affine, fold_pads_into_conv, sink_transposes
+    from ._tf_layout import drop_neutral_constants, fold_channel_affine, fold_pads_into_conv, sink_transposes
+    drop_neutral_constants(graph)
     sink_transposes(graph)
     fold_channel_affine(graph)
     fold_pads_into_conv(graph)
