@@ -111,11 +111,13 @@ def _rewrite(rw, node, producers):
         if len(p) != len(q):
             return None
         composed = [p[i] for i in q]
-        if _is_identity(composed) and node.outputs[0] not in rw.outputs:
+        if _is_identity(composed):
+            if node.outputs[0] in rw.outputs:  # the name must stay: simplify lets the producer write it
+                return [Node("Identity", [x], node.outputs, {}, node.name)]
             node.inputs = [x]
             return "alias"
         return [Node("Transpose", [x], node.outputs, {"perm": composed}, node.name)]
-    if len(node.outputs) != 1 or node.outputs[0] in rw.outputs or not node.inputs:
+    if len(node.outputs) != 1 or not node.inputs:
         return None
     if node.op in ELEMENTWISE_UNARY:
         src = rw.transpose_source(node.inputs[0], producers)

@@ -129,8 +129,9 @@ def _from_keras(tf, model, input_shapes):
 
     def call(*args):
         return model(list(args) if several else args[0], training=False)
-    frozen = _freeze(tf, tf.function(call).get_concrete_function(*specs))
-    names = _output_names(frozen.structured_outputs, getattr(model, "output_names", None), len(frozen.outputs))
+    concrete = tf.function(call).get_concrete_function(*specs)
+    frozen = _freeze(tf, concrete)
+    names = _output_names(concrete.structured_outputs, getattr(model, "output_names", None), len(frozen.outputs))
     return frozen.graph.as_graph_def(), [t.op.name for t in frozen.inputs], \
         list(zip([t.name for t in frozen.outputs], names))
 
@@ -160,8 +161,9 @@ def _from_saved_model(tf, path, input_shapes):
 
     def call(*args):
         return signature(**dict(zip(keys, args)))
-    frozen = _freeze(tf, tf.function(call).get_concrete_function(*specs))
-    names = _output_names(frozen.structured_outputs, None, len(frozen.outputs))
+    concrete = tf.function(call).get_concrete_function(*specs)
+    frozen = _freeze(tf, concrete)
+    names = _output_names(concrete.structured_outputs, None, len(frozen.outputs))
     return frozen.graph.as_graph_def(), [t.op.name for t in frozen.inputs], \
         list(zip([t.name for t in frozen.outputs], names))
 
@@ -183,11 +185,23 @@ def _from_graph_def(tf, graph_def, input_shapes):
     with graph.as_default():
         tf.graph_util.import_graph_def(graph_def_copy, name="")
     read = {t.name for op in graph.get_operations() for t in op.inputs}
+    # Ops none of whose outputs another op reads (a batch norm's unread statistics are not outputs).
     outputs = [t.name for op in graph.get_operations() if op.type not in _IGNORED | {"Const", "Placeholder"}
-               for t in op.outputs if t.name not in read]
+               and not any(t.name in read for t in op.outputs) for t in op.outputs]
     if not outputs:
         raise ValueError("the GraphDef computes nothing from its inputs (no op output is left unread)")
     return graph_def_copy, [n.name for n in placeholders], [(t, _value_name(t)) for t in outputs]
+
+
+def _without_control_inputs(tf, graph_def):
+    copy = tf.compat.v1.GraphDef()
+    copy.CopyFrom(graph_def)
+    for n in copy.node:
+        data = [ref for ref in n.input if not ref.startswith("^")]
+        if len(data) != len(n.input):
+            del n.input[:]
+            n.input.extend(data)
+    return copy
 
 
 def _value_name(tensor):
@@ -205,6 +219,9 @@ def _tensor_name(ref):
 class _Translator:
     def __init__(self, tf, graph_def, input_names, outputs):
         self.tf = tf
+        # Without control edges: inlined functions tie their constants to the call's inputs,
+        # which computing those constants here must not wait for.
+        graph_def = _without_control_inputs(tf, graph_def)
         self.tf_graph = tf.Graph()
         with self.tf_graph.as_default():
             tf.graph_util.import_graph_def(graph_def, name="")
@@ -343,8 +360,9 @@ class _Translator:
             inputs.append(ValueInfo(name, dtype, None if t.shape.rank is None else t.shape.as_list()))
         input_set = set(self.input_names)
         needed = self._needed()
+        self.atrous, skipped = self._atrous_convolutions()
         for name in self.order:
-            if name in self.constant or name in input_set or name not in needed:
+            if name in self.constant or name in input_set or name not in needed or name in skipped:
                 continue
             n = self.node_defs[name]
             if n.op in _IGNORED:
@@ -381,6 +399,39 @@ class _Translator:
             outputs.append(ValueInfo(name, np.dtype(t.dtype.as_numpy_dtype).name,
                                      None if t.shape.rank is None else t.shape.as_list()))
         return Graph(self.nodes, self.weights, inputs, outputs, TF_OPSET, "TensorFlow")
+
+    def _atrous_convolutions(self):
+        """SpaceToBatchND -> Conv2D / DepthwiseConv2dNative (VALID, stride 1) -> BatchToSpaceND,
+        as tf.nn.convolution spells a dilated convolution: conv name -> (dilations, pads [top,
+        left, bottom, right], input, output node), and the names of the two reshuffles."""
+        readers = {}
+        for n in self.node_defs.values():
+            for ref in self.data_inputs(n):
+                readers.setdefault(ref.split(":")[0], []).append(n)
+        found, skipped = {}, set()
+        for n in self.node_defs.values():
+            if n.op not in ("Conv2D", "DepthwiseConv2dNative") or self.attr(n, "padding") != "VALID" or \
+                    self.attr(n, "data_format", "NHWC") != "NHWC" or list(self.attr(n, "strides", [])) != [1] * 4 \
+                    or list(self.attr(n, "dilations", [1] * 4)) != [1] * 4:
+                continue
+            s2b = self.node_defs.get(n.input[0].split(":")[0])
+            after = readers.get(n.name, [])
+            if s2b is None or s2b.op != "SpaceToBatchND" or len(readers.get(s2b.name, [])) != 1 or \
+                    len(after) != 1 or after[0].op != "BatchToSpaceND":
+                continue
+            b2s = after[0]
+            block, paddings = self.value(s2b.input[1]), self.value(s2b.input[2])
+            block_after, crops = self.value(b2s.input[1]), self.value(b2s.input[2])
+            if any(v is None for v in (block, paddings, block_after, crops)) or \
+                    np.shape(block) != (2,) or not np.array_equal(block, block_after):
+                continue
+            pads = np.asarray(paddings).reshape(2, 2) - np.asarray(crops).reshape(2, 2)
+            if np.any(pads < 0):
+                continue
+            found[n.name] = ([int(b) for b in block], [int(pads[0, 0]), int(pads[1, 0]), int(pads[0, 1]),
+                                                       int(pads[1, 1])], s2b.input[0], b2s.name)
+            skipped.update((s2b.name, b2s.name))
+        return found, skipped
 
     def _needed(self):
         """Names of the nodes the outputs depend on (by data inputs)."""
@@ -467,7 +518,13 @@ class _Translator:
             else:
                 weight = self.add("Transpose", [self.ref(n.input[1])], [self.fresh(n.name + "/weight")],
                                   {"perm": [3, 2, 0, 1]})[0]
-        self._nchw(n, "Conv", [self.ref(n.input[0]), weight], attrs)
+        x = self.ref(n.input[0])
+        if n.name in self.atrous:
+            dilations, pads, source, output = self.atrous[n.name]
+            attrs.update(dilations=dilations, pads=pads)
+            x = self.ref(source)
+            n = type(n)(name=output, op=n.op, attr=n.attr)  # writes the BatchToSpaceND's output
+        self._nchw(n, "Conv", [x, weight], attrs)
 
     def op_DepthwiseConv2dNative(self, n):
         self.op_Conv2D(n, depthwise=True)
