@@ -174,19 +174,32 @@ def _reshape_instead(rw, node, producers):
     permuted) (an SE block's [N, C] -> [N, 1, 1, C] on its way to a convolution)."""
     graph = rw.graph
     reshape = producers.get(node.inputs[0])
-    if reshape is None or reshape.op != "Reshape" or len(reshape.inputs) != 2 or \
-            reshape.inputs[1] not in graph.weights:
+    if reshape is None or reshape.op != "Reshape" or len(reshape.inputs) != 2:
         return None
-    target = [int(d) for d in graph.weights[reshape.inputs[1]].reshape(-1)]
     perm = list(node.attrs["perm"])
+    if reshape.inputs[1] in graph.weights:
+        target = [int(d) for d in graph.weights[reshape.inputs[1]].reshape(-1)]
+        pack = None
+    else:
+        # A target stacked from scalars, some computed from shapes at run time (None here).
+        pack = producers.get(reshape.inputs[1])
+        if pack is None or pack.op != "MNN.Pack" or pack.attrs.get("axis", 0) != 0:
+            return None
+        target = [int(graph.weights[x]) if x in graph.weights and graph.weights[x].size == 1 else None
+                  for x in pack.inputs]
     if len(target) != len(perm) or 0 in target:
         return None
     moved = [target[p] for p in perm]
-    if [d for d in moved if d != 1] != [d for d in target if d != 1]:
+    if [d for d in moved if d != 1] != [d for d in target if d != 1] or \
+            [p for p in perm if target[p] is None] != [i for i, d in enumerate(target) if d is None]:
         return None
-    name = rw.fresh(reshape.inputs[1])
-    graph.weights[name] = np.asarray(moved, np.int64)
-    return [Node("Reshape", [reshape.inputs[0], name], node.outputs, dict(reshape.attrs), node.name)]
+    if pack is None:
+        name = rw.fresh(reshape.inputs[1])
+        graph.weights[name] = np.asarray(moved, np.int64)
+        return [Node("Reshape", [reshape.inputs[0], name], node.outputs, dict(reshape.attrs), node.name)]
+    name = rw.fresh(pack.outputs[0])
+    return [Node("MNN.Pack", [pack.inputs[p] for p in perm], [name], dict(pack.attrs), rw.fresh(pack.name)),
+            Node("Reshape", [reshape.inputs[0], name], node.outputs, dict(reshape.attrs), node.name)]
 
 
 def _nary(rw, node, producers):
