@@ -67,6 +67,8 @@ APPLICATIONS = {
                                                                     classifier_activation=None),
     "EfficientNetB0": lambda: keras.applications.EfficientNetB0(input_shape=(64, 64, 3), weights=None,
                                                                 classifier_activation=None),
+    "ResNet50": lambda: keras.applications.ResNet50(input_shape=(64, 64, 3), weights=None,
+                                                    classifier_activation=None),
 }
 
 
@@ -218,6 +220,60 @@ def test_keras_file(tmp_path):
     graph, report = from_tensorflow(str(path))
     assert not report.unsupported
     np.testing.assert_allclose(_run(graph, tmp_path, x), ref, rtol=0, atol=_float32_tolerance(ref, 4, 144))
+
+
+@pytest.mark.parametrize("padding", ["same", "valid"])
+def test_transposed_convolution(tmp_path, padding):
+    keras.utils.set_random_seed(13)
+    model = keras.Sequential([keras.Input((5, 6, 3)),
+                              keras.layers.Conv2DTranspose(4, 3, strides=2, padding=padding, activation="relu"),
+                              keras.layers.Conv2DTranspose(2, (2, 3), strides=(1, 2), padding=padding)])
+    graph, report = from_tensorflow(model)
+    assert not report.unsupported and graph.op_counts()["Transpose"] == 2, graph.op_counts()
+    x = np.random.default_rng(14).standard_normal((2, 5, 6, 3)).astype(np.float32)
+    ref = model(x, training=False).numpy()
+    # Each output sums at most (3 / 2)^2 * 3 terms, then 2 * 3 * 4.
+    np.testing.assert_allclose(_run(graph, tmp_path, x), ref, rtol=0, atol=_float32_tolerance(ref, 2, 27))
+
+
+def test_shape_and_indexing_ops(tmp_path):
+    """Ops of shape computations and indexing, with a free batch, against TensorFlow."""
+    @tf.function(input_signature=[tf.TensorSpec([None, 6, 4], tf.float32), tf.TensorSpec([None, 3], tf.int32)])
+    def misc(x, idx):
+        n = tf.shape(x)[0]
+        picked = tf.gather(x, idx[0], axis=1)  # [N, 3, 4]
+        first, rest = tf.split(x, [2, -1], axis=1)
+        rows = tf.unstack(first, axis=1)
+        stacked = tf.stack([rows[1], rows[0]], axis=-1)  # [N, 4, 2]
+        sliced = tf.slice(rest, [0, 1, 0], [-1, 2, 3])  # [N, 2, 3]
+        shrunk = x[:, -1, 1:3]  # [N, 2]
+        steps = tf.range(0, 4, 1, dtype=tf.float32)
+        filled = tf.fill(tf.stack([n, 4]), 0.5) + steps
+        tiled = tf.tile(tf.expand_dims(shrunk, 1), [1, 3, 1])  # [N, 3, 2]
+        chosen = tf.where(picked > 0, picked, tf.zeros_like(picked) - 1.0)
+        moved = tf.transpose(chosen, [0, 2, 1])  # [N, 4, 3]
+        best = tf.argmax(moved, axis=2, output_type=tf.int32)
+        total = tf.reduce_sum(tf.squeeze(tf.reshape(sliced, [n, 1, 6]), axis=1), axis=-1)
+        counts = tf.cast(tf.reduce_sum(tf.cast(x > 0, tf.int32), axis=[1, 2]), tf.float32)
+        mixed = tf.reduce_prod(stacked, axis=-1) * filled
+        return {"best": best, "total": total + counts, "mixed": mixed, "tiled": tf.math.floordiv(tiled, 0.3)}
+
+    from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
+    concrete = misc.get_concrete_function()
+    graph_def = convert_variables_to_constants_v2(concrete).graph.as_graph_def()
+    graph, report = from_tensorflow(graph_def)
+    assert not report.unsupported, report
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((3, 6, 4)).astype(np.float32)
+    idx = rng.integers(0, 4, (3, 3)).astype(np.int32)
+    ref = misc(x, idx)
+    names = [i.name for i in graph.inputs]
+    got = _run(graph, tmp_path, *[{"x": x, "idx": idx}[n] for n in names])
+    # A .pb's outputs are its Identity ops, in the order of the function's (sorted) output keys.
+    for key, value in zip(sorted(ref), got):
+        expected = ref[key].numpy()
+        assert value.dtype == expected.dtype and value.shape == expected.shape, key
+        np.testing.assert_allclose(value, expected, rtol=4 * U32, atol=0, err_msg=key)
 
 
 def test_unsupported_op_is_named(tmp_path):

@@ -526,6 +526,38 @@ class _Translator:
             n = type(n)(name=output, op=n.op, attr=n.attr)  # writes the BatchToSpaceND's output
         self._nchw(n, "Conv", [x, weight], attrs)
 
+    def op_Conv2DBackpropInput(self, n):
+        """The transposed convolution (Keras' Conv2DTranspose): ConvTranspose with the pads and
+        output padding that give the requested output size."""
+        nhwc = self.attr(n, "data_format", "NHWC") == "NHWC"
+        w, x_shape, sizes = self.value(n.input[1]), self.shape(n.input[2]), self.shape(n.name)
+        hw = (1, 2) if nhwc else (2, 3)
+        if self.value(n.input[0]) is not None:
+            sizes = [int(v) for v in np.reshape(self.value(n.input[0]), -1)]
+        if w is None or x_shape is None or len(x_shape) != 4 or sizes is None or None in [sizes[a] for a in hw]:
+            return self.unsupported(n, "the output size or the filter is not a constant")
+        window = self._window(n, nhwc)
+        if "pads" in window and any(window["pads"]):
+            return self.unsupported(n, "explicit padding")
+        pads, extra = [0] * 4, []
+        for k, axis in enumerate(hw):
+            if x_shape[axis] is None:
+                return self.unsupported(n, "the input's spatial size is unknown")
+            extent = window["dilations"][k] * (w.shape[k] - 1) + 1
+            total = window["strides"][k] * (x_shape[axis] - 1) + extent - sizes[axis]
+            if window.get("auto_pad") == "SAME_UPPER" and total >= 0:
+                pads[k], pads[k + 2] = total // 2, total - total // 2  # as the forward convolution pads
+                extra.append(0)
+            elif total <= 0:
+                extra.append(-total)
+            else:
+                return self.unsupported(n, "an output smaller than the valid transposed convolution")
+        attrs = {"strides": window["strides"], "dilations": window["dilations"], "pads": pads,
+                 "output_padding": extra}
+        # (H, W, C_out, C_in) -> (C_in, C_out, H, W)
+        weight = self.const(n.name + "/weight", np.transpose(w, (3, 2, 0, 1)))
+        self._nchw(n, "ConvTranspose", [self.ref(n.input[2]), weight], attrs)
+
     def op_DepthwiseConv2dNative(self, n):
         self.op_Conv2D(n, depthwise=True)
 
@@ -798,6 +830,17 @@ class _Translator:
 
     def op_Fill(self, n):
         self.add("Expand", [self.ref(n.input[1]), self.ref(n.input[0])], [n.name], {}, n.name)
+
+    def _like(self, n, value):
+        dtype = self.tf_graph.get_tensor_by_name(_tensor_name(n.input[0])).dtype.as_numpy_dtype
+        shape = self.add("Shape", [self.ref(n.input[0])], [self.fresh(n.name + "/shape")])[0]
+        self.add("Expand", [self.const(n.name + "/value", np.asarray(value, dtype)), shape], [n.name], {}, n.name)
+
+    def op_ZerosLike(self, n):
+        self._like(n, 0)
+
+    def op_OnesLike(self, n):
+        self._like(n, 1)
 
     def op_BroadcastTo(self, n):
         self.add("Expand", [self.ref(r) for r in n.input[:2]], [n.name], {}, n.name)
