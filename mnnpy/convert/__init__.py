@@ -15,7 +15,8 @@ from ._graph import Graph, Subgraph, load_model, save_model
 from ._onnx_ops import supported_operators
 from .mnn import UNSUPPORTED_PREFIX
 
-__all__ = ["from_onnx", "from_mnn", "from_tensorflow", "ConversionReport", "supported_operators", "load_model", "save_model", "Graph"]
+__all__ = ["from_onnx", "from_mnn", "from_tensorflow", "ConversionReport", "supported_operators", "load_model",
+           "save_model", "Graph"]
 
 
 @dataclass
