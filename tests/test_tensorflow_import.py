@@ -299,6 +299,16 @@ def test_bad_sources_raise_clear_errors(tmp_path):
     junk.write_bytes(b"\xff\xff not a protobuf \x00")
     with pytest.raises(ValueError, match="frozen GraphDef"):
         from_tensorflow(str(junk))
+    bare = tf.Module()
+    bare.weight = tf.Variable([1.0, 2.0])
+    tf.saved_model.save(bare, str(tmp_path / "bare"))
+    with pytest.raises(ValueError, match="no signatures"):
+        from_tensorflow(str(tmp_path / "bare"))
+    with tf.Graph().as_default() as unfrozen:
+        x = tf.compat.v1.placeholder(tf.float32, [2], name="x")
+        tf.identity(x * tf.compat.v1.Variable([3.0, 4.0], use_resource=False), name="y")
+    with pytest.raises(ValueError, match="holds variables"):
+        from_tensorflow(unfrozen.as_graph_def())
     bad_keras = tmp_path / "bad.keras"
     bad_keras.write_bytes(b"not a zip file")
     with pytest.raises(ValueError, match="Keras"):
