@@ -97,8 +97,7 @@ def test_keras_application_layout_keeps_one_transpose(application):
     """The conv chains run in NCHW from the input's transpose on: no transpose per op."""
     name, _, graph, _, _ = application
     transposes = graph.op_counts().get("Transpose", 0)
-    # MobileNetV3's head flattens an NHWC [N, 1, 1, 1000] map: a second (free) transpose.
-    assert transposes == (2 if name == "MobileNetV3Small" else 1), graph.op_counts()
+    assert transposes == 1, graph.op_counts()
 
 
 def test_transformer_encoder_block(tmp_path):
@@ -370,3 +369,20 @@ def test_channel_affine_and_pads_fold_into_conv(tmp_path):
     ref = torch.nn.functional.conv2d(torch.from_numpy(np.pad(x, [(0, 0), (0, 0), (1, 2), (2, 0)])),
                                      torch.from_numpy(w), torch.from_numpy(b)).numpy() * scale - shift
     np.testing.assert_allclose(_run(graph, tmp_path, x), ref, rtol=0, atol=_float32_tolerance(ref, 2, 27))
+
+
+def test_flatten_of_a_transposed_one_by_one_map_reads_the_source(tmp_path):
+    """Flatten of an NHWC [N, 1, 1, C] view (by its Shape) needs no transpose of the NCHW map."""
+    x = np.random.default_rng(15).standard_normal((2, 5, 1, 1)).astype(np.float32)
+    nodes = [Node("Transpose", ["x"], ["t"], {"perm": [0, 2, 3, 1]}, "to_nhwc"),
+             Node("Shape", ["t"], ["shape"], {}, "shape"),
+             Node("Gather", ["shape", "zero"], ["n"], {"axis": 0}, "batch"),
+             Node("Concat", ["n", "minus_one"], ["target"], {"axis": 0}, "target"),
+             Node("Reshape", ["t", "target"], ["flat"], {}, "flatten")]
+    weights = {"zero": np.array([0], np.int64), "minus_one": np.array([-1], np.int64)}
+    graph = _graph(nodes, weights, [("x", x.shape)], ["flat", "shape"])
+    sink_transposes(graph, {"t": [None, 1, 1, 5]})
+    assert "Transpose" not in graph.op_counts(), graph.op_counts()
+    flat, shape = _run(graph, tmp_path, x)
+    np.testing.assert_array_equal(flat, x.transpose(0, 2, 3, 1).reshape(2, -1))
+    np.testing.assert_array_equal(shape, [2, 1, 1, 5])

@@ -68,10 +68,8 @@ def from_tensorflow(model, output=None, fp16=False, optimize_level=2, verbose=Fa
     by input name; None for a free dimension) replaces the model's own input shapes. TensorFlow
     ops mnnpy cannot run are listed in ``report.unsupported`` as ``TF::<op>`` with their node
     names. Needs the tensorflow package."""
-    from .tensorflow import read_tensorflow, channels_last_passes
-    graph = read_tensorflow(model, input_shapes)
-    if int(optimize_level) >= 1:
-        channels_last_passes(graph)
+    from .tensorflow import read_tensorflow
+    graph = read_tensorflow(model, input_shapes, layout_passes=int(optimize_level) >= 1)
     return _finish(graph, model, "<TensorFlow model>", output, fp16, optimize_level, verbose)
 
 

@@ -32,6 +32,7 @@ class _Rewriter:
         self.graph = graph
         self.outputs = {v.name for v in graph.outputs}
         self.count = 0
+        self.shapes = {}
 
     def fresh(self, base):
         self.count += 1
@@ -59,11 +60,14 @@ class _Rewriter:
         return new
 
 
-def sink_transposes(graph):
+def sink_transposes(graph, shapes=None):
     """Moves every Transpose past the elementwise ops, reductions over constant axes,
     concatenations and constant pads reading it, and merges consecutive transposes (dropping
-    those that compose to the identity). Returns the number of rewrites."""
+    those that compose to the identity). A Reshape of a transpose that moves only axes of size 1
+    (by `shapes`, known shapes by name) reads the untransposed tensor. Returns the number of
+    rewrites."""
     rw = _Rewriter(graph)
+    rw.shapes = shapes or {}
     total = 0
     while True:
         changed = _sweep(rw)
@@ -119,6 +123,26 @@ def _rewrite(rw, node, producers):
         return [Node("Transpose", [x], node.outputs, {"perm": composed}, node.name)]
     if len(node.outputs) != 1 or not node.inputs:
         return None
+    if node.op == "Shape" and not node.attrs:
+        src = rw.transpose_source(node.inputs[0], producers)
+        if src is None:
+            return None
+        # The transposed shape is the source's shape permuted: the transpose need not run.
+        shape, order = rw.fresh(node.outputs[0]), rw.fresh(node.name + "/perm")
+        graph.weights[order] = np.asarray(src[1], np.int64)
+        return [Node("Shape", [src[0]], [shape], {}, node.name),
+                Node("Gather", [shape, order], node.outputs, {"axis": 0}, rw.fresh(node.name))]
+    if node.op == "Reshape":
+        src = rw.transpose_source(node.inputs[0], producers)
+        shape = rw.shapes.get(node.inputs[0])
+        if src is None or shape is None or len(shape) != len(src[1]):
+            return None
+        # The transpose keeps the order of the axes that are not 1 (unknown ones count as not 1):
+        # the same elements in the same order, a reshape.
+        order = [src[1][i] for i, d in enumerate(shape) if d != 1]
+        if order != sorted(order):
+            return None
+        return [Node("Reshape", [src[0]] + node.inputs[1:], node.outputs, dict(node.attrs), node.name)]
     if node.op in ELEMENTWISE_UNARY:
         src = rw.transpose_source(node.inputs[0], producers)
         if src is None or any(x and x not in graph.weights for x in node.inputs[1:]):

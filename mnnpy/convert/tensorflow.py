@@ -47,13 +47,16 @@ def _tensorflow():
     return tf
 
 
-def read_tensorflow(model, input_shapes=None):
-    """A TensorFlow or Keras model (see `from_tensorflow`) into a Graph, before the layout
-    passes and simplification."""
+def read_tensorflow(model, input_shapes=None, layout_passes=True):
+    """A TensorFlow or Keras model (see `from_tensorflow`) into a Graph, before simplification;
+    `layout_passes`: with the passes of `channels_last_passes` run."""
     tf = _tensorflow()
     graph_def, inputs, outputs = _frozen_graph(tf, model, input_shapes)
-    graph = _Translator(tf, graph_def, inputs, outputs).graph()
+    translator = _Translator(tf, graph_def, inputs, outputs)
+    graph = translator.graph()
     graph.check()
+    if layout_passes:
+        channels_last_passes(graph, translator.static_shapes())
     return graph
 
 
@@ -399,6 +402,20 @@ class _Translator:
             outputs.append(ValueInfo(name, np.dtype(t.dtype.as_numpy_dtype).name,
                                      None if t.shape.rank is None else t.shape.as_list()))
         return Graph(self.nodes, self.weights, inputs, outputs, TF_OPSET, "TensorFlow")
+
+    def static_shapes(self):
+        """The shapes TensorFlow's static inference gives the graph's values that are
+        TensorFlow tensors (None for unknown dimensions), by name."""
+        shapes = {}
+        for n in self.nodes:
+            for name in n.outputs:
+                try:
+                    t = self.tf_graph.get_tensor_by_name(_tensor_name(name))
+                except (KeyError, ValueError):
+                    continue
+                if t.shape.rank is not None:
+                    shapes[name] = t.shape.as_list()
+        return shapes
 
     def _atrous_convolutions(self):
         """SpaceToBatchND -> Conv2D / DepthwiseConv2dNative (VALID, stride 1) -> BatchToSpaceND,
@@ -852,12 +869,13 @@ class _Translator:
         self.add("Range", [self.ref(r) for r in n.input[:3]], [n.name], {}, n.name)
 
 
-def channels_last_passes(graph):
+def channels_last_passes(graph, shapes=None):
     """The layout passes of _tf_layout.py: transposes moved and cancelled, then per-channel
-    scales, shifts and zero pads folded into the convolutions."""
+    scales, shifts and zero pads folded into the convolutions. `shapes`: known shapes of values
+    by name (transposes that move only axes of size 1 before a reshape are dropped)."""
     from ._tf_layout import drop_neutral_constants, fold_channel_affine, fold_pads_into_conv, sink_transposes
     drop_neutral_constants(graph)
-    sink_transposes(graph)
+    sink_transposes(graph, shapes)
     fold_channel_affine(graph)
     fold_pads_into_conv(graph)
     return graph
