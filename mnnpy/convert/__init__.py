@@ -19,8 +19,8 @@ from ._graph import Graph, Subgraph, load_model, save_model
 from ._onnx_ops import supported_operators
 from .mnn import UNSUPPORTED_PREFIX
 
-__all__ = ["from_onnx", "from_mnn", "from_caffe", "from_tflite", "from_torch", "from_torchscript", "ConversionReport",
-           "supported_operators", "load_model", "save_model", "Graph"]
+__all__ = ["from_onnx", "from_mnn", "from_caffe", "from_tflite", "from_tensorflow", "from_torch", "from_torchscript",
+           "ConversionReport", "supported_operators", "load_model", "save_model", "Graph"]
 
 
 @dataclass
@@ -105,6 +105,19 @@ def from_torchscript(model, output=None, fp16=False, optimize_level=2, verbose=F
     from .torch import read_torchscript
     return _finish(read_torchscript(model, example_inputs), model, "<TorchScript module>", output, fp16,
                    optimize_level, verbose)
+
+
+def from_tensorflow(model, output=None, fp16=False, optimize_level=2, verbose=False, input_shapes=None):
+    """Converts a TensorFlow or Keras model: a SavedModel directory (its serving signature), a
+    ``.keras`` file, a Keras model object, or a frozen GraphDef (a ``.pb`` path or a GraphDef),
+    and, when ``output`` is given, writes mnnpy's model file there. Returns (graph, report), as
+    ``from_onnx``. ``input_shapes`` (a shape for a model of one input, a list of shapes, or a dict
+    by input name; None for a free dimension) replaces the model's own input shapes. TensorFlow
+    ops mnnpy cannot run are listed in ``report.unsupported`` as ``TF::<op>`` with their node
+    names. Needs the tensorflow package."""
+    from .tensorflow import read_tensorflow
+    graph = read_tensorflow(model, input_shapes, layout_passes=int(optimize_level) >= 1)
+    return _finish(graph, model, "<TensorFlow model>", output, fp16, optimize_level, verbose)
 
 
 def _finish(graph, model, unnamed, output, fp16, optimize_level, verbose):

@@ -1119,5 +1119,5 @@ from . import _onnx_control_flow  # noqa: E402,F401  (registers its handlers)
 from . import _onnx_index_ops  # noqa: E402,F401  (registers its handlers)
 
 # The MNN-semantics nodes of models read from MNN files register themselves here, and the
-# Caffe-semantics ones of Caffe models.
-from . import _caffe_ops, _mnn_ops  # noqa: E402,F401
+# Caffe- and TensorFlow-semantics ones of those importers.
+from . import _caffe_ops, _mnn_ops, _tf_ops  # noqa: E402,F401
