@@ -219,6 +219,17 @@ def test_keras_file(tmp_path):
     graph, report = from_tensorflow(str(path))
     assert not report.unsupported
     np.testing.assert_allclose(_run(graph, tmp_path, x), ref, rtol=0, atol=_float32_tolerance(ref, 4, 144))
+    # The same file through nn.load_module_from_file and the command line, known by its name.
+    from mnnpy import nn
+    np.testing.assert_allclose(nn.load_module_from_file(str(path)).forward(x).numpy(), ref, rtol=0,
+                               atol=_float32_tolerance(ref, 4, 144))
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-m", "mnnpy", "convert", str(path), str(tmp_path / "small.mnnpy")],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    np.testing.assert_allclose(nn.load_module_from_file(str(tmp_path / "small.mnnpy")).forward(x).numpy(), ref,
+                               rtol=0, atol=_float32_tolerance(ref, 4, 144))
 
 
 @pytest.mark.parametrize("padding", ["same", "valid"])
