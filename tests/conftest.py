@@ -10,6 +10,10 @@ import pytest  # noqa: E402
 from hypothesis import settings  # noqa: E402
 
 import mnnpy  # noqa: E402
+from mnnpy.convert.tensorflow import import_triton_before_tensorflow  # noqa: E402
+
+# The test modules import TensorFlow while they are collected; torch's triton must load first.
+import_triton_before_tensorflow()
 
 # The same hypothesis examples on every run, so that a CI result can be reproduced exactly.
 settings.register_profile("reproducible", derandomize=True)

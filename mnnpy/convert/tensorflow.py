@@ -38,7 +38,21 @@ _PASSTHROUGH = {"Identity", "StopGradient", "Snapshot", "PreventGradient", "Ensu
 _IGNORED = {"NoOp", "Assert"}
 
 
+def import_triton_before_tensorflow():
+    """Loads triton (which torch imports on demand) before TensorFlow when both are installed:
+    imported after TensorFlow, triton crashes the process (their bundled LLVMs clash), so a
+    program converting a TensorFlow model and then a PyTorch one would die."""
+    import importlib.util
+    import sys
+    if "tensorflow" not in sys.modules and "triton" not in sys.modules and importlib.util.find_spec("triton"):
+        try:
+            import triton  # noqa: F401
+        except Exception:  # a broken triton only loses the protection
+            pass
+
+
 def _tensorflow():
+    import_triton_before_tensorflow()
     try:
         import tensorflow as tf
     except ImportError as e:
