@@ -20,6 +20,9 @@ template <class F> bool with_index_type(DType t, F&& f) {
     case DType::Int16: f(int16_t{}); return true;
     case DType::Int32: f(int32_t{}); return true;
     case DType::Int64: f(int64_t{}); return true;
+    case DType::UInt16: f(uint16_t{}); return true;
+    case DType::UInt32: f(uint32_t{}); return true;
+    case DType::UInt64: f(uint64_t{}); return true;
     default: return false;
   }
 }
