@@ -407,7 +407,7 @@ INT_DTYPES = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "u
 @pytest.mark.parametrize("dtype", INT_DTYPES)
 def test_unary_int(xt, rng, dtype):
     info = np.iinfo(dtype)
-    x = rng.integers(info.min, info.max, N_ODD, endpoint=True).astype(dtype)
+    x = rng.integers(info.min, info.max, N_ODD, endpoint=True, dtype=dtype)
     for name in ("negative", "absolute", "square", "invert", "sign", "logical_not"):
         xt.check(name, lambda: getattr(mnp, name)(x), lambda: _numpy_ref(getattr(np, name), x))
     xt.verify()
@@ -443,8 +443,8 @@ def test_binary(xt, rng, dtype):
                      lambda: _numpy_ref(getattr(np, name), x[7], y), cross=cross, ref=ref)
     else:
         info = np.iinfo(dtype)
-        a = rng.integers(info.min, info.max, N_ODD, endpoint=True).astype(dtype)
-        b = rng.integers(info.min, info.max, N_ODD, endpoint=True).astype(dtype)
+        a = rng.integers(info.min, info.max, N_ODD, endpoint=True, dtype=dtype)
+        b = rng.integers(info.min, info.max, N_ODD, endpoint=True, dtype=dtype)
         b[::13] = 0
         b[::29] = a[::29]
         shifts = rng.integers(0, 8 * np.dtype(dtype).itemsize + 2, N_ODD).astype(dtype)
@@ -702,7 +702,7 @@ def test_sorting(xt, rng, dtype):
             x.reshape(-1)[6::103] = -0.0
         else:
             info = np.iinfo(dtype)
-            x = rng.integers(info.min, info.max, shape, endpoint=True).astype(dtype)
+            x = rng.integers(info.min, info.max, shape, endpoint=True, dtype=dtype)
             x.reshape(-1)[::7] = x.reshape(-1)[3]  # ties
         xt.check(f"{label}-sort", lambda: mnp.sort(x, axis=-1), np.sort(x, axis=-1))
         xt.check(f"{label}-argsort-stable", lambda: mnp.argsort(x, axis=-1, kind="stable"),
