@@ -250,3 +250,52 @@ def test_matmul(simd, rng, dtype):
     a = values(rng, dtype, 9 * 13).reshape(9, 13)
     b = values(rng, dtype, 13 * 5).reshape(13, 5)
     assert_same(mnp.matmul(a, b), np.matmul(a, b))
+
+
+# ---------------------------------------------------------------- backends and files
+def test_vulkan_leaves_them_to_the_cpu(rng):
+    # The Vulkan kernels have no unsigned paths: their nodes run on the CPU (the profile says
+    # so), with the CPU's values.
+    if "vulkan" not in mnnpy.runtime_info()["backends"]:
+        pytest.skip("no Vulkan device")
+    from helpers import compute_steps, profiled
+    x, y = values(rng, "uint32"), values(rng, "uint32")
+    f = np.arange(N, dtype=np.float32)
+
+    def build():
+        return (mnnpy.expr.const(x) * mnnpy.expr.const(y) + np.uint32(7), mnp.sum(mnnpy.expr.const(x)),
+                mnnpy.expr.const(f) * 2.0 + mnnpy.expr.const(f))
+
+    ours, profile = profiled(build, "vulkan")
+    assert_same(ours[0], x * y + np.uint32(7))
+    assert_same(ours[1], np.sum(x))
+    assert_same(ours[2], f * 2.0 + f)
+    steps = compute_steps(profile)
+    on_cpu = [s["op"] for s in steps if s["backend"] == "cpu"]
+    assert all(s["fallback"] for s in steps if s["backend"] == "cpu"), steps
+    assert "Reduce" in on_cpu and any(op.startswith("Fused(Mul") for op in on_cpu), steps
+    assert any(s["backend"] == "vulkan" for s in steps), steps  # the float32 program
+
+
+def test_onnx_model_with_unsigned_tensors(tmp_path, rng):
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper, numpy_helper
+
+    from mnnpy import convert, nn
+    w = values(rng, "uint32", 12).reshape(3, 4)
+    nodes = [helper.make_node("Add", ["x", "w"], ["s"]), helper.make_node("Max", ["s", "w"], ["y"]),
+             helper.make_node("Cast", ["y"], ["z"], to=TensorProto.UINT64)]
+    graph = helper.make_graph(nodes, "unsigned", [helper.make_tensor_value_info("x", TensorProto.UINT32, [3, 4])],
+                              [helper.make_tensor_value_info("z", TensorProto.UINT64, [3, 4])],
+                              [numpy_helper.from_array(w, "w")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    path = tmp_path / "unsigned.onnx"
+    onnx.save(model, str(path))
+    x = values(rng, "uint32", 12).reshape(3, 4)
+    expected = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    converted, report = convert.from_onnx(str(path))
+    assert not report.unsupported
+    module = nn._ConvertedModule(converted, converted.weights, [v.name for v in converted.inputs], [])
+    out = module.forward([mnnpy.expr.const(x)])
+    assert_same(out[0] if isinstance(out, (list, tuple)) else out, expected)
