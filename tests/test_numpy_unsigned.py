@@ -28,7 +28,8 @@ def values(rng, dtype, n=N):
         edges = [info.min, info.max, 0, 1, info.max - 1, info.max // 2, info.max // 2 + 1]
         if dtype == np.uint64:
             edges += [2**63, 2**63 - 1, 2**63 + 1, 2**53 + 1, 2**64 - 2]
-        x[:len(edges)] = np.array(edges, dtype=np.uint64 if dtype == np.uint64 else np.int64).astype(dtype)
+        edges = np.array(edges, dtype=np.uint64 if dtype == np.uint64 else np.int64).astype(dtype)[:n]
+        x[:len(edges)] = edges
         return x
     scale = 1000.0 if dtype == np.float16 else 1e6
     return (rng.standard_normal(n) * scale).astype(dtype)
@@ -299,3 +300,21 @@ def test_onnx_model_with_unsigned_tensors(tmp_path, rng):
     module = nn._ConvertedModule(converted, converted.weights, [v.name for v in converted.inputs], [])
     out = module.forward([mnnpy.expr.const(x)])
     assert_same(out[0] if isinstance(out, (list, tuple)) else out, expected)
+
+
+def test_graph_files_keep_them(tmp_path, rng):
+    # Placeholders, constants and Cast targets of the unsigned types survive save and load (new
+    # dtype codes; the older ones keep theirs).
+    x = values(rng, "uint32", 12).reshape(3, 4)
+    c = values(rng, "uint64", 4)
+    p = _core.placeholder((3, 4), np.dtype(np.uint32))
+    out = [_core.cast(p, np.dtype(np.uint64)) * mnnpy.expr.const(c), _core.cast(p, np.dtype(np.uint16)),
+           _core.cast(p, np.dtype(np.float32))]
+    expected = [x.astype(np.uint64) * c, x.astype(np.uint16), x.astype(np.float32)]
+    path = tmp_path / "unsigned.mnnpy"
+    mnnpy.expr.save([p] + out, str(path))
+    loaded = mnnpy.expr.load_as_list(str(path))
+    assert len(loaded) == 4 and loaded[0].dtype == np.uint32
+    loaded[0].write(x)
+    for got, want in zip(loaded[1:], expected):
+        assert_same(got, want)
