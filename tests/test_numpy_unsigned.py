@@ -243,6 +243,11 @@ def test_data_movement(simd, rng, dtype):
     # Unsigned index arrays select as NumPy's do.
     assert_same(mnp.take(x, index.astype(dtype), axis=2), np.take(x, index.astype(dtype), axis=2))
     assert_same(mnp.asarray(x)[index.astype(dtype) % 6], x[index.astype(dtype) % 6])
+    # An index past the end is an IndexError, also above int64's range (never a negative index).
+    too_far = np.array([1, np.iinfo(dtype).max], dtype)
+    for take in (lambda: mnp.asarray(x)[too_far], lambda: mnp.take(x, too_far, axis=2)):
+        with pytest.raises(IndexError):
+            read(take())
 
 
 @pytest.mark.parametrize("dtype", NEW)

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <type_traits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,6 +26,13 @@ template <class F> bool with_index_type(DType t, F&& f) {
     case DType::UInt64: f(uint64_t{}); return true;
     default: return false;
   }
+}
+
+// An index value as int64: a uint64 above int64's range becomes the largest int64 (past any
+// axis, so out of range) rather than wrapping to a negative index counted from the end.
+template <class I> inline int64_t index_as_int64(I v) {
+  if constexpr (std::is_same_v<I, uint64_t>) return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;
+  else return (int64_t)v;
 }
 
 // A permutation with negative axes resolved; NumPy's errors for wrong length or repeats.
