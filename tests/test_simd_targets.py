@@ -602,7 +602,8 @@ def test_reductions_with_nan_and_inf(xt, rng, dtype):
     xt.verify()
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "uint8", "int16", "uint16", "uint32", "uint64"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "uint8", "int16", "uint16", "uint32",
+                                   "uint64"])
 def test_reductions(xt, rng, dtype):
     # Shapes reach every kernel: long rows (row kernel; one row of 300k elements is split into
     # chunks across threads), short rows (the short-rows kernel), columns (the column kernel).
