@@ -3,8 +3,8 @@
 ``topk(x, k, axis=-1, largest=True, sorted=True)`` is ONNX TopK (and ``torch.topk``): it
 returns ``(values, indices)``, indices int64, equal values with the lower index first, NaN
 ranked above every number. ``topk_v2(input, k)`` is MNN's ``_TopKV2`` (last axis, largest
-first, int32 indices). float16/bfloat16 are ranked in float32 and int8/uint8/int16 in int32,
-with the values cast back; bool is refused.
+first, int32 indices). float16/bfloat16 are ranked in float32, int8/uint8/int16/uint16 in int32
+and uint32 in int64, with the values cast back; bool is refused.
 
 ``nms(boxes, scores, max_detections, iou_threshold=-1.0, score_threshold=-1.0)`` keeps
 ``MNN.expr.nms``'s signature: one class, boxes ``[num, 4]`` as ``[y1, x1, y2, x2]`` corners,
@@ -30,6 +30,8 @@ _RANKED_AS = {
     _np.dtype(_np.int8): _np.int32,
     _np.dtype(_np.uint8): _np.int32,
     _np.dtype(_np.int16): _np.int32,
+    _np.dtype(_np.uint16): _np.int32,
+    _np.dtype(_np.uint32): _np.int64,
 }
 
 

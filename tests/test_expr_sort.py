@@ -242,7 +242,7 @@ def test_topk_bad_input():
         F.topk(F.const(np.zeros(3, np.bool_)), 1)
     with pytest.raises(TypeError, match="integer"):
         F.topk(x, 1.5)
-    with pytest.raises(TypeError, match="int32, int64, float32 or float64"):
+    with pytest.raises(TypeError, match="int32, int64, uint64, float32 or float64"):
         _core.op("TopK", [F.const(np.zeros(3, np.bool_))], {"k": 1})
     with pytest.raises(ValueError, match="k is missing"):
         _core.op("TopK", [x], {})

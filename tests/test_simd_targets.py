@@ -401,13 +401,13 @@ def test_activations(xt, rng, dtype):
     xt.verify()
 
 
-INT_DTYPES = ["int8", "uint8", "int16", "int32", "int64"]
+INT_DTYPES = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]
 
 
 @pytest.mark.parametrize("dtype", INT_DTYPES)
 def test_unary_int(xt, rng, dtype):
     info = np.iinfo(dtype)
-    x = rng.integers(info.min, info.max, N_ODD, endpoint=True).astype(dtype)
+    x = rng.integers(info.min, info.max, N_ODD, endpoint=True, dtype=dtype)
     for name in ("negative", "absolute", "square", "invert", "sign", "logical_not"):
         xt.check(name, lambda: getattr(mnp, name)(x), lambda: _numpy_ref(getattr(np, name), x))
     xt.verify()
@@ -443,8 +443,8 @@ def test_binary(xt, rng, dtype):
                      lambda: _numpy_ref(getattr(np, name), x[7], y), cross=cross, ref=ref)
     else:
         info = np.iinfo(dtype)
-        a = rng.integers(info.min, info.max, N_ODD, endpoint=True).astype(dtype)
-        b = rng.integers(info.min, info.max, N_ODD, endpoint=True).astype(dtype)
+        a = rng.integers(info.min, info.max, N_ODD, endpoint=True, dtype=dtype)
+        b = rng.integers(info.min, info.max, N_ODD, endpoint=True, dtype=dtype)
         b[::13] = 0
         b[::29] = a[::29]
         shifts = rng.integers(0, 8 * np.dtype(dtype).itemsize + 2, N_ODD).astype(dtype)
@@ -473,7 +473,8 @@ class NonzeroDivisors:
         EXACT.check(np.asarray(ours)[self.keep], np.asarray(other)[self.keep], what)
 
 
-CAST_DTYPES = ["bool", "int8", "uint8", "int16", "int32", "int64", "float16", "float32", "float64"]
+CAST_DTYPES = ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16", "float32",
+               "float64"]
 
 
 def test_casts(xt, rng):
@@ -601,7 +602,8 @@ def test_reductions_with_nan_and_inf(xt, rng, dtype):
     xt.verify()
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "uint8", "int16"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "uint8", "int16", "uint16", "uint32",
+                                   "uint64"])
 def test_reductions(xt, rng, dtype):
     # Shapes reach every kernel: long rows (row kernel; one row of 300k elements is split into
     # chunks across threads), short rows (the short-rows kernel), columns (the column kernel).
@@ -611,7 +613,7 @@ def test_reductions(xt, rng, dtype):
         if np.dtype(dtype).kind == "f":
             x = rng.uniform(-1, 1, shape).astype(dtype)
         else:
-            x = rng.integers(0 if dtype == "uint8" else -100, 100, shape).astype(dtype)
+            x = rng.integers(0 if dtype.startswith("uint") else -100, 100, shape).astype(dtype)
         ax = axis if axis is not None else None
         for fn in ("sum", "mean", "max", "min", "argmax", "argmin", "prod"):
             if fn in ("argmax", "argmin") and ax is None:
@@ -623,8 +625,6 @@ def test_reductions(xt, rng, dtype):
                     xx = xx[:60]
             ours = lambda: getattr(mnp, fn)(xx, axis=ax)  # noqa: E731
             expected = getattr(np, fn)(xx, axis=ax)
-            if dtype == "uint8" and fn in ("sum", "prod"):
-                expected = expected.astype(np.int64)  # mnnpy: int64, NumPy: uint64
             if np.dtype(dtype).kind != "f" or fn in ("max", "min", "argmax", "argmin"):
                 cross = ref = EXACT
                 if fn == "mean":  # a float64 quotient of an exact integer sum
@@ -671,15 +671,13 @@ def test_variance(xt, rng, dtype):
 
 
 def test_scans(xt, rng):
-    for dtype in ("int32", "int64", "uint8", "float32", "float64"):
+    for dtype in ("int32", "int64", "uint8", "uint32", "uint64", "float32", "float64"):
         x = rng.integers(0, 9, (13, 517)).astype(dtype) if np.dtype(dtype).kind in "iu" else \
             rng.uniform(0.5, 1.5, (13, 517)).astype(dtype)
         for fn in ("cumsum", "cumprod"):
             for axis in (0, 1):
                 xx = x[:, :40] if fn == "cumprod" else x
                 expected = getattr(np, fn)(xx, axis=axis)
-                if dtype == "uint8":
-                    expected = expected.astype(np.int64)
                 # Scans add in index order on every target: exact between targets, and (the same
                 # order as NumPy's) exact against NumPy for integers, within the rounding of k
                 # steps for floats.
@@ -689,7 +687,8 @@ def test_scans(xt, rng):
     xt.verify()
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "uint8", "int16", "int32", "int64"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
+                                   "uint64"])
 def test_sorting(xt, rng, dtype):
     # vqsort (32/64-bit values and argsorts), the radix sort of long 64-bit rows, the small-type
     # paths. Selections: exact everywhere.
@@ -704,7 +703,7 @@ def test_sorting(xt, rng, dtype):
             x.reshape(-1)[6::103] = -0.0
         else:
             info = np.iinfo(dtype)
-            x = rng.integers(info.min, info.max, shape, endpoint=True).astype(dtype)
+            x = rng.integers(info.min, info.max, shape, endpoint=True, dtype=dtype)
             x.reshape(-1)[::7] = x.reshape(-1)[3]  # ties
         xt.check(f"{label}-sort", lambda: mnp.sort(x, axis=-1), np.sort(x, axis=-1))
         xt.check(f"{label}-argsort-stable", lambda: mnp.argsort(x, axis=-1, kind="stable"),
@@ -728,7 +727,8 @@ def test_sorting(xt, rng, dtype):
 
 
 # ---------------------------------------------------------------- matmul
-@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "int16", "int8", "uint8"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "int16", "int8", "uint8", "uint16", "uint32",
+                                   "uint64"])
 def test_matmul(xt, rng, dtype):
     # Odd shapes (partial register tiles and panels), both transposes (packing from strided
     # sources), a vector operand, a batch, and a deep product (several depth blocks).
@@ -739,8 +739,8 @@ def test_matmul(xt, rng, dtype):
             a = rng.uniform(-1, 1, sa).astype(dtype)
             b = rng.uniform(-1, 1, sb).astype(dtype)
         else:
-            a = rng.integers(0 if dtype == "uint8" else -5, 6, sa).astype(dtype)
-            b = rng.integers(0 if dtype == "uint8" else -5, 6, sb).astype(dtype)
+            a = rng.integers(0 if dtype.startswith("uint") else -5, 6, sa).astype(dtype)
+            b = rng.integers(0 if dtype.startswith("uint") else -5, 6, sb).astype(dtype)
         for trans in ("nn", "tn", "nt"):
             if trans != "nn" and (a.ndim != 2 or b.ndim != 2):
                 continue

@@ -565,6 +565,12 @@ _REDUCERS = {"ReduceMean": F.reduce_mean, "ReduceSum": F.reduce_sum, "ReduceMax"
 
 @handles(*_REDUCERS, "ReduceL2", "ReduceSumSquare", "ReduceL1", "ReduceLogSumExp")
 def _reduce(ctx, node, ins):
+    out = _reduce_in_numpy_types(ctx, node, ins)
+    # ONNX keeps the input's type, where NumPy widens integer sums and means (to int64, uint64 or float64).
+    return out if out.dtype == ins[0].dtype else F.cast(out, ins[0].dtype)
+
+
+def _reduce_in_numpy_types(ctx, node, ins):
     x, axes = _reduce_axes(ctx, node, ins)
     keep = bool(_attr(node, "keepdims", 1))
     if axes is None:

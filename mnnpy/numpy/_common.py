@@ -15,7 +15,8 @@ AxisError = _np.exceptions.AxisError
 
 # Element types the core computes in (NumPy's names).
 SUPPORTED_DTYPES = tuple(_np.dtype(d) for d in
-                         ("bool", "int8", "uint8", "int16", "int32", "int64", "float16", "float32", "float64"))
+                         ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+                          "float16", "float32", "float64"))
 
 
 def is_var(x):

@@ -376,8 +376,8 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     d = diagonal_view(a, offset, axis1, axis2)
     if dtype is not None:
         dt = _np.dtype(dtype)
-    elif a.dtype == _np.uint8:
-        raise TypeError("trace of uint8 is uint64 in NumPy, which mnnpy does not support; pass dtype=")
+    elif a.dtype.kind == "u":
+        dt = _np.dtype(_np.uint64)
     elif a.dtype.kind in "bi":
         dt = _INT64
     else:

@@ -29,6 +29,7 @@ _F64 = _np.dtype(_np.float64)
 _F32 = _np.dtype(_np.float32)
 _F16 = _np.dtype(_np.float16)
 _I64 = _np.dtype(_np.int64)
+_U64 = _np.dtype(_np.uint64)
 _BOOL = _np.dtype(_np.bool_)
 
 
@@ -76,12 +77,12 @@ def _where_mask(where, shape):
 
 
 def _default_sum_dtype(dtype):
-    """NumPy's accumulator for sum/prod/cumsum: small integers and bool widen to int64.
-
-    (NumPy widens unsigned ones to uint64, which the core lacks: int64 holds the same values
-    for uint8.)"""
+    """NumPy's accumulator for sum/prod/cumsum: bool and signed integers widen to int64,
+    unsigned ones to uint64."""
     dtype = _np.dtype(dtype)
-    return _I64 if dtype.kind in "biu" else dtype
+    if dtype.kind == "u":
+        return _U64
+    return _I64 if dtype.kind in "bi" else dtype
 
 
 def _scalar_value(v, what):
@@ -335,7 +336,9 @@ def argmin(a, axis=None, out=None, *, keepdims=False):
 def _scan_dtype(dtype):
     """The dtype CumScan runs in for a result dtype."""
     dtype = _np.dtype(dtype)
-    if dtype.kind in "biu":
+    if dtype.kind == "u":
+        return _U64
+    if dtype.kind in "bi":
         return _I64
     return _np.dtype(_np.float32) if dtype == _np.float16 else dtype
 

@@ -7,15 +7,21 @@
 
 namespace mnnpy {
 
-enum class DType : uint8_t { Bool, Int8, UInt8, Int16, Int32, Int64, Float16, BFloat16, Float32, Float64 };
-constexpr int kNumDTypes = 10;
+// New dtypes go at the end: the numeric values of the others stay as they were.
+enum class DType : uint8_t {
+  Bool, Int8, UInt8, Int16, Int32, Int64, Float16, BFloat16, Float32, Float64, UInt16, UInt32, UInt64
+};
+constexpr int kNumDTypes = 13;
 
 size_t dtype_size(DType t);
 const char* dtype_name(DType t);          // NumPy spelling: "float32", "bool", "bfloat16" ...
 bool dtype_from_name(const std::string& name, DType* out);
-inline bool is_float(DType t) { return t >= DType::Float16; }
-inline bool is_integer(DType t) { return t >= DType::Int8 && t <= DType::Int64; }
-inline bool is_signed_int(DType t) { return is_integer(t) && t != DType::UInt8; }
+inline bool is_float(DType t) { return t >= DType::Float16 && t <= DType::Float64; }
+inline bool is_unsigned_int(DType t) {
+  return t == DType::UInt8 || t == DType::UInt16 || t == DType::UInt32 || t == DType::UInt64;
+}
+inline bool is_signed_int(DType t) { return t >= DType::Int8 && t <= DType::Int64 && t != DType::UInt8; }
+inline bool is_integer(DType t) { return is_signed_int(t) || is_unsigned_int(t); }
 
 // True when every value of `from` is exactly representable in `to` (NumPy's "safe" casting).
 bool can_cast_safely(DType from, DType to);

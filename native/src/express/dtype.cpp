@@ -3,13 +3,14 @@
 namespace mnnpy {
 
 namespace {
-const char* const kNames[kNumDTypes] = {"bool",    "int8",     "uint8",   "int16",   "int32",
-                                        "int64",   "float16",  "bfloat16", "float32", "float64"};
-const size_t kSizes[kNumDTypes] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8};
+// Indexed by the DType value.
+const char* const kNames[kNumDTypes] = {"bool",    "int8",    "uint8",   "int16",  "int32",  "int64", "float16",
+                                        "bfloat16", "float32", "float64", "uint16", "uint32", "uint64"};
+const size_t kSizes[kNumDTypes] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8, 2, 4, 8};
 // Order in which promotion looks for the smallest common type.
-const DType kPromotionOrder[kNumDTypes] = {DType::Bool,    DType::UInt8,    DType::Int8,    DType::Int16,
-                                           DType::Int32,   DType::Int64,    DType::Float16, DType::BFloat16,
-                                           DType::Float32, DType::Float64};
+const DType kPromotionOrder[kNumDTypes] = {DType::Bool,    DType::UInt8,    DType::Int8,    DType::UInt16, DType::Int16,
+                                           DType::UInt32,  DType::Int32,    DType::UInt64,  DType::Int64,  DType::Float16,
+                                           DType::BFloat16, DType::Float32, DType::Float64};
 }  // namespace
 
 size_t dtype_size(DType t) { return kSizes[(int)t]; }
@@ -31,7 +32,14 @@ bool can_cast_safely(DType from, DType to) {
     case DType::UInt8:
       return to != DType::Bool && to != DType::Int8;
     case DType::Int8:
-      return to != DType::Bool && to != DType::UInt8;
+      return to != DType::Bool && !is_unsigned_int(to);
+    case DType::UInt16:
+      return to == DType::UInt32 || to == DType::UInt64 || to == DType::Int32 || to == DType::Int64 ||
+             to == DType::Float32 || to == DType::Float64;
+    case DType::UInt32:
+      return to == DType::UInt64 || to == DType::Int64 || to == DType::Float64;
+    case DType::UInt64:
+      return to == DType::Float64;
     case DType::Int16:
       return to == DType::Int32 || to == DType::Int64 || to == DType::Float32 || to == DType::Float64;
     case DType::Int32:

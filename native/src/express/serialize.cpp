@@ -44,8 +44,10 @@ enum : uint8_t { kKindOp = 0, kKindConst = 1, kKindPlaceholder = 2 };
 enum : uint8_t { kAttrInt = 0, kAttrFloat = 1, kAttrInts = 2, kAttrString = 3 };
 
 // Format dtype codes are fixed by the format, whatever order DType has.
-const DType kDTypeCodes[] = {DType::Bool,    DType::Int8,     DType::UInt8,   DType::Int16, DType::Int32,
-                             DType::Int64,   DType::Float16,  DType::BFloat16, DType::Float32, DType::Float64};
+// New dtypes take new codes at the end, so files written before them still load.
+const DType kDTypeCodes[] = {DType::Bool,    DType::Int8,     DType::UInt8,    DType::Int16,   DType::Int32,
+                             DType::Int64,   DType::Float16,  DType::BFloat16, DType::Float32, DType::Float64,
+                             DType::UInt16,  DType::UInt32,   DType::UInt64};
 constexpr int kNumDTypeCodes = sizeof(kDTypeCodes) / sizeof(kDTypeCodes[0]);
 
 const char* const kDataFormats[] = {"NCHW", "NHWC", "NC4HW4"};

@@ -90,6 +90,9 @@ void with_keys(DType dt, Fn&& fn) {
     case DType::Int16: return fn(Tag<SignedKeys<int16_t>>{});
     case DType::Int32: return fn(Tag<SignedKeys<int32_t>>{});
     case DType::Int64: return fn(Tag<SignedKeys<int64_t>>{});
+    case DType::UInt16: return fn(Tag<UnsignedKeys<uint16_t>>{});
+    case DType::UInt32: return fn(Tag<UnsignedKeys<uint32_t>>{});
+    case DType::UInt64: return fn(Tag<UnsignedKeys<uint64_t>>{});
     case DType::Float16: return fn(Tag<F16Keys>{});
     case DType::BFloat16: return fn(Tag<BF16Keys>{});
     case DType::Float32: return fn(Tag<F32Keys>{});

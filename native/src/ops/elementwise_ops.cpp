@@ -186,6 +186,25 @@ Var unary(const std::string& op_name, const Var& x) {
   return make_op(op_of(kUnary, e), {in});
 }
 
+// uint64 against a signed integer, exactly (their common type, float64, rounds values above 2**53):
+// a negative signed value is below every uint64, any other compares as uint64.
+static Var compare_uint64_signed(const BinaryEntry* e, const Var& a, const Var& b) {
+  const bool a_unsigned = a.type().dtype == DType::UInt64;
+  const Var& s = a_unsigned ? b : a;
+  const Var negative = binary("Less", s, make_scalar(0.0, s.type().dtype));
+  const Var as_unsigned = make_op(op_of(kBinary, e), {a_unsigned ? a : cast(a, DType::UInt64),
+                                                      a_unsigned ? cast(b, DType::UInt64) : b});
+  // The result where the signed operand is negative (the unsigned one is then the larger).
+  bool when_negative = false;
+  switch (e->code) {
+    case ew::kNotEqual: when_negative = true; break;
+    case ew::kGreater: case ew::kGreaterEqual: when_negative = a_unsigned; break;
+    case ew::kLess: case ew::kLessEqual: when_negative = !a_unsigned; break;
+    default: break;
+  }
+  return where(negative, make_scalar(when_negative ? 1.0 : 0.0, DType::Bool), as_unsigned);
+}
+
 Var binary(const std::string& op_name, const Var& a, const Var& b) {
   const BinaryEntry* e = find_entry(kBinary, op_name);
   if (!e) throw ValueError("unknown binary op '" + op_name + "'");
@@ -193,6 +212,10 @@ Var binary(const std::string& op_name, const Var& a, const Var& b) {
   DType t = promote_types(ta, tb);
   // Check shapes first so a mismatch is reported before any dtype issue.
   broadcast_shapes(a.type().shape, b.type().shape);
+  if (e->rule == kCompare && e->code <= ew::kGreaterEqual &&
+      ((ta == DType::UInt64 && is_signed_int(tb)) || (tb == DType::UInt64 && is_signed_int(ta)))) {
+    return compare_uint64_signed(e, a, b);
+  }
   switch (e->rule) {
     case kArith:
       if (t == DType::Bool) {

@@ -132,7 +132,7 @@ Var reduce(const std::string& kind_name, const Var& x, const std::optional<std::
   const DType t = x.type().dtype;
   DType compute = t, result = t;
   if (kind == kReduceSum || kind == kReduceProd) {
-    if (!is_float(t)) compute = result = DType::Int64;
+    if (!is_float(t)) compute = result = is_unsigned_int(t) ? DType::UInt64 : DType::Int64;
     if (t == DType::Float16 || t == DType::BFloat16) compute = DType::Float32;
     if (mean) {
       if (!is_float(t)) compute = result = DType::Float64;

@@ -32,8 +32,8 @@ int64_t checked_axis(const char* op, Attrs& attrs, int64_t rank) {
 
 std::vector<TensorType> infer_cumscan(const std::vector<TensorType>& in, Attrs& attrs) {
   const TensorType& x = in[0];
-  if (x.dtype != DType::Int64 && x.dtype != DType::Float32 && x.dtype != DType::Float64) {
-    throw TypeError(std::string("CumScan: x must be int64, float32 or float64, got ") + dtype_name(x.dtype));
+  if (x.dtype != DType::Int64 && x.dtype != DType::UInt64 && x.dtype != DType::Float32 && x.dtype != DType::Float64) {
+    throw TypeError(std::string("CumScan: x must be int64, uint64, float32 or float64, got ") + dtype_name(x.dtype));
   }
   const int64_t kind = attrs.get_int("kind", kScanSum);
   if (kind != kScanSum && kind != kScanProd) throw ValueError("CumScan: kind must be 0 (sum) or 1 (product)");

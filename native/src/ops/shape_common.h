@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <type_traits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,8 +21,18 @@ template <class F> bool with_index_type(DType t, F&& f) {
     case DType::Int16: f(int16_t{}); return true;
     case DType::Int32: f(int32_t{}); return true;
     case DType::Int64: f(int64_t{}); return true;
+    case DType::UInt16: f(uint16_t{}); return true;
+    case DType::UInt32: f(uint32_t{}); return true;
+    case DType::UInt64: f(uint64_t{}); return true;
     default: return false;
   }
+}
+
+// An index value as int64: a uint64 above int64's range becomes the largest int64 (past any
+// axis, so out of range) rather than wrapping to a negative index counted from the end.
+template <class I> inline int64_t index_as_int64(I v) {
+  if constexpr (std::is_same_v<I, uint64_t>) return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;
+  else return (int64_t)v;
 }
 
 // A permutation with negative axes resolved; NumPy's errors for wrong length or repeats.

@@ -327,7 +327,14 @@ Var combine_indices(const IndexPlan& p, const std::vector<int64_t>& weights, int
     const Advanced& a = p.advanced[j];
     const Var n = make_scalar((double)a.size, DType::Int64);
     const Var zero = make_scalar(0.0, DType::Int64);
-    Var i = cast(a.index, DType::Int64);
+    Var index = a.index;
+    if (index.type().dtype == DType::UInt64) {
+      // Values above int64's range would turn negative: the largest int64 stands for them.
+      auto largest = Tensor::allocate(TensorType{DType::UInt64, {}});
+      *largest->ptr<uint64_t>() = (uint64_t)INT64_MAX;
+      index = binary("Minimum", index, make_const(largest));
+    }
+    Var i = cast(index, DType::Int64);
     i = where(binary("Less", i, zero), binary("Add", i, n), i);
     const Var in_range = binary("LogicalAnd", binary("GreaterEqual", i, zero), binary("Less", i, n));
     const Var term = weights[j] == 1 ? i : binary("Mul", i, make_scalar((double)weights[j], DType::Int64));

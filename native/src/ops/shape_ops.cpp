@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <tuple>
+#include <type_traits>
 
 #include "mnnpy/executor.h"
 #include "mnnpy/lowering.h"
@@ -449,6 +450,12 @@ std::vector<int64_t> int64_values(const Tensor& t) {
   const bool integral = with_index_type(t.type.dtype, [&](auto tag) {
     const auto* v = t.ptr<decltype(tag)>();
     out.assign(v, v + t.numel());
+    if constexpr (std::is_same_v<decltype(tag), uint64_t>) {
+      // Above int64's range: the largest int64 stands for them (beyond any length), never a negative.
+      for (int64_t i = 0; i < t.numel(); ++i) {
+        if (v[i] > (uint64_t)INT64_MAX) out[(size_t)i] = INT64_MAX;
+      }
+    }
   });
   if (!integral) throw TypeError(std::string("expected integer values, got ") + dtype_name(t.type.dtype));
   return out;
@@ -473,6 +480,14 @@ void check_index_range(const void* index, DType dtype, int64_t count, int64_t si
   const bool integral = with_index_type(dtype, [&](auto tag) {
     using I = decltype(tag);
     const I* v = static_cast<const I*>(index);
+    if constexpr (std::is_same_v<I, uint64_t>) {
+      for (int64_t i = 0; i < count; ++i) {
+        if (v[i] > (uint64_t)size) {
+          throw IndexError("index " + std::to_string(v[i]) + " is out of bounds for axis " + std::to_string(axis) +
+                           " with size " + std::to_string(size));
+        }
+      }
+    }
     // One branch-free min/max pass (vectorizes); the offender is looked for only on failure.
     int64_t lo = 0, hi = -1;
     if (count > 0) lo = hi = (int64_t)v[0];

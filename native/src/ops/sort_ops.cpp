@@ -13,7 +13,7 @@ namespace mnnpy {
 namespace {
 
 bool topk_dtype_supported(DType t) {
-  return t == DType::Int32 || t == DType::Int64 || t == DType::Float32 || t == DType::Float64;
+  return t == DType::Int32 || t == DType::Int64 || t == DType::UInt64 || t == DType::Float32 || t == DType::Float64;
 }
 
 // attrs: k (>= 0, at most the axis length), axis (negative counts from the end), largest and
@@ -22,7 +22,7 @@ bool topk_dtype_supported(DType t) {
 std::vector<TensorType> infer_topk(const std::vector<TensorType>& in, Attrs& attrs) {
   const TensorType& x = in[0];
   if (!topk_dtype_supported(x.dtype)) {
-    throw TypeError(std::string("TopK: x must be int32, int64, float32 or float64, got ") + dtype_name(x.dtype));
+    throw TypeError(std::string("TopK: x must be int32, int64, uint64, float32 or float64, got ") + dtype_name(x.dtype));
   }
   const int64_t rank = (int64_t)x.shape.size();
   if (rank == 0) throw ValueError("TopK: x must have at least one dimension");

@@ -22,7 +22,6 @@ Var index_array(py::handle obj) {
   const char kind = arr.dtype().kind();
   if (kind == 'b') return make_const(tensor_from_numpy(arr));
   const DType i64 = DType::Int64;
-  if (kind == 'u' && arr.dtype().itemsize() > 1) return make_const(tensor_from_numpy(arr, &i64));
   if (kind == 'i' || kind == 'u') return make_const(tensor_from_numpy(arr));
   // An empty list is an empty integer index, as in NumPy.
   if (arr.size() == 0 && (PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr()))) return make_const(tensor_from_numpy(arr, &i64));

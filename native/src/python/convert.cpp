@@ -1,13 +1,15 @@
 #include "python/convert.h"
 
+#include <cmath>
 #include <cstring>
 #include <limits>
 
 namespace mnnpy {
 
 namespace {
-const char* const kNumpyNames[kNumDTypes] = {"bool", "int8", "uint8", "int16", "int32", "int64",
-                                             "float16", nullptr, "float32", "float64"};
+// Indexed by the DType value (bfloat16 comes from ml_dtypes).
+const char* const kNumpyNames[kNumDTypes] = {"bool",    "int8",    "uint8",   "int16",  "int32",  "int64", "float16",
+                                             nullptr,   "float32", "float64", "uint16", "uint32", "uint64"};
 
 py::dtype bfloat16_dtype() {
   static py::object dt;
@@ -38,7 +40,13 @@ bool dtype_from_kind(const py::dtype& dt, DType* t) {
   const py::ssize_t size = dt.itemsize();
   switch (kind) {
     case 'b': *t = DType::Bool; return size == 1;
-    case 'u': *t = DType::UInt8; return size == 1;
+    case 'u':
+      if (size == 1) *t = DType::UInt8;
+      else if (size == 2) *t = DType::UInt16;
+      else if (size == 4) *t = DType::UInt32;
+      else if (size == 8) *t = DType::UInt64;
+      else return false;
+      return true;
     case 'i':
       if (size == 1) *t = DType::Int8;
       else if (size == 2) *t = DType::Int16;
@@ -76,7 +84,8 @@ DType dtype_from_python(py::handle obj) {
   DType t;
   if (dtype_from_name(name, &t)) return t;
   throw TypeError("mnnpy does not support dtype " + name +
-                  " (supported: bool, int8, uint8, int16, int32, int64, float16, bfloat16, float32, float64)");
+                  " (supported: bool, int8, uint8, int16, uint16, int32, uint32, int64, uint64, float16, bfloat16, float32, "
+                  "float64)");
 }
 
 std::shared_ptr<Tensor> tensor_from_numpy(py::handle obj, const DType* force, const std::shared_ptr<Tensor>& reuse) {
@@ -137,17 +146,31 @@ Var operand_to_var(py::handle obj, const Var* partner, bool for_comparison) {
     int overflow = 0;
     const long long v = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
     const DType t = !partner || p == DType::Bool ? DType::Int64 : p;
+    if (t == DType::UInt64 && overflow > 0) {
+      // Above int64's range: uint64 still holds it up to 2**64 - 1.
+      const unsigned long long u = PyLong_AsUnsignedLongLong(obj.ptr());
+      if (!PyErr_Occurred()) {
+        auto tensor = Tensor::allocate(TensorType{DType::UInt64, {}});
+        *tensor->ptr<uint64_t>() = u;
+        return make_const(tensor);
+      }
+      PyErr_Clear();
+    }
     if (is_integer(t)) {
       long long lo = 0, hi = 0;
       switch (t) {
         case DType::Int8: lo = INT8_MIN; hi = INT8_MAX; break;
         case DType::UInt8: lo = 0; hi = UINT8_MAX; break;
         case DType::Int16: lo = INT16_MIN; hi = INT16_MAX; break;
+        case DType::UInt16: lo = 0; hi = UINT16_MAX; break;
         case DType::Int32: lo = INT32_MIN; hi = INT32_MAX; break;
+        case DType::UInt32: lo = 0; hi = UINT32_MAX; break;
+        case DType::UInt64: lo = 0; hi = std::numeric_limits<long long>::max(); break;
         default: lo = std::numeric_limits<long long>::min(); hi = std::numeric_limits<long long>::max();
       }
       if ((overflow || v < lo || v > hi) && for_comparison) {
-        if (overflow) return make_scalar(PyLong_AsDouble(obj.ptr()), DType::Float64);
+        // Beyond every int64 and uint64: an infinity of its sign compares alike with any integer.
+        if (overflow) return make_scalar(overflow > 0 ? HUGE_VAL : -HUGE_VAL, DType::Float64);
         auto wide = Tensor::allocate(TensorType{DType::Int64, {}});
         *wide->ptr<int64_t>() = v;
         return make_const(wide);

@@ -174,7 +174,7 @@ void bind_var(py::module_& m) {
         if (!is_integer(v.type().dtype) || v.type().numel() != 1) {
           throw TypeError("only integer scalar arrays can be converted to a scalar index");
         }
-        return read(v).attr("item")().cast<int64_t>();
+        return py::int_(read(v).attr("item")());  // uint64 values may exceed int64
       })
       .def("item", [](const Var& v) {
         check_scalar(v, "item()");

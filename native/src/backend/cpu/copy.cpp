@@ -555,10 +555,10 @@ void gather(size_t elem_size, DType index_dtype, const void* src, const void* in
       parallel_for(pool, units, std::max<int64_t>(1, kTaskBytes / unit_bytes), [&](int64_t u0, int64_t u1) {
         int64_t o = u0 / num_index, j = u0 % num_index;
         for (int64_t u = u0; u < u1; ++u) {
-          int64_t k = (int64_t)ix[j];
+          int64_t k = index_as_int64(ix[j]);
           if (k < 0) k += axis_size;
           if (ahead_lines && j + 1 < num_index) {
-            int64_t next = (int64_t)ix[j + 1];
+            int64_t next = index_as_int64(ix[j + 1]);
             if (next < 0) next += axis_size;
             if (next >= 0 && next < axis_size) {
               const char* line = (const char*)(s + (o * axis_size + next) * inner);
@@ -599,7 +599,7 @@ void scatter(size_t elem_size, DType index_dtype, const void* updates, ScatterUp
       parallel_for(pool, outer, std::max<int64_t>(1, kTaskBytes / unit_bytes), [&](int64_t o0, int64_t o1) {
         for (int64_t o = o0; o < o1; ++o) {
           for (int64_t j = 0; j < num_index; ++j) {
-            int64_t k = (int64_t)ix[j];
+            int64_t k = index_as_int64(ix[j]);
             if (k < 0) k += axis_size;
             if (k < 0 || k >= axis_size) continue;
             T* out = d + (o * axis_size + k) * inner;

@@ -17,8 +17,8 @@ class CpuBackend : public Backend {
  public:
   CpuBackend() {
     // Kernels compute in these; float16 and bfloat16 math runs in float32 between casts.
-    caps_.dtypes = {DType::Bool, DType::Int8, DType::UInt8, DType::Int16, DType::Int32, DType::Int64,
-                    DType::Float32, DType::Float64};
+    caps_.dtypes = {DType::Bool,   DType::Int8,   DType::UInt8,  DType::Int16,   DType::UInt16,
+                    DType::Int32,  DType::UInt32, DType::Int64,  DType::UInt64,  DType::Float32, DType::Float64};
     caps_.channel_block = (int)cpu::kChannelBlock;  // the blocked convolution layout's
     caps_.fp16 = false;
     caps_.host_memory = true;

@@ -27,6 +27,9 @@ using namespace ::mnnpy::ew;  // the op codes
 
 // ---------------------------------------------------------------- scalar definitions
 template <class T> using Unsigned = std::make_unsigned_t<T>;
+// Integer arithmetic wraps in this type: at least as wide as unsigned int, so that the operands of
+// a product are never promoted to (overflowing) int.
+template <class T> using Wrapping = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, Unsigned<T>>;
 
 template <class T> inline T int_floordiv(T a, T b) {
   if (b == 0) return 0;
@@ -57,8 +60,8 @@ template <class T> inline T int_pow(T base, T exp) {
   Unsigned<T> result = 1, b = (Unsigned<T>)base;
   auto e = (Unsigned<T>)exp;
   while (e) {
-    if (e & 1) result = (Unsigned<T>)(result * b);
-    b = (Unsigned<T>)(b * b);
+    if (e & 1) result = (Unsigned<T>)((Wrapping<T>)result * b);
+    b = (Unsigned<T>)((Wrapping<T>)b * b);
     e >>= 1;
   }
   return (T)result;
@@ -109,7 +112,7 @@ template <class T> inline T int_lcm(T a, T b) {
   const U g = (U)int_gcd(a, b);
   if (g == 0) return T(0);
   const U x = a < 0 ? U(U(0) - (U)a) : (U)a, y = b < 0 ? U(U(0) - (U)b) : (U)b;
-  return (T)(U)((x / g) * y);
+  return (T)(U)((Wrapping<T>)(x / g) * y);
 }
 
 template <class T> inline T scalar_unary(int code, T x) {
@@ -169,7 +172,7 @@ template <class T> inline T scalar_unary(int code, T x) {
       case kNeg: return (T)(U(0) - (U)x);
       case kAbs: return x < 0 ? (T)(U(0) - (U)x) : x;
       case kSign: return (T)((x > 0) - (x < 0));
-      case kSquare: return (T)((U)x * (U)x);
+      case kSquare: return (T)((Wrapping<T>)(U)x * (Wrapping<T>)(U)x);
       case kReciprocal: return x == 0 ? T(0) : (T)(T(1) / x);
       case kRelu: return x > 0 ? x : T(0);
       case kRelu6: return x < 0 ? T(0) : (x > 6 ? T(6) : x);
@@ -206,7 +209,7 @@ template <class T> inline T scalar_binary(int code, T a, T b) {
     switch (code) {
       case kAdd: return (T)((U)a + (U)b);
       case kSub: return (T)((U)a - (U)b);
-      case kMul: return (T)((U)a * (U)b);
+      case kMul: return (T)((Wrapping<T>)(U)a * (Wrapping<T>)(U)b);
       case kFloorDiv: return int_floordiv(a, b);
       case kMod: return int_mod(a, b);
       case kFmod:  // a % b, but 0 for b == 0 (and for -1, whose quotient of the minimum overflows)
@@ -215,7 +218,7 @@ template <class T> inline T scalar_binary(int code, T a, T b) {
       case kPow: return int_pow(a, b);
       case kMaximum: case kFmax: return a > b ? a : b;
       case kMinimum: case kFmin: return a < b ? a : b;
-      case kSquaredDiff: { U d = (U)a - (U)b; return (T)(d * d); }
+      case kSquaredDiff: { const Wrapping<T> d = (U)((U)a - (U)b); return (T)(d * d); }
       case kBitAnd: return (T)(a & b);
       case kBitOr: return (T)(a | b);
       case kBitXor: return (T)(a ^ b);
@@ -455,7 +458,7 @@ template <class T> void unary_t(int code, const void* x, void* y, size_t n) {
     switch (code) {
       case kNeg: return map1(xs, ys, n, [](T v) { return (T)(Unsigned<T>(0) - (Unsigned<T>)v); });
       case kAbs: return map1(xs, ys, n, [](T v) { return v < 0 ? (T)(Unsigned<T>(0) - (Unsigned<T>)v) : v; });
-      case kSquare: return map1(xs, ys, n, [](T v) { return (T)((Unsigned<T>)v * (Unsigned<T>)v); });
+      case kSquare: return map1(xs, ys, n, [](T v) { return (T)((Wrapping<T>)(Unsigned<T>)v * (Wrapping<T>)(Unsigned<T>)v); });
       case kBitwiseNot: return map1(xs, ys, n, [](T v) { return (T)~v; });
       case kRelu: return map1(xs, ys, n, [](T v) { return v > 0 ? v : T(0); });
       default: for (size_t i = 0; i < n; ++i) ys[i] = scalar_unary<T>(code, xs[i]);
@@ -515,7 +518,7 @@ template <int Form, class T> void binary_form(int code, const void* pa, const vo
     switch (code) {
       case kAdd: return map2<Form>(a, b, y, n, [](T p, T q) { return (T)((U)p + (U)q); });
       case kSub: return map2<Form>(a, b, y, n, [](T p, T q) { return (T)((U)p - (U)q); });
-      case kMul: return map2<Form>(a, b, y, n, [](T p, T q) { return (T)((U)p * (U)q); });
+      case kMul: return map2<Form>(a, b, y, n, [](T p, T q) { return (T)((Wrapping<T>)(U)p * (Wrapping<T>)(U)q); });
       case kMaximum: case kFmax: return map2<Form>(a, b, y, n, [](T p, T q) { return p > q ? p : q; });
       case kMinimum: case kFmin: return map2<Form>(a, b, y, n, [](T p, T q) { return p < q ? p : q; });
       case kBitAnd: return map2<Form>(a, b, y, n, [](T p, T q) { return (T)(p & q); });
@@ -547,6 +550,9 @@ template <int Form> void binary_bool(int code, const uint8_t* a, const uint8_t* 
     case DType::Int16: FN<int16_t>(__VA_ARGS__); break;     \
     case DType::Int32: FN<int32_t>(__VA_ARGS__); break;     \
     case DType::Int64: FN<int64_t>(__VA_ARGS__); break;     \
+    case DType::UInt16: FN<uint16_t>(__VA_ARGS__); break;   \
+    case DType::UInt32: FN<uint32_t>(__VA_ARGS__); break;   \
+    case DType::UInt64: FN<uint64_t>(__VA_ARGS__); break;   \
     case DType::Float32: FN<float>(__VA_ARGS__); break;     \
     case DType::Float64: FN<double>(__VA_ARGS__); break;    \
     default: break;                                         \
@@ -583,6 +589,9 @@ template <int Form> void binary_dispatch(int code, DType dt, const void* a, cons
     case DType::Int16: return binary_form<Form, int16_t>(code, a, b, y, n);
     case DType::Int32: return binary_form<Form, int32_t>(code, a, b, y, n);
     case DType::Int64: return binary_form<Form, int64_t>(code, a, b, y, n);
+    case DType::UInt16: return binary_form<Form, uint16_t>(code, a, b, y, n);
+    case DType::UInt32: return binary_form<Form, uint32_t>(code, a, b, y, n);
+    case DType::UInt64: return binary_form<Form, uint64_t>(code, a, b, y, n);
     case DType::Float32: return binary_form<Form, float>(code, a, b, y, n);
     case DType::Float64: return binary_form<Form, double>(code, a, b, y, n);
     default: return;
@@ -741,6 +750,9 @@ template <class From> void cast_from(const From* x, DType to, void* y, size_t n)
     case DType::Int16: convert_loop(x, (int16_t*)y, n); break;
     case DType::Int32: convert_loop(x, (int32_t*)y, n); break;
     case DType::Int64: convert_loop(x, (int64_t*)y, n); break;
+    case DType::UInt16: convert_loop(x, (uint16_t*)y, n); break;
+    case DType::UInt32: convert_loop(x, (uint32_t*)y, n); break;
+    case DType::UInt64: convert_loop(x, (uint64_t*)y, n); break;
     case DType::Float32: convert_loop(x, (float*)y, n); break;
     case DType::Float64: convert_loop(x, (double*)y, n); break;
     case DType::Float16: case DType::BFloat16: {
@@ -766,6 +778,9 @@ void CastImpl(DType from, DType to, const void* x, void* y, size_t n) {
     case DType::Int16: cast_from((const int16_t*)x, to, y, n); break;
     case DType::Int32: cast_from((const int32_t*)x, to, y, n); break;
     case DType::Int64: cast_from((const int64_t*)x, to, y, n); break;
+    case DType::UInt16: cast_from((const uint16_t*)x, to, y, n); break;
+    case DType::UInt32: cast_from((const uint32_t*)x, to, y, n); break;
+    case DType::UInt64: cast_from((const uint64_t*)x, to, y, n); break;
     case DType::Float32: cast_from((const float*)x, to, y, n); break;
     case DType::Float64: cast_from((const double*)x, to, y, n); break;
     case DType::Float16: case DType::BFloat16: {

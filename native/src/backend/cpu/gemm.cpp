@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "backend/cpu/gemm.h"
@@ -851,6 +852,8 @@ void GemmInfoImpl(DType dt, int* mr, int* nr, const char** target) {
 template <class T, bool kBool>
 void integral_rows(int64_t i0, int64_t i1, int64_t N, int64_t K, const T* a, int64_t a_rs, int64_t a_cs, const T* b,
                    int64_t b_rs, int64_t b_cs, T* c, int64_t ldc) {
+  // Products wrap in this type: uint16 operands would otherwise be promoted to int, which overflows.
+  using W = std::conditional_t<std::is_same_v<T, uint16_t>, uint32_t, T>;
   for (int64_t i = i0; i < i1; ++i) {
     T* HWY_RESTRICT ci = c + i * ldc;
     if (b_cs == 1) {
@@ -861,7 +864,7 @@ void integral_rows(int64_t i0, int64_t i1, int64_t N, int64_t K, const T* a, int
         if constexpr (kBool) {
           for (int64_t j = 0; j < N; ++j) ci[j] |= (T)(s & bk[j]);
         } else {
-          for (int64_t j = 0; j < N; ++j) ci[j] = (T)(ci[j] + s * bk[j]);
+          for (int64_t j = 0; j < N; ++j) ci[j] = (T)((W)ci[j] + (W)s * (W)bk[j]);
         }
       }
     } else {
@@ -870,7 +873,7 @@ void integral_rows(int64_t i0, int64_t i1, int64_t N, int64_t K, const T* a, int
         for (int64_t k = 0; k < K; ++k) {
           const T x = a[i * a_rs + k * a_cs], y = b[k * b_rs + j * b_cs];
           if constexpr (kBool) acc |= (T)(x & y);
-          else acc = (T)(acc + x * y);
+          else acc = (T)((W)acc + (W)x * (W)y);
         }
         ci[j] = acc;
       }
@@ -898,6 +901,9 @@ void IntegralImpl(DType dt, int64_t M, int64_t N, int64_t K, const void* a, int6
     case DType::Int16: integral_t<int16_t>(M, N, K, a, a_rs, a_cs, b, b_rs, b_cs, c, ldc, pool); break;
     case DType::Int32: integral_t<int32_t>(M, N, K, a, a_rs, a_cs, b, b_rs, b_cs, c, ldc, pool); break;
     case DType::Int64: integral_t<int64_t>(M, N, K, a, a_rs, a_cs, b, b_rs, b_cs, c, ldc, pool); break;
+    case DType::UInt16: integral_t<uint16_t>(M, N, K, a, a_rs, a_cs, b, b_rs, b_cs, c, ldc, pool); break;
+    case DType::UInt32: integral_t<uint32_t>(M, N, K, a, a_rs, a_cs, b, b_rs, b_cs, c, ldc, pool); break;
+    case DType::UInt64: integral_t<uint64_t>(M, N, K, a, a_rs, a_cs, b, b_rs, b_cs, c, ldc, pool); break;
     default: break;
   }
 }

@@ -113,7 +113,9 @@ void store_integer(DType dt, void* out, int64_t i, int64_t value) {
     case DType::UInt8: store_int<uint8_t>(out, i, value); break;
     case DType::Int16: store_int<int16_t>(out, i, value); break;
     case DType::Int32: store_int<int32_t>(out, i, value); break;
-    default: store_int<int64_t>(out, i, value); break;
+    case DType::UInt16: store_int<uint16_t>(out, i, value); break;
+    case DType::UInt32: store_int<uint32_t>(out, i, value); break;
+    default: store_int<int64_t>(out, i, value); break;  // int64 and uint64: the same bits
   }
 }
 

@@ -255,6 +255,9 @@ void reduce_cols_t(int kind, const void* px, int64_t R, int64_t inner, int64_t i
     case DType::Int16: FN<int16_t>(__VA_ARGS__); break;     \
     case DType::Int32: FN<int32_t>(__VA_ARGS__); break;     \
     case DType::Int64: FN<int64_t>(__VA_ARGS__); break;     \
+    case DType::UInt16: FN<uint16_t>(__VA_ARGS__); break;   \
+    case DType::UInt32: FN<uint32_t>(__VA_ARGS__); break;   \
+    case DType::UInt64: FN<uint64_t>(__VA_ARGS__); break;   \
     case DType::Float32: FN<float>(__VA_ARGS__); break;     \
     case DType::Float64: FN<double>(__VA_ARGS__); break;    \
     default: break;                                         \

@@ -664,6 +664,7 @@ void cumulative(int kind, DType dt, const void* x, int64_t outer, int64_t n, int
   if (outer * n * inner == 0) return;
   switch (dt) {
     case DType::Int64: cumulative_dispatch<int64_t>(kind, x, outer, n, inner, false, out, pool); break;
+    case DType::UInt64: cumulative_dispatch<uint64_t>(kind, x, outer, n, inner, false, out, pool); break;
     case DType::Float32: cumulative_dispatch<float>(kind, x, outer, n, inner, skip_nan, out, pool); break;
     case DType::Float64: cumulative_dispatch<double>(kind, x, outer, n, inner, skip_nan, out, pool); break;
     default: break;

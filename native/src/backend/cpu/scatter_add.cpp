@@ -20,7 +20,7 @@ constexpr int64_t kColumnBlock = 512;     // columns per task: long enough for S
 constexpr int64_t kWorkPerTask = 1 << 15;  // elements touched per task before splitting pays
 
 template <class I> inline int64_t wrapped(I raw, int64_t n) {
-  int64_t k = (int64_t)raw;
+  int64_t k = index_as_int64(raw);
   return k < 0 ? k + n : k;
 }
 

@@ -65,6 +65,12 @@ void searchsorted(DType dt, const void* sorted, int64_t n, const void* v, int64_
       return search_typed(static_cast<const int32_t*>(sorted), n, static_cast<const int32_t*>(v), count, right, out, pool);
     case DType::Int64:
       return search_typed(static_cast<const int64_t*>(sorted), n, static_cast<const int64_t*>(v), count, right, out, pool);
+    case DType::UInt16:
+      return search_typed(static_cast<const uint16_t*>(sorted), n, static_cast<const uint16_t*>(v), count, right, out, pool);
+    case DType::UInt32:
+      return search_typed(static_cast<const uint32_t*>(sorted), n, static_cast<const uint32_t*>(v), count, right, out, pool);
+    case DType::UInt64:
+      return search_typed(static_cast<const uint64_t*>(sorted), n, static_cast<const uint64_t*>(v), count, right, out, pool);
     case DType::Float32:
       return search_typed(static_cast<const float*>(sorted), n, static_cast<const float*>(v), count, right, out, pool);
     case DType::Float64:

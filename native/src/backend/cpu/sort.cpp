@@ -113,6 +113,7 @@ void topk(DType dt, const void* x, int64_t outer, int64_t n, int64_t inner, int6
   switch (dt) {
     case DType::Int32: return topk_typed<int32_t>(x, outer, n, inner, k, largest, sorted, values, indices, pool);
     case DType::Int64: return topk_typed<int64_t>(x, outer, n, inner, k, largest, sorted, values, indices, pool);
+    case DType::UInt64: return topk_typed<uint64_t>(x, outer, n, inner, k, largest, sorted, values, indices, pool);
     case DType::Float32: return topk_typed<float>(x, outer, n, inner, k, largest, sorted, values, indices, pool);
     case DType::Float64: return topk_typed<double>(x, outer, n, inner, k, largest, sorted, values, indices, pool);
     default: throw std::logic_error(std::string("topk: unsupported dtype ") + dtype_name(dt));

@@ -658,18 +658,22 @@ void sort_items(Item* a, Item* t, int64_t n, const KeyOf& key_of, const Emit& em
 // their width by Highway's vqsort. Integers are their own words; a float's bits become a
 // signed integer of the same order by flipping the magnitude bits of negatives (an
 // involution, so the same map turns words back into values), NaNs first losing their sign
-// so that they land above +inf.
+// so that they land above +inf. Unsigned integers flip their top bit.
 template <class Tr>
 struct SortWords {
   using S = typename Tr::Storage;
   static constexpr bool kEnabled = sizeof(S) >= 4;
+  static constexpr bool kUnsignedInt = !Tr::kFloat && std::is_unsigned_v<S>;
   using W = std::conditional_t<sizeof(S) == 8, int64_t, int32_t>;
   using U = std::make_unsigned_t<W>;
+  static constexpr U kTopBit = U(U(1) << (8 * sizeof(W) - 1));
   static W word(S v) {
     if constexpr (Tr::kFloat) {
       const U abs = U(v) & Tr::kAbs;
       const U u = abs > Tr::kInfBits ? abs : U(v);
       return W(u ^ (U(W(u) >> (8 * sizeof(W) - 1)) >> 1));
+    } else if constexpr (kUnsignedInt) {
+      return W(U(v) ^ kTopBit);
     } else {
       return W(v);
     }
@@ -677,6 +681,8 @@ struct SortWords {
   static S value(W w) {
     if constexpr (Tr::kFloat) {
       return S(U(w) ^ (U(w >> (8 * sizeof(W) - 1)) >> 1));
+    } else if constexpr (kUnsignedInt) {
+      return S(U(w) ^ kTopBit);
     } else {
       return S(w);
     }
@@ -705,7 +711,8 @@ constexpr int64_t kRadixMin = int64_t(1) << 18;
 // false, out untouched, where that does not apply.
 template <class Tr>
 bool radix_sorted(const typename Tr::Storage* src, int64_t n, void* out, bool to_values) {
-  if constexpr (sizeof(typename Tr::Storage) == 8 && SortWords<Tr>::kEnabled) {
+  // (The radix sort reads integers as signed: unsigned ones go to vqsort.)
+  if constexpr (sizeof(typename Tr::Storage) == 8 && SortWords<Tr>::kEnabled && !SortWords<Tr>::kUnsignedInt) {
     if (n < kRadixMin || n > (int64_t)UINT32_MAX) return false;
     return HWY_DYNAMIC_DISPATCH(RadixSort64Impl)(reinterpret_cast<const uint64_t*>(src), n,
                                                  static_cast<int64_t*>(out), Tr::kFloat, to_values && Tr::kFloat,
@@ -814,7 +821,7 @@ void vq_sort_row(const typename Tr::Storage* src, int64_t stride, typename Tr::S
   // Sorted in dst itself; floats' words turn back into values in place.
   W* w = reinterpret_cast<W*>(dst);
   auto to_values = [&](int64_t begin, int64_t end) {
-    if constexpr (Tr::kFloat) {
+    if constexpr (Tr::kFloat || SW::kUnsignedInt) {
       for (int64_t i = begin; i < end; ++i) dst[i] = SW::value(w[i]);
     }
   };

@@ -26,7 +26,7 @@ bool take_typed(const T* data, int64_t n, const I* index, int64_t count, T* out,
   std::atomic<bool> all_in_range{true};
   parallel_for(pool, count, 16384, [&](int64_t begin, int64_t end) {
     auto position = [&](int64_t i) {
-      int64_t k = (int64_t)index[i];
+      int64_t k = index_as_int64(index[i]);
       k += k < 0 ? n : 0;
       return k;
     };
