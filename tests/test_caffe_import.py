@@ -282,7 +282,7 @@ def test_files_that_are_not_caffe(tmp_path):
         from_caffe(str(tmp_path / "missing.prototxt"), b"")
     with pytest.raises(ValueError, match="holds no layers"):
         from_caffe('input: "data" input_dim: 1 input_dim: 1 input_dim: 2 input_dim: 2', b"\x08\x01")
-    with pytest.raises(TypeError, match="caffemodel must be a path or its bytes"):
+    with pytest.raises(TypeError, match="caffemodel takes a path or bytes"):
         from_caffe('input: "data"', 3)
     with pytest.raises(ValueError, match=re.escape("1 inputs need 4 'input_dim' values, got 2")):
         from_caffe('input: "data" input_dim: 1 input_dim: 2\nlayer { name: "r" type: "ReLU" bottom: "data" top: "r" }',

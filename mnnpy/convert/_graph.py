@@ -229,6 +229,21 @@ def check_regular_file(path):
         raise OSError(f"cannot read '{path}': not a regular file")
 
 
+def model_bytes(model, kind, reader):
+    """(bytes, label for messages) of a model given as a path or as its bytes; ``kind`` names
+    the format in errors ("MNN", "TFLite"...), ``reader`` the function that was called."""
+    if isinstance(model, (str, os.PathLike)):
+        path = os.fspath(model)
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"no such {kind} file: '{path}'")
+        check_regular_file(path)
+        with open(path, "rb") as f:
+            return f.read(), f"'{path}'"
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        return bytes(model), f"<{kind} bytes>"
+    raise TypeError(f"{reader} takes a path or bytes, got {type(model).__name__}")
+
+
 def file_head(path, size):
     """The first ``size`` bytes of the regular file at ``path``."""
     check_regular_file(path)

@@ -10,7 +10,7 @@ import os
 
 import numpy as np
 
-from ._graph import Graph, Node, ValueInfo, check_regular_file
+from ._graph import Graph, Node, ValueInfo, model_bytes
 from ._onnx_ops import UnsupportedOperator
 from ._protobuf import (LENGTH, WireError, as_signed64, decode_fields, fixed32_values, fixed64_values,
                         parse_text, string_value, varint_values)
@@ -54,16 +54,9 @@ def read_caffe(prototxt, caffemodel):
 
 
 def _read_source(source, what, binary):
-    if isinstance(source, (str, os.PathLike)) and (binary or not is_prototxt_text(source)):
-        path = os.fspath(source)
-        if not os.path.exists(path):
-            raise FileNotFoundError(f"no such Caffe {what} file: '{path}'")
-        check_regular_file(path)
-        with open(path, "rb") as f:
-            data = f.read()
-        return (data if binary else data.decode("utf-8", errors="replace")), f"'{path}'"
-    if binary and isinstance(source, (bytes, bytearray, memoryview)):
-        return bytes(source), f"<{what} bytes>"
+    if binary or isinstance(source, os.PathLike) or isinstance(source, str) and not is_prototxt_text(source):
+        data, label = model_bytes(source, f"Caffe {what}", f"the Caffe {what}")
+        return (data if binary else data.decode("utf-8", errors="replace")), label
     if not binary and isinstance(source, str):
         return source, f"<{what} text>"
     if not binary and isinstance(source, (bytes, bytearray)):

@@ -5,12 +5,11 @@ weights to float32 (_mnn_weights.py), and each MNN op becomes the ONNX-semantics
 (names starting with "MNN."), so that `simplify` and the module loader treat it as a converted
 ONNX model. An op mnnpy cannot run becomes a node named "MNN::<type>", which the converter
 reports (type and op name) instead of running."""
-import os
 import struct
 
 import numpy as np
 
-from ._graph import Graph, Node, ValueInfo, check_regular_file
+from ._graph import Graph, Node, ValueInfo, model_bytes
 from ._mnn_schema import (ARG_MAX, AXIS, BATCH_MATMUL, BATCH_NORM, BINARY_OP, BLOB, CAST, CONV2D, CONV2D_COMMON, CUMSUM,
                           DATA_TYPE_NAMES, DATA_TYPES, DEPTH_SPACE, ELTWISE, ELU, EXPAND_DIMS, FLATTEN,
                           FORMAT_NCHW, FORMAT_NHWC, FORMAT_NHWC4, GATHER, INNER_PRODUCT, INPUT,
@@ -46,18 +45,7 @@ _REDUCTIONS = {0: "sum", 1: "asum", 2: "sumsq", 3: "mean", 4: "max", 5: "min", 6
 def read_mnn(model):
     """An MNN model (a path, or the bytes of one) into a Graph (not yet simplified). ValueError
     names the file and what is wrong with it when it is not a model MNN 3.x writes."""
-    if isinstance(model, (str, os.PathLike)):
-        path = os.fspath(model)
-        if not os.path.exists(path):
-            raise FileNotFoundError(f"no such MNN model file: '{path}'")
-        check_regular_file(path)
-        with open(path, "rb") as f:
-            data = f.read()
-        label = f"'{path}'"
-    elif isinstance(model, (bytes, bytearray, memoryview)):
-        data, label = bytes(model), "<MNN model bytes>"
-    else:
-        raise TypeError(f"read_mnn takes a path or bytes, got {type(model).__name__}")
+    data, label = model_bytes(model, "MNN model", "read_mnn")
     buf = Buffer(data, label)
     if buf.size < 8:
         buf.fail(f"only {buf.size} bytes")

@@ -15,13 +15,12 @@ zero points, per tensor or per channel) are dequantized to float32 when read; qu
 activations are computed in float32 as the real values they stand for, so QUANTIZE and
 DEQUANTIZE between them are identities. Only the model's own int8 / uint8 inputs and outputs
 are quantized: an input is dequantized by its scale and zero point, an output rounded back."""
-import os
 import struct
 
 import numpy as np
 
 from .. import expr as F
-from ._graph import Graph, Node, ValueInfo, check_regular_file
+from ._graph import Graph, Node, ValueInfo, model_bytes
 from ._tflite_schema import (ACT_NONE, ACT_RELU, ACT_RELU6, ACT_RELU_N1_TO_1, ACT_TANH, BATCH_MATMUL, BLOCK_SIZE,
                              BUFFER, BUILTIN_OPERATORS, CONCATENATION, CONV_2D, DEPTHWISE_CONV_2D,
                              FULLY_CONNECTED, FUSED_ONLY, GATHER, GELU, LEAKY_RELU, MIRROR_PAD, MODEL, OPERATOR,
@@ -54,18 +53,7 @@ _REDUCTIONS = {"MEAN": "mean", "SUM": "sum", "REDUCE_MAX": "max", "REDUCE_MIN": 
 def read_tflite(model):
     """A TFLite model (a path, or the bytes of one) into a Graph (not yet simplified).
     ValueError names the file and what is wrong with it when it is not a TFLite model."""
-    if isinstance(model, (str, os.PathLike)):
-        path = os.fspath(model)
-        if not os.path.exists(path):
-            raise FileNotFoundError(f"no such TFLite model file: '{path}'")
-        check_regular_file(path)
-        with open(path, "rb") as f:
-            data = f.read()
-        label = f"'{path}'"
-    elif isinstance(model, (bytes, bytearray, memoryview)):
-        data, label = bytes(model), "<TFLite model bytes>"
-    else:
-        raise TypeError(f"read_tflite takes a path or bytes, got {type(model).__name__}")
+    data, label = model_bytes(model, "TFLite model", "read_tflite")
     buf = TFLiteBuffer(data, label)
     if buf.size < 8 or not is_tflite_model(data):
         buf.fail("no 'TFL3' file identifier")
