@@ -334,39 +334,38 @@ class _Translator:
         return {"kernel_shape": kernel, "strides": strides, "dilations": dilations, "pads": pads * 2,
                 "group": group}, num_output
 
-    def layer_Convolution(self, layer, name, kind, bottoms, tops):
+    def conv_layer_parts(self, layer, name, kind):
+        """(attributes, output channels, weight blob, bias blob or None) of a Convolution or
+        Deconvolution layer."""
         p = layer.message("convolution_param")
         if p is None:
             self.fail(name, kind, "no convolution_param")
         attrs, oc = self.conv_attrs(p, name, kind)
         bias_term = p.bool("bias_term", True)
         blobs = self.layer_blobs(layer, name, kind, 2 if bias_term else 1, "weight and bias" if bias_term else "weight")
-        weight = blobs[0]
+        return attrs, oc, blobs[0], blobs[1] if bias_term else None
+
+    def layer_Convolution(self, layer, name, kind, bottoms, tops):
+        attrs, oc, weight, bias = self.conv_layer_parts(layer, name, kind)
         kh, kw = attrs["kernel_shape"]
         per_group = weight.size // (oc * kh * kw)
         if per_group < 1 or weight.size != oc * per_group * kh * kw:
             self.fail(name, kind, f"a weight of {weight.size} values does not fit {oc} outputs and kernel {kh}x{kw}")
         inputs = [bottoms[0], self.const(name + "/weight", weight.reshape(oc, per_group, kh, kw))]
-        if bias_term:
-            inputs.append(self.const(name + "/bias", self.vector(blobs[1], oc, name, kind, "bias")))
+        if bias is not None:
+            inputs.append(self.const(name + "/bias", self.vector(bias, oc, name, kind, "bias")))
         self.single_top(name, kind, bottoms, tops)
         self.add("Conv", inputs, [self.top(tops[0])], attrs, name)
 
     def layer_Deconvolution(self, layer, name, kind, bottoms, tops):
         """A transposed convolution: Caffe keeps the weight as ONNX does, [C_in, C_out / group, kh, kw]."""
-        p = layer.message("convolution_param")
-        if p is None:
-            self.fail(name, kind, "no convolution_param")
-        attrs, oc = self.conv_attrs(p, name, kind)
-        bias_term = p.bool("bias_term", True)
-        blobs = self.layer_blobs(layer, name, kind, 2 if bias_term else 1, "weight and bias" if bias_term else "weight")
-        weight = blobs[0]
+        attrs, oc, weight, bias = self.conv_layer_parts(layer, name, kind)
         kh, kw = attrs["kernel_shape"]
         per_group = oc // attrs["group"]
         channels_in = weight.size // (per_group * kh * kw)
         if channels_in < 1 or weight.size != channels_in * per_group * kh * kw:
             self.fail(name, kind, f"a weight of {weight.size} values does not fit {oc} outputs and kernel {kh}x{kw}")
-        bias = self.vector(blobs[1], oc, name, kind, "bias") if bias_term else np.zeros(oc, np.float32)
+        bias = self.vector(bias, oc, name, kind, "bias") if bias is not None else np.zeros(oc, np.float32)
         attrs["output_padding"] = [0, 0]
         self.single_top(name, kind, bottoms, tops)
         self.add("MNN.Deconvolution", [bottoms[0], self.const(name + "/weight", weight.reshape(channels_in, per_group, kh, kw)),
