@@ -10,7 +10,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import compare, machine_summary  # noqa: E402
+from common import compare_in_bursts, machine_summary  # noqa: E402
 
 
 def package_file(package, *parts):
@@ -61,7 +61,7 @@ def main():
             got = module.forward(*values)
             got = got if isinstance(got, list) else [got]
             diff = max(float(np.abs(g.numpy() - e).max() / max(np.abs(e).max(), 1e-6)) for g, e in zip(got, expected))
-            ours, theirs = compare(lambda: module.forward(*values), lambda: session.run(None, feeds), repeats=15)
+            ours, theirs = compare_in_bursts(lambda: module.forward(*values), lambda: session.run(None, feeds))
             print(f"{name:32s} {convert_ms:10.1f} {threads:7d} {ours * 1e3:9.2f} {theirs * 1e3:8.2f} "
                   f"{ours / theirs:6.2f} {diff:12.1e}")
 

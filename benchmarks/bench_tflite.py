@@ -4,7 +4,7 @@ interleaved, batch 1: Keras MobileNetV2 (224x224, seeded random weights) written
 TensorFlow's converter as float32. The table gives conversion time, each engine's median
 latency, their ratio (mnnpy / LiteRT) and the largest output difference relative to LiteRT's
 largest output.
-Run: python benchmarks/bench_tflite.py [--threads 1,2] [--repeats 15]"""
+Run: python benchmarks/bench_tflite.py [--threads 1,2] [--repeats 7]"""
 import argparse
 import os
 import sys
@@ -15,7 +15,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from common import compare, machine_summary  # noqa: E402
+from common import compare_in_bursts, machine_summary  # noqa: E402
 
 
 def mobilenet_tflite(directory):
@@ -55,14 +55,14 @@ def bench_tflite(threads, repeats, directory):
             return interpreter.get_tensor(out)
         expected = litert()
         diff = float(np.abs(module.forward(x).numpy() - expected).max() / np.abs(expected).max())
-        ours, theirs = compare(lambda: module.forward(x), litert, repeats=repeats)
+        ours, theirs = compare_in_bursts(lambda: module.forward(x), litert, rounds=repeats)
         yield "MobileNetV2 224 (TFLite)", "LiteRT", convert_ms, t, ours, theirs, diff
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", default="1,2")
-    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--repeats", type=int, default=7, help="bursts of each engine, in turn")
     args = parser.parse_args()
     threads = [int(t) for t in args.threads.split(",")]
     print(machine_summary())

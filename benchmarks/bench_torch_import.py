@@ -7,7 +7,7 @@ layers, hidden 768, sequence 128; --small: 2 layers, hidden 32, sequence 8), see
 The table gives conversion time (torch.export + decompositions + translation + graph passes), the
 median latency of each engine, their ratio (mnnpy / PyTorch) and the largest difference of the
 outputs relative to the largest PyTorch output.
-Run: python benchmarks/bench_torch_import.py [--models resnet18,bert] [--threads 1,2] [--repeats 15] [--small]"""
+Run: python benchmarks/bench_torch_import.py [--models resnet18,bert] [--threads 1,2] [--repeats 7] [--small]"""
 import argparse
 import os
 import sys
@@ -17,7 +17,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from common import compare, machine_summary  # noqa: E402
+from common import compare_in_bursts, machine_summary  # noqa: E402
 
 
 def build(name, small):
@@ -54,7 +54,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="resnet18,bert")
     parser.add_argument("--threads", default="1,2")
-    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--repeats", type=int, default=7, help="bursts of each engine, in turn")
     parser.add_argument("--small", action="store_true", help="small inputs and configs (a quick check)")
     args = parser.parse_args()
     import torch
@@ -89,7 +89,7 @@ def main():
                     return model(*inputs)
             got, expected = ours(), reference().numpy()
             diff = float(np.abs(got - expected).max() / np.abs(expected).max())
-            t_ours, t_ref = compare(ours, reference, repeats=args.repeats)
+            t_ours, t_ref = compare_in_bursts(ours, reference, rounds=args.repeats)
             print(f"{name:10} {threads:>7} {convert_s:>10.2f} {t_ours * 1e3:>9.2f} {t_ref * 1e3:>9.2f} "
                   f"{t_ours / t_ref:>6.2f} {diff:>12.2e}")
 

@@ -61,6 +61,17 @@ def timed_bursts(runs, pause=0.0, warmup=0.1, burst=3):
             times.append(time.perf_counter() - t)
 
 
+def compare_in_bursts(ours, reference, rounds=5, pause=0.2, warmup=0.1, burst=3):
+    """Like `compare`, for engines with spinning worker threads (onnxruntime, LiteRT, PyTorch):
+    `rounds` bursts of each in turn, each after `pause` idle seconds, so that neither engine's
+    workers still spin on the cores while the other is timed; returns (median ours, median
+    reference) in seconds."""
+    t_ours, t_ref = [], []
+    for _ in range(rounds):
+        timed_bursts(((ours, t_ours), (reference, t_ref)), pause, warmup, burst)
+    return statistics.median(t_ours), statistics.median(t_ref)
+
+
 def run_in_children(script, thread_counts, args):
     """Runs `script --child --threads N *args` once per thread count, each in a fresh process with
     the BLAS/OpenMP thread variables set to N (libraries size their pools at import), and returns

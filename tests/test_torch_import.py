@@ -199,6 +199,141 @@ def test_more_aten_ops(front_end, model_class):
             np.testing.assert_array_equal(g.numpy(), e.numpy())
 
 
+class DataDependentOps(torch.nn.Module):
+    """Ops whose output sizes depend on the values: a boolean mask, where(condition), non-maximum
+    suppression, and a scripted branch on a count (a prim::If in the trace)."""
+
+    def forward(self, x, boxes):
+        positive = x[x > 0]
+        rows, cols = torch.where(x > 0.5)
+        scores = x[0, : boxes.shape[0]].sigmoid()
+        keep = torchvision.ops.nms(boxes, scores, 0.3)
+        grid_y, grid_x = torch.meshgrid(torch.arange(3), torch.arange(x.shape[1]), indexing="ij")
+        scattered = torch.zeros(2, x.shape[1]).scatter(1, (rows[:4] % x.shape[1])[None].expand(2, -1), 1.5)
+        return (positive * 2, rows, cols, boxes[keep], keep, grid_y + grid_x * 10, scattered,
+                torch.log2(x.abs() + 1), _empty_or_largest(positive), torch.split(x, [x.shape[0]], 0)[0])
+
+
+@torch.jit._script_if_tracing
+def _empty_or_largest(values: torch.Tensor) -> torch.Tensor:
+    if values.numel() == 0:
+        return torch.zeros(1)
+    return values.max().reshape(1)
+
+
+def random_boxes(rng, count):
+    corners = rng.uniform(0, 50, (count, 2)).astype(np.float32)
+    return torch.from_numpy(np.concatenate([corners, corners + rng.uniform(5, 30, (count, 2)).astype(np.float32)], 1))
+
+
+def test_data_dependent_sizes_through_torchscript():
+    rng = np.random.default_rng(3)
+    model = DataDependentOps().eval()
+    example = (torch.from_numpy(rng.standard_normal((5, 12)).astype(np.float32)), random_boxes(rng, 12))
+    graph, report = convert.from_torchscript(torch.jit.trace(model, example, check_trace=False),
+                                             example_inputs=example)
+    assert not report.unsupported, report
+    module = module_of(graph)
+    # Other values give other sizes: none of the example's may be built in.
+    for count, scale in ((12, 1.0), (12, 3.0), (12, -10.0)):
+        x = torch.from_numpy((scale * rng.standard_normal((5, 12))).astype(np.float32))
+        boxes = random_boxes(rng, count)
+        got = module.forward(x.numpy(), boxes.numpy())
+        with torch.no_grad():
+            expected = model(x, boxes)
+        for g, e in zip(got, expected):
+            if e.dtype.is_floating_point:
+                assert_matches(g, e, 1)
+            else:
+                np.testing.assert_array_equal(g.numpy(), e.numpy())
+
+
+def test_torch_export_data_dependent_nms():
+    class KeptBoxes(torch.nn.Module):
+        def forward(self, boxes, scores):
+            return boxes[torchvision.ops.nms(boxes, scores, 0.4)]
+    rng = np.random.default_rng(4)
+    boxes, scores = random_boxes(rng, 30), torch.from_numpy(rng.uniform(size=30).astype(np.float32))
+    graph, report = convert.from_torch(KeptBoxes(), (boxes, scores))
+    assert not report.unsupported, report
+    module = module_of(graph)
+    for _ in range(2):
+        boxes, scores = random_boxes(rng, 30), torch.from_numpy(rng.uniform(size=30).astype(np.float32))
+        np.testing.assert_array_equal(module.forward(boxes.numpy(), scores.numpy()).numpy(),
+                                      KeptBoxes()(boxes, scores).numpy())
+
+
+def test_torch_export_names_data_dependent_guards():
+    class Guarded(torch.nn.Module):
+        def forward(self, x):
+            found = x.nonzero()
+            return found * 2 if found.shape[0] > 3 else found
+    with pytest.raises(ValueError, match="from_torchscript"):
+        convert.from_torch(Guarded(), (torch.ones(4, 4),))
+
+
+class Detections(torch.nn.Module):
+    """A torchvision detector's boxes, scores and labels for one image, as plain tensors."""
+
+    def __init__(self, detector):
+        super().__init__()
+        self.detector = detector
+
+    def forward(self, x):
+        found = self.detector([x[0]])[0]
+        return found["boxes"], found["scores"], found["labels"]
+
+
+def detector(name, size):
+    """A torchvision detector with seeded random weights that gives distinct detections: the
+    BatchNorms hold batch statistics of random images (with their initial ones, the features
+    vanish), and the classifier's last layers are scaled so that scores separate."""
+    torch.manual_seed(0)
+    model = torchvision.models.get_model(name, weights=None, weights_backbone=None).eval()
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.momentum = 1.0
+        model.backbone.train()
+        model.backbone(model.transform(list(torch.rand(4, 3, size, size)))[0].tensors)
+        model.backbone.eval()
+        if hasattr(model, "head"):
+            classifiers = [layers[-1] for layers in model.head.classification_head.module_list]
+        else:
+            classifiers = [model.roi_heads.box_predictor.cls_score]
+        for layer in classifiers:
+            layer.weight.mul_(40)
+            layer.bias.mul_(40)
+    return Detections(model).eval()
+
+
+@pytest.mark.parametrize("name, accumulation", [("ssdlite320_mobilenet_v3_large", 960),
+                                                ("fasterrcnn_mobilenet_v3_large_320_fpn", 960)])
+def test_torchvision_detection_through_torchscript(tmp_path, name, accumulation):
+    """Detection post-processing (score thresholds, top-k, batched NMS, RoIAlign) has sizes
+    torch.export cannot capture; a traced file converts, and runs at other images than its
+    example."""
+    size = 320
+    model = detector(name, size)
+    example = torch.rand(1, 3, size, size, generator=torch.Generator().manual_seed(1))
+    path = tmp_path / "detector.pt"
+    with torch.no_grad():
+        torch.jit.trace(model, (example,), check_trace=False).save(str(path))
+    graph, report = convert.from_torchscript(str(path), example_inputs=(example,))
+    assert not report.unsupported, report
+    module = module_of(graph)
+    for seed in (10, 11):
+        x = torch.rand(1, 3, size, size, generator=torch.Generator().manual_seed(seed))
+        with torch.no_grad():
+            boxes, scores, labels = model(x)
+        assert len(boxes) > 10
+        got_boxes, got_scores, got_labels = module.forward(x.numpy())
+        np.testing.assert_array_equal(got_labels.numpy(), labels.numpy())
+        # Box corners are image coordinates: float32 rounding of the longest sum, at the image's size.
+        np.testing.assert_allclose(got_boxes.numpy(), boxes.numpy(), rtol=0, atol=EPS32 * accumulation * size)
+        np.testing.assert_allclose(got_scores.numpy(), scores.numpy(), rtol=0, atol=EPS32 * accumulation)
+
+
 def test_converted_file_runs(tmp_path):
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, stride=2), torch.nn.BatchNorm2d(8), torch.nn.Hardswish(),

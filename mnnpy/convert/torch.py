@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 
-from ._graph import Graph, Node, ValueInfo
+from ._graph import Graph, Node, Subgraph, ValueInfo
 
 UNSUPPORTED_PREFIX = "aten::"
 TORCH_OPSET = 18
@@ -259,6 +259,8 @@ def _floor_int_division(b, x, y, truncated):
 
 @aten("where")
 def _where(b, op, a):
+    if len(a) == 1:  # where(condition): nonzero_numpy
+        return _nonzero_numpy(b, op, a)
     ref = a[1] if isinstance(a[1], Tensor) else a[2]
     return b.add("Where", [a[0], b.name(a[1], ref), b.name(a[2], ref)])
 
@@ -685,7 +687,8 @@ def _split(b, op, a):
         if not isinstance(total, int):
             raise ValueError("split into equal pieces needs the input's size along the axis")
         sizes = [sizes] * (total // sizes) + ([total % sizes] if total % sizes else [])
-    return tuple(b.add("Split", [x, b.ints(sizes)], {"axis": dim}, outputs=len(sizes)))
+    pieces = b.add("Split", [x, b.ints(sizes)], {"axis": dim}, outputs=[b.fresh() for _ in sizes])
+    return tuple(pieces)
 
 
 @aten("chunk")
@@ -726,8 +729,8 @@ def _gather(b, op, a):
 def _index(b, op, a):
     x, indices = a[0], list(a[1])
     used = [(i, t) for i, t in enumerate(indices) if t is not None]
-    if any(t.dtype is not None and str(t.dtype) == "torch.bool" for _, t in used):
-        raise ValueError("indexing with a boolean mask is not supported (its result's size depends on the data)")
+    if any(_is_bool(t) for _, t in used):
+        return _index_by_mask(b, x, used)
     if len(used) == 1:
         axis, idx = used[0]
         return b.add("Gather", [x, idx], {"axis": axis})
@@ -751,6 +754,110 @@ def _index(b, op, a):
             list(range(index_rank + start, index_rank + len(others)))
         y = b.add("Transpose", [y], {"perm": perm})
     return y
+
+
+def _is_bool(t):
+    return isinstance(t, Tensor) and t.dtype is not None and str(t.dtype) == "torch.bool"
+
+
+def _index_by_mask(b, x, used):
+    """x[mask]: the elements where a boolean mask over the leading axes holds, in row-major
+    order (NonZero, so the result's length is known only at run time)."""
+    if len(used) != 1 or used[0][0] != 0:
+        raise ValueError("a boolean mask index is supported alone and over the leading axes only")
+    mask = used[0][1]
+    rank = _rank(mask)
+    if rank is None:
+        raise ValueError("indexing with a boolean mask needs the mask's rank")
+    positions = b.add("NonZero", [mask])  # [rank, count]
+    if rank == 1:
+        return b.add("Gather", [x, b.add("Squeeze", [positions, b.ints([0])])], {"axis": 0})
+    return b.add("GatherND", [x, b.add("Transpose", [positions], {"perm": [1, 0]})])
+
+
+@aten("nonzero")
+def _nonzero(b, op, a):
+    return b.add("Transpose", [b.add("NonZero", [a[0]])], {"perm": [1, 0]})
+
+
+@aten("scatter", "scatter_add", "scatter_reduce")
+def _scatter(b, op, a):
+    x, dim, index, src = a[0], int(a[1]), a[2], a[3]
+    reduction = {"scatter_add": "add"}.get(op, "none")
+    if op == "scatter_reduce":
+        reduction = {"sum": "add", "prod": "mul", "amax": "max", "amin": "min"}.get(a[4])
+        if reduction is None or (len(a) > 5 and a[5] is False):
+            raise ValueError(f"scatter_reduce with reduce={a[4]!r} and include_self={a[5] if len(a) > 5 else True} "
+                             "is not supported")
+    elif op == "scatter" and len(a) > 4 and a[4] is not None:
+        reduction = {"add": "add", "multiply": "mul"}.get(a[4])
+        if reduction is None:
+            raise ValueError(f"scatter with reduce={a[4]!r} is not supported")
+    if not isinstance(src, Tensor):  # scatter.value: one number everywhere the index points
+        src = b.add("Expand", [b.name(src, x), b.shape_of(index)])
+    return b.add("ScatterElements", [x, index, src], {"axis": dim, "reduction": reduction})
+
+
+@aten("nonzero_numpy")
+def _nonzero_numpy(b, op, a):
+    rank = _rank(a[0])
+    if rank is None:
+        raise ValueError("where(condition) needs the condition's rank")
+    positions = b.add("NonZero", [a[0]])
+    return [b.add("Squeeze", [b.add("Slice", [positions, b.ints([i]), b.ints([i + 1]), b.ints([0])]), b.ints([0])])
+            for i in range(rank)]
+
+
+@aten("meshgrid")
+def _meshgrid(b, op, a):
+    tensors = list(a[0])
+    indexing = a[1] if len(a) > 1 and a[1] is not None else "ij"
+    if indexing not in ("ij", "xy"):
+        raise ValueError(f"meshgrid indexing must be 'ij' or 'xy', got {indexing!r}")
+    if any(_rank(t) not in (0, 1) for t in tensors):
+        raise ValueError("meshgrid takes 0-d or 1-d tensors")
+    flat = [b.add("Reshape", [t, b.ints([-1])]) for t in tensors]
+    order = list(range(len(flat)))
+    if indexing == "xy" and len(flat) > 1:
+        order[0], order[1] = 1, 0  # the first two inputs vary along the second and first axes
+    sizes = [b.dim(t, 0) for t in flat]
+    full = b.ints([sizes[k] for k in order])
+    outputs = []
+    for i, t in enumerate(flat):
+        shape = [1] * len(flat)
+        shape[order.index(i)] = -1
+        outputs.append(b.add("Expand", [b.add("Reshape", [t, b.ints(shape)]), full]))
+    return outputs
+
+
+@aten("_shape_as_tensor")
+def _shape_as_tensor(b, op, a):
+    return b.shape_of(a[0])
+
+
+@aten("torchvision::nms")
+def _torchvision_nms(b, op, a):
+    # torchvision.ops.nms: indices of the kept boxes ([x1, y1, x2, y2]) by decreasing score.
+    boxes, scores, iou = a[0], a[1], float(a[2])
+    selected = b.add("NonMaxSuppression", [b.add("Unsqueeze", [boxes, b.ints([0])]),
+                                          b.add("Reshape", [scores, b.ints([1, 1, -1])]),
+                                          b.ints([INT64_MAX]), b.const(np.asarray([iou], np.float32))])
+    return b.add("Squeeze", [b.add("Slice", [selected, b.ints([2]), b.ints([3]), b.ints([1])]), b.ints([1])])
+
+
+@aten("torchvision::roi_align")
+def _torchvision_roi_align(b, op, a):
+    # rois [K, 5]: the image index, then x1, y1, x2, y2 in input coordinates.
+    x, rois, scale, height, width, sampling, aligned = a[:7]
+    if _rank(x) != 4:
+        raise ValueError("roi_align takes a 4-d input")
+    boxes = b.add("Slice", [rois, b.ints([1]), b.ints([5]), b.ints([1])])
+    batch = b.add("Cast", [b.add("Squeeze", [b.add("Slice", [rois, b.ints([0]), b.ints([1]), b.ints([1])]),
+                                             b.ints([1])])], {"to": 7})
+    return b.add("RoiAlign", [x, boxes, batch], {
+        "spatial_scale": float(scale), "output_height": int(height), "output_width": int(width),
+        "sampling_ratio": int(sampling), "mode": "avg",
+        "coordinate_transformation_mode": "half_pixel" if aligned else "output_half_pixel"})
 
 
 @aten("constant_pad_nd", "pad")
@@ -872,6 +979,11 @@ def _log1p(b, op, a):
     if op == "log1p":
         return b.add("Log", [b.add("Add", [a[0], one])])
     return b.add("Sub", [b.add("Exp", [a[0]]), one])
+
+
+@aten("log2", "log10")
+def _log_base(b, op, a):
+    return b.add("Mul", [b.add("Log", [a[0]]), b.name(float(1 / np.log(2.0 if op == "log2" else 10.0)), a[0])])
 
 
 @aten("trunc")
@@ -1008,7 +1120,7 @@ def _op_key(target):
     if packet is None:
         return None, full
     namespace = getattr(target, "namespace", "aten")
-    return (packet.__name__ if namespace == "aten" else None), full
+    return (packet.__name__ if namespace == "aten" else f"{namespace}::{packet.__name__}"), full
 
 
 def _schema_arguments(target, args, kwargs):
@@ -1067,7 +1179,11 @@ def read_exported(module, example_inputs, dynamic_shapes=None):
         ep = torch.export.export(module.eval(), tuple(example_inputs), dynamic_shapes=dynamic_shapes)
         ep = ep.run_decompositions()
     except Exception as e:
-        raise ValueError(f"torch.export could not export {type(module).__name__}: "
+        hint = ""
+        if "DataDependent" in type(e).__name__:
+            hint = (" (sizes that depend on the data, as in detection post-processing: trace the model with "
+                    "torch.jit.trace and convert it with from_torchscript)")
+        raise ValueError(f"torch.export could not export {type(module).__name__}{hint}: "
                          f"{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}") from e
     return _ExportTranslator(ep, type(module).__name__, _dim_names(dynamic_shapes, len(example_inputs))).graph()
 
@@ -1219,6 +1335,10 @@ def read_torchscript(model, example_inputs=None):
         if not os.path.exists(path):
             raise FileNotFoundError(f"no such TorchScript file: '{path}'")
         try:
+            import torchvision  # noqa: F401  (registers torchvision::nms and roi_align, which detection files call)
+        except ImportError:
+            pass
+        try:
             model = torch.jit.load(path, map_location="cpu")
         except Exception as e:
             reason = str(e).splitlines()[0][:300] if str(e) else type(e).__name__
@@ -1280,6 +1400,65 @@ class _ScriptTranslator:
         self.module, self.jit_graph, self.label, self.probed = module, graph, label, probed
         self.b = Builder()
         self.values = {}
+        self.dynamic = set()  # values whose sizes depend on input values (NonZero, NMS ... and what follows)
+
+    def depends_on_data(self, node, kind, ins):
+        """Whether a node's output sizes may depend on input values, not on input shapes alone."""
+        if kind in _DATA_DEPENDENT_OPS or (kind == "aten::where" and len(ins) == 1):
+            return True
+        if kind == "aten::index" and isinstance(ins[1], (list, tuple)) and any(_is_bool(t) for t in ins[1]):
+            return True
+        return any(v.debugName() in self.dynamic for v in node.inputs())
+
+    def unpacked_input(self, node, x, axis):
+        """x with its size along `axis` taken from the number of values the node's list output
+        is unpacked into: the trace fixed that count, even where x's other sizes vary."""
+        if x.shape is not None and isinstance(x.shape[axis], int):
+            return x
+        uses = next(node.outputs()).uses()
+        if len(uses) != 1 or uses[0].user.kind() != "prim::ListUnpack" or x.shape is None:
+            return x
+        shape = list(x.shape)
+        shape[axis] = len(list(uses[0].user.outputs()))
+        return Tensor(x.name, x.dtype, shape)
+
+    def if_node(self, node, condition, outs, label):
+        """prim::If: only the branch taken where the condition is known now, else an If node
+        whose branches are subgraphs reading the enclosing graph's values."""
+        blocks = list(node.blocks())
+        if isinstance(condition, (bool, int, np.bool_, np.integer)):
+            block = blocks[0 if condition else 1]
+            for n in block.nodes():
+                self.node(n)
+            for o, v in zip(outs, block.outputs()):
+                self.values[o.debugName()] = self.values.get(v.debugName())
+                if v.debugName() in self.dynamic:
+                    self.dynamic.add(o.debugName())
+            return
+        if not isinstance(condition, Tensor):
+            raise ValueError(f"node '{label}' (prim::If): the condition is a {type(condition).__name__}")
+        b, branches = self.b, []
+        for block in blocks:
+            enclosing, b.nodes = b.nodes, []
+            try:
+                for n in block.nodes():
+                    self.node(n)
+                results = []
+                for k, v in enumerate(block.outputs()):
+                    value = self.values.get(v.debugName())
+                    if not isinstance(value, (Tensor, SymInt)):
+                        raise ValueError(f"node '{label}' (prim::If): branch output {k} is a "
+                                         f"{type(value).__name__}; only tensor outputs are supported")
+                    results.append(b.add("Identity", [value]))
+                branches.append(Subgraph(b.nodes, results))
+            finally:
+                b.nodes = enclosing
+        names = b.add("If", [condition], {"then_branch": branches[0], "else_branch": branches[1]},
+                      outputs=[o.debugName() for o in outs], name=label)
+        for o, n in zip(outs, names):
+            dtype, shape = self.info(o)
+            self.values[o.debugName()] = Tensor(n, dtype, None if shape is None else [None] * len(shape))
+            self.dynamic.add(o.debugName())  # either branch's sizes
 
     def info(self, value):
         import torch
@@ -1365,6 +1544,8 @@ class _ScriptTranslator:
         label = outs[0].debugName() if outs else kind
         b.current = label
         ins = [self.values.get(v.debugName()) for v in node.inputs()]
+        if self.depends_on_data(node, kind, ins):
+            self.dynamic.update(o.debugName() for o in outs)
         if kind == "prim::Constant":
             self.values[label] = self.constant(outs[0].toIValue()) if outs[0].type().kind() != "NoneType" else None
             return
@@ -1373,6 +1554,11 @@ class _ScriptTranslator:
             return
         if kind in ("prim::ListUnpack", "prim::TupleUnpack"):
             for o, v in zip(outs, ins[0]):
+                if isinstance(v, Tensor):
+                    dtype, shape = self.info(o)
+                    if o.debugName() in self.dynamic and shape is not None:
+                        shape = [None] * len(shape)
+                    v = Tensor(v.name, v.dtype or dtype, v.shape or shape)
                 self.values[o.debugName()] = v
             return
         if kind == "prim::TupleIndex":
@@ -1401,10 +1587,22 @@ class _ScriptTranslator:
             return
         if kind in ("aten::warn", "prim::RaiseException", "aten::__is__", "aten::__isnot__") and not outs:
             return
-        if not kind.startswith("aten::"):
-            raise ValueError(f"node '{label}': {kind} is not supported (control flow and other prim ops are not "
-                             "converted; freeze and script the model without them)")
-        key = kind[len("aten::"):]
+        if kind == "prim::If":
+            self.if_node(node, ins[0], outs, label)
+            return
+        if kind in ("prim::device", "prim::dtype"):
+            dtype = ins[0].dtype if isinstance(ins[0], Tensor) else None
+            if kind == "prim::dtype" and dtype is None:
+                raise ValueError(f"node '{label}': the dtype of '{next(node.inputs()).debugName()}' is not known")
+            self.values[label] = dtype if kind == "prim::dtype" else None
+            return
+        if kind.startswith("torchvision::"):
+            key = kind
+        elif kind.startswith("aten::"):
+            key = kind[len("aten::"):]
+        else:
+            raise ValueError(f"node '{label}': {kind} is not supported (loops and other prim ops are not "
+                             "converted; trace the model, or script it without them)")
         if key.endswith("_") and not key.endswith("__"):
             self.check_in_place(node, label)
             key = key[:-1]  # a write remove_mutation left: as its functional form, where that is the same
@@ -1420,6 +1618,8 @@ class _ScriptTranslator:
             args = [ins[0], _script_to_dtype(ins)]
         elif key == "size" and len(ins) == 1:
             args = ins
+        elif key == "unbind" and isinstance(ins[0], Tensor):
+            args = [self.unpacked_input(node, ins[0], int(ins[1]) if len(ins) > 1 else 0)] + ins[1:]
         try:
             result = fn(b, key, args)
         except (ValueError, TypeError, IndexError, KeyError, AttributeError) as e:
@@ -1429,6 +1629,8 @@ class _ScriptTranslator:
         first = max(known, key=lambda x: len(x.shape)) if known else None  # broadcasting takes the largest rank
         for o, r in zip(outs, results):
             dtype, shape = self.info(o)
+            if o.debugName() in self.dynamic and shape is not None:
+                shape = [None] * len(shape)  # the example's sizes hold for the example only
             if shape is None and first is not None and key in _SAME_RANK:
                 # Where the shape analysis stopped (ops it does not know): the rank at least.
                 shape = list(first.shape) if key in _SAME_SHAPE else [None] * len(first.shape)
@@ -1436,6 +1638,8 @@ class _ScriptTranslator:
                 r = Tensor(r, dtype, shape)
             elif isinstance(r, Tensor):
                 r = Tensor(r.name, dtype or r.dtype, shape or r.shape)
+            elif isinstance(r, (list, tuple)):  # a Tensor[] output (split, meshgrid ...)
+                r = type(r)(Tensor(x) if isinstance(x, str) else x for x in r)
             self.values[o.debugName()] = r
 
 
@@ -1448,6 +1652,10 @@ _SAME_RANK = _SAME_SHAPE | set(_BINARY) | {"where", "linear", "convolution", "_c
                                           "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "upsample_bilinear2d",
                                           "upsample_nearest2d", "matmul", "bmm", "expand", "expand_as", "slice",
                                           "narrow", "cat", "transpose", "permute", "constant_pad_nd", "pad"}
+
+
+_DATA_DEPENDENT_OPS = {"aten::nonzero", "aten::nonzero_numpy", "aten::masked_select", "aten::unique",
+                       "aten::_unique2", "aten::unique_dim", "aten::unique_consecutive", "torchvision::nms"}
 
 
 _VIEW_OPS = {"aten::" + k for k in ("slice", "select", "view", "reshape", "transpose", "permute", "narrow", "expand",
