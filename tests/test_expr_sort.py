@@ -293,7 +293,7 @@ def onnx_nms(boxes, scores, max_out, iou, score_threshold, center_point_box):
 
 
 @pytest.mark.parametrize("center_point_box", [0, 1])
-@pytest.mark.parametrize("batches,classes,n", [(1, 1, 1), (1, 1, 40), (2, 3, 60), (3, 2, 150)])
+@pytest.mark.parametrize("batches,classes,n", [(1, 1, 1), (1, 1, 40), (2, 3, 60), (3, 2, 150), (1, 2, 700)])
 @pytest.mark.parametrize("max_out", [0, 1, 5, 10_000])
 def test_nms_matches_onnxruntime(rng, center_point_box, batches, classes, n, max_out):
     boxes = random_boxes(rng, batches, n, center_point_box)
@@ -380,3 +380,32 @@ def test_nms_bad_input():
         F.nms([[0, 0, 1]], [0.5], 1)
     with pytest.raises(ValueError, match=r"scores must have shape \[1\]"):
         F.nms([[0, 0, 1, 1]], [0.5, 0.2], 1)
+
+
+def test_batched_nms_of_many_boxes_matches_torchvision(rng):
+    """Thousands of boxes of many classes, offset apart by class (torchvision's coordinate trick
+    in batched_nms, as traced detectors run it): the kept boxes and their order match."""
+    torch = pytest.importorskip("torch")
+    torchvision = pytest.importorskip("torchvision")
+    n = 6000
+    xy1 = rng.random((n, 2)) * 300
+    xyxy = np.concatenate([xy1, xy1 + rng.random((n, 2)) * 80 + 1], axis=1).astype(np.float32)
+    labels = rng.integers(0, 90, n)
+    scores = rng.permutation(n).astype(np.float32) / n
+    offset_boxes = xyxy + (labels * (xyxy.max() + 1)).astype(np.float32)[:, None]
+    for iou in (0.3, 0.6):
+        keep = torchvision.ops.batched_nms(torch.from_numpy(xyxy), torch.from_numpy(scores),
+                                           torch.from_numpy(labels), iou).numpy()
+        ours = S._non_max_suppression_onnx(offset_boxes[None][..., [1, 0, 3, 2]], scores[None, None], n, iou, None, 0)
+        np.testing.assert_array_equal(ours[:, 2], keep)
+
+
+def test_nms_of_many_boxes_with_nan_and_infinite_corners_matches_onnxruntime(rng):
+    boxes = random_boxes(rng, 1, 400, 0)
+    boxes[0, 5, 1] = np.nan
+    boxes[0, 9, 3] = np.inf
+    boxes[0, 11] = [-np.inf, -np.inf, np.inf, np.inf]
+    scores = random_scores(rng, 1, 2, 400)
+    for iou in (0.0, 0.5):
+        np.testing.assert_array_equal(S._non_max_suppression_onnx(boxes, scores, 1000, iou, None, 0),
+                                      onnx_nms(boxes, scores, 1000, iou, None, 0))

@@ -9,6 +9,8 @@ torchvision = pytest.importorskip("torchvision")
 
 from mnnpy import convert, nn  # noqa: E402
 
+import torch_detection  # noqa: E402
+
 EPS32 = float(np.finfo(np.float32).eps)
 
 
@@ -272,41 +274,6 @@ def test_torch_export_names_data_dependent_guards():
         convert.from_torch(Guarded(), (torch.ones(4, 4),))
 
 
-class Detections(torch.nn.Module):
-    """A torchvision detector's boxes, scores and labels for one image, as plain tensors."""
-
-    def __init__(self, detector):
-        super().__init__()
-        self.detector = detector
-
-    def forward(self, x):
-        found = self.detector([x[0]])[0]
-        return found["boxes"], found["scores"], found["labels"]
-
-
-def detector(name, size):
-    """A torchvision detector with seeded random weights that gives distinct detections: the
-    BatchNorms hold batch statistics of random images (with their initial ones, the features
-    vanish), and the classifier's last layers are scaled so that scores separate."""
-    torch.manual_seed(0)
-    model = torchvision.models.get_model(name, weights=None, weights_backbone=None).eval()
-    with torch.no_grad():
-        for m in model.modules():
-            if isinstance(m, torch.nn.BatchNorm2d):
-                m.momentum = 1.0
-        model.backbone.train()
-        model.backbone(model.transform(list(torch.rand(4, 3, size, size)))[0].tensors)
-        model.backbone.eval()
-        if hasattr(model, "head"):
-            classifiers = [layers[-1] for layers in model.head.classification_head.module_list]
-        else:
-            classifiers = [model.roi_heads.box_predictor.cls_score]
-        for layer in classifiers:
-            layer.weight.mul_(40)
-            layer.bias.mul_(40)
-    return Detections(model).eval()
-
-
 @pytest.mark.parametrize("name, accumulation", [("ssdlite320_mobilenet_v3_large", 960),
                                                 ("fasterrcnn_mobilenet_v3_large_320_fpn", 960)])
 def test_torchvision_detection_through_torchscript(tmp_path, name, accumulation):
@@ -314,7 +281,7 @@ def test_torchvision_detection_through_torchscript(tmp_path, name, accumulation)
     torch.export cannot capture; a traced file converts, and runs at other images than its
     example."""
     size = 320
-    model = detector(name, size)
+    model = torch_detection.detector(name, size)
     example = torch.rand(1, 3, size, size, generator=torch.Generator().manual_seed(1))
     path = tmp_path / "detector.pt"
     with torch.no_grad():
