@@ -3,11 +3,13 @@ inference latency of the converted model against PyTorch eager in the same proce
 same thread count (mnnpy.set_num_threads and torch.set_num_threads), runs interleaved.
 
 Models: torchvision resnet18 (1x3x224x224) and a BERT encoder from its config (BERT-base: 12
-layers, hidden 768, sequence 128; --small: 2 layers, hidden 32, sequence 8), seeded random weights.
+layers, hidden 768, sequence 128; --small: 2 layers, hidden 32, sequence 8), and torchvision's
+ssdlite320_mobilenet_v3_large and fasterrcnn_mobilenet_v3_large_320_fpn at 320x320 (traced, through
+from_torchscript), seeded random weights.
 The table gives conversion time (torch.export + decompositions + translation + graph passes), the
 median latency of each engine, their ratio (mnnpy / PyTorch) and the largest difference of the
 outputs relative to the largest PyTorch output.
-Run: python benchmarks/bench_torch_import.py [--models resnet18,bert] [--threads 1,2] [--repeats 7] [--small]"""
+Run: python benchmarks/bench_torch_import.py [--models resnet18,bert,ssdlite,fasterrcnn] [--threads 1,2] [--repeats 7] [--small]"""
 import argparse
 import os
 import sys
