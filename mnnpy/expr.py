@@ -432,3 +432,7 @@ from ._expr_mnn_ops import *  # noqa: E402,F401,F403
 from . import _var_members  # noqa: E402,F401  (MNN's graph-editing Var members)
 
 __all__ = [n for n in globals() if not n.startswith("_") and n not in ("where_",)]
+
+# ---------------------------------------------------------------- 8-bit integer products
+from ._expr_quant import *  # noqa: E402,F401,F403
+__all__ += ["matmul_integer", "dynamic_quant_matmul", "quantize_weight_per_column"]

@@ -1,0 +1,447 @@
+// Integer GEMM on 8-bit operands (gemm_int8.h), compiled per SIMD target. B comes packed in
+// panels of 16 columns and groups of 4 depths; A is packed per call into row groups of the
+// micro-kernel's height in the form its target multiplies (bytes for VNNI, int16 pairs for
+// vpmaddwd), with its row sums. Threads take tiles of C: blocks of rows (sized so that their
+// packed A stays in L2) times blocks of panels. A micro-kernel sums one tile over the whole depth
+// into registers; the epilogue then applies zero points (and scales) to it and writes it.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "backend/cpu/gemm_int8.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "backend/cpu/gemm_int8.h"
+#include "backend/cpu/thread_buffers.h"
+#include "mnnpy/aligned_memory.h"
+#include "mnnpy/thread_pool.h"
+
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#include <immintrin.h>
+#endif
+
+#ifndef MNNPY_GEMM_INT8_SHARED_ONCE
+#define MNNPY_GEMM_INT8_SHARED_ONCE
+namespace mnnpy {
+namespace cpu {
+namespace gemm_int8_detail {
+
+constexpr int64_t kGroupBytes = kInt8Panel * kInt8Depth;  // one depth group of one panel: 64 bytes
+constexpr int64_t kL2BlockBytes = 192 << 10;  // a task's packed rows of A, kept in L2
+constexpr int64_t kGrainMacs = int64_t(1) << 18;  // work below this is not worth a thread
+
+// uint32 arithmetic: int32 results wrap modulo 2^32 as ONNX's do, without undefined behaviour.
+inline int32_t wrap(uint32_t v) { return (int32_t)v; }
+
+struct Int8Call {
+  int64_t M = 0;
+  const void* a = nullptr;
+  int64_t lda = 0;
+  bool a_signed = false;
+  const PackedInt8B* b = nullptr;
+  const Int8Epilogue* ep = nullptr;
+  void* c = nullptr;
+  int64_t ldc = 0;
+  ThreadPool* pool = nullptr;
+};
+
+// Applies the zero points (and scales) to rows [i0, i0 + rows) x columns [j0, j0 + cols) of raw
+// sums (tile, row stride ts) and writes them to C.
+inline void epilogue_int32(const Int8Call& g, const int32_t* tile, int64_t ts, int64_t i0, int rows, int64_t j0,
+                           int cols, const int32_t* row_sums) {
+  const PackedInt8B& b = *g.b;
+  const Int8Epilogue& ep = *g.ep;
+  const uint32_t K = (uint32_t)b.k;
+  const int32_t* col_sums = b.col_sums.get();
+  const uint32_t b_shift = b.b_signed ? 0u : 128u;
+  for (int r = 0; r < rows; ++r) {
+    const int64_t m = i0 + r;
+    const uint32_t za = ep.a_zero ? (uint32_t)ep.a_zero[m * ep.a_zero_step] : 0u;
+    const uint32_t rs = (uint32_t)row_sums[m];
+    int32_t* out = static_cast<int32_t*>(g.c) + m * g.ldc + j0;
+    const int32_t* t = tile + r * ts;
+    for (int j = 0; j < cols; ++j) {
+      const int64_t n = j0 + j;
+      // Stored B is B - b_shift: (B - zb) = stored - (zb - b_shift).
+      const uint32_t zb = (ep.b_zero ? (uint32_t)ep.b_zero[n * ep.b_zero_step] : 0u) - b_shift;
+      out[j] = wrap((uint32_t)t[j] - za * (uint32_t)col_sums[n] - zb * rs + K * za * zb);
+    }
+  }
+}
+
+}  // namespace gemm_int8_detail
+}  // namespace cpu
+}  // namespace mnnpy
+#endif  // MNNPY_GEMM_INT8_SHARED_ONCE
+
+HWY_BEFORE_NAMESPACE();
+namespace mnnpy {
+namespace cpu {
+namespace HWY_NAMESPACE {
+using namespace gemm_int8_detail;
+
+// The micro-kernel of this target: kMR rows x kNP panels; packed A holds kAWords int32 words per
+// row and depth group.
+#if HWY_TARGET == HWY_AVX3_DL
+constexpr int kMR = 8, kNP = 2, kAWords = 1;
+constexpr const char* kPath = "vnni";
+#elif HWY_TARGET == HWY_AVX3
+constexpr int kMR = 8, kNP = 2, kAWords = 2;
+constexpr const char* kPath = "madd16";
+#elif HWY_TARGET == HWY_AVX2
+constexpr int kMR = 4, kNP = 1, kAWords = 2;
+constexpr const char* kPath = "madd16";
+#else
+constexpr int kMR = 4, kNP = 1, kAWords = 4;
+constexpr const char* kPath = "loop";
+#endif
+constexpr int64_t kNR = kNP * kInt8Panel;
+
+// Packs rows [i0, i0 + rows) of A (rows <= kMR), all depth groups, into dst (groups x kMR x
+// kAWords words, zero past the rows and K) and stores their row sums.
+void pack_a_group(const Int8Call& g, int64_t i0, int rows, int64_t groups, int32_t* HWY_RESTRICT dst,
+                  int32_t* HWY_RESTRICT row_sums) {
+  const int64_t K = g.b->k;
+  std::memset(dst, 0, sizeof(int32_t) * groups * kMR * kAWords);
+  for (int r = 0; r < rows; ++r) {
+    const int64_t m = i0 + r;
+    uint32_t sum = 0;
+    if (g.a_signed) {
+      const int8_t* src = static_cast<const int8_t*>(g.a) + m * g.lda;
+      int32_t s = 0;
+      for (int64_t k = 0; k < K; ++k) s += src[k];
+      sum = (uint32_t)s;
+    } else {
+      const uint8_t* src = static_cast<const uint8_t*>(g.a) + m * g.lda;
+      for (int64_t k = 0; k < K; ++k) sum += src[k];
+    }
+    row_sums[m] = wrap(sum);
+    for (int64_t gr = 0; gr < groups; ++gr) {
+      int32_t v[4] = {0, 0, 0, 0};
+      for (int j = 0; j < 4; ++j) {
+        const int64_t k = gr * 4 + j;
+        if (k >= K) break;
+        v[j] = g.a_signed ? (int32_t)(static_cast<const int8_t*>(g.a)[m * g.lda + k])
+                          : (int32_t)(static_cast<const uint8_t*>(g.a)[m * g.lda + k]);
+      }
+      int32_t* w = dst + (gr * kMR + r) * kAWords;
+#if HWY_TARGET == HWY_AVX3_DL
+      // Unsigned bytes for vpdpbusd: an int8 A goes in shifted by 128 (the epilogue's correction).
+      // Depths past K hold 0 (B is 0 there too, so the product is 0 whatever A holds).
+      uint32_t word = 0;
+      for (int j = 0; j < 4; ++j) {
+        const uint32_t byte = (gr * 4 + j < K) ? (uint32_t)((v[j] + (g.a_signed ? 128 : 0)) & 0xff) : 0u;
+        word |= byte << (8 * j);
+      }
+      w[0] = (int32_t)word;
+#elif HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX2
+      // int16 pairs for vpmaddwd against B's even depths (0, 2) and odd ones (1, 3).
+      w[0] = (int32_t)((uint32_t)(uint16_t)(int16_t)v[0] | ((uint32_t)(uint16_t)(int16_t)v[2] << 16));
+      w[1] = (int32_t)((uint32_t)(uint16_t)(int16_t)v[1] | ((uint32_t)(uint16_t)(int16_t)v[3] << 16));
+#else
+      for (int j = 0; j < 4; ++j) w[j] = v[j];
+#endif
+    }
+  }
+}
+
+// Raw sums of R rows x kNP panels over all depth groups into tile (R x kNR, row stride kNR).
+// a: the row group's packed A; b: the first panel, the next at b + panel_stride.
+#if HWY_TARGET == HWY_AVX3_DL
+template <int R>
+__attribute__((target(HWY_TARGET_STR ",avx512vnni"))) HWY_NOINLINE void micro_tile(
+    int64_t groups, const int32_t* HWY_RESTRICT a, const int8_t* HWY_RESTRICT b, int64_t panel_stride,
+    int32_t* HWY_RESTRICT tile) {
+  __m512i acc[R][kNP];
+  for (int i = 0; i < R; ++i)
+    for (int p = 0; p < kNP; ++p) acc[i][p] = _mm512_setzero_si512();
+  for (int64_t gr = 0; gr < groups; ++gr) {
+    __m512i bv[kNP];
+    for (int p = 0; p < kNP; ++p) bv[p] = _mm512_load_si512((const void*)(b + p * panel_stride + gr * kGroupBytes));
+    const int32_t* ag = a + gr * kMR;
+    for (int i = 0; i < R; ++i) {
+      const __m512i ai = _mm512_set1_epi32(ag[i]);
+      for (int p = 0; p < kNP; ++p) acc[i][p] = _mm512_dpbusd_epi32(acc[i][p], ai, bv[p]);
+    }
+  }
+  for (int i = 0; i < R; ++i)
+    for (int p = 0; p < kNP; ++p) _mm512_storeu_si512((void*)(tile + i * kNR + p * kInt8Panel), acc[i][p]);
+}
+#elif HWY_TARGET == HWY_AVX3
+template <int R>
+HWY_NOINLINE void micro_tile(int64_t groups, const int32_t* HWY_RESTRICT a, const int8_t* HWY_RESTRICT b,
+                             int64_t panel_stride, int32_t* HWY_RESTRICT tile) {
+  __m512i acc[R][kNP];
+  for (int i = 0; i < R; ++i)
+    for (int p = 0; p < kNP; ++p) acc[i][p] = _mm512_setzero_si512();
+  for (int64_t gr = 0; gr < groups; ++gr) {
+    // Each int16 lane holds two depths of one column: the low byte (depths 0, 2) and the high
+    // one (1, 3), sign-extended to int16 by shifts.
+    __m512i even[kNP], odd[kNP];
+    for (int p = 0; p < kNP; ++p) {
+      const __m512i v = _mm512_load_si512((const void*)(b + p * panel_stride + gr * kGroupBytes));
+      even[p] = _mm512_srai_epi16(_mm512_slli_epi16(v, 8), 8);
+      odd[p] = _mm512_srai_epi16(v, 8);
+    }
+    const int32_t* ag = a + gr * kMR * 2;
+    for (int i = 0; i < R; ++i) {
+      const __m512i ae = _mm512_set1_epi32(ag[i * 2]), ao = _mm512_set1_epi32(ag[i * 2 + 1]);
+      for (int p = 0; p < kNP; ++p) {
+        acc[i][p] = _mm512_add_epi32(acc[i][p], _mm512_add_epi32(_mm512_madd_epi16(ae, even[p]),
+                                                                 _mm512_madd_epi16(ao, odd[p])));
+      }
+    }
+  }
+  for (int i = 0; i < R; ++i)
+    for (int p = 0; p < kNP; ++p) _mm512_storeu_si512((void*)(tile + i * kNR + p * kInt8Panel), acc[i][p]);
+}
+#elif HWY_TARGET == HWY_AVX2
+template <int R>
+HWY_NOINLINE void micro_tile(int64_t groups, const int32_t* HWY_RESTRICT a, const int8_t* HWY_RESTRICT b,
+                             int64_t panel_stride, int32_t* HWY_RESTRICT tile) {
+  (void)panel_stride;  // one panel: two vectors of 8 columns
+  __m256i acc[R][2];
+  for (int i = 0; i < R; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
+  for (int64_t gr = 0; gr < groups; ++gr) {
+    __m256i even[2], odd[2];
+    for (int h = 0; h < 2; ++h) {
+      const __m256i v = _mm256_load_si256((const __m256i*)(b + gr * kGroupBytes + h * 32));
+      even[h] = _mm256_srai_epi16(_mm256_slli_epi16(v, 8), 8);
+      odd[h] = _mm256_srai_epi16(v, 8);
+    }
+    const int32_t* ag = a + gr * kMR * 2;
+    for (int i = 0; i < R; ++i) {
+      const __m256i ae = _mm256_set1_epi32(ag[i * 2]), ao = _mm256_set1_epi32(ag[i * 2 + 1]);
+      for (int h = 0; h < 2; ++h) {
+        acc[i][h] = _mm256_add_epi32(acc[i][h],
+                                     _mm256_add_epi32(_mm256_madd_epi16(ae, even[h]), _mm256_madd_epi16(ao, odd[h])));
+      }
+    }
+  }
+  for (int i = 0; i < R; ++i)
+    for (int h = 0; h < 2; ++h) _mm256_storeu_si256((__m256i*)(tile + i * kNR + h * 8), acc[i][h]);
+}
+#else
+template <int R>
+HWY_NOINLINE void micro_tile(int64_t groups, const int32_t* HWY_RESTRICT a, const int8_t* HWY_RESTRICT b,
+                             int64_t panel_stride, int32_t* HWY_RESTRICT tile) {
+  (void)panel_stride;
+  uint32_t acc[R][kNR] = {};
+  for (int64_t gr = 0; gr < groups; ++gr) {
+    const int8_t* bg = b + gr * kGroupBytes;
+    const int32_t* ag = a + gr * kMR * 4;
+    for (int i = 0; i < R; ++i)
+      for (int c = 0; c < (int)kNR; ++c)
+        for (int j = 0; j < 4; ++j) acc[i][c] += (uint32_t)(ag[i * 4 + j] * (int32_t)bg[c * 4 + j]);
+  }
+  for (int i = 0; i < R; ++i)
+    for (int c = 0; c < (int)kNR; ++c) tile[i * kNR + c] = wrap(acc[i][c]);
+}
+#endif
+
+void micro_tile_rows(int rows, int64_t groups, const int32_t* a, const int8_t* b, int64_t panel_stride,
+                     int32_t* tile) {
+  static_assert(kMR == 4 || kMR == 8, "row dispatch below covers 4 and 8 rows");
+  switch (rows) {
+    case 1: micro_tile<1>(groups, a, b, panel_stride, tile); break;
+    case 2: micro_tile<2>(groups, a, b, panel_stride, tile); break;
+    case 3: micro_tile<3>(groups, a, b, panel_stride, tile); break;
+#if HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX3
+    case 4: micro_tile<4>(groups, a, b, panel_stride, tile); break;
+    case 5: micro_tile<5>(groups, a, b, panel_stride, tile); break;
+    case 6: micro_tile<6>(groups, a, b, panel_stride, tile); break;
+    case 7: micro_tile<7>(groups, a, b, panel_stride, tile); break;
+#endif
+    default: micro_tile<kMR>(groups, a, b, panel_stride, tile); break;
+  }
+}
+
+// Writes a tile's valid part through the epilogue: int32 with zero points, or float.
+void finish_tile(const Int8Call& g, int32_t* tile, int64_t i0, int rows, int64_t j0, int cols,
+                 const int32_t* row_sums) {
+#if HWY_TARGET == HWY_AVX3_DL
+  if (g.a_signed) {  // A went in as A + 128: take 128 colsum(B) back
+    const int32_t* col_sums = g.b->col_sums.get() + j0;
+    for (int r = 0; r < rows; ++r)
+      for (int j = 0; j < cols; ++j)
+        tile[r * kNR + j] = wrap((uint32_t)tile[r * kNR + j] - 128u * (uint32_t)col_sums[j]);
+  }
+#endif
+  const Int8Epilogue& ep = *g.ep;
+  if (!ep.row_scale) {
+    epilogue_int32(g, tile, kNR, i0, rows, j0, cols, row_sums);
+    return;
+  }
+  // Float output: the zero points first (into the tile), then one fused multiply-add.
+  const PackedInt8B& b = *g.b;
+  const int32_t* col_sums = b.col_sums.get();
+  const uint32_t K = (uint32_t)b.k, b_shift = b.b_signed ? 0u : 128u;
+  for (int r = 0; r < rows; ++r) {
+    const int64_t m = i0 + r;
+    const uint32_t za = ep.a_zero ? (uint32_t)ep.a_zero[m * ep.a_zero_step] : 0u;
+    const uint32_t rs = (uint32_t)row_sums[m];
+    const float row_scale = ep.row_scale[m];
+    float* out = static_cast<float*>(g.c) + m * g.ldc + j0;
+    for (int j = 0; j < cols; ++j) {
+      const int64_t n = j0 + j;
+      const uint32_t zb = (ep.b_zero ? (uint32_t)ep.b_zero[n * ep.b_zero_step] : 0u) - b_shift;
+      const int32_t acc = wrap((uint32_t)tile[r * kNR + j] - za * (uint32_t)col_sums[n] - zb * rs + K * za * zb);
+      const float scale = row_scale * ep.col_scale[n];
+      out[j] = std::fma((float)acc, scale, ep.bias ? ep.bias[n] : 0.0f);
+    }
+  }
+}
+
+void GemmInt8Impl(const Int8Call& g) {
+  const PackedInt8B& b = *g.b;
+  const int64_t M = g.M, N = b.n, groups = b.groups;
+  const int64_t row_groups = ceil_div(M, kMR);
+  const int64_t a_group_words = groups * kMR * kAWords;
+  int32_t* packed_a = reinterpret_cast<int32_t*>(thread_buffer(0, (size_t)(row_groups * a_group_words)));
+  int32_t* row_sums = reinterpret_cast<int32_t*>(thread_buffer(1, (size_t)M));
+  const int64_t pack_grain = std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(1, kMR * groups * 4));
+  parallel_for(g.pool, row_groups, pack_grain, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      pack_a_group(g, r * kMR, (int)std::min<int64_t>(kMR, M - r * kMR), groups, packed_a + r * a_group_words,
+                   row_sums);
+    }
+  });
+  // Tasks: blocks of row groups whose packed A fits in L2, times blocks of column tiles; more
+  // tasks than threads so that shares even out.
+  const int64_t col_tiles = ceil_div(ceil_div(N, kInt8Panel), kNP);
+  const int64_t block_groups =
+      std::max<int64_t>(1, std::min(row_groups, kL2BlockBytes / std::max<int64_t>(1, a_group_words * 4)));
+  int64_t row_blocks = ceil_div(row_groups, block_groups);
+  const int threads = g.pool ? g.pool->num_threads() : 1;
+  const int64_t macs = M * N * b.k;
+  const int64_t want = threads > 1 ? std::min<int64_t>(4 * threads, std::max<int64_t>(1, macs / kGrainMacs)) : 1;
+  int64_t col_blocks = std::min(col_tiles, std::max<int64_t>(1, ceil_div(want, row_blocks)));
+  if (row_blocks * col_blocks < want) row_blocks = std::min(row_groups, ceil_div(want, col_blocks));
+  const int64_t rows_per_block = ceil_div(row_groups, row_blocks), tiles_per_block = ceil_div(col_tiles, col_blocks);
+  row_blocks = ceil_div(row_groups, rows_per_block);
+  col_blocks = ceil_div(col_tiles, tiles_per_block);
+  const int64_t panel_stride = groups * kGroupBytes;
+  parallel_for(g.pool, row_blocks * col_blocks, 1, [&](int64_t t0, int64_t t1) {
+    alignas(64) int32_t tile[kMR * kNR];
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t rb = t / col_blocks, cb = t % col_blocks;
+      const int64_t rg0 = rb * rows_per_block, rg1 = std::min(row_groups, rg0 + rows_per_block);
+      const int64_t ct0 = cb * tiles_per_block, ct1 = std::min(col_tiles, ct0 + tiles_per_block);
+      for (int64_t ct = ct0; ct < ct1; ++ct) {
+        const int64_t j0 = ct * kNR;
+        const int cols = (int)std::min<int64_t>(kNR, N - j0);
+        const int8_t* bp = b.data.get() + ct * kNP * panel_stride;
+        for (int64_t rg = rg0; rg < rg1; ++rg) {
+          const int64_t i0 = rg * kMR;
+          const int rows = (int)std::min<int64_t>(kMR, M - i0);
+          micro_tile_rows(rows, groups, packed_a + rg * a_group_words, bp, panel_stride, tile);
+          finish_tile(g, tile, i0, rows, j0, cols, row_sums);
+        }
+      }
+    }
+  });
+}
+
+void Int8InfoImpl(Int8GemmInfo* info) {
+  info->path = kPath;
+  info->mr = kMR;
+  info->nr = (int)kNR;
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace cpu
+}  // namespace mnnpy
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace mnnpy {
+namespace cpu {
+HWY_EXPORT(GemmInt8Impl);
+HWY_EXPORT(Int8InfoImpl);
+
+using gemm_int8_detail::Int8Call;
+
+PackedInt8B pack_int8_b(int64_t K, int64_t N, const void* b, int64_t ldb, bool trans_b, bool b_signed,
+                        ThreadPool* pool) {
+  PackedInt8B out;
+  out.k = K;
+  out.n = N;
+  out.b_signed = b_signed;
+  out.groups = ceil_div(K, kInt8Depth);
+  // Whole micro-tiles of panels (the widest target reads two at a time), zero-filled.
+  const int64_t panels = round_up(ceil_div(N, kInt8Panel), 2);
+  const size_t data_bytes = (size_t)(panels * std::max<int64_t>(out.groups, 1) * gemm_int8_detail::kGroupBytes);
+  int8_t* data = static_cast<int8_t*>(allocate_aligned(data_bytes));
+  out.data = std::shared_ptr<int8_t>(data, [](int8_t* p) { std::free(p); });
+  int32_t* sums = static_cast<int32_t*>(allocate_aligned(sizeof(int32_t) * panels * kInt8Panel));
+  out.col_sums = std::shared_ptr<int32_t>(sums, [](int32_t* p) { std::free(p); });
+  out.nbytes = data_bytes + sizeof(int32_t) * panels * kInt8Panel;
+  const int64_t groups = out.groups;
+  const int64_t rs = trans_b ? 1 : ldb, cs = trans_b ? ldb : 1;
+  parallel_for(pool, panels, std::max<int64_t>(1, (int64_t(1) << 15) / std::max<int64_t>(1, groups * 64)),
+               [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      int8_t* dst = data + p * groups * gemm_int8_detail::kGroupBytes;
+      std::memset(dst, 0, (size_t)(groups * gemm_int8_detail::kGroupBytes));
+      for (int64_t c = 0; c < kInt8Panel; ++c) {
+        const int64_t n = p * kInt8Panel + c;
+        uint32_t sum = 0;
+        if (n < N) {
+          for (int64_t k = 0; k < K; ++k) {
+            const int32_t v = b_signed ? (int32_t)static_cast<const int8_t*>(b)[k * rs + n * cs]
+                                       : (int32_t)static_cast<const uint8_t*>(b)[k * rs + n * cs] - 128;
+            dst[(k / 4) * gemm_int8_detail::kGroupBytes + c * 4 + (k % 4)] = (int8_t)v;
+            sum += (uint32_t)v;
+          }
+        }
+        sums[n] = (int32_t)sum;
+      }
+    }
+  });
+  return out;
+}
+
+void gemm_int8(int64_t M, const void* a, int64_t lda, bool a_signed, const PackedInt8B& b, const Int8Epilogue& ep,
+               void* c, int64_t ldc, ThreadPool* pool) {
+  if (M == 0 || b.n == 0) return;
+  Int8Call g;
+  g.M = M, g.a = a, g.lda = lda, g.a_signed = a_signed, g.b = &b, g.ep = &ep, g.c = c, g.ldc = ldc, g.pool = pool;
+  HWY_DYNAMIC_DISPATCH(GemmInt8Impl)(g);
+}
+
+Int8GemmInfo int8_gemm_info() {
+  Int8GemmInfo info;
+  HWY_DYNAMIC_DISPATCH(Int8InfoImpl)(&info);
+  return info;
+}
+
+void quantize_rows_uint8(int64_t M, int64_t K, const float* x, int64_t ldx, uint8_t* q, float* scale, int32_t* zero,
+                         ThreadPool* pool) {
+  // Plain code compiled once (not per target): the same roundings wherever it runs.
+  parallel_for(pool, M, std::max<int64_t>(1, (int64_t(1) << 14) / std::max<int64_t>(1, K)), [&](int64_t m0, int64_t m1) {
+    for (int64_t m = m0; m < m1; ++m) {
+      const float* row = x + m * ldx;
+      float low = 0.0f, high = 0.0f;
+      for (int64_t k = 0; k < K; ++k) {
+        low = std::min(low, row[k]);
+        high = std::max(high, row[k]);
+      }
+      float s = (high - low) / 255.0f;
+      if (s == 0.0f) s = 1.0f;
+      const float zp = std::nearbyint(std::min(std::max(-low / s, 0.0f), 255.0f));
+      uint8_t* out = q + m * K;
+      for (int64_t k = 0; k < K; ++k) {
+        const float v = std::nearbyint(row[k] / s) + zp;
+        out[k] = (uint8_t)std::min(std::max(v, 0.0f), 255.0f);
+      }
+      scale[m] = s;
+      zero[m] = (int32_t)zp;
+    }
+  });
+}
+
+}  // namespace cpu
+}  // namespace mnnpy
+#endif

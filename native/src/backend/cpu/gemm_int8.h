@@ -1,0 +1,78 @@
+// Integer GEMM on 8-bit operands: C[M x N] (int32) = sum_k A[m, k] * B[k, n] with A uint8 or int8
+// (activations) and B int8 or uint8 (weights), zero points applied in the epilogue:
+//   (A - a_zero) (B - b_zero) = A B - a_zero colsum(B) - b_zero rowsum(A) + K a_zero b_zero,
+// so the inner loop multiplies the stored bytes only. B is packed once into panels of 16 columns
+// with its column sums; a uint8 B is stored as B - 128 (int8) and the shift goes into b_zero.
+// Every SIMD target gives the same int32 results (arithmetic modulo 2^32, as ONNX's int32):
+//   AVX3_DL: VNNI vpdpbusd (u8 x s8 -> s32; an int8 A is stored as A + 128 and the shift is taken
+//            back with 128 colsum(B));
+//   AVX3, AVX2: bytes widened to int16 and multiplied by vpmaddwd (pairs of products summed into
+//            int32, which never saturates for 8-bit values; vpmaddubsw is not used: it saturates
+//            its int16 pair sums);
+//   SCALAR: a plain loop.
+// The float epilogue (dynamic quantization) is out = fma(float(C), row_scale[m] * col_scale[n],
+// bias[n]), one rounding of the product of the scales and one of the fused multiply-add, on every
+// target.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace mnnpy {
+class ThreadPool;
+namespace cpu {
+
+constexpr int64_t kInt8Panel = 16;  // columns of B per packed panel
+constexpr int64_t kInt8Depth = 4;   // depths of B per packed group (one int32 lane of bytes)
+
+// B packed for gemm_int8: panel p, depth group g, column c, depth j (4 bytes per column and group)
+// at data[(p * groups + g) * 64 + c * 4 + j]; zero past K and N. The layout is the same on every
+// target, so packed weights survive a change of target.
+struct PackedInt8B {
+  int64_t k = 0, n = 0;
+  int64_t groups = 0;      // ceil(K / 4)
+  bool b_signed = true;    // the operand's type; a uint8 B is stored as B - 128
+  std::shared_ptr<int8_t> data;
+  std::shared_ptr<int32_t> col_sums;  // of the stored (int8) values, padded to whole panels
+  size_t nbytes = 0;                  // of both
+};
+
+// B[K x N], element (k, n) at b[k * ldb + n] (or b[n * ldb + k] when trans_b), int8 or uint8.
+PackedInt8B pack_int8_b(int64_t K, int64_t N, const void* b, int64_t ldb, bool trans_b, bool b_signed,
+                        ThreadPool* pool);
+
+struct Int8Epilogue {
+  // Zero points: A's of row m at a_zero[m * a_zero_step], B's of column n at b_zero[n * b_zero_step]
+  // (step 0: one for all); null: 0.
+  const int32_t* a_zero = nullptr;
+  int64_t a_zero_step = 0;
+  const int32_t* b_zero = nullptr;
+  int64_t b_zero_step = 0;
+  // Float output when row_scale is set: fma(float(C), row_scale[m] * col_scale[n], bias[n]) (no
+  // bias: 0); C is int32 otherwise.
+  const float* row_scale = nullptr;
+  const float* col_scale = nullptr;
+  const float* bias = nullptr;
+};
+
+// C[M x N] (row stride ldc, int32 or float32 by the epilogue) from A[M x K] (row stride lda,
+// int8 when a_signed else uint8) and B packed by pack_int8_b. pool may be null (one thread).
+void gemm_int8(int64_t M, const void* a, int64_t lda, bool a_signed, const PackedInt8B& b, const Int8Epilogue& ep,
+               void* c, int64_t ldc, ThreadPool* pool);
+
+// The micro-kernel of the current target, for tests and profiles: "vnni", "madd16" or "loop",
+// and its rows x columns.
+struct Int8GemmInfo {
+  const char* path = "";
+  int mr = 0, nr = 0;
+};
+Int8GemmInfo int8_gemm_info();
+
+// Rows of float32 x[M x K] (row stride ldx) quantized as ONNX's DynamicQuantizeLinear does for a
+// whole tensor, per row: scale = (max(x, 0) - min(x, 0)) / 255 (1 when that is 0), zero =
+// round(-min(x, 0) / scale), q = saturate_uint8(round(x / scale) + zero), rounding half to even.
+void quantize_rows_uint8(int64_t M, int64_t K, const float* x, int64_t ldx, uint8_t* q, float* scale, int32_t* zero,
+                         ThreadPool* pool);
+
+}  // namespace cpu
+}  // namespace mnnpy
