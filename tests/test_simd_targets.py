@@ -35,6 +35,8 @@ Which case reaches which HWY_DYNAMIC_DISPATCH (native/src/backend/cpu):
 - sort_full.cpp RadixSort64Impl and Highway's vqsort (dispatched inside libhwy-contrib):
   test_sorting.
 - gemm.cpp GemmImpl, PackBImpl, GemmInfoImpl, IntegralImpl: test_matmul.
+- gemm_int8.cpp GemmInt8Impl (VNNI, int16 multiply-add, portable loop), Int8InfoImpl:
+  test_int8_matmul.
 - conv.cpp ConvGemmImpl (1x1 pointwise and im2col), conv_pixel_rows.cpp ConvPixelRowsImpl,
   winograd.cpp ConvWinogradImpl (F(4,3) and F(2,3)), depthwise.cpp ConvDepthwiseImpl:
   test_conv2d.
@@ -1604,4 +1606,27 @@ def test_codecs(xt):
         xt.check(f"decode-{ext}-{params}", lambda: mcv.imdecode(data, cv2.IMREAD_COLOR),
                  cv2.imdecode(data, cv2.IMREAD_COLOR), ref=EXACT if ext != ".webp" or params[1] == 101 else
                  Close(atol=1))
+    xt.verify()
+
+
+# ---------------------------------------------------------------- int8 GEMM
+def test_int8_matmul(xt, rng):
+    # Exact int32 on every target: both 8-bit types on each side, zero points per tensor, row and
+    # column, edges of the micro-tiles and depth groups, and the dynamically quantized product
+    # (its float epilogue is one fused multiply-add everywhere: exact between targets).
+    shapes = [(1, 3, 5), (7, 33, 17), (13, 301, 50), (64, 128, 96)]
+    for i, (M, K, N) in enumerate(shapes):
+        for a_dtype, b_dtype in ((np.uint8, np.int8), (np.int8, np.int8), (np.uint8, np.uint8), (np.int8, np.uint8)):
+            a = rng.integers(np.iinfo(a_dtype).min, np.iinfo(a_dtype).max + 1, (M, K)).astype(a_dtype)
+            b = rng.integers(np.iinfo(b_dtype).min, np.iinfo(b_dtype).max + 1, (K, N)).astype(b_dtype)
+            za = rng.integers(0, 100, (M,)).astype(a_dtype)
+            zb = rng.integers(0, 100, (N,)).astype(b_dtype)
+            expected = np.matmul(a.astype(np.int64) - za.astype(np.int64)[:, None],
+                                 b.astype(np.int64) - zb.astype(np.int64)).astype(np.int32)
+            xt.check(f"{i}-{np.dtype(a_dtype).name}-{np.dtype(b_dtype).name}",
+                     lambda: F.matmul_integer(a, F.const(b), za, zb), expected)
+        x = rng.standard_normal((M, K)).astype(np.float32)
+        w_q = rng.integers(-127, 128, (K, N)).astype(np.int8)
+        scales = rng.uniform(0.001, 0.01, N).astype(np.float32)
+        xt.check(f"{i}-dynamic", lambda: F.dynamic_quant_matmul(x, F.const(w_q), scales))
     xt.verify()

@@ -3,8 +3,9 @@ QLinearMatMul, MatMulInteger, ConvInteger, QLinearConv) as mnnpy.expr calls.
 
 Integer tensors stay integers and the results are bit-exact with ONNX's definition: integer
 products accumulate in int32 (matmul) or in float32 pieces whose sums are exact (convolution,
-see ``_integer_conv``); rescaling runs in float64, as the reference computes it. The int8 kernels
-of a later release take over the hot paths; these handlers define the semantics."""
+see ``_integer_conv``); rescaling runs in float64, as the reference computes it. MatMulInteger
+and QLinearMatMul with a 2-D B run on the int8 GEMM (``expr.matmul_integer``, docs/int8.md),
+with the same int32 results."""
 import numpy as np
 
 from .. import expr as F
@@ -133,10 +134,19 @@ def _matmul_zero(zero, operand, node, which):
     return F.cast(zero, np.int32)
 
 
+def _fits_int8_kernel(zero, count):
+    """Whether a MatMulInteger zero point is one the int8 kernel takes: absent, one value, or a
+    1-D vector of ``count``."""
+    return zero is None or zero.size == 1 and zero.ndim <= 1 or zero.ndim == 1 and zero.shape[0] == count
+
+
 def _integer_matmul(a, a_zero, b, b_zero, node):
     for v, which in ((a, "A"), (b, "B")):
         if np.dtype(v.dtype) not in (np.dtype(np.int8), np.dtype(np.uint8)):
             raise TypeError(f"input {which} must be int8 or uint8, got {np.dtype(v.dtype).name}")
+    if a.ndim >= 2 and b.ndim == 2 and _fits_int8_kernel(a_zero, a.shape[-2]) and _fits_int8_kernel(b_zero, b.shape[1]):
+        # The int8 GEMM (B packed once when it is constant), same int32 results.
+        return F.matmul_integer(a, b, a_zero, b_zero)
     a32, b32 = F.cast(a, np.int32), F.cast(b, np.int32)
     za, zb = _matmul_zero(a_zero, a, node, "A"), _matmul_zero(b_zero, b, node, "B")
     if za is not None:

@@ -1,0 +1,243 @@
+"""The int8 GEMM (expr.matmul_integer, expr.dynamic_quant_matmul): exact int32 results against
+NumPy's int64 arithmetic on every usable SIMD target, the dynamic quantization against a NumPy
+reference of the same arithmetic and against onnxruntime's quantize_dynamic, and bad inputs."""
+import contextlib
+
+import numpy as np
+import pytest
+
+import mnnpy
+import mnnpy.expr as F
+
+TARGETS = mnnpy.runtime_info()["simd_targets_usable"]
+
+# M, K, N: ones, odd sizes, sizes that are not multiples of the micro-tiles (4 or 8 rows, 16 or 32
+# columns) or of the depth groups (4), one past them, and a deep product.
+SHAPES = [(1, 1, 1), (1, 5, 3), (3, 5, 7), (4, 16, 16), (5, 17, 33), (8, 4, 32), (9, 33, 31), (13, 100, 47),
+          (1, 768, 70), (33, 1029, 65), (2, 3001, 17)]
+
+
+@contextlib.contextmanager
+def simd_target(name):
+    previous = mnnpy.get_simd_target()
+    mnnpy.set_simd_target(name)
+    try:
+        yield
+    finally:
+        mnnpy.set_simd_target(previous)
+
+
+def _random(rng, dtype, shape):
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max + 1, shape).astype(dtype)
+
+
+def _reference(a, b, za=None, zb=None):
+    """(a - za) @ (b - zb) in int64, wrapped to int32 as ONNX's int32 arithmetic."""
+    a64, b64 = a.astype(np.int64), b.astype(np.int64)
+    if za is not None:
+        za = np.asarray(za).astype(np.int64)
+        a64 = a64 - (za.reshape(-1, 1) if za.ndim == 1 and za.size > 1 else za.reshape(()))
+    if zb is not None:
+        b64 = b64 - np.asarray(zb).astype(np.int64)
+    return np.matmul(a64, b64).astype(np.int32)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("a_dtype", [np.int8, np.uint8])
+@pytest.mark.parametrize("b_dtype", [np.int8, np.uint8])
+def test_matmul_integer_is_exact(rng, target, a_dtype, b_dtype):
+    with simd_target(target):
+        for M, K, N in SHAPES:
+            a, b = _random(rng, a_dtype, (M, K)), _random(rng, b_dtype, (K, N))
+            # Extremes in a row and a column: the largest products.
+            a[0, :] = np.iinfo(a_dtype).min
+            b[:, 0] = np.iinfo(b_dtype).min
+            za = _random(rng, a_dtype, ())
+            zb_col = _random(rng, b_dtype, (N,))
+            za_row = _random(rng, a_dtype, (M,))
+            cases = [(None, None), (za, None), (None, zb_col), (za, _random(rng, b_dtype, ())), (za_row, zb_col)]
+            for zero_a, zero_b in cases:
+                for b_operand in (F.const(b), b):  # packed at plan time, and packed at run time
+                    got = F.matmul_integer(a, b_operand, zero_a, zero_b).read()
+                    assert got.dtype == np.int32 and got.shape == (M, N)
+                    np.testing.assert_array_equal(got, _reference(a, b, zero_a, zero_b),
+                                                  err_msg=f"{target} M,K,N={M},{K},{N} zeros {zero_a is not None},"
+                                                          f"{zero_b is not None}")
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_matmul_integer_batches(rng, target):
+    with simd_target(target):
+        a = _random(rng, np.uint8, (2, 3, 5, 37))
+        b = _random(rng, np.int8, (37, 19))
+        za, zb = np.uint8(131), _random(rng, np.int8, (19,))
+        np.testing.assert_array_equal(F.matmul_integer(a, F.const(b), za, zb).read(), _reference(a, b, za, zb))
+        # Per-row zero points of A with a batch: one product per matrix of the stack.
+        za_row = _random(rng, np.uint8, (5,))
+        np.testing.assert_array_equal(F.matmul_integer(a, b, za_row, zb).read(), _reference(a, b, za_row, zb))
+        # B with a batch of its own, broadcast against A's.
+        bb = _random(rng, np.int8, (3, 37, 6))
+        np.testing.assert_array_equal(F.matmul_integer(a, bb, za).read(), _reference(a, bb, za))
+        # Vector operands, as numpy.matmul.
+        v = _random(rng, np.int8, (37,))
+        np.testing.assert_array_equal(F.matmul_integer(v, b).read(), _reference(v, b))
+        np.testing.assert_array_equal(F.matmul_integer(a[0, 0], v).read(), _reference(a[0, 0], v))
+
+
+def test_matmul_integer_wraps_like_int32(rng):
+    # 70000 products of 255 * 127 pass int32's range: results wrap modulo 2^32, as ONNX's int32 do.
+    a = np.full((2, 70000), 255, np.uint8)
+    b = np.full((70000, 3), 127, np.int8)
+    b[:, 1] = _random(rng, np.int8, (70000,))
+    expected = _reference(a, b)
+    assert (np.matmul(a.astype(np.int64), b.astype(np.int64)) > 2 ** 31).any()
+    for target in TARGETS:
+        with simd_target(target):
+            np.testing.assert_array_equal(F.matmul_integer(a, F.const(b)).read(), expected)
+
+
+def test_matmul_integer_threads_agree(rng):
+    a, b = _random(rng, np.int8, (67, 300)), _random(rng, np.uint8, (300, 130))
+    expected = _reference(a, b, np.int8(-3), np.uint8(7))
+    threads = mnnpy.get_num_threads() if hasattr(mnnpy, "get_num_threads") else 1
+    try:
+        for n in (1, 2, 3):
+            mnnpy.set_num_threads(n)
+            np.testing.assert_array_equal(F.matmul_integer(a, F.const(b), np.int8(-3), np.uint8(7)).read(), expected)
+    finally:
+        mnnpy.set_num_threads(threads)
+
+
+# ---------------------------------------------------------------- dynamic quantization
+def _quantize_rows(x):
+    """NumPy's float32 arithmetic of the kernel's per-row quantization (ONNX's
+    DynamicQuantizeLinear per row)."""
+    low = np.minimum(x.min(axis=-1), np.float32(0))
+    high = np.maximum(x.max(axis=-1), np.float32(0))
+    scale = ((high - low) / np.float32(255)).astype(np.float32)
+    scale[scale == 0] = 1
+    zero = np.rint(np.clip(-low / scale, 0, 255)).astype(np.float32)
+    q = np.clip(np.rint(x / scale[..., None]) + zero[..., None], 0, 255).astype(np.uint8)
+    return q, scale, zero.astype(np.int32)
+
+
+def _quantize_columns(w):
+    scale = (np.abs(w).max(axis=0) / np.float32(127)).astype(np.float32)
+    scale[scale == 0] = 1
+    return np.clip(np.rint(w / scale), -127, 127).astype(np.int8), scale
+
+
+def _dynamic_reference(x, w_q, w_scale, bias):
+    """float32(acc) * (row_scale * col_scale) + bias, from the exact int32 product; float64
+    arithmetic rounded once to float32 (the kernel fuses the multiply-add: within 1 ulp)."""
+    q, s, z = _quantize_rows(x.reshape(-1, x.shape[-1]))
+    acc = _reference(q, w_q, z, None).astype(np.float32)
+    scale = (s[:, None] * w_scale[None, :]).astype(np.float32)
+    out = acc.astype(np.float64) * scale.astype(np.float64) + (0 if bias is None else bias.astype(np.float64))
+    return out.astype(np.float32).reshape(x.shape[:-1] + (w_q.shape[1],))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_dynamic_quant_matmul_against_numpy(rng, target):
+    with simd_target(target):
+        for shape, N, with_bias in [((1, 64), 64, True), ((3, 7, 96), 33, True), ((130, 200), 70, False),
+                                    ((5, 1), 3, True)]:
+            x = rng.standard_normal(shape).astype(np.float32)
+            x[..., 0, :] = np.abs(x[..., 0, :])  # a row without negatives: zero point 0
+            if len(shape) > 1 and shape[-2] > 1:
+                x[..., 1, :] = 0  # an all-zero row: scale 1
+            w = rng.standard_normal((shape[-1], N)).astype(np.float32)
+            bias = rng.standard_normal(N).astype(np.float32) if with_bias else None
+            w_q, w_scale = (v.read() for v in F.quantize_weight_per_column(w))
+            exp_q, exp_scale = _quantize_columns(w)
+            np.testing.assert_array_equal(w_q, exp_q)
+            np.testing.assert_array_equal(w_scale, exp_scale)
+            got = F.dynamic_quant_matmul(x, F.const(w_q), w_scale, bias).read()
+            expected = _dynamic_reference(x, w_q, w_scale, bias)
+            assert got.dtype == np.float32 and got.shape == expected.shape
+            assert (np.abs(got.astype(np.float64) - expected) <= np.spacing(np.abs(expected))).all(), target
+
+
+def test_dynamic_quant_matmul_same_on_every_target(rng):
+    x = rng.standard_normal((37, 300)).astype(np.float32)
+    w_q, w_scale = _quantize_columns(rng.standard_normal((300, 45)).astype(np.float32))
+    bias = rng.standard_normal(45).astype(np.float32)
+    results = []
+    for target in TARGETS:
+        with simd_target(target):
+            results.append(F.dynamic_quant_matmul(x, w_q, w_scale, bias).read())
+    for r in results[1:]:
+        np.testing.assert_array_equal(r, results[0])
+
+
+def _error_bound(x, w, w_scale, row_scale):
+    """|y_quantized - x @ w| per output: each factor off by at most half its step, so
+    sum_k |x| dw + |w| dx + dx dw (plus float32 rounding of the sums, far below)."""
+    dx = (row_scale / 2)[:, None]
+    dw = (w_scale / 2)[None, :]
+    ax, aw = np.abs(x).astype(np.float64), np.abs(w).astype(np.float64)
+    return ax.sum(axis=1, keepdims=True) * dw + dx * aw.sum(axis=0, keepdims=True) + x.shape[1] * dx * dw + 1e-5
+
+
+def test_dynamic_quant_matmul_against_onnxruntime(rng, tmp_path):
+    ort = pytest.importorskip("onnxruntime")
+    quantization = pytest.importorskip("onnxruntime.quantization")
+    onnx = pytest.importorskip("onnx")
+    from onnx import helper as h, numpy_helper
+    M, K, N = 24, 128, 80
+    x = rng.standard_normal((M, K)).astype(np.float32)
+    w = (rng.standard_normal((K, N)) * 0.1).astype(np.float32)
+    bias = rng.standard_normal(N).astype(np.float32)
+    graph = h.make_graph([h.make_node("MatMul", ["x", "w"], ["xw"]), h.make_node("Add", ["xw", "bias"], ["y"])], "linear",
+                         [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [M, K])],
+                         [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [M, N])],
+                         [numpy_helper.from_array(w, "w"), numpy_helper.from_array(bias, "bias")])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    model.ir_version = 8
+    float_path, int8_path = tmp_path / "linear.onnx", tmp_path / "linear_int8.onnx"
+    onnx.save(model, float_path)
+    quantization.quantize_dynamic(str(float_path), str(int8_path), per_channel=True,
+                                  weight_type=quantization.QuantType.QInt8)
+    session = ort.InferenceSession(str(int8_path), providers=["CPUExecutionProvider"])
+    ort_y = session.run(None, {"x": x})[0].astype(np.float64)
+    w_q, w_scale = (v.read() for v in F.quantize_weight_per_column(w))
+    ours = F.dynamic_quant_matmul(x, w_q, w_scale, bias).read().astype(np.float64)
+    exact = x.astype(np.float64) @ w.astype(np.float64) + bias
+    ours_bound = _error_bound(x, w, w_scale, _quantize_rows(x)[1])
+    # onnxruntime quantizes the whole activation tensor with one scale.
+    ort_row_scale = np.full(M, (max(x.max(), 0) - min(x.min(), 0)) / 255, np.float64)
+    ort_bound = _error_bound(x, w, w_scale, ort_row_scale)
+    assert (np.abs(ours - exact) <= ours_bound).all()
+    assert (np.abs(ort_y - exact) <= ort_bound).all()
+    assert (np.abs(ours - ort_y) <= ours_bound + ort_bound).all()
+
+
+# ---------------------------------------------------------------- bad inputs
+def test_bad_inputs_raise_value_errors():
+    a8, b8 = np.zeros((3, 4), np.uint8), np.zeros((4, 5), np.int8)
+    with pytest.raises(ValueError, match="a must be int8 or uint8"):
+        F.matmul_integer(np.zeros((3, 4), np.float32), b8)
+    with pytest.raises(ValueError, match="b must be int8 or uint8"):
+        F.matmul_integer(a8, np.zeros((4, 5), np.int32))
+    with pytest.raises(ValueError, match="4 columns but B has 6 rows"):
+        F.matmul_integer(a8, np.zeros((6, 5), np.int8))
+    with pytest.raises(ValueError, match="a_zero_point must be a scalar or hold one value per row"):
+        F.matmul_integer(a8, b8, np.zeros(2, np.uint8))
+    with pytest.raises(ValueError, match="b_zero_point must have B's type int8"):
+        F.matmul_integer(a8, b8, None, F.const(np.zeros(5, np.uint8)))
+    with pytest.raises(ValueError, match="do not broadcast"):
+        F.matmul_integer(np.zeros((2, 3, 4), np.uint8), np.zeros((3, 4, 5), np.int8))
+    x = np.zeros((3, 4), np.float32)
+    with pytest.raises(ValueError, match="weights must be int8"):
+        F.dynamic_quant_matmul(x, np.zeros((4, 5), np.float32), np.ones(5, np.float32))
+    with pytest.raises(ValueError, match="x has 4 features"):
+        F.dynamic_quant_matmul(x, np.zeros((6, 5), np.int8), np.ones(5, np.float32))
+    with pytest.raises(ValueError, match="scales must be a scalar or hold one value per column"):
+        F.dynamic_quant_matmul(x, b8, np.ones(3, np.float32))
+    with pytest.raises(ValueError, match="x must be float32"):
+        F.dynamic_quant_matmul(x.astype(np.float64), b8, np.ones(5, np.float32))
+    with pytest.raises(ValueError, match="must be 2-D"):
+        F.quantize_weight_per_column(np.zeros(4, np.float32))
+    with pytest.raises(ValueError, match="floating point"):
+        F.quantize_weight_per_column(b8)
