@@ -245,3 +245,10 @@ def _qlinear_conv(ctx, node, ins):
     multiplier = F.divide(F.multiply(F.reshape(x_scale, []), w_scale_b), F.reshape(y_scale, []))
     out_dtype = np.dtype(y_zero.dtype) if y_zero is not None else np.dtype(x.dtype)
     return _requantize(acc, multiplier, F.reshape(y_zero, []) if y_zero is not None else None, out_dtype)
+
+
+@handles("DynamicQuantMatMul")
+def _dynamic_quant_matmul(ctx, node, ins):
+    """The linear layers of a model loaded with memory="low" (convert/_low_memory.py)."""
+    x = ins[0] if ins[0].dtype == np.float32 else F.cast(ins[0], np.float32)
+    return F.dynamic_quant_matmul(x, ins[1], ins[2], ins[3] if len(ins) > 3 else None)

@@ -289,6 +289,9 @@ def load_module_from_file(file_name, input_names=None, output_names=None, dynami
     instead of running convolution chains in the blocked channel layout (for comparison); models
     loaded while a backend preferring another channel block is requested (``_core.set_backend``)
     stay NCHW too.
+    ``memory_mode="low"`` (or ``runtime_manager``'s memory "low") keeps the weights of linear
+    layers (MatMul/Gemm with a 2-D float weight of at least 64 x 64) as int8 with per-column
+    scales and runs them on the dynamically quantized int8 GEMM (docs/int8.md).
     ``for_training=True`` gives a ``TrainableGraphModule``: the weights become Parameters
     (named as in the model) and each call builds the graph in NCHW for differentiation."""
     path = os.fspath(file_name)
@@ -333,10 +336,25 @@ def load_module_from_file(file_name, input_names=None, output_names=None, dynami
     else:
         graph, _ = from_onnx(path)
         weights = graph.weights
+    if _low_memory(memory_mode if memory_mode is not None or runtime_manager is None
+                   else runtime_manager.memory_mode) and not for_training:
+        # Linear layers on int8 weights (docs/int8.md).
+        from ..convert._low_memory import quantize_linear_weights
+        graph = quantize_linear_weights(graph)
+        weights = graph.weights
     if for_training:
         return TrainableGraphModule(graph, weights, input_names, output_names)
     return _ConvertedModule(graph, weights, input_names, output_names, shape_mutable, thread_num, blocked_layout,
                             backend, precision)
+
+
+def _low_memory(mode):
+    """Whether a memory mode (MNN's number, ``expr.MemoryMode`` or its name) is "low"."""
+    if mode is None:
+        return False
+    from ..expr import MemoryMode
+    from ._runtime import _mode
+    return _mode(mode, MemoryMode, "memory") == MemoryMode.Low
 
 
 def load_module(inputs, outputs, for_training=False):

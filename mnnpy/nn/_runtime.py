@@ -5,7 +5,8 @@
 (``"normal"``, ``"high"``, ``"low"`` or MNN's number), ``memory`` and ``power`` (``"normal"``,
 ``"high"``, ``"low"`` or ``expr.MemoryMode``/``expr.PowerMode``). ``load_module_from_file(...,
 runtime_manager=rt)`` runs the module's calls on that backend, at that precision and with that
-many threads. The memory and power modes, the cache file (``set_cache``/``update_cache``), the
+many threads. Memory mode "low" stores the weights of linear layers as int8 and runs them on the
+dynamically quantized int8 GEMM (docs/int8.md). The power mode, the cache file (``set_cache``/``update_cache``), the
 external-weights file (``set_external``), session modes (``set_mode``) and hints
 (``set_hint``) are accepted and kept on the manager: mnnpy's CPU backend has nothing they
 change (no kernel cache to tune, weights in the model file, one memory plan), as MNN's CPU

@@ -1,0 +1,103 @@
+"""MNN's ``memory="low"`` mode for converted models: the float weights of linear layers are kept
+as int8 with one scale per output column, and those layers run on the dynamically quantized
+int8 GEMM (``expr.dynamic_quant_matmul``, docs/int8.md).
+
+One graph pass, run when a model is loaded in that mode: a MatMul whose right operand is a 2-D
+float weight (with the bias the loader may have fused into it), or a Gemm (no transposed A, alpha 1, a bias of N values at beta 1 or none) with a
+2-D float weight, both of at least ``MIN_DIMENSION`` rows and columns, becomes a
+``DynamicQuantMatMul`` node reading the int8 weight and its scales; float weights no node reads
+any more are dropped."""
+import numpy as np
+
+from ._graph import Graph, Node
+
+MIN_DIMENSION = 64  # smaller products gain nothing from 8 bits; their weights are small anyway
+
+OP = "DynamicQuantMatMul"
+
+
+def _float_matrix(weights, name):
+    w = weights.get(name) if name else None
+    if w is None or not hasattr(w, "dtype") or np.dtype(w.dtype).kind != "f" or w.ndim != 2:
+        return None
+    return w
+
+
+def _bias_vector(weights, name, n):
+    """Whether weight `name` is a float bias of n values along the last axis (shape (n,) or (1, n))."""
+    b = weights.get(name)
+    return (b is not None and hasattr(b, "dtype") and np.dtype(b.dtype).kind == "f" and b.size == n
+            and b.ndim >= 1 and b.shape[-1] == n)
+
+
+def _attr(node, key, default):
+    return node.attrs.get(key, default)
+
+
+def _linear_weight(node, weights):
+    """(input, weight [K, N] as stored, transposed, bias name or None) of a node the pass
+    rewrites, else None."""
+    if node.op == "MatMul" and 2 <= len(node.inputs) <= 3:
+        # A third input is a bias the loader fused into the product.
+        w = _float_matrix(weights, node.inputs[1])
+        bias = node.inputs[2] if len(node.inputs) > 2 and node.inputs[2] else None
+        if w is None or bias is not None and not _bias_vector(weights, bias, w.shape[1]):
+            return None
+        return node.inputs[0], node.inputs[1], False, bias
+    if node.op == "Gemm" and 2 <= len(node.inputs) <= 3:
+        if _attr(node, "transA", 0) or float(_attr(node, "alpha", 1.0)) != 1.0:
+            return None
+        w = _float_matrix(weights, node.inputs[1])
+        if w is None:
+            return None
+        transposed = bool(_attr(node, "transB", 0))
+        n = w.shape[0] if transposed else w.shape[1]
+        bias = node.inputs[2] if len(node.inputs) > 2 and node.inputs[2] else None
+        if bias is not None and (float(_attr(node, "beta", 1.0)) != 1.0 or not _bias_vector(weights, bias, n)):
+            return None
+        return node.inputs[0], node.inputs[1], transposed, bias
+    return None
+
+
+def quantize_linear_weights(graph):
+    """The graph with its eligible linear layers on int8 weights (the module docstring); the
+    given graph is not changed."""
+    from .. import expr as F
+    weights = dict(graph.weights)
+    nodes, quantized, replaced = [], {}, set()
+    for node in graph.nodes:
+        found = _linear_weight(node, weights)
+        if found is None:
+            nodes.append(node)
+            continue
+        x, w_name, transposed, bias = found
+        w = np.asarray(weights[w_name])
+        K, N = (w.shape[1], w.shape[0]) if transposed else w.shape
+        if K < MIN_DIMENSION or N < MIN_DIMENSION:
+            nodes.append(node)
+            continue
+        key = (w_name, transposed)
+        if key not in quantized:
+            w_int8, scales = F.quantize_weight_per_column(w.T if transposed else w)
+            suffix = "_t" if transposed else ""
+            q_name, s_name = f"{w_name}/int8{suffix}", f"{w_name}/scales{suffix}"
+            weights[q_name], weights[s_name] = w_int8.read(), scales.read()
+            quantized[key] = (q_name, s_name)
+        inputs = [x, *quantized[key]]
+        replaced.add(w_name)
+        if bias is not None:
+            b_name = f"{bias}/vector"
+            weights[b_name] = np.asarray(weights[bias], np.float32).reshape(-1)
+            inputs.append(b_name)
+            replaced.add(bias)
+        nodes.append(Node(OP, inputs, list(node.outputs), {}, node.name))
+    # The float weights only the rewritten nodes read are gone with them.
+    read = {x for n in nodes for x in _reads(n)} | {v.name for v in graph.outputs}
+    for name in replaced - read:
+        del weights[name]
+    return Graph(nodes, weights, graph.inputs, graph.outputs, graph.opset, graph.producer)
+
+
+def _reads(node):
+    from ._graph import node_reads
+    return node_reads(node)

@@ -1,0 +1,99 @@
+"""memory="low": the linear layers of a loaded model run on int8 weights (per-column scales) and
+the dynamically quantized int8 GEMM. Outputs are compared with the float model's (the error of
+8-bit quantization: bounded per product, and as cosine similarity for a whole BERT), and the
+weights kept shrink."""
+import numpy as np
+import pytest
+
+import mnnpy.nn as nn
+
+onnx = pytest.importorskip("onnx")
+from onnx import helper as h, numpy_helper  # noqa: E402
+
+
+def _linear_model(path, rng):
+    """x [B, 128] -> MatMul 128x96 -> Relu -> Gemm (weight 80x96 stored transposed, bias) ->
+    MatMul 80x8 (too narrow to quantize)."""
+    w1 = (rng.standard_normal((128, 96)) * 0.1).astype(np.float32)
+    w2 = (rng.standard_normal((80, 96)) * 0.1).astype(np.float32)
+    b2 = rng.standard_normal(80).astype(np.float32)
+    w3 = (rng.standard_normal((80, 8)) * 0.1).astype(np.float32)
+    nodes = [h.make_node("MatMul", ["x", "w1"], ["h1"]), h.make_node("Relu", ["h1"], ["r1"]),
+             h.make_node("Gemm", ["r1", "w2", "b2"], ["h2"], transB=1), h.make_node("MatMul", ["h2", "w3"], ["y"])]
+    graph = h.make_graph(nodes, "mlp", [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["B", 128])],
+                         [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, ["B", 8])],
+                         [numpy_helper.from_array(v, k) for k, v in dict(w1=w1, w2=w2, b2=b2, w3=w3).items()])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return w1, w2, b2, w3
+
+
+def _weight_bytes(module):
+    return sum(np.asarray(w).nbytes for w in module.graph.weights.values())
+
+
+def test_low_memory_rewrites_linear_layers(rng, tmp_path):
+    path = str(tmp_path / "mlp.onnx")
+    w1, w2, b2, w3 = _linear_model(path, rng)
+    x = rng.standard_normal((5, 128)).astype(np.float32)
+    normal = nn.load_module_from_file(path)
+    low = nn.load_module_from_file(path, memory_mode="low")
+    counts = low.graph.op_counts()
+    assert counts.get("DynamicQuantMatMul") == 2 and counts.get("MatMul") == 1 and "Gemm" not in counts
+    # w1 and w2 are int8 now (a quarter of the bytes, plus a scale per column); w3 stays float.
+    weights = low.graph.weights
+    assert "w1" not in weights and "w2" not in weights and weights["w3"].dtype == np.float32
+    saved = (w1.nbytes + w2.nbytes) - (w1.size + w2.size) - 4 * (96 + 80)
+    assert _weight_bytes(normal) - _weight_bytes(low) >= saved
+    y_float, y_low = np.asarray(normal(x), np.float64), np.asarray(low(x), np.float64)
+    # The exact float products, and a bound on what 8 bits change: each factor of a product is off
+    # by at most half a quantization step, the activation's per row (its range / 255) and the
+    # weight's per column (max |w| / 127); the error of the first layer passes through Relu
+    # (1-Lipschitz) into the second.
+    exact1 = x.astype(np.float64) @ w1
+    step_x = (np.maximum(x.max(1), 0) - np.minimum(x.min(1), 0)) / 255
+    step_w1 = np.abs(w1).max(0) / 127
+    err1 = (np.abs(x).sum(1, keepdims=True) * step_w1 / 2 + step_x[:, None] / 2 * np.abs(w1).sum(0)
+            + 128 * step_x[:, None] * step_w1 / 4 + 1e-5)
+    r1 = np.maximum(exact1, 0)
+    r1_low_max = np.abs(r1) + err1
+    step_r = (r1_low_max.max(1)) / 255
+    step_w2 = np.abs(w2).max(1) / 127
+    err2 = (err1 @ np.abs(w2.T) + r1_low_max.sum(1, keepdims=True) * step_w2 / 2
+            + step_r[:, None] / 2 * np.abs(w2).sum(1) + 96 * step_r[:, None] * step_w2 / 4 + 1e-5)
+    bound = err2 @ np.abs(w3) + 1e-5
+    assert (np.abs(y_low - y_float) <= bound).all()
+    assert (np.abs(y_low - y_float) > 0).any()  # it really ran in 8 bits
+
+
+def test_runtime_manager_memory_low(rng, tmp_path):
+    path = str(tmp_path / "mlp.onnx")
+    _linear_model(path, rng)
+    rt = nn.create_runtime_manager({"memory": "low"})
+    module = nn.load_module_from_file(path, runtime_manager=rt)
+    assert module.graph.op_counts().get("DynamicQuantMatMul") == 2
+    plain = nn.load_module_from_file(path, runtime_manager=nn.create_runtime_manager({"memory": "normal"}))
+    assert "DynamicQuantMatMul" not in plain.graph.op_counts()
+    with pytest.raises(ValueError, match="unknown memory mode"):
+        nn.load_module_from_file(path, memory_mode="tiny")
+
+
+def test_low_memory_bert_close_to_float():
+    pytest.importorskip("transformers")
+    from model_zoo import export_transformer
+    path = export_transformer("bert", seq=32, small=True)
+    rng = np.random.default_rng(0)
+    ids = rng.integers(0, 1000, (2, 32)).astype(np.int64)
+    mask = np.ones_like(ids)
+    normal = nn.load_module_from_file(path)
+    low = nn.load_module_from_file(path, memory_mode="low")
+    assert low.graph.op_counts().get("DynamicQuantMatMul", 0) >= 12  # 6 linear layers per block, 2 blocks
+    y_float = np.asarray(normal(ids, mask), np.float64).reshape(-1, 64)
+    y_low = np.asarray(low(ids, mask), np.float64).reshape(-1, 64)
+    # Every token's hidden state points the same way: cosine similarity above 0.999.
+    cosine = (y_float * y_low).sum(1) / (np.linalg.norm(y_float, axis=1) * np.linalg.norm(y_low, axis=1))
+    assert cosine.min() > 0.999, cosine.min()
+    # The linear layers' weights take a quarter of their float bytes (plus the scales).
+    assert _weight_bytes(normal) - _weight_bytes(low) > 0.7 * sum(
+        np.asarray(w).nbytes for k, w in normal.graph.weights.items() if k not in low.graph.weights)
