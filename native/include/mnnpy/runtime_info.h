@@ -17,4 +17,12 @@ struct GemmInfo {
 // For dt Float32 or Float64, on the SIMD target the kernels run on now.
 GemmInfo cpu_gemm_info(DType dt);
 
+// The int8 GEMM's micro-kernel on the SIMD target the kernels run on now: its path ("vnni",
+// "madd16" or "loop") and tile (mr rows x nr columns).
+struct Int8GemmInfo {
+  std::string path;
+  int mr = 0, nr = 0;
+};
+Int8GemmInfo cpu_int8_gemm_info();
+
 }  // namespace mnnpy

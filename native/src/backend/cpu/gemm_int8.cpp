@@ -16,6 +16,7 @@
 #include "backend/cpu/gemm_int8.h"
 #include "backend/cpu/thread_buffers.h"
 #include "mnnpy/aligned_memory.h"
+#include "mnnpy/runtime_info.h"
 #include "mnnpy/thread_pool.h"
 
 #if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
@@ -344,10 +345,10 @@ void GemmInt8Impl(const Int8Call& g) {
   });
 }
 
-void Int8InfoImpl(Int8GemmInfo* info) {
-  info->path = kPath;
-  info->mr = kMR;
-  info->nr = (int)kNR;
+void Int8InfoImpl(const char** path, int* mr, int* nr) {
+  *path = kPath;
+  *mr = kMR;
+  *nr = (int)kNR;
 }
 
 }  // namespace HWY_NAMESPACE
@@ -411,11 +412,16 @@ void gemm_int8(int64_t M, const void* a, int64_t lda, bool a_signed, const Packe
   HWY_DYNAMIC_DISPATCH(GemmInt8Impl)(g);
 }
 
-Int8GemmInfo int8_gemm_info() {
-  Int8GemmInfo info;
-  HWY_DYNAMIC_DISPATCH(Int8InfoImpl)(&info);
-  return info;
+
+// Rounds half to even (the default rounding mode) for |v| < 2^22 in the float adder: nearbyint is
+// a library call on the baseline target this part is compiled for.
+inline float round_half_even(float v) {
+  constexpr float kShift = 12582912.0f;  // 1.5 * 2^23
+  return (v + kShift) - kShift;
 }
+
+// v clamped to [lo, hi]; NaN (from a row holding NaN or infinity) to lo.
+inline float clamp_to(float v, float lo, float hi) { return v >= lo ? (v <= hi ? v : hi) : lo; }
 
 void quantize_rows_uint8(int64_t M, int64_t K, const float* x, int64_t ldx, uint8_t* q, float* scale, int32_t* zero,
                          ThreadPool* pool) {
@@ -430,11 +436,12 @@ void quantize_rows_uint8(int64_t M, int64_t K, const float* x, int64_t ldx, uint
       }
       float s = (high - low) / 255.0f;
       if (s == 0.0f) s = 1.0f;
-      const float zp = std::nearbyint(std::min(std::max(-low / s, 0.0f), 255.0f));
+      const float zp = round_half_even(clamp_to(-low / s, 0.0f, 255.0f));
       uint8_t* out = q + m * K;
       for (int64_t k = 0; k < K; ++k) {
-        const float v = std::nearbyint(row[k] / s) + zp;
-        out[k] = (uint8_t)std::min(std::max(v, 0.0f), 255.0f);
+        // Clamped before rounding (where the rounding is exact), saturated after: the same bytes.
+        const float v = round_half_even(clamp_to(row[k] / s, -512.0f, 512.0f)) + zp;
+        out[k] = (uint8_t)clamp_to(v, 0.0f, 255.0f);
       }
       scale[m] = s;
       zero[m] = (int32_t)zp;
@@ -443,5 +450,15 @@ void quantize_rows_uint8(int64_t M, int64_t K, const float* x, int64_t ldx, uint
 }
 
 }  // namespace cpu
+
+Int8GemmInfo cpu_int8_gemm_info() {
+  using namespace cpu;  // where HWY_EXPORT put the dispatch table
+  Int8GemmInfo info;
+  const char* path = "";
+  HWY_DYNAMIC_DISPATCH(Int8InfoImpl)(&path, &info.mr, &info.nr);
+  info.path = path;
+  return info;
+}
+
 }  // namespace mnnpy
 #endif

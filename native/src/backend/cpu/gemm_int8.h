@@ -60,14 +60,6 @@ struct Int8Epilogue {
 void gemm_int8(int64_t M, const void* a, int64_t lda, bool a_signed, const PackedInt8B& b, const Int8Epilogue& ep,
                void* c, int64_t ldc, ThreadPool* pool);
 
-// The micro-kernel of the current target, for tests and profiles: "vnni", "madd16" or "loop",
-// and its rows x columns.
-struct Int8GemmInfo {
-  const char* path = "";
-  int mr = 0, nr = 0;
-};
-Int8GemmInfo int8_gemm_info();
-
 // Rows of float32 x[M x K] (row stride ldx) quantized as ONNX's DynamicQuantizeLinear does for a
 // whole tensor, per row: scale = (max(x, 0) - min(x, 0)) / 255 (1 when that is 0), zero =
 // round(-min(x, 0) / scale), q = saturate_uint8(round(x / scale) + zero), rounding half to even.

@@ -1,0 +1,129 @@
+"""int8 GEMM and dynamic int8 models: mnnpy's int8 kernels against its own float32 ones and
+against onnxruntime, side by side in one process, at 1 and 2 threads.
+
+1. Products C = A B at 1x768x768, 128x768x3072, 384x1024x1024 (M x K x N): mnnpy's
+   MatMulInteger (uint8 A with a zero point, constant int8 B packed once) against mnnpy's float32
+   MatMul (constant B) and against onnxruntime's MatMulInteger on the same operands.
+2. BERT-base (transformers config, seeded random weights, sequence 128, model_zoo's export):
+   mnnpy with memory="low" (linear layers on the dynamically quantized int8 GEMM) against mnnpy
+   float32 and against onnxruntime running the model made by quantize_dynamic (per-channel
+   int8 weights, its MatMulInteger / DynamicQuantizeLinear kernels).
+
+Each pair runs in interleaved bursts (common.compare_in_bursts); ratios are time / other time
+(below 1: the first is faster). Run: python benchmarks/bench_int8.py [--threads 1,2] [--skip-bert]"""
+import argparse
+import os
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+sys.path.insert(0, HERE)
+from common import compare_in_bursts, fmt_time, machine_summary  # noqa: E402
+
+SHAPES = [(1, 768, 768), (128, 768, 3072), (384, 1024, 1024)]
+SEQ = 128
+
+
+def ort_session(path, threads):
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+
+
+def matmul_integer_onnx(path, b, M, K, N):
+    import onnx
+    from onnx import helper as h, numpy_helper
+    graph = h.make_graph([h.make_node("MatMulInteger", ["a", "b", "za"], ["y"])], "mmi",
+                         [h.make_tensor_value_info("a", onnx.TensorProto.UINT8, [M, K])],
+                         [h.make_tensor_value_info("y", onnx.TensorProto.INT32, [M, N])],
+                         [numpy_helper.from_array(b, "b"), numpy_helper.from_array(np.array(128, np.uint8), "za")])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+
+
+def planned(inputs, outputs):
+    from mnnpy import nn
+    return nn.load_module(inputs, outputs)
+
+
+def bench_gemm(threads_list, tmp):
+    import mnnpy
+    import mnnpy.expr as F
+    rng = np.random.default_rng(0)
+    print(f"\n== int8 GEMM ({machine_summary()}, int8 path: {mnnpy._core.int8_gemm_info()['path']})")
+    print("   ratios: int8 time / float32 time (mnnpy), mnnpy int8 time / onnxruntime int8 time")
+    for M, K, N in SHAPES:
+        a = rng.integers(0, 256, (M, K)).astype(np.uint8)
+        b = rng.integers(-127, 128, (K, N)).astype(np.int8)
+        af = rng.standard_normal((M, K)).astype(np.float32)
+        bf = rng.standard_normal((K, N)).astype(np.float32)
+        xa = F.placeholder((M, K), dtype=np.uint8)
+        xf = F.placeholder((M, K), dtype=np.float32)
+        int8_module = planned([xa], [F.matmul_integer(xa, F.const(b), np.uint8(128))])
+        float_module = planned([xf], [F.matmul(xf, F.const(bf))])
+        path = os.path.join(tmp, f"mmi_{M}_{K}_{N}.onnx")
+        matmul_integer_onnx(path, b, M, K, N)
+        expected = (a.astype(np.int64) - 128) @ b.astype(np.int64)
+        for threads in threads_list:
+            mnnpy.set_num_threads(threads)
+            sess = ort_session(path, threads)
+            assert (np.asarray(int8_module(a)) == expected).all()
+            assert (sess.run(None, {"a": a})[0] == expected).all()
+            t_int8, t_float = compare_in_bursts(lambda: int8_module(a), lambda: float_module(af))
+            _, t_ort = compare_in_bursts(lambda: int8_module(a), lambda: sess.run(None, {"a": a}))
+            gops = 2 * M * K * N / t_int8 / 1e9
+            print(f"  {M}x{K}x{N:<6} {threads}T  int8 {fmt_time(t_int8)} ({gops:6.1f} Gop/s)  float32 {fmt_time(t_float)}"
+                  f"  onnxruntime int8 {fmt_time(t_ort)}  int8/float32 {t_int8 / t_float:5.2f}"
+                  f"  int8/onnxruntime {t_int8 / t_ort:5.2f}", flush=True)
+
+
+def bench_bert(threads_list, tmp):
+    import mnnpy
+    from mnnpy import nn
+    from model_zoo import export_transformer
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    path = export_transformer("bert", SEQ, small=False)
+    int8_path = os.path.join(tmp, "bert_base_dynamic_int8.onnx")
+    quantize_dynamic(path, int8_path, per_channel=True, weight_type=QuantType.QInt8)
+    rng = np.random.default_rng(0)
+    feeds = {"input_ids": rng.integers(0, 1000, (1, SEQ)).astype(np.int64),
+             "attention_mask": np.ones((1, SEQ), np.int64)}
+    inputs = list(feeds.values())
+    print(f"\n== dynamic int8 BERT-base, sequence {SEQ} ({machine_summary()})")
+    print("   ratios: fp32 time / int8 time (above 1: int8 is faster), mnnpy int8 time / onnxruntime int8 time")
+    for threads in threads_list:
+        mnnpy.set_num_threads(threads)
+        fp32 = nn.load_module_from_file(path, list(feeds), [])
+        low = nn.load_module_from_file(path, list(feeds), [], memory_mode="low")
+        sess = ort_session(int8_path, threads)
+        y_fp32, y_low = np.asarray(fp32.forward(inputs)), np.asarray(low.forward(inputs))
+        y_ort = sess.run(None, feeds)[0]
+        cos = lambda u, v: float((u * v).sum() / np.linalg.norm(u) / np.linalg.norm(v))  # noqa: E731
+        t_low, t_fp32 = compare_in_bursts(lambda: low.forward(inputs), lambda: fp32.forward(inputs))
+        _, t_ort = compare_in_bursts(lambda: low.forward(inputs), lambda: sess.run(None, feeds))
+        print(f"  {threads}T  mnnpy int8 {fmt_time(t_low)}  mnnpy fp32 {fmt_time(t_fp32)}  onnxruntime int8 {fmt_time(t_ort)}"
+              f"  fp32/int8 {t_fp32 / t_low:5.2f}  int8/onnxruntime {t_low / t_ort:5.2f}"
+              f"  (cosine to fp32: mnnpy {cos(y_low, y_fp32):.5f}, onnxruntime {cos(y_ort, y_fp32):.5f})", flush=True)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--threads", default="1,2")
+    p.add_argument("--skip-bert", action="store_true")
+    args = p.parse_args()
+    threads_list = [int(t) for t in args.threads.split(",")]
+    with tempfile.TemporaryDirectory() as tmp:
+        bench_gemm(threads_list, tmp)
+        if not args.skip_bert:
+            bench_bert(threads_list, tmp)
+
+
+if __name__ == "__main__":
+    main()
