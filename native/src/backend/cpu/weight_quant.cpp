@@ -91,32 +91,45 @@ HWY_INLINE void gemv_tile(const BlockQuantWeights& w, const float* HWY_RESTRICT 
   VF acc[NR][MR];
   for (int r = 0; r < NR; ++r)
     for (int i = 0; i < MR; ++i) acc[r][i] = hn::Zero(d);
+  float zero_bias[NR];  // 2^23 + the zero point; symmetric: the same for every block
+  for (int r = 0; r < NR; ++r) zero_bias[r] = kTwoPow23 + zero_point(w, n0 + r, 0);
   for (int64_t b = 0; b < blocks; ++b) {
-    VF part[NR][MR];
+    // Two partial sums per pair (even and odd ks, or alternate vectors for int8): chains of half
+    // the length, so the multiply-add latency overlaps across them.
+    VF part[NR][MR][2];
     for (int r = 0; r < NR; ++r)
-      for (int i = 0; i < MR; ++i) part[r][i] = hn::Zero(d);
-    float zero_bias[NR];
-    for (int r = 0; r < NR; ++r) zero_bias[r] = kTwoPow23 + zero_point(w, n0 + r, b);
+      for (int i = 0; i < MR; ++i) part[r][i][0] = part[r][i][1] = hn::Zero(d);
+    if (w.zeros) {
+      for (int r = 0; r < NR; ++r) zero_bias[r] = kTwoPow23 + (float)w.zeros[(n0 + r) * blocks + b];
+    }
     const int64_t begin = b * block_bytes, end = begin + block_bytes;
-    for (int r = 0; r < NR; ++r) hwy::Prefetch(rows[r] + end + 256);
-    for (int64_t at = begin; at < end; at += L) {
-      for (int r = 0; r < NR; ++r) {
-        if constexpr (BITS == 4) {
+    if constexpr (BITS == 4) {
+      for (int64_t at = begin; at < end; at += L) {
+        for (int r = 0; r < NR; ++r) {
           VF even, odd;
           int4_values(rows[r] + at, hn::Set(d, zero_bias[r]), even, odd);
           for (int i = 0; i < MR; ++i) {
-            part[r][i] = hn::MulAdd(even, hn::LoadU(d, xr[i] + at), part[r][i]);
-            part[r][i] = hn::MulAdd(odd, hn::LoadU(d, xr[i] + K / 2 + at), part[r][i]);
+            part[r][i][0] = hn::MulAdd(even, hn::LoadU(d, xr[i] + at), part[r][i][0]);
+            part[r][i][1] = hn::MulAdd(odd, hn::LoadU(d, xr[i] + K / 2 + at), part[r][i][1]);
           }
-        } else {
-          const VF v = code_values(load_codes(rows[r] + at), hn::Set(d, zero_bias[r]));
-          for (int i = 0; i < MR; ++i) part[r][i] = hn::MulAdd(v, hn::LoadU(d, xr[i] + at), part[r][i]);
+        }
+      }
+    } else {  // block_bytes is a multiple of 2 L on every target (blocks of 32 and up, at most 16 lanes)
+      for (int64_t at = begin; at < end; at += 2 * L) {
+        for (int r = 0; r < NR; ++r) {
+          const VF zb = hn::Set(d, zero_bias[r]);
+          const VF v0 = code_values(load_codes(rows[r] + at), zb);
+          const VF v1 = code_values(load_codes(rows[r] + at + L), zb);
+          for (int i = 0; i < MR; ++i) {
+            part[r][i][0] = hn::MulAdd(v0, hn::LoadU(d, xr[i] + at), part[r][i][0]);
+            part[r][i][1] = hn::MulAdd(v1, hn::LoadU(d, xr[i] + at + L), part[r][i][1]);
+          }
         }
       }
     }
     for (int r = 0; r < NR; ++r) {
       const VF scale = hn::Set(d, w.scales[(n0 + r) * blocks + b]);
-      for (int i = 0; i < MR; ++i) acc[r][i] = hn::MulAdd(part[r][i], scale, acc[r][i]);
+      for (int i = 0; i < MR; ++i) acc[r][i] = hn::MulAdd(hn::Add(part[r][i][0], part[r][i][1]), scale, acc[r][i]);
     }
   }
   for (int r = 0; r < NR; ++r) {
@@ -154,7 +167,7 @@ template <int BITS>
 void gemv(const BlockQuantWeights& w, const float* x, int64_t m, int64_t n0, int64_t n1, const float* bias,
           float* c) {
   // One activation row: four weight rows at once keep four sums in flight; two rows: two by two.
-  if (m == 1) gemv_rows<BITS, 4>(w, x, m, n0, n1, bias, c);
+  if (m == 1) gemv_rows<BITS, 2>(w, x, m, n0, n1, bias, c);
   else if (m == 2) gemv_rows<BITS, 2>(w, x, m, n0, n1, bias, c);
   else gemv_rows<BITS, 1>(w, x, m, n0, n1, bias, c);
 }
