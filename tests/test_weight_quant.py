@@ -206,31 +206,39 @@ def test_mlp_from_torch(tmp_path, rng, bits, block, symmetric):
     graph, _ = convert.from_torch(model, (torch.from_numpy(x),), output=float_path)
     qgraph, report = convert.from_torch(model, (torch.from_numpy(x),), output=q_path, weight_quant_bits=bits,
                                         weight_quant_block=block, weight_quant_asymmetric=not symmetric)
-    assert report.ops_after.get("WeightQuantMatMul") == 3, report.ops_after
-    assert "MatMul" not in report.ops_after and "Gemm" not in report.ops_after
+    # Every Linear whose input size the block divides (192 is not a multiple of 128: stays float).
+    divisible = sum(lin.in_features % block == 0 for lin in model if isinstance(lin, torch.nn.Linear))
+    assert report.ops_after.get("WeightQuantMatMul") == divisible, report.ops_after
+    assert report.ops_after.get("MatMul", 0) + report.ops_after.get("Gemm", 0) == 3 - divisible
     # The quantized model against a NumPy run of the same network with dequantized weights.
     linears = [mod for mod in model if isinstance(mod, torch.nn.Linear)]
     h = x.astype(np.float64)
     for i, lin in enumerate(linears):
-        q = F.quantize_weight_blocks(lin.weight.detach().numpy(), bits, block, symmetric)
-        h = h @ F.dequantize_weight_blocks(q).astype(np.float64).T + lin.bias.detach().numpy()
+        wf = lin.weight.detach().numpy()
+        if wf.shape[1] % block == 0:
+            wf = F.dequantize_weight_blocks(F.quantize_weight_blocks(wf, bits, block, symmetric))
+        h = h @ wf.astype(np.float64).T + lin.bias.detach().numpy()
         if i == 0:
             h = 0.5 * h * (1 + np.vectorize(__import__("math").erf)(h / np.sqrt(2)))
         elif i == 1:
             h = np.maximum(h, 0)
     ours = _run(q_path, [x])
     np.testing.assert_allclose(ours, h, rtol=1e-4, atol=1e-4)
-    # Against the float model: relative RMS error of the output, from the weights' rounding.
-    limit = {4: 0.1, 8: 0.01}[bits]
+    # Against the float model: relative RMS error of the output. A layer's weights (uniform, as
+    # torch initializes them) round by step / sqrt(12) RMS with step = max|w| / qmax, i.e. a
+    # relative 1 / (2 qmax) of their RMS max|w| / sqrt(3), and so moves its output; three layers
+    # add at most sqrt(3) times that; twice that is the limit.
+    limit = 3 ** 0.5 / (2 ** (bits - 1) - 1)
     assert _relative_rms(ours, ref) < limit
     # File sizes: codes, not floats.
     ratio = os.path.getsize(q_path) / os.path.getsize(float_path)
     bits_per_weight = bits + 32 / block + (8 / block if not symmetric else 0)
-    assert ratio < bits_per_weight / 32 * 1.25 + 0.02, ratio
+    if divisible == 3:
+        assert ratio < bits_per_weight / 32 * 1.25 + 0.02, ratio
     # The graph given to quantize_weights is not modified.
     again = convert.quantize_weights(graph, bits, block, symmetric)
-    assert "MatMul" in graph.op_counts() or "Gemm" in graph.op_counts()
-    assert again.op_counts().get("WeightQuantMatMul") == 3
+    assert "WeightQuantMatMul" not in graph.op_counts()
+    assert again.op_counts().get("WeightQuantMatMul") == divisible
 
 
 def test_quantize_weights_of_a_model_file(tmp_path, rng):
@@ -258,39 +266,35 @@ def test_bad_converter_arguments():
         convert.from_torch(model, (x,), weight_quant_bits=4, weight_quant_block=100)
 
 
-def _transformers_model(kind):
-    transformers = pytest.importorskip("transformers")
-    torch = _torch()
-    torch.manual_seed(0)
-    if kind == "gpt2":
-        config = transformers.GPT2Config(n_embd=128, n_layer=2, n_head=4, n_positions=64, vocab_size=512)
-        model = transformers.GPT2Model(config)
-    else:
-        config = transformers.BertConfig(hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
-                                         intermediate_size=256, vocab_size=512, max_position_embeddings=64)
-        model = transformers.BertModel(config)
-    model.config.return_dict = False
-    return model.eval()
-
-
 @pytest.mark.parametrize("kind", ["gpt2", "bert"])
 def test_transformer_from_torch(tmp_path, rng, kind):
     torch = _torch()
-    model = _transformers_model(kind)
-    ids = rng.integers(0, 512, (1, 16))
+    pytest.importorskip("transformers")
+    from model_zoo import transformer_model
+    model = transformer_model(kind)  # 2 layers of width 64, random weights
+    ids = rng.integers(0, 1000, (1, 16))
+    inputs = [ids] + ([np.ones_like(ids)] if kind == "bert" else [])
+    tensors = tuple(torch.from_numpy(a) for a in inputs)
     with torch.no_grad():
-        ref = model(torch.from_numpy(ids))[0].numpy()
+        ref = model(*tensors).numpy()
     float_path, q_path = tmp_path / "float.mnnpy", tmp_path / "q4.mnnpy"
-    convert.from_torch(model, (torch.from_numpy(ids),), output=float_path)
-    _, report = convert.from_torch(model, (torch.from_numpy(ids),), output=q_path, weight_quant_bits=4,
-                                   weight_quant_block=32)
+    graph, _ = convert.from_torch(model, tensors, output=float_path)
+    qgraph, report = convert.from_torch(model, tensors, output=q_path, weight_quant_bits=4, weight_quant_block=32)
     assert report.ops_after.get("WeightQuantMatMul", 0) >= 2 * 4, report.ops_after
-    ours = _run(q_path, [ids])
-    floats = _run(float_path, [ids])
-    # int4 weights move the hidden states by a few percent of their RMS (layer norms keep the scale).
+    ours = _run(q_path, inputs)
+    floats = _run(float_path, inputs)
+    # int4 weights move the outputs by a few percent of their RMS: each layer's products by about
+    # 1 / (2 qmax) = 7% of their size (test_mlp_from_torch), the layer norms keep the scale.
     assert _relative_rms(floats, ref) < 1e-4
-    assert _relative_rms(ours, ref) < 0.1
-    assert os.path.getsize(q_path) < 0.6 * os.path.getsize(float_path)
+    assert _relative_rms(ours, ref) < 0.2
+    # The file shrinks by the quantized matrices' float bytes less their codes and scales (4 + 32 / 32
+    # bits a weight), less a few hundred bytes of records per new constant. Embeddings stay float,
+    # and so does a matrix the embedding shares (GPT-2's tied output layer).
+    names = {n.inputs[1][:-len(".q4.codes")] for n in qgraph.nodes if n.op == "WeightQuantMatMul"}
+    matrices = sum(graph.weights[name].nbytes for name in names if name not in qgraph.weights)
+    codes = sum(graph.weights[name].nbytes * 5 / 32 for name in names)
+    saved = os.path.getsize(float_path) - os.path.getsize(q_path)
+    assert saved >= matrices - codes - 512 * 2 * len(names), (saved, matrices, codes)
 
 
 # ---------------------------------------------------------------- command line
@@ -303,8 +307,8 @@ def test_cli_flags(tmp_path):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in [os.path.dirname(os.path.dirname(mnnpy.__file__)),
                                                     env.get("PYTHONPATH", "")] if p)
-    base = [sys.executable, "-m", "mnnpy", "convert", str(pt), "--input-shape", "1x128"]
     out = tmp_path / "q.mnnpy"
+    base = [sys.executable, "-m", "mnnpy", "convert", "--input-shape", "1x128", str(pt)]
     r = subprocess.run(base + [str(out), "--weightQuantBits", "4", "--weightQuantBlock", "64",
                                "--weightQuantAsymmetric"], capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr
