@@ -1,5 +1,5 @@
 """Command line: ``python -m mnnpy convert MODEL model.mnnpy [-f ONNX|TF|TFLITE|CAFFE|TORCH|MNN] [--fp16]
-[--optimize-level N]`` (MNN's converter's flags ``--modelFile``, ``--MNNModel``, ``--prototxt``,
+[--optimize-level N] [--weightQuantBits 4|8 [--weightQuantBlock 32|64|128] [--weightQuantAsymmetric]]`` (MNN's converter's flags ``--modelFile``, ``--MNNModel``, ``--prototxt``,
 ``--bizCode`` work too)
 and ``python -m mnnpy info`` (version, SIMD target, threads)."""
 import argparse
@@ -28,6 +28,12 @@ def main(argv=None):
                            ".pt file does not keep them")
     conv.add_argument("--fp16", action="store_true", help="store float weights as float16")
     conv.add_argument("--bizCode", help="accepted for MNN's command lines; not used")
+    conv.add_argument("--weightQuantBits", type=int, default=0, metavar="BITS",
+                      help="store MatMul/Gemm weight matrices as 4- or 8-bit block-quantized codes (0: float)")
+    conv.add_argument("--weightQuantBlock", type=int, default=32, metavar="BLOCK",
+                      help="weights per quantization block along the input dimension: 32, 64 or 128 (default 32)")
+    conv.add_argument("--weightQuantAsymmetric", action="store_true",
+                      help="asymmetric quantization: a zero point per block (default symmetric)")
     conv.add_argument("--optimize-level", "--optimizeLevel", dest="optimize_level", type=int, default=2,
                       choices=[0, 1, 2],
                       help="0: none; 1: drop Identity/Dropout and dead nodes; 2: also fold BatchNorm and "
@@ -52,7 +58,9 @@ def main(argv=None):
             import torch
             examples = tuple(torch.zeros([int(d) for d in shape.lower().split("x")]) for shape in args.input_shape)
         _, report = convert_file(source, output, format=args.framework, prototxt=args.prototxt, fp16=args.fp16,
-                                 optimize_level=args.optimize_level, example_inputs=examples)
+                                 optimize_level=args.optimize_level, example_inputs=examples,
+                                 weight_quant_bits=args.weightQuantBits, weight_quant_block=args.weightQuantBlock,
+                                 weight_quant_asymmetric=args.weightQuantAsymmetric)
     except (ValueError, OSError, ImportError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

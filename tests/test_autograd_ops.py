@@ -51,6 +51,7 @@ NON_DIFFERENTIABLE = {
     "NextAfter": "piecewise constant in its second operand, a bit step in its first",
     "Signbit": "boolean output",
     "Raster": "made only when a graph is lowered for a backend, after its gradients are built",
+    "WeightQuantMatMul": "inference with quantized constant weights: models train with float weights",
 }
 for _name in ("Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual", "IsFinite", "IsInf", "IsNan",
               "LogicalAnd", "LogicalOr", "LogicalXor", "LogicalNot"):

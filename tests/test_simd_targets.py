@@ -47,6 +47,7 @@ Which case reaches which HWY_DYNAMIC_DISPATCH (native/src/backend/cpu):
 - pool.cpp VerticalImpl, HorizontalImpl, PlaneReduceImpl: test_pooling.
 - resize.cpp HorizontalImpl, VerticalImpl, GatherImpl: test_resize.
 - layer_norm.cpp LayerNormImpl, layer_norm_grad.cpp LayerNormGradImpl: test_layer_norm.
+- weight_quant.cpp GemvImpl, DequantizeRowsImpl: test_weight_quant_matmul.
 - attention.cpp AttentionImpl: test_attention (softmax: test_softmax).
 - conv/pool backward (Conv2DBackpropInput through Winograd/GEMM, pool gradients):
   test_conv_pool_backward.
@@ -962,6 +963,28 @@ def test_softmax(xt, rng):
         lbound = (16 + 2 * n + 2) * EPS32 + 4 * np.spacing(np.abs(log_expected).astype(np.float32))
         xt.check(f"log-softmax-{n}", lambda: Fn.log_softmax(x, dim=-1), log_expected.astype(np.float32),
                  cross=Within(lbound), ref=Within(lbound + 1e-6))
+    xt.verify()
+
+
+@pytest.mark.parametrize("bits", [4, 8])
+def test_weight_quant_matmul(xt, rng, bits):
+    # Block-quantized weights: GEMV (1, 3 and 16 rows) and dequantized slabs through the GEMM (17
+    # rows), symmetric and asymmetric, odd N. Each output is a K-term float32 sum of products
+    # within one rounding of x_k w_k: gamma_{K+4} sum |x w| from the exact value, twice that
+    # between two targets.
+    for m in (1, 3, 16, 17):
+        for block, symmetric in ((32, True), (128, False)):
+            k = 3 * block
+            w = rng.standard_normal((37, k)).astype(np.float32)
+            x = rng.standard_normal((m, k)).astype(np.float32)
+            bias = rng.standard_normal(37).astype(np.float32)
+            q = F.quantize_weight_blocks(w, bits=bits, block=block, symmetric=symmetric)
+            wd = F.dequantize_weight_blocks(q).astype(np.float64)
+            expected = x.astype(np.float64) @ wd.T + bias
+            bound = _sum_bound(k + 4, np.abs(x).astype(np.float64) @ np.abs(wd).T, orders=1) + \
+                EPS32 * np.abs(expected)
+            xt.check(f"{m}-{block}-{symmetric}", lambda: F.weight_quant_matmul(x, q, bias),
+                     expected.astype(np.float32), cross=Within(2 * bound), ref=Within(bound))
     xt.verify()
 
 

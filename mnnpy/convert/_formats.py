@@ -47,7 +47,7 @@ def sibling_prototxt(caffemodel):
 
 
 def convert_file(source, output=None, format=None, prototxt=None, fp16=False, optimize_level=2, verbose=False,
-                 example_inputs=None):
+                 example_inputs=None, weight_quant_bits=0, weight_quant_block=32, weight_quant_asymmetric=False):
     """Reads the model at ``source`` with the importer of its format (``format``: one of
     FORMATS, else detected) and, when ``output`` is given, writes mnnpy's model file there.
     ``example_inputs`` (tensors) give a saved TorchScript file the input shapes it does not keep.
@@ -55,6 +55,8 @@ def convert_file(source, output=None, format=None, prototxt=None, fp16=False, op
     from .. import convert
     kind = (format or detect_format(source)).upper()
     options = {"output": output, "fp16": fp16, "optimize_level": optimize_level, "verbose": verbose}
+    options.update(weight_quant_bits=weight_quant_bits, weight_quant_block=weight_quant_block,
+                   weight_quant_asymmetric=weight_quant_asymmetric)
     if kind == "CAFFE":
         source = os.fspath(source)
         if source.endswith(".prototxt") and prototxt is None:

@@ -1123,6 +1123,7 @@ from . import _onnx_attention  # noqa: E402,F401  (registers its handlers)
 from . import _onnx_recurrent  # noqa: E402,F401  (registers its handlers)
 from . import _onnx_control_flow  # noqa: E402,F401  (registers its handlers)
 from . import _onnx_index_ops  # noqa: E402,F401  (registers its handlers)
+from . import _weight_quant  # noqa: E402,F401  (registers its handlers)
 
 # The MNN-semantics nodes of models read from MNN files register themselves here, and the
 # Caffe- and TensorFlow-semantics ones of those importers.

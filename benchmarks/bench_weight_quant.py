@@ -1,0 +1,87 @@
+"""Block-quantized weights (WeightQuantMatMul) against float32: y = x W^T for the GEMV of LLM
+decoding (1 x 4096 x 4096, 1 x 4096 x 11008) and 16 rows, with int4 and int8 weights (blocks of
+32 along K, symmetric), mnnpy's float32 MatMul with the same constant weights (packed at plan
+time), and NumPy's OpenBLAS SGEMV/SGEMM as a reference; 1 and 2 threads.
+
+Each thread count runs in its own process with OPENBLAS_NUM_THREADS set before NumPy is imported;
+the four runs are interleaved in bursts of timed calls (timed_bursts in common.py), medians of
+several repeats. Ratios are float32 time / quantized time (above 1: the quantized product is
+faster) and the effective weight bandwidth (bytes of weights read per second).
+
+    python benchmarks/bench_weight_quant.py [--threads 1 2] [--repeats 5] [--block 32]
+"""
+import argparse
+import json
+import os
+import sys
+
+from common import machine_summary, run_in_children, timed_bursts
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHAPES = [(1, 4096, 4096), (1, 4096, 11008), (16, 4096, 4096)]  # (M, K, N)
+
+
+def measure_child(threads, repeats, block, pause):
+    import statistics
+
+    import numpy as np
+
+    sys.path.insert(0, ROOT)  # run from a checkout
+    import mnnpy
+    from mnnpy import expr as F
+
+    mnnpy.set_num_threads(threads)
+    rows = []
+    for m, k, n in SHAPES:
+        rng = np.random.default_rng(k + n)
+        w = (rng.standard_normal((n, k)) * 0.02).astype(np.float32)
+        wt = np.ascontiguousarray(w.T)  # (K, N): the layout NumPy and MatMul multiply
+        x = rng.standard_normal((m, k)).astype(np.float32)
+        px = F.placeholder((m, k), dtype=np.float32)
+        px.write(x)
+        runs = {"float32": F.matmul(px, F.const(wt))}
+        sizes = {"float32": w.nbytes}
+        for bits in (4, 8):
+            q = F.quantize_weight_blocks(w, bits=bits, block=block)
+            runs[f"int{bits}"] = F.weight_quant_matmul(px, q)
+            sizes[f"int{bits}"] = q.nbytes
+            dequantized = x @ F.dequantize_weight_blocks(q).T
+            got = np.asarray(runs[f"int{bits}"].read())
+            err = np.abs(got - dequantized).max() / np.abs(dequantized).max()
+            assert err < 1e-4, f"int{bits} {m}x{k}x{n}: relative error {err}"
+        times = {name: [] for name in list(runs) + ["numpy"]}
+        calls = [(v.read, times[name]) for name, v in runs.items()] + [(lambda: x @ wt, times["numpy"])]
+        for _ in range(repeats):
+            timed_bursts(calls, pause)
+        rows.append({"shape": [m, k, n], "bytes": sizes, **{name: statistics.median(t) for name, t in times.items()}})
+    print(json.dumps({"rows": rows, "summary": machine_summary(), "numpy": np.__version__}))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--block", type=int, default=32)
+    parser.add_argument("--pause", type=float, default=0.2, help="seconds of idle time before each burst (threads > 1)")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        measure_child(args.threads[0], args.repeats, args.block, args.pause if args.threads[0] > 1 else 0.0)
+        return
+    results = run_in_children(__file__, args.threads, ["--repeats", args.repeats, "--block", args.block,
+                                                       "--pause", args.pause])
+    first = results[args.threads[0]]
+    print(f"{first['summary']}; NumPy {first['numpy']} (OpenBLAS); blocks of {args.block}, symmetric")
+    print(f"\n{'threads':>7} {'M x K x N':>17} {'float32':>9} {'int8':>9} {'int4':>9} {'numpy':>9} "
+          f"{'f32/int8':>8} {'f32/int4':>8} {'np/int4':>8} {'int4 GB/s':>9} {'f32 GB/s':>8}")
+    for threads in args.threads:
+        for r in results[threads]["rows"]:
+            m, k, n = r["shape"]
+            print(f"{threads:>7} {f'{m}x{k}x{n}':>17} {r['float32'] * 1e3:>7.2f}ms {r['int8'] * 1e3:>7.2f}ms "
+                  f"{r['int4'] * 1e3:>7.2f}ms {r['numpy'] * 1e3:>7.2f}ms {r['float32'] / r['int8']:>8.2f} "
+                  f"{r['float32'] / r['int4']:>8.2f} {r['numpy'] / r['int4']:>8.2f} "
+                  f"{r['bytes']['int4'] / r['int4'] / 1e9:>9.2f} {r['bytes']['float32'] / r['float32'] / 1e9:>8.2f}")
+
+
+if __name__ == "__main__":
+    main()
