@@ -87,7 +87,7 @@ def main():
                 with F.block_sparse(threshold=0.0, block=block):
                     sparse = planned(kind, shape, w, b)
                 expected = x.reshape(-1, k) @ w.T if kind == "linear" else None
-                got_dense, got_sparse = dense.run([x])[0], sparse.run([x])[0]
+                got_dense, got_sparse = dense.run([x])[0].read(), sparse.run([x])[0].read()
                 scale = float(np.abs(got_dense).max())
                 assert np.abs(got_dense - got_sparse).max() <= 1e-4 * scale, name
                 if expected is not None:

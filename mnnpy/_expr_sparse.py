@@ -67,7 +67,7 @@ def prune_blocks(w, sparsity, block=(1, 4)):
     return out
 
 
-def set_block_sparse(threshold=0.7, block=None, min_weights=4096):
+def set_block_sparse(threshold=0.7, block=None, min_weights=1024):
     """When MatMul and 1x1 convolutions (group 1, stride 1, no padding) with a constant float32
     weight run block-sparse on the CPU: once the share of the weight's values lying in all-zero
     blocks reaches ``threshold`` (in [0, 1]; None: never). ``block``: the block shape
@@ -97,7 +97,7 @@ def get_block_sparse():
 
 
 @_contextlib.contextmanager
-def block_sparse(threshold=0.7, block=None, min_weights=4096):
+def block_sparse(threshold=0.7, block=None, min_weights=1024):
     """``set_block_sparse`` for the body of a ``with`` statement, restored after it."""
     before = get_block_sparse()
     set_block_sparse(threshold, block, min_weights)

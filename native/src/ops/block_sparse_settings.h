@@ -12,7 +12,7 @@ struct BlockSparseSettings {
   // The block shape (output rows x input columns); 0: chosen per weight by estimated cost.
   int64_t block_n = 0, block_k = 0;
   // Smaller weights stay dense: their products are too short for the sparse kernel to gain.
-  int64_t min_weights = 4096;
+  int64_t min_weights = 1024;
 };
 
 BlockSparseSettings block_sparse_settings();

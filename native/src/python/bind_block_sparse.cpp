@@ -19,7 +19,7 @@ MNNPY_REGISTER_BINDING([](py::module_& m) {
         set_block_sparse_settings(s);
         clear_plan_cache();  // cached plans keep the scheme they were built with
       },
-      py::arg("threshold"), py::arg("block_n") = 0, py::arg("block_k") = 0, py::arg("min_weights") = 4096,
+      py::arg("threshold"), py::arg("block_n") = 0, py::arg("block_k") = 0, py::arg("min_weights") = 1024,
       "When MatMul and 1x1 convolutions with constant float32 weights run block-sparse: from `threshold` "
       "(share of values in all-zero blocks; above 1: never), with blocks block_n x block_k (0: chosen per weight), for weights of at least `min_weights` values.");
   m.def(

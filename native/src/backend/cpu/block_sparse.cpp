@@ -200,9 +200,11 @@ void sparse_product(const BlockSparseMatrix& w, int64_t images, int64_t M, const
 void BlockSparseProductImpl(const BlockSparseMatrix& w, int64_t images, int64_t M, const float* x,
                             const SparseOperandLayout& xl, float* y, const SparseOperandLayout& yl, const float* bias,
                             const float* residual, const ConvActivation& act, ThreadPool* pool) {
-  // One-row blocks share no loaded vector between rows: a wider tile amortizes the broadcasts.
+  // About 8 accumulators hide the multiply-add latency: blocks of 3 or more rows take 4 rows x 2
+  // vectors; 2-row blocks 2 x 4, one-row blocks (whose rows share no loaded vector) 1 x 8.
   if (w.block_n >= 3) sparse_product<2>(w, images, M, x, xl, y, yl, bias, residual, act, pool);
-  else sparse_product<4>(w, images, M, x, xl, y, yl, bias, residual, act, pool);
+  else if (w.block_n == 2) sparse_product<4>(w, images, M, x, xl, y, yl, bias, residual, act, pool);
+  else sparse_product<8>(w, images, M, x, xl, y, yl, bias, residual, act, pool);
 }
 
 }  // namespace HWY_NAMESPACE
@@ -262,9 +264,15 @@ int64_t count_nonzero_blocks(const std::vector<uint8_t>& nonzero, int64_t n, int
 BlockSparseMatrix choose_block_sparse(const float* w, int64_t n, int64_t k, int64_t row_stride, int64_t col_stride) {
   const BlockSparseSettings s = block_sparse_settings();
   if (s.threshold > 1.0 || n <= 0 || k <= 0 || k > INT32_MAX || n * k < s.min_weights) return {};
+  // Every block shape stores at least the nonzero values: a weight with more than the threshold
+  // allows stays dense after one pass (most weights; planning them costs no more).
+  const int64_t allowed = (int64_t)((1.0 - s.threshold) * (double)n * (double)k);
   std::vector<uint8_t> nonzero((size_t)(n * k));
-  for (int64_t r = 0; r < n; ++r)
-    for (int64_t c = 0; c < k; ++c) nonzero[r * k + c] = w[r * row_stride + c * col_stride] != 0.f;
+  int64_t count = 0;
+  for (int64_t r = 0; r < n; ++r) {
+    for (int64_t c = 0; c < k; ++c) count += nonzero[r * k + c] = w[r * row_stride + c * col_stride] != 0.f;
+    if (count > allowed) return {};
+  }
   struct Candidate {
     int64_t bn, bk;
     double cost_per_value;  // relative cost of a stored value: one-row blocks load a vector per product
