@@ -248,16 +248,16 @@ def test_conv1x1_against_torch(rng, always_sparse, block, sparsity):
             # Conv2D (NCHW): bias and relu in the epilogue; with a residual added after.
             p = F.placeholder(x.shape, dtype=np.float32)
             p.write(x)
+            wv, bv, rv = F.const(w), F.const(bias), F.const(residual)
             (plain, with_residual), schemes = run_profiled(lambda: [
-                _conv2d_nchw(p, w, bias, (1, 1), (0, 0, 0, 0), (1, 1), 1, activation=1),
-                _conv2d_nchw(p, w, bias, (1, 1), (0, 0, 0, 0), (1, 1), 1, activation=1, residual=residual)])
+                _conv2d_nchw(p, wv, bv, (1, 1), (0, 0, 0, 0), (1, 1), 1, activation=1),
+                _conv2d_nchw(p, wv, bv, (1, 1), (0, 0, 0, 0), (1, 1), 1, activation=1, residual=rv)])
             assert set(schemes["Conv2D"]) == {f"block_sparse_{block[0]}x{block[1]}"}
             check_within(plain, torch_conv(x, w, bias, act="relu"), bound)
             check_within(with_residual, torch_conv(x, w, bias, residual, act="relu"), bound)
             # Conv2DBlocked: the blocked channel layout, residual and relu in the epilogue.
             (blocked,), schemes = run_profiled(lambda: [_from_blocked(_conv2d_blocked(
-                _to_blocked(p), w, bias, (1, 1), (0, 0, 0, 0), (1, 1), 1, activation=1,
-                residual=_to_blocked(F.const(residual))))])
+                _to_blocked(p), wv, bv, (1, 1), (0, 0, 0, 0), (1, 1), 1, activation=1, residual=_to_blocked(rv)))])
             assert schemes["Conv2DBlocked"] == [f"blocked_block_sparse_{block[0]}x{block[1]}"]
             check_within(blocked, torch_conv(x, w, bias, residual, act="relu"), bound)
 
@@ -308,7 +308,7 @@ def test_converted_models_pruned(rng, block, blocked_layout):
     cases = [(MLP(), torch.from_numpy(rng.standard_normal((37, 64)).astype(np.float32)),
               ["a.weight", "b.weight", "c.weight"], 64 + 128 + 256),
              (CNN(), torch.from_numpy(rng.standard_normal((2, 3, 20, 20)).astype(np.float32)),
-              ["expand.weight", "project.weight"], 27 + 32 + 128 + 64)]
+              ["expand.weight", "project.weight", "head.weight"], 27 + 32 + 128 + 64)]
     for model, x, names, depth in cases:
         model.eval()
         graph, report = convert.from_torch(model, (x,))
