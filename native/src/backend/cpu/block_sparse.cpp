@@ -108,6 +108,55 @@ HWY_INLINE void block_row_tile(const BlockSparseMatrix& w, int64_t br, const flo
   }
 }
 
+#if HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+// 8x8 transpose of v (row i in v[i]) in place, for vectors of 8 lanes.
+template <class D, class V>
+HWY_INLINE void transpose8x8(D d, V (&v)[8]) {
+  const hn::Repartition<double, D> dd;
+  auto lower64 = [&](V a, V b) { return hn::BitCast(d, hn::InterleaveLower(dd, hn::BitCast(dd, a), hn::BitCast(dd, b))); };
+  auto upper64 = [&](V a, V b) { return hn::BitCast(d, hn::InterleaveUpper(dd, hn::BitCast(dd, a), hn::BitCast(dd, b))); };
+  V t[8], u[8];
+  for (int i = 0; i < 4; ++i) {
+    t[2 * i] = hn::InterleaveLower(d, v[2 * i], v[2 * i + 1]);  // a0 b0 a1 b1 | a4 b4 a5 b5
+    t[2 * i + 1] = hn::InterleaveUpper(d, v[2 * i], v[2 * i + 1]);  // a2 b2 a3 b3 | a6 b6 a7 b7
+  }
+  for (int h = 0; h < 2; ++h) {
+    u[4 * h] = lower64(t[4 * h], t[4 * h + 2]);      // a0 b0 c0 d0 | a4 b4 c4 d4
+    u[4 * h + 1] = upper64(t[4 * h], t[4 * h + 2]);  // a1 b1 c1 d1 | a5 b5 c5 d5
+    u[4 * h + 2] = lower64(t[4 * h + 1], t[4 * h + 3]);
+    u[4 * h + 3] = upper64(t[4 * h + 1], t[4 * h + 3]);
+  }
+  for (int i = 0; i < 4; ++i) {
+    v[i] = hn::ConcatLowerLower(d, u[i + 4], u[i]);
+    v[i + 4] = hn::ConcatUpperUpper(d, u[i + 4], u[i]);
+  }
+}
+#endif
+
+// Eight operand rows that lie side by side for each column (row-major tokens, the blocked channel
+// layout) to and from the rows of a tile: out[c * out_stride + r] = in[r * in_stride + c] (rows
+// to tile) or out[r * out_stride + c] = in[c * in_stride + r] (tile to rows), r < n, c < 8.
+template <bool kToTile>
+HWY_INLINE void move_octets(const float* in, int64_t in_stride, float* out, int64_t out_stride, int64_t n) {
+  int64_t r = 0;
+#if HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+  const hn::CappedTag<float, 8> d8;
+  if constexpr (hn::MaxLanes(d8) == 8) {
+    for (; r + 8 <= n; r += 8) {
+      hn::Vec<decltype(d8)> v[8];
+      for (int i = 0; i < 8; ++i) v[i] = hn::LoadU(d8, kToTile ? in + (r + i) * in_stride : in + i * in_stride + r);
+      transpose8x8(d8, v);
+      for (int i = 0; i < 8; ++i) hn::StoreU(v[i], d8, kToTile ? out + i * out_stride + r : out + (r + i) * out_stride);
+    }
+  }
+#endif
+  for (; r < n; ++r)
+    for (int64_t c = 0; c < 8; ++c) {
+      if (kToTile) out[c * out_stride + r] = in[r * in_stride + c];
+      else out[r * out_stride + c] = in[c * in_stride + r];
+    }
+}
+
 template <int V>
 void sparse_product(const BlockSparseMatrix& w, int64_t images, int64_t M, const float* x,
                     const SparseOperandLayout& xl, float* y, const SparseOperandLayout& yl, const float* bias,
@@ -115,6 +164,14 @@ void sparse_product(const BlockSparseMatrix& w, int64_t images, int64_t M, const
   const DF d;
   const int64_t T = V * (int64_t)hn::Lanes(d);  // columns per tile
   const int64_t K = w.k, N = w.n, bn = w.block_n, R = N / bn;
+  const bool x_in_place = xl.m_stride == 1 && xl.row_group >= K;
+  const bool y_in_place = yl.m_stride == 1 && yl.row_group >= N;
+  // Operands whose rows lie side by side per column move in octets of rows by 8x8 transposes;
+  // the outputs then in batches of block rows that make up 8 rows.
+  const bool x_octets = xl.row_stride == 1 && xl.m_stride >= 8 && (xl.row_group >= K || xl.row_group % 8 == 0);
+  const bool y_octets = !y_in_place && yl.row_stride == 1 && yl.m_stride >= 8 && N % 8 == 0 && 8 % bn == 0 &&
+                        (yl.row_group >= N || yl.row_group % 8 == 0);
+  const int64_t batch = y_octets ? 8 / bn : 1;  // block rows computed before their outputs are stored
   // Column chunks: as many columns as keep the chunk's activations in L2, then equalized.
   int64_t chunk = K > 0 ? (kChunkBytes / (K * (int64_t)sizeof(float))) / T * T : M;
   chunk = std::min(std::max(chunk, T), round_up(M, T));
@@ -125,7 +182,7 @@ void sparse_product(const BlockSparseMatrix& w, int64_t images, int64_t M, const
   const int threads = pool ? pool->num_threads() : 1;
   const int64_t chunk_tasks = images * n_chunks;
   int64_t n_ranges = 1;
-  if (threads > 1 && chunk_tasks < 2 * threads) n_ranges = std::min(R, ceil_div(2 * threads, chunk_tasks));
+  if (threads > 1 && chunk_tasks < 2 * threads) n_ranges = std::min(R / batch, ceil_div(2 * threads, chunk_tasks));
   std::vector<int64_t> range_start(n_ranges + 1, R);
   {
     // Work of block row i: its blocks' values plus the epilogue of its rows.
@@ -134,11 +191,9 @@ void sparse_product(const BlockSparseMatrix& w, int64_t images, int64_t M, const
     for (int64_t q = 0; q < n_ranges; ++q) {
       const double target = total * (double)q / (double)n_ranges;
       while (br < R && (double)(w.row_ptr[br] * bn * w.block_k + br * bn) < target) ++br;
-      range_start[q] = br;
+      range_start[q] = std::min(R, round_up(br, batch));
     }
   }
-  const bool x_in_place = xl.m_stride == 1 && xl.row_group >= K;
-  const bool y_in_place = yl.m_stride == 1 && yl.row_group >= N;
   auto body = [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t range = t % n_ranges, rest = t / n_ranges;
@@ -156,7 +211,15 @@ void sparse_product(const BlockSparseMatrix& w, int64_t images, int64_t M, const
       if (gathered > 0) {
         columns = thread_buffer(kColumnsSlot, (size_t)std::max<int64_t>(1, K * gathered));
         const int64_t count = nc - direct;
-        for (int64_t k = 0; k < K; ++k) {
+        int64_t k = 0;
+        if (x_octets) {
+          for (; k + 8 <= K; k += 8) {
+            move_octets<true>(xi + row_offset(xl, k) + (m0 + direct) * xl.m_stride, xl.m_stride, columns + k * gathered,
+                              gathered, count);
+            for (int64_t r = k; r < k + 8; ++r) std::fill(columns + r * gathered + count, columns + (r + 1) * gathered, 0.f);
+          }
+        }
+        for (; k < K; ++k) {
           const float* src = xi + row_offset(xl, k) + (m0 + direct) * xl.m_stride;
           float* dst = columns + k * gathered;
           if (xl.m_stride == 1) std::memcpy(dst, src, sizeof(float) * count);
@@ -165,29 +228,43 @@ void sparse_product(const BlockSparseMatrix& w, int64_t images, int64_t M, const
           std::fill(dst + count, dst + gathered, 0.f);
         }
       }
-      // Tiles that are not written in place go through `tile` (their residual through `residual_tile`).
-      float* tile = thread_buffer(kTileSlot, (size_t)(2 * bn * T));
-      float* residual_tile = tile + bn * T;
-      for (int64_t br = br0; br < br1; ++br) {
+      // Tiles not written in place go through `tile` (their residual through `residual_tile`).
+      const int64_t rows = batch * bn;
+      float* tile = thread_buffer(kTileSlot, (size_t)(2 * rows * T));
+      float* residual_tile = tile + rows * T;
+      for (int64_t br = br0; br < br1; br += batch) {
+        const int64_t n0 = br * bn;
         for (int64_t j = 0; j < nc; j += T) {
           const float* xt = j < direct ? xi + m0 + j : columns + (j - direct);
           const int64_t ldx = j < direct ? xl.row_stride : gathered;
           const int64_t valid = std::min(T, nc - j);
           if (y_in_place && valid == T) {
-            const int64_t offset = br * bn * yl.row_stride + m0 + j;
+            const int64_t offset = n0 * yl.row_stride + m0 + j;
             block_row_tile<V>(w, br, xt, ldx, yi + offset, yl.row_stride, bias, ri ? ri + offset : nullptr,
                               yl.row_stride, act);
             continue;
           }
           if (ri) {
-            for (int64_t i = 0; i < bn; ++i) {
-              const float* src = ri + row_offset(yl, br * bn + i) + (m0 + j) * yl.m_stride;
-              for (int64_t q = 0; q < T; ++q) residual_tile[i * T + q] = q < valid ? src[q * yl.m_stride] : 0.f;
+            if (y_octets) {
+              move_octets<true>(ri + row_offset(yl, n0) + (m0 + j) * yl.m_stride, yl.m_stride, residual_tile, T, valid);
+            } else {
+              for (int64_t i = 0; i < rows; ++i) {
+                const float* src = ri + row_offset(yl, n0 + i) + (m0 + j) * yl.m_stride;
+                for (int64_t q = 0; q < valid; ++q) residual_tile[i * T + q] = src[q * yl.m_stride];
+              }
             }
+            for (int64_t i = 0; i < rows; ++i) std::fill(residual_tile + i * T + valid, residual_tile + (i + 1) * T, 0.f);
           }
-          block_row_tile<V>(w, br, xt, ldx, tile, T, bias, ri ? residual_tile : nullptr, T, act);
-          for (int64_t i = 0; i < bn; ++i) {
-            float* dst = yi + row_offset(yl, br * bn + i) + (m0 + j) * yl.m_stride;
+          for (int64_t b = 0; b < batch; ++b) {
+            block_row_tile<V>(w, br + b, xt, ldx, tile + b * bn * T, T, bias, ri ? residual_tile + b * bn * T : nullptr,
+                              T, act);
+          }
+          if (y_octets) {
+            move_octets<false>(tile, T, yi + row_offset(yl, n0) + (m0 + j) * yl.m_stride, yl.m_stride, valid);
+            continue;
+          }
+          for (int64_t i = 0; i < rows; ++i) {
+            float* dst = yi + row_offset(yl, n0 + i) + (m0 + j) * yl.m_stride;
             for (int64_t q = 0; q < valid; ++q) dst[q * yl.m_stride] = tile[i * T + q];
           }
         }
