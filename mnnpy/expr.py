@@ -430,6 +430,7 @@ from ._expr_grad import *  # noqa: E402,F401,F403
 from ._expr_sequences import *  # noqa: E402,F401,F403
 from ._expr_mnn_ops import *  # noqa: E402,F401,F403
 from ._expr_weight_quant import *  # noqa: E402,F401,F403
+from ._expr_sparse import *  # noqa: E402,F401,F403
 from . import _var_members  # noqa: E402,F401  (MNN's graph-editing Var members)
 
 __all__ = [n for n in globals() if not n.startswith("_") and n not in ("where_",)]

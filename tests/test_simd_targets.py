@@ -45,6 +45,8 @@ Which case reaches which HWY_DYNAMIC_DISPATCH (native/src/backend/cpu):
   pool.cpp BlockedRowsImpl, BlockedRowsSeparableImpl, BlockedPlanesImpl:
   test_blocked_onnx_model.
 - pool.cpp VerticalImpl, HorizontalImpl, PlaneReduceImpl: test_pooling.
+- block_sparse.cpp BlockSparseProductImpl (MatMul, Conv2D and Conv2DBlocked with block-sparse
+  constant weights): test_block_sparse.
 - resize.cpp HorizontalImpl, VerticalImpl, GatherImpl: test_resize.
 - layer_norm.cpp LayerNormImpl, layer_norm_grad.cpp LayerNormGradImpl: test_layer_norm.
 - weight_quant.cpp GemvImpl, DequantizeRowsImpl: test_weight_quant_matmul.
@@ -833,6 +835,43 @@ def test_conv2d(xt, rng, case):
     xt.check("silu", lambda: Fn.silu(Fn.conv2d(x, wt, b, stride, padding, dilation, groups)),
              (expected / (1 + np.exp(-expected))).astype(np.float32),
              cross=Within(1.5 * bound + 8 * np.spacing(np.abs(expected).astype(np.float32))), ref=Within(2 * bound + 1e-6))
+    xt.verify()
+
+
+# ---------------------------------------------------------------- block-sparse products
+@pytest.mark.parametrize("block", [(1, 4), (4, 4), (8, 1), (1, 1)])
+def test_block_sparse(xt, rng, block):
+    # block_sparse.cpp BlockSparseProductImpl through MatMul (row-major tokens, gathered), Conv2D
+    # (NCHW planes read in place) and Conv2DBlocked (blocked channels, with a residual). Every target
+    # adds the same products in the same order, each fused once, and relu is exact: identical bits.
+    # Against float64: gamma_{q+3} sum |terms|, q the nonzero weights of the output's row.
+    from mnnpy._expr_conv import _conv2d_nchw
+    from mnnpy._expr_layout import _conv2d_blocked, _from_blocked, _to_blocked
+    n, k = 40, 32
+    w = F.prune_blocks(rng.standard_normal((n, k)).astype(np.float32), 0.75, block)
+    w4 = w.reshape(n, k, 1, 1)
+    x = rng.standard_normal((53, k)).astype(np.float32)
+    img = rng.standard_normal((2, k, 5, 9)).astype(np.float32)
+    b = rng.standard_normal(n).astype(np.float32)
+    res = rng.standard_normal((2, n, 5, 9)).astype(np.float32)
+    q = np.count_nonzero(w, axis=1).astype(np.float64)
+    w64, x64 = w.astype(np.float64), x.astype(np.float64)
+    exact = x64 @ w64.T
+    bound = (q + 3) * EPS32 * (np.abs(x64) @ np.abs(w64).T)
+    conv = np.einsum("ok,nkhw->nohw", w64, img.astype(np.float64)) + b[:, None, None] + res
+    conv_bound = (q[:, None, None] + 3) * EPS32 * (np.einsum("ok,nkhw->nohw", np.abs(w64), np.abs(img).astype(np.float64))
+                                                   + np.abs(b)[:, None, None] + np.abs(res))
+    with F.block_sparse(threshold=0.0, block=block, min_weights=0):
+        xt.check("matmul", lambda: F.matmul(x, w, transposeB=True), exact.astype(np.float32),
+                 ref=Within(bound + np.spacing(np.abs(exact).astype(np.float32))))
+        relu = np.maximum(conv, 0)
+        xt.check("conv2d", lambda: _conv2d_nchw(F.const(img), F.const(w4), F.const(b), (1, 1), (0, 0, 0, 0), (1, 1), 1,
+                                                activation=1, residual=F.const(res)),
+                 relu.astype(np.float32), ref=Within(conv_bound + np.spacing(np.abs(relu).astype(np.float32))))
+        xt.check("conv2d_blocked", lambda: _from_blocked(_conv2d_blocked(
+            _to_blocked(F.const(img)), F.const(w4), F.const(b), (1, 1), (0, 0, 0, 0), (1, 1), 1, activation=1,
+            residual=_to_blocked(F.const(res)))),
+                 relu.astype(np.float32), ref=Within(conv_bound + np.spacing(np.abs(relu).astype(np.float32))))
     xt.verify()
 
 

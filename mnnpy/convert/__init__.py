@@ -19,9 +19,11 @@ from ._graph import Graph, Subgraph, load_model, save_model
 from ._onnx_ops import supported_operators
 from .mnn import UNSUPPORTED_PREFIX
 from ._weight_quant import quantize_weights
+from ._sparse import prune_weights
 
 __all__ = ["from_onnx", "from_mnn", "from_caffe", "from_tflite", "from_tensorflow", "from_torch", "from_torchscript",
-           "ConversionReport", "supported_operators", "load_model", "save_model", "Graph", "quantize_weights"]
+           "ConversionReport", "supported_operators", "load_model", "save_model", "Graph", "quantize_weights",
+           "prune_weights"]
 
 
 @dataclass

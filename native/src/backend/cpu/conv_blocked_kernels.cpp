@@ -1,7 +1,10 @@
 // CPU kernel of Conv2DBlocked (ops/conv_blocked.cpp): direct, pointwise, depthwise or Winograd
-// over the blocked channel layout, with constant weights packed once.
+// over the blocked channel layout, with constant weights packed once; a 1x1 layer whose constant
+// weight is mostly zero blocks runs block-sparse (backend/cpu/block_sparse.h).
 #include <memory>
+#include <string>
 
+#include "backend/cpu/block_sparse.h"
 #include "backend/cpu/conv_blocked.h"
 #include "backend/cpu/depthwise_blocked.h"
 #include "backend/cpu/winograd.h"
@@ -24,6 +27,14 @@ class Conv2DBlockedKernel : public Kernel {
     // 3x3 stride-1 layers run Winograd where the NCHW kernel would (the same cost model).
     if (!nchw_input_ && !depthwise_) winograd_tile_ = cpu::winograd_tile(cpu::choose_conv_scheme(shape_));
     const Tensor* w = ctx.constants.size() > 1 ? ctx.constants[1] : nullptr;
+    if (w && !nchw_input_ && !depthwise_ && shape_.group == 1 && shape_.is_pointwise()) {
+      sparse_w_ = cpu::choose_block_sparse(w->ptr<float>(), shape_.out_c, shape_.in_c, shape_.in_c, 1);
+      if (sparse_w_.n > 0) {
+        sparse_scheme_ = "blocked_" + sparse_w_.scheme_name();
+        weights_packed_ = true;
+        return;
+      }
+    }
     if (w) {
       weights_.resize(packed_weight_floats());
       pack_weights(w->ptr<float>(), weights_.data());
@@ -31,8 +42,9 @@ class Conv2DBlockedKernel : public Kernel {
     }
   }
 
-  size_t resident_bytes() const override { return weights_.size() * sizeof(float); }
+  size_t resident_bytes() const override { return weights_.size() * sizeof(float) + sparse_w_.nbytes(); }
   const char* scheme() const override {
+    if (sparse_w_.n > 0) return sparse_scheme_.c_str();
     if (depthwise_) return "blocked_depthwise";
     if (winograd_tile_) return winograd_tile_ == 2 ? "blocked_winograd_2x2" : "blocked_winograd";
     return !nchw_input_ && shape_.is_pointwise() ? "blocked_pointwise" : "blocked_direct";
@@ -48,6 +60,21 @@ class Conv2DBlockedKernel : public Kernel {
   void execute(const KernelArgs& args, void* scratch) const override {
     Tensor* out = args.outputs[0];
     if (out->numel() == 0) return;
+    if (sparse_w_.n > 0) {
+      // Channel c of pixel p at (c / 8) * H * W * 8 + p * 8 + c % 8.
+      const int64_t hw = shape_.in_h * shape_.in_w;
+      cpu::SparseOperandLayout xl, yl;
+      xl.row_group = yl.row_group = kChannelBlock;
+      xl.group_stride = yl.group_stride = hw * kChannelBlock;
+      xl.row_stride = yl.row_stride = 1;
+      xl.m_stride = yl.m_stride = kChannelBlock;
+      xl.image_stride = shape_.in_c * hw;
+      yl.image_stride = shape_.out_c * hw;
+      const float* residual = args.inputs.size() > 3 ? args.inputs[3]->ptr<float>() : nullptr;
+      cpu::block_sparse_product(sparse_w_, shape_.batch, hw, args.inputs[0]->ptr<float>(), xl, out->ptr<float>(), yl,
+                                args.inputs[2]->ptr<float>(), residual, act_, args.pool);
+      return;
+    }
     const float* w = weights_.data();
     if (!weights_packed_) {
       pack_weights(args.inputs[1]->ptr<float>(), static_cast<float*>(scratch));
@@ -79,6 +106,8 @@ class Conv2DBlockedKernel : public Kernel {
   int winograd_tile_ = 0;  // 4 or 2: Winograd F(4x4, 3x3) or F(2x2, 3x3)
   cpu::ConvActivation act_;
   conv_common::AlignedFloats weights_;  // packed at plan time when constant
+  cpu::BlockSparseMatrix sparse_w_;     // a 1x1 layer's weights of mostly zero blocks (n == 0: not used)
+  std::string sparse_scheme_;
 };
 
 MNNPY_REGISTER_KERNEL("Conv2DBlocked", "cpu", construct_kernel<Conv2DBlockedKernel>);

@@ -1,9 +1,12 @@
 // CPU kernel of Conv2D (ops/conv.cpp): the scheme is picked per layer at plan time (see
 // backend/cpu/conv.h) and constant weights are packed once; weights fed at run time are packed
-// into scratch on every run.
+// into scratch on every run. A 1x1 layer whose constant weight is mostly zero blocks runs
+// block-sparse (backend/cpu/block_sparse.h).
 #include <memory>
+#include <string>
 #include <utility>
 
+#include "backend/cpu/block_sparse.h"
 #include "backend/cpu/conv.h"
 #include "backend/cpu/depthwise.h"
 #include "backend/cpu/winograd.h"
@@ -28,6 +31,16 @@ class Conv2DKernel : public Kernel {
     if (residual_ >= 0) std::swap(act_, residual_act_);
     const Tensor* w = ctx.constants.size() > 1 ? ctx.constants[1] : nullptr;
     const Tensor* b = has_bias_ && ctx.constants.size() > 2 ? ctx.constants[2] : nullptr;
+    if (w && shape_.is_pointwise() && shape_.group == 1) {
+      sparse_w_ = cpu::choose_block_sparse(w->ptr<float>(), shape_.out_c, shape_.in_c, shape_.in_c, 1);
+      if (sparse_w_.n > 0) {
+        sparse_scheme_ = sparse_w_.scheme_name();
+        if (b) bias_.assign(b->ptr<float>(), b->ptr<float>() + b->numel());
+        weights_packed_ = true;
+        bias_packed_ = !has_bias_ || b != nullptr;
+        return;
+      }
+    }
     if (scheme_ == cpu::ConvScheme::Depthwise) {
       // The direct kernel reads weights [C, 1, kh, kw] and bias [C] as given.
       if (w) weights_.assign(w->ptr<float>(), w->ptr<float>() + w->numel());
@@ -48,8 +61,12 @@ class Conv2DKernel : public Kernel {
     }
   }
 
-  const char* scheme() const override { return cpu::conv_scheme_name(scheme_); }
-  size_t resident_bytes() const override { return (weights_.size() + bias_.size()) * sizeof(float); }
+  const char* scheme() const override {
+    return sparse_w_.n > 0 ? sparse_scheme_.c_str() : cpu::conv_scheme_name(scheme_);
+  }
+  size_t resident_bytes() const override {
+    return (weights_.size() + bias_.size()) * sizeof(float) + sparse_w_.nbytes();
+  }
 
   double flops() const override {
     return 2.0 * (double)shape_.batch * (double)shape_.out_c * (double)(shape_.out_h * shape_.out_w) *
@@ -57,7 +74,7 @@ class Conv2DKernel : public Kernel {
   }
 
   size_t scratch_bytes() const override {
-    if (scheme_ == cpu::ConvScheme::Depthwise) return 0;
+    if (scheme_ == cpu::ConvScheme::Depthwise || sparse_w_.n > 0) return 0;
     size_t floats = 0;
     if (!weights_packed_) floats += packed_weight_floats();
     if (!bias_packed_) floats += cpu::conv_padded_bias_floats(shape_);
@@ -80,6 +97,18 @@ class Conv2DKernel : public Kernel {
     Tensor* out = args.outputs[0];
     const float* x = args.inputs[0]->ptr<float>();
     float* y = out->ptr<float>();
+    if (sparse_w_.n > 0) {
+      // Planes of H * W pixels: x(c, p) and y(o, p) in place.
+      const int64_t hw = shape_.in_h * shape_.in_w;
+      cpu::SparseOperandLayout xl, yl;
+      xl.row_stride = yl.row_stride = hw;
+      xl.m_stride = yl.m_stride = 1;
+      xl.image_stride = shape_.in_c * hw;
+      yl.image_stride = shape_.out_c * hw;
+      const float* b = !has_bias_ ? nullptr : bias_packed_ ? bias_.data() : args.inputs[2]->ptr<float>();
+      cpu::block_sparse_product(sparse_w_, shape_.batch, hw, x, xl, y, yl, b, nullptr, act_, args.pool);
+      return;
+    }
     if (scheme_ == cpu::ConvScheme::Depthwise) {
       const float* w = weights_packed_ ? weights_.data() : args.inputs[1]->ptr<float>();
       const float* b = !has_bias_ ? nullptr : bias_packed_ ? bias_.data() : args.inputs[2]->ptr<float>();
@@ -122,6 +151,8 @@ class Conv2DKernel : public Kernel {
   int residual_ = -1;                       // the residual's input, -1 without one
   bool has_bias_ = false, weights_packed_ = false, bias_packed_ = false;
   conv_common::AlignedFloats weights_, bias_;  // packed at plan time when constant
+  cpu::BlockSparseMatrix sparse_w_;            // a 1x1 layer's weights of mostly zero blocks (n == 0: not used)
+  std::string sparse_scheme_;
 };
 
 MNNPY_REGISTER_KERNEL("Conv2D", "cpu", construct_kernel<Conv2DKernel>);

@@ -1,9 +1,12 @@
 // CPU kernel of MatMul (ops/matmul.cpp): float products by the GEMM, integer ones by loops, with
-// a constant right-hand matrix packed at plan time.
+// a constant right-hand matrix packed at plan time, or stored block-sparse when it is mostly zero
+// blocks (backend/cpu/block_sparse.h).
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <string>
 
+#include "backend/cpu/block_sparse.h"
 #include "backend/cpu/gemm.h"
 #include "mnnpy/backend.h"
 #include "mnnpy/thread_pool.h"
@@ -34,14 +37,28 @@ class MatMulKernel : public Kernel {
     fold_batch_ = batch_ > 1 && b_batch_ == 1 && !ta_;
     // A constant right-hand matrix (weights) is packed once here instead of on every run.
     const bool float_gemm = dtype_ == DType::Float32 || dtype_ == DType::Float64;
-    if (ctx.constants.size() > 1 && ctx.constants[1] && float_gemm && b_batch_ == 1 && K_ > 0 && N_ > 0) {
+    const bool constant_b = ctx.constants.size() > 1 && ctx.constants[1];
+    if (constant_b && dtype_ == DType::Float32 && b_batch_ == 1 && (batch_ == 1 || fold_batch_) && K_ > 0 &&
+        N_ > 0) {
+      // The weight W = op(B)^T [N x K]: element (n, k) of op(B) transposed.
+      const float* b = ctx.constants[1]->ptr<float>();
+      sparse_b_ = cpu::choose_block_sparse(b, N_, K_, tb_ ? ldb_ : 1, tb_ ? 1 : ldb_);
+      if (sparse_b_.n > 0) {
+        sparse_scheme_ = sparse_b_.scheme_name();
+        return;
+      }
+    }
+    if (constant_b && float_gemm && b_batch_ == 1 && K_ > 0 && N_ > 0) {
       packed_b_ = cpu::pack_b(dtype_, K_, N_, ctx.constants[1]->data, ldb_, tb_, nullptr);
     }
   }
 
   double flops() const override { return 2.0 * (double)batch_ * M_ * N_ * K_; }
-  const char* scheme() const override { return dtype_ == DType::Float32 || dtype_ == DType::Float64 ? "gemm" : "loop"; }
-  size_t resident_bytes() const override { return packed_b_.nbytes; }
+  const char* scheme() const override {
+    if (sparse_b_.n > 0) return sparse_scheme_.c_str();
+    return dtype_ == DType::Float32 || dtype_ == DType::Float64 ? "gemm" : "loop";
+  }
+  size_t resident_bytes() const override { return packed_b_.nbytes + sparse_b_.nbytes(); }
 
   void execute(const KernelArgs& args, void*) const override {
     Tensor* out = args.outputs[0];
@@ -54,6 +71,17 @@ class MatMulKernel : public Kernel {
     const char* a = static_cast<const char*>(args.inputs[0]->data);
     const char* b = static_cast<const char*>(args.inputs[1]->data);
     char* c = static_cast<char*>(out->data);
+    if (sparse_b_.n > 0) {
+      // x(k, m) is op(A)'s element (m, k), y(n, m) is C's element (m, n).
+      cpu::SparseOperandLayout x, y;
+      x.row_stride = ta_ ? lda_ : 1;
+      x.m_stride = ta_ ? 1 : lda_;
+      y.row_stride = 1;
+      y.m_stride = N_;
+      cpu::block_sparse_product(sparse_b_, 1, batch_ * M_, static_cast<const float*>(args.inputs[0]->data), x,
+                                static_cast<float*>(out->data), y, nullptr, nullptr, ConvActivation{}, args.pool);
+      return;
+    }
     if (packed_b_.data && (batch_ == 1 || fold_batch_)) {
       cpu::gemm_packed(batch_ * M_, a, lda_, ta_, packed_b_, c, N_, false, args.pool);
       return;
@@ -109,6 +137,8 @@ class MatMulKernel : public Kernel {
   int64_t batch_ = 1, b_batch_ = 1;
   bool fold_batch_ = false;
   cpu::PackedB packed_b_;
+  cpu::BlockSparseMatrix sparse_b_;  // a constant float32 B of mostly zero blocks (n == 0: not used)
+  std::string sparse_scheme_;
 };
 
 MNNPY_REGISTER_KERNEL("MatMul", "cpu", construct_kernel<MatMulKernel>);
