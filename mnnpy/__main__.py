@@ -1,7 +1,9 @@
 """Command line: ``python -m mnnpy convert MODEL model.mnnpy [-f ONNX|TF|TFLITE|CAFFE|TORCH|MNN] [--fp16]
 [--optimize-level N] [--weightQuantBits 4|8 [--weightQuantBlock 32|64|128] [--weightQuantAsymmetric]]`` (MNN's converter's flags ``--modelFile``, ``--MNNModel``, ``--prototxt``,
 ``--bizCode`` work too)
-and ``python -m mnnpy info`` (version, SIMD target, threads)."""
+and ``python -m mnnpy info`` (version, SIMD target, threads).
+``python -m mnnpy quantize MODEL OUT.mnnpy --calibration DIR_OR_NPZ [--config quant.json]``
+calibrates and writes a static int8 model, printing the per-layer report."""
 import argparse
 import sys
 
@@ -39,7 +41,10 @@ def main(argv=None):
                       help="0: none; 1: drop Identity/Dropout and dead nodes; 2: also fold BatchNorm and "
                            "fuse activations into Conv (default)")
     sub.add_parser("info", help="version, SIMD target and threads")
+    _add_quantize_parser(sub)
     args = parser.parse_args(argv)
+    if args.command == "quantize":
+        return _quantize(args)
     if args.command == "info":
         import mnnpy
         for k, v in mnnpy.runtime_info().items():
@@ -62,6 +67,31 @@ def main(argv=None):
                                  weight_quant_bits=args.weightQuantBits, weight_quant_block=args.weightQuantBlock,
                                  weight_quant_asymmetric=args.weightQuantAsymmetric)
     except (ValueError, OSError, ImportError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(report)
+    return 0
+
+
+# ------------------------------------------------------------------ quantize
+def _add_quantize_parser(sub):
+    quant = sub.add_parser("quantize", help="calibrate a float model and write it with int8 weights and features "
+                                            "(MNN's mnnquant)")
+    quant.add_argument("source", help="the float model: an mnnpy model file, .onnx, .mnn or another converter's format")
+    quant.add_argument("output", help="the mnnpy model file to write")
+    quant.add_argument("--calibration", help="an .npz file of samples named by the model's inputs, or a folder of "
+                                             "images (default: the config's 'path')")
+    quant.add_argument("--config", help="a JSON file with MNN's mnnquant keys (format, mean, normal, width, height, "
+                                        "feature_quantize_method, weight_quantize_method, ...)")
+    quant.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+
+def _quantize(args):
+    from mnnpy.quantize import quantize
+    try:
+        _, report = quantize(args.source, args.calibration, args.config, output=args.output,
+                             progress=not args.no_progress)
+    except (ValueError, TypeError, OSError, ImportError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     print(report)

@@ -35,7 +35,7 @@ from ._layers import Conv1d, Conv2d, Linear
 from ._module import Module
 
 __all__ = ["Feature_Scale_Method", "Scale_Update_Method", "PER_TENSOR", "PER_CHANNEL", "MAXIMUM",
-           "MOVING_AVERAGE", "train_quant"]
+           "MOVING_AVERAGE", "train_quant", "export_quantized"]
 
 
 class Feature_Scale_Method(enum.IntEnum):  # noqa: N801  (MNN's name)
@@ -187,3 +187,12 @@ def train_quant(module, quant_bits=8, feature_scale_method=PER_TENSOR, scale_upd
         object.__setattr__(layer, "quant_bits", int(quant_bits))
         object.__setattr__(layer, "scale_update_method", update)
     return True
+
+
+def export_quantized(module, example_input, output=None):
+    """The module trained with ``train_quant`` as the int8 graph ``mnnpy.quantize`` writes (QDQ
+    form: the weights, biases and feature ranges training learned), written to ``output`` when
+    given; returns the Graph. See ``_quant_export.py`` for the modules it traces."""
+    from ._quant_export import export_quantized as export
+    return export(module, example_input, output)
+
