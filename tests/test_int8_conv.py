@@ -114,11 +114,11 @@ def test_qlinear_conv2d_bad_inputs():
         F.qlinear_conv2d(x, one, F.const(np.int8(0)), w, one, np.int8(0), one, zero)
 
 
-def test_quantize_static_cnn_against_onnxruntime(rng, tmp_path):
+def _small_cnn_onnx(rng, tmp_path):
+    """A seeded torch CNN (plain, depthwise, pointwise and grouped convolutions with ReLUs)
+    exported to ONNX; returns its path, an input and a calibration reader factory."""
     torch = pytest.importorskip("torch")
-    ort = pytest.importorskip("onnxruntime")
     quantization = pytest.importorskip("onnxruntime.quantization")
-    from mnnpy import nn
     torch.manual_seed(0)
     model = torch.nn.Sequential(
         torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.ReLU(),
@@ -126,16 +126,26 @@ def test_quantize_static_cnn_against_onnxruntime(rng, tmp_path):
         torch.nn.Conv2d(16, 24, 1), torch.nn.ReLU(),                                  # pointwise
         torch.nn.Conv2d(24, 8, 3, padding=1, groups=2)).eval()
     x = rng.standard_normal((1, 3, 20, 20)).astype(np.float32)
-    float_path, int8_path = str(tmp_path / "cnn.onnx"), str(tmp_path / "cnn_int8.onnx")
+    float_path = str(tmp_path / "cnn.onnx")
     torch.onnx.export(model, (torch.from_numpy(x),), float_path, dynamo=False, opset_version=17,
                       input_names=["input"], output_names=["output"])
+    batches = [{"input": rng.standard_normal((1, 3, 20, 20)).astype(np.float32)} for _ in range(8)]
 
     class Calibration(quantization.CalibrationDataReader):
         def __init__(self):
-            self.batches = iter([{"input": rng.standard_normal((1, 3, 20, 20)).astype(np.float32)} for _ in range(8)])
+            self.batches = iter(batches)
 
         def get_next(self):
             return next(self.batches, None)
+    return float_path, x, Calibration
+
+
+def test_quantize_static_cnn_against_onnxruntime(rng, tmp_path):
+    ort = pytest.importorskip("onnxruntime")
+    quantization = pytest.importorskip("onnxruntime.quantization")
+    from mnnpy import nn
+    float_path, x, Calibration = _small_cnn_onnx(rng, tmp_path)
+    int8_path = str(tmp_path / "cnn_int8.onnx")
 
     # reduce_range: 7-bit weights, which onnxruntime's AVX2 kernels multiply without saturating.
     quantization.quantize_static(float_path, int8_path, Calibration(), quant_format=quantization.QuantFormat.QOperator,
@@ -154,3 +164,31 @@ def test_quantize_static_cnn_against_onnxruntime(rng, tmp_path):
     diff = np.abs(got.astype(np.float64) - expected.astype(np.float64))
     tolerance = 2 * scale if scale else 0.05 * np.abs(expected).max()
     assert diff.max() <= tolerance, (diff.max(), tolerance)
+
+
+def test_qdq_cnn_fuses_into_int8_convolutions(rng, tmp_path):
+    ort = pytest.importorskip("onnxruntime")
+    quantization = pytest.importorskip("onnxruntime.quantization")
+    from mnnpy import nn
+    from mnnpy.convert import from_onnx
+    float_path, x, Calibration = _small_cnn_onnx(rng, tmp_path)
+    qdq_path = str(tmp_path / "cnn_qdq.onnx")
+    quantization.quantize_static(float_path, qdq_path, Calibration(), quant_format=quantization.QuantFormat.QDQ,
+                                 per_channel=True, reduce_range=True, activation_type=quantization.QuantType.QUInt8,
+                                 weight_type=quantization.QuantType.QInt8)
+    graph, _ = from_onnx(qdq_path)
+    counts = graph.op_counts()
+    # Four convolutions on the int8 kernels; one QuantizeLinear at the input and one
+    # DequantizeLinear at the output remain.
+    assert counts.get("QLinearConv") == 4 and "Conv" not in counts, counts
+    assert counts.get("DequantizeLinear") == 1 and counts.get("QuantizeLinear") == 1, counts
+    session = ort.InferenceSession(qdq_path, providers=["CPUExecutionProvider"])
+    expected = session.run(None, {"input": x})[0].astype(np.float64)
+    got = np.asarray(nn.load_module_from_file(qdq_path)(x), np.float64)
+    # onnxruntime fuses the same pattern into its int8 kernels: the same integer sums; its
+    # float32 requantization may differ by one step of an intermediate scale, which the later
+    # layers carry on into at most a couple of steps of the output's.
+    import onnx
+    init = {i.name: onnx.numpy_helper.to_array(i) for i in onnx.load(qdq_path).graph.initializer}
+    out_scale = float([v for k, v in init.items() if k.endswith("_scale") and "output" in k][0])
+    assert np.abs(got - expected).max() <= 2 * out_scale
