@@ -4,8 +4,8 @@ dequantized from 8-bit tensors and whose only use is a QuantizeLinear becomes on
 (a fused ReLU kept as its clamp at the output's zero point), and each MatMul of that form with
 per-tensor scales one QLinearMatMul. The integer operands, scales and zero points are the ones
 the DequantizeLinear/QuantizeLinear nodes held; the bias, dequantized from int32 with the scale
-x_scale * w_scale (onnxruntime's convention), is taken as that int32, and a float bias is
-quantized with that scale (rounding half to even). The results are those of onnxruntime's
+x_scale * w_scale (onnxruntime's convention), is taken as that int32; a bias with another scale,
+or a float bias, is quantized (its float value) with that scale, rounding half to even. The results are those of onnxruntime's
 fused kernels: the integer sums are exact, and the float path's only rounding is the output's
 quantization, which both apply. Unused DequantizeLinear nodes of the weights go with them."""
 import numpy as np
@@ -115,13 +115,22 @@ def _int32_bias(graph, producer, name, x_scale, w_scale, where):
     if dq is not None and dq.op == "DequantizeLinear":
         q, s = dq.inputs[0], dq.inputs[1]
         zero = dq.inputs[2] if len(dq.inputs) > 2 else ""
-        if (q in weights and np.dtype(weights[q].dtype) == np.dtype(np.int32) and s in weights
-                and (not zero or not np.asarray(weights[zero]).any())
-                and np.array_equal(np.broadcast_to(np.asarray(weights[s], np.float32).reshape(-1), scale.shape), scale)):
+        if q not in weights or s not in weights or np.dtype(weights[q].dtype) != np.dtype(np.int32) \
+                or (zero and np.asarray(weights[zero]).any()):
+            return None
+        bias_scale = np.broadcast_to(np.asarray(weights[s], np.float32).reshape(-1), scale.shape)
+        if np.array_equal(bias_scale, scale):
             return q
+        # Another scale (some models share a bias between layers): the dequantized float bias,
+        # as DequantizeLinear computes it, quantized with this layer's scale.
+        value = (np.asarray(weights[q]).reshape(-1).astype(np.float32) * bias_scale).astype(np.float32)
+    elif name in weights and np.dtype(weights[name].dtype).kind == "f":
+        value = np.asarray(weights[name], np.float32).reshape(-1)
+    else:
         return None
-    if name not in weights or np.dtype(weights[name].dtype).kind != "f":
+    out = f"{name}/int32_{x_scale}"
+    quantized = np.rint(value.astype(np.float64) / scale.astype(np.float64))
+    if np.abs(quantized).max(initial=0) >= 2 ** 31:
         return None
-    out = f"{name}/int32"
-    weights[out] = np.rint(np.asarray(weights[name], np.float64).reshape(-1) / scale.astype(np.float64)).astype(np.int32)
+    weights[out] = quantized.astype(np.int32)
     return out
