@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend/cpu/gemm_int8.h"
+#include "backend/cpu/thread_buffers.h"
 #include "mnnpy/backend.h"
 #include "mnnpy/thread_pool.h"
 #include "ops/conv_common.h"
@@ -99,8 +100,7 @@ class QLinearConvKernel : public Kernel {
         parallel_for(args.pool, OCg, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, M)), [&](int64_t j0, int64_t j1) {
           for (int64_t j = j0; j < j1; ++j) {
             const int64_t oc = g * OCg + j;
-            char* out = static_cast<char*>(args.outputs[0]->data) + (n * OC + oc) * M;
-            for (int64_t p = 0; p < M; ++p) out[p] = (char)rq.apply(acc[p * OCg + j], oc);
+            rq.row(acc + j, OCg, M, oc, static_cast<char*>(args.outputs[0]->data) + (n * OC + oc) * M);
           }
         });
       }
@@ -112,11 +112,15 @@ class QLinearConvKernel : public Kernel {
     const double* multiplier;
     const int32_t* bias;
     double zero, low, high;
-    int32_t apply(int32_t acc, int64_t oc) const {
-      const int32_t sum = (int32_t)((uint32_t)acc + (uint32_t)bias[oc]);  // int32 wraps, as ONNX's
-      double v = round_half_even(std::min(std::max((double)sum * multiplier[oc], -1e9), 1e9)) + zero;
-      v = std::min(std::max(v, low), high);
-      return (int32_t)v;
+    // count sums of channel oc (acc[i * stride]) into out; locals, as byte stores may alias.
+    void row(const int32_t* acc, int64_t stride, int64_t count, int64_t oc, char* out) const {
+      const double m = multiplier[oc], z = zero, lo = low, hi = high;
+      const uint32_t b = (uint32_t)bias[oc];
+      for (int64_t i = 0; i < count; ++i) {
+        const int32_t sum = (int32_t)((uint32_t)acc[i * stride] + b);
+        double v = round_half_even(std::min(std::max((double)sum * m, -1e9), 1e9)) + z;
+        out[i] = (char)(int32_t)std::min(std::max(v, lo), hi);
+      }
     }
   };
 
@@ -135,23 +139,58 @@ class QLinearConvKernel : public Kernel {
     const int64_t Cg = s_.in_c_per_group(), KH = s_.kernel_h, KW = s_.kernel_w, K = s_.depth();
     const int64_t H = s_.in_h, W = s_.in_w, OW = s_.out_w;
     const uint8_t* base = x + (n * s_.in_c + g * Cg) * H * W;
-    parallel_for(pool, s_.out_h, std::max<int64_t>(1, 8192 / std::max<int64_t>(1, OW * K)), [&](int64_t r0, int64_t r1) {
+    if (s_.is_pointwise()) {  // the patches are the transposed input: blocks of pixels
+      const int64_t HW = H * W;
+      constexpr int64_t kBlock = 64;
+      parallel_for(pool, cpu::ceil_div(HW, kBlock), std::max<int64_t>(1, 4096 / std::max<int64_t>(1, kBlock * K)),
+                   [&](int64_t b0, int64_t b1) {
+        // Locals: byte stores may alias anything, which would reload captured values per byte.
+        uint8_t* out_base = patches;
+        const uint8_t* in = base;
+        const int64_t depth = K, channels = Cg, pixels = HW;
+        for (int64_t b = b0; b < b1; ++b) {
+          const int64_t p0 = b * kBlock, p1 = std::min(pixels, p0 + kBlock);
+          for (int64_t c = 0; c < channels; ++c) {
+            const uint8_t* src = in + c * pixels;
+            uint8_t* dst = out_base + c;
+            for (int64_t p = p0; p < p1; ++p) dst[p * depth] = src[p];
+          }
+        }
+      });
+      return;
+    }
+    const int64_t SH = s_.stride_h, SW = s_.stride_w, PT = s_.pad_top, PL = s_.pad_left, DH = s_.dilation_h,
+                  DW = s_.dilation_w;
+    parallel_for(pool, s_.out_h, std::max<int64_t>(1, 8192 / std::max<int64_t>(1, OW * K)),
+                 [&](int64_t r0, int64_t r1) {
+      const int64_t sh = SH, sw = SW, pt = PT, pl = PL, dh = DH, dw = DW;
+      // Locals: byte stores may alias anything, which would reload captured values per byte.
+      uint8_t* const out_base = patches;
+      const int64_t channels = Cg, kh = KH, kw = KW, depth = K, height = H, width = W, out_w = OW;
+      const uint8_t pad = x_zero;
+      const uint8_t* const in_base = base;
       for (int64_t oh = r0; oh < r1; ++oh) {
-        for (int64_t ow = 0; ow < OW; ++ow) {
-          uint8_t* row = patches + (oh * OW + ow) * K;
-          const int64_t ih0 = oh * s_.stride_h - s_.pad_top, iw0 = ow * s_.stride_w - s_.pad_left;
-          for (int64_t c = 0; c < Cg; ++c) {
-            const uint8_t* plane = base + c * H * W;
-            for (int64_t ki = 0; ki < KH; ++ki) {
-              const int64_t ih = ih0 + ki * s_.dilation_h;
-              uint8_t* dst = row + (c * KH + ki) * KW;
-              if (ih < 0 || ih >= H) {
-                std::memset(dst, x_zero, (size_t)KW);
+        for (int64_t ow = 0; ow < out_w; ++ow) {
+          uint8_t* row = out_base + (oh * out_w + ow) * depth;
+          const int64_t ih0 = oh * sh - pt, iw0 = ow * sw - pl;
+          const bool cols_inside = iw0 >= 0 && iw0 + (kw - 1) * dw < width;
+          for (int64_t c = 0; c < channels; ++c) {
+            const uint8_t* plane = in_base + c * height * width;
+            for (int64_t ki = 0; ki < kh; ++ki) {
+              const int64_t ih = ih0 + ki * dh;
+              uint8_t* dst = row + (c * kh + ki) * kw;
+              if (ih < 0 || ih >= height) {
+                for (int64_t kj = 0; kj < kw; ++kj) dst[kj] = pad;
                 continue;
               }
-              for (int64_t kj = 0; kj < KW; ++kj) {
-                const int64_t iw = iw0 + kj * s_.dilation_w;
-                dst[kj] = (iw >= 0 && iw < W) ? plane[ih * W + iw] : x_zero;
+              const uint8_t* src = plane + ih * width + iw0;
+              if (cols_inside) {
+                for (int64_t kj = 0; kj < kw; ++kj) dst[kj] = src[kj * dw];
+                continue;
+              }
+              for (int64_t kj = 0; kj < kw; ++kj) {
+                const int64_t iw = iw0 + kj * dw;
+                dst[kj] = (iw >= 0 && iw < width) ? plane[ih * width + iw] : pad;
               }
             }
           }
@@ -167,6 +206,7 @@ class QLinearConvKernel : public Kernel {
     const bool xs = x_signed_, wsg = w_signed_;
     parallel_for(pool, s_.batch * C, 1, [&](int64_t i0, int64_t i1) {
       std::vector<int32_t> taps((size_t)(KH * KW)), plane((size_t)(H * W));
+      std::vector<uint32_t> row((size_t)OW);
       for (int64_t i = i0; i < i1; ++i) {
         const int64_t c = i % C;
         // Centred values: padding contributes (x_zero - x_zero) = 0 and is skipped.
@@ -180,20 +220,28 @@ class QLinearConvKernel : public Kernel {
         }
         char* out = static_cast<char*>(y->data) + i * OH * OW;
         for (int64_t oh = 0; oh < OH; ++oh) {
+          // One output row: each tap adds a shifted run of an input row over the output columns
+          // whose input column is inside the image (the rest is padding, which adds 0).
+          std::fill(row.begin(), row.end(), 0u);
           const int64_t ih0 = oh * s_.stride_h - s_.pad_top;
-          for (int64_t ow = 0; ow < OW; ++ow) {
-            const int64_t iw0 = ow * s_.stride_w - s_.pad_left;
-            uint32_t acc = 0;
-            for (int64_t ki = 0; ki < KH; ++ki) {
-              const int64_t ih = ih0 + ki * s_.dilation_h;
-              if (ih < 0 || ih >= H) continue;
-              for (int64_t kj = 0; kj < KW; ++kj) {
-                const int64_t iw = iw0 + kj * s_.dilation_w;
-                if (iw >= 0 && iw < W) acc += (uint32_t)(plane[ih * W + iw] * taps[ki * KW + kj]);
+          for (int64_t ki = 0; ki < KH; ++ki) {
+            const int64_t ih = ih0 + ki * s_.dilation_h;
+            if (ih < 0 || ih >= H) continue;
+            const int32_t* in = plane.data() + ih * W;
+            for (int64_t kj = 0; kj < KW; ++kj) {
+              const int64_t off = kj * s_.dilation_w - s_.pad_left;  // iw = ow * stride + off
+              const int64_t lo = off >= 0 ? 0 : (-off + s_.stride_w - 1) / s_.stride_w;
+              const int64_t hi = std::min<int64_t>(OW, W - 1 - off < 0 ? 0 : (W - 1 - off) / s_.stride_w + 1);
+              const uint32_t tap = (uint32_t)taps[ki * KW + kj];
+              uint32_t* acc = row.data();
+              if (s_.stride_w == 1) {
+                for (int64_t ow = lo; ow < hi; ++ow) acc[ow] += (uint32_t)in[ow + off] * tap;
+              } else {
+                for (int64_t ow = lo; ow < hi; ++ow) acc[ow] += (uint32_t)in[ow * s_.stride_w + off] * tap;
               }
             }
-            out[oh * OW + ow] = (char)rq.apply((int32_t)acc, c);
           }
+          rq.row(reinterpret_cast<const int32_t*>(row.data()), 1, OW, c, out + oh * OW);
         }
       }
     });
