@@ -3,14 +3,20 @@ against onnxruntime, side by side in one process, at 1 and 2 threads.
 
 1. Products C = A B at 1x768x768, 128x768x3072, 384x1024x1024 (M x K x N): mnnpy's
    MatMulInteger (uint8 A with a zero point, constant int8 B packed once) against mnnpy's float32
-   MatMul (constant B) and against onnxruntime's MatMulInteger on the same operands.
+   MatMul (constant B) and against onnxruntime's MatMulInteger on the same operands (7-bit B,
+   which onnxruntime's AVX2 kernel multiplies exactly).
 2. BERT-base (transformers config, seeded random weights, sequence 128, model_zoo's export):
    mnnpy with memory="low" (linear layers on the dynamically quantized int8 GEMM) against mnnpy
    float32 and against onnxruntime running the model made by quantize_dynamic (per-channel
    int8 weights, its MatMulInteger / DynamicQuantizeLinear kernels).
 
+3. Static int8 CNNs (torchvision resnet18 and mobilenet_v2, random weights, 224x224) quantized
+   by quantize_static in QDQ format: mnnpy (QDQ fused onto its int8 convolutions) against
+   onnxruntime on the same file and against mnnpy float32 on the float model.
+
 Each pair runs in interleaved bursts (common.compare_in_bursts); ratios are time / other time
-(below 1: the first is faster). Run: python benchmarks/bench_int8.py [--threads 1,2] [--skip-bert]"""
+(below 1: the first is faster). Run: python benchmarks/bench_int8.py [--threads 1,2] [--skip-gemm]
+[--skip-bert] [--cnns resnet18,mobilenet_v2]"""
 import argparse
 import os
 import sys
@@ -61,7 +67,9 @@ def bench_gemm(threads_list, tmp):
     print("   ratios: int8 time / float32 time (mnnpy), mnnpy int8 time / onnxruntime int8 time")
     for M, K, N in SHAPES:
         a = rng.integers(0, 256, (M, K)).astype(np.uint8)
-        b = rng.integers(-127, 128, (K, N)).astype(np.int8)
+        # 7-bit weights: onnxruntime's AVX2 kernel (vpmaddubsw) saturates int16 pair sums of
+        # full 8-bit ones and then differs from the exact product; mnnpy's is exact either way.
+        b = rng.integers(-64, 64, (K, N)).astype(np.int8)
         af = rng.standard_normal((M, K)).astype(np.float32)
         bf = rng.standard_normal((K, N)).astype(np.float32)
         xa = F.placeholder((M, K), dtype=np.uint8)
@@ -91,7 +99,7 @@ def bench_bert(threads_list, tmp):
     from onnxruntime.quantization import QuantType, quantize_dynamic
     path = export_transformer("bert", SEQ, small=False)
     int8_path = os.path.join(tmp, "bert_base_dynamic_int8.onnx")
-    quantize_dynamic(path, int8_path, per_channel=True, weight_type=QuantType.QInt8)
+    quantize_dynamic(path, int8_path, per_channel=True, reduce_range=True, weight_type=QuantType.QInt8)
     rng = np.random.default_rng(0)
     feeds = {"input_ids": rng.integers(0, 1000, (1, SEQ)).astype(np.int64),
              "attention_mask": np.ones((1, SEQ), np.int64)}
@@ -113,16 +121,57 @@ def bench_bert(threads_list, tmp):
               f"  (cosine to fp32: mnnpy {cos(y_low, y_fp32):.5f}, onnxruntime {cos(y_ort, y_fp32):.5f})", flush=True)
 
 
+def bench_cnn(threads_list, tmp, names):
+    """Static int8 CNNs: quantize_static QDQ models (per-channel int8 weights with reduce_range,
+    uint8 activations, calibrated on 4 random images), mnnpy (its QDQ fusion onto the int8
+    convolutions) against onnxruntime on the same file and against mnnpy float32."""
+    import mnnpy
+    from mnnpy import nn
+    from model_zoo import export_torchvision
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, 3, 224, 224)).astype(np.float32)
+    print(f"\n== static int8 CNNs, QDQ, 224x224 ({machine_summary()})")
+    print("   ratios: mnnpy int8 time / onnxruntime int8 time, mnnpy int8 time / mnnpy fp32 time")
+    for name in names:
+        path = export_torchvision(name, 224)
+        qdq_path = os.path.join(tmp, f"{name}_qdq.onnx")
+        batches = iter([{"input": rng.standard_normal((1, 3, 224, 224)).astype(np.float32)} for _ in range(4)])
+
+        class Calibration(CalibrationDataReader):
+            def get_next(self):
+                return next(batches, None)
+        quantize_static(path, qdq_path, Calibration(), quant_format=QuantFormat.QDQ, per_channel=True,
+                        reduce_range=True, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+        for threads in threads_list:
+            mnnpy.set_num_threads(threads)
+            fp32 = nn.load_module_from_file(path, ["input"], [])
+            int8 = nn.load_module_from_file(qdq_path, ["input"], [])
+            sess = ort_session(qdq_path, threads)
+            y_int8, y_ort = np.asarray(int8.forward([x])), sess.run(None, {"input": x})[0]
+            t_int8, t_ort = compare_in_bursts(lambda: int8.forward([x]), lambda: sess.run(None, {"input": x}), rounds=3)
+            t_int8b, t_fp32 = compare_in_bursts(lambda: int8.forward([x]), lambda: fp32.forward([x]), rounds=3)
+            print(f"  {name:<13} {threads}T  mnnpy int8 {fmt_time(t_int8)}  onnxruntime int8 {fmt_time(t_ort)}"
+                  f"  mnnpy fp32 {fmt_time(t_fp32)}  int8/onnxruntime {t_int8 / t_ort:5.2f}"
+                  f"  int8/fp32 {t_int8b / t_fp32:5.2f}  (max |mnnpy - onnxruntime| {np.abs(y_int8 - y_ort).max():.3g},"
+                  f" outputs up to {np.abs(y_ort).max():.3g})", flush=True)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--threads", default="1,2")
     p.add_argument("--skip-bert", action="store_true")
+    p.add_argument("--cnns", default="resnet18,mobilenet_v2", help="static int8 CNNs ('' for none)")
+    p.add_argument("--skip-gemm", action="store_true")
     args = p.parse_args()
     threads_list = [int(t) for t in args.threads.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
-        bench_gemm(threads_list, tmp)
+        if not args.skip_gemm:
+            bench_gemm(threads_list, tmp)
         if not args.skip_bert:
             bench_bert(threads_list, tmp)
+        if args.cnns:
+            bench_cnn(threads_list, tmp, args.cnns.split(","))
 
 
 if __name__ == "__main__":

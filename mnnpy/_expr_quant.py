@@ -4,7 +4,7 @@ import numpy as _np
 from . import _core
 from ._core import Var
 
-__all__ = ["matmul_integer", "dynamic_quant_matmul", "quantize_weight_per_column"]
+__all__ = ["matmul_integer", "dynamic_quant_matmul", "quantize_weight_per_column", "qlinear_conv2d"]
 
 _EIGHT_BIT = (_np.dtype(_np.int8), _np.dtype(_np.uint8))
 
@@ -86,3 +86,31 @@ def quantize_weight_per_column(w_float):
     scales = F.select(F.equal(scales, F.const(_np.float32(0.0))), F.const(_np.float32(1.0)), scales)
     q = F.clip(F.round(F.divide(w, scales)), -127.0, 127.0)
     return F.cast(q, _np.int8), scales
+
+
+def qlinear_conv2d(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, bias=None,
+                   stride=(1, 1), padding=(0, 0, 0, 0), dilate=(1, 1), group=1, relu=False):
+    """ONNX's QLinearConv on NCHW 8-bit tensors: ``acc = sum (x - x_zero)(w - w_zero) + bias`` in
+    int32, then ``saturate(round(acc * (x_scale * w_scale / y_scale)) + y_zero)`` (the multiplier
+    formed in float32 and applied in float64, rounding half to even), in ``y_zero_point``'s type.
+
+    ``x`` [N, C, H, W] and ``w`` [OC, C/group, kh, kw] are int8 or uint8; ``w_scale`` and
+    ``w_zero_point`` hold one value or one per output channel, the other scales and zero points
+    one; ``bias`` is int32 [OC]. ``padding`` is (top, left, bottom, right). ``relu`` clamps the
+    output below at ``y_zero_point`` (a fused ReLU). Depthwise layers run a direct int8 kernel,
+    the others the int8 GEMM on the input's patches."""
+    x, w = _operand(x, "x"), _operand(w, "w")
+    for v, name in ((x, "x"), (w, "w")):
+        if v.dtype not in _EIGHT_BIT:
+            raise ValueError(f"qlinear_conv2d: {name} must be int8 or uint8, got {v.dtype}")
+    inputs = [x, _operand(x_scale, "x_scale", None if isinstance(x_scale, Var) else _np.float32),
+              _operand(x_zero_point, "x_zero_point", None if isinstance(x_zero_point, Var) else x.dtype), w,
+              _operand(w_scale, "w_scale", None if isinstance(w_scale, Var) else _np.float32),
+              _operand(w_zero_point, "w_zero_point", None if isinstance(w_zero_point, Var) else w.dtype),
+              _operand(y_scale, "y_scale", None if isinstance(y_scale, Var) else _np.float32),
+              _operand(y_zero_point, "y_zero_point")]
+    if bias is not None:
+        inputs.append(_operand(bias, "bias", None if isinstance(bias, Var) else _np.int32))
+    attrs = {"strides": [int(v) for v in stride], "pads": [int(v) for v in padding],
+             "dilations": [int(v) for v in dilate], "group": int(group), "activation": 1 if relu else 0}
+    return _core.op("QLinearConv2D", inputs, attrs)

@@ -252,3 +252,39 @@ def test_each_target_runs_its_kernel():
             info = mnnpy._core.int8_gemm_info()
         assert info["path"] == expected[target], (target, info)
         assert info["mr"] > 0 and info["nr"] % 16 == 0
+
+
+def test_qdq_matmul_fuses_into_qlinear_matmul(rng, tmp_path):
+    ort = pytest.importorskip("onnxruntime")
+    quantization = pytest.importorskip("onnxruntime.quantization")
+    onnx = pytest.importorskip("onnx")
+    from onnx import helper as h, numpy_helper
+    from mnnpy import nn
+    from mnnpy.convert import from_onnx
+    w = (rng.standard_normal((96, 40)) * 0.1).astype(np.float32)
+    graph = h.make_graph([h.make_node("MatMul", ["x", "w"], ["y"])], "mm",
+                         [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [8, 96])],
+                         [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [8, 40])],
+                         [numpy_helper.from_array(w, "w")])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    model.ir_version = 8
+    float_path, qdq_path = str(tmp_path / "mm.onnx"), str(tmp_path / "mm_qdq.onnx")
+    onnx.save(model, float_path)
+    batches = iter([{"x": rng.standard_normal((8, 96)).astype(np.float32)} for _ in range(4)])
+
+    class Calibration(quantization.CalibrationDataReader):
+        def get_next(self):
+            return next(batches, None)
+    quantization.quantize_static(float_path, qdq_path, Calibration(), quant_format=quantization.QuantFormat.QDQ,
+                                 per_channel=False, reduce_range=True, activation_type=quantization.QuantType.QUInt8,
+                                 weight_type=quantization.QuantType.QInt8, op_types_to_quantize=["MatMul"])
+    counts = from_onnx(qdq_path)[0].op_counts()
+    assert counts.get("QLinearMatMul") == 1 and "MatMul" not in counts, counts
+    x = rng.standard_normal((8, 96)).astype(np.float32)
+    expected = ort.InferenceSession(qdq_path, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    got = np.asarray(nn.load_module_from_file(qdq_path)(x))
+    init = {i.name: numpy_helper.to_array(i) for i in onnx.load(qdq_path).graph.initializer}
+    y_scale = float([v for k, v in init.items() if k.startswith("y") and k.endswith("_scale")][0])
+    # The same integer product; the requantization rounds in float64 (ONNX's reference) against
+    # onnxruntime's float32: at most one step apart.
+    assert np.abs(got.astype(np.float64) - expected).max() <= y_scale * 1.001

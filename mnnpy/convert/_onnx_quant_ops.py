@@ -226,12 +226,39 @@ def _conv_integer(ctx, node, ins):
     return _integer_conv(ctx, node, x, w, ins[2] if len(ins) > 2 else None, ins[3] if len(ins) > 3 else None)
 
 
+def _fits_int8_conv(x, x_zero, w, w_scale, w_zero, y_zero, bias):
+    """Whether a QLinearConv is one the int8 convolution kernels take: 2-D, 8-bit tensors, zero
+    points present, per-tensor or per-output-channel weight parameters, an int32 bias."""
+    eight_bit = (np.dtype(np.int8), np.dtype(np.uint8))
+    if x.ndim != 4 or w.ndim != 4 or x_zero is None or w_zero is None or y_zero is None:
+        return False
+    if any(np.dtype(v.dtype) not in eight_bit for v in (x, w, y_zero)):
+        return False
+    channels = w.shape[0]
+    per_channel = all(v.size in (1, channels) and v.ndim <= 1 for v in (w_scale, w_zero))
+    return (per_channel and x_zero.size == 1 and y_zero.size == 1
+            and (bias is None or np.dtype(bias.dtype) == np.dtype(np.int32) and bias.size == channels))
+
+
 @handles("QLinearConv")
 def _qlinear_conv(ctx, node, ins):
     x, x_scale, x_zero, w, w_scale, w_zero, y_scale, y_zero = ins[:8]
     bias = ins[8] if len(ins) > 8 else None
     if x_scale.size != 1 or y_scale.size != 1:
         raise UnsupportedOperator(f"node '{node.name}': QLinearConv with per-axis input or output scales is not supported")
+    # A ReLU fused by the QDQ pass (_qdq_fusion.py): the output clamped below at its zero point.
+    relu = _attr(node, "activation", 0) == 1
+    float_scales = all(np.dtype(v.dtype) == np.dtype(np.float32) for v in (x_scale, w_scale, y_scale))
+    if float_scales and _fits_int8_conv(x, x_zero, w, w_scale, w_zero, y_zero, bias):
+        # The int8 convolution kernels, same results.
+        from ._onnx_ops import _spatial_pads
+        kernel = list(w.shape[2:])
+        strides = list(_attr(node, "strides", [1, 1]))
+        dilations = list(_attr(node, "dilations", [1, 1]))
+        pads = _spatial_pads(node, list(x.shape[2:]), kernel, strides, dilations)
+        return F.qlinear_conv2d(x, F.reshape(x_scale, []), F.reshape(x_zero, []), w, F.reshape(w_scale, [-1]),
+                                F.reshape(w_zero, [-1]), F.reshape(y_scale, []), F.reshape(y_zero, []), bias,
+                                strides, pads, dilations, int(_attr(node, "group", 1)), relu)
     acc = _integer_conv(ctx, node, x, w, x_zero, w_zero)
     channels = w.shape[0]
     if bias is not None:
@@ -244,7 +271,10 @@ def _qlinear_conv(ctx, node, ins):
         w_scale_b = F.reshape(w_scale, [1, channels] + [1] * (acc.ndim - 2))
     multiplier = F.divide(F.multiply(F.reshape(x_scale, []), w_scale_b), F.reshape(y_scale, []))
     out_dtype = np.dtype(y_zero.dtype) if y_zero is not None else np.dtype(x.dtype)
-    return _requantize(acc, multiplier, F.reshape(y_zero, []) if y_zero is not None else None, out_dtype)
+    y = _requantize(acc, multiplier, F.reshape(y_zero, []) if y_zero is not None else None, out_dtype)
+    if relu:
+        y = F.maximum(y, F.reshape(y_zero, []) if y_zero is not None else F.const(np.zeros((), out_dtype)))
+    return y
 
 
 @handles("DynamicQuantMatMul")

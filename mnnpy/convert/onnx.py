@@ -10,6 +10,7 @@ import numpy as np
 from .. import _core
 from ._graph import Graph, Node, Subgraph, ValueInfo, node_reads
 from ._onnx_schemas import ARITIES, SCHEMAS
+from ._qdq_fusion import fuse_qdq
 
 # ONNX TensorProto data types -> NumPy dtype names.
 ONNX_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 9: "bool",
@@ -205,7 +206,8 @@ def _value_info(v):
 def simplify(graph, level=2):
     """Graph passes by optimize level: 0 none; 1 drop Identity/Dropout and dead nodes; 2 also
     fold BatchNorm into Conv/ConvTranspose/Gemm, fuse MatMul + bias Add, activations into Conv,
-    and the GELU, LayerNorm and attention patterns."""
+    DequantizeLinear -> Conv/MatMul -> QuantizeLinear into the int8 ops (_qdq_fusion.py), and the
+    GELU, LayerNorm and attention patterns."""
     if level >= 1:
         _drop_identities(graph)
         _drop_dead_nodes(graph)
@@ -213,6 +215,7 @@ def simplify(graph, level=2):
         _fold_batch_norm(graph)
         _fuse_matmul_bias(graph)
         _fuse_conv_activations(graph)
+        fuse_qdq(graph)  # after the activations: a ReLU fused into a Conv is kept as a clamp
         _fuse_gelu(graph)
         _fuse_layer_norm(graph)
         _fuse_attention(graph)

@@ -156,18 +156,25 @@ __attribute__((target(HWY_TARGET_STR ",avx512vnni"))) HWY_NOINLINE void micro_ti
     int64_t groups, const int32_t* HWY_RESTRICT a, const int8_t* HWY_RESTRICT b, int64_t panel_stride,
     int32_t* HWY_RESTRICT tile) {
   __m512i acc[R][kNP];
+  #pragma GCC unroll 16
   for (int i = 0; i < R; ++i)
+    #pragma GCC unroll 16
     for (int p = 0; p < kNP; ++p) acc[i][p] = _mm512_setzero_si512();
   for (int64_t gr = 0; gr < groups; ++gr) {
     __m512i bv[kNP];
+    #pragma GCC unroll 16
     for (int p = 0; p < kNP; ++p) bv[p] = _mm512_load_si512((const void*)(b + p * panel_stride + gr * kGroupBytes));
     const int32_t* ag = a + gr * kMR;
+    #pragma GCC unroll 16
     for (int i = 0; i < R; ++i) {
       const __m512i ai = _mm512_set1_epi32(ag[i]);
+      #pragma GCC unroll 16
       for (int p = 0; p < kNP; ++p) acc[i][p] = _mm512_dpbusd_epi32(acc[i][p], ai, bv[p]);
     }
   }
+  #pragma GCC unroll 16
   for (int i = 0; i < R; ++i)
+    #pragma GCC unroll 16
     for (int p = 0; p < kNP; ++p) _mm512_storeu_si512((void*)(tile + i * kNR + p * kInt8Panel), acc[i][p]);
 }
 #elif HWY_TARGET == HWY_AVX3
@@ -175,27 +182,34 @@ template <int R>
 HWY_NOINLINE void micro_tile(int64_t groups, const int32_t* HWY_RESTRICT a, const int8_t* HWY_RESTRICT b,
                              int64_t panel_stride, int32_t* HWY_RESTRICT tile) {
   __m512i acc[R][kNP];
+  #pragma GCC unroll 16
   for (int i = 0; i < R; ++i)
+    #pragma GCC unroll 16
     for (int p = 0; p < kNP; ++p) acc[i][p] = _mm512_setzero_si512();
   for (int64_t gr = 0; gr < groups; ++gr) {
     // Each int16 lane holds two depths of one column: the low byte (depths 0, 2) and the high
     // one (1, 3), sign-extended to int16 by shifts.
     __m512i even[kNP], odd[kNP];
+    #pragma GCC unroll 16
     for (int p = 0; p < kNP; ++p) {
       const __m512i v = _mm512_load_si512((const void*)(b + p * panel_stride + gr * kGroupBytes));
       even[p] = _mm512_srai_epi16(_mm512_slli_epi16(v, 8), 8);
       odd[p] = _mm512_srai_epi16(v, 8);
     }
     const int32_t* ag = a + gr * kMR * 2;
+    #pragma GCC unroll 16
     for (int i = 0; i < R; ++i) {
       const __m512i ae = _mm512_set1_epi32(ag[i * 2]), ao = _mm512_set1_epi32(ag[i * 2 + 1]);
+      #pragma GCC unroll 16
       for (int p = 0; p < kNP; ++p) {
         acc[i][p] = _mm512_add_epi32(acc[i][p], _mm512_add_epi32(_mm512_madd_epi16(ae, even[p]),
                                                                  _mm512_madd_epi16(ao, odd[p])));
       }
     }
   }
+  #pragma GCC unroll 16
   for (int i = 0; i < R; ++i)
+    #pragma GCC unroll 16
     for (int p = 0; p < kNP; ++p) _mm512_storeu_si512((void*)(tile + i * kNR + p * kInt8Panel), acc[i][p]);
 }
 #elif HWY_TARGET == HWY_AVX2
@@ -204,24 +218,27 @@ HWY_NOINLINE void micro_tile(int64_t groups, const int32_t* HWY_RESTRICT a, cons
                              int64_t panel_stride, int32_t* HWY_RESTRICT tile) {
   (void)panel_stride;  // one panel: two vectors of 8 columns
   __m256i acc[R][2];
+  #pragma GCC unroll 16
   for (int i = 0; i < R; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
   for (int64_t gr = 0; gr < groups; ++gr) {
-    __m256i even[2], odd[2];
+    const int32_t* ag = a + gr * kMR * 2;
+    // One half of the panel at a time (the broadcasts of A are loaded twice, from L1): with both
+    // halves' B vectors live, the 16 registers overflow and accumulators spill.
+    #pragma GCC unroll 16
     for (int h = 0; h < 2; ++h) {
       const __m256i v = _mm256_load_si256((const __m256i*)(b + gr * kGroupBytes + h * 32));
-      even[h] = _mm256_srai_epi16(_mm256_slli_epi16(v, 8), 8);
-      odd[h] = _mm256_srai_epi16(v, 8);
-    }
-    const int32_t* ag = a + gr * kMR * 2;
-    for (int i = 0; i < R; ++i) {
-      const __m256i ae = _mm256_set1_epi32(ag[i * 2]), ao = _mm256_set1_epi32(ag[i * 2 + 1]);
-      for (int h = 0; h < 2; ++h) {
-        acc[i][h] = _mm256_add_epi32(acc[i][h],
-                                     _mm256_add_epi32(_mm256_madd_epi16(ae, even[h]), _mm256_madd_epi16(ao, odd[h])));
+      const __m256i even = _mm256_srai_epi16(_mm256_slli_epi16(v, 8), 8), odd = _mm256_srai_epi16(v, 8);
+      #pragma GCC unroll 16
+      for (int i = 0; i < R; ++i) {
+        const __m256i ae = _mm256_set1_epi32(ag[i * 2]), ao = _mm256_set1_epi32(ag[i * 2 + 1]);
+        acc[i][h] = _mm256_add_epi32(acc[i][h], _mm256_madd_epi16(ae, even));
+        acc[i][h] = _mm256_add_epi32(acc[i][h], _mm256_madd_epi16(ao, odd));
       }
     }
   }
+  #pragma GCC unroll 16
   for (int i = 0; i < R; ++i)
+    #pragma GCC unroll 16
     for (int h = 0; h < 2; ++h) _mm256_storeu_si256((__m256i*)(tile + i * kNR + h * 8), acc[i][h]);
 }
 #else
@@ -233,11 +250,16 @@ HWY_NOINLINE void micro_tile(int64_t groups, const int32_t* HWY_RESTRICT a, cons
   for (int64_t gr = 0; gr < groups; ++gr) {
     const int8_t* bg = b + gr * kGroupBytes;
     const int32_t* ag = a + gr * kMR * 4;
+    #pragma GCC unroll 16
     for (int i = 0; i < R; ++i)
+      #pragma GCC unroll 16
       for (int c = 0; c < (int)kNR; ++c)
+        #pragma GCC unroll 16
         for (int j = 0; j < 4; ++j) acc[i][c] += (uint32_t)(ag[i * 4 + j] * (int32_t)bg[c * 4 + j]);
   }
+  #pragma GCC unroll 16
   for (int i = 0; i < R; ++i)
+    #pragma GCC unroll 16
     for (int c = 0; c < (int)kNR; ++c) tile[i * kNR + c] = wrap(acc[i][c]);
 }
 #endif

@@ -1,0 +1,260 @@
+// CPU kernel of QLinearConv2D (ops/quantized_conv.cpp): depthwise layers by a direct loop, every
+// other layer as a product of the weights with the input's patches (im2col; a 1x1 layer's patch
+// matrix is the transposed input) on the int8 GEMM, weights packed per group at plan time. The
+// GEMM's int32 sums, with zero points applied, are requantized per output channel.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "backend/cpu/gemm_int8.h"
+#include "backend/cpu/thread_buffers.h"
+#include "mnnpy/backend.h"
+#include "mnnpy/thread_pool.h"
+#include "ops/conv_common.h"
+
+namespace mnnpy {
+
+namespace {
+using namespace conv_common;
+
+int32_t value_at(const Tensor* t, int64_t i) {
+  if (t->numel() == 1) i = 0;
+  return t->type.dtype == DType::Int8 ? (int32_t)t->ptr<int8_t>()[i] : (int32_t)t->ptr<uint8_t>()[i];
+}
+
+// Round half to even of |v| < 2^51 in the double adder (the default rounding mode).
+inline double round_half_even(double v) {
+  constexpr double kShift = 6755399441055744.0;  // 1.5 * 2^52
+  return (v + kShift) - kShift;
+}
+
+class QLinearConvKernel : public Kernel {
+ public:
+  explicit QLinearConvKernel(const KernelContext& ctx)
+      : x_signed_(ctx.input_types[0].dtype == DType::Int8),
+        w_signed_(ctx.input_types[3].dtype == DType::Int8),
+        y_signed_(ctx.input_types[7].dtype == DType::Int8) {
+    Attrs attrs = ctx.attrs;
+    const ConvAttrs a = read_conv_attrs(attrs, "QLinearConv2D");
+    relu_ = a.activation == kConvActRelu;
+    const Shape& xs = ctx.input_types[0].shape;
+    s_.batch = xs[0], s_.in_c = xs[1], s_.in_h = xs[2], s_.in_w = xs[3];
+    finish_conv_shape(s_, a, ctx.input_types[3].shape, nullptr, "QLinearConv2D");
+    depthwise_ = s_.is_depthwise() && s_.in_c > 1;
+    if (!depthwise_ && ctx.constants.size() > 3 && ctx.constants[3]) packed_ = pack(ctx.constants[3]->data, nullptr);
+  }
+
+  double flops() const override {
+    return 2.0 * s_.batch * s_.out_c * s_.out_h * s_.out_w * s_.depth();
+  }
+  const char* scheme() const override { return depthwise_ ? "depthwise_int8" : "im2col_gemm_int8"; }
+  size_t resident_bytes() const override {
+    size_t n = 0;
+    for (const auto& p : packed_) n += p.nbytes;
+    return n;
+  }
+  // One image's patches of one group, then their int32 sums.
+  size_t scratch_bytes() const override {
+    if (depthwise_) return 0;
+    const int64_t M = s_.out_h * s_.out_w;
+    return (size_t)(((M * s_.depth() + 63) & ~int64_t(63)) + M * s_.out_c_per_group() * 4);
+  }
+
+  void execute(const KernelArgs& args, void* scratch) const override {
+    const Tensor* x = args.inputs[0];
+    const float x_scale = args.inputs[1]->ptr<float>()[0], y_scale = args.inputs[6]->ptr<float>()[0];
+    const int32_t x_zero = value_at(args.inputs[2], 0), y_zero = value_at(args.inputs[7], 0);
+    const Tensor *w_scale = args.inputs[4], *w_zero = args.inputs[5];
+    const int64_t OC = s_.out_c;
+    std::vector<double> multiplier((size_t)OC);
+    std::vector<int32_t> w_zeros((size_t)OC), bias((size_t)OC, 0);
+    for (int64_t oc = 0; oc < OC; ++oc) {
+      const float ws = w_scale->ptr<float>()[w_scale->numel() == 1 ? 0 : oc];
+      multiplier[oc] = (double)((x_scale * ws) / y_scale);  // formed in float32, as ONNX's reference
+      w_zeros[oc] = value_at(w_zero, oc);
+      if (args.inputs.size() > 8) bias[oc] = args.inputs[8]->ptr<int32_t>()[oc];
+    }
+    const double low = relu_ ? std::max<double>(y_zero, y_signed_ ? -128 : 0) : (y_signed_ ? -128 : 0);
+    const double high = y_signed_ ? 127 : 255;
+    Requant rq{multiplier.data(), bias.data(), (double)y_zero, low, high};
+    if (depthwise_) {
+      run_depthwise(x, args.inputs[3], x_zero, w_zeros.data(), rq, args.outputs[0], args.pool);
+      return;
+    }
+    std::vector<cpu::PackedInt8B> fresh;
+    const std::vector<cpu::PackedInt8B>& packed = packed_.empty() ? (fresh = pack(args.inputs[3]->data, args.pool))
+                                                                   : packed_;
+    const int64_t M = s_.out_h * s_.out_w, K = s_.depth(), OCg = s_.out_c_per_group();
+    uint8_t* patches = static_cast<uint8_t*>(scratch);
+    int32_t* acc = reinterpret_cast<int32_t*>(patches + ((M * K + 63) & ~int64_t(63)));
+    for (int64_t n = 0; n < s_.batch; ++n) {
+      for (int64_t g = 0; g < s_.group; ++g) {
+        im2col(static_cast<const uint8_t*>(x->data), n, g, (uint8_t)x_zero, patches, args.pool);
+        cpu::Int8Epilogue ep;
+        ep.a_zero = &x_zero;
+        ep.b_zero = w_zeros.data() + g * OCg;
+        ep.b_zero_step = 1;
+        cpu::gemm_int8(M, patches, K, x_signed_, packed[g], ep, acc, OCg, args.pool);
+        // Requantized into channel planes: acc is pixels x channels.
+        parallel_for(args.pool, OCg, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, M)), [&](int64_t j0, int64_t j1) {
+          for (int64_t j = j0; j < j1; ++j) {
+            const int64_t oc = g * OCg + j;
+            rq.row(acc + j, OCg, M, oc, static_cast<char*>(args.outputs[0]->data) + (n * OC + oc) * M);
+          }
+        });
+      }
+    }
+  }
+
+ private:
+  struct Requant {
+    const double* multiplier;
+    const int32_t* bias;
+    double zero, low, high;
+    // count sums of channel oc (acc[i * stride]) into out; locals, as byte stores may alias.
+    void row(const int32_t* acc, int64_t stride, int64_t count, int64_t oc, char* out) const {
+      const double m = multiplier[oc], z = zero, lo = low, hi = high;
+      const uint32_t b = (uint32_t)bias[oc];
+      for (int64_t i = 0; i < count; ++i) {
+        const int32_t sum = (int32_t)((uint32_t)acc[i * stride] + b);
+        double v = round_half_even(std::min(std::max((double)sum * m, -1e9), 1e9)) + z;
+        out[i] = (char)(int32_t)std::min(std::max(v, lo), hi);
+      }
+    }
+  };
+
+  // The weights of each group as the GEMM's B: [K, OC/group], element (k, j) at w[(g OCg + j) K + k].
+  std::vector<cpu::PackedInt8B> pack(const void* w, ThreadPool* pool) const {
+    const int64_t K = s_.depth(), OCg = s_.out_c_per_group();
+    std::vector<cpu::PackedInt8B> out;
+    for (int64_t g = 0; g < s_.group; ++g) {
+      out.push_back(cpu::pack_int8_b(K, OCg, static_cast<const uint8_t*>(w) + g * OCg * K, K, true, w_signed_, pool));
+    }
+    return out;
+  }
+
+  // Patches of image n, group g: row p = (oh, ow), column k = (c, ki, kj); outside the input: x_zero.
+  void im2col(const uint8_t* x, int64_t n, int64_t g, uint8_t x_zero, uint8_t* patches, ThreadPool* pool) const {
+    const int64_t Cg = s_.in_c_per_group(), KH = s_.kernel_h, KW = s_.kernel_w, K = s_.depth();
+    const int64_t H = s_.in_h, W = s_.in_w, OW = s_.out_w;
+    const uint8_t* base = x + (n * s_.in_c + g * Cg) * H * W;
+    if (s_.is_pointwise()) {  // the patches are the transposed input: blocks of pixels
+      const int64_t HW = H * W;
+      constexpr int64_t kBlock = 64;
+      parallel_for(pool, cpu::ceil_div(HW, kBlock), std::max<int64_t>(1, 4096 / std::max<int64_t>(1, kBlock * K)),
+                   [&](int64_t b0, int64_t b1) {
+        // Locals: byte stores may alias anything, which would reload captured values per byte.
+        uint8_t* out_base = patches;
+        const uint8_t* in = base;
+        const int64_t depth = K, channels = Cg, pixels = HW;
+        for (int64_t b = b0; b < b1; ++b) {
+          const int64_t p0 = b * kBlock, p1 = std::min(pixels, p0 + kBlock);
+          for (int64_t c = 0; c < channels; ++c) {
+            const uint8_t* src = in + c * pixels;
+            uint8_t* dst = out_base + c;
+            for (int64_t p = p0; p < p1; ++p) dst[p * depth] = src[p];
+          }
+        }
+      });
+      return;
+    }
+    const int64_t SH = s_.stride_h, SW = s_.stride_w, PT = s_.pad_top, PL = s_.pad_left, DH = s_.dilation_h,
+                  DW = s_.dilation_w;
+    parallel_for(pool, s_.out_h, std::max<int64_t>(1, 8192 / std::max<int64_t>(1, OW * K)),
+                 [&](int64_t r0, int64_t r1) {
+      const int64_t sh = SH, sw = SW, pt = PT, pl = PL, dh = DH, dw = DW;
+      // Locals: byte stores may alias anything, which would reload captured values per byte.
+      uint8_t* const out_base = patches;
+      const int64_t channels = Cg, kh = KH, kw = KW, depth = K, height = H, width = W, out_w = OW;
+      const uint8_t pad = x_zero;
+      const uint8_t* const in_base = base;
+      for (int64_t oh = r0; oh < r1; ++oh) {
+        for (int64_t ow = 0; ow < out_w; ++ow) {
+          uint8_t* row = out_base + (oh * out_w + ow) * depth;
+          const int64_t ih0 = oh * sh - pt, iw0 = ow * sw - pl;
+          const bool cols_inside = iw0 >= 0 && iw0 + (kw - 1) * dw < width;
+          for (int64_t c = 0; c < channels; ++c) {
+            const uint8_t* plane = in_base + c * height * width;
+            for (int64_t ki = 0; ki < kh; ++ki) {
+              const int64_t ih = ih0 + ki * dh;
+              uint8_t* dst = row + (c * kh + ki) * kw;
+              if (ih < 0 || ih >= height) {
+                for (int64_t kj = 0; kj < kw; ++kj) dst[kj] = pad;
+                continue;
+              }
+              const uint8_t* src = plane + ih * width + iw0;
+              if (cols_inside) {
+                for (int64_t kj = 0; kj < kw; ++kj) dst[kj] = src[kj * dw];
+                continue;
+              }
+              for (int64_t kj = 0; kj < kw; ++kj) {
+                const int64_t iw = iw0 + kj * dw;
+                dst[kj] = (iw >= 0 && iw < width) ? plane[ih * width + iw] : pad;
+              }
+            }
+          }
+        }
+      }
+    });
+  }
+
+  void run_depthwise(const Tensor* x, const Tensor* w, int32_t x_zero, const int32_t* w_zeros, const Requant& rq,
+                     Tensor* y, ThreadPool* pool) const {
+    const int64_t C = s_.in_c, H = s_.in_h, W = s_.in_w, OH = s_.out_h, OW = s_.out_w, KH = s_.kernel_h,
+                  KW = s_.kernel_w;
+    const bool xs = x_signed_, wsg = w_signed_;
+    parallel_for(pool, s_.batch * C, 1, [&](int64_t i0, int64_t i1) {
+      std::vector<int32_t> taps((size_t)(KH * KW)), plane((size_t)(H * W));
+      std::vector<uint32_t> row((size_t)OW);
+      for (int64_t i = i0; i < i1; ++i) {
+        const int64_t c = i % C;
+        // Centred values: padding contributes (x_zero - x_zero) = 0 and is skipped.
+        for (int64_t t = 0; t < KH * KW; ++t) {
+          const int64_t idx = c * KH * KW + t;
+          taps[t] = (wsg ? (int32_t)w->ptr<int8_t>()[idx] : (int32_t)w->ptr<uint8_t>()[idx]) - w_zeros[c];
+        }
+        for (int64_t p = 0; p < H * W; ++p) {
+          const int64_t idx = i * H * W + p;
+          plane[p] = (xs ? (int32_t)x->ptr<int8_t>()[idx] : (int32_t)x->ptr<uint8_t>()[idx]) - x_zero;
+        }
+        char* out = static_cast<char*>(y->data) + i * OH * OW;
+        for (int64_t oh = 0; oh < OH; ++oh) {
+          // One output row: each tap adds a shifted run of an input row over the output columns
+          // whose input column is inside the image (the rest is padding, which adds 0).
+          std::fill(row.begin(), row.end(), 0u);
+          const int64_t ih0 = oh * s_.stride_h - s_.pad_top;
+          for (int64_t ki = 0; ki < KH; ++ki) {
+            const int64_t ih = ih0 + ki * s_.dilation_h;
+            if (ih < 0 || ih >= H) continue;
+            const int32_t* in = plane.data() + ih * W;
+            for (int64_t kj = 0; kj < KW; ++kj) {
+              const int64_t off = kj * s_.dilation_w - s_.pad_left;  // iw = ow * stride + off
+              const int64_t lo = off >= 0 ? 0 : (-off + s_.stride_w - 1) / s_.stride_w;
+              const int64_t hi = std::min<int64_t>(OW, W - 1 - off < 0 ? 0 : (W - 1 - off) / s_.stride_w + 1);
+              const uint32_t tap = (uint32_t)taps[ki * KW + kj];
+              uint32_t* acc = row.data();
+              if (s_.stride_w == 1) {
+                for (int64_t ow = lo; ow < hi; ++ow) acc[ow] += (uint32_t)in[ow + off] * tap;
+              } else {
+                for (int64_t ow = lo; ow < hi; ++ow) acc[ow] += (uint32_t)in[ow * s_.stride_w + off] * tap;
+              }
+            }
+          }
+          rq.row(reinterpret_cast<const int32_t*>(row.data()), 1, OW, c, out + oh * OW);
+        }
+      }
+    });
+  }
+
+  bool x_signed_, w_signed_, y_signed_;
+  bool relu_ = false, depthwise_ = false;
+  ConvShape s_;
+  std::vector<cpu::PackedInt8B> packed_;
+};
+
+MNNPY_REGISTER_KERNEL("QLinearConv2D", "cpu", construct_kernel<QLinearConvKernel>);
+
+}  // namespace
+
+}  // namespace mnnpy

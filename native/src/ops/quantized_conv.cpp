@@ -1,0 +1,75 @@
+// QLinearConv2D: ONNX's QLinearConv on NCHW 8-bit tensors (its CPU kernel:
+// backend/cpu/quantized_conv_kernels.cpp). Inputs in ONNX's order: x (int8/uint8 [N, C, H, W]),
+// x_scale (float32, one), x_zero (x's type, one), w (int8/uint8 [OC, C/group, kh, kw]), w_scale
+// (float32, one or OC), w_zero (w's type, one or OC), y_scale (float32, one), y_zero (int8/uint8,
+// one: the output's type), bias (int32 [OC], optional). Attributes as Conv2D's (strides, pads,
+// dilations, group) and activation 0 or 1 (ReLU: the output clamped below at y_zero).
+//   acc = sum (x - x_zero)(w - w_zero) + bias  (int32)
+//   y = saturate(round_half_even(double(acc) * double(x_scale * w_scale / y_scale)) + y_zero)
+// with the multiplier formed in float32, as ONNX's reference does.
+#include <string>
+
+#include "mnnpy/op_registry.h"
+#include "ops/conv_common.h"
+
+namespace mnnpy {
+
+namespace {
+using namespace conv_common;
+
+bool is_8bit(DType t) { return t == DType::Int8 || t == DType::UInt8; }
+
+void check_count(const TensorType& t, const char* what, int64_t count, const char* per) {
+  const int64_t n = t.numel();
+  if (t.shape.size() > 1 || (n != 1 && n != count)) {
+    throw ValueError(std::string("QLinearConv2D: ") + what + " must hold one value" +
+                     (count > 1 ? std::string(" or one per ") + per + " (" + std::to_string(count) + ")" : "") +
+                     ", got shape " + shape_str(t.shape));
+  }
+}
+
+std::vector<TensorType> infer_qlinear_conv(const std::vector<TensorType>& in, Attrs& attrs) {
+  const std::string op = "QLinearConv2D";
+  const ConvAttrs a = read_conv_attrs(attrs, op);
+  if (a.activation != kConvActNone && a.activation != kConvActRelu) {
+    throw ValueError(op + ": activation must be 0 (none) or 1 (ReLU), got " + std::to_string(a.activation));
+  }
+  const TensorType &x = in[0], &w = in[3];
+  if (!is_8bit(x.dtype) || !is_8bit(w.dtype) || !is_8bit(in[7].dtype)) {
+    throw ValueError(op + ": x, w and y_zero must be int8 or uint8, got " + dtype_name(x.dtype) + ", " +
+                     dtype_name(w.dtype) + " and " + dtype_name(in[7].dtype));
+  }
+  if (in[2].dtype != x.dtype) throw ValueError(op + ": x_zero must have x's type " + dtype_name(x.dtype));
+  if (in[5].dtype != w.dtype) throw ValueError(op + ": w_zero must have w's type " + dtype_name(w.dtype));
+  for (int i : {1, 4, 6}) {
+    if (in[i].dtype != DType::Float32) {
+      throw ValueError(op + ": the scales must be float32, got " + dtype_name(in[i].dtype));
+    }
+  }
+  if (x.shape.size() != 4) throw ValueError(op + ": x must be 4-D (N, C, H, W), got shape " + shape_str(x.shape));
+  ConvShape s;
+  s.batch = x.shape[0], s.in_c = x.shape[1], s.in_h = x.shape[2], s.in_w = x.shape[3];
+  const bool has_bias = in.size() > 8;
+  if (has_bias && in[8].dtype != DType::Int32) {
+    throw ValueError(op + ": the bias must be int32, got " + dtype_name(in[8].dtype));
+  }
+  finish_conv_shape(s, a, w.shape, has_bias ? &in[8].shape : nullptr, op);
+  check_count(in[1], "x_scale", 1, "");
+  check_count(in[2], "x_zero", 1, "");
+  check_count(in[4], "w_scale", s.out_c, "output channel");
+  check_count(in[5], "w_zero", s.out_c, "output channel");
+  check_count(in[6], "y_scale", 1, "");
+  check_count(in[7], "y_zero", 1, "");
+  return {TensorType{in[7].dtype, Shape{s.batch, s.out_c, s.out_h, s.out_w}}};
+}
+
+OpDef qlinear_conv_def() {
+  OpDef def{"QLinearConv2D", 8, 9, infer_qlinear_conv, {}, false};
+  def.packed_inputs = 1u << 3;  // the weights, packed for the int8 GEMM at plan time
+  return def;
+}
+MNNPY_REGISTER_OP(qlinear_conv_def());
+
+}  // namespace
+
+}  // namespace mnnpy

@@ -1,0 +1,194 @@
+"""The int8 convolution (expr.qlinear_conv2d, ONNX QLinearConv): exact against NumPy's int64
+convolution and float64 requantization on every SIMD target, and against onnxruntime on a small
+torch CNN quantized by quantize_static (QOperator format)."""
+import contextlib
+
+import numpy as np
+import pytest
+
+import mnnpy
+import mnnpy.expr as F
+
+TARGETS = mnnpy.runtime_info()["simd_targets_usable"]
+
+
+@contextlib.contextmanager
+def simd_target(name):
+    previous = mnnpy.get_simd_target()
+    mnnpy.set_simd_target(name)
+    try:
+        yield
+    finally:
+        mnnpy.set_simd_target(previous)
+
+
+def _random(rng, dtype, shape):
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max + 1, shape).astype(dtype)
+
+
+def _reference(x, xs, xz, w, ws, wz, ys, yz, bias, stride, pads, dilation, group, relu):
+    """ONNX QLinearConv in NumPy: int64 sums of centred values, the multiplier formed in float32,
+    applied in float64, rounded half to even, saturated."""
+    acc = _accumulate(x, xz, w, wz, bias, stride, pads, dilation, group)
+    mult = ((np.float32(xs) * np.asarray(ws, np.float32)) / np.float32(ys)).astype(np.float32)
+    y = np.rint(acc.astype(np.float64) * mult.astype(np.float64).reshape(1, -1, 1, 1)) + float(yz)
+    info = np.iinfo(np.asarray(yz).dtype)
+    low = max(float(yz), info.min) if relu else info.min
+    return np.clip(y, low, info.max).astype(np.asarray(yz).dtype)
+
+
+def _accumulate(x, xz, w, wz, bias, stride, pads, dilation, group):
+    """The int32 accumulator of QLinearConv."""
+    N, C, H, W = x.shape
+    OC, Cg, KH, KW = w.shape
+    xc = np.full((N, C, H + pads[0] + pads[2], W + pads[1] + pads[3]), 0, np.int64)
+    xc[:, :, pads[0]:pads[0] + H, pads[1]:pads[1] + W] = x.astype(np.int64) - int(xz)
+    wc = w.astype(np.int64) - np.asarray(wz).astype(np.int64).reshape(-1, 1, 1, 1)
+    OH = (xc.shape[2] - dilation[0] * (KH - 1) - 1) // stride[0] + 1
+    OW = (xc.shape[3] - dilation[1] * (KW - 1) - 1) // stride[1] + 1
+    acc = np.zeros((N, OC, OH, OW), np.int64)
+    OCg = OC // group
+    for g in range(group):
+        for ki in range(KH):
+            for kj in range(KW):
+                patch = xc[:, g * Cg:(g + 1) * Cg, ki * dilation[0]:ki * dilation[0] + stride[0] * (OH - 1) + 1:stride[0],
+                           kj * dilation[1]:kj * dilation[1] + stride[1] * (OW - 1) + 1:stride[1]]
+                acc[:, g * OCg:(g + 1) * OCg] += np.einsum("nchw,oc->nohw", patch, wc[g * OCg:(g + 1) * OCg, :, ki, kj])
+    if bias is not None:
+        acc += bias.astype(np.int64).reshape(1, -1, 1, 1)
+    return acc.astype(np.int32)  # ONNX's int32 accumulator
+
+
+CASES = [  # (N, C, H, W), OC, kernel, stride, pads, dilation, group
+    ((1, 8, 9, 9), 16, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
+    ((2, 5, 7, 6), 7, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),       # pointwise
+    ((1, 6, 10, 11), 6, (3, 3), (2, 2), (1, 0, 1, 2), (1, 1), 6),     # depthwise, stride 2
+    ((1, 8, 12, 12), 8, (5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 8),     # depthwise 5x5
+    ((1, 4, 9, 10), 6, (3, 2), (1, 2), (0, 1, 2, 0), (2, 1), 2),      # groups, dilation
+    ((1, 64, 5, 5), 33, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),     # deep: 576 products
+]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("x_dtype,w_dtype", [(np.uint8, np.int8), (np.int8, np.int8), (np.uint8, np.uint8)])
+def test_qlinear_conv2d_is_exact(rng, target, x_dtype, w_dtype):
+    with simd_target(target):
+        for i, (xshape, OC, kernel, stride, pads, dilation, group) in enumerate(CASES):
+            x = _random(rng, x_dtype, xshape)
+            w = _random(rng, w_dtype, (OC, xshape[1] // group) + kernel)
+            per_channel = i % 2 == 0
+            ws = rng.uniform(0.001, 0.01, OC).astype(np.float32) if per_channel else np.float32(0.004)
+            wz = _random(rng, w_dtype, (OC,)) if per_channel else _random(rng, w_dtype, ())
+            xs = np.float32(rng.uniform(0.01, 0.05))
+            xz = _random(rng, x_dtype, ())
+            bias = rng.integers(-5000, 5000, OC).astype(np.int32) if i != 1 else None
+            # An output scale that maps the largest sum to about 100 steps.
+            acc = _accumulate(x, xz, w, np.atleast_1d(wz), bias, stride, pads, dilation, group)
+            ys = np.float32(xs * np.max(ws) * np.abs(acc.astype(np.float64)).max() / 100)
+            y_dtype = x_dtype if i % 3 else (np.int8 if x_dtype == np.uint8 else np.uint8)
+            yz = _random(rng, y_dtype, ())
+            for relu in (False, True):
+                got = F.qlinear_conv2d(x, xs, xz, F.const(w), np.atleast_1d(ws), np.atleast_1d(wz), ys, yz, bias,
+                                       stride, pads, dilation, group, relu).read()
+                expected = _reference(x, xs, xz, w, np.atleast_1d(ws), np.atleast_1d(wz), ys, yz, bias, stride, pads,
+                                      dilation, group, relu)
+                assert got.dtype == expected.dtype
+                np.testing.assert_array_equal(got, expected, err_msg=f"{target} case {i} relu {relu}")
+                # Outputs not all saturated: the requantization is really checked.
+                assert relu or len(np.unique(got)) > 3
+
+
+def test_qlinear_conv2d_bad_inputs():
+    x, w = np.zeros((1, 4, 5, 5), np.uint8), np.zeros((6, 4, 3, 3), np.int8)
+    one, zero = np.float32(1), np.uint8(0)
+    with pytest.raises(ValueError, match="x must be int8 or uint8"):
+        F.qlinear_conv2d(x.astype(np.float32), one, zero, w, one, np.int8(0), one, zero)
+    with pytest.raises(ValueError, match="input has 4 channels"):
+        F.qlinear_conv2d(x, one, zero, np.zeros((6, 3, 3, 3), np.int8), one, np.int8(0), one, zero)
+    with pytest.raises(ValueError, match="w_scale must hold one value or one per output channel"):
+        F.qlinear_conv2d(x, one, zero, w, np.ones(4, np.float32), np.int8(0), one, zero)
+    with pytest.raises(ValueError, match="bias must be int32"):
+        F.qlinear_conv2d(x, one, zero, w, one, np.int8(0), one, zero, F.const(np.zeros(6, np.float32)))
+    with pytest.raises(ValueError, match="x_zero must have x's type"):
+        F.qlinear_conv2d(x, one, F.const(np.int8(0)), w, one, np.int8(0), one, zero)
+
+
+def _small_cnn_onnx(rng, tmp_path):
+    """A seeded torch CNN (plain, depthwise, pointwise and grouped convolutions with ReLUs)
+    exported to ONNX; returns its path, an input and a calibration reader factory."""
+    torch = pytest.importorskip("torch")
+    quantization = pytest.importorskip("onnxruntime.quantization")
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.ReLU(),
+        torch.nn.Conv2d(16, 16, 3, stride=2, padding=1, groups=16), torch.nn.ReLU(),  # depthwise
+        torch.nn.Conv2d(16, 24, 1), torch.nn.ReLU(),                                  # pointwise
+        torch.nn.Conv2d(24, 8, 3, padding=1, groups=2)).eval()
+    x = rng.standard_normal((1, 3, 20, 20)).astype(np.float32)
+    float_path = str(tmp_path / "cnn.onnx")
+    torch.onnx.export(model, (torch.from_numpy(x),), float_path, dynamo=False, opset_version=17,
+                      input_names=["input"], output_names=["output"])
+    batches = [{"input": rng.standard_normal((1, 3, 20, 20)).astype(np.float32)} for _ in range(8)]
+
+    class Calibration(quantization.CalibrationDataReader):
+        def __init__(self):
+            self.batches = iter(batches)
+
+        def get_next(self):
+            return next(self.batches, None)
+    return float_path, x, Calibration
+
+
+def test_quantize_static_cnn_against_onnxruntime(rng, tmp_path):
+    ort = pytest.importorskip("onnxruntime")
+    quantization = pytest.importorskip("onnxruntime.quantization")
+    from mnnpy import nn
+    float_path, x, Calibration = _small_cnn_onnx(rng, tmp_path)
+    int8_path = str(tmp_path / "cnn_int8.onnx")
+
+    # reduce_range: 7-bit weights, which onnxruntime's AVX2 kernels multiply without saturating.
+    quantization.quantize_static(float_path, int8_path, Calibration(), quant_format=quantization.QuantFormat.QOperator,
+                                 per_channel=True, reduce_range=True, activation_type=quantization.QuantType.QUInt8,
+                                 weight_type=quantization.QuantType.QInt8)
+    import onnx
+    ops = {n.op_type for n in onnx.load(int8_path).graph.node}
+    assert "QLinearConv" in ops
+    session = ort.InferenceSession(int8_path, providers=["CPUExecutionProvider"])
+    expected = session.run(None, {"input": x})[0]
+    got = np.asarray(nn.load_module_from_file(int8_path)(x))
+    # onnxruntime requantizes in float32 (mnnpy as ONNX's reference, in float64) and its 8-bit
+    # intermediate tensors carry the difference on: within one step of the output's scale.
+    scale = float([i for i in onnx.load(int8_path).graph.initializer if i.name.endswith("output_scale")][0].float_data[0]) \
+        if any(i.name.endswith("output_scale") for i in onnx.load(int8_path).graph.initializer) else None
+    diff = np.abs(got.astype(np.float64) - expected.astype(np.float64))
+    tolerance = 2 * scale if scale else 0.05 * np.abs(expected).max()
+    assert diff.max() <= tolerance, (diff.max(), tolerance)
+
+
+def test_qdq_cnn_fuses_into_int8_convolutions(rng, tmp_path):
+    ort = pytest.importorskip("onnxruntime")
+    quantization = pytest.importorskip("onnxruntime.quantization")
+    from mnnpy import nn
+    from mnnpy.convert import from_onnx
+    float_path, x, Calibration = _small_cnn_onnx(rng, tmp_path)
+    qdq_path = str(tmp_path / "cnn_qdq.onnx")
+    quantization.quantize_static(float_path, qdq_path, Calibration(), quant_format=quantization.QuantFormat.QDQ,
+                                 per_channel=True, reduce_range=True, activation_type=quantization.QuantType.QUInt8,
+                                 weight_type=quantization.QuantType.QInt8)
+    graph, _ = from_onnx(qdq_path)
+    counts = graph.op_counts()
+    # Four convolutions on the int8 kernels; one QuantizeLinear at the input and one
+    # DequantizeLinear at the output remain.
+    assert counts.get("QLinearConv") == 4 and "Conv" not in counts, counts
+    assert counts.get("DequantizeLinear") == 1 and counts.get("QuantizeLinear") == 1, counts
+    session = ort.InferenceSession(qdq_path, providers=["CPUExecutionProvider"])
+    expected = session.run(None, {"input": x})[0].astype(np.float64)
+    got = np.asarray(nn.load_module_from_file(qdq_path)(x), np.float64)
+    # onnxruntime fuses the same pattern into its int8 kernels: the same integer sums; its
+    # float32 requantization may differ by one step of an intermediate scale, which the later
+    # layers carry on into at most a couple of steps of the output's.
+    import onnx
+    init = {i.name: onnx.numpy_helper.to_array(i) for i in onnx.load(qdq_path).graph.initializer}
+    out_scale = float([v for k, v in init.items() if k.endswith("_scale") and "output" in k][0])
+    assert np.abs(got - expected).max() <= 2 * out_scale
