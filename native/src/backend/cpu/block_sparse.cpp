@@ -344,10 +344,15 @@ BlockSparseMatrix choose_block_sparse(const float* w, int64_t n, int64_t k, int6
   // Every block shape stores at least the nonzero values: a weight with more than the threshold
   // allows stays dense after one pass (most weights; planning them costs no more).
   const int64_t allowed = (int64_t)((1.0 - s.threshold) * (double)n * (double)k);
+  // Read in storage order (a [K x N] MatMul operand is W transposed).
   std::vector<uint8_t> nonzero((size_t)(n * k));
   int64_t count = 0;
-  for (int64_t r = 0; r < n; ++r) {
-    for (int64_t c = 0; c < k; ++c) count += nonzero[r * k + c] = w[r * row_stride + c * col_stride] != 0.f;
+  const bool rows_outer = row_stride >= col_stride;
+  for (int64_t outer = 0; outer < (rows_outer ? n : k); ++outer) {
+    for (int64_t inner = 0; inner < (rows_outer ? k : n); ++inner) {
+      const int64_t r = rows_outer ? outer : inner, c = rows_outer ? inner : outer;
+      count += nonzero[r * k + c] = w[r * row_stride + c * col_stride] != 0.f;
+    }
     if (count > allowed) return {};
   }
   struct Candidate {
