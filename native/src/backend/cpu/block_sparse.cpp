@@ -3,10 +3,12 @@
 //
 // A task owns a chunk of columns (sized so that its K x chunk activations stay in L2) of one image
 // and a range of block rows. Where the activations' columns are contiguous (NCHW planes) full tiles
-// are read in place; otherwise (row-major tokens, the blocked channel layout, a last partial tile)
-// the chunk is first gathered into a K x chunk buffer. For each block row the tile's accumulators
-// (up to 4 rows x V vectors) take one broadcast weight per loaded vector of x, so the weights of a
-// block row stay in L1 while the chunk's tiles pass under them.
+// are read and written in place; otherwise (row-major tokens, the blocked channel layout, a last
+// partial tile) the chunk is first gathered into a K x chunk buffer, eight rows at a time by 8x8
+// transposes where eight rows lie side by side, and the outputs go through a tile buffer, for 8 rows
+// at once in that case. For each block row the tile's accumulators (up to 4 rows x V vectors) take
+// one broadcast weight per loaded vector of x, so the weights of a block row stay in L1 while the
+// chunk's tiles pass under them.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "backend/cpu/block_sparse.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
