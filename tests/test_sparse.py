@@ -351,3 +351,28 @@ def test_prune_weights_arguments(rng):
     assert report == {}
     for k, v in graph.weights.items():
         np.testing.assert_array_equal(same.weights[k], v)
+
+
+def test_pruned_model_file(rng, tmp_path):
+    # A pruned model saved to mnnpy's file and loaded back runs block-sparse from its stored weights.
+    torch, MLP, _ = _torch_models()
+    torch.manual_seed(1)
+    model = MLP().eval()
+    x = torch.from_numpy(rng.standard_normal((16, 64)).astype(np.float32))
+    graph, _ = convert.from_torch(model, (x,))
+    pruned, report = convert.prune_weights(graph, 0.9, (4, 4))
+    path = str(tmp_path / "mlp.mnnpy")
+    convert.save_model(pruned, path)
+    module = nn.load_module_from_file(path)
+    prune_torch(model, 0.9, (4, 4), ["a.weight", "b.weight", "c.weight"])
+    _core.set_executor_option("profile", True)
+    try:
+        out = module.forward(x.numpy())
+        got = (out[0] if isinstance(out, (list, tuple)) else out).read()
+        steps = compute_steps(_core.last_profile())
+    finally:
+        _core.set_executor_option("profile", False)
+    assert sorted(s["scheme"] for s in steps if "block_sparse" in s["scheme"]) == ["block_sparse_4x4"] * 3
+    with torch.no_grad():
+        expected = model(x).numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=EPS32 * (64 + 128 + 256) * float(np.abs(expected).max()))
