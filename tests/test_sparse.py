@@ -376,3 +376,25 @@ def test_pruned_model_file(rng, tmp_path):
     with torch.no_grad():
         expected = model(x).numpy()
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=EPS32 * (64 + 128 + 256) * float(np.abs(expected).max()))
+
+
+@pytest.mark.parametrize("block,n,k", [((1, 1), 37, 29), ((1, 4), 37, 28), ((4, 1), 36, 29), ((2, 1), 38, 31),
+                                       ((8, 1), 24, 7), ((4, 4), 12, 4)])
+def test_odd_shapes(rng, block, n, k):
+    # Channel counts that fill no vector or octet, through MatMul (both layouts of x) and Conv2D.
+    with F.block_sparse(threshold=0.0, block=block, min_weights=0):
+        w = pruned_weight(rng, n, k, 0.6, block)
+        for m, transposes in [(1, (False, False)), (45, (True, False)), (33, (False, True))]:
+            x = rng.standard_normal((m, k)).astype(np.float32)
+            (got,), schemes = sparse_matmul(x, w, *transposes)
+            assert schemes["MatMul"] == [f"block_sparse_{block[0]}x{block[1]}"]
+            check_within(got, x.astype(np.float64) @ w.T.astype(np.float64), matmul_bound(x, w))
+        img = rng.standard_normal((2, k, 3, 11)).astype(np.float32)
+        bias = rng.standard_normal(n).astype(np.float32)
+        w4 = w.reshape(n, k, 1, 1)
+        (got,), schemes = run_profiled(lambda: [_conv2d_nchw(F.const(img), F.const(w4), F.const(bias), (1, 1),
+                                                             (0, 0, 0, 0), (1, 1), 1)])
+        assert schemes["Conv2D"] == [f"block_sparse_{block[0]}x{block[1]}"]
+        q = np.count_nonzero(w, axis=1)
+        bound = (q[None, :, None, None] + 3) * EPS32 * torch_conv(np.abs(img), np.abs(w4), np.abs(bias)) + 1e-30
+        check_within(got, torch_conv(img, w4, bias), bound)
