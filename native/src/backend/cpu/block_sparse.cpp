@@ -280,10 +280,18 @@ void BlockSparseProductImpl(const BlockSparseMatrix& w, int64_t images, int64_t 
                             const SparseOperandLayout& xl, float* y, const SparseOperandLayout& yl, const float* bias,
                             const float* residual, const ConvActivation& act, ThreadPool* pool) {
   // About 8 accumulators hide the multiply-add latency: blocks of 3 or more rows take 4 rows x 2
-  // vectors; 2-row blocks 2 x 4, one-row blocks (whose rows share no loaded vector) 1 x 8.
-  if (w.block_n >= 3) sparse_product<2>(w, images, M, x, xl, y, yl, bias, residual, act, pool);
-  else if (w.block_n == 2) sparse_product<4>(w, images, M, x, xl, y, yl, bias, residual, act, pool);
-  else sparse_product<8>(w, images, M, x, xl, y, yl, bias, residual, act, pool);
+  // vectors; 2-row blocks 2 x 4, one-row blocks (whose rows share no loaded vector) 1 x 8. Few
+  // columns (a 7x7 map, 16-lane vectors) take narrower tiles where a quarter of a tile would be padding.
+  const int64_t lanes = (int64_t)hn::Lanes(DF());
+  auto fits = [&](int64_t v) { return 4 * (round_up(M, v * lanes) - M) <= round_up(M, v * lanes); };
+  int64_t v = w.block_n >= 3 ? 2 : w.block_n == 2 ? 4 : 8;
+  while (v > 1 && !fits(v)) v /= 2;
+  switch (v) {
+    case 8: sparse_product<8>(w, images, M, x, xl, y, yl, bias, residual, act, pool); break;
+    case 4: sparse_product<4>(w, images, M, x, xl, y, yl, bias, residual, act, pool); break;
+    case 2: sparse_product<2>(w, images, M, x, xl, y, yl, bias, residual, act, pool); break;
+    default: sparse_product<1>(w, images, M, x, xl, y, yl, bias, residual, act, pool); break;
+  }
 }
 
 }  // namespace HWY_NAMESPACE
