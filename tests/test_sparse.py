@@ -351,3 +351,50 @@ def test_prune_weights_arguments(rng):
     assert report == {}
     for k, v in graph.weights.items():
         np.testing.assert_array_equal(same.weights[k], v)
+
+
+def test_pruned_model_file(rng, tmp_path):
+    # A pruned model saved to mnnpy's file and loaded back runs block-sparse from its stored weights.
+    torch, MLP, _ = _torch_models()
+    torch.manual_seed(1)
+    model = MLP().eval()
+    x = torch.from_numpy(rng.standard_normal((16, 64)).astype(np.float32))
+    graph, _ = convert.from_torch(model, (x,))
+    pruned, report = convert.prune_weights(graph, 0.9, (4, 4))
+    path = str(tmp_path / "mlp.mnnpy")
+    convert.save_model(pruned, path)
+    module = nn.load_module_from_file(path)
+    prune_torch(model, 0.9, (4, 4), ["a.weight", "b.weight", "c.weight"])
+    _core.set_executor_option("profile", True)
+    try:
+        out = module.forward(x.numpy())
+        got = (out[0] if isinstance(out, (list, tuple)) else out).read()
+        steps = compute_steps(_core.last_profile())
+    finally:
+        _core.set_executor_option("profile", False)
+    assert sorted(s["scheme"] for s in steps if "block_sparse" in s["scheme"]) == ["block_sparse_4x4"] * 3
+    with torch.no_grad():
+        expected = model(x).numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=EPS32 * (64 + 128 + 256) * float(np.abs(expected).max()))
+
+
+@pytest.mark.parametrize("block,n,k", [((1, 1), 37, 29), ((1, 4), 37, 28), ((4, 1), 36, 29), ((2, 1), 38, 31),
+                                       ((8, 1), 24, 7), ((4, 4), 12, 4)])
+def test_odd_shapes(rng, block, n, k):
+    # Channel counts that fill no vector or octet, through MatMul (both layouts of x) and Conv2D.
+    with F.block_sparse(threshold=0.0, block=block, min_weights=0):
+        w = pruned_weight(rng, n, k, 0.6, block)
+        for m, transposes in [(1, (False, False)), (45, (True, False)), (33, (False, True))]:
+            x = rng.standard_normal((m, k)).astype(np.float32)
+            (got,), schemes = sparse_matmul(x, w, *transposes)
+            assert schemes["MatMul"] == [f"block_sparse_{block[0]}x{block[1]}"]
+            check_within(got, x.astype(np.float64) @ w.T.astype(np.float64), matmul_bound(x, w))
+        img = rng.standard_normal((2, k, 3, 11)).astype(np.float32)
+        bias = rng.standard_normal(n).astype(np.float32)
+        w4 = w.reshape(n, k, 1, 1)
+        (got,), schemes = run_profiled(lambda: [_conv2d_nchw(F.const(img), F.const(w4), F.const(bias), (1, 1),
+                                                             (0, 0, 0, 0), (1, 1), 1)])
+        assert schemes["Conv2D"] == [f"block_sparse_{block[0]}x{block[1]}"]
+        q = np.count_nonzero(w, axis=1)
+        bound = (q[None, :, None, None] + 3) * EPS32 * torch_conv(np.abs(img), np.abs(w4), np.abs(bias)) + 1e-30
+        check_within(got, torch_conv(img, w4, bias), bound)

@@ -3,10 +3,12 @@
 //
 // A task owns a chunk of columns (sized so that its K x chunk activations stay in L2) of one image
 // and a range of block rows. Where the activations' columns are contiguous (NCHW planes) full tiles
-// are read in place; otherwise (row-major tokens, the blocked channel layout, a last partial tile)
-// the chunk is first gathered into a K x chunk buffer. For each block row the tile's accumulators
-// (up to 4 rows x V vectors) take one broadcast weight per loaded vector of x, so the weights of a
-// block row stay in L1 while the chunk's tiles pass under them.
+// are read and written in place; otherwise (row-major tokens, the blocked channel layout, a last
+// partial tile) the chunk is first gathered into a K x chunk buffer, eight rows at a time by 8x8
+// transposes where eight rows lie side by side, and the outputs go through a tile buffer, for 8 rows
+// at once in that case. For each block row the tile's accumulators (up to 4 rows x V vectors) take
+// one broadcast weight per loaded vector of x, so the weights of a block row stay in L1 while the
+// chunk's tiles pass under them.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "backend/cpu/block_sparse.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -278,10 +280,18 @@ void BlockSparseProductImpl(const BlockSparseMatrix& w, int64_t images, int64_t 
                             const SparseOperandLayout& xl, float* y, const SparseOperandLayout& yl, const float* bias,
                             const float* residual, const ConvActivation& act, ThreadPool* pool) {
   // About 8 accumulators hide the multiply-add latency: blocks of 3 or more rows take 4 rows x 2
-  // vectors; 2-row blocks 2 x 4, one-row blocks (whose rows share no loaded vector) 1 x 8.
-  if (w.block_n >= 3) sparse_product<2>(w, images, M, x, xl, y, yl, bias, residual, act, pool);
-  else if (w.block_n == 2) sparse_product<4>(w, images, M, x, xl, y, yl, bias, residual, act, pool);
-  else sparse_product<8>(w, images, M, x, xl, y, yl, bias, residual, act, pool);
+  // vectors; 2-row blocks 2 x 4, one-row blocks (whose rows share no loaded vector) 1 x 8. Few
+  // columns (a 7x7 map, 16-lane vectors) take narrower tiles where a quarter of a tile would be padding.
+  const int64_t lanes = (int64_t)hn::Lanes(DF());
+  auto fits = [&](int64_t v) { return 4 * (round_up(M, v * lanes) - M) <= round_up(M, v * lanes); };
+  int64_t v = w.block_n >= 3 ? 2 : w.block_n == 2 ? 4 : 8;
+  while (v > 1 && !fits(v)) v /= 2;
+  switch (v) {
+    case 8: sparse_product<8>(w, images, M, x, xl, y, yl, bias, residual, act, pool); break;
+    case 4: sparse_product<4>(w, images, M, x, xl, y, yl, bias, residual, act, pool); break;
+    case 2: sparse_product<2>(w, images, M, x, xl, y, yl, bias, residual, act, pool); break;
+    default: sparse_product<1>(w, images, M, x, xl, y, yl, bias, residual, act, pool); break;
+  }
 }
 
 }  // namespace HWY_NAMESPACE
@@ -344,10 +354,15 @@ BlockSparseMatrix choose_block_sparse(const float* w, int64_t n, int64_t k, int6
   // Every block shape stores at least the nonzero values: a weight with more than the threshold
   // allows stays dense after one pass (most weights; planning them costs no more).
   const int64_t allowed = (int64_t)((1.0 - s.threshold) * (double)n * (double)k);
+  // Read in storage order (a [K x N] MatMul operand is W transposed).
   std::vector<uint8_t> nonzero((size_t)(n * k));
   int64_t count = 0;
-  for (int64_t r = 0; r < n; ++r) {
-    for (int64_t c = 0; c < k; ++c) count += nonzero[r * k + c] = w[r * row_stride + c * col_stride] != 0.f;
+  const bool rows_outer = row_stride >= col_stride;
+  for (int64_t outer = 0; outer < (rows_outer ? n : k); ++outer) {
+    for (int64_t inner = 0; inner < (rows_outer ? k : n); ++inner) {
+      const int64_t r = rows_outer ? outer : inner, c = rows_outer ? inner : outer;
+      count += nonzero[r * k + c] = w[r * row_stride + c * col_stride] != 0.f;
+    }
     if (count > allowed) return {};
   }
   struct Candidate {
