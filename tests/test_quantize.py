@@ -274,6 +274,21 @@ def test_qdq_graph_matches_onnxruntime(tmp_path):
     assert float(quantized.weights[scale_name]) == conv1.feature_scale
 
 
+def test_onnx_file_model_and_fixed_batch_size(tmp_path):
+    rng = np.random.default_rng(12)
+    path = tmp_path / "small.onnx"
+    path.write_bytes(_float_onnx_model(rng).SerializeToString())  # its input fixes the batch size: 2
+    calibration = [rng.normal(0, 1, (5, 3, 8, 8)).astype(np.float32) for _ in range(2)]
+    from_file, report = mnnpy.quantize(str(path), calibration, {"feature_quantize_method": "ADMM"}, progress=False)
+    assert report.source == str(path) and report.batches == 5 and report.samples == 10
+    graph, _ = convert.from_onnx(str(path))
+    from_graph, _ = mnnpy.quantize(graph, [np.concatenate(calibration)[i:i + 2] for i in range(0, 10, 2)],
+                                   {"feature_quantize_method": "ADMM"}, progress=False)
+    assert set(from_file.weights) == set(from_graph.weights)
+    for k, w in from_file.weights.items():
+        assert w.dtype == from_graph.weights[k].dtype and np.array_equal(w, from_graph.weights[k]), k
+
+
 def test_report_matches_numpy(digits):
     graph, x_train, *_ = digits
     calibration = [x_train[i:i + 50] for i in range(0, 200, 50)]
@@ -419,3 +434,16 @@ def test_calibration_names_must_match_inputs(digits, tmp_path):
     json_path.write_text('{"used_image_count": 3}')
     with pytest.raises(ValueError, match="used_image_count"):
         mnnpy.quantize(graph, [x_train[:8]], str(json_path), progress=False)
+
+
+# ------------------------------------------------------------------ the notebook
+def test_quantization_notebook():
+    pytest.importorskip("nbclient", reason="nbclient is needed to execute notebooks")
+    pytest.importorskip("ipykernel", reason="ipykernel is needed to run a Python kernel")
+    from test_notebooks import printed, run_notebook
+    text = run_notebook("quantization.ipynb")
+    float_top1 = float(printed(r"float top-1: ([0-9.]+)", text)[-1])
+    assert float_top1 >= 0.95
+    for method, top1 in printed(r"\s*(KL|ADMM|EMA): int8 top-1 ([0-9.]+)", text):
+        assert abs(float(top1) - float_top1) <= 0.005, (method, top1, float_top1)
+    assert "cosine" in text and "SNR dB" in text

@@ -64,14 +64,10 @@ def _run(module, batch):
     return [np.asarray(r.read() if hasattr(r, "read") else r) for r in results]
 
 
-def _progress(batches, desc, enabled):
-    from ..optim.loop import _progress as progress_bar
-    bar, handle = progress_bar(batches, len(batches), desc, enabled)
-    return bar, handle
-
-
 def _passes(batches, desc, enabled):
-    bar, handle = _progress(batches, desc, enabled)
+    """The batches, under a tqdm bar when ``enabled``."""
+    from ..optim.loop import _progress
+    bar, handle = _progress(batches, len(batches), desc, enabled)
     try:
         yield from bar
     finally:
@@ -102,7 +98,7 @@ def quantize(model, calibration=None, config=None, output=None, progress=True):
         raise ValueError("the model has no Conv, MatMul or Gemm node with a constant weight to quantize")
     skipped = [n.name for n in graph.nodes if n.name in config.skip_quant_op_names]
     features = feature_tensors(graph, layers)
-    observers = {name: FeatureObserver(config.feature_quantize_method, config.feature_clamp_value)
+    observers = {name: FeatureObserver(config.feature_quantize_method, config.feature_clamp_value, len(batches))
                  for name in features}
 
     float_module = _module(graph, features)

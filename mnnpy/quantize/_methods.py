@@ -9,7 +9,7 @@ import numpy as np
 HISTOGRAM_BINS = 2048       # bins of the |x| histogram the KL threshold is chosen from (TensorRT's)
 EMA_MOMENTUM = 0.9          # share of the running min/max kept at each batch by EMA
 ADMM_ITERATIONS = 100       # the alternating scale/rounding updates stop earlier once stable
-ADMM_SAMPLE_LIMIT = 1 << 20  # values of one tensor kept for ADMM (a seeded subsample beyond)
+ADMM_SAMPLE_LIMIT = 1 << 17  # values of one tensor kept for ADMM (seeded samples of each batch)
 
 
 def quantized_bins(clamp):
@@ -109,14 +109,14 @@ class FeatureObserver:
     threshold. KL needs two passes (the range, then the histogram over it): ``needs_histogram``
     says so and ``observe_histogram`` takes the second."""
 
-    def __init__(self, method, clamp, seed=0):
+    def __init__(self, method, clamp, batches=1, seed=0):
         self.method = method
         self.clamp = clamp
+        self.batches = max(1, int(batches))  # how many batches ADMM shares its sample among
         self.peak = 0.0
         self.ema_min = self.ema_max = None
         self.histogram = None
         self.samples = []
-        self.sample_size = 0
         self._rng = np.random.default_rng(seed)
 
     @property
@@ -135,13 +135,13 @@ class FeatureObserver:
             else:
                 self.ema_min = EMA_MOMENTUM * self.ema_min + (1 - EMA_MOMENTUM) * low
                 self.ema_max = EMA_MOMENTUM * self.ema_max + (1 - EMA_MOMENTUM) * high
-        elif self.method == "ADMM" and self.sample_size < ADMM_SAMPLE_LIMIT:
+        elif self.method == "ADMM":
+            # An equal share of the limit from each batch, a seeded random choice when larger.
             flat = values.reshape(-1)
-            room = ADMM_SAMPLE_LIMIT - self.sample_size
-            if flat.size > room:
-                flat = self._rng.choice(flat, room, replace=False)
+            share = max(1, ADMM_SAMPLE_LIMIT // self.batches)
+            if flat.size > share:
+                flat = self._rng.choice(flat, share, replace=False)
             self.samples.append(flat)
-            self.sample_size += flat.size
 
     def observe_histogram(self, values):
         if self.peak == 0:
