@@ -43,8 +43,8 @@ class _DigitsCNN(torch.nn.Module):
 
 
 @pytest.fixture(scope="module")
-def digits():
-    """(float graph, x_train, y_train, x_test, y_test) of a CNN trained for a few seconds."""
+def digits_torch():
+    """(torch CNN trained for a few seconds, x_train, y_train, x_test, y_test)."""
     x_train, x_test, y_train, y_test = _digits_split()
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # a tiny model: threads only add waiting
@@ -61,9 +61,15 @@ def digits():
             torch.nn.functional.cross_entropy(model(xt[index]), yt[index]).backward()
             optimizer.step()
     torch.set_num_threads(threads)
-    model.eval()
+    return model.eval(), x_train, y_train, x_test, y_test
+
+
+@pytest.fixture(scope="module")
+def digits(digits_torch):
+    """(float graph, x_train, y_train, x_test, y_test): the CNN converted by convert.from_torch."""
+    model, x_train, y_train, x_test, y_test = digits_torch
     batch = torch.export.Dim("batch", min=1, max=4096)
-    graph, _ = convert.from_torch(model, (xt[:2],), dynamic_shapes={"x": {0: batch}})
+    graph, _ = convert.from_torch(model, (torch.from_numpy(x_train[:2]),), dynamic_shapes={"x": {0: batch}})
     return graph, x_train, y_train, x_test, y_test
 
 
@@ -111,6 +117,42 @@ def test_callable_package_and_model_untouched(digits):
     text = str(report)
     for layer in report.layers:
         assert layer.name in text
+
+
+def test_accuracy_as_mnn_mnnquant(digits_torch, tmp_path):
+    """MNN's own mnnquant and mnnpy.quantize on the same .mnn file, image folder and config."""
+    import mnn_reference
+    cv2 = pytest.importorskip("cv2")
+    model, x_train, _, x_test, y_test = digits_torch
+    onnx_path, mnn_path, mnn_int8 = tmp_path / "digits.onnx", tmp_path / "digits.mnn", tmp_path / "digits_int8.mnn"
+    torch.onnx.export(model, (torch.from_numpy(x_train[:1]),), str(onnx_path), input_names=["input"],
+                      output_names=["logits"], opset_version=13, dynamo=False)
+    mnn_reference.convert(onnx_path, mnn_path)
+    folder = tmp_path / "images"
+    folder.mkdir()
+    for k in range(128):  # gray levels k/16 stored as 15k: normal 1/240 gives the pixels back exactly
+        cv2.imwrite(str(folder / f"{k:03d}.png"), np.rint(x_train[k, 0] * 240).astype(np.uint8))
+    config = {"format": "GRAY", "mean": [0.0], "normal": [1 / 240.0], "width": 8, "height": 8, "path": str(folder),
+              "feature_quantize_method": "KL", "weight_quantize_method": "MAX_ABS"}
+    config_path = tmp_path / "quant.json"
+    config_path.write_text(json.dumps(config))
+    # MNN's tool through its extension module (its command's wrapper would try to install packages).
+    mnn_reference.call("import sys, _tools; _tools.mnnquant(['mnnquant'] + sys.argv[1:])", mnn_path, mnn_int8,
+                       config_path, what="mnnquant")
+    runs = [(str(path), {"input": x_test[i:i + 1]}) for path in (mnn_path, mnn_int8) for i in range(len(x_test))]
+    outputs = mnn_reference.batch([], runs, tmp_path)
+    mnn_float = np.concatenate([o[0] for o in outputs[:len(x_test)]])
+    mnn_quantized = np.concatenate([o[0] for o in outputs[len(x_test):]])
+    quantized, report = mnnpy.quantize(str(mnn_path), None, str(config_path), progress=False)
+    assert report.samples == 128
+    ours = nn._ConvertedModule(quantized, quantized.weights, None, None)
+    ours_logits = np.concatenate([np.asarray(ours(x_test[i:i + 1]).read()) for i in range(len(x_test))])
+
+    def top1(logits):
+        return float(np.mean(np.argmax(logits, axis=1) == y_test))
+    assert abs(top1(mnn_quantized) - top1(mnn_float)) <= 0.005
+    assert abs(top1(ours_logits) - top1(mnn_float)) <= 0.005
+    assert top1(ours_logits) >= top1(mnn_quantized) - 2 / len(y_test)
 
 
 # ------------------------------------------------------------------ methods against NumPy
