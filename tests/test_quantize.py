@@ -154,6 +154,14 @@ def test_accuracy_as_mnn_mnnquant(digits_torch, tmp_path):
     assert abs(top1(ours_logits) - top1(mnn_float)) <= 0.005
     assert top1(ours_logits) >= top1(mnn_quantized) - 2 / len(y_test)
 
+    def snr(logits):  # of the logits against MNN's float model, each sample's mean removed
+        a = mnn_float - mnn_float.mean(axis=1, keepdims=True)
+        b = logits - logits.mean(axis=1, keepdims=True)
+        return 10 * np.log10(np.sum(a.astype(np.float64) ** 2) / np.sum((a - b).astype(np.float64) ** 2))
+    # The last layer's output reaches the model output through a reshape: it stays float.
+    assert report.layers[-1].output_scale is None
+    assert snr(ours_logits) >= snr(mnn_quantized) - 3.0, (snr(ours_logits), snr(mnn_quantized))
+
 
 # ------------------------------------------------------------------ methods against NumPy
 def _reference_kl_bin(histogram, target=128):
