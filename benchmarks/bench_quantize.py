@@ -114,7 +114,8 @@ def run_case(name, model, calibration, test, labels, threads, method, workdir):
         "onnxruntime int8 (quantize_static)": logits(lambda x: ort_int8.run(None, {"x": x})[0]),
     }
     reference = results["mnnpy fp32"]
-    print(f"\n{name}: accuracy ({'top-1 on the held-out split' if labels is not None else 'top-1 agreement with fp32'}),"
+    measure = "top-1 on the held-out split" if labels is not None else "top-1 agreement with fp32"
+    print(f"\n{name}: accuracy ({measure}),"
           f" cosine and SNR of the logits (each sample's mean removed) against mnnpy fp32")
     for label, out in results.items():
         top1 = np.argmax(out, axis=1)

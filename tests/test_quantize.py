@@ -277,9 +277,9 @@ def test_weight_quantization_per_channel_matches_numpy(axis, shape):
 def _float_onnx_model(rng):
     from onnx_testing import make_model
     from onnx import helper as h
-    weights = {"w1": rng.normal(0, 0.3, (8, 3, 3, 3)).astype(np.float32), "b1": rng.normal(0, 0.1, 8).astype(np.float32),
-               "w2": rng.normal(0, 0.2, (8, 8, 3, 3)).astype(np.float32), "b2": rng.normal(0, 0.1, 8).astype(np.float32),
-               "w3": rng.normal(0, 0.1, (5, 8 * 6 * 6)).astype(np.float32), "b3": rng.normal(0, 0.1, 5).astype(np.float32)}
+    shapes = {"w1": ((8, 3, 3, 3), 0.3), "b1": ((8,), 0.1), "w2": ((8, 8, 3, 3), 0.2), "b2": ((8,), 0.1),
+              "w3": ((5, 8 * 6 * 6), 0.1), "b3": ((5,), 0.1)}
+    weights = {k: rng.normal(0, sd, shape).astype(np.float32) for k, (shape, sd) in shapes.items()}
     nodes = [h.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
              h.make_node("Relu", ["c1"], ["r1"], name="relu1"),
              h.make_node("Conv", ["r1", "w2", "b2"], ["c2"], name="conv2"),

@@ -16,6 +16,7 @@ import types
 
 import numpy as np
 
+from ._calibration import calibration_batches
 from ._config import FEATURE_METHODS, WEIGHT_METHODS, QuantConfig
 from ._methods import FeatureObserver, admm_scale, kl_threshold_bin, quantize_weight
 from ._report import Agreement, LayerReport, OutputReport, QuantizationReport
@@ -145,9 +146,6 @@ def _compare(graph, quantized, layers, details, batches, report, progress):
                                          agreement.snr_db))
     for name in float_outputs:
         report.outputs.append(OutputReport(name, agreements[name].cosine, agreements[name].snr_db))
-
-
-from ._calibration import calibration_batches  # noqa: E402
 
 
 class _CallableModule(types.ModuleType):

@@ -104,7 +104,8 @@ def _scale_and_zero(param):
 
 def quantize_graph(graph, layers, feature_scales, weight_quantizer, feature_clamp):
     """A new Graph in QDQ form (``graph`` is left as it is). ``feature_scales``: tensor name ->
-    float32 scale (symmetric), or (scale, int8 zero point), for each of ``feature_tensors``; ``weight_quantizer(weight, axis)`` ->
+    float32 scale (symmetric), or (scale, int8 zero point), for each of ``feature_tensors``;
+    ``weight_quantizer(weight, axis)`` ->
     (int8 levels, float32 scales); ``feature_clamp`` below 127 (fewer bits, or MNN's
     feature_clamp_value) clips features to ``clamp * scale`` before QuantizeLinear so that the levels
     stay in [-clamp, clamp]. Returns (graph, {layer name: details for the report})."""
