@@ -503,3 +503,20 @@ def test_quantization_notebook():
     for method, top1 in printed(r"\s*(KL|ADMM|EMA): int8 top-1 ([0-9.]+)", text):
         assert abs(float(top1) - float_top1) <= 0.005, (method, top1, float_top1)
     assert "cosine" in text and "SNR dB" in text
+
+
+def test_config_path_and_debug_print_the_report(digits, tmp_path, capsys):
+    cv2 = pytest.importorskip("cv2")
+    graph, x_train, *_ = digits
+    for k in range(10):  # gray levels k/16 stored as 15k
+        cv2.imwrite(str(tmp_path / f"{k}.png"), np.rint(x_train[k, 0] * 240).astype(np.uint8))
+    config = {"format": "GRAY", "normal": [1 / 240.0], "path": str(tmp_path), "used_image_num": 6,
+              "batch_size": 4, "debug": True}
+    quantized, report = mnnpy.quantize(graph, None, config, progress=False)
+    assert report.samples == 6 and report.batches == 2
+    assert str(report) in capsys.readouterr().out
+    # The same model as from the arrays preprocessed in NumPy: (pixel - 0) * float32(1 / 240).
+    pixels = np.rint(x_train[:6] * 240).astype(np.uint8).astype(np.float32) * np.float32(1 / 240.0)
+    same, _ = mnnpy.quantize(graph, [pixels[:4], pixels[4:6]], progress=False)
+    for k, w in same.weights.items():
+        assert np.array_equal(w, quantized.weights[k]), k
