@@ -43,8 +43,8 @@ class _DigitsCNN(torch.nn.Module):
 
 
 @pytest.fixture(scope="module")
-def digits():
-    """(float graph, x_train, y_train, x_test, y_test) of a CNN trained for a few seconds."""
+def digits_torch():
+    """(torch CNN trained for a few seconds, x_train, y_train, x_test, y_test)."""
     x_train, x_test, y_train, y_test = _digits_split()
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # a tiny model: threads only add waiting
@@ -61,9 +61,15 @@ def digits():
             torch.nn.functional.cross_entropy(model(xt[index]), yt[index]).backward()
             optimizer.step()
     torch.set_num_threads(threads)
-    model.eval()
+    return model.eval(), x_train, y_train, x_test, y_test
+
+
+@pytest.fixture(scope="module")
+def digits(digits_torch):
+    """(float graph, x_train, y_train, x_test, y_test): the CNN converted by convert.from_torch."""
+    model, x_train, y_train, x_test, y_test = digits_torch
     batch = torch.export.Dim("batch", min=1, max=4096)
-    graph, _ = convert.from_torch(model, (xt[:2],), dynamic_shapes={"x": {0: batch}})
+    graph, _ = convert.from_torch(model, (torch.from_numpy(x_train[:2]),), dynamic_shapes={"x": {0: batch}})
     return graph, x_train, y_train, x_test, y_test
 
 
@@ -113,11 +119,56 @@ def test_callable_package_and_model_untouched(digits):
         assert layer.name in text
 
 
+def test_accuracy_as_mnn_mnnquant(digits_torch, tmp_path):
+    """MNN's own mnnquant and mnnpy.quantize on the same .mnn file, image folder and config."""
+    import mnn_reference
+    cv2 = pytest.importorskip("cv2")
+    model, x_train, _, x_test, y_test = digits_torch
+    onnx_path, mnn_path, mnn_int8 = tmp_path / "digits.onnx", tmp_path / "digits.mnn", tmp_path / "digits_int8.mnn"
+    torch.onnx.export(model, (torch.from_numpy(x_train[:1]),), str(onnx_path), input_names=["input"],
+                      output_names=["logits"], opset_version=13, dynamo=False)
+    mnn_reference.convert(onnx_path, mnn_path)
+    folder = tmp_path / "images"
+    folder.mkdir()
+    for k in range(128):  # gray levels k/16 stored as 15k: normal 1/240 gives the pixels back exactly
+        cv2.imwrite(str(folder / f"{k:03d}.png"), np.rint(x_train[k, 0] * 240).astype(np.uint8))
+    config = {"format": "GRAY", "mean": [0.0], "normal": [1 / 240.0], "width": 8, "height": 8, "path": str(folder),
+              "feature_quantize_method": "KL", "weight_quantize_method": "MAX_ABS"}
+    config_path = tmp_path / "quant.json"
+    config_path.write_text(json.dumps(config))
+    # MNN's tool through its extension module (its command's wrapper would try to install packages).
+    mnn_reference.call("import sys, _tools; _tools.mnnquant(['mnnquant'] + sys.argv[1:])", mnn_path, mnn_int8,
+                       config_path, what="mnnquant")
+    runs = [(str(path), {"input": x_test[i:i + 1]}) for path in (mnn_path, mnn_int8) for i in range(len(x_test))]
+    outputs = mnn_reference.batch([], runs, tmp_path)
+    mnn_float = np.concatenate([o[0] for o in outputs[:len(x_test)]])
+    mnn_quantized = np.concatenate([o[0] for o in outputs[len(x_test):]])
+    quantized, report = mnnpy.quantize(str(mnn_path), None, str(config_path), progress=False)
+    assert report.samples == 128
+    ours = nn._ConvertedModule(quantized, quantized.weights, None, None)
+    ours_logits = np.concatenate([np.asarray(ours(x_test[i:i + 1]).read()) for i in range(len(x_test))])
+
+    def top1(logits):
+        return float(np.mean(np.argmax(logits, axis=1) == y_test))
+    assert abs(top1(mnn_quantized) - top1(mnn_float)) <= 0.005
+    assert abs(top1(ours_logits) - top1(mnn_float)) <= 0.005
+    assert top1(ours_logits) >= top1(mnn_quantized) - 2 / len(y_test)
+
+    def snr(logits):  # of the logits against MNN's float model, each sample's mean removed
+        a = mnn_float - mnn_float.mean(axis=1, keepdims=True)
+        b = logits - logits.mean(axis=1, keepdims=True)
+        return 10 * np.log10(np.sum(a.astype(np.float64) ** 2) / np.sum((a - b).astype(np.float64) ** 2))
+    # The last layer's output reaches the model output through a reshape: it stays float.
+    assert report.layers[-1].output_scale is None
+    assert snr(ours_logits) >= snr(mnn_quantized) - 3.0, (snr(ours_logits), snr(mnn_quantized))
+
+
 # ------------------------------------------------------------------ methods against NumPy
 def _reference_kl_bin(histogram, target=128):
-    """TensorRT's entropy calibration written out bin by bin."""
+    """TensorRT's entropy calibration written out bin by bin: the largest candidate within
+    1e-9 of the smallest divergence (ties go to the wider threshold)."""
     histogram = [float(v) for v in histogram]
-    best, best_kl = len(histogram), float("inf")
+    scores = {}
     for i in range(target, len(histogram) + 1):
         p = histogram[:i]
         p[-1] += sum(histogram[i:])
@@ -131,40 +182,45 @@ def _reference_kl_bin(histogram, target=128):
             for k in nonzero:
                 q[k] = total / len(nonzero)
         p_sum, q_sum = sum(p), sum(q)
-        kl, bad = 0.0, False
+        kl, bad = 0.0, q_sum == 0
         for a, b in zip(p, q):
-            if a > 0:
+            if a > 0 and not bad:
                 if b == 0:
                     bad = True
                     break
                 kl += (a / p_sum) * np.log((a / p_sum) / (b / q_sum))
-        if not bad and kl <= best_kl:
-            best, best_kl = i, kl
-    return best
+        if not bad:
+            scores[i] = kl
+    best = min(scores.values())
+    return max(i for i, kl in scores.items() if kl <= best + 1e-9)
 
 
-@pytest.mark.parametrize("distribution", ["laplace", "normal_with_outliers"])
+@pytest.mark.parametrize("distribution", ["laplace", "normal_with_outliers", "discrete_levels"])
 def test_kl_threshold_matches_reference(distribution):
     rng = np.random.default_rng(7)
     if distribution == "laplace":
         values = rng.laplace(0.0, 1.0, 200_000)
+    elif distribution == "discrete_levels":  # an 8-bit image's few gray levels: ties at zero divergence
+        values = rng.integers(0, 17, 200_000) / 16.0
     else:
         values = np.concatenate([rng.normal(0.0, 1.0, 200_000), rng.uniform(-40, 40, 50)])
-    histogram, _ = np.histogram(np.abs(values), bins=HISTOGRAM_BINS, range=(0, np.abs(values).max()))
+    values = values.astype(np.float32)
+    peak = float(np.abs(values).max())
+    magnitudes = np.abs(values)
+    histogram, _ = np.histogram(magnitudes[magnitudes > 0], bins=HISTOGRAM_BINS, range=(0, peak))
     # The reference is slow in pure Python: compare on a 512-bin histogram (target 128), then
-    # check that the observer applies the full one.
+    # check that the observer applies the method to the full one.
     small = histogram.reshape(512, 4).sum(axis=1)
     assert kl_threshold_bin(small) == _reference_kl_bin(small)
     observer = FeatureObserver("KL", 127)
-    observer.observe(values.astype(np.float32))
-    observer.observe_histogram(values.astype(np.float32))
-    peak = float(np.abs(values.astype(np.float32)).max())
-    expected_hist, _ = np.histogram(np.abs(values.astype(np.float32)), bins=HISTOGRAM_BINS, range=(0, peak))
-    assert np.array_equal(observer.histogram, expected_hist)
-    assert observer.threshold() == kl_threshold_bin(expected_hist) * peak / HISTOGRAM_BINS
-    # Outliers are clipped: the threshold lies well inside the range.
+    observer.observe(values)
+    observer.observe_histogram(values)
+    assert np.array_equal(observer.histogram, histogram)  # zeros are left out
+    assert observer.threshold() == kl_threshold_bin(histogram) * peak / HISTOGRAM_BINS
     if distribution == "normal_with_outliers":
-        assert observer.threshold() < 0.5 * peak
+        assert observer.threshold() < 0.5 * peak  # outliers are clipped
+    if distribution == "discrete_levels":
+        assert observer.threshold() == peak  # nothing to gain by clipping exact levels
 
 
 def test_feature_methods_against_numpy():
@@ -221,9 +277,9 @@ def test_weight_quantization_per_channel_matches_numpy(axis, shape):
 def _float_onnx_model(rng):
     from onnx_testing import make_model
     from onnx import helper as h
-    weights = {"w1": rng.normal(0, 0.3, (8, 3, 3, 3)).astype(np.float32), "b1": rng.normal(0, 0.1, 8).astype(np.float32),
-               "w2": rng.normal(0, 0.2, (8, 8, 3, 3)).astype(np.float32), "b2": rng.normal(0, 0.1, 8).astype(np.float32),
-               "w3": rng.normal(0, 0.1, (5, 8 * 6 * 6)).astype(np.float32), "b3": rng.normal(0, 0.1, 5).astype(np.float32)}
+    shapes = {"w1": ((8, 3, 3, 3), 0.3), "b1": ((8,), 0.1), "w2": ((8, 8, 3, 3), 0.2), "b2": ((8,), 0.1),
+              "w3": ((5, 8 * 6 * 6), 0.1), "b3": ((5,), 0.1)}
+    weights = {k: rng.normal(0, sd, shape).astype(np.float32) for k, (shape, sd) in shapes.items()}
     nodes = [h.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
              h.make_node("Relu", ["c1"], ["r1"], name="relu1"),
              h.make_node("Conv", ["r1", "w2", "b2"], ["c2"], name="conv2"),
@@ -272,6 +328,21 @@ def test_qdq_graph_matches_onnxruntime(tmp_path):
     conv1 = report.layers[0]
     scale_name = next(n.inputs[1] for n in quantized.nodes if n.op == "QuantizeLinear" and n.inputs[0] == "x")
     assert float(quantized.weights[scale_name]) == conv1.feature_scale
+
+
+def test_onnx_file_model_and_fixed_batch_size(tmp_path):
+    rng = np.random.default_rng(12)
+    path = tmp_path / "small.onnx"
+    path.write_bytes(_float_onnx_model(rng).SerializeToString())  # its input fixes the batch size: 2
+    calibration = [rng.normal(0, 1, (5, 3, 8, 8)).astype(np.float32) for _ in range(2)]
+    from_file, report = mnnpy.quantize(str(path), calibration, {"feature_quantize_method": "ADMM"}, progress=False)
+    assert report.source == str(path) and report.batches == 5 and report.samples == 10
+    graph, _ = convert.from_onnx(str(path))
+    from_graph, _ = mnnpy.quantize(graph, [np.concatenate(calibration)[i:i + 2] for i in range(0, 10, 2)],
+                                   {"feature_quantize_method": "ADMM"}, progress=False)
+    assert set(from_file.weights) == set(from_graph.weights)
+    for k, w in from_file.weights.items():
+        assert w.dtype == from_graph.weights[k].dtype and np.array_equal(w, from_graph.weights[k]), k
 
 
 def test_report_matches_numpy(digits):
@@ -419,3 +490,33 @@ def test_calibration_names_must_match_inputs(digits, tmp_path):
     json_path.write_text('{"used_image_count": 3}')
     with pytest.raises(ValueError, match="used_image_count"):
         mnnpy.quantize(graph, [x_train[:8]], str(json_path), progress=False)
+
+
+# ------------------------------------------------------------------ the notebook
+def test_quantization_notebook():
+    pytest.importorskip("nbclient", reason="nbclient is needed to execute notebooks")
+    pytest.importorskip("ipykernel", reason="ipykernel is needed to run a Python kernel")
+    from test_notebooks import printed, run_notebook
+    text = run_notebook("quantization.ipynb")
+    float_top1 = float(printed(r"float top-1: ([0-9.]+)", text)[-1])
+    assert float_top1 >= 0.95
+    for method, top1 in printed(r"\s*(KL|ADMM|EMA): int8 top-1 ([0-9.]+)", text):
+        assert abs(float(top1) - float_top1) <= 0.005, (method, top1, float_top1)
+    assert "cosine" in text and "SNR dB" in text
+
+
+def test_config_path_and_debug_print_the_report(digits, tmp_path, capsys):
+    cv2 = pytest.importorskip("cv2")
+    graph, x_train, *_ = digits
+    for k in range(10):  # gray levels k/16 stored as 15k
+        cv2.imwrite(str(tmp_path / f"{k}.png"), np.rint(x_train[k, 0] * 240).astype(np.uint8))
+    config = {"format": "GRAY", "normal": [1 / 240.0], "path": str(tmp_path), "used_image_num": 6,
+              "batch_size": 4, "debug": True}
+    quantized, report = mnnpy.quantize(graph, None, config, progress=False)
+    assert report.samples == 6 and report.batches == 2
+    assert str(report) in capsys.readouterr().out
+    # The same model as from the arrays preprocessed in NumPy: (pixel - 0) * float32(1 / 240).
+    pixels = np.rint(x_train[:6] * 240).astype(np.uint8).astype(np.float32) * np.float32(1 / 240.0)
+    same, _ = mnnpy.quantize(graph, [pixels[:4], pixels[4:6]], progress=False)
+    for k, w in same.weights.items():
+        assert np.array_equal(w, quantized.weights[k]), k

@@ -57,17 +57,15 @@ def _node_for(layer, x_name, out_name, x, weights, prefix):
         name = prefix + suffix
         weights[name] = np.array(np.asarray(value.read() if hasattr(value, "read") else value), np.float32)
         return name
+    bias = [const(".bias", layer.bias)] if getattr(layer, "bias", None) is not None and \
+        isinstance(layer, (L.Conv1d, L.Conv2d, L.Linear)) else []
     if isinstance(layer, (L.Conv1d, L.Conv2d)):
-        inputs = [x_name, const(".weight", layer.weight)] + ([const(".bias", layer.bias)] if layer.bias is not None else [])
-        return [Node("Conv", inputs, [out_name], _conv_attrs(layer), prefix)]
+        return [Node("Conv", [x_name, const(".weight", layer.weight)] + bias, [out_name], _conv_attrs(layer), prefix)]
     if isinstance(layer, L.Linear):
         if x.ndim == 2:
-            inputs = [x_name, const(".weight", layer.weight)] + \
-                ([const(".bias", layer.bias)] if layer.bias is not None else [])
-            return [Node("Gemm", inputs, [out_name], {"transB": 1}, prefix)]
-        w = np.asarray(layer.weight.read()).T.copy()
-        inputs = [x_name, const(".weight_t", w)] + ([const(".bias", layer.bias)] if layer.bias is not None else [])
-        return [Node("MatMul", inputs, [out_name], {}, prefix)]
+            return [Node("Gemm", [x_name, const(".weight", layer.weight)] + bias, [out_name], {"transB": 1}, prefix)]
+        transposed = np.asarray(layer.weight.read()).T.copy()
+        return [Node("MatMul", [x_name, const(".weight_t", transposed)] + bias, [out_name], {}, prefix)]
     simple = {"ReLU": "Relu", "Sigmoid": "Sigmoid", "Tanh": "Tanh", "Identity": "Identity", "Dropout": "Identity"}
     kind = type(layer).__name__
     if kind in simple:

@@ -35,7 +35,7 @@ from ._layers import Conv1d, Conv2d, Linear
 from ._module import Module
 
 __all__ = ["Feature_Scale_Method", "Scale_Update_Method", "PER_TENSOR", "PER_CHANNEL", "MAXIMUM",
-           "MOVING_AVERAGE", "train_quant", "export_quantized"]
+           "MOVING_AVERAGE", "train_quant", "export_quantized", "trace_graph"]
 
 
 class Feature_Scale_Method(enum.IntEnum):  # noqa: N801  (MNN's name)
@@ -195,4 +195,12 @@ def export_quantized(module, example_input, output=None):
     given; returns the Graph. See ``_quant_export.py`` for the modules it traces."""
     from ._quant_export import export_quantized as export
     return export(module, example_input, output)
+
+
+def trace_graph(module, example_input):
+    """The float Graph (ONNX operators, as the converters give) of a module whose forward pass
+    is a chain of nn layers, traced at ``example_input`` in evaluation mode: what
+    ``mnnpy.quantize`` calibrates. Returns the Graph."""
+    from ._quant_export import trace_graph as trace
+    return trace(module, example_input)[0]
 

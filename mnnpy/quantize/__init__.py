@@ -16,6 +16,7 @@ import types
 
 import numpy as np
 
+from ._calibration import calibration_batches
 from ._config import FEATURE_METHODS, WEIGHT_METHODS, QuantConfig
 from ._methods import FeatureObserver, admm_scale, kl_threshold_bin, quantize_weight
 from ._report import Agreement, LayerReport, OutputReport, QuantizationReport
@@ -64,14 +65,10 @@ def _run(module, batch):
     return [np.asarray(r.read() if hasattr(r, "read") else r) for r in results]
 
 
-def _progress(batches, desc, enabled):
-    from ..optim.loop import _progress as progress_bar
-    bar, handle = progress_bar(batches, len(batches), desc, enabled)
-    return bar, handle
-
-
 def _passes(batches, desc, enabled):
-    bar, handle = _progress(batches, desc, enabled)
+    """The batches, under a tqdm bar when ``enabled``."""
+    from ..optim.loop import _progress
+    bar, handle = _progress(batches, len(batches), desc, enabled)
     try:
         yield from bar
     finally:
@@ -102,7 +99,7 @@ def quantize(model, calibration=None, config=None, output=None, progress=True):
         raise ValueError("the model has no Conv, MatMul or Gemm node with a constant weight to quantize")
     skipped = [n.name for n in graph.nodes if n.name in config.skip_quant_op_names]
     features = feature_tensors(graph, layers)
-    observers = {name: FeatureObserver(config.feature_quantize_method, config.feature_clamp_value)
+    observers = {name: FeatureObserver(config.feature_quantize_method, config.feature_clamp_value, len(batches))
                  for name in features}
 
     float_module = _module(graph, features)
@@ -149,9 +146,6 @@ def _compare(graph, quantized, layers, details, batches, report, progress):
                                          agreement.snr_db))
     for name in float_outputs:
         report.outputs.append(OutputReport(name, agreements[name].cosine, agreements[name].snr_db))
-
-
-from ._calibration import calibration_batches  # noqa: E402
 
 
 class _CallableModule(types.ModuleType):

@@ -47,10 +47,16 @@ def calibration_batches(calibration, inputs, config):
         batches.append(_checked_batch(batch, inputs, f"calibration batch {k}"))
     if not batches:
         raise ValueError("the calibration data holds no batches")
+    fixed = _fixed_batch(inputs)
+    if fixed and any(len(a) != fixed for b in batches for a in b.values()):
+        # The model takes batches of a fixed size: the samples are regrouped to it.
+        samples = {v.name: np.concatenate([b[v.name] for b in batches]) for v in inputs}
+        return _split(samples, inputs, config, "the calibration data")
     return batches
 
 
-def _checked_batch(batch, inputs, where):
+def _check_names(batch, inputs, where):
+    """ValueError naming the first model input without data and the first name that is no input."""
     names = [v.name for v in inputs]
     unknown = [n for n in batch if n not in names]
     missing = [n for n in names if n not in batch]
@@ -59,6 +65,10 @@ def _checked_batch(batch, inputs, where):
             part for part in (f"model input {missing[0]!r} is missing" if missing else "",
                               f"{unknown[0]!r} is not a model input" if unknown else "") if part)
         raise ValueError(f"{text} (the model's inputs: {names})")
+
+
+def _checked_batch(batch, inputs, where):
+    _check_names(batch, inputs, where)
     out = {}
     for v in inputs:
         value = batch[v.name]
@@ -68,6 +78,8 @@ def _checked_batch(batch, inputs, where):
         array = np.array(value, dtype=np.dtype(v.dtype) if v.dtype else None)
         if array.dtype.kind not in "biuf":
             raise TypeError(f"{where}: input {v.name!r} must hold numbers, got {array.dtype}")
+        if array.ndim == 0:
+            raise ValueError(f"{where}: input {v.name!r} needs a batch axis, got a scalar")
         out[v.name] = array
     return out
 
@@ -103,7 +115,7 @@ def _npz_batches(path, inputs, config):
                              f"inputs {[v.name for v in inputs]}")
         samples = {k: archive[k] for k in archive.files}
     where = f"calibration file '{path}'"
-    _checked_batch({k: a[:0] for k, a in samples.items()}, [v for v in inputs], where)  # names first
+    _check_names(samples, inputs, where)
     counts = {k: (a.shape[0] if a.ndim else 0) for k, a in samples.items()}
     if len(set(counts.values())) != 1 or not next(iter(counts.values())):
         raise ValueError(f"{where}: every array needs the same number of samples along its first axis, got {counts}")

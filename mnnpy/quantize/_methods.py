@@ -9,7 +9,7 @@ import numpy as np
 HISTOGRAM_BINS = 2048       # bins of the |x| histogram the KL threshold is chosen from (TensorRT's)
 EMA_MOMENTUM = 0.9          # share of the running min/max kept at each batch by EMA
 ADMM_ITERATIONS = 100       # the alternating scale/rounding updates stop earlier once stable
-ADMM_SAMPLE_LIMIT = 1 << 20  # values of one tensor kept for ADMM (a seeded subsample beyond)
+ADMM_SAMPLE_LIMIT = 1 << 17  # values of one tensor kept for ADMM (seeded samples of each batch)
 
 
 def quantized_bins(clamp):
@@ -17,53 +17,65 @@ def quantized_bins(clamp):
     return int(clamp) + 1
 
 
+# Candidates whose divergence is within this of the smallest count as ties (sums of ~1e5 counts
+# in float64 carry ~1e-12 of rounding).
+KL_TIE_TOLERANCE = 1e-9
+
+
 def kl_threshold_bin(histogram, target_bins=128):
     """The number ``i`` of leading histogram bins whose quantization to ``target_bins`` levels
     loses least information (TensorRT's entropy calibration): for each ``i`` from ``target_bins``
     to the histogram's length, P is the first ``i`` bins with the rest folded into the last one, Q
-    is P's first ``i`` bins merged into ``target_bins`` groups and spread back evenly over each
-    group's non-empty bins; the ``i`` of the smallest KL(P || Q) wins, the largest of equals. The
-    threshold is then ``i * bin_width``."""
-    histogram = np.asarray(histogram, dtype=np.float64)
-    length = histogram.shape[0]
+    is the first ``i`` bins merged into ``target_bins`` groups (``i // target_bins`` bins each, the
+    last group taking the remainder) and spread back evenly over each group's non-empty bins; the
+    ``i`` of the smallest KL(P || Q) wins, the largest of (near-)equals. The threshold is then
+    ``i * bin_width``.
+
+    Every candidate is scored at once from prefix sums: with ``total = sum(P)`` and ``Q``'s mass
+    the first ``i`` bins' sum, ``KL = sum(p log(p / q)) / total + log(sum(q) / total)``, and within a
+    group ``sum(h log(h / q)) = sum(h log h) - mass * log(mass / non-empty bins)``; only the last
+    group (and the folded tail) depends on ``i`` beyond its width."""
+    h = np.asarray(histogram, dtype=np.float64)
+    length = h.shape[0]
     if length < target_bins:
         raise ValueError(f"the histogram needs at least {target_bins} bins, has {length}")
-    if histogram.sum() == 0:
+    total = h.sum()
+    if total == 0:
         return length
-    tail = np.concatenate([np.cumsum(histogram[::-1])[::-1], [0.0]])  # tail[i] = sum(histogram[i:])
-    best_bin, best_divergence = length, np.inf
-    for i in range(target_bins, length + 1):
-        sliced = histogram[:i]
-        reference = sliced.copy()
-        reference[-1] += tail[i]
-        # Groups of i // target_bins bins, the last one taking the remainder.
-        width = i // target_bins
-        starts = np.arange(target_bins) * width
-        merged = np.add.reduceat(sliced, starts)
-        nonzero = sliced != 0
-        counts = np.add.reduceat(nonzero.astype(np.float64), starts)
-        group = np.minimum(np.arange(i) // width, target_bins - 1)
-        spread = np.where(nonzero, merged[group] / np.maximum(counts[group], 1.0), 0.0)
-        divergence = _kl_divergence(reference, spread)
-        # Ties go to the wider threshold: equal information kept, less clipped. Discrete
-        # features (an image's 17 gray levels) otherwise tie at zero divergence with a threshold
-        # just past their first level.
-        if divergence <= best_divergence:
-            best_bin, best_divergence = i, divergence
-    return best_bin
-
-
-def _kl_divergence(p, q):
-    """KL(p || q) of two histograms, each normalized; bins where p is empty add nothing, bins
-    where p has mass and q none count as infinitely bad (the candidate cannot win)."""
-    p_sum, q_sum = p.sum(), q.sum()
-    if p_sum == 0 or q_sum == 0:
-        return np.inf
-    p, q = p / p_sum, q / q_sum
-    mass = p > 0
-    if np.any(q[mass] == 0):
-        return np.inf
-    return float(np.sum(p[mass] * np.log(p[mass] / q[mass])))
+    mass = np.concatenate([[0.0], np.cumsum(h)])                       # mass[i] = sum(h[:i])
+    nonzero = np.concatenate([[0], np.cumsum(h > 0)])
+    h_log_h = np.concatenate([[0.0], np.cumsum(np.where(h > 0, h * np.log(np.where(h > 0, h, 1.0)), 0.0))])
+    candidates = np.arange(target_bins, length + 1)
+    divergence = np.full(candidates.shape, np.inf)
+    widths = candidates // target_bins
+    for width in np.unique(widths):
+        chosen = widths == width
+        i = candidates[chosen]
+        # The first target_bins - 1 groups are the same for every candidate of this width.
+        starts = np.arange(target_bins - 1) * width
+        group_mass = mass[starts + width] - mass[starts]
+        group_count = nonzero[starts + width] - nonzero[starts]
+        full = group_mass > 0
+        body_end = (target_bins - 1) * width
+        body = h_log_h[body_end] - np.sum(group_mass[full] * np.log(group_mass[full] / group_count[full]))
+        # The last group, bins body_end .. i-1; its last bin also holds the folded tail.
+        last_mass = mass[i] - mass[body_end]
+        last_count = nonzero[i] - nonzero[body_end]
+        q_level = np.where(last_count > 0, last_mass / np.maximum(last_count, 1), 1.0)
+        inner_mass = mass[i - 1] - mass[body_end]
+        inner = (h_log_h[i - 1] - h_log_h[body_end]) - inner_mass * np.log(q_level)
+        last_bin = h[i - 1]
+        p_last = last_bin + (total - mass[i])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            edge = np.where(p_last > 0, p_last * np.log(p_last / np.where(last_bin > 0, q_level, 1.0)), 0.0)
+            score = (body + inner + edge) / total + np.log(mass[i] / total)
+        # A tail folded onto an empty bin (Q has nothing there) or no mass at all: unusable.
+        score = np.where((p_last > 0) & (last_bin == 0) | (mass[i] == 0), np.inf, score)
+        divergence[chosen] = score
+    best = np.min(divergence)
+    if not np.isfinite(best):
+        return length
+    return int(candidates[np.nonzero(divergence <= best + KL_TIE_TOLERANCE)[0][-1]])
 
 
 def admm_scale(values, clamp, axis=None):
@@ -109,14 +121,14 @@ class FeatureObserver:
     threshold. KL needs two passes (the range, then the histogram over it): ``needs_histogram``
     says so and ``observe_histogram`` takes the second."""
 
-    def __init__(self, method, clamp, seed=0):
+    def __init__(self, method, clamp, batches=1, seed=0):
         self.method = method
         self.clamp = clamp
+        self.batches = max(1, int(batches))  # how many batches ADMM shares its sample among
         self.peak = 0.0
         self.ema_min = self.ema_max = None
         self.histogram = None
         self.samples = []
-        self.sample_size = 0
         self._rng = np.random.default_rng(seed)
 
     @property
@@ -135,13 +147,13 @@ class FeatureObserver:
             else:
                 self.ema_min = EMA_MOMENTUM * self.ema_min + (1 - EMA_MOMENTUM) * low
                 self.ema_max = EMA_MOMENTUM * self.ema_max + (1 - EMA_MOMENTUM) * high
-        elif self.method == "ADMM" and self.sample_size < ADMM_SAMPLE_LIMIT:
+        elif self.method == "ADMM":
+            # An equal share of the limit from each batch, a seeded random choice when larger.
             flat = values.reshape(-1)
-            room = ADMM_SAMPLE_LIMIT - self.sample_size
-            if flat.size > room:
-                flat = self._rng.choice(flat, room, replace=False)
+            share = max(1, ADMM_SAMPLE_LIMIT // self.batches)
+            if flat.size > share:
+                flat = self._rng.choice(flat, share, replace=False)
             self.samples.append(flat)
-            self.sample_size += flat.size
 
     def observe_histogram(self, values):
         if self.peak == 0:

@@ -15,13 +15,15 @@ class Agreement:
         self.dot = self.ref_sq = self.test_sq = self.noise_sq = 0.0
 
     def add(self, reference, test):
-        a = np.asarray(reference, dtype=np.float64).reshape(-1)
-        b = np.asarray(test, dtype=np.float64).reshape(-1)
-        self.dot += float(a @ b)
-        self.ref_sq += float(a @ a)
-        self.test_sq += float(b @ b)
-        d = a - b
-        self.noise_sq += float(d @ d)
+        a, b = np.asarray(reference).reshape(-1), np.asarray(test).reshape(-1)
+        d = np.subtract(a, b, dtype=np.float64)
+
+        def dot(x, y):  # accumulated in float64, without float64 copies of float32 inputs
+            return float(np.einsum("i,i->", x, y, dtype=np.float64))
+        self.dot += dot(a, b)
+        self.ref_sq += dot(a, a)
+        self.test_sq += dot(b, b)
+        self.noise_sq += dot(d, d)
 
     @property
     def cosine(self):

@@ -66,14 +66,32 @@ def find_layers(graph, skip_names=()):
     return layers
 
 
+# Ops that only move data: a layer output reaching a model output through them stays float too.
+_DATA_MOVEMENT_OPS = ("Reshape", "Squeeze", "Unsqueeze", "Flatten", "Transpose", "Identity")
+
+
+def _reaches_output_only(graph, name, outputs, users):
+    """Whether ``name`` is a model output, or feeds one alone through data-movement ops."""
+    while name not in outputs:
+        readers = users.get(name, [])
+        if len(readers) != 1:
+            return False
+        node = graph.nodes[readers[0][0]]
+        if node.op not in _DATA_MOVEMENT_OPS or node.inputs[0] != name:
+            return False
+        name = node.outputs[0]
+    return True
+
+
 def feature_tensors(graph, layers):
     """The tensors given an int8 QDQ pair: each layer's feature input and its output, except the
-    model's outputs (they stay float)."""
+    model's outputs and what reaches them only through reshapes (they stay float)."""
     outputs = {v.name for v in graph.outputs}
+    users = graph.consumers()
     names = []
     for layer in layers:
         for name in (layer.feature, layer.output):
-            if name not in outputs and name not in names:
+            if name not in names and not _reaches_output_only(graph, name, outputs, users):
                 names.append(name)
     return names
 
@@ -86,7 +104,8 @@ def _scale_and_zero(param):
 
 def quantize_graph(graph, layers, feature_scales, weight_quantizer, feature_clamp):
     """A new Graph in QDQ form (``graph`` is left as it is). ``feature_scales``: tensor name ->
-    float32 scale (symmetric), or (scale, int8 zero point), for each of ``feature_tensors``; ``weight_quantizer(weight, axis)`` ->
+    float32 scale (symmetric), or (scale, int8 zero point), for each of ``feature_tensors``;
+    ``weight_quantizer(weight, axis)`` ->
     (int8 levels, float32 scales); ``feature_clamp`` below 127 (fewer bits, or MNN's
     feature_clamp_value) clips features to ``clamp * scale`` before QuantizeLinear so that the levels
     stay in [-clamp, clamp]. Returns (graph, {layer name: details for the report})."""
