@@ -732,11 +732,9 @@ std::list<std::string> g_lru;
 uint64_t g_cached_plan_bytes = 0;  // resident bytes of the cached plans
 ExecutorStats g_stats;
 
-// The precision a plan for `backend` is built for: the requested one, except on the CPU, whose
-// kernels compute as given (one plan there whatever is asked).
-Precision plan_precision(const Backend& backend) {
-  return &backend == &cpu_backend() ? Precision::Normal : requested_precision();
-}
+// The precision a plan for `backend` is built for: the requested one as the backend has it (the
+// CPU plans "low" only where it computes in bf16, otherwise "normal").
+Precision plan_precision(const Backend& backend) { return backend.plan_precision(requested_precision()); }
 
 std::shared_ptr<Plan> lookup_or_build(const Collected& g, const Backend& backend, Precision precision) {
   std::string key = plan_key(g, backend, precision);
