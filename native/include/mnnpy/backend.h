@@ -44,9 +44,6 @@ class Backend {
   virtual bool available() const { return true; }
   // A line for people: the device it runs on, or why it is not available.
   virtual std::string description() const { return name(); }
-  // The precision its plans are built for when `requested` is asked: a backend without arithmetic
-  // for a precision plans at the one it computes in.
-  virtual Precision plan_precision(Precision requested) const { return requested; }
 
   // Device buffers: the returned pointer is opaque outside this backend unless host_memory, but
   // it addresses the buffer's bytes: pointer + k is byte k (a device whose memory the host cannot

@@ -27,7 +27,10 @@ struct Int8GemmInfo {
 };
 Int8GemmInfo cpu_int8_gemm_info();
 
-// The bf16 products of precision "low" (backend/cpu/gemm_bf16.h), for tests and benchmarks.
+// The bf16 products of precision "low" (backend/cpu/gemm_bf16.h). Whether the CPU plans "low"
+// with them (it has a bf16 path, or the reference path is forced); the executor asks.
+bool cpu_computes_bf16();
+// For tests and benchmarks:
 // The path plans at "low" use: "amx", "avx512_bf16", "reference" (only where forced), or "none".
 std::string cpu_bf16_path();
 std::vector<std::string> cpu_bf16_hardware_paths();  // the hardware paths this CPU has, best first

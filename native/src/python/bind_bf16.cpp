@@ -1,6 +1,7 @@
 // The bf16 products of precision "low" (mnnpy._core.bf16_*), for tests and benchmarks: the path in
 // use, rounding and packing as the kernels do them, and one product on a chosen path.
 #include <pybind11/numpy.h>
+#include <pybind11/stl.h>
 
 #include <string>
 

@@ -3,7 +3,6 @@
 #include <cstring>
 
 #include "backend/cpu/conv_blocked.h"
-#include "backend/cpu/gemm_bf16.h"
 #include "backend/cpu/fused_elementwise_kernel.h"
 #include "mnnpy/aligned_memory.h"
 #include "mnnpy/backend.h"
@@ -27,11 +26,6 @@ class CpuBackend : public Backend {
   const std::string& name() const override { return name_; }
   std::string description() const override { return "host CPU, " + simd_target() + " kernels"; }
   const BackendCapabilities& capabilities() const override { return caps_; }
-  // Products compute in bf16 at "low" where the CPU has a bf16 path; everything else in float32,
-  // so one plan serves the other precisions.
-  Precision plan_precision(Precision requested) const override {
-    return requested == Precision::Low && cpu::bf16_gemm_available() ? Precision::Low : Precision::Normal;
-  }
 
   std::shared_ptr<void> allocate(size_t bytes) const override {
     return std::shared_ptr<void>(allocate_aligned(bytes), [](void* p) { std::free(p); });

@@ -455,6 +455,8 @@ void conv2d_bf16(const ConvShape& s, const float* x, const Bf16ConvWeights& w, c
 
 // ---- Descriptions for tests and benchmarks (mnnpy/runtime_info.h) ----------------------------
 
+bool cpu_computes_bf16() { return cpu::bf16_gemm_available(); }
+
 std::string cpu_bf16_path() { return cpu::bf16_path_name(cpu::bf16_plan_path()); }
 
 std::vector<std::string> cpu_bf16_hardware_paths() {
