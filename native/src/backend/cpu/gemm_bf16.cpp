@@ -33,7 +33,8 @@ namespace cpu {
 
 namespace {
 
-enum BufferSlot : int { kRowsSlot, kResultSlot, kIm2colRowSlot };  // this file's thread_buffer slots
+// This file's thread_buffer slots: A's rows as bf16, a block of results, A's rows as float32.
+enum BufferSlot : int { kRowsSlot, kResultSlot, kRowsFloatSlot };
 
 inline float bf16_to_float(uint16_t h) {
   const uint32_t bits = (uint32_t)h << 16;
@@ -377,14 +378,18 @@ void gemm_bf16_rows(int64_t M, const Bf16RowFiller& fill, const PackedBf16B& b, 
       const int64_t col0 = cc * chunk, cols_padded = std::min(chunk, np - col0);
       kernel(rows_bf16, kp, rows, b.data.get() + col0 * 2, np, cols_padded / kBf16ColumnStep, result, chunk);
       const int64_t cols = std::min(cols_padded, N - col0);
-      for (int64_t r = 0; r < rows; ++r) {
-        float* dst = out.c + (m0 + r) * out.row_stride + col0 * out.col_stride;
-        const float* src = result + r * chunk;
-        for (int64_t j = 0; j < cols; ++j) {
-          float v = src[j];
-          if (out.bias) v += out.bias[col0 + j];
-          dst[j * out.col_stride] = activate_scalar(v, out.act);
-        }
+      auto store = [&](int64_t r, int64_t j) {
+        float v = result[r * chunk + j];
+        if (out.bias) v += out.bias[col0 + j];
+        out.c[(m0 + r) * out.row_stride + (col0 + j) * out.col_stride] = activate_scalar(v, out.act);
+      };
+      // Along the output's rows: C's rows, or for a transposed C (convolutions) its columns.
+      if (out.col_stride == 1) {
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t j = 0; j < cols; ++j) store(r, j);
+      } else {
+        for (int64_t j = 0; j < cols; ++j)
+          for (int64_t r = 0; r < rows; ++r) store(r, j);
       }
     }
   });
@@ -401,15 +406,15 @@ void gemm_bf16_packed(int64_t M, const float* a, int64_t lda, bool trans_a, cons
       }
       return;
     }
-    // A^T stored: row k holds A's column k; read along it, write down the rows.
-    for (int64_t r = 0; r < rows; ++r) std::memset(dst + r * kp + K, 0, sizeof(uint16_t) * (size_t)(kp - K));
+    // A^T stored (row k holds A's column k): transposed into float32 rows, then converted.
+    float* rows_f32 = thread_buffer(kRowsFloatSlot, (size_t)(rows * K));
     for (int64_t k = 0; k < K; ++k) {
       const float* src = a + k * lda + m0;
-      for (int64_t r = 0; r < rows; ++r) {
-        uint32_t bits;
-        std::memcpy(&bits, src + r, sizeof bits);
-        dst[r * kp + k] = float_to_bf16(bits);
-      }
+      for (int64_t r = 0; r < rows; ++r) rows_f32[r * K + k] = src[r];
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      floats_to_bf16(rows_f32 + r * K, K, dst + r * kp);
+      std::memset(dst + r * kp + K, 0, sizeof(uint16_t) * (size_t)(kp - K));
     }
   };
   gemm_bf16_rows(M, fill, b, out, pool, path);
@@ -453,7 +458,7 @@ void conv2d_bf16(const ConvShape& s, const float* x, const Bf16ConvWeights& w, c
       }
       // An output pixel's im2col row is gathered as float32, then converted in one pass.
       auto fill = [&](int64_t m0, int64_t nrows, uint16_t* dst, int64_t kp) {
-        float* row = thread_buffer(kIm2colRowSlot, (size_t)K);
+        float* row = thread_buffer(kRowsFloatSlot, (size_t)K);
         for (int64_t r = 0; r < nrows; ++r) {
           const int64_t oy = (m0 + r) / Wo, ox = (m0 + r) % Wo;
           for (int64_t c = 0; c < cg; ++c) {
