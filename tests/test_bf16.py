@@ -58,13 +58,14 @@ def rounded(x):
 
 
 def pack_b_emulated(b, trans_b=False):
-    """[Kp/2][Np][2]: element (k, n) at [k // 2][n][k % 2], K and N padded to multiples of 32."""
+    """[Np/32][Kp/2][32][2]: element (k, n) at [n // 32][k // 2][n % 32][k % 2], K and N padded to
+    multiples of 32."""
     bb = b.T if trans_b else b
     k, n = bb.shape
     kp, np_ = -(-k // 32) * 32, -(-n // 32) * 32
     padded = np.zeros((kp, np_), np.uint16)
     padded[:k, :n] = bf16_bits(bb)
-    return padded.reshape(kp // 2, 2, np_).transpose(0, 2, 1)
+    return padded.reshape(kp // 2, 2, np_ // 32, 32).transpose(2, 0, 3, 1)
 
 
 def sequential_product(a, b):

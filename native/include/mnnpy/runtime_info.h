@@ -38,7 +38,8 @@ std::vector<std::string> cpu_bf16_hardware_paths();  // the hardware paths this 
 void cpu_bf16_force_reference(bool forced);
 // float32 -> bf16 bits, round to nearest even, NaN kept.
 void cpu_bf16_round(const float* x, int64_t n, uint16_t* out);
-// B [K x N] (trans_b: B^T [N x K], row stride ldb) packed as bf16 pairs [kp / 2][np][2].
+// B [K x N] (trans_b: B^T [N x K], row stride ldb) packed as bf16 pairs in panels of 32
+// columns [np / 32][kp / 2][32][2].
 std::vector<uint16_t> cpu_bf16_pack_b(int64_t K, int64_t N, const float* b, int64_t ldb, bool trans_b, int64_t* kp,
                                       int64_t* np);
 // C[M x N] = A[M x K] * B[K x N] (row-major, contiguous) on `path`, B packed first.

@@ -50,13 +50,13 @@ MNNPY_REGISTER_BINDING([](py::module_& m) {
         if (K == 0 || N == 0) throw ValueError("b must not be empty");
         int64_t kp = 0, np = 0;
         std::vector<uint16_t> packed = cpu_bf16_pack_b(K, N, b.data(), b.shape(1), trans_b, &kp, &np);
-        py::array_t<uint16_t> out({(py::ssize_t)(kp / 2), (py::ssize_t)np, (py::ssize_t)2});
+        py::array_t<uint16_t> out({(py::ssize_t)(np / 32), (py::ssize_t)(kp / 2), (py::ssize_t)32, (py::ssize_t)2});
         std::copy(packed.begin(), packed.end(), out.mutable_data());
         return out;
       },
       py::arg("b"), py::arg("trans_b") = false,
-      "B (K x N, or its transpose N x K with trans_b) as the kernels pack it: bf16 pairs [Kp/2][Np][2], "
-      "K padded to a multiple of 32 and N to a multiple of 32 with zeros.");
+      "B (K x N, or its transpose N x K with trans_b) as the kernels pack it: bf16 pairs in panels of 32 columns "
+      "[Np/32][Kp/2][32][2], K and N padded to multiples of 32 with zeros.");
   m.def(
       "gemm_bf16",
       [](FloatArray a, FloatArray b, bool trans_a, bool trans_b, const std::string& path, int threads) {

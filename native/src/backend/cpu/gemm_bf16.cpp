@@ -105,23 +105,26 @@ const Bf16Hardware& hardware() {
 std::atomic<bool> g_reference_forced{false};
 
 // ---- Block kernels ----------------------------------------------------------------------------
-// c[32][32 * n_blocks] (row stride ldc) = a[32][kp] * b[kp/2][n_blocks * 32 columns][2], b's rows
-// np columns apart. `rows`: the rows of a that hold data (the others are zero); kernels may skip
+// c[32][32 * n_blocks] (row stride ldc) = a[32][kp] * b, b: n_blocks panels [kp/2][32][2] one after
+// the other. `rows`: the rows of a that hold data (the others are zero); kernels may skip
 // the rest, whose results are not stored.
 
 // Plain C++ in the same arithmetic as the hardware: exact bf16 x bf16 products added into float32.
-void block_reference(const uint16_t* a, int64_t kp, int64_t rows, const uint16_t* b, int64_t np, int64_t n_blocks,
-                     float* c, int64_t ldc) {
-  const int64_t ncols = n_blocks * kBf16ColumnStep;
-  for (int64_t r = 0; r < rows; ++r) {
-    float* cr = c + r * ldc;
-    std::fill(cr, cr + ncols, 0.f);
-    for (int64_t p = 0; p < kp / 2; ++p) {
-      const float a0 = bf16_to_float(a[r * kp + 2 * p]), a1 = bf16_to_float(a[r * kp + 2 * p + 1]);
-      const uint16_t* bp = b + p * np * 2;
-      for (int64_t j = 0; j < ncols; ++j) {
-        cr[j] += a0 * bf16_to_float(bp[2 * j]);
-        cr[j] += a1 * bf16_to_float(bp[2 * j + 1]);
+void block_reference(const uint16_t* a, int64_t kp, int64_t rows, const uint16_t* b, int64_t n_blocks, float* c,
+                     int64_t ldc) {
+  constexpr int64_t NB = kBf16ColumnStep;
+  for (int64_t nb = 0; nb < n_blocks; ++nb) {
+    const uint16_t* panel = b + nb * kp * NB;
+    for (int64_t r = 0; r < rows; ++r) {
+      float* cr = c + r * ldc + nb * NB;
+      std::fill(cr, cr + NB, 0.f);
+      for (int64_t p = 0; p < kp / 2; ++p) {
+        const float a0 = bf16_to_float(a[r * kp + 2 * p]), a1 = bf16_to_float(a[r * kp + 2 * p + 1]);
+        const uint16_t* bp = panel + p * NB * 2;
+        for (int64_t j = 0; j < NB; ++j) {
+          cr[j] += a0 * bf16_to_float(bp[2 * j]);
+          cr[j] += a1 * bf16_to_float(bp[2 * j + 1]);
+        }
       }
     }
   }
@@ -131,11 +134,10 @@ void block_reference(const uint16_t* a, int64_t kp, int64_t rows, const uint16_t
 // 8 rows x 32 columns a step: 16 zmm accumulators, two B vectors (16 column pairs each) and one
 // broadcast A pair.
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void block_avx512_bf16(
-    const uint16_t* a, int64_t kp, int64_t rows, const uint16_t* b, int64_t np, int64_t n_blocks, float* c,
-    int64_t ldc) {
+    const uint16_t* a, int64_t kp, int64_t rows, const uint16_t* b, int64_t n_blocks, float* c, int64_t ldc) {
   constexpr int kRows = 8;
   for (int64_t nb = 0; nb < n_blocks; ++nb) {
-    const uint16_t* bn = b + nb * kBf16ColumnStep * 2;
+    const uint16_t* bn = b + nb * kp * kBf16ColumnStep;  // the block's panel
     for (int64_t r0 = 0; r0 < rows; r0 += kRows) {
       __m512 acc[kRows][2];
       // Unrolled, so that the accumulators live in registers.
@@ -143,7 +145,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void block_avx51
       for (int r = 0; r < kRows; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
       const uint16_t* ar = a + r0 * kp;
       for (int64_t p = 0; p < kp / 2; ++p) {
-        const uint16_t* bp = bn + p * np * 2;
+        const uint16_t* bp = bn + p * kBf16ColumnStep * 2;  // 32 column pairs: 64 bf16
         const __m512bh b0 = (__m512bh)_mm512_loadu_si512(bp);
         const __m512bh b1 = (__m512bh)_mm512_loadu_si512(bp + 32);
 #pragma GCC unroll 8
@@ -178,8 +180,8 @@ static_assert(sizeof(AmxTileConfig) == 64, "the tile configuration is 64 bytes")
 
 // 32 x 32 outputs a step as 2 x 2 tiles of 16 x 16, 32 depths (one A and one B tile each) at a time.
 __attribute__((target("amx-tile,amx-bf16"))) void block_amx(const uint16_t* a, int64_t kp, int64_t rows,
-                                                            const uint16_t* b, int64_t np, int64_t n_blocks,
-                                                            float* c, int64_t ldc) {
+                                                            const uint16_t* b, int64_t n_blocks, float* c,
+                                                            int64_t ldc) {
   (void)rows;  // the zero rows cost the same as data in a tile
   AmxTileConfig cfg;
   for (int t = 0; t < 8; ++t) {
@@ -191,17 +193,17 @@ __attribute__((target("amx-tile,amx-bf16"))) void block_amx(const uint16_t* a, i
   __asm__ volatile("" : : "r"(&cfg) : "memory");
   _tile_loadconfig(&cfg);
   const int64_t a_stride = kp * (int64_t)sizeof(uint16_t);      // bytes between rows of A
-  const int64_t b_stride = np * 2 * (int64_t)sizeof(uint16_t);  // bytes between pair rows of B
+  const int64_t b_stride = kBf16ColumnStep * 2 * (int64_t)sizeof(uint16_t);  // bytes between pair rows of a panel
   const int64_t c_stride = ldc * (int64_t)sizeof(float);
   const uint16_t* a_low = a + 16 * kp;  // rows 16-31
   for (int64_t nb = 0; nb < n_blocks; ++nb) {
-    const uint16_t* bn = b + nb * kBf16ColumnStep * 2;
+    const uint16_t* bn = b + nb * kp * kBf16ColumnStep;  // the block's panel
     _tile_zero(0);
     _tile_zero(1);
     _tile_zero(2);
     _tile_zero(3);
     for (int64_t k0 = 0; k0 < kp; k0 += kBf16DepthStep) {
-      const uint16_t* bk = bn + (k0 / 2) * np * 2;
+      const uint16_t* bk = bn + (k0 / 2) * kBf16ColumnStep * 2;
       _tile_loadd(4, a + k0, a_stride);
       _tile_loadd(5, a_low + k0, a_stride);
       _tile_loadd(6, bk, b_stride);       // columns 0-15 of the block
@@ -221,7 +223,7 @@ __attribute__((target("amx-tile,amx-bf16"))) void block_amx(const uint16_t* a, i
 }
 #endif
 
-using BlockKernel = void (*)(const uint16_t*, int64_t, int64_t, const uint16_t*, int64_t, int64_t, float*, int64_t);
+using BlockKernel = void (*)(const uint16_t*, int64_t, int64_t, const uint16_t*, int64_t, float*, int64_t);
 
 BlockKernel block_kernel(Bf16Path path) {
   if (path == Bf16Path::Reference) return block_reference;
@@ -338,13 +340,14 @@ PackedBf16B pack_b_bf16(int64_t K, int64_t N, const float* b, int64_t ldb, bool 
   uint16_t* data = static_cast<uint16_t*>(allocate_aligned64(p.nbytes));
   p.data = std::shared_ptr<uint16_t>(data, free_aligned64);
   std::memset(data, 0, p.nbytes);
-  const int64_t np = p.n_padded;
+  constexpr int64_t NB = kBf16ColumnStep;
+  const int64_t panel = p.k_padded * NB;  // elements of one panel of 32 columns
   for (int64_t k = 0; k < K; ++k) {
-    uint16_t* row = data + (k / 2) * np * 2 + (k & 1);
+    uint16_t* row = data + (k / 2) * NB * 2 + (k & 1);
     for (int64_t n = 0; n < N; ++n) {
       uint32_t bits;
       std::memcpy(&bits, trans_b ? b + n * ldb + k : b + k * ldb + n, sizeof bits);
-      row[2 * n] = float_to_bf16(bits);
+      row[(n / NB) * panel + (n % NB) * 2] = float_to_bf16(bits);
     }
   }
   return p;
@@ -376,7 +379,7 @@ void gemm_bf16_rows(int64_t M, const Bf16RowFiller& fill, const PackedBf16B& b, 
         filled_block = rb;
       }
       const int64_t col0 = cc * chunk, cols_padded = std::min(chunk, np - col0);
-      kernel(rows_bf16, kp, rows, b.data.get() + col0 * 2, np, cols_padded / kBf16ColumnStep, result, chunk);
+      kernel(rows_bf16, kp, rows, b.data.get() + col0 * kp, cols_padded / kBf16ColumnStep, result, chunk);
       const int64_t cols = std::min(cols_padded, N - col0);
       auto store = [&](int64_t r, int64_t j) {
         float v = result[r * chunk + j];

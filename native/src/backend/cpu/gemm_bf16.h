@@ -8,9 +8,11 @@
 // A portable reference path with the same arithmetic shape runs only where a caller asks for it
 // (tests), never as a fallback: without the hardware, plans stay float32.
 //
-// Layouts. B (the constant right-hand matrix, weights) is packed once into VNNI pairs
-// [Kp/2][Np][2]: element (k, n) at ((k / 2) * Np + n) * 2 + k % 2, with K padded with zeros to
-// Kp (a multiple of 32, one AMX tile's depth) and N to Np (a multiple of 32). A is converted to bf16
+// Layouts. B (the constant right-hand matrix, weights) is packed once into VNNI pairs, in panels of
+// 32 columns: [Np/32][Kp/2][32][2], element (k, n) at (n / 32) * Kp * 32 + (k / 2) * 64 +
+// (n % 32) * 2 + k % 2, with K padded with zeros to Kp (a multiple of 32, one AMX tile's depth) and
+// N to Np (a multiple of 32). Each panel is the [K/2][N][2] pair layout of its 32 columns, so a
+// tile or vector of B is 64 or 128 contiguous bytes a row and a panel streams from memory in order. A is converted to bf16
 // per block of 32 rows into a row-major [32][Kp] buffer (rows past M and depths past K zero).
 #pragma once
 #include <cstddef>
@@ -55,7 +57,7 @@ void floats_to_bf16(const float* x, int64_t n, uint16_t* out);
 
 struct PackedBf16B {
   int64_t k = 0, n = 0, k_padded = 0, n_padded = 0;
-  std::shared_ptr<uint16_t> data;  // [k_padded / 2][n_padded][2], 64-byte aligned
+  std::shared_ptr<uint16_t> data;  // [n_padded / 32][k_padded / 2][32][2], 64-byte aligned
   size_t nbytes = 0;
 };
 // B[K x N] row-major with row stride ldb, or (trans_b) B^T [N x K] row-major with row stride ldb.
