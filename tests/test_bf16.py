@@ -306,26 +306,46 @@ def check_low_conv(rng, n, c, h, w, cout, k, strides, pads, dilations, group, ac
     assert np.all(err <= limit), f"worst error {np.max(err - limit):.3g} over the bound"
 
 
-@needs_bf16
-@pytest.mark.parametrize("x_shape,w_shape,trans_b", MATMUL_CASES)
-def test_low_matmul_on_hardware(rng, x_shape, w_shape, trans_b):
-    check_low_matmul(rng, x_shape, w_shape, trans_b)
+def choose_path(path):
+    """precision="low" plans on `path` for the test, then on the best hardware path again."""
+    _core.bf16_choose_path(path)
+    try:
+        assert _core.bf16_path() == path
+        yield
+    finally:
+        _core.bf16_choose_path("")
 
 
-@needs_bf16
-@pytest.mark.parametrize("case", CONV_CASES)
-def test_low_conv_on_hardware(rng, case):
-    check_low_conv(rng, *case)
+@pytest.fixture(params=HARDWARE_PATHS)
+def hardware_path(request):
+    """Each hardware path this CPU has, in turn (an AMX CPU has AVX512_BF16 too)."""
+    yield from choose_path(request.param)
 
 
 @pytest.fixture
 def forced_reference():
     """precision="low" plans on the reference path (this CPU has no bf16 path)."""
-    _core.bf16_force_reference(True)
-    try:
-        yield
-    finally:
-        _core.bf16_force_reference(False)
+    yield from choose_path("reference")
+
+
+@needs_bf16
+@pytest.mark.parametrize("x_shape,w_shape,trans_b", MATMUL_CASES)
+def test_low_matmul_on_hardware(rng, hardware_path, x_shape, w_shape, trans_b):
+    check_low_matmul(rng, x_shape, w_shape, trans_b)
+
+
+@needs_bf16
+@pytest.mark.parametrize("case", CONV_CASES)
+def test_low_conv_on_hardware(rng, hardware_path, case):
+    check_low_conv(rng, *case)
+
+
+def test_choosing_a_path_the_cpu_lacks_raises():
+    missing = [p for p in ("amx", "avx512_bf16") if p not in HARDWARE_PATHS]
+    for path in missing:
+        with pytest.raises(ValueError, match="not available"):
+            _core.bf16_choose_path(path)
+        assert _core.bf16_path() == (HARDWARE_PATHS or ["none"])[0]
 
 
 @needs_no_bf16
@@ -428,7 +448,7 @@ def check_model(tmp_path, rng):
 
 
 @needs_bf16
-def test_converted_model_low_on_hardware(tmp_path, rng):
+def test_converted_model_low_on_hardware(tmp_path, rng, hardware_path):
     check_model(tmp_path, rng)
 
 

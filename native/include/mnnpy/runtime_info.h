@@ -34,8 +34,9 @@ bool cpu_computes_bf16();
 // The path plans at "low" use: "amx", "avx512_bf16", "reference" (only where forced), or "none".
 std::string cpu_bf16_path();
 std::vector<std::string> cpu_bf16_hardware_paths();  // the hardware paths this CPU has, best first
-// Tests only: plans at "low" use the portable reference path where the CPU has no bf16 path.
-void cpu_bf16_force_reference(bool forced);
+// Tests only: plans at "low" use `path` ("reference" or a hardware path this CPU has; ValueError
+// otherwise), or again the best hardware path when `path` is empty.
+void cpu_bf16_choose_path(const std::string& path);
 // float32 -> bf16 bits, round to nearest even, NaN kept.
 void cpu_bf16_round(const float* x, int64_t n, uint16_t* out);
 // B [K x N] (trans_b: B^T [N x K], row stride ldb) packed as bf16 pairs in panels of 32

@@ -27,13 +27,14 @@ MNNPY_REGISTER_BINDING([](py::module_& m) {
         "The path precision='low' plans use on the CPU: 'amx', 'avx512_bf16', 'reference' (forced), or 'none'.");
   m.def("bf16_hardware_paths", &cpu_bf16_hardware_paths, "The bf16 hardware paths this CPU has, best first.");
   m.def(
-      "bf16_force_reference",
-      [](bool forced) {
-        cpu_bf16_force_reference(forced);
-        clear_plan_cache();  // cached plans keep the precision they were built for
+      "bf16_choose_path",
+      [](const std::string& path) {
+        cpu_bf16_choose_path(path);
+        clear_plan_cache();  // cached plans keep the kernels they were built with
       },
-      py::arg("forced"),
-      "Tests only: where the CPU has no bf16 path, precision='low' plans run the portable reference path.");
+      py::arg("path"),
+      "Tests only: precision='low' plans use `path` ('reference', or a hardware path this CPU has), or "
+      "the best hardware path again when `path` is ''.");
   m.def(
       "bf16_round",
       [](FloatArray x) {

@@ -102,7 +102,7 @@ const Bf16Hardware& hardware() {
   return hw;
 }
 
-std::atomic<bool> g_reference_forced{false};
+std::atomic<Bf16Path> g_chosen_path{Bf16Path::None};  // a test's choice; None: the best hardware path
 
 // ---- Block kernels ----------------------------------------------------------------------------
 // c[32][32 * n_blocks] (row stride ldc) = a[32][kp] * b, b: n_blocks panels [kp/2][32][2] one after
@@ -269,12 +269,14 @@ std::vector<Bf16Path> bf16_hardware_paths() {
 }
 
 Bf16Path bf16_plan_path() {
-  const Bf16Path hw = bf16_hardware_path();
-  if (hw != Bf16Path::None) return hw;
-  return g_reference_forced.load(std::memory_order_acquire) ? Bf16Path::Reference : Bf16Path::None;
+  const Bf16Path chosen = g_chosen_path.load(std::memory_order_acquire);
+  return chosen != Bf16Path::None ? chosen : bf16_hardware_path();
 }
 
-void set_bf16_reference_forced(bool forced) { g_reference_forced.store(forced, std::memory_order_release); }
+void set_bf16_plan_path(Bf16Path path) {
+  if (path != Bf16Path::None) block_kernel(path);  // throws for a hardware path this CPU lacks
+  g_chosen_path.store(path, std::memory_order_release);
+}
 
 const char* bf16_path_name(Bf16Path path) {
   switch (path) {
@@ -503,7 +505,9 @@ std::vector<std::string> cpu_bf16_hardware_paths() {
   return names;
 }
 
-void cpu_bf16_force_reference(bool forced) { cpu::set_bf16_reference_forced(forced); }
+void cpu_bf16_choose_path(const std::string& path) {
+  cpu::set_bf16_plan_path(path.empty() ? cpu::Bf16Path::None : cpu::bf16_path_from_name(path));
+}
 
 void cpu_bf16_round(const float* x, int64_t n, uint16_t* out) { cpu::floats_to_bf16(x, n, out); }
 

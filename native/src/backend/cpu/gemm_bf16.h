@@ -33,10 +33,11 @@ enum class Bf16Path { None, Reference, Avx512Bf16, Amx };
 // The path this CPU runs bf16 products on (None without AMX-BF16 and AVX512_BF16, or when the kernel
 // refuses the AMX tile state and AVX512_BF16 is absent). Detected once per process.
 Bf16Path bf16_hardware_path();
-// The path plans at precision "low" use: the hardware one, or Reference where a test forced it.
+// The path plans at precision "low" use: the best hardware one, or the one a test chose.
 Bf16Path bf16_plan_path();
-// Tests only: run precision-"low" plans on the reference path even without the hardware.
-void set_bf16_reference_forced(bool forced);
+// Tests only: plans at "low" use `path` (Reference, or a hardware path this CPU has; throws
+// ValueError otherwise), or again the best hardware path when `path` is None.
+void set_bf16_plan_path(Bf16Path path);
 const char* bf16_path_name(Bf16Path path);  // "amx", "avx512_bf16", "reference", "none"
 Bf16Path bf16_path_from_name(const std::string& name);  // throws ValueError naming the known ones
 // The hardware paths this CPU can run, best first (an AMX CPU has AVX512_BF16 too).
