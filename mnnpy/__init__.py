@@ -59,8 +59,9 @@ def eval(*vars):
 def runtime_info():
     """Version, the SIMD instruction set the kernels run on ("isa"), the SIMD targets compiled in
     and those this CPU can run (best first), thread count, available backends and the device each
-    runs on, and the most bytes
-    one array or computation may take (larger requests raise MemoryError)."""
+    runs on, the most bytes
+    one array or computation may take (larger requests raise MemoryError), and the bf16 path
+    precision "low" computes products on ("amx", "avx512_bf16" or "none", docs/precision.md)."""
     return {
         "version": __version__,
         "isa": _core.simd_target(),
@@ -70,6 +71,8 @@ def runtime_info():
         "backends": _core.usable_backends(),
         "devices": {name: _core.backend_description(name) for name in _core.usable_backends()},
         "memory_limit": _core.memory_limit_bytes(),
+        # The bf16 path of precision "low" on this CPU: "amx", "avx512_bf16" or "none".
+        "bf16": (_core.bf16_hardware_paths() or ["none"])[0],
     }
 
 

@@ -18,6 +18,7 @@
 #include "mnnpy/limits.h"
 #include "mnnpy/lowering.h"
 #include "mnnpy/op_registry.h"
+#include "mnnpy/runtime_info.h"
 #include "mnnpy/sanitizer.h"
 #include "mnnpy/simd_target.h"
 #include "mnnpy/thread_pool.h"
@@ -733,9 +734,12 @@ uint64_t g_cached_plan_bytes = 0;  // resident bytes of the cached plans
 ExecutorStats g_stats;
 
 // The precision a plan for `backend` is built for: the requested one, except on the CPU, whose
-// kernels compute as given (one plan there whatever is asked).
+// kernels compute float32 but for the bf16 products of "low" where it has a bf16 path (one plan
+// for the other precisions).
 Precision plan_precision(const Backend& backend) {
-  return &backend == &cpu_backend() ? Precision::Normal : requested_precision();
+  const Precision requested = requested_precision();
+  if (&backend != &cpu_backend()) return requested;
+  return requested == Precision::Low && cpu_computes_bf16() ? Precision::Low : Precision::Normal;
 }
 
 std::shared_ptr<Plan> lookup_or_build(const Collected& g, const Backend& backend, Precision precision) {

@@ -1,7 +1,8 @@
 // CPU kernel of Conv2D (ops/conv.cpp): the scheme is picked per layer at plan time (see
 // backend/cpu/conv.h) and constant weights are packed once; weights fed at run time are packed
 // into scratch on every run. A 1x1 layer whose constant weight is mostly zero blocks runs
-// block-sparse (backend/cpu/block_sparse.h).
+// block-sparse (backend/cpu/block_sparse.h). At precision "low", on a CPU with a bf16 path, layers
+// other than depthwise with constant weights run as bf16 products (backend/cpu/gemm_bf16.h).
 #include <memory>
 #include <string>
 #include <utility>
@@ -9,6 +10,7 @@
 #include "backend/cpu/block_sparse.h"
 #include "backend/cpu/conv.h"
 #include "backend/cpu/depthwise.h"
+#include "backend/cpu/gemm_bf16.h"
 #include "backend/cpu/winograd.h"
 #include "mnnpy/backend.h"
 #include "ops/conv_common.h"
@@ -31,6 +33,14 @@ class Conv2DKernel : public Kernel {
     if (residual_ >= 0) std::swap(act_, residual_act_);
     const Tensor* w = ctx.constants.size() > 1 ? ctx.constants[1] : nullptr;
     const Tensor* b = has_bias_ && ctx.constants.size() > 2 ? ctx.constants[2] : nullptr;
+    if (w && scheme_ != cpu::ConvScheme::Depthwise && ctx.precision == Precision::Low && cpu::bf16_gemm_available()) {
+      bf16_path_ = cpu::bf16_plan_path();
+      bf16_w_ = cpu::conv_bf16_pack_weights(shape_, w->ptr<float>());
+      if (b) bias_.assign(b->ptr<float>(), b->ptr<float>() + b->numel());
+      weights_packed_ = true;
+      bias_packed_ = !has_bias_ || b != nullptr;
+      return;
+    }
     if (w && shape_.is_pointwise() && shape_.group == 1) {
       sparse_w_ = cpu::choose_block_sparse(w->ptr<float>(), shape_.out_c, shape_.in_c, shape_.in_c, 1);
       if (sparse_w_.n > 0) {
@@ -62,10 +72,11 @@ class Conv2DKernel : public Kernel {
   }
 
   const char* scheme() const override {
+    if (bf16_path_ != cpu::Bf16Path::None) return "bf16_gemm";
     return sparse_w_.n > 0 ? sparse_scheme_.c_str() : cpu::conv_scheme_name(scheme_);
   }
   size_t resident_bytes() const override {
-    return (weights_.size() + bias_.size()) * sizeof(float) + sparse_w_.nbytes();
+    return (weights_.size() + bias_.size()) * sizeof(float) + sparse_w_.nbytes() + bf16_w_.nbytes();
   }
 
   double flops() const override {
@@ -74,7 +85,7 @@ class Conv2DKernel : public Kernel {
   }
 
   size_t scratch_bytes() const override {
-    if (scheme_ == cpu::ConvScheme::Depthwise || sparse_w_.n > 0) return 0;
+    if (scheme_ == cpu::ConvScheme::Depthwise || sparse_w_.n > 0 || bf16_path_ != cpu::Bf16Path::None) return 0;
     size_t floats = 0;
     if (!weights_packed_) floats += packed_weight_floats();
     if (!bias_packed_) floats += cpu::conv_padded_bias_floats(shape_);
@@ -97,6 +108,11 @@ class Conv2DKernel : public Kernel {
     Tensor* out = args.outputs[0];
     const float* x = args.inputs[0]->ptr<float>();
     float* y = out->ptr<float>();
+    if (bf16_path_ != cpu::Bf16Path::None) {
+      const float* b = !has_bias_ ? nullptr : bias_packed_ ? bias_.data() : args.inputs[2]->ptr<float>();
+      cpu::conv2d_bf16(shape_, x, bf16_w_, b, act_, y, args.pool, bf16_path_);
+      return;
+    }
     if (sparse_w_.n > 0) {
       // Planes of H * W pixels: x(c, p) and y(o, p) in place.
       const int64_t hw = shape_.in_h * shape_.in_w;
@@ -153,6 +169,8 @@ class Conv2DKernel : public Kernel {
   conv_common::AlignedFloats weights_, bias_;  // packed at plan time when constant
   cpu::BlockSparseMatrix sparse_w_;            // a 1x1 layer's weights of mostly zero blocks (n == 0: not used)
   std::string sparse_scheme_;
+  cpu::Bf16ConvWeights bf16_w_;  // per group, at precision "low" on a CPU with a bf16 path
+  cpu::Bf16Path bf16_path_ = cpu::Bf16Path::None;  // None: the float32 schemes
 };
 
 MNNPY_REGISTER_KERNEL("Conv2D", "cpu", construct_kernel<Conv2DKernel>);

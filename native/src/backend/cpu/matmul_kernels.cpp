@@ -1,6 +1,7 @@
 // CPU kernel of MatMul (ops/matmul.cpp): float products by the GEMM, integer ones by loops, with
 // a constant right-hand matrix packed at plan time, or stored block-sparse when it is mostly zero
-// blocks (backend/cpu/block_sparse.h).
+// blocks (backend/cpu/block_sparse.h). At precision "low", on a CPU with a bf16 path, a constant
+// float32 right-hand matrix is packed as bf16 and the product runs in bf16 (backend/cpu/gemm_bf16.h).
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -8,6 +9,7 @@
 
 #include "backend/cpu/block_sparse.h"
 #include "backend/cpu/gemm.h"
+#include "backend/cpu/gemm_bf16.h"
 #include "mnnpy/backend.h"
 #include "mnnpy/thread_pool.h"
 #include "ops/matmul_shape.h"
@@ -39,6 +41,12 @@ class MatMulKernel : public Kernel {
     const bool float_gemm = dtype_ == DType::Float32 || dtype_ == DType::Float64;
     const bool constant_b = ctx.constants.size() > 1 && ctx.constants[1];
     if (constant_b && dtype_ == DType::Float32 && b_batch_ == 1 && (batch_ == 1 || fold_batch_) && K_ > 0 &&
+        N_ > 0 && ctx.precision == Precision::Low && cpu::bf16_gemm_available()) {
+      bf16_path_ = cpu::bf16_plan_path();
+      bf16_b_ = cpu::pack_b_bf16(K_, N_, ctx.constants[1]->ptr<float>(), ldb_, tb_);
+      return;
+    }
+    if (constant_b && dtype_ == DType::Float32 && b_batch_ == 1 && (batch_ == 1 || fold_batch_) && K_ > 0 &&
         N_ > 0) {
       // The weight W = op(B)^T [N x K]: element (n, k) of op(B) transposed.
       const float* b = ctx.constants[1]->ptr<float>();
@@ -55,10 +63,11 @@ class MatMulKernel : public Kernel {
 
   double flops() const override { return 2.0 * (double)batch_ * M_ * N_ * K_; }
   const char* scheme() const override {
+    if (bf16_b_.data) return "bf16_gemm";
     if (sparse_b_.n > 0) return sparse_scheme_.c_str();
     return dtype_ == DType::Float32 || dtype_ == DType::Float64 ? "gemm" : "loop";
   }
-  size_t resident_bytes() const override { return packed_b_.nbytes + sparse_b_.nbytes(); }
+  size_t resident_bytes() const override { return packed_b_.nbytes + sparse_b_.nbytes() + bf16_b_.nbytes; }
 
   void execute(const KernelArgs& args, void*) const override {
     Tensor* out = args.outputs[0];
@@ -71,6 +80,11 @@ class MatMulKernel : public Kernel {
     const char* a = static_cast<const char*>(args.inputs[0]->data);
     const char* b = static_cast<const char*>(args.inputs[1]->data);
     char* c = static_cast<char*>(out->data);
+    if (bf16_b_.data) {
+      cpu::gemm_bf16_packed(batch_ * M_, static_cast<const float*>(args.inputs[0]->data), lda_, ta_, bf16_b_,
+                            static_cast<float*>(out->data), N_, args.pool, bf16_path_);
+      return;
+    }
     if (sparse_b_.n > 0) {
       // x(k, m) is op(A)'s element (m, k), y(n, m) is C's element (m, n).
       cpu::SparseOperandLayout x, y;
@@ -139,6 +153,8 @@ class MatMulKernel : public Kernel {
   cpu::PackedB packed_b_;
   cpu::BlockSparseMatrix sparse_b_;  // a constant float32 B of mostly zero blocks (n == 0: not used)
   std::string sparse_scheme_;
+  cpu::PackedBf16B bf16_b_;  // a constant float32 B as bf16 at precision "low" (data null: not used)
+  cpu::Bf16Path bf16_path_ = cpu::Bf16Path::None;
 };
 
 MNNPY_REGISTER_KERNEL("MatMul", "cpu", construct_kernel<MatMulKernel>);
