@@ -52,6 +52,9 @@ NON_DIFFERENTIABLE = {
     "Signbit": "boolean output",
     "Raster": "made only when a graph is lowered for a backend, after its gradients are built",
     "WeightQuantMatMul": "inference with quantized constant weights: models train with float weights",
+    "DynamicQuantMatMul": "inference with int8 constant weights: models train with float weights",
+    "MatMulInteger": "integer product: integer output",
+    "QLinearConv2D": "int8 convolution: integer output",
 }
 for _name in ("Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual", "IsFinite", "IsInf", "IsNan",
               "LogicalAnd", "LogicalOr", "LogicalXor", "LogicalNot"):
