@@ -87,7 +87,10 @@ def test_qlinear_conv2d_is_exact(rng, target, x_dtype, w_dtype):
             acc = _accumulate(x, xz, w, np.atleast_1d(wz), bias, stride, pads, dilation, group)
             ys = np.float32(xs * np.max(ws) * np.abs(acc.astype(np.float64)).max() / 100)
             y_dtype = x_dtype if i % 3 else (np.int8 if x_dtype == np.uint8 else np.uint8)
-            yz = _random(rng, y_dtype, ())
+            # A zero point near the middle of the range: with one at an end, sums all of one sign
+            # (zero points at the ends of their ranges make them so) would all saturate.
+            middle = (int(np.iinfo(y_dtype).min) + int(np.iinfo(y_dtype).max) + 1) // 2
+            yz = np.asarray(middle + rng.integers(-20, 21), y_dtype)
             for relu in (False, True):
                 got = F.qlinear_conv2d(x, xs, xz, F.const(w), np.atleast_1d(ws), np.atleast_1d(wz), ys, yz, bias,
                                        stride, pads, dilation, group, relu).read()
