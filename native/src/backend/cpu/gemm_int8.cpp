@@ -48,30 +48,6 @@ struct Int8Call {
   ThreadPool* pool = nullptr;
 };
 
-// Applies the zero points (and scales) to rows [i0, i0 + rows) x columns [j0, j0 + cols) of raw
-// sums (tile, row stride ts) and writes them to C.
-inline void epilogue_int32(const Int8Call& g, const int32_t* tile, int64_t ts, int64_t i0, int rows, int64_t j0,
-                           int cols, const int32_t* row_sums) {
-  const PackedInt8B& b = *g.b;
-  const Int8Epilogue& ep = *g.ep;
-  const uint32_t K = (uint32_t)b.k;
-  const int32_t* col_sums = b.col_sums.get();
-  const uint32_t b_shift = b.b_signed ? 0u : 128u;
-  for (int r = 0; r < rows; ++r) {
-    const int64_t m = i0 + r;
-    const uint32_t za = ep.a_zero ? (uint32_t)ep.a_zero[m * ep.a_zero_step] : 0u;
-    const uint32_t rs = (uint32_t)row_sums[m];
-    int32_t* out = static_cast<int32_t*>(g.c) + m * g.ldc + j0;
-    const int32_t* t = tile + r * ts;
-    for (int j = 0; j < cols; ++j) {
-      const int64_t n = j0 + j;
-      // Stored B is B - b_shift: (B - zb) = stored - (zb - b_shift).
-      const uint32_t zb = (ep.b_zero ? (uint32_t)ep.b_zero[n * ep.b_zero_step] : 0u) - b_shift;
-      out[j] = wrap((uint32_t)t[j] - za * (uint32_t)col_sums[n] - zb * rs + K * za * zb);
-    }
-  }
-}
-
 }  // namespace gemm_int8_detail
 }  // namespace cpu
 }  // namespace mnnpy
@@ -281,38 +257,49 @@ void micro_tile_rows(int rows, int64_t groups, const int32_t* a, const int8_t* b
   }
 }
 
-// Writes a tile's valid part through the epilogue: int32 with zero points, or float.
+// Writes a tile's valid part through the epilogue: the zero points, then int32 or the float
+// scales. The tile's column terms are gathered first so that the row loops are plain vector code.
 void finish_tile(const Int8Call& g, int32_t* tile, int64_t i0, int rows, int64_t j0, int cols,
                  const int32_t* row_sums) {
-#if HWY_TARGET == HWY_AVX3_DL
-  if (g.a_signed) {  // A went in as A + 128: take 128 colsum(B) back
-    const int32_t* col_sums = g.b->col_sums.get() + j0;
-    for (int r = 0; r < rows; ++r)
-      for (int j = 0; j < cols; ++j)
-        tile[r * kNR + j] = wrap((uint32_t)tile[r * kNR + j] - 128u * (uint32_t)col_sums[j]);
-  }
-#endif
-  const Int8Epilogue& ep = *g.ep;
-  if (!ep.row_scale) {
-    epilogue_int32(g, tile, kNR, i0, rows, j0, cols, row_sums);
-    return;
-  }
-  // Float output: the zero points first (into the tile), then one fused multiply-add.
   const PackedInt8B& b = *g.b;
-  const int32_t* col_sums = b.col_sums.get();
+  const Int8Epilogue& ep = *g.ep;
   const uint32_t K = (uint32_t)b.k, b_shift = b.b_signed ? 0u : 128u;
+  uint32_t col_sum[kNR], b_zero[kNR];
+  float col_scale[kNR], bias[kNR];
+  for (int j = 0; j < cols; ++j) {
+    const int64_t n = j0 + j;
+    col_sum[j] = (uint32_t)b.col_sums.get()[n];
+    // Stored B is B - b_shift: (B - zb) = stored - (zb - b_shift).
+    b_zero[j] = (ep.b_zero ? (uint32_t)ep.b_zero[n * ep.b_zero_step] : 0u) - b_shift;
+    if (ep.row_scale) {
+      col_scale[j] = ep.col_scale[n];
+      bias[j] = ep.bias ? ep.bias[n] : 0.0f;
+    }
+  }
+#if HWY_TARGET == HWY_AVX3_DL
+  // A went in as A + 128: take 128 colsum(B) back.
+  const uint32_t a_shift = g.a_signed ? 128u : 0u;
+#else
+  const uint32_t a_shift = 0u;
+#endif
   for (int r = 0; r < rows; ++r) {
     const int64_t m = i0 + r;
     const uint32_t za = ep.a_zero ? (uint32_t)ep.a_zero[m * ep.a_zero_step] : 0u;
     const uint32_t rs = (uint32_t)row_sums[m];
+    const uint32_t za_total = za + a_shift;
+    const uint32_t* t = reinterpret_cast<const uint32_t*>(tile + r * kNR);
+    if (!ep.row_scale) {
+      int32_t* out = static_cast<int32_t*>(g.c) + m * g.ldc + j0;
+      for (int j = 0; j < cols; ++j)
+        out[j] = wrap(t[j] - za_total * col_sum[j] - b_zero[j] * rs + K * za * b_zero[j]);
+      continue;
+    }
+    // Float output: fma(float(acc), row_scale * col_scale, bias), one rounding of each.
     const float row_scale = ep.row_scale[m];
     float* out = static_cast<float*>(g.c) + m * g.ldc + j0;
     for (int j = 0; j < cols; ++j) {
-      const int64_t n = j0 + j;
-      const uint32_t zb = (ep.b_zero ? (uint32_t)ep.b_zero[n * ep.b_zero_step] : 0u) - b_shift;
-      const int32_t acc = wrap((uint32_t)tile[r * kNR + j] - za * (uint32_t)col_sums[n] - zb * rs + K * za * zb);
-      const float scale = row_scale * ep.col_scale[n];
-      out[j] = std::fma((float)acc, scale, ep.bias ? ep.bias[n] : 0.0f);
+      const int32_t acc = wrap(t[j] - za_total * col_sum[j] - b_zero[j] * rs + K * za * b_zero[j]);
+      out[j] = std::fma((float)acc, row_scale * col_scale[j], bias[j]);
     }
   }
 }
