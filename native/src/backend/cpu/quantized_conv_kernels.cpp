@@ -96,11 +96,18 @@ class QLinearConvKernel : public Kernel {
         ep.b_zero = w_zeros.data() + g * OCg;
         ep.b_zero_step = 1;
         cpu::gemm_int8(M, patches, K, x_signed_, packed[g], ep, acc, OCg, args.pool);
-        // Requantized into channel planes: acc is pixels x channels.
-        parallel_for(args.pool, OCg, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, M)), [&](int64_t j0, int64_t j1) {
-          for (int64_t j = j0; j < j1; ++j) {
-            const int64_t oc = g * OCg + j;
-            rq.row(acc + j, OCg, M, oc, static_cast<char*>(args.outputs[0]->data) + (n * OC + oc) * M);
+        // Requantized into channel planes: acc is pixels x channels, taken in blocks of pixels
+        // that stay in cache while every channel reads its column of them.
+        constexpr int64_t kPixels = 128;
+        parallel_for(args.pool, cpu::ceil_div(M, kPixels), std::max<int64_t>(1, 4096 / (kPixels * OCg)),
+                     [&](int64_t b0, int64_t b1) {
+          for (int64_t blk = b0; blk < b1; ++blk) {
+            const int64_t p0 = blk * kPixels, count = std::min(kPixels, M - p0);
+            for (int64_t j = 0; j < OCg; ++j) {
+              const int64_t oc = g * OCg + j;
+              rq.row(acc + p0 * OCg + j, OCg, count, oc,
+                     static_cast<char*>(args.outputs[0]->data) + (n * OC + oc) * M + p0);
+            }
           }
         });
       }
@@ -116,6 +123,14 @@ class QLinearConvKernel : public Kernel {
     void row(const int32_t* acc, int64_t stride, int64_t count, int64_t oc, char* out) const {
       const double m = multiplier[oc], z = zero, lo = low, hi = high;
       const uint32_t b = (uint32_t)bias[oc];
+      if (std::fabs(m) < 1048576.0) {  // |sum * m| < 2^51: rounded exactly without clamping first
+        for (int64_t i = 0; i < count; ++i) {
+          const int32_t sum = (int32_t)((uint32_t)acc[i * stride] + b);
+          const double v = round_half_even((double)sum * m) + z;
+          out[i] = (char)(int32_t)std::min(std::max(v, lo), hi);
+        }
+        return;
+      }
       for (int64_t i = 0; i < count; ++i) {
         const int32_t sum = (int32_t)((uint32_t)acc[i * stride] + b);
         double v = round_half_even(std::min(std::max((double)sum * m, -1e9), 1e9)) + z;
