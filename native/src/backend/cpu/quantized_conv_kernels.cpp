@@ -123,6 +123,14 @@ class QLinearConvKernel : public Kernel {
     void row(const int32_t* acc, int64_t stride, int64_t count, int64_t oc, char* out) const {
       const double m = multiplier[oc], z = zero, lo = low, hi = high;
       const uint32_t b = (uint32_t)bias[oc];
+      if (std::fabs(m) < 1048576.0 && stride == 1) {  // as below, contiguous: vector code
+        for (int64_t i = 0; i < count; ++i) {
+          const int32_t sum = (int32_t)((uint32_t)acc[i] + b);
+          const double v = round_half_even((double)sum * m) + z;
+          out[i] = (char)(int32_t)std::min(std::max(v, lo), hi);
+        }
+        return;
+      }
       if (std::fabs(m) < 1048576.0) {  // |sum * m| < 2^51: rounded exactly without clamping first
         for (int64_t i = 0; i < count; ++i) {
           const int32_t sum = (int32_t)((uint32_t)acc[i * stride] + b);
