@@ -48,30 +48,6 @@ struct Int8Call {
   ThreadPool* pool = nullptr;
 };
 
-// Applies the zero points (and scales) to rows [i0, i0 + rows) x columns [j0, j0 + cols) of raw
-// sums (tile, row stride ts) and writes them to C.
-inline void epilogue_int32(const Int8Call& g, const int32_t* tile, int64_t ts, int64_t i0, int rows, int64_t j0,
-                           int cols, const int32_t* row_sums) {
-  const PackedInt8B& b = *g.b;
-  const Int8Epilogue& ep = *g.ep;
-  const uint32_t K = (uint32_t)b.k;
-  const int32_t* col_sums = b.col_sums.get();
-  const uint32_t b_shift = b.b_signed ? 0u : 128u;
-  for (int r = 0; r < rows; ++r) {
-    const int64_t m = i0 + r;
-    const uint32_t za = ep.a_zero ? (uint32_t)ep.a_zero[m * ep.a_zero_step] : 0u;
-    const uint32_t rs = (uint32_t)row_sums[m];
-    int32_t* out = static_cast<int32_t*>(g.c) + m * g.ldc + j0;
-    const int32_t* t = tile + r * ts;
-    for (int j = 0; j < cols; ++j) {
-      const int64_t n = j0 + j;
-      // Stored B is B - b_shift: (B - zb) = stored - (zb - b_shift).
-      const uint32_t zb = (ep.b_zero ? (uint32_t)ep.b_zero[n * ep.b_zero_step] : 0u) - b_shift;
-      out[j] = wrap((uint32_t)t[j] - za * (uint32_t)col_sums[n] - zb * rs + K * za * zb);
-    }
-  }
-}
-
 }  // namespace gemm_int8_detail
 }  // namespace cpu
 }  // namespace mnnpy
@@ -100,52 +76,60 @@ constexpr const char* kPath = "loop";
 #endif
 constexpr int64_t kNR = kNP * kInt8Panel;
 
+// One depth group (4 values of A, 0 past K) in this target's packed form, at w.
+inline void store_group(const int32_t (&v)[4], bool a_signed, int32_t* HWY_RESTRICT w) {
+#if HWY_TARGET == HWY_AVX3_DL
+  // Unsigned bytes for vpdpbusd: an int8 A goes in shifted by 128 (the epilogue's correction).
+  // Depths past K get 128 then, which meets B's zeros there: the product is 0 whatever A holds.
+  const uint32_t shift = a_signed ? 128u : 0u;
+  uint32_t word = 0;
+  for (int j = 0; j < 4; ++j) word |= (((uint32_t)v[j] + shift) & 0xffu) << (8 * j);
+  w[0] = (int32_t)word;
+#elif HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX2
+  (void)a_signed;
+  // int16 pairs for vpmaddwd against B's even depths (0, 2) and odd ones (1, 3).
+  w[0] = (int32_t)(((uint32_t)v[0] & 0xffffu) | ((uint32_t)v[2] << 16));
+  w[1] = (int32_t)(((uint32_t)v[1] & 0xffffu) | ((uint32_t)v[3] << 16));
+#else
+  (void)a_signed;
+  for (int j = 0; j < 4; ++j) w[j] = v[j];
+#endif
+}
+
 // Packs rows [i0, i0 + rows) of A (rows <= kMR), all depth groups, into dst (groups x kMR x
-// kAWords words, zero past the rows and K) and stores their row sums.
-void pack_a_group(const Int8Call& g, int64_t i0, int rows, int64_t groups, int32_t* HWY_RESTRICT dst,
-                  int32_t* HWY_RESTRICT row_sums) {
-  const int64_t K = g.b->k;
+// kAWords words, zero past the rows and K) and stores their row sums. T: A's element type.
+template <class T>
+void pack_a_rows(const Int8Call& g, int64_t i0, int rows, int64_t groups, int32_t* HWY_RESTRICT dst,
+                 int32_t* HWY_RESTRICT row_sums) {
+  const int64_t K = g.b->k, full = K / 4;
+  const bool a_signed = g.a_signed;
   std::memset(dst, 0, sizeof(int32_t) * groups * kMR * kAWords);
   for (int r = 0; r < rows; ++r) {
     const int64_t m = i0 + r;
-    uint32_t sum = 0;
-    if (g.a_signed) {
-      const int8_t* src = static_cast<const int8_t*>(g.a) + m * g.lda;
-      int32_t s = 0;
-      for (int64_t k = 0; k < K; ++k) s += src[k];
-      sum = (uint32_t)s;
-    } else {
-      const uint8_t* src = static_cast<const uint8_t*>(g.a) + m * g.lda;
-      for (int64_t k = 0; k < K; ++k) sum += src[k];
-    }
+    const T* HWY_RESTRICT src = static_cast<const T*>(g.a) + m * g.lda;
+    uint32_t sum = 0;  // modulo 2^32, as the rest of the arithmetic
+    for (int64_t k = 0; k < K; ++k) sum += (uint32_t)(int32_t)src[k];
     row_sums[m] = wrap(sum);
-    for (int64_t gr = 0; gr < groups; ++gr) {
+    int32_t* HWY_RESTRICT w = dst + r * kAWords;
+    for (int64_t gr = 0; gr < full; ++gr, w += kMR * kAWords) {
+      const int32_t v[4] = {src[gr * 4], src[gr * 4 + 1], src[gr * 4 + 2], src[gr * 4 + 3]};
+      store_group(v, a_signed, w);
+    }
+    if (full < groups) {  // the last, partial group
       int32_t v[4] = {0, 0, 0, 0};
-      for (int j = 0; j < 4; ++j) {
-        const int64_t k = gr * 4 + j;
-        if (k >= K) break;
-        v[j] = g.a_signed ? (int32_t)(static_cast<const int8_t*>(g.a)[m * g.lda + k])
-                          : (int32_t)(static_cast<const uint8_t*>(g.a)[m * g.lda + k]);
-      }
-      int32_t* w = dst + (gr * kMR + r) * kAWords;
+      for (int64_t k = full * 4; k < K; ++k) v[k - full * 4] = src[k];
 #if HWY_TARGET == HWY_AVX3_DL
-      // Unsigned bytes for vpdpbusd: an int8 A goes in shifted by 128 (the epilogue's correction).
-      // Depths past K hold 0 (B is 0 there too, so the product is 0 whatever A holds).
-      uint32_t word = 0;
-      for (int j = 0; j < 4; ++j) {
-        const uint32_t byte = (gr * 4 + j < K) ? (uint32_t)((v[j] + (g.a_signed ? 128 : 0)) & 0xff) : 0u;
-        word |= byte << (8 * j);
-      }
-      w[0] = (int32_t)word;
-#elif HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX2
-      // int16 pairs for vpmaddwd against B's even depths (0, 2) and odd ones (1, 3).
-      w[0] = (int32_t)((uint32_t)(uint16_t)(int16_t)v[0] | ((uint32_t)(uint16_t)(int16_t)v[2] << 16));
-      w[1] = (int32_t)((uint32_t)(uint16_t)(int16_t)v[1] | ((uint32_t)(uint16_t)(int16_t)v[3] << 16));
-#else
-      for (int j = 0; j < 4; ++j) w[j] = v[j];
+      if (a_signed)  // depths past K: 0 after the shift
+        for (int64_t k = K; k < groups * 4; ++k) v[k - full * 4] = -128;
 #endif
+      store_group(v, a_signed, w);
     }
   }
+}
+
+void pack_a_group(const Int8Call& g, int64_t i0, int rows, int64_t groups, int32_t* dst, int32_t* row_sums) {
+  if (g.a_signed) pack_a_rows<int8_t>(g, i0, rows, groups, dst, row_sums);
+  else pack_a_rows<uint8_t>(g, i0, rows, groups, dst, row_sums);
 }
 
 // Raw sums of R rows x kNP panels over all depth groups into tile (R x kNR, row stride kNR).
@@ -281,38 +265,49 @@ void micro_tile_rows(int rows, int64_t groups, const int32_t* a, const int8_t* b
   }
 }
 
-// Writes a tile's valid part through the epilogue: int32 with zero points, or float.
+// Writes a tile's valid part through the epilogue: the zero points, then int32 or the float
+// scales. The tile's column terms are gathered first so that the row loops are plain vector code.
 void finish_tile(const Int8Call& g, int32_t* tile, int64_t i0, int rows, int64_t j0, int cols,
                  const int32_t* row_sums) {
-#if HWY_TARGET == HWY_AVX3_DL
-  if (g.a_signed) {  // A went in as A + 128: take 128 colsum(B) back
-    const int32_t* col_sums = g.b->col_sums.get() + j0;
-    for (int r = 0; r < rows; ++r)
-      for (int j = 0; j < cols; ++j)
-        tile[r * kNR + j] = wrap((uint32_t)tile[r * kNR + j] - 128u * (uint32_t)col_sums[j]);
-  }
-#endif
-  const Int8Epilogue& ep = *g.ep;
-  if (!ep.row_scale) {
-    epilogue_int32(g, tile, kNR, i0, rows, j0, cols, row_sums);
-    return;
-  }
-  // Float output: the zero points first (into the tile), then one fused multiply-add.
   const PackedInt8B& b = *g.b;
-  const int32_t* col_sums = b.col_sums.get();
+  const Int8Epilogue& ep = *g.ep;
   const uint32_t K = (uint32_t)b.k, b_shift = b.b_signed ? 0u : 128u;
+  uint32_t col_sum[kNR], b_zero[kNR];
+  float col_scale[kNR], bias[kNR];
+  for (int j = 0; j < cols; ++j) {
+    const int64_t n = j0 + j;
+    col_sum[j] = (uint32_t)b.col_sums.get()[n];
+    // Stored B is B - b_shift: (B - zb) = stored - (zb - b_shift).
+    b_zero[j] = (ep.b_zero ? (uint32_t)ep.b_zero[n * ep.b_zero_step] : 0u) - b_shift;
+    if (ep.row_scale) {
+      col_scale[j] = ep.col_scale[n];
+      bias[j] = ep.bias ? ep.bias[n] : 0.0f;
+    }
+  }
+#if HWY_TARGET == HWY_AVX3_DL
+  // A went in as A + 128: take 128 colsum(B) back.
+  const uint32_t a_shift = g.a_signed ? 128u : 0u;
+#else
+  const uint32_t a_shift = 0u;
+#endif
   for (int r = 0; r < rows; ++r) {
     const int64_t m = i0 + r;
     const uint32_t za = ep.a_zero ? (uint32_t)ep.a_zero[m * ep.a_zero_step] : 0u;
     const uint32_t rs = (uint32_t)row_sums[m];
+    const uint32_t za_total = za + a_shift;
+    const uint32_t* t = reinterpret_cast<const uint32_t*>(tile + r * kNR);
+    if (!ep.row_scale) {
+      int32_t* out = static_cast<int32_t*>(g.c) + m * g.ldc + j0;
+      for (int j = 0; j < cols; ++j)
+        out[j] = wrap(t[j] - za_total * col_sum[j] - b_zero[j] * rs + K * za * b_zero[j]);
+      continue;
+    }
+    // Float output: fma(float(acc), row_scale * col_scale, bias), one rounding of each.
     const float row_scale = ep.row_scale[m];
     float* out = static_cast<float*>(g.c) + m * g.ldc + j0;
     for (int j = 0; j < cols; ++j) {
-      const int64_t n = j0 + j;
-      const uint32_t zb = (ep.b_zero ? (uint32_t)ep.b_zero[n * ep.b_zero_step] : 0u) - b_shift;
-      const int32_t acc = wrap((uint32_t)tile[r * kNR + j] - za * (uint32_t)col_sums[n] - zb * rs + K * za * zb);
-      const float scale = row_scale * ep.col_scale[n];
-      out[j] = std::fma((float)acc, scale, ep.bias ? ep.bias[n] : 0.0f);
+      const int32_t acc = wrap(t[j] - za_total * col_sum[j] - b_zero[j] * rs + K * za * b_zero[j]);
+      out[j] = std::fma((float)acc, row_scale * col_scale[j], bias[j]);
     }
   }
 }

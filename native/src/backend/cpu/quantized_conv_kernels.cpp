@@ -96,11 +96,18 @@ class QLinearConvKernel : public Kernel {
         ep.b_zero = w_zeros.data() + g * OCg;
         ep.b_zero_step = 1;
         cpu::gemm_int8(M, patches, K, x_signed_, packed[g], ep, acc, OCg, args.pool);
-        // Requantized into channel planes: acc is pixels x channels.
-        parallel_for(args.pool, OCg, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, M)), [&](int64_t j0, int64_t j1) {
-          for (int64_t j = j0; j < j1; ++j) {
-            const int64_t oc = g * OCg + j;
-            rq.row(acc + j, OCg, M, oc, static_cast<char*>(args.outputs[0]->data) + (n * OC + oc) * M);
+        // Requantized into channel planes: acc is pixels x channels, taken in blocks of pixels
+        // that stay in cache while every channel reads its column of them.
+        constexpr int64_t kPixels = 128;
+        parallel_for(args.pool, cpu::ceil_div(M, kPixels), std::max<int64_t>(1, 4096 / (kPixels * OCg)),
+                     [&](int64_t b0, int64_t b1) {
+          for (int64_t blk = b0; blk < b1; ++blk) {
+            const int64_t p0 = blk * kPixels, count = std::min(kPixels, M - p0);
+            for (int64_t j = 0; j < OCg; ++j) {
+              const int64_t oc = g * OCg + j;
+              rq.row(acc + p0 * OCg + j, OCg, count, oc,
+                     static_cast<char*>(args.outputs[0]->data) + (n * OC + oc) * M + p0);
+            }
           }
         });
       }
@@ -116,6 +123,22 @@ class QLinearConvKernel : public Kernel {
     void row(const int32_t* acc, int64_t stride, int64_t count, int64_t oc, char* out) const {
       const double m = multiplier[oc], z = zero, lo = low, hi = high;
       const uint32_t b = (uint32_t)bias[oc];
+      if (std::fabs(m) < 1048576.0 && stride == 1) {  // as below, contiguous: vector code
+        for (int64_t i = 0; i < count; ++i) {
+          const int32_t sum = (int32_t)((uint32_t)acc[i] + b);
+          const double v = round_half_even((double)sum * m) + z;
+          out[i] = (char)(int32_t)std::min(std::max(v, lo), hi);
+        }
+        return;
+      }
+      if (std::fabs(m) < 1048576.0) {  // |sum * m| < 2^51: rounded exactly without clamping first
+        for (int64_t i = 0; i < count; ++i) {
+          const int32_t sum = (int32_t)((uint32_t)acc[i * stride] + b);
+          const double v = round_half_even((double)sum * m) + z;
+          out[i] = (char)(int32_t)std::min(std::max(v, lo), hi);
+        }
+        return;
+      }
       for (int64_t i = 0; i < count; ++i) {
         const int32_t sum = (int32_t)((uint32_t)acc[i * stride] + b);
         double v = round_half_even(std::min(std::max((double)sum * m, -1e9), 1e9)) + z;
@@ -204,44 +227,61 @@ class QLinearConvKernel : public Kernel {
     const int64_t C = s_.in_c, H = s_.in_h, W = s_.in_w, OH = s_.out_h, OW = s_.out_w, KH = s_.kernel_h,
                   KW = s_.kernel_w;
     const bool xs = x_signed_, wsg = w_signed_;
+    // Centred 8-bit values multiply to at most 255 * 255, so sums of up to 258 products are
+    // exact in float32 (below 2^24), whose vector multiply-adds are cheaper than 32-bit integer
+    // ones; longer kernels sum in int32.
+    if (KH * KW > 258) {
+      depthwise<uint32_t>(x, w, x_zero, w_zeros, rq, y, pool);
+      return;
+    }
+    depthwise<float>(x, w, x_zero, w_zeros, rq, y, pool);
+  }
+
+  template <class Acc>
+  void depthwise(const Tensor* x, const Tensor* w, int32_t x_zero, const int32_t* w_zeros, const Requant& rq,
+                 Tensor* y, ThreadPool* pool) const {
+    const int64_t C = s_.in_c, H = s_.in_h, W = s_.in_w, OH = s_.out_h, OW = s_.out_w, KH = s_.kernel_h,
+                  KW = s_.kernel_w;
+    const bool xs = x_signed_, wsg = w_signed_;
     parallel_for(pool, s_.batch * C, 1, [&](int64_t i0, int64_t i1) {
-      std::vector<int32_t> taps((size_t)(KH * KW)), plane((size_t)(H * W));
-      std::vector<uint32_t> row((size_t)OW);
+      std::vector<Acc> taps((size_t)(KH * KW)), plane((size_t)(H * W)), row((size_t)OW);
+      std::vector<int32_t> sums((size_t)OW);
       for (int64_t i = i0; i < i1; ++i) {
         const int64_t c = i % C;
         // Centred values: padding contributes (x_zero - x_zero) = 0 and is skipped.
         for (int64_t t = 0; t < KH * KW; ++t) {
           const int64_t idx = c * KH * KW + t;
-          taps[t] = (wsg ? (int32_t)w->ptr<int8_t>()[idx] : (int32_t)w->ptr<uint8_t>()[idx]) - w_zeros[c];
+          taps[t] = (Acc)((wsg ? (int32_t)w->ptr<int8_t>()[idx] : (int32_t)w->ptr<uint8_t>()[idx]) - w_zeros[c]);
         }
         for (int64_t p = 0; p < H * W; ++p) {
           const int64_t idx = i * H * W + p;
-          plane[p] = (xs ? (int32_t)x->ptr<int8_t>()[idx] : (int32_t)x->ptr<uint8_t>()[idx]) - x_zero;
+          plane[p] = (Acc)((xs ? (int32_t)x->ptr<int8_t>()[idx] : (int32_t)x->ptr<uint8_t>()[idx]) - x_zero);
         }
         char* out = static_cast<char*>(y->data) + i * OH * OW;
         for (int64_t oh = 0; oh < OH; ++oh) {
           // One output row: each tap adds a shifted run of an input row over the output columns
           // whose input column is inside the image (the rest is padding, which adds 0).
-          std::fill(row.begin(), row.end(), 0u);
+          std::fill(row.begin(), row.end(), (Acc)0);
           const int64_t ih0 = oh * s_.stride_h - s_.pad_top;
           for (int64_t ki = 0; ki < KH; ++ki) {
             const int64_t ih = ih0 + ki * s_.dilation_h;
             if (ih < 0 || ih >= H) continue;
-            const int32_t* in = plane.data() + ih * W;
+            const Acc* in = plane.data() + ih * W;
             for (int64_t kj = 0; kj < KW; ++kj) {
               const int64_t off = kj * s_.dilation_w - s_.pad_left;  // iw = ow * stride + off
               const int64_t lo = off >= 0 ? 0 : (-off + s_.stride_w - 1) / s_.stride_w;
               const int64_t hi = std::min<int64_t>(OW, W - 1 - off < 0 ? 0 : (W - 1 - off) / s_.stride_w + 1);
-              const uint32_t tap = (uint32_t)taps[ki * KW + kj];
-              uint32_t* acc = row.data();
+              const Acc tap = taps[ki * KW + kj];
+              Acc* __restrict acc = row.data();
               if (s_.stride_w == 1) {
-                for (int64_t ow = lo; ow < hi; ++ow) acc[ow] += (uint32_t)in[ow + off] * tap;
+                for (int64_t ow = lo; ow < hi; ++ow) acc[ow] += in[ow + off] * tap;
               } else {
-                for (int64_t ow = lo; ow < hi; ++ow) acc[ow] += (uint32_t)in[ow * s_.stride_w + off] * tap;
+                for (int64_t ow = lo; ow < hi; ++ow) acc[ow] += in[ow * s_.stride_w + off] * tap;
               }
             }
           }
-          rq.row(reinterpret_cast<const int32_t*>(row.data()), 1, OW, c, out + oh * OW);
+          for (int64_t ow = 0; ow < OW; ++ow) sums[ow] = (int32_t)row[ow];
+          rq.row(sums.data(), 1, OW, c, out + oh * OW);
         }
       }
     });
