@@ -1,4 +1,5 @@
 """Shared test helpers: random arrays of every dtype, per-dtype tolerances, child processes."""
+import contextlib
 import os
 
 import numpy as np
@@ -142,3 +143,15 @@ def tiny_onnx_model(path, rng):
                               [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
     return w, b
+
+
+@contextlib.contextmanager
+def simd_target(name):
+    """Runs the block on SIMD target `name`, then gives the process its own target back."""
+    import mnnpy
+    previous = mnnpy.get_simd_target()
+    mnnpy.set_simd_target(name)
+    try:
+        yield
+    finally:
+        mnnpy.set_simd_target(previous)

@@ -1,25 +1,17 @@
 """The int8 convolution (expr.qlinear_conv2d, ONNX QLinearConv): exact against NumPy's int64
 convolution and float64 requantization on every SIMD target, and against onnxruntime on a small
 torch CNN quantized by quantize_static (QOperator format)."""
-import contextlib
 
 import numpy as np
 import pytest
 
 import mnnpy
 import mnnpy.expr as F
+from helpers import simd_target
 
 TARGETS = mnnpy.runtime_info()["simd_targets_usable"]
 
 
-@contextlib.contextmanager
-def simd_target(name):
-    previous = mnnpy.get_simd_target()
-    mnnpy.set_simd_target(name)
-    try:
-        yield
-    finally:
-        mnnpy.set_simd_target(previous)
 
 
 def _random(rng, dtype, shape):

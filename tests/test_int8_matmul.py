@@ -1,13 +1,13 @@
 """The int8 GEMM (expr.matmul_integer, expr.dynamic_quant_matmul): exact int32 results against
 NumPy's int64 arithmetic on every usable SIMD target, the dynamic quantization against a NumPy
 reference of the same arithmetic and against onnxruntime's quantize_dynamic, and bad inputs."""
-import contextlib
 
 import numpy as np
 import pytest
 
 import mnnpy
 import mnnpy.expr as F
+from helpers import simd_target
 
 TARGETS = mnnpy.runtime_info()["simd_targets_usable"]
 
@@ -17,14 +17,6 @@ SHAPES = [(1, 1, 1), (1, 5, 3), (3, 5, 7), (4, 16, 16), (5, 17, 33), (8, 4, 32),
           (1, 768, 70), (33, 1029, 65), (2, 3001, 17)]
 
 
-@contextlib.contextmanager
-def simd_target(name):
-    previous = mnnpy.get_simd_target()
-    mnnpy.set_simd_target(name)
-    try:
-        yield
-    finally:
-        mnnpy.set_simd_target(previous)
 
 
 def _random(rng, dtype, shape):

@@ -67,7 +67,6 @@ Which case reaches which HWY_DYNAMIC_DISPATCH (native/src/backend/cpu):
   components, contours, arithmetic) runs on the elementwise and reduction kernels:
   test_cv_analysis, test_cv_arithmetic. Codecs: test_codecs.
 """
-import contextlib
 import functools
 import math
 
@@ -78,6 +77,7 @@ import mnnpy
 import mnnpy.expr as F
 import mnnpy.numpy as mnp
 from mnnpy import _core
+from helpers import simd_target
 from cv_helpers import perspective_matrix, photos, random_image, rotation_matrix
 
 cv2 = pytest.importorskip("cv2")
@@ -90,15 +90,6 @@ EPS64 = float(np.finfo(np.float64).eps)
 
 
 # ---------------------------------------------------------------- machinery
-@contextlib.contextmanager
-def simd_target(name):
-    """Runs the block on SIMD target `name`, then gives the process its own target back."""
-    previous = mnnpy.get_simd_target()
-    mnnpy.set_simd_target(name)
-    try:
-        yield
-    finally:
-        mnnpy.set_simd_target(previous)
 
 
 @pytest.fixture(scope="module", autouse=True)

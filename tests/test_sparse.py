@@ -8,7 +8,6 @@ Tolerance of the sparse products: each output is a sum of q products (q: the non
 its row; pruned blocks add nothing), each fused into the running sum, then the bias (and the
 residual) added, so it is within gamma_{q+2} * (sum |w x| + |bias| + |residual|) of the exact
 value, gamma_n = n u / (1 - n u) <= n eps32 (u = eps32 / 2)."""
-import contextlib
 
 import numpy as np
 import pytest
@@ -19,7 +18,7 @@ from mnnpy import _core, convert, nn
 from mnnpy._expr_conv import _conv2d_nchw
 from mnnpy._expr_layout import _conv2d_blocked, _from_blocked, _to_blocked
 
-from helpers import compute_steps
+from helpers import compute_steps, simd_target
 
 EPS32 = float(np.finfo(np.float32).eps)
 BLOCKS = [(1, 1), (1, 4), (4, 1), (4, 4), (8, 1), (2, 1)]
@@ -52,14 +51,6 @@ def pruned_weight(rng, n, k, sparsity, block):
     return np.zeros_like(w) if sparsity >= 1.0 else F.prune_blocks(w, sparsity, block)
 
 
-@contextlib.contextmanager
-def simd_target(name):
-    previous = mnnpy.get_simd_target()
-    mnnpy.set_simd_target(name)
-    try:
-        yield
-    finally:
-        mnnpy.set_simd_target(previous)
 
 
 def run_profiled(build):
