@@ -52,17 +52,18 @@ AmxSwitch& amx_switch() {
   return s;
 }
 
-// Rows [m0, m0 + rows) of A into dst ([kAmxInt8BlockRows][kp] bytes: A, or A + 128 for an int8 A;
-// zero past K and in the rows past `rows`), and their sums into row_sums[m0 ..]. Zero, not 128,
+// Rows [m0, m0 + rows) of A into dst (kAmxInt8BlockRows rows, `stride` bytes apart, of kp bytes: A,
+// or A + 128 for an int8 A; zero past K and in the rows past `rows`), and their sums into
+// row_sums[m0 ..]. Zero, not 128,
 // past K: those depths meet zeros of B up to whole groups and the next panel's values in a
 // depth tile's last groups, and a zero byte of A cancels both.
 template <class T>
-void copy_rows(const T* a, int64_t lda, int64_t m0, int64_t rows, int64_t K, int64_t kp, uint8_t* dst,
+void copy_rows(const T* a, int64_t lda, int64_t m0, int64_t rows, int64_t K, int64_t kp, int64_t stride, uint8_t* dst,
                int32_t* row_sums) {
   const uint32_t shift = std::is_signed<T>::value ? 128u : 0u;
   for (int64_t r = 0; r < rows; ++r) {
     const T* src = a + (m0 + r) * lda;
-    uint8_t* out = dst + r * kp;
+    uint8_t* out = dst + r * stride;
     uint32_t sum = 0;  // modulo 2^32, as the rest of the arithmetic
     for (int64_t k = 0; k < K; ++k) {
       const uint32_t v = (uint32_t)(int32_t)src[k];
@@ -72,7 +73,7 @@ void copy_rows(const T* a, int64_t lda, int64_t m0, int64_t rows, int64_t K, int
     std::memset(out + K, 0, (size_t)(kp - K));
     row_sums[m0 + r] = (int32_t)sum;
   }
-  std::memset(dst + rows * kp, 0, (size_t)((kAmxInt8BlockRows - rows) * kp));
+  for (int64_t r = rows; r < kAmxInt8BlockRows; ++r) std::memset(dst + r * stride, 0, (size_t)kp);
 }
 
 #ifdef MNNPY_INT8_AMX_X86
@@ -92,16 +93,16 @@ __attribute__((target("amx-tile"))) void configure_tiles() {
 
 __attribute__((target("amx-tile"))) void release_tiles() { _tile_release(); }
 
-// c[32][32] (row stride 32 int32) = a[32][kp] (kp bytes a row) times the panels b0 and b1 over
+// c[32][32] (row stride 32 int32) = a[32][...] (a_stride bytes a row) times the panels b0 and b1 over
 // full_tiles depth tiles, then, when tail0 is set, one more depth tile of A against the two
 // panels' last groups, copied into tail0 and tail1 (1024 bytes each, zero past the panel).
-__attribute__((target("amx-tile,amx-int8"))) void block_amx_int8(const uint8_t* a, int64_t kp, const int8_t* b0,
+__attribute__((target("amx-tile,amx-int8"))) void block_amx_int8(const uint8_t* a, int64_t a_stride, const int8_t* b0,
                                                                   const int8_t* b1, int64_t full_tiles,
                                                                   const int8_t* tail0, const int8_t* tail1,
                                                                   int32_t* c) {
   constexpr int64_t b_stride = kGroupBytes;
   constexpr int64_t c_stride = kAmxInt8BlockCols * (int64_t)sizeof(int32_t);
-  const uint8_t* a_low = a + kTileRows * kp;  // rows 16-31
+  const uint8_t* a_low = a + kTileRows * a_stride;  // rows 16-31
   // The tile loads' asm names no memory: make the caller's copies of A and B land before them.
   __asm__ volatile("" : : : "memory");
   _tile_zero(0);
@@ -109,8 +110,8 @@ __attribute__((target("amx-tile,amx-int8"))) void block_amx_int8(const uint8_t* 
   _tile_zero(2);
   _tile_zero(3);
   for (int64_t t = 0; t < full_tiles; ++t) {
-    _tile_loadd(4, a + t * kAmxInt8TileDepth, kp);
-    _tile_loadd(5, a_low + t * kAmxInt8TileDepth, kp);
+    _tile_loadd(4, a + t * kAmxInt8TileDepth, a_stride);
+    _tile_loadd(5, a_low + t * kAmxInt8TileDepth, a_stride);
     _tile_loadd(6, b0 + t * kBTileBytes, b_stride);
     _tile_loadd(7, b1 + t * kBTileBytes, b_stride);
     _tile_dpbusd(0, 4, 6);
@@ -119,8 +120,8 @@ __attribute__((target("amx-tile,amx-int8"))) void block_amx_int8(const uint8_t* 
     _tile_dpbusd(3, 5, 7);
   }
   if (tail0) {
-    _tile_loadd(4, a + full_tiles * kAmxInt8TileDepth, kp);
-    _tile_loadd(5, a_low + full_tiles * kAmxInt8TileDepth, kp);
+    _tile_loadd(4, a + full_tiles * kAmxInt8TileDepth, a_stride);
+    _tile_loadd(5, a_low + full_tiles * kAmxInt8TileDepth, a_stride);
     _tile_loadd(6, tail0, b_stride);
     _tile_loadd(7, tail1, b_stride);
     _tile_dpbusd(0, 4, 6);
@@ -173,7 +174,10 @@ void gemm_int8_amx(int64_t M, const void* a, int64_t lda, bool a_signed, const P
   const int64_t K = b.k, N = b.n, groups = b.groups;
   const int64_t kp = round_up(std::max<int64_t>(K, 1), kAmxInt8TileDepth);
   const int64_t row_blocks_total = ceil_div(M, kAmxInt8BlockRows);
-  const int64_t block_bytes = kAmxInt8BlockRows * kp;
+  // Rows an odd number of cache lines apart: a tile's 16 rows then fall in different L1 sets
+  // (with K a multiple of 512, rows kp apart would share a few sets and evict each other).
+  const int64_t a_stride = (kp / 64) % 2 ? kp : kp + 64;
+  const int64_t block_bytes = kAmxInt8BlockRows * a_stride;
   uint8_t* rows = reinterpret_cast<uint8_t*>(
       thread_buffer(kRowsSlot, (size_t)ceil_div(row_blocks_total * block_bytes, (int64_t)sizeof(float))));
   int32_t* row_sums = reinterpret_cast<int32_t*>(thread_buffer(kRowSumsSlot, (size_t)M));
@@ -181,8 +185,9 @@ void gemm_int8_amx(int64_t M, const void* a, int64_t lda, bool a_signed, const P
   parallel_for(pool, row_blocks_total, copy_grain, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t m0 = r * kAmxInt8BlockRows, n_rows = std::min(kAmxInt8BlockRows, M - m0);
-      if (a_signed) copy_rows(static_cast<const int8_t*>(a), lda, m0, n_rows, K, kp, rows + r * block_bytes, row_sums);
-      else copy_rows(static_cast<const uint8_t*>(a), lda, m0, n_rows, K, kp, rows + r * block_bytes, row_sums);
+      uint8_t* dst = rows + r * block_bytes;
+      if (a_signed) copy_rows(static_cast<const int8_t*>(a), lda, m0, n_rows, K, kp, a_stride, dst, row_sums);
+      else copy_rows(static_cast<const uint8_t*>(a), lda, m0, n_rows, K, kp, a_stride, dst, row_sums);
     }
   });
   // Tasks as on the vector path: blocks of rows whose copy of A fits in L2, times blocks of
@@ -223,7 +228,7 @@ void gemm_int8_amx(int64_t M, const void* a, int64_t lda, bool a_signed, const P
         }
         for (int64_t rb = rb0; rb < rb1; ++rb) {
           const int64_t i0 = rb * kAmxInt8BlockRows;
-          block_amx_int8(rows + rb * block_bytes, kp, b0, b1, full_tiles, tail_groups ? tails[0] : nullptr,
+          block_amx_int8(rows + rb * block_bytes, a_stride, b0, b1, full_tiles, tail_groups ? tails[0] : nullptr,
                          tails[1], block);
           finish(context, block, i0, (int)std::min(kAmxInt8BlockRows, M - i0), j0, cols, row_sums);
         }
