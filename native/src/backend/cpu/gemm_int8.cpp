@@ -506,14 +506,5 @@ Int8GemmInfo cpu_int8_gemm_info() {
   return info;
 }
 
-Int8AmxChoice cpu_set_int8_amx(const Int8AmxChoice& choice) {
-  cpu::Int8AmxSetting setting;
-  setting.on = choice.on;
-  setting.min_rows = choice.min_rows;
-  setting.min_depth = choice.min_depth;
-  const cpu::Int8AmxSetting previous = cpu::set_int8_amx_setting(setting);
-  return {previous.on, previous.min_rows, previous.min_depth};
-}
-
 }  // namespace mnnpy
 #endif

@@ -11,6 +11,7 @@
 
 #include "backend/cpu/amx_support.h"
 #include "backend/cpu/thread_buffers.h"
+#include "mnnpy/runtime_info.h"
 #include "mnnpy/tensor.h"  // ValueError
 #include "mnnpy/thread_pool.h"
 
@@ -242,4 +243,14 @@ void gemm_int8_amx(int64_t M, const void* a, int64_t lda, bool a_signed, const P
 }
 
 }  // namespace cpu
+
+Int8AmxChoice cpu_set_int8_amx(const Int8AmxChoice& choice) {
+  cpu::Int8AmxSetting setting;
+  setting.on = choice.on;
+  setting.min_rows = choice.min_rows;
+  setting.min_depth = choice.min_depth;
+  const cpu::Int8AmxSetting previous = cpu::set_int8_amx_setting(setting);
+  return {previous.on, previous.min_rows, previous.min_depth};
+}
+
 }  // namespace mnnpy
