@@ -55,9 +55,7 @@ AmxSwitch& amx_switch() {
 
 // Rows [m0, m0 + rows) of A into dst (kAmxInt8BlockRows rows, `stride` bytes apart, of kp bytes: A,
 // or A + 128 for an int8 A; zero past K and in the rows past `rows`), and their sums into
-// row_sums[m0 ..]. Zero, not 128,
-// past K: those depths meet zeros of B up to whole groups and the next panel's values in a
-// depth tile's last groups, and a zero byte of A cancels both.
+// row_sums[m0 ..]. Zero (not 128) past K: products there are 0 whatever B's tile holds.
 template <class T>
 void copy_rows(const T* a, int64_t lda, int64_t m0, int64_t rows, int64_t K, int64_t kp, int64_t stride, uint8_t* dst,
                int32_t* row_sums) {
@@ -94,14 +92,29 @@ __attribute__((target("amx-tile"))) void configure_tiles() {
 
 __attribute__((target("amx-tile"))) void release_tiles() { _tile_release(); }
 
-// c[32][32] (row stride 32 int32) = a[32][...] (a_stride bytes a row) times the panels b0 and b1 over
-// full_tiles depth tiles, then, when tail0 is set, one more depth tile of A against the two
+// One depth tile: C's 2 x 2 tiles += the A tiles at a_high (rows 0-15) and a_low (rows 16-31)
+// times the B tiles at b0 and b1 (16 groups of a panel, 64 bytes apart).
+__attribute__((target("amx-tile,amx-int8"), always_inline)) inline void depth_step(const uint8_t* a_high,
+                                                                                    const uint8_t* a_low,
+                                                                                    int64_t a_stride, const int8_t* b0,
+                                                                                    const int8_t* b1) {
+  _tile_loadd(4, a_high, a_stride);
+  _tile_loadd(5, a_low, a_stride);
+  _tile_loadd(6, b0, kGroupBytes);
+  _tile_loadd(7, b1, kGroupBytes);
+  _tile_dpbusd(0, 4, 6);
+  _tile_dpbusd(1, 4, 7);
+  _tile_dpbusd(2, 5, 6);
+  _tile_dpbusd(3, 5, 7);
+}
+
+// c[32][32] (row stride 32 int32) = a[32][...] (a_stride bytes a row) times the panels b0 and b1
+// over full_tiles depth tiles, then, when tail0 is set, one more depth tile of A against the two
 // panels' last groups, copied into tail0 and tail1 (1024 bytes each, zero past the panel).
-__attribute__((target("amx-tile,amx-int8"))) void block_amx_int8(const uint8_t* a, int64_t a_stride, const int8_t* b0,
-                                                                  const int8_t* b1, int64_t full_tiles,
-                                                                  const int8_t* tail0, const int8_t* tail1,
-                                                                  int32_t* c) {
-  constexpr int64_t b_stride = kGroupBytes;
+__attribute__((target("amx-tile,amx-int8"))) void block_amx_int8(const uint8_t* a, int64_t a_stride,
+                                                                  const int8_t* b0, const int8_t* b1,
+                                                                  int64_t full_tiles, const int8_t* tail0,
+                                                                  const int8_t* tail1, int32_t* c) {
   constexpr int64_t c_stride = kAmxInt8BlockCols * (int64_t)sizeof(int32_t);
   const uint8_t* a_low = a + kTileRows * a_stride;  // rows 16-31
   // The tile loads' asm names no memory: make the caller's copies of A and B land before them.
@@ -111,24 +124,12 @@ __attribute__((target("amx-tile,amx-int8"))) void block_amx_int8(const uint8_t* 
   _tile_zero(2);
   _tile_zero(3);
   for (int64_t t = 0; t < full_tiles; ++t) {
-    _tile_loadd(4, a + t * kAmxInt8TileDepth, a_stride);
-    _tile_loadd(5, a_low + t * kAmxInt8TileDepth, a_stride);
-    _tile_loadd(6, b0 + t * kBTileBytes, b_stride);
-    _tile_loadd(7, b1 + t * kBTileBytes, b_stride);
-    _tile_dpbusd(0, 4, 6);
-    _tile_dpbusd(1, 4, 7);
-    _tile_dpbusd(2, 5, 6);
-    _tile_dpbusd(3, 5, 7);
+    const int64_t k0 = t * kAmxInt8TileDepth;
+    depth_step(a + k0, a_low + k0, a_stride, b0 + t * kBTileBytes, b1 + t * kBTileBytes);
   }
   if (tail0) {
-    _tile_loadd(4, a + full_tiles * kAmxInt8TileDepth, a_stride);
-    _tile_loadd(5, a_low + full_tiles * kAmxInt8TileDepth, a_stride);
-    _tile_loadd(6, tail0, b_stride);
-    _tile_loadd(7, tail1, b_stride);
-    _tile_dpbusd(0, 4, 6);
-    _tile_dpbusd(1, 4, 7);
-    _tile_dpbusd(2, 5, 6);
-    _tile_dpbusd(3, 5, 7);
+    const int64_t k0 = full_tiles * kAmxInt8TileDepth;
+    depth_step(a + k0, a_low + k0, a_stride, tail0, tail1);
   }
   _tile_stored(0, c, c_stride);
   _tile_stored(1, c + kInt8Panel, c_stride);
