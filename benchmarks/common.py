@@ -16,7 +16,7 @@ def machine_summary():
             for line in f:
                 if line.startswith("flags"):
                     have = set(line.split(":", 1)[1].split())
-                    flags = ",".join(x for x in ("avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16") if x in have)
+                    flags = ",".join(x for x in ("avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_int8") if x in have)
                     break
     except OSError:
         pass

@@ -60,8 +60,10 @@ def runtime_info():
     """Version, the SIMD instruction set the kernels run on ("isa"), the SIMD targets compiled in
     and those this CPU can run (best first), thread count, available backends and the device each
     runs on, the most bytes
-    one array or computation may take (larger requests raise MemoryError), and the bf16 path
-    precision "low" computes products on ("amx", "avx512_bf16" or "none", docs/precision.md)."""
+    one array or computation may take (larger requests raise MemoryError), the bf16 path
+    precision "low" computes products on ("amx", "avx512_bf16" or "none", docs/precision.md), and
+    the int8 GEMM's path on the current SIMD target ("amx", "vnni", "madd16" or "loop",
+    docs/int8.md)."""
     return {
         "version": __version__,
         "isa": _core.simd_target(),
@@ -73,6 +75,8 @@ def runtime_info():
         "memory_limit": _core.memory_limit_bytes(),
         # The bf16 path of precision "low" on this CPU: "amx", "avx512_bf16" or "none".
         "bf16": (_core.bf16_hardware_paths() or ["none"])[0],
+        # The int8 GEMM's path on the current target: "amx" (large products), "vnni", "madd16", "loop".
+        "int8": _core.int8_gemm_info()["path"],
     }
 
 

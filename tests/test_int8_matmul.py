@@ -2,6 +2,8 @@
 NumPy's int64 arithmetic on every usable SIMD target, the dynamic quantization against a NumPy
 reference of the same arithmetic and against onnxruntime's quantize_dynamic, and bad inputs."""
 
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -239,6 +241,8 @@ def test_bad_inputs_raise_value_errors():
 
 def test_each_target_runs_its_kernel():
     expected = {"AVX3_DL": "vnni", "AVX3": "madd16", "AVX2": "madd16", "SCALAR": "loop", "EMU128": "loop"}
+    if AMX_INT8 and mnnpy._core.int8_gemm_info()["amx_enabled"]:
+        expected["AVX3_DL"] = "amx"  # for products of at least amx_min_rows x amx_min_depth
     for target in TARGETS:
         with simd_target(target):
             info = mnnpy._core.int8_gemm_info()
@@ -280,3 +284,142 @@ def test_qdq_matmul_fuses_into_qlinear_matmul(rng, tmp_path):
     # The same integer product; the requantization rounds in float64 (ONNX's reference) against
     # onnxruntime's float32: at most one step apart.
     assert np.abs(got.astype(np.float64) - expected).max() <= y_scale * 1.001
+
+
+# ---------------------------------------------------------------- AMX-INT8 tiles
+# The AMX path (AVX3_DL target, CPUs with AMX-INT8) against NumPy's int64 arithmetic and against
+# the vector path, bit for bit. These run only where the CPU has AMX-INT8 and the OS grants the
+# tile state; the switch's own checks run everywhere.
+AMX_INT8 = mnnpy._core.int8_gemm_info()["amx_available"]
+needs_amx = pytest.mark.skipif(not AMX_INT8, reason="the CPU has no AMX-INT8 (or the OS does not grant the tile state)")
+
+# M, K, N: one tile (16 x 64 x 16), one row, depth or column past tiles and blocks (32 x 64 x 32),
+# depths short of one tile, depth groups not filled (K % 4), and deep products.
+AMX_SHAPES = [(16, 64, 16), (16, 3, 5), (17, 65, 17), (1, 64, 1), (15, 63, 15), (31, 127, 33), (32, 128, 32),
+              (33, 64, 47), (48, 100, 96), (64, 192, 64), (77, 1029, 130), (100, 4096, 65), (90, 33, 200)]
+
+
+@contextlib.contextmanager
+def _int8_amx(on, min_rows=1, min_depth=1):
+    """The AMX path on (for every product of at least min_rows x min_depth) or off, on AVX3_DL."""
+    previous = mnnpy._core.set_int8_amx(on, min_rows, min_depth)
+    try:
+        with simd_target("AVX3_DL"):
+            yield
+    finally:
+        mnnpy._core.set_int8_amx(*previous)
+
+
+def test_int8_amx_switch():
+    info = mnnpy._core.int8_gemm_info()
+    previous = mnnpy._core.set_int8_amx(False, 5, 7)
+    try:
+        assert previous == (info["amx_enabled"], info["amx_min_rows"], info["amx_min_depth"])
+        off = mnnpy._core.int8_gemm_info()
+        assert (off["amx_enabled"], off["amx_min_rows"], off["amx_min_depth"]) == (False, 5, 7)
+        assert off["path"] != "amx"
+        with pytest.raises(ValueError, match="min_rows >= 1 and min_depth >= 1"):
+            mnnpy._core.set_int8_amx(True, 0, 64)
+    finally:
+        mnnpy._core.set_int8_amx(*previous)
+    assert mnnpy._core.int8_gemm_info() == info
+    if not AMX_INT8:  # never chosen without the hardware, whatever the switch says
+        for target in TARGETS:
+            with simd_target(target):
+                assert mnnpy._core.int8_gemm_info()["path"] != "amx"
+
+
+@needs_amx
+@pytest.mark.parametrize("a_dtype", [np.int8, np.uint8])
+@pytest.mark.parametrize("b_dtype", [np.int8, np.uint8])
+def test_int8_amx_is_exact(rng, a_dtype, b_dtype):
+    with _int8_amx(True):
+        assert mnnpy._core.int8_gemm_info()["path"] == "amx"
+        for M, K, N in AMX_SHAPES:
+            a, b = _random(rng, a_dtype, (M, K)), _random(rng, b_dtype, (K, N))
+            a[0, :] = np.iinfo(a_dtype).min
+            b[:, 0] = np.iinfo(b_dtype).min
+            a[-1, :] = np.iinfo(a_dtype).max
+            cases = [(None, None), (_random(rng, a_dtype, ()), _random(rng, b_dtype, (N,))),
+                     (_random(rng, a_dtype, (M,)), _random(rng, b_dtype, ()))]
+            for zero_a, zero_b in cases:
+                for b_operand in (F.const(b), b):
+                    got = F.matmul_integer(a, b_operand, zero_a, zero_b).read()
+                    np.testing.assert_array_equal(got, _reference(a, b, zero_a, zero_b),
+                                                  err_msg=f"AMX M,K,N={M},{K},{N} zeros {zero_a is not None}")
+
+
+@needs_amx
+def test_int8_amx_matches_vector_path(rng):
+    """Bit-identical to the VNNI path: int32 products with zero points, the float epilogue of
+    dynamic quantization, a strided A (a slice) and the int8 convolution's GEMM."""
+    a, b = _random(rng, np.uint8, (70, 300)), _random(rng, np.int8, (300, 90))
+    x = rng.standard_normal((45, 200)).astype(np.float32)
+    w_q, w_scale = _quantize_columns(rng.standard_normal((200, 77)).astype(np.float32))
+    bias = rng.standard_normal(77).astype(np.float32)
+    xc = _random(rng, np.uint8, (2, 32, 15, 14))
+    wc = _random(rng, np.int8, (40, 32, 3, 3))
+    wz = _random(rng, np.int8, (40,))
+    ws = rng.uniform(0.001, 0.01, 40).astype(np.float32)
+
+    zb = _random(rng, np.int8, (90,))
+
+    def run():
+        return [F.matmul_integer(a, F.const(b), np.uint8(7), zb).read(),
+                F.matmul_integer(a[:, 3:250], b[3:250]).read(),
+                F.dynamic_quant_matmul(x, F.const(w_q), w_scale, bias).read(),
+                F.qlinear_conv2d(xc, np.float32(0.02), np.uint8(120), F.const(wc), ws, wz, np.float32(3.0),
+                                 np.uint8(128), None, (1, 1), (1, 1, 1, 1)).read()]
+
+    with _int8_amx(False):
+        assert mnnpy._core.int8_gemm_info()["path"] == "vnni"
+        vector = run()
+    with _int8_amx(True):
+        amx = run()
+    for got, expected in zip(amx, vector):
+        np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(vector[1], _reference(a[:, 3:250], b[3:250]))
+
+
+@needs_amx
+def test_int8_amx_wraps_like_int32(rng):
+    a = np.full((20, 70000), 255, np.uint8)
+    b = np.full((70000, 19), 127, np.int8)
+    b[:, 1] = _random(rng, np.int8, (70000,))
+    a[1] = _random(rng, np.uint8, (70000,))
+    assert (np.matmul(a.astype(np.int64), b.astype(np.int64)) > 2 ** 31).any()
+    with _int8_amx(True):
+        np.testing.assert_array_equal(F.matmul_integer(a, F.const(b)).read(), _reference(a, b))
+        np.testing.assert_array_equal(F.matmul_integer(a.view(np.int8), F.const(b)).read(),
+                                      _reference(a.view(np.int8), b))
+
+
+@needs_amx
+def test_int8_amx_threads_agree(rng):
+    a, b = _random(rng, np.int8, (300, 517)), _random(rng, np.uint8, (517, 260))
+    expected = _reference(a, b, np.int8(-3), np.uint8(7))
+    threads = mnnpy.get_num_threads()
+    try:
+        with _int8_amx(True, 16, 64):
+            for n in (1, 2, 3, 8):
+                mnnpy.set_num_threads(n)
+                got = F.matmul_integer(a, F.const(b), np.int8(-3), np.uint8(7)).read()
+                np.testing.assert_array_equal(got, expected, err_msg=f"{n} threads")
+    finally:
+        mnnpy.set_num_threads(threads)
+
+
+@needs_amx
+def test_int8_amx_default_sizes(rng):
+    """With the default thresholds, small products stay on VNNI and large ones go to AMX: both exact."""
+    previous = mnnpy._core.set_int8_amx(True)
+    try:
+        info = mnnpy._core.int8_gemm_info()
+        with simd_target("AVX3_DL"):
+            for M, K in [(info["amx_min_rows"] - 1, 300), (40, info["amx_min_depth"] - 1),
+                         (info["amx_min_rows"], info["amx_min_depth"])]:
+                a, b = _random(rng, np.uint8, (M, K)), _random(rng, np.int8, (K, 50))
+                np.testing.assert_array_equal(F.matmul_integer(a, F.const(b), np.uint8(9)).read(),
+                                              _reference(a, b, np.uint8(9)))
+    finally:
+        mnnpy._core.set_int8_amx(*previous)

@@ -36,7 +36,8 @@ Which case reaches which HWY_DYNAMIC_DISPATCH (native/src/backend/cpu):
   test_sorting.
 - gemm.cpp GemmImpl, PackBImpl, GemmInfoImpl, IntegralImpl: test_matmul.
 - gemm_int8.cpp GemmInt8Impl (VNNI, int16 multiply-add, portable loop), Int8InfoImpl:
-  test_int8_matmul.
+  test_int8_matmul (on AVX3_DL with AMX-INT8 its 64 x 128 x 96 product runs gemm_int8_amx.cpp's
+  tiles; test_int8_matmul.py's test_int8_amx_* force them on every size).
 - conv.cpp ConvGemmImpl (1x1 pointwise and im2col), conv_pixel_rows.cpp ConvPixelRowsImpl,
   winograd.cpp ConvWinogradImpl (F(4,3) and F(2,3)), depthwise.cpp ConvDepthwiseImpl:
   test_conv2d.

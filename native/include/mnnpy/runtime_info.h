@@ -19,13 +19,24 @@ struct GemmInfo {
 // For dt Float32 or Float64, on the SIMD target the kernels run on now.
 GemmInfo cpu_gemm_info(DType dt);
 
-// The int8 GEMM's micro-kernel on the SIMD target the kernels run on now: its path ("vnni",
-// "madd16" or "loop") and tile (mr rows x nr columns).
+// The int8 GEMM's micro-kernel on the SIMD target the kernels run on now: its path ("amx",
+// "vnni", "madd16" or "loop") and tile (mr rows x nr columns).
 struct Int8GemmInfo {
   std::string path;
   int mr = 0, nr = 0;
+  // AMX-INT8 (backend/cpu/gemm_int8_amx.h): whether this CPU and OS allow it, whether it is
+  // switched on, and the smallest products it takes (smaller ones run on "vnni").
+  bool amx_available = false, amx_enabled = false;
+  int64_t amx_min_rows = 0, amx_min_depth = 0;
 };
 Int8GemmInfo cpu_int8_gemm_info();
+// Tests and benchmarks: allows (on) or forbids the AMX-INT8 path and sets the smallest product it
+// takes (ValueError below 1); returns the previous choice.
+struct Int8AmxChoice {
+  bool on = true;
+  int64_t min_rows = 0, min_depth = 0;
+};
+Int8AmxChoice cpu_set_int8_amx(const Int8AmxChoice& choice);
 
 // The bf16 products of precision "low" (backend/cpu/gemm_bf16.h). Whether the CPU plans "low"
 // with them (it has a bf16 path, or the reference path is forced); the executor asks.

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <new>
 
+#include "backend/cpu/amx_support.h"
 #include "backend/cpu/thread_buffers.h"
 #include "mnnpy/runtime_info.h"
 #include "mnnpy/tensor.h"
@@ -22,10 +23,6 @@
 #define MNNPY_BF16_X86 1
 #include <cpuid.h>
 #include <immintrin.h>
-#if defined(__linux__)
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
 #endif
 
 namespace mnnpy {
@@ -46,26 +43,6 @@ inline float bf16_to_float(uint16_t h) {
 // ---- Detection --------------------------------------------------------------------------------
 
 #ifdef MNNPY_BF16_X86
-uint64_t read_xcr0() {
-  uint32_t eax, edx;
-  __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
-  return ((uint64_t)edx << 32) | eax;
-}
-
-// Linux enables the AMX tile data state per process on request; a kernel that refuses (or
-// predates AMX) leaves TILEDATA faulting, so AMX is used only after a granted request.
-bool request_amx_permission() {
-#if defined(__linux__) && defined(SYS_arch_prctl)
-  constexpr int kArchGetXcompPerm = 0x1022, kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
-  if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) != 0) return false;
-  unsigned long granted = 0;
-  if (syscall(SYS_arch_prctl, kArchGetXcompPerm, &granted) != 0) return false;
-  return (granted >> kXfeatureXtiledata) & 1u;
-#else
-  return false;
-#endif
-}
-
 struct Bf16Hardware {
   bool amx = false, avx512_bf16 = false;
   bool avx512 = false;  // F and BW: the vector conversion to bf16
@@ -167,17 +144,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void block_avx51
   }
 }
 
-// The tile configuration (palette 1): tiles 0-3 C (16 rows x 16 float32), 4-5 A (16 rows x 32
-// bf16), 6-7 B (16 rows of column pairs x 16 columns x 2 bf16); 64 bytes a row each.
-struct alignas(64) AmxTileConfig {
-  uint8_t palette_id = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
-static_assert(sizeof(AmxTileConfig) == 64, "the tile configuration is 64 bytes");
-
+// The tile configuration (AmxTileConfig, palette 1): tiles 0-3 C (16 rows x 16 float32), 4-5 A
+// (16 rows x 32 bf16), 6-7 B (16 rows of column pairs x 16 columns x 2 bf16); 64 bytes a row each.
 // 32 x 32 outputs a step as 2 x 2 tiles of 16 x 16, 32 depths (one A and one B tile each) at a time.
 __attribute__((target("amx-tile,amx-bf16"))) void block_amx(const uint16_t* a, int64_t kp, int64_t rows,
                                                             const uint16_t* b, int64_t n_blocks, float* c,

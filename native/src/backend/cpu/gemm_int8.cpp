@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "backend/cpu/gemm_int8.h"
+#include "backend/cpu/gemm_int8_amx.h"
 #include "backend/cpu/thread_buffers.h"
 #include "mnnpy/aligned_memory.h"
 #include "mnnpy/runtime_info.h"
@@ -312,7 +313,23 @@ void finish_tile(const Int8Call& g, int32_t* tile, int64_t i0, int rows, int64_t
   }
 }
 
+#if HWY_TARGET == HWY_AVX3_DL
+// AMX-INT8 (gemm_int8_amx.h) hands its blocks of raw sums, A taken as A + 128 like vpdpbusd's,
+// to this target's epilogue; a block's row stride is this target's tile width.
+static_assert(kNR == kAmxInt8BlockCols, "AMX blocks have the row stride finish_tile reads");
+void finish_amx_block(const void* call, int32_t* block, int64_t i0, int rows, int64_t j0, int cols,
+                      const int32_t* row_sums) {
+  finish_tile(*static_cast<const Int8Call*>(call), block, i0, rows, j0, cols, row_sums);
+}
+#endif
+
 void GemmInt8Impl(const Int8Call& g) {
+#if HWY_TARGET == HWY_AVX3_DL
+  if (int8_amx_chosen(g.M, g.b->k)) {
+    gemm_int8_amx(g.M, g.a, g.lda, g.a_signed, *g.b, g.pool, &finish_amx_block, &g);
+    return;
+  }
+#endif
   const PackedInt8B& b = *g.b;
   const int64_t M = g.M, N = b.n, groups = b.groups;
   const int64_t row_groups = ceil_div(M, kMR);
@@ -366,6 +383,13 @@ void Int8InfoImpl(const char** path, int* mr, int* nr) {
   *path = kPath;
   *mr = kMR;
   *nr = (int)kNR;
+#if HWY_TARGET == HWY_AVX3_DL
+  if (int8_amx_setting().on && int8_amx_available()) {  // for products at least int8_amx_setting()'s size
+    *path = "amx";
+    *mr = (int)kAmxInt8BlockRows;
+    *nr = (int)kAmxInt8BlockCols;
+  }
+#endif
 }
 
 }  // namespace HWY_NAMESPACE
@@ -474,6 +498,11 @@ Int8GemmInfo cpu_int8_gemm_info() {
   const char* path = "";
   HWY_DYNAMIC_DISPATCH(Int8InfoImpl)(&path, &info.mr, &info.nr);
   info.path = path;
+  const Int8AmxSetting amx = int8_amx_setting();
+  info.amx_available = int8_amx_available();
+  info.amx_enabled = amx.on;
+  info.amx_min_rows = amx.min_rows;
+  info.amx_min_depth = amx.min_depth;
   return info;
 }
 

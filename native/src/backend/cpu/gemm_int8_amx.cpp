@@ -1,0 +1,257 @@
+// The AMX-INT8 path of gemm_int8 (backend/cpu/gemm_int8_amx.h): detection and switch, A's copy
+// into tile rows, the tile kernel, and the split of the work over threads.
+#include "backend/cpu/gemm_int8_amx.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+#include "backend/cpu/amx_support.h"
+#include "backend/cpu/thread_buffers.h"
+#include "mnnpy/runtime_info.h"
+#include "mnnpy/tensor.h"  // ValueError
+#include "mnnpy/thread_pool.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define MNNPY_INT8_AMX_X86 1
+#include <immintrin.h>
+#endif
+
+namespace mnnpy {
+namespace cpu {
+
+namespace {
+
+// The thread_buffer slots of the vector path's driver, which this path replaces for a call.
+enum BufferSlot : int { kRowsSlot = 0, kRowSumsSlot = 1 };
+
+constexpr int64_t kTileRows = 16;                                    // rows of a C or A tile
+constexpr int64_t kGroupBytes = kInt8Panel * kInt8Depth;             // one depth group of a panel
+constexpr int64_t kTileGroups = kAmxInt8TileDepth / kInt8Depth;      // depth groups in one B tile
+constexpr int64_t kBTileBytes = kTileGroups * kGroupBytes;           // 1024
+constexpr int64_t kL2BlockBytes = 192 << 10;  // a task's rows of A, kept in L2
+constexpr int64_t kGrainMacs = int64_t(1) << 18;  // work below this is not worth a thread
+static_assert(kAmxInt8BlockCols == 2 * kInt8Panel, "a block spans two panels of B");
+static_assert(kAmxInt8BlockRows == 2 * kTileRows, "a block spans two tiles of rows");
+
+// The setting, read by every product and written by tests: its fields in atomics of their own (a
+// product racing a change may see a mix, each part valid).
+struct AmxSwitch {
+  std::atomic<bool> on{true};
+  std::atomic<int64_t> min_rows{kAmxInt8MinRows}, min_depth{kAmxInt8MinDepth};
+  AmxSwitch() {
+    const char* env = std::getenv("MNNPY_INT8_AMX");
+    if (env && std::strcmp(env, "0") == 0) on.store(false);
+  }
+};
+
+AmxSwitch& amx_switch() {
+  static AmxSwitch s;
+  return s;
+}
+
+// Rows [m0, m0 + rows) of A into dst (kAmxInt8BlockRows rows, `stride` bytes apart, of kp bytes: A,
+// or A + 128 for an int8 A; zero past K and in the rows past `rows`), and their sums into
+// row_sums[m0 ..]. Zero (not 128) past K: products there are 0 whatever B's tile holds.
+template <class T>
+void copy_rows(const T* a, int64_t lda, int64_t m0, int64_t rows, int64_t K, int64_t kp, int64_t stride, uint8_t* dst,
+               int32_t* row_sums) {
+  const uint32_t shift = std::is_signed<T>::value ? 128u : 0u;
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* src = a + (m0 + r) * lda;
+    uint8_t* out = dst + r * stride;
+    uint32_t sum = 0;  // modulo 2^32, as the rest of the arithmetic
+    for (int64_t k = 0; k < K; ++k) {
+      const uint32_t v = (uint32_t)(int32_t)src[k];
+      sum += v;
+      out[k] = (uint8_t)(v + shift);
+    }
+    std::memset(out + K, 0, (size_t)(kp - K));
+    row_sums[m0 + r] = (int32_t)sum;
+  }
+  for (int64_t r = rows; r < kAmxInt8BlockRows; ++r) std::memset(dst + r * stride, 0, (size_t)kp);
+}
+
+#ifdef MNNPY_INT8_AMX_X86
+// Every tile 16 rows x 64 bytes: 0-3 C (int32), 4-5 A (16 rows x 64 uint8 depths), 6-7 B (16
+// depth groups x 16 columns x 4 int8). Tile state is per thread: each thread loads its own.
+__attribute__((target("amx-tile"))) void configure_tiles() {
+  AmxTileConfig cfg;
+  for (int t = 0; t < 8; ++t) {
+    cfg.rows[t] = (uint8_t)kTileRows;
+    cfg.colsb[t] = 64;
+  }
+  // The intrinsic's asm names only the first bytes of the configuration: make the compiler store
+  // all 64 before LDTILECFG reads them.
+  __asm__ volatile("" : : "r"(&cfg) : "memory");
+  _tile_loadconfig(&cfg);
+}
+
+__attribute__((target("amx-tile"))) void release_tiles() { _tile_release(); }
+
+// One depth tile: C's 2 x 2 tiles += the A tiles at a_high (rows 0-15) and a_low (rows 16-31)
+// times the B tiles at b0 and b1 (16 groups of a panel, 64 bytes apart).
+__attribute__((target("amx-tile,amx-int8"), always_inline)) inline void depth_step(const uint8_t* a_high,
+                                                                                    const uint8_t* a_low,
+                                                                                    int64_t a_stride, const int8_t* b0,
+                                                                                    const int8_t* b1) {
+  _tile_loadd(4, a_high, a_stride);
+  _tile_loadd(5, a_low, a_stride);
+  _tile_loadd(6, b0, kGroupBytes);
+  _tile_loadd(7, b1, kGroupBytes);
+  _tile_dpbusd(0, 4, 6);
+  _tile_dpbusd(1, 4, 7);
+  _tile_dpbusd(2, 5, 6);
+  _tile_dpbusd(3, 5, 7);
+}
+
+// c[32][32] (row stride 32 int32) = a[32][...] (a_stride bytes a row) times the panels b0 and b1
+// over full_tiles depth tiles, then, when tail0 is set, one more depth tile of A against the two
+// panels' last groups, copied into tail0 and tail1 (1024 bytes each, zero past the panel).
+__attribute__((target("amx-tile,amx-int8"))) void block_amx_int8(const uint8_t* a, int64_t a_stride,
+                                                                  const int8_t* b0, const int8_t* b1,
+                                                                  int64_t full_tiles, const int8_t* tail0,
+                                                                  const int8_t* tail1, int32_t* c) {
+  constexpr int64_t c_stride = kAmxInt8BlockCols * (int64_t)sizeof(int32_t);
+  const uint8_t* a_low = a + kTileRows * a_stride;  // rows 16-31
+  // The tile loads' asm names no memory: make the caller's copies of A and B land before them.
+  __asm__ volatile("" : : : "memory");
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  for (int64_t t = 0; t < full_tiles; ++t) {
+    const int64_t k0 = t * kAmxInt8TileDepth;
+    depth_step(a + k0, a_low + k0, a_stride, b0 + t * kBTileBytes, b1 + t * kBTileBytes);
+  }
+  if (tail0) {
+    const int64_t k0 = full_tiles * kAmxInt8TileDepth;
+    depth_step(a + k0, a_low + k0, a_stride, tail0, tail1);
+  }
+  _tile_stored(0, c, c_stride);
+  _tile_stored(1, c + kInt8Panel, c_stride);
+  _tile_stored(2, c + kTileRows * kAmxInt8BlockCols, c_stride);
+  _tile_stored(3, c + kTileRows * kAmxInt8BlockCols + kInt8Panel, c_stride);
+}
+#endif
+
+}  // namespace
+
+bool int8_amx_available() { return amx_features().int8; }
+
+Int8AmxSetting int8_amx_setting() {
+  const AmxSwitch& s = amx_switch();
+  Int8AmxSetting out;
+  out.on = s.on.load(std::memory_order_relaxed);
+  out.min_rows = s.min_rows.load(std::memory_order_relaxed);
+  out.min_depth = s.min_depth.load(std::memory_order_relaxed);
+  return out;
+}
+
+Int8AmxSetting set_int8_amx_setting(const Int8AmxSetting& setting) {
+  if (setting.min_rows < 1 || setting.min_depth < 1) {
+    throw ValueError("the AMX path's smallest product needs min_rows >= 1 and min_depth >= 1, got " +
+                     std::to_string(setting.min_rows) + " and " + std::to_string(setting.min_depth));
+  }
+  const Int8AmxSetting previous = int8_amx_setting();
+  AmxSwitch& s = amx_switch();
+  s.on.store(setting.on, std::memory_order_relaxed);
+  s.min_rows.store(setting.min_rows, std::memory_order_relaxed);
+  s.min_depth.store(setting.min_depth, std::memory_order_relaxed);
+  return previous;
+}
+
+bool int8_amx_chosen(int64_t M, int64_t K) {
+  const AmxSwitch& s = amx_switch();
+  return s.on.load(std::memory_order_relaxed) && M >= s.min_rows.load(std::memory_order_relaxed) &&
+         K >= s.min_depth.load(std::memory_order_relaxed) && int8_amx_available();
+}
+
+void gemm_int8_amx(int64_t M, const void* a, int64_t lda, bool a_signed, const PackedInt8B& b, ThreadPool* pool,
+                   Int8BlockEpilogue finish, const void* context) {
+#ifdef MNNPY_INT8_AMX_X86
+  const int64_t K = b.k, N = b.n, groups = b.groups;
+  const int64_t kp = round_up(std::max<int64_t>(K, 1), kAmxInt8TileDepth);
+  const int64_t row_blocks_total = ceil_div(M, kAmxInt8BlockRows);
+  // Rows an odd number of cache lines apart: a tile's 16 rows then fall in different L1 sets
+  // (with K a multiple of 512, rows kp apart would share a few sets and evict each other).
+  const int64_t a_stride = (kp / 64) % 2 ? kp : kp + 64;
+  const int64_t block_bytes = kAmxInt8BlockRows * a_stride;
+  uint8_t* rows = reinterpret_cast<uint8_t*>(
+      thread_buffer(kRowsSlot, (size_t)ceil_div(row_blocks_total * block_bytes, (int64_t)sizeof(float))));
+  int32_t* row_sums = reinterpret_cast<int32_t*>(thread_buffer(kRowSumsSlot, (size_t)M));
+  const int64_t copy_grain = std::max<int64_t>(1, (int64_t(1) << 16) / block_bytes);
+  parallel_for(pool, row_blocks_total, copy_grain, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t m0 = r * kAmxInt8BlockRows, n_rows = std::min(kAmxInt8BlockRows, M - m0);
+      uint8_t* dst = rows + r * block_bytes;
+      if (a_signed) copy_rows(static_cast<const int8_t*>(a), lda, m0, n_rows, K, kp, a_stride, dst, row_sums);
+      else copy_rows(static_cast<const uint8_t*>(a), lda, m0, n_rows, K, kp, a_stride, dst, row_sums);
+    }
+  });
+  // Tasks as on the vector path: blocks of rows whose copy of A fits in L2, times blocks of
+  // column pairs; more tasks than threads so that shares even out.
+  const int64_t col_blocks_total = ceil_div(N, kAmxInt8BlockCols);
+  int64_t row_tasks = ceil_div(row_blocks_total, std::max<int64_t>(1, kL2BlockBytes / block_bytes));
+  const int threads = pool ? pool->num_threads() : 1;
+  const int64_t want =
+      threads > 1 ? std::min<int64_t>(4 * threads, std::max<int64_t>(1, M * N * K / kGrainMacs)) : 1;
+  int64_t col_tasks = std::min(col_blocks_total, std::max<int64_t>(1, ceil_div(want, row_tasks)));
+  if (row_tasks * col_tasks < want) row_tasks = std::min(row_blocks_total, ceil_div(want, col_tasks));
+  const int64_t rows_per_task = ceil_div(row_blocks_total, row_tasks);
+  const int64_t cols_per_task = ceil_div(col_blocks_total, col_tasks);
+  row_tasks = ceil_div(row_blocks_total, rows_per_task);
+  col_tasks = ceil_div(col_blocks_total, cols_per_task);
+  const int64_t panel_stride = groups * kGroupBytes;
+  // B's depth tiles: whole ones read in place; the last groups of a panel (fewer than a tile) are
+  // copied out, since a tile read in place would run past the panel (and past the last one's end).
+  const int64_t full_tiles = groups / kTileGroups, tail_groups = groups % kTileGroups;
+  parallel_for(pool, row_tasks * col_tasks, 1, [&](int64_t t0, int64_t t1) {
+    alignas(64) int32_t block[kAmxInt8BlockRows * kAmxInt8BlockCols];
+    alignas(64) int8_t tails[2][kBTileBytes];
+    std::memset(tails, 0, sizeof tails);
+    configure_tiles();
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t rt = t / col_tasks, ct = t % col_tasks;
+      const int64_t rb0 = rt * rows_per_task, rb1 = std::min(row_blocks_total, rb0 + rows_per_task);
+      const int64_t cb0 = ct * cols_per_task, cb1 = std::min(col_blocks_total, cb0 + cols_per_task);
+      for (int64_t cb = cb0; cb < cb1; ++cb) {
+        const int64_t j0 = cb * kAmxInt8BlockCols;
+        const int cols = (int)std::min(kAmxInt8BlockCols, N - j0);
+        // pack_int8_b stores whole pairs of panels: the second exists (zero) past N.
+        const int8_t* b0 = b.data.get() + 2 * cb * panel_stride;
+        const int8_t* b1 = b0 + panel_stride;
+        if (tail_groups) {
+          std::memcpy(tails[0], b0 + full_tiles * kBTileBytes, (size_t)(tail_groups * kGroupBytes));
+          std::memcpy(tails[1], b1 + full_tiles * kBTileBytes, (size_t)(tail_groups * kGroupBytes));
+        }
+        for (int64_t rb = rb0; rb < rb1; ++rb) {
+          const int64_t i0 = rb * kAmxInt8BlockRows;
+          block_amx_int8(rows + rb * block_bytes, a_stride, b0, b1, full_tiles, tail_groups ? tails[0] : nullptr,
+                         tails[1], block);
+          finish(context, block, i0, (int)std::min(kAmxInt8BlockRows, M - i0), j0, cols, row_sums);
+        }
+      }
+    }
+    release_tiles();
+  });
+#else
+  (void)M, (void)a, (void)lda, (void)a_signed, (void)b, (void)pool, (void)finish, (void)context;
+#endif
+}
+
+}  // namespace cpu
+
+Int8AmxChoice cpu_set_int8_amx(const Int8AmxChoice& choice) {
+  cpu::Int8AmxSetting setting;
+  setting.on = choice.on;
+  setting.min_rows = choice.min_rows;
+  setting.min_depth = choice.min_depth;
+  const cpu::Int8AmxSetting previous = cpu::set_int8_amx_setting(setting);
+  return {previous.on, previous.min_rows, previous.min_depth};
+}
+
+}  // namespace mnnpy

@@ -1,0 +1,58 @@
+// The AMX-INT8 path of gemm_int8 (backend/cpu/gemm_int8.h): Intel's tile instruction TDPBUSD
+// (uint8 x int8 products summed into int32, like VNNI's vpdpbusd) on 16 x 16 tiles of C.
+//
+// B stays as pack_int8_b leaves it: a panel's depth group is one tile row (16 columns x 4 depths),
+// so 16 groups in a row are one B tile of depth 64 (1024 contiguous bytes, row stride 64) and
+// packed weights serve every path. A is copied per call into rows of Kp bytes (Kp: K rounded up
+// to 64), zero past K, an int8 A shifted by +128 as on the VNNI path; its row sums come with it.
+// A block of C is 32 rows x 32 columns (2 x 2 tiles); its raw int32 sums go through the caller's
+// epilogue (the VNNI target's, which takes the +128 back), so results are those of every path.
+//
+// Used only where the CPU has AMX-TILE and AMX-INT8 and Linux grants the tile state
+// (amx_features().int8), on the AVX3_DL target, when not switched off (the environment variable
+// MNNPY_INT8_AMX=0 at start, or set_int8_amx_setting) and for products of at least
+// kAmxInt8MinRows rows and kAmxInt8MinDepth depths (by default).
+#pragma once
+#include <cstdint>
+
+#include "backend/cpu/gemm_int8.h"
+
+namespace mnnpy {
+namespace cpu {
+
+constexpr int64_t kAmxInt8BlockRows = 32;  // rows of a block of C: two tiles of 16
+constexpr int64_t kAmxInt8BlockCols = 32;  // columns of a block of C: two panels of B
+constexpr int64_t kAmxInt8TileDepth = 64;  // depths of one A or B tile (64 bytes a row)
+// The smallest products AMX takes by default; smaller ones stay on the vector path.
+constexpr int64_t kAmxInt8MinRows = 16;
+constexpr int64_t kAmxInt8MinDepth = 64;
+
+bool int8_amx_available();  // the CPU and the OS allow AMX-INT8 in this process
+
+struct Int8AmxSetting {
+  bool on = true;  // off when MNNPY_INT8_AMX=0 at start
+  int64_t min_rows = kAmxInt8MinRows, min_depth = kAmxInt8MinDepth;
+};
+Int8AmxSetting int8_amx_setting();
+// Tests and benchmarks: turns the AMX path on or off for later products and sets the smallest
+// product it takes (min_rows, min_depth >= 1); returns the previous setting. On a CPU without
+// AMX-INT8 the path stays unused either way.
+Int8AmxSetting set_int8_amx_setting(const Int8AmxSetting& setting);
+
+// Whether a product of M rows and K depths runs on AMX (asked by gemm_int8 on AVX3_DL).
+bool int8_amx_chosen(int64_t M, int64_t K);
+
+// The caller's epilogue for one block of raw sums: block[r * kAmxInt8BlockCols + j] for C's row
+// i0 + r (r < rows) and column j0 + j (j < cols); row_sums[m]: the sum of A's row m (as stored,
+// before any shift), modulo 2^32.
+using Int8BlockEpilogue = void (*)(const void* context, int32_t* block, int64_t i0, int rows, int64_t j0, int cols,
+                                   const int32_t* row_sums);
+
+// Raw sums of A[M x K] (row stride lda, int8 when a_signed else uint8) times the packed B, block
+// by block into `finish`. Threads of pool take blocks of rows times blocks of columns. Call only
+// when int8_amx_available().
+void gemm_int8_amx(int64_t M, const void* a, int64_t lda, bool a_signed, const PackedInt8B& b, ThreadPool* pool,
+                   Int8BlockEpilogue finish, const void* context);
+
+}  // namespace cpu
+}  // namespace mnnpy
