@@ -438,9 +438,10 @@ class WindowPoolKernel : public Kernel {
     const Window& w = w_;
     const bool average = average_;
     const uint8_t flip = flip_;
-    auto finish = [&](int64_t sum, int64_t oh, int64_t ow) {
+    // `sum` over `taps` values inside the input; padding counted in the divisor holds x_zero (0).
+    auto finish = [&](int64_t sum, int64_t taps, int64_t oh, int64_t ow) {
       const int64_t count = w.count(oh, ow);
-      return requantize_one((float)(int32_t)(sum - (int64_t)zx * count) * multipliers[(size_t)count], q) ^ flip;
+      return requantize_one((float)(int32_t)(sum - (int64_t)zx * taps) * multipliers[(size_t)count], q) ^ flip;
     };
     if (!w.channels_last) {
       const int64_t plane_in = w.in_h * w.in_w, plane_out = w.out_h * w.out_w;
@@ -474,7 +475,7 @@ class WindowPoolKernel : public Kernel {
               if (average) {
                 int64_t sum = 0;
                 for (int64_t kw = w0; kw < w1; ++kw) sum += sums[(size_t)(left + kw * w.dilation_w)];
-                yp[oh * w.out_w + ow] = finish(sum, oh, ow);
+                yp[oh * w.out_w + ow] = finish(sum, (h1 - h0) * (w1 - w0), oh, ow);
               } else {
                 uint8_t m = 0;
                 for (int64_t kw = w0; kw < w1; ++kw) m = std::max(m, maxima[(size_t)(left + kw * w.dilation_w)]);
@@ -517,7 +518,7 @@ class WindowPoolKernel : public Kernel {
           uint8_t* py = y + ((n * w.out_h + oh) * w.out_w + ow) * C;
           if (average) {
             const int64_t count = w.count(oh, ow);
-            HWY_DYNAMIC_DISPATCH(cpu::RequantizeSumsImpl)(sums.data(), C, (int32_t)(zx * count),
+            HWY_DYNAMIC_DISPATCH(cpu::RequantizeSumsImpl)(sums.data(), C, (int32_t)(zx * (h1 - h0) * (w1 - w0)),
                                                           multipliers[(size_t)count], q, flip, py);
           } else {
             for (int64_t c = 0; c < C; ++c) py[c] = maxima[(size_t)c] ^ flip;
