@@ -494,3 +494,53 @@ def test_qdq_matmul_and_gemm_fuse(fresh, tmp_path, gemm, per_column, quantize_ou
         # products (each exact in float32 to 2^-24 relative): 48 roundings of the largest term.
         bound = 48 * 2.0 ** -23 * np.abs(expected).max() + 1e-6
         assert np.abs(got - expected).max() <= bound, (seed, np.abs(got - expected).max(), bound)
+
+
+def _contrib_model(op, x_shape, dtype, extra_inputs, attrs, tmp_path, extra_before=()):
+    """A model of one com.microsoft node reading graph input `x` (after `extra_before` constants)
+    and then the constants `extra_inputs`; returns its path."""
+    from onnx import TensorProto, helper, numpy_helper
+    types = {np.dtype(np.int8): TensorProto.INT8, np.dtype(np.uint8): TensorProto.UINT8}
+    before = [f"c{k}" for k in range(len(extra_before))]
+    after = [f"d{k}" for k in range(len(extra_inputs))]
+    init = [numpy_helper.from_array(np.asarray(v), n) for n, v in zip(before + after, list(extra_before) + list(extra_inputs))]
+    node = helper.make_node(op, before + ["x"] + after, ["y"], domain="com.microsoft", **attrs)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", types[np.dtype(dtype)], list(x_shape))],
+                              [helper.make_tensor_value_info("y", types[np.dtype(dtype)], None)], init)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    path = str(tmp_path / f"{op}.onnx")
+    with open(path, "wb") as f:
+        f.write(model.SerializeToString())
+    return path
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_contrib_ops_import_against_onnxruntime(fresh, tmp_path, dtype):
+    """Each QOperator contrib op read from an ONNX file, on a graph input, against onnxruntime:
+    the table ops (QLinearLeakyRelu, QLinearSigmoid) build their table as onnxruntime does, the
+    leaky ReLU's exactly; onnxruntime's sigmoid is an approximation of the logistic function (a
+    relative error near float32's), so an entry may round to the neighbouring step."""
+    ort = pytest.importorskip("onnxruntime")
+    from mnnpy import nn
+    rng, seed = fresh
+    shape = (2, 6, 5, 7)
+    x = _random(rng, dtype, shape)
+    q = lambda: (_scale(rng), _random(rng, dtype, ()))  # noqa: E731
+    (sx, zx), (sy, zy), (sb, zb) = q(), q(), q()
+    b = _random(rng, dtype, (1, 6, 1, 1))
+    cases = [("QLinearLeakyRelu", [sx, zx, sy, zy], {"alpha": 0.1}, (), 0),
+             ("QLinearSigmoid", [sx, zx, sy, zy], {}, (), 1),
+             ("QLinearAdd", [sx, zx, b, sb, zb, sy, zy], {}, (), 1),
+             ("QLinearMul", [sx, zx, b, sb, zb, sy, zy], {}, (), 1),
+             ("QLinearGlobalAveragePool", [sx, zx, sy, zy], {"channels_last": 0}, (), 0),
+             ("QLinearAveragePool", [sx, zx, sy, zy], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1],
+                                                      "strides": [2, 2]}, (), 1),
+             ("QLinearConcat", [sx, zx, _random(rng, dtype, (2, 3, 5, 7)), sb, zb], {"axis": 1}, (sy, zy), 0)]
+    for op, inputs, attrs, before, steps in cases:
+        path = _contrib_model(op, shape, dtype, inputs, attrs, tmp_path, before)
+        expected = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+        module = nn.load_module_from_file(path)
+        got = np.asarray(module(x))
+        assert got.dtype == expected.dtype and got.shape == expected.shape, (op, got.shape, expected.shape)
+        difference = np.abs(got.astype(np.int32) - expected.astype(np.int32))
+        assert difference.max() <= steps, (seed, op, difference.max())
