@@ -544,3 +544,48 @@ def test_contrib_ops_import_against_onnxruntime(fresh, tmp_path, dtype):
         assert got.dtype == expected.dtype and got.shape == expected.shape, (op, got.shape, expected.shape)
         difference = np.abs(got.astype(np.int32) - expected.astype(np.int32))
         assert difference.max() <= steps, (seed, op, difference.max())
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_max_pool_int8_dilation_and_ceil_mode_match_torch(fresh, target, dtype):
+    """torch's max_pool2d on the same integers as float32 (exact) is the reference."""
+    torch = pytest.importorskip("torch")
+    rng, seed = fresh
+    cases = [((1, 3, 17, 23), (3, 3), (2, 2), (1, 1), (2, 2), True), ((2, 4, 9, 8), (2, 3), (3, 2), (0, 1), (1, 2), True),
+             ((1, 2, 12, 31), (3, 2), (1, 3), (1, 1), (2, 1), False)]
+    with simd_target(target):
+        for shape, kernel, stride, pad, dilation, ceil in cases:
+            x = _random(rng, dtype, shape)
+            expected = torch.nn.functional.max_pool2d(torch.from_numpy(x.astype(np.float32)), kernel, stride, pad,
+                                                      dilation, ceil_mode=ceil).numpy().astype(dtype)
+            pads = (pad[0], pad[1], pad[0], pad[1])
+            got = F.max_pool2d_int8(x, kernel, stride, pads, dilation, ceil_mode=ceil).read()
+            np.testing.assert_array_equal(got, expected, err_msg=f"{seed} {target} {shape} {kernel}")
+            got_last = F.max_pool2d_int8(np.ascontiguousarray(x.transpose(0, 2, 3, 1)), kernel, stride, pads, dilation,
+                                         ceil_mode=ceil, channels_last=True).read()
+            np.testing.assert_array_equal(got_last, expected.transpose(0, 2, 3, 1), err_msg=seed)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_qlinear_average_pool_ceil_mode_against_onnxruntime(fresh, dtype):
+    rng, seed = fresh
+    x = _random(rng, dtype, (1, 5, 10, 13))
+    sx, zx, sy, zy = _scale(rng), _random(rng, dtype, ()), _scale(rng) / 2, _random(rng, dtype, ())
+    for include_pad in (0, 1):
+        got = F.qlinear_average_pool2d(x, sx, zx, sy, zy, (3, 3), (2, 2), (1, 0, 1, 0), ceil_mode=True,
+                                       count_include_pad=include_pad).read()
+        attrs = {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 0, 1, 0], "ceil_mode": 1,
+                 "count_include_pad": include_pad}
+        expected = _onnxruntime("QLinearAveragePool", [x, sx, zx, sy, zy], attrs, dtype)
+        assert got.shape == expected.shape
+        difference = np.abs(got.astype(np.int32) - expected.astype(np.int32))
+        if include_pad:
+            # A window that ceil mode extends past the padding: onnxruntime's contrib kernel divides
+            # by the whole kernel, mnnpy (as ONNX's AveragePool and torch) by the taps inside the
+            # padded input. Windows inside it compare as the others.
+            rows = [oh for oh in range(got.shape[2]) if oh * 2 - 1 + 3 <= x.shape[2] + 1]
+            cols = [ow for ow in range(got.shape[3]) if ow * 2 + 3 <= x.shape[3]]
+            difference = difference[:, :, rows][:, :, :, cols]
+            assert len(rows) < got.shape[2] or len(cols) < got.shape[3]
+        assert difference.max() <= 1, (seed, include_pad)

@@ -169,6 +169,42 @@ void MaxBytesImpl(const uint8_t* HWY_RESTRICT x, int64_t n, uint8_t flip, uint8_
   for (; i < n; ++i) m[i] = std::max<uint8_t>(m[i], (uint8_t)(x[i] ^ flip));
 }
 
+// out[j] = max over k < taps of row[j + k * step], for j < n.
+void SlidingMaxImpl(const uint8_t* HWY_RESTRICT row, int64_t n, int64_t taps, int64_t step,
+                    uint8_t* HWY_RESTRICT out) {
+  const hn::ScalableTag<uint8_t> d8;
+  const int64_t L = (int64_t)hn::Lanes(d8);
+  int64_t j = 0;
+  for (; j + L <= n; j += L) {
+    auto m = hn::LoadU(d8, row + j);
+    for (int64_t k = 1; k < taps; ++k) m = hn::Max(m, hn::LoadU(d8, row + j + k * step));
+    hn::StoreU(m, d8, out + j);
+  }
+  for (; j < n; ++j) {
+    uint8_t m = row[j];
+    for (int64_t k = 1; k < taps; ++k) m = std::max(m, row[j + k * step]);
+    out[j] = m;
+  }
+}
+
+// out[j] = sum over k < taps of row[j + k * step], for j < n.
+void SlidingSumImpl(const int32_t* HWY_RESTRICT row, int64_t n, int64_t taps, int64_t step,
+                    int32_t* HWY_RESTRICT out) {
+  const DI di;
+  const int64_t L = (int64_t)hn::Lanes(di);
+  int64_t j = 0;
+  for (; j + L <= n; j += L) {
+    VI s = hn::LoadU(di, row + j);
+    for (int64_t k = 1; k < taps; ++k) s = hn::Add(s, hn::LoadU(di, row + j + k * step));
+    hn::StoreU(s, di, out + j);
+  }
+  for (; j < n; ++j) {
+    int32_t s = row[j];
+    for (int64_t k = 1; k < taps; ++k) s += row[j + k * step];
+    out[j] = s;
+  }
+}
+
 // y[i] = requantize(float(sums[i] - zero_sum) * multiplier) ^ flip for i < n.
 void RequantizeSumsImpl(const int32_t* HWY_RESTRICT sums, int64_t n, int32_t zero_sum, float multiplier,
                         const Requant& q, uint8_t flip, uint8_t* HWY_RESTRICT y) {
@@ -196,6 +232,8 @@ HWY_EXPORT(AccumulateBytesImpl);
 HWY_EXPORT(SumBytesImpl);
 HWY_EXPORT(MaxBytesImpl);
 HWY_EXPORT(RequantizeSumsImpl);
+HWY_EXPORT(SlidingMaxImpl);
+HWY_EXPORT(SlidingSumImpl);
 }  // namespace cpu
 
 namespace {
@@ -390,6 +428,25 @@ struct Window {
     kernel_h = k[0], kernel_w = k[1], stride_h = st[0], stride_w = st[1], dilation_h = d[0], dilation_w = d[1];
     pad_top = p[0], pad_left = p[1], pad_bottom = p[2], pad_right = p[3];
     count_include_pad = ctx.attrs.get_int("count_include_pad", 0) != 0;
+    axis_taps(out_h, stride_h, pad_top, kernel_h, dilation_h, in_h, pad_bottom, h_first, h_valid, h_divisor);
+    axis_taps(out_w, stride_w, pad_left, kernel_w, dilation_w, in_w, pad_right, w_first, w_valid, w_divisor);
+  }
+
+  // Per output position along an axis: its first tap inside the input, how many are inside, and
+  // the average's divisor extent (the taps inside the input, or inside the padded input).
+  std::vector<int64_t> h_first, h_valid, h_divisor, w_first, w_valid, w_divisor;
+  void axis_taps(int64_t outs, int64_t stride, int64_t pad, int64_t kernel, int64_t dilation, int64_t in,
+                 int64_t pad_end, std::vector<int64_t>& first, std::vector<int64_t>& valid,
+                 std::vector<int64_t>& divisor) const {
+    for (int64_t o = 0; o < outs; ++o) {
+      int64_t f, l, fd, ld;
+      taps(o, stride, pad, kernel, dilation, 0, in, f, l);
+      taps(o, stride, pad, kernel, dilation, count_include_pad ? -pad : 0, count_include_pad ? in + pad_end : in, fd,
+           ld);
+      first.push_back(f);
+      valid.push_back(l - f);
+      divisor.push_back(ld - fd);
+    }
   }
 
   // The taps [first, last) of output position o along an axis that fall inside [lo, hi).
@@ -401,14 +458,8 @@ struct Window {
     last = kernel;
     while (last > first && start + (last - 1) * dilation >= hi) --last;
   }
-  // The divisor of an average window: the taps inside the input, or inside the padded input.
-  int64_t count(int64_t oh, int64_t ow) const {
-    int64_t h0, h1, w0, w1;
-    const bool inc = count_include_pad;
-    taps(oh, stride_h, pad_top, kernel_h, 1, inc ? -pad_top : 0, inc ? in_h + pad_bottom : in_h, h0, h1);
-    taps(ow, stride_w, pad_left, kernel_w, 1, inc ? -pad_left : 0, inc ? in_w + pad_right : in_w, w0, w1);
-    return (h1 - h0) * (w1 - w0);
-  }
+  // The divisor of an average window.
+  int64_t count(int64_t oh, int64_t ow) const { return h_divisor[(size_t)oh] * w_divisor[(size_t)ow]; }
 };
 
 // Average (sums of bytes) or maximum over each window. NCHW: each output row reduces its window's
@@ -444,43 +495,41 @@ class WindowPoolKernel : public Kernel {
       return requantize_one((float)(int32_t)(sum - (int64_t)zx * taps) * multipliers[(size_t)count], q) ^ flip;
     };
     if (!w.channels_last) {
+      // Each output row: its window's input rows reduced into one row placed at pad_left in a
+      // buffer of zeros (neutral for sums, and the least byte for maxima), then sliding
+      // reductions over that row at stride 1, of which every stride_w-th is an output.
       const int64_t plane_in = w.in_h * w.in_w, plane_out = w.out_h * w.out_w;
+      const int64_t span = (w.out_w - 1) * w.stride_w + 1;
+      const int64_t row_len = std::max(span + (w.kernel_w - 1) * w.dilation_w, w.pad_left + w.in_w);
       parallel_for(args.pool, w.batch * w.channels, grain_for(plane_in), [&](int64_t p0, int64_t p1) {
-        std::vector<int32_t> sums((size_t)w.in_w);
-        std::vector<uint8_t> maxima((size_t)w.in_w);
+        std::vector<int32_t> sums((size_t)(average ? row_len : 0)), slid_sums((size_t)(average ? span : 0));
+        std::vector<uint8_t> maxima((size_t)(average ? 0 : row_len)), slid_maxima((size_t)(average ? 0 : span));
         for (int64_t p = p0; p < p1; ++p) {
           const uint8_t* xp = x + p * plane_in;
           uint8_t* yp = y + p * plane_out;
           for (int64_t oh = 0; oh < w.out_h; ++oh) {
-            int64_t h0, h1;
-            Window::taps(oh, w.stride_h, w.pad_top, w.kernel_h, w.dilation_h, 0, w.in_h, h0, h1);
+            const int64_t h0 = w.h_first[(size_t)oh], h1 = h0 + w.h_valid[(size_t)oh];
             const int64_t top = oh * w.stride_h - w.pad_top;
+            uint8_t* yr = yp + oh * w.out_w;
             if (average) {
               std::fill(sums.begin(), sums.end(), 0);
+              for (int64_t kh = h0; kh < h1; ++kh) {
+                HWY_DYNAMIC_DISPATCH(cpu::AccumulateBytesImpl)(xp + (top + kh * w.dilation_h) * w.in_w, w.in_w, flip,
+                                                               sums.data() + w.pad_left);
+              }
+              HWY_DYNAMIC_DISPATCH(cpu::SlidingSumImpl)(sums.data(), span, w.kernel_w, w.dilation_w, slid_sums.data());
+              for (int64_t ow = 0; ow < w.out_w; ++ow) {
+                yr[ow] = finish(slid_sums[(size_t)(ow * w.stride_w)], (h1 - h0) * w.w_valid[(size_t)ow], oh, ow);
+              }
             } else {
               std::fill(maxima.begin(), maxima.end(), 0);
-            }
-            for (int64_t kh = h0; kh < h1; ++kh) {
-              const uint8_t* row = xp + (top + kh * w.dilation_h) * w.in_w;
-              if (average) {
-                HWY_DYNAMIC_DISPATCH(cpu::AccumulateBytesImpl)(row, w.in_w, flip, sums.data());
-              } else {
-                HWY_DYNAMIC_DISPATCH(cpu::MaxBytesImpl)(row, w.in_w, flip, maxima.data());
+              for (int64_t kh = h0; kh < h1; ++kh) {
+                HWY_DYNAMIC_DISPATCH(cpu::MaxBytesImpl)(xp + (top + kh * w.dilation_h) * w.in_w, w.in_w, flip,
+                                                        maxima.data() + w.pad_left);
               }
-            }
-            for (int64_t ow = 0; ow < w.out_w; ++ow) {
-              int64_t w0, w1;
-              Window::taps(ow, w.stride_w, w.pad_left, w.kernel_w, w.dilation_w, 0, w.in_w, w0, w1);
-              const int64_t left = ow * w.stride_w - w.pad_left;
-              if (average) {
-                int64_t sum = 0;
-                for (int64_t kw = w0; kw < w1; ++kw) sum += sums[(size_t)(left + kw * w.dilation_w)];
-                yp[oh * w.out_w + ow] = finish(sum, (h1 - h0) * (w1 - w0), oh, ow);
-              } else {
-                uint8_t m = 0;
-                for (int64_t kw = w0; kw < w1; ++kw) m = std::max(m, maxima[(size_t)(left + kw * w.dilation_w)]);
-                yp[oh * w.out_w + ow] = m ^ flip;
-              }
+              HWY_DYNAMIC_DISPATCH(cpu::SlidingMaxImpl)(maxima.data(), span, w.kernel_w, w.dilation_w,
+                                                        slid_maxima.data());
+              for (int64_t ow = 0; ow < w.out_w; ++ow) yr[ow] = slid_maxima[(size_t)(ow * w.stride_w)] ^ flip;
             }
           }
         }
@@ -493,12 +542,10 @@ class WindowPoolKernel : public Kernel {
       std::vector<uint8_t> maxima((size_t)C);
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t n = r / w.out_h, oh = r % w.out_h;
-        int64_t h0, h1;
-        Window::taps(oh, w.stride_h, w.pad_top, w.kernel_h, w.dilation_h, 0, w.in_h, h0, h1);
+        const int64_t h0 = w.h_first[(size_t)oh], h1 = h0 + w.h_valid[(size_t)oh];
         const int64_t top = oh * w.stride_h - w.pad_top;
         for (int64_t ow = 0; ow < w.out_w; ++ow) {
-          int64_t w0, w1;
-          Window::taps(ow, w.stride_w, w.pad_left, w.kernel_w, w.dilation_w, 0, w.in_w, w0, w1);
+          const int64_t w0 = w.w_first[(size_t)ow], w1 = w0 + w.w_valid[(size_t)ow];
           const int64_t left = ow * w.stride_w - w.pad_left;
           if (average) {
             std::fill(sums.begin(), sums.end(), 0);
