@@ -39,7 +39,8 @@ def _zero(z, dtype):
     if z is None:
         return F.const(np.zeros((), dtype))
     if z.size != 1:
-        raise UnsupportedOperator("a per-axis zero point is not supported")
+        raise ValueError(f"a zero point must hold one value (per-axis ones are not supported), got shape "
+                         f"{list(z.shape)}")
     return F.reshape(F.cast(z, dtype), [])
 
 
