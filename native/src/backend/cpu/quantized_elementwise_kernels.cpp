@@ -413,7 +413,7 @@ struct Window {
   int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
   bool channels_last = false, count_include_pad = false;
 
-  Window(const KernelContext& ctx) {
+  explicit Window(const KernelContext& ctx) {
     const Shape& s = ctx.input_types[0].shape;
     const Shape& o = ctx.output_types[0].shape;
     channels_last = ctx.attrs.get_int("channels_last", 0) != 0;
@@ -463,7 +463,7 @@ struct Window {
 };
 
 // Average (sums of bytes) or maximum over each window. NCHW: each output row reduces its window's
-// input rows into one row first (vectors along W), then each output reduces its taps of that row.
+// input rows into one row first, then slides the kernel's width along it (vectors along W).
 // NHWC: each output reduces its taps' channel rows (vectors along C).
 class WindowPoolKernel : public Kernel {
  public:
