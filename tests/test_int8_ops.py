@@ -104,7 +104,8 @@ def _binary_args(rng, dtype, a_shape, b_shape):
 
 # Shapes of a and b: same shape, per channel, scalar, both broadcasting, tails of every vector width.
 BINARY_SHAPES = [((2, 16, 9, 9), (2, 16, 9, 9)), ((2, 16, 9, 9), (1, 16, 1, 1)), ((3, 37), ()),
-                 ((4, 1, 5), (1, 3, 1)), ((1, 7, 33), (7, 1)), ((129,), (129,))]
+                 ((4, 1, 5), (1, 3, 1)), ((1, 7, 33), (7, 1)), ((129,), (129,)),
+                 ((2, 40001), (2, 40001)), ((1, 64, 40, 40), (1, 64, 1, 1))]  # split into pieces across threads
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -245,7 +246,7 @@ def test_qlinear_concat_matches_onnxruntime(fresh, target, dtype):
     rng, seed = fresh
     with simd_target(target):
         for axis, shapes in ((1, [(2, 3, 5, 5), (2, 4, 5, 5), (2, 1, 5, 5)]), (0, [(3, 7), (1, 7)]),
-                             (-1, [(2, 3, 4), (2, 3, 9)])):
+                             (-1, [(2, 3, 4), (2, 3, 9)]), (1, [(1, 30, 70, 70), (1, 2, 70, 70)])):
             xs = [_random(rng, dtype, s) for s in shapes]
             sy, zy = _scale(rng), _random(rng, dtype, ())
             scales = [_scale(rng) for _ in xs]

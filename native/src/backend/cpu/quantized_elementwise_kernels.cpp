@@ -14,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+#include "backend/cpu/thread_buffers.h"
 #include "mnnpy/backend.h"
 #include "mnnpy/thread_pool.h"
 
@@ -315,19 +316,24 @@ class QLinearBinaryKernel : public Kernel {
     const size_t outer = dims_.size() - 1;
     const int64_t a_step = a_st_.back(), b_step = b_st_.back(), row = row_;
     const bool mul = mul_;
-    parallel_for(args.pool, rows_, grain_for(row), [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        int64_t rest = r, a_off = 0, b_off = 0;
+    // Tasks: pieces of rows (a long row, such as two same-shape tensors merge into, is split).
+    const int64_t piece = std::min(row, std::max<int64_t>(kTaskBytes, cpu::ceil_div(row * rows_, 16)));
+    const int64_t pieces = cpu::ceil_div(row, piece);
+    parallel_for(args.pool, rows_ * pieces, std::max<int64_t>(1, grain_for(piece)), [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t r = t / pieces, begin = t % pieces * piece, length = std::min(piece, row - begin);
+        int64_t rest = r, a_off = begin * a_step, b_off = begin * b_step;
         for (size_t d = outer; d-- > 0;) {
           const int64_t i = rest % dims_[d];
           rest /= dims_[d];
           a_off += i * a_st_[d];
           b_off += i * b_st_[d];
         }
+        uint8_t* yr = y + r * row + begin;
         if (mul) {
-          HWY_DYNAMIC_DISPATCH(cpu::MulRowImpl)(a + a_off, a_step, b + b_off, b_step, y + r * row, row, p);
+          HWY_DYNAMIC_DISPATCH(cpu::MulRowImpl)(a + a_off, a_step, b + b_off, b_step, yr, length, p);
         } else {
-          HWY_DYNAMIC_DISPATCH(cpu::AddRowImpl)(a + a_off, a_step, b + b_off, b_step, y + r * row, row, p);
+          HWY_DYNAMIC_DISPATCH(cpu::AddRowImpl)(a + a_off, a_step, b + b_off, b_step, yr, length, p);
         }
       }
     });
@@ -627,19 +633,25 @@ class QLinearConcatKernel : public Kernel {
     }
     uint8_t* y = static_cast<uint8_t*>(args.outputs[0]->data);
     const int64_t out_inner = out_inner_;
-    parallel_for(args.pool, outer_, grain_for(out_inner), [&](int64_t o0, int64_t o1) {
-      for (int64_t o = o0; o < o1; ++o) {
-        uint8_t* dst = y + o * out_inner;
-        for (size_t i = 0; i < count; ++i) {
-          const int64_t inner = inner_[i];
-          const uint8_t* src = static_cast<const uint8_t*>(args.inputs[2 + 3 * i]->data) + o * inner;
+    // Tasks: pieces of output rows (one row when concatenating along the first non-unit axis),
+    // each walking the inputs it overlaps.
+    const int64_t piece = std::min(out_inner, std::max<int64_t>(kTaskBytes, cpu::ceil_div(out_inner * outer_, 16)));
+    const int64_t pieces = cpu::ceil_div(out_inner, piece);
+    parallel_for(args.pool, outer_ * pieces, std::max<int64_t>(1, grain_for(piece)), [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t o = t / pieces, lo = t % pieces * piece, hi = std::min(out_inner, lo + piece);
+        int64_t start = 0;
+        for (size_t i = 0; i < count && start < hi; start += inner_[i], ++i) {
+          const int64_t inner = inner_[i], from = std::max(lo, start), to = std::min(hi, start + inner);
+          if (from >= to) continue;
+          const uint8_t* src = static_cast<const uint8_t*>(args.inputs[2 + 3 * i]->data) + o * inner + (from - start);
+          uint8_t* dst = y + o * out_inner + from;
           if (tables[i].empty()) {
-            std::memcpy(dst, src, (size_t)inner);
+            std::memcpy(dst, src, (size_t)(to - from));
           } else {
             const uint8_t* table = tables[i].data();
-            for (int64_t j = 0; j < inner; ++j) dst[j] = table[src[j]];
+            for (int64_t j = 0; j < to - from; ++j) dst[j] = table[src[j]];
           }
-          dst += inner;
         }
       }
     });
