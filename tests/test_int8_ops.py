@@ -590,3 +590,56 @@ def test_qlinear_average_pool_ceil_mode_against_onnxruntime(fresh, dtype):
             difference = difference[:, :, rows][:, :, :, cols]
             assert len(rows) < got.shape[2] or len(cols) < got.shape[3]
         assert difference.max() <= 1, (seed, include_pad)
+
+
+def _qdq_chain_model(rng, same_concat_params):
+    """x -> Q -> DQ, then AveragePool, Concat with a second quantized branch, Transpose and Mul,
+    each between DequantizeLinear and QuantizeLinear nodes, as quantize_static writes them."""
+    from onnx import TensorProto, helper, numpy_helper
+    init, nodes = {}, []
+
+    def quantized(name, scale, zero):
+        init[f"{name}_s"], init[f"{name}_z"] = np.float32(scale), np.uint8(zero)
+        nodes.append(helper.make_node("QuantizeLinear", [name, f"{name}_s", f"{name}_z"], [f"{name}_q"]))
+        nodes.append(helper.make_node("DequantizeLinear", [f"{name}_q", f"{name}_s", f"{name}_z"], [f"{name}_d"]))
+        return f"{name}_d"
+    x = quantized("x", 0.02, 128)
+    nodes.append(helper.make_node("AveragePool", [x], ["pool"], kernel_shape=[3, 3], strides=[1, 1],
+                                  pads=[1, 1, 1, 1]))
+    pool = quantized("pool", 0.015, 120)
+    nodes.append(helper.make_node("Relu", [x], ["relu"]))
+    relu = quantized("relu", 0.015 if same_concat_params else 0.01, 120 if same_concat_params else 0)
+    nodes.append(helper.make_node("Concat", [pool, relu], ["cat"], axis=1))
+    cat = quantized("cat", 0.015, 120) if same_concat_params else quantized("cat", 0.02, 110)
+    nodes.append(helper.make_node("Transpose", [cat], ["t"], perm=[0, 2, 3, 1]))
+    t = quantized("t", 0.015, 120) if same_concat_params else quantized("t", 0.02, 110)
+    nodes.append(helper.make_node("Mul", [t, t], ["sq"]))
+    sq = quantized("sq", 0.01, 0)
+    nodes.append(helper.make_node("Identity", [sq], ["y"]))
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 9, 9])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(np.asarray(v), k) for k, v in init.items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+
+
+@pytest.mark.parametrize("same_concat_params", [False, True])
+def test_qdq_pool_concat_transpose_mul_fuse(fresh, tmp_path, same_concat_params):
+    ort = pytest.importorskip("onnxruntime")
+    from mnnpy import nn
+    from mnnpy.convert import from_onnx
+    rng, seed = fresh
+    model = _qdq_chain_model(rng, same_concat_params)
+    path = tmp_path / "chain.onnx"
+    path.write_bytes(model)
+    counts = from_onnx(model)[0].op_counts()
+    assert counts.get("QLinearAveragePool") == 1 and counts.get("QLinearMul") == 1, counts
+    assert counts.get("Transpose") == 1 and "AveragePool" not in counts and "Mul" not in counts, counts
+    # The Concat: requantizing its inputs, or a plain Concat when they share the output's parameters.
+    assert counts.get("Concat" if same_concat_params else "QLinearConcat") == 1, counts
+    x = rng.standard_normal((1, 4, 9, 9)).astype(np.float32)
+    expected = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    got = np.asarray(nn.load_module_from_file(str(path))(x), np.float64)
+    # onnxruntime runs this graph's float ops between its Q/DQ nodes (or its own fused kernels):
+    # roundings in another order, a step of an intermediate scale apart at most, which the
+    # squaring carries on to at most a few steps of the output's.
+    _assert_close_in_steps(got, expected, 0.01, seed)
