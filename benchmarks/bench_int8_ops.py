@@ -42,7 +42,8 @@ def one_node_model(op, named, attrs):
         [node], "g", [helper.make_tensor_value_info(n, types[v.dtype], list(v.shape)) for n, v in inputs],
         [helper.make_tensor_value_info("y", TensorProto.UINT8, None)],
         [numpy_helper.from_array(np.asarray(v), n) for n, v in consts])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+    model = helper.make_model(graph, opset_imports=opsets)
     return model.SerializeToString(), {n: v for n, v in inputs}
 
 

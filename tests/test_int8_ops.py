@@ -90,7 +90,8 @@ def _onnxruntime(op, inputs, attrs, out_dtype, domain="com.microsoft"):
     node = helper.make_node(op, names, ["y"], domain=domain, **attrs)
     graph = helper.make_graph([node], "g", [], [helper.make_tensor_value_info("y", types[np.dtype(out_dtype)], None)],
                               initializers)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+    model = helper.make_model(graph, opset_imports=opsets)
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
@@ -119,7 +120,8 @@ def test_qlinear_add_and_mul_are_exact(fresh, target, dtype):
                 got = fn(*args).read()
                 expected = reference(*args)
                 assert got.dtype == np.dtype(dtype) and got.shape == np.broadcast_shapes(a_shape, b_shape)
-                np.testing.assert_array_equal(got, expected, err_msg=f"{seed} {target} {fn.__name__} {a_shape} {b_shape}")
+                np.testing.assert_array_equal(got, expected,
+                                              err_msg=f"{seed} {target} {fn.__name__} {a_shape} {b_shape}")
             # Operands swapped: the broadcasting holds on either side.
             a, sa, za, b, sb, zb, sy, zy = args
             np.testing.assert_array_equal(F.qlinear_add(b, sb, zb, a, sa, za, sy, zy).read(),
@@ -504,11 +506,13 @@ def _contrib_model(op, x_shape, dtype, extra_inputs, attrs, tmp_path, extra_befo
     types = {np.dtype(np.int8): TensorProto.INT8, np.dtype(np.uint8): TensorProto.UINT8}
     before = [f"c{k}" for k in range(len(extra_before))]
     after = [f"d{k}" for k in range(len(extra_inputs))]
-    init = [numpy_helper.from_array(np.asarray(v), n) for n, v in zip(before + after, list(extra_before) + list(extra_inputs))]
+    values = list(extra_before) + list(extra_inputs)
+    init = [numpy_helper.from_array(np.asarray(v), n) for n, v in zip(before + after, values)]
     node = helper.make_node(op, before + ["x"] + after, ["y"], domain="com.microsoft", **attrs)
     graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", types[np.dtype(dtype)], list(x_shape))],
                               [helper.make_tensor_value_info("y", types[np.dtype(dtype)], None)], init)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+    model = helper.make_model(graph, opset_imports=opsets)
     path = str(tmp_path / f"{op}.onnx")
     with open(path, "wb") as f:
         f.write(model.SerializeToString())
@@ -553,7 +557,8 @@ def test_max_pool_int8_dilation_and_ceil_mode_match_torch(fresh, target, dtype):
     """torch's max_pool2d on the same integers as float32 (exact) is the reference."""
     torch = pytest.importorskip("torch")
     rng, seed = fresh
-    cases = [((1, 3, 17, 23), (3, 3), (2, 2), (1, 1), (2, 2), True), ((2, 4, 9, 8), (2, 3), (3, 2), (0, 1), (1, 2), True),
+    cases = [((1, 3, 17, 23), (3, 3), (2, 2), (1, 1), (2, 2), True),
+             ((2, 4, 9, 8), (2, 3), (3, 2), (0, 1), (1, 2), True),
              ((1, 2, 12, 31), (3, 2), (1, 3), (1, 1), (2, 1), False)]
     with simd_target(target):
         for shape, kernel, stride, pad, dilation, ceil in cases:

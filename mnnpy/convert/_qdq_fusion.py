@@ -289,7 +289,8 @@ def fuse_int8_ops(graph):
                 acc, acc_float = f"{node.name}/int32_product", f"{node.name}/int32_product_float"
                 replaced[id(node)] = [Node("MatMulInteger", [a[0], w[0], a[2], w[2]], [acc], {}, node.name),
                                       Node("Cast", [acc], [acc_float], {"to": 1}, node.name + "/cast"),
-                                      Node("Mul", [acc_float, scale_name], list(node.outputs), {}, node.name + "/scale")]
+                                      Node("Mul", [acc_float, scale_name], list(node.outputs), {},
+                                           node.name + "/scale")]
                 continue
         elif op == "Gemm" and len(node.inputs) >= 2:
             if node.attrs.get("transA", 0) or node.attrs.get("beta", 1.0) != 1.0:

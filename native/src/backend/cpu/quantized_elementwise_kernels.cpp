@@ -215,7 +215,9 @@ void RequantizeSumsImpl(const int32_t* HWY_RESTRICT sums, int64_t n, int32_t zer
   const VI z = hn::Set(di, zero_sum);
   const VF m = hn::Set(d, multiplier);
   int64_t i = 0;
-  for (; i + L <= n; i += L) store_requantized(hn::Mul(hn::ConvertTo(d, hn::Sub(hn::LoadU(di, sums + i), z)), m), q, flip, y + i);
+  for (; i + L <= n; i += L) {
+    store_requantized(hn::Mul(hn::ConvertTo(d, hn::Sub(hn::LoadU(di, sums + i), z)), m), q, flip, y + i);
+  }
   for (; i < n; ++i) y[i] = requantize_one((float)(sums[i] - zero_sum) * multiplier, q) ^ flip;
 }
 
@@ -253,7 +255,9 @@ int32_t zero_u8(const Tensor* t) {
 
 float scale_of(const Tensor* t) { return t->ptr<float>()[0]; }
 
-int64_t grain_for(int64_t bytes_per_item) { return std::max<int64_t>(1, kTaskBytes / std::max<int64_t>(1, bytes_per_item)); }
+int64_t grain_for(int64_t bytes_per_item) {
+  return std::max<int64_t>(1, kTaskBytes / std::max<int64_t>(1, bytes_per_item));
+}
 
 // ---------------------------------------------------------------- QLinearAdd, QLinearMul
 // Output dimensions, merged where both operands allow, with each operand's element strides (0 where
@@ -543,7 +547,8 @@ class WindowPoolKernel : public Kernel {
       return;
     }
     const int64_t C = w.channels;
-    parallel_for(args.pool, w.batch * w.out_h, grain_for(w.out_w * C * w.kernel_h * w.kernel_w), [&](int64_t r0, int64_t r1) {
+    const int64_t row_bytes = w.out_w * C * w.kernel_h * w.kernel_w;
+    parallel_for(args.pool, w.batch * w.out_h, grain_for(row_bytes), [&](int64_t r0, int64_t r1) {
       std::vector<int32_t> sums((size_t)C);
       std::vector<uint8_t> maxima((size_t)C);
       for (int64_t r = r0; r < r1; ++r) {
