@@ -302,6 +302,8 @@ def fuse_int8_ops(graph):
                 continue
             bias = ""
             if len(node.inputs) > 2 and node.inputs[2]:
+                if node.attrs.get("alpha", 1.0) != 1.0:
+                    continue  # QGemm scales its bias by alpha too; Gemm does not
                 bias_weight = graph.weights.get(producer[node.inputs[2]].inputs[0]) \
                     if node.inputs[2] in producer else graph.weights.get(node.inputs[2])
                 if bias_weight is None or np.asarray(bias_weight).ndim != 1:
