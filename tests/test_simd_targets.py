@@ -1684,3 +1684,27 @@ def test_int8_matmul(xt, rng):
         scales = rng.uniform(0.001, 0.01, N).astype(np.float32)
         xt.check(f"{i}-dynamic", lambda: F.dynamic_quant_matmul(x, F.const(w_q), scales))
     xt.verify()
+
+
+# ---------------------------------------------------------------- int8 elementwise ops and pools
+def test_int8_elementwise_ops(xt, rng):
+    # Bit-identical on every target, tails of every vector width included (docs/int8.md).
+    def random(dtype, shape):
+        return rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max + 1, shape).astype(dtype)
+    for dtype in (np.uint8, np.int8):
+        name = np.dtype(dtype).name
+        a, b = random(dtype, (2, 19, 7, 9)), random(dtype, (1, 19, 1, 1))
+        q = [np.float32(v) for v in rng.uniform(0.01, 0.1, 3)]
+        za, zb, zy = random(dtype, ()), random(dtype, ()), random(dtype, ())
+        xt.check(f"add-{name}", lambda: F.qlinear_add(a, q[0], za, b, q[1], zb, q[2], zy))
+        xt.check(f"mul-{name}", lambda: F.qlinear_mul(a, q[0], za, a, q[1], zb, q[2], zy))
+        xt.check(f"global-average-{name}", lambda: F.qlinear_global_average_pool(a, q[0], za, q[2], zy))
+        a_last = np.ascontiguousarray(a.transpose(0, 2, 3, 1))
+        xt.check(f"global-average-nhwc-{name}",
+                 lambda: F.qlinear_global_average_pool(a_last, q[0], za, q[2], zy, channels_last=True))
+        for last, x in ((False, a), (True, a_last)):
+            xt.check(f"average-{name}-{last}", lambda: F.qlinear_average_pool2d(
+                x, q[0], za, q[1], zy, 3, 2, 1, count_include_pad=False, channels_last=last))
+            xt.check(f"max-{name}-{last}", lambda: F.max_pool2d_int8(x, 3, 2, 1, channels_last=last))
+        xt.check(f"concat-{name}", lambda: F.qlinear_concat([(a, q[0], za), (a, q[2], zy)], q[2], zy, 1))
+    xt.verify()

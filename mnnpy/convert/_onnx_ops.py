@@ -1128,3 +1128,4 @@ from . import _weight_quant  # noqa: E402,F401  (registers its handlers)
 # The MNN-semantics nodes of models read from MNN files register themselves here, and the
 # Caffe- and TensorFlow-semantics ones of those importers.
 from . import _caffe_ops, _mnn_ops, _tf_ops  # noqa: E402,F401
+from . import _onnx_qoperator_ops  # noqa: E402,F401  (onnxruntime's QOperator contrib ops, 8-bit MaxPool)

@@ -173,12 +173,20 @@ def _requantize(acc, multiplier, zero, out_dtype):
 def _qlinear_matmul(ctx, node, ins):
     a, a_scale, a_zero, b, b_scale, b_zero, y_scale = ins[:7]
     y_zero = ins[7] if len(ins) > 7 else None
-    for s in (a_scale, b_scale, y_scale):
+    for s in (a_scale, y_scale):
         if s.size != 1:
             raise UnsupportedOperator(f"node '{node.name}': QLinearMatMul with per-axis scales is not supported")
+    # B's scale: one, or one per column of a 2-D B (as ONNX allows; its zero point likewise).
+    per_column = b.ndim == 2 and b_scale.size == b.shape[1] and b_scale.size != 1
+    if b_scale.size != 1 and not per_column:
+        raise UnsupportedOperator(f"node '{node.name}': QLinearMatMul with b_scale of shape {list(b_scale.shape)} is "
+                                  "not supported (one value, or one per column of a 2-D B)")
+    if b_zero is not None and b_zero.size != 1:
+        b_zero = F.reshape(b_zero, [-1])
     acc = _integer_matmul(a, a_zero, b, b_zero, node)
     # The combined scale in the scales' own type, as ONNX computes it, then applied in float64.
-    multiplier = F.divide(F.multiply(F.reshape(a_scale, []), F.reshape(b_scale, [])), F.reshape(y_scale, []))
+    multiplier = F.divide(F.multiply(F.reshape(a_scale, []), F.reshape(b_scale, [-1] if per_column else [])),
+                          F.reshape(y_scale, []))
     out_dtype = np.dtype(y_zero.dtype) if y_zero is not None else np.dtype(a.dtype)
     return _requantize(acc, multiplier, F.reshape(y_zero, []) if y_zero is not None else None, out_dtype)
 

@@ -24,6 +24,7 @@ def _scalar_weight(graph, name):
 
 def fuse_qdq(graph):
     """Rewrites graph.nodes in place (see the module docstring); returns the graph."""
+    fuse_int8_ops(graph)  # the ops around the convolutions (below)
     producer = {out: n for n in graph.nodes for out in n.outputs}
     uses = {}
     for n in graph.nodes:
@@ -134,3 +135,203 @@ def _int32_bias(graph, producer, name, x_scale, w_scale, where):
         return None
     weights[out] = quantized.astype(np.int32)
     return out
+
+
+# ---------------------------------------------------------------- 8-bit elementwise, pooling, concat, Gemm
+# The ops around the convolutions, fused by fuse_int8_ops (docs/int8.md, "int8 elementwise ops"):
+#   DQ, DQ -> Add/Mul -> Q                      QLinearAdd / QLinearMul
+#   DQ -> MaxPool/Reshape/Transpose/Flatten/Squeeze/Unsqueeze -> Q, the same scale and zero point:
+#                                               the op on the 8-bit tensor (exact: they only move or
+#                                               compare values, and quantization keeps the order)
+#   DQ -> GlobalAveragePool/AveragePool -> Q    QLinearGlobalAveragePool / QLinearAveragePool
+#   DQ, ... -> Concat -> Q                      QLinearConcat (a plain Concat when every input has
+#                                               the output's scale and zero point)
+#   DQ, DQ(weight) -> MatMul -> Q, the weight per column
+#                                               QLinearMatMul with per-column b_scale, b_zero_point
+#   DQ, DQ(weight) -> MatMul -> float           MatMulInteger, Cast, Mul by a_scale * b_scale
+#   DQ, DQ(weight)[, bias] -> Gemm [-> Q]       QGemm (int32 bias; quantized or float output)
+_ORDER_KEEPING = ("MaxPool", "Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze")
+
+
+def _per_tensor_dq(graph, producer, name):
+    """(q, scale, zero) of a DequantizeLinear with one scale and one 8-bit zero point (both
+    weights) producing `name`, else None."""
+    dq = producer.get(name)
+    if dq is None or dq.op != "DequantizeLinear" or len(dq.inputs) < 3 or not dq.inputs[2]:
+        return None
+    q, scale, zero = dq.inputs[:3]
+    weights = graph.weights
+    if scale not in weights or zero not in weights or np.dtype(weights[zero].dtype) not in _EIGHT_BIT:
+        return None
+    if not (_scalar_weight(graph, scale) and _scalar_weight(graph, zero)):
+        return None
+    return q, scale, zero
+
+
+def _weight_dq(graph, producer, name, axis):
+    """(q, scale, zero) of a DequantizeLinear of a 2-D 8-bit weight, per tensor or per slice
+    along `axis`, else None."""
+    dq = producer.get(name)
+    if dq is None or dq.op != "DequantizeLinear" or len(dq.inputs) < 3 or not dq.inputs[2]:
+        return None
+    q, scale, zero = dq.inputs[:3]
+    weights = graph.weights
+    if any(x not in weights for x in (q, scale, zero)) or np.asarray(weights[q]).ndim != 2:
+        return None
+    if np.dtype(weights[zero].dtype) not in _EIGHT_BIT:
+        return None
+    if _scalar_weight(graph, scale) and _scalar_weight(graph, zero):
+        return q, scale, zero
+    count = np.asarray(weights[q]).shape[axis]
+    axis_attr = dq.attrs.get("axis", 1)
+    if axis_attr < 0:
+        axis_attr += 2
+    if axis_attr != axis or np.asarray(weights[scale]).size != count or np.asarray(weights[zero]).size != count:
+        return None
+    return q, scale, zero
+
+
+def _same_value(graph, a, b):
+    w = graph.weights
+    return a == b or (np.asarray(w[a]).dtype == np.asarray(w[b]).dtype
+                      and np.array_equal(np.asarray(w[a]).reshape(-1), np.asarray(w[b]).reshape(-1)))
+
+
+def fuse_int8_ops(graph):
+    """Rewrites graph.nodes in place (the patterns above); returns the graph."""
+    producer = {out: n for n in graph.nodes for out in n.outputs}
+    uses = {}
+    for n in graph.nodes:
+        for x in node_reads(n):
+            uses.setdefault(x, []).append(n)
+    outputs = {v.name for v in graph.outputs}
+    weights = graph.weights
+    replaced = {}  # id(node) -> list of nodes in its place (empty: dropped)
+
+    def quantized_output(node):
+        """The QuantizeLinear (one scale, one 8-bit zero point) that is the only reader of the
+        node's single output, else None."""
+        if len(node.outputs) != 1 or node.outputs[0] in outputs:
+            return None
+        users = uses.get(node.outputs[0], [])
+        if len(users) != 1 or users[0].op != "QuantizeLinear" or len(users[0].inputs) < 3:
+            return None
+        q = users[0]
+        if not (_scalar_weight(graph, q.inputs[1]) and _scalar_weight(graph, q.inputs[2])):
+            return None
+        if np.dtype(weights[q.inputs[2]].dtype) not in _EIGHT_BIT or id(q) in replaced:
+            return None
+        return q
+
+    def zero_dtype(x):
+        return np.dtype(weights[x[2]].dtype)
+
+    for node in graph.nodes:
+        op = node.op
+        if op in ("Add", "Mul") and len(node.inputs) == 2 and not node.attrs:
+            quant = quantized_output(node)
+            a, b = (_per_tensor_dq(graph, producer, x) for x in node.inputs)
+            if quant is None or a is None or b is None or not zero_dtype(a) == zero_dtype(b) == \
+                    np.dtype(weights[quant.inputs[2]].dtype):
+                continue
+            replaced[id(quant)] = [Node("QLinear" + op, [*a, *b, quant.inputs[1], quant.inputs[2]],
+                                        list(quant.outputs), {}, node.name)]
+        elif op in _ORDER_KEEPING and node.inputs:
+            quant = quantized_output(node)
+            x = _per_tensor_dq(graph, producer, node.inputs[0])
+            if quant is None or x is None or not (_same_value(graph, x[1], quant.inputs[1])
+                                                  and _same_value(graph, x[2], quant.inputs[2])):
+                continue
+            if op == "MaxPool" and (np.asarray(weights[x[1]]).reshape(()) <= 0 or len(node.outputs) != 1):
+                continue
+            replaced[id(quant)] = [Node(op, [x[0]] + list(node.inputs[1:]), list(quant.outputs), dict(node.attrs),
+                                        node.name)]
+        elif op in ("GlobalAveragePool", "AveragePool") and len(node.inputs) == 1:
+            quant = quantized_output(node)
+            x = _per_tensor_dq(graph, producer, node.inputs[0])
+            if quant is None or x is None or zero_dtype(x) != np.dtype(weights[quant.inputs[2]].dtype):
+                continue
+            if op == "AveragePool" and any(d != 1 for d in node.attrs.get("dilations", [1, 1])):
+                continue
+            attrs = {k: v for k, v in node.attrs.items() if k != "dilations"}
+            replaced[id(quant)] = [Node("QLinear" + op, [*x, quant.inputs[1], quant.inputs[2]], list(quant.outputs),
+                                        attrs, node.name)]
+        elif op == "Concat" and node.inputs:
+            quant = quantized_output(node)
+            parts = [_per_tensor_dq(graph, producer, x) for x in node.inputs]
+            if quant is None or any(p is None or zero_dtype(p) != np.dtype(weights[quant.inputs[2]].dtype)
+                                    for p in parts):
+                continue
+            if all(_same_value(graph, p[1], quant.inputs[1]) and _same_value(graph, p[2], quant.inputs[2])
+                   for p in parts):
+                new = Node("Concat", [p[0] for p in parts], list(quant.outputs), dict(node.attrs), node.name)
+            else:
+                new = Node("QLinearConcat", [quant.inputs[1], quant.inputs[2]] + [v for p in parts for v in p],
+                           list(quant.outputs), dict(node.attrs), node.name)
+            replaced[id(quant)] = [new]
+        elif op == "MatMul" and len(node.inputs) == 2:
+            a = _per_tensor_dq(graph, producer, node.inputs[0])
+            w = _weight_dq(graph, producer, node.inputs[1], 1)
+            if a is None or w is None:
+                continue
+            quant = quantized_output(node)
+            per_tensor = _scalar_weight(graph, w[1]) and _scalar_weight(graph, w[2])
+            if quant is not None:
+                if per_tensor:
+                    continue  # fuse_qdq's own QLinearMatMul
+                replaced[id(quant)] = [Node("QLinearMatMul", [*a, *w, quant.inputs[1], quant.inputs[2]],
+                                            list(quant.outputs), {}, node.name)]
+            else:
+                scale = (np.asarray(weights[a[1]], np.float32).reshape(()) *
+                         np.asarray(weights[w[1]], np.float32).reshape(-1)).astype(np.float32)
+                scale_name = f"{node.name}/int8_product_scale"
+                weights[scale_name] = scale
+                acc, acc_float = f"{node.name}/int32_product", f"{node.name}/int32_product_float"
+                replaced[id(node)] = [Node("MatMulInteger", [a[0], w[0], a[2], w[2]], [acc], {}, node.name),
+                                      Node("Cast", [acc], [acc_float], {"to": 1}, node.name + "/cast"),
+                                      Node("Mul", [acc_float, scale_name], list(node.outputs), {},
+                                           node.name + "/scale")]
+                continue
+        elif op == "Gemm" and len(node.inputs) >= 2:
+            if node.attrs.get("transA", 0) or node.attrs.get("beta", 1.0) != 1.0:
+                continue
+            trans_b = int(node.attrs.get("transB", 0))
+            a = _per_tensor_dq(graph, producer, node.inputs[0])
+            w = _weight_dq(graph, producer, node.inputs[1], 0 if trans_b else 1)
+            if a is None or w is None:
+                continue
+            bias = ""
+            if len(node.inputs) > 2 and node.inputs[2]:
+                if node.attrs.get("alpha", 1.0) != 1.0:
+                    continue  # QGemm scales its bias by alpha too; Gemm does not
+                bias_weight = graph.weights.get(producer[node.inputs[2]].inputs[0]) \
+                    if node.inputs[2] in producer else graph.weights.get(node.inputs[2])
+                if bias_weight is None or np.asarray(bias_weight).ndim != 1:
+                    continue
+                bias = _int32_bias(graph, producer, node.inputs[2], a[1], w[1], node.name)
+                if bias is None:
+                    continue
+            quant = quantized_output(node)
+            attrs = {"transB": trans_b, "alpha": float(node.attrs.get("alpha", 1.0))}
+            inputs = [*a, *w, bias]
+            if quant is not None:
+                replaced[id(quant)] = [Node("QGemm", inputs + [quant.inputs[1], quant.inputs[2]], list(quant.outputs),
+                                            attrs, node.name)]
+            else:
+                replaced[id(node)] = [Node("QGemm", inputs, list(node.outputs), attrs, node.name)]
+                continue
+        else:
+            continue
+        replaced[id(node)] = []
+    if not replaced:
+        return graph
+    nodes = [m for n in graph.nodes for m in replaced.get(id(n), [n])]
+    # DequantizeLinear nodes nothing reads any more.
+    while True:
+        read = {x for n in nodes for x in node_reads(n)} | outputs
+        kept = [n for n in nodes if n.op != "DequantizeLinear" or any(o in read for o in n.outputs)]
+        if len(kept) == len(nodes):
+            break
+        nodes = kept
+    graph.nodes = nodes
+    return graph

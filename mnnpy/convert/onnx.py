@@ -21,6 +21,7 @@ ACTIVATION_CODES = {"Relu": 1, "Clip": 2, "Sigmoid": 3, "HardSwish": 5, "Gelu": 
 SILU_CODE = 4
 
 DEFAULT_DOMAINS = ("", "ai.onnx")  # two names of ONNX's own operator set
+from ._onnx_qoperator_ops import MICROSOFT_OPS  # noqa: E402  (onnxruntime's QOperator contrib ops)
 # Protobuf refuses to serialize a message of 2 GiB or more in one piece.
 PROTOBUF_LIMIT = 2**31 - 1
 
@@ -149,7 +150,7 @@ def _read_nodes(g, weights, prefix="", opset=13, renamed=None):
         add_weight(name, value)
     nodes = []
     for i, (op_type, domain, node_name, inputs, outputs, attrs) in enumerate(g["nodes"]):
-        if domain not in DEFAULT_DOMAINS:
+        if domain not in DEFAULT_DOMAINS and not (domain == "com.microsoft" and op_type in MICROSOFT_OPS):
             raise ValueError(f"node '{node_name or i}': operator domain '{domain}' ({op_type}) is not supported")
         name = node_name or f"{prefix}{op_type}_{i}"
         _check_arity(op_type, inputs, outputs, name, opset)
