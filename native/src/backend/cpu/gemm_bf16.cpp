@@ -357,7 +357,7 @@ PackedBf16B pack_b_bf16(int64_t K, int64_t N, const float* b, int64_t ldb, bool 
 
 // ---- Products ---------------------------------------------------------------------------------
 
-void gemm_bf16_rows(int64_t M, const Bf16RowFiller& fill, const PackedBf16B& b, const Bf16Output& out,
+void gemm_bf16_rows(int64_t M, const Bf16RowFiller& fill, const PackedBf16B& b, const Bf16BlockStore& store,
                     ThreadPool* pool, Bf16Path path) {
   if (M <= 0 || b.n <= 0) return;
   const BlockKernel kernel = block_kernel(path);
@@ -382,22 +382,29 @@ void gemm_bf16_rows(int64_t M, const Bf16RowFiller& fill, const PackedBf16B& b, 
       }
       const int64_t col0 = cc * chunk, cols_padded = std::min(chunk, np - col0);
       kernel(rows_bf16, kp, rows, b.data.get() + col0 * kp, cols_padded / kBf16ColumnStep, result, chunk);
-      const int64_t cols = std::min(cols_padded, N - col0);
-      auto store = [&](int64_t r, int64_t j) {
-        float v = result[r * chunk + j];
-        if (out.bias) v += out.bias[col0 + j];
-        out.c[(m0 + r) * out.row_stride + (col0 + j) * out.col_stride] = activate_scalar(v, out.act);
-      };
-      // Along the output's rows: C's rows, or for a transposed C (convolutions) its columns.
-      if (out.col_stride == 1) {
-        for (int64_t r = 0; r < rows; ++r)
-          for (int64_t j = 0; j < cols; ++j) store(r, j);
-      } else {
-        for (int64_t j = 0; j < cols; ++j)
-          for (int64_t r = 0; r < rows; ++r) store(r, j);
-      }
+      store(m0, rows, col0, std::min(cols_padded, N - col0), result, chunk);
     }
   });
+}
+
+void gemm_bf16_rows(int64_t M, const Bf16RowFiller& fill, const PackedBf16B& b, const Bf16Output& out,
+                    ThreadPool* pool, Bf16Path path) {
+  auto store = [&](int64_t m0, int64_t rows, int64_t col0, int64_t cols, const float* result, int64_t ld) {
+    auto store_one = [&](int64_t r, int64_t j) {
+      float v = result[r * ld + j];
+      if (out.bias) v += out.bias[col0 + j];
+      out.c[(m0 + r) * out.row_stride + (col0 + j) * out.col_stride] = activate_scalar(v, out.act);
+    };
+    // Along the output's rows: C's rows, or for a transposed C (convolutions) its columns.
+    if (out.col_stride == 1) {
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < cols; ++j) store_one(r, j);
+    } else {
+      for (int64_t j = 0; j < cols; ++j)
+        for (int64_t r = 0; r < rows; ++r) store_one(r, j);
+    }
+  };
+  gemm_bf16_rows(M, fill, b, Bf16BlockStore(store), pool, path);
 }
 
 void gemm_bf16_packed(int64_t M, const float* a, int64_t lda, bool trans_a, const PackedBf16B& b,

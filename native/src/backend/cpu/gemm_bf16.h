@@ -86,6 +86,13 @@ void gemm_bf16_packed(int64_t M, const float* a, int64_t lda, bool trans_a, cons
 // The general form: A's rows from `fill`, C through `out`.
 void gemm_bf16_rows(int64_t M, const Bf16RowFiller& fill, const PackedBf16B& b, const Bf16Output& out,
                     ThreadPool* pool, Bf16Path path);
+// The most general form: A's rows from `fill`; each block of results goes to `store`, which
+// writes rows [m0, m0 + rows) and columns [col0, col0 + cols) of C (columns past N left out)
+// from result (row r, column j at result[r * result_stride + j]) wherever and however it wants.
+using Bf16BlockStore = std::function<void(int64_t m0, int64_t rows, int64_t col0, int64_t cols,
+                                          const float* result, int64_t result_stride)>;
+void gemm_bf16_rows(int64_t M, const Bf16RowFiller& fill, const PackedBf16B& b, const Bf16BlockStore& store,
+                    ThreadPool* pool, Bf16Path path);
 
 // Conv2D (NCHW, any group) as per-group products out^T[HoWo x Cout_g] = cols^T[HoWo x K] * W_g^T:
 // the weights are packed once per group, the im2col rows of 32 output pixels are written straight

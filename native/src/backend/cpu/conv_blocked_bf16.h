@@ -1,0 +1,29 @@
+// The blocked convolution (group 1) as one bf16 product, for precision "low" on a CPU with a bf16
+// path (backend/cpu/gemm_bf16.h):
+//   out[pixels x Cout] = patches[pixels x K] * W^T,
+// pixels = N * Ho * Wo, K = C * kh * kw. The patch rows are read straight from the blocked input
+// [N, C/8, H, W, 8] in the order [C/8][kh][kw][8] (NCHW input of a first layer: [kh][kw][C]), so
+// that each kernel tap of a channel block is 8 consecutive values, converted to bf16 8 at a time;
+// a 1x1 stride-1 layer's row is one 8-channel run per block, with no gather. The product's blocks
+// are stored into the blocked output [N, Cout/8, Ho, Wo, 8] with bias, residual and activation.
+#pragma once
+#include <cstdint>
+
+#include "backend/cpu/conv.h"
+#include "backend/cpu/gemm_bf16.h"
+
+namespace mnnpy {
+class ThreadPool;
+namespace cpu {
+
+// w: [Cout, C, kh, kw] as given to the op; B^T with K in the patch rows' order.
+PackedBf16B conv_blocked_bf16_pack_weights(const ConvShape& s, bool nchw_input, const float* w);
+
+// y = act(conv(x, w) + bias + residual) with the layouts of conv2d_blocked (backend/cpu/conv_blocked.h);
+// bias never null, residual shaped like y or null. path: a hardware path this CPU has, or Reference.
+void conv2d_blocked_bf16(const ConvShape& s, bool nchw_input, const float* x, const PackedBf16B& w,
+                         const float* bias, const float* residual, const ConvActivation& act, float* y,
+                         ThreadPool* pool, Bf16Path path);
+
+}  // namespace cpu
+}  // namespace mnnpy
