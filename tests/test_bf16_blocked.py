@@ -11,7 +11,8 @@ AVX512_BF16 every hardware path runs the same checks.
   with small integer inputs, whose bf16 values and float32 sums are exact, bit for bit.
 - A torchvision ResNet-18 (random, seeded weights) loaded for "low": its layout stays blocked, its
   convolutions report the scheme "bf16_blocked", and its outputs are within a bound derived from
-  the per-layer one of float64, and near a float64 emulation of the bf16 rounding.
+  the per-layer one of float64, and no further from float64 than an emulation of the bf16
+  roundings in float64 is.
 """
 import math
 
@@ -223,14 +224,15 @@ def test_resnet18_low_stays_blocked_and_within_bound(tmp_path, bf16_path):
     finally:
         _core.set_executor_option("profile", False)
     schemes = [p["scheme"] for p in profile if p["op"] == "Conv2DBlocked"]
-    # All 20 convolutions (the first on NCHW input) blocked and bf16; no layout change between them.
+    # All 20 convolutions (the first on NCHW input) blocked and bf16, no NCHW convolution and no
+    # layout change; the classifier a bf16 product too.
     assert schemes == ["bf16_blocked"] * 20
-    assert [p["scheme"] for p in profile if p["op"] == "MatMul"] in ([], ["bf16_gemm"])
-    assert sum(p["op"] == "FromBlockedChannels" for p in profile) == 1
+    assert not any(p["op"] in ("Conv2D", "ToBlockedChannels", "FromBlockedChannels") for p in profile)
+    assert [p["scheme"] for p in profile if p["op"] == "MatMul"] == ["bf16_gemm"]
     y_normal = np.asarray(normal(x))
+    emulated = bf16_emulation(net, x)
     with torch.no_grad():
         exact = net.double()(torch.from_numpy(x).double()).numpy()
-    emulated = bf16_emulation(net, x)
     # The bound, derived from the per-layer one: a product layer's result is off by at most
     # (2 * 2^-8 + 2^-16 + K * 2^-24) of its sum of |terms|, about 2^-7 relative where the terms do
     # not cancel; each of the 21 product layers (20 convolutions, the classifier) on a path from the
@@ -244,6 +246,10 @@ def test_resnet18_low_stays_blocked_and_within_bound(tmp_path, bf16_path):
     assert err_low <= 2 * 21 * 2.0 ** -7 * scale
     assert np.max(np.abs(y_normal - exact)) <= 1e-4 * scale
     assert not np.array_equal(y_low, y_normal)
-    # Against the emulation only the float32 sums and rare inputs rounded the other way (float32
-    # values and batch-norm folding off in the last bits) remain: far closer than float32 is.
-    assert np.max(np.abs(y_low - emulated)) <= 0.1 * np.max(np.abs(y_normal - emulated))
+    # The error is that of bf16 arithmetic itself: no larger than that of the float64 emulation
+    # of the roundings, up to a factor 2. (Through 21 layers the two are not close to each other:
+    # a float32 sum a few ulps off rounds an input to the other bf16 neighbour now and then, and
+    # such flips spread to rounding-sized differences within a few layers.)
+    err_emulated = np.max(np.abs(emulated - exact))
+    assert err_emulated > 1e-4 * scale  # the emulation does round
+    assert err_low <= 2 * err_emulated
