@@ -134,6 +134,27 @@ def test_low_blocked_conv_exact_on_small_integers(rng, bf16_path, n, c, h, w, co
     np.testing.assert_array_equal(got, ACTIVATIONS[activation](exact).astype(np.float32))
 
 
+@pytest.mark.parametrize("n,c,h,w,cout,k,strides,pads,dilations,activation,with_residual,nchw", CASES[:6] + CASES[9:])
+def test_low_blocked_conv_same_bits_on_every_simd_target(rng, bf16_path, n, c, h, w, cout, k, strides, pads,
+                                                         dilations, activation, with_residual, nchw):
+    # The filler's rounding is integer arithmetic and the epilogue adds in the same order on every
+    # target: the process's best target and the portable one give the same bits.
+    x, wt, b = case_arrays(rng, n, c, h, w, cout, k, with_residual)
+    shape = output_shape(n, h, w, cout, k, strides, pads, dilations)
+    residual = rng.standard_normal(shape).astype(np.float32) if with_residual else None
+    x.flat[::97] = np.nan  # NaN inputs stay NaN through the vector rounding
+    results = []
+    for portable in (False, True):
+        _core.force_portable_simd(portable)
+        try:
+            results.append(run_low(x, wt, b, strides, pads, dilations, activation, nchw, residual)[0])
+        finally:
+            _core.force_portable_simd(False)
+    np.testing.assert_array_equal(results[0], results[1])
+    if activation == ACT_NONE:  # (ReLU and ReLU6 map NaN to a bound)
+        assert np.isnan(results[0]).any()
+
+
 def test_normal_precision_keeps_float32_blocked_schemes(rng, bf16_path):
     # The same layer planned at "normal" after "low" runs a float32 scheme and gives its results.
     x, wt, b = case_arrays(rng, 1, 16, 10, 10, 16, 3, False)
