@@ -111,30 +111,34 @@ void fill_blocked_rows(const ConvShape& s, const Geometry& g, const float* x, in
   for (int64_t r = 0; r < rows; ++r) std::memset(dst + r * kp + g.depth, 0, sizeof(uint16_t) * (size_t)(kp - g.depth));
 }
 
-// Patch rows from an NCHW input (a first layer with few channels), K in the order [kh][kw][C]:
-// the values are a plane apart, gathered one by one.
-void fill_nchw_rows(const ConvShape& s, const Geometry& g, const float* x, int64_t m0, int64_t rows, uint16_t* dst,
-                    int64_t kp) {
-  const int64_t C = s.in_c, in_plane = s.in_h * s.in_w;
+// Patch rows from an NCHW input already converted to bf16 (xb), K in the order [C][kh][kw]: a
+// kernel row inside the image is kw neighbouring values of a plane, copied at once.
+void fill_nchw_rows(const ConvShape& s, const Geometry& g, const uint16_t* xb, int64_t m0, int64_t rows,
+                    uint16_t* dst, int64_t kp) {
+  const int64_t C = s.in_c, kh = s.kernel_h, kw = s.kernel_w, in_plane = s.in_h * s.in_w;
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t m = m0 + r, n = m / g.out_plane, p = m % g.out_plane;
     const int64_t oy = p / s.out_w, ox = p % s.out_w;
-    const float* x_img = x + n * g.in_image;
+    const int64_t ix0 = ox * s.stride_w - s.pad_left;
+    const bool whole_rows = s.dilation_w == 1 && ix0 >= 0 && ix0 + kw <= s.in_w;
     uint16_t* row = dst + r * kp;
-    for (int64_t ky = 0; ky < s.kernel_h; ++ky) {
-      const int64_t iy = oy * s.stride_h - s.pad_top + ky * s.dilation_h;
-      for (int64_t kx = 0; kx < s.kernel_w; ++kx) {
-        const int64_t ix = ox * s.stride_w - s.pad_left + kx * s.dilation_w;
-        uint16_t* seg = row + (ky * s.kernel_w + kx) * C;
-        if (iy < 0 || iy >= s.in_h || ix < 0 || ix >= s.in_w) {
-          std::memset(seg, 0, sizeof(uint16_t) * (size_t)C);
+    for (int64_t c = 0; c < C; ++c) {
+      const uint16_t* plane = xb + (n * C + c) * in_plane;
+      for (int64_t ky = 0; ky < kh; ++ky) {
+        uint16_t* seg = row + (c * kh + ky) * kw;
+        const int64_t iy = oy * s.stride_h - s.pad_top + ky * s.dilation_h;
+        if (iy < 0 || iy >= s.in_h) {
+          std::memset(seg, 0, sizeof(uint16_t) * (size_t)kw);
           continue;
         }
-        const float* src = x_img + iy * s.in_w + ix;
-        for (int64_t c = 0; c < C; ++c) {
-          uint32_t bits;
-          std::memcpy(&bits, src + c * in_plane, sizeof bits);
-          seg[c] = float_to_bf16(bits);
+        const uint16_t* x_row = plane + iy * s.in_w;
+        if (whole_rows) {
+          std::memcpy(seg, x_row + ix0, sizeof(uint16_t) * (size_t)kw);
+          continue;
+        }
+        for (int64_t kx = 0; kx < kw; ++kx) {
+          const int64_t ix = ix0 + kx * s.dilation_w;
+          seg[kx] = ix >= 0 && ix < s.in_w ? x_row[ix] : 0;
         }
       }
     }
@@ -169,13 +173,24 @@ void store_blocked(const ConvShape& s, const Geometry& g, int64_t m0, int64_t ro
 }
 
 void ConvBlockedBf16Impl(const ConvShape& s, bool nchw, const float* x, const PackedBf16B& w, const float* bias,
-                         const float* residual, const ConvActivation& act, float* y, ThreadPool* pool,
-                         Bf16Path path) {
+                         const float* residual, const ConvActivation& act, float* y, void* scratch,
+                         ThreadPool* pool, Bf16Path path) {
   const Geometry g = geometry(s);
   const int64_t M = s.batch * g.out_plane;
   if (M == 0) return;
+  uint16_t* xb = static_cast<uint16_t*>(scratch);
+  if (nchw) {
+    // The whole input once (a first layer's input is small): its values are read kh * kw times.
+    const int64_t total = s.batch * g.in_image, vectorized = total / kChannelBlock * kChannelBlock;
+    block_values_to_bf16(x, vectorized, xb);
+    for (int64_t i = vectorized; i < total; ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, x + i, sizeof bits);
+      xb[i] = float_to_bf16(bits);
+    }
+  }
   auto fill = [&](int64_t m0, int64_t rows, uint16_t* dst, int64_t kp) {
-    if (nchw) fill_nchw_rows(s, g, x, m0, rows, dst, kp);
+    if (nchw) fill_nchw_rows(s, g, xb, m0, rows, dst, kp);
     else fill_blocked_rows(s, g, x, m0, rows, dst, kp);
   };
   auto store = [&](int64_t m0, int64_t rows, int64_t col0, int64_t cols, const float* result, int64_t ld) {
@@ -201,7 +216,7 @@ PackedBf16B conv_blocked_bf16_pack_weights(const ConvShape& s, bool nchw_input, 
   for (int64_t o = 0; o < s.out_c; ++o) {
     for (int64_t c = 0; c < C; ++c) {
       for (int64_t tap = 0; tap < taps; ++tap) {
-        const int64_t k = nchw_input ? tap * C + c
+        const int64_t k = nchw_input ? c * taps + tap
                                      : ((c / kChannelBlock) * taps + tap) * kChannelBlock + c % kChannelBlock;
         reordered[(size_t)(o * K + k)] = w[(o * C + c) * taps + tap];
       }
@@ -210,10 +225,14 @@ PackedBf16B conv_blocked_bf16_pack_weights(const ConvShape& s, bool nchw_input, 
   return pack_b_bf16(K, s.out_c, reordered.data(), K, true);
 }
 
+size_t conv_blocked_bf16_scratch_bytes(const ConvShape& s, bool nchw_input) {
+  return nchw_input ? (size_t)(s.batch * s.in_c * s.in_h * s.in_w) * sizeof(uint16_t) : 0;
+}
+
 void conv2d_blocked_bf16(const ConvShape& s, bool nchw_input, const float* x, const PackedBf16B& w,
                          const float* bias, const float* residual, const ConvActivation& act, float* y,
-                         ThreadPool* pool, Bf16Path path) {
-  HWY_DYNAMIC_DISPATCH(ConvBlockedBf16Impl)(s, nchw_input, x, w, bias, residual, act, y, pool, path);
+                         void* scratch, ThreadPool* pool, Bf16Path path) {
+  HWY_DYNAMIC_DISPATCH(ConvBlockedBf16Impl)(s, nchw_input, x, w, bias, residual, act, y, scratch, pool, path);
 }
 
 }  // namespace cpu

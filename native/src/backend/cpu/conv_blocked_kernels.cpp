@@ -68,7 +68,10 @@ class Conv2DBlockedKernel : public Kernel {
            (double)shape_.depth();
   }
 
-  size_t scratch_bytes() const override { return weights_packed_ ? 0 : packed_weight_floats() * sizeof(float); }
+  size_t scratch_bytes() const override {
+    if (bf16_path_ != cpu::Bf16Path::None) return cpu::conv_blocked_bf16_scratch_bytes(shape_, nchw_input_);
+    return weights_packed_ ? 0 : packed_weight_floats() * sizeof(float);
+  }
 
   void execute(const KernelArgs& args, void* scratch) const override {
     Tensor* out = args.outputs[0];
@@ -91,7 +94,7 @@ class Conv2DBlockedKernel : public Kernel {
     const float* residual = args.inputs.size() > 3 ? args.inputs[3]->ptr<float>() : nullptr;
     if (bf16_path_ != cpu::Bf16Path::None) {
       cpu::conv2d_blocked_bf16(shape_, nchw_input_, args.inputs[0]->ptr<float>(), bf16_w_, args.inputs[2]->ptr<float>(),
-                               residual, act_, out->ptr<float>(), args.pool, bf16_path_);
+                               residual, act_, out->ptr<float>(), scratch, args.pool, bf16_path_);
       return;
     }
     const float* w = weights_.data();
