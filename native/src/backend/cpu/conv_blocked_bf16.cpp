@@ -27,20 +27,25 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 using DBlock = hn::CappedTag<float, 8>;  // one block of 8 channels: 1 vector (more on narrower targets)
 
-// float32 -> bf16 of n values, n a multiple of 8: round to nearest even, NaN quieted.
+// float32 -> bf16 of n values, n a multiple of 8: round to nearest even, NaN quieted. The bits are
+// worked on as unsigned lanes (logical shifts); NaN is found and the result narrowed in signed
+// lanes, whose compare and saturating demotion every target has (no value exceeds 0xffff).
 HWY_INLINE void block_values_to_bf16(const float* x, int64_t n, uint16_t* out) {
   const DBlock df;
   const hn::RebindToUnsigned<DBlock> du;
-  const hn::Rebind<uint16_t, decltype(du)> d16;
+  const hn::RebindToSigned<DBlock> di;
+  const hn::Rebind<uint16_t, decltype(di)> d16;
   const int64_t L = (int64_t)hn::Lanes(df);
   const auto half = hn::Set(du, 0x7fffu), one = hn::Set(du, 1u), quiet = hn::Set(du, 0x40u);
+  const auto magnitude = hn::Set(du, 0x7fffffffu);
+  const auto inf = hn::Set(di, 0x7f800000);
   for (int64_t i = 0; i < n; i += L) {
-    const auto v = hn::LoadU(df, x + i);
-    const auto bits = hn::BitCast(du, v);
+    const auto bits = hn::BitCast(du, hn::LoadU(df, x + i));
     const auto upper = hn::ShiftRight<16>(bits);
     const auto rounded = hn::ShiftRight<16>(hn::Add(bits, hn::Add(half, hn::And(upper, one))));
-    const auto result = hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), hn::Or(upper, quiet), rounded);
-    hn::StoreU(hn::TruncateTo(d16, result), d16, out + i);
+    const auto nan = hn::Gt(hn::BitCast(di, hn::And(bits, magnitude)), inf);
+    const auto result = hn::IfThenElse(nan, hn::BitCast(di, hn::Or(upper, quiet)), hn::BitCast(di, rounded));
+    hn::StoreU(hn::DemoteTo(d16, result), d16, out + i);
   }
 }
 
