@@ -155,6 +155,27 @@ def test_low_blocked_conv_same_bits_on_every_simd_target(rng, bf16_path, n, c, h
         assert np.isnan(results[0]).any()
 
 
+@pytest.mark.parametrize("n,c,h,w,cout,k,strides,pads,dilations,activation,with_residual,nchw",
+                         [CASES[1], CASES[5], CASES[8], CASES[9]])
+def test_low_blocked_conv_same_bits_at_any_thread_count(rng, bf16_path, n, c, h, w, cout, k, strides, pads,
+                                                        dilations, activation, with_residual, nchw):
+    # At 1 thread these layers convert each block of 32 patch rows as its product runs; at 8, with
+    # fewer row blocks than twice the threads, all rows are converted once before the product (and
+    # the output channels split between threads). Each output is the same sum either way.
+    x, wt, b = case_arrays(rng, n, c, h, w, cout, k, with_residual)
+    shape = output_shape(n, h, w, cout, k, strides, pads, dilations)
+    residual = rng.standard_normal(shape).astype(np.float32) if with_residual else None
+    before = mnnpy.get_num_threads()
+    results = []
+    try:
+        for threads in (1, 8):
+            mnnpy.set_num_threads(threads)
+            results.append(run_low(x, wt, b, strides, pads, dilations, activation, nchw, residual)[0])
+    finally:
+        mnnpy.set_num_threads(before)
+    np.testing.assert_array_equal(results[0], results[1])
+
+
 def test_normal_precision_keeps_float32_blocked_schemes(rng, bf16_path):
     # The same layer planned at "normal" after "low" runs a float32 scheme and gives its results.
     x, wt, b = case_arrays(rng, 1, 16, 10, 10, 16, 3, False)

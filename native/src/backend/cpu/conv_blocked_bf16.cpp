@@ -19,11 +19,33 @@
 #include "backend/cpu/conv_blocked_bf16.h"
 #include "mnnpy/thread_pool.h"
 
+#ifndef MNNPY_CONV_BLOCKED_BF16_SHARED_ONCE
+#define MNNPY_CONV_BLOCKED_BF16_SHARED_ONCE
+namespace mnnpy {
+namespace cpu {
+namespace conv_blocked_bf16_detail {
+
+// Output pixels (batch included) up to which a layer's patch rows are converted once into scratch,
+// where threads would otherwise convert them again: a few MB at most.
+constexpr int64_t kPreparedPixelsMax = 2048;
+// Rows a thread converts at a time then: small, so that the 49 rows of a 7x7 map spread over threads.
+constexpr int64_t kPreparedRowsPerTask = 4;
+
+inline int64_t image_scratch_bytes(const ConvShape& s, bool nchw) {
+  return nchw ? round_up(s.batch * s.in_c * s.in_h * s.in_w * (int64_t)sizeof(uint16_t), 64) : 0;
+}
+
+}  // namespace conv_blocked_bf16_detail
+}  // namespace cpu
+}  // namespace mnnpy
+#endif  // MNNPY_CONV_BLOCKED_BF16_SHARED_ONCE
+
 HWY_BEFORE_NAMESPACE();
 namespace mnnpy {
 namespace cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
+using namespace conv_blocked_bf16_detail;
 
 using DBlock = hn::CappedTag<float, 8>;  // one block of 8 channels: 1 vector (more on narrower targets)
 
@@ -201,6 +223,20 @@ void ConvBlockedBf16Impl(const ConvShape& s, bool nchw, const float* x, const Pa
   auto store = [&](int64_t m0, int64_t rows, int64_t col0, int64_t cols, const float* result, int64_t ld) {
     store_blocked(s, g, m0, rows, col0, cols, result, ld, bias, residual, act, y);
   };
+  const int threads = pool ? pool->num_threads() : 1;
+  if (M <= kPreparedPixelsMax && bf16_rows_are_few(M, threads)) {
+    const int64_t kp = w.k_padded;
+    uint16_t* a = reinterpret_cast<uint16_t*>(static_cast<char*>(scratch) + image_scratch_bytes(s, nchw));
+    parallel_for(pool, ceil_div(M, kPreparedRowsPerTask), 1, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t m0 = t * kPreparedRowsPerTask;
+        fill(m0, std::min(kPreparedRowsPerTask, M - m0), a + m0 * kp, kp);
+      }
+    });
+    std::memset(a + M * kp, 0, sizeof(uint16_t) * (size_t)((round_up(M, kBf16RowBlock) - M) * kp));
+    gemm_bf16_prepared(M, a, w, Bf16BlockStore(store), pool, path);
+    return;
+  }
   gemm_bf16_rows(M, Bf16RowFiller(fill), w, Bf16BlockStore(store), pool, path);
 }
 
@@ -230,8 +266,10 @@ PackedBf16B conv_blocked_bf16_pack_weights(const ConvShape& s, bool nchw_input, 
   return pack_b_bf16(K, s.out_c, reordered.data(), K, true);
 }
 
-size_t conv_blocked_bf16_scratch_bytes(const ConvShape& s, bool nchw_input) {
-  return nchw_input ? (size_t)(s.batch * s.in_c * s.in_h * s.in_w) * sizeof(uint16_t) : 0;
+size_t conv_blocked_bf16_scratch_bytes(const ConvShape& s, bool nchw_input, const PackedBf16B& w) {
+  const int64_t M = s.batch * s.out_h * s.out_w;
+  const int64_t rows = M <= conv_blocked_bf16_detail::kPreparedPixelsMax ? round_up(M, kBf16RowBlock) : 0;
+  return (size_t)(conv_blocked_bf16_detail::image_scratch_bytes(s, nchw_input) + rows * w.k_padded * (int64_t)sizeof(uint16_t));
 }
 
 void conv2d_blocked_bf16(const ConvShape& s, bool nchw_input, const float* x, const PackedBf16B& w,

@@ -22,11 +22,14 @@ namespace cpu {
 // w: [Cout, C, kh, kw] as given to the op; B^T with K in the patch rows' order.
 PackedBf16B conv_blocked_bf16_pack_weights(const ConvShape& s, bool nchw_input, const float* w);
 
-// Bytes of the scratch conv2d_blocked_bf16 needs (NCHW input: the input as bf16; else none).
-size_t conv_blocked_bf16_scratch_bytes(const ConvShape& s, bool nchw_input);
+// Bytes of the scratch conv2d_blocked_bf16 needs: an NCHW input as bf16, and for a layer of few
+// output pixels (deep layers on small maps) all its patch rows, converted once before the product
+// so that threads splitting the output channels share them.
+size_t conv_blocked_bf16_scratch_bytes(const ConvShape& s, bool nchw_input, const PackedBf16B& w);
 
 // y = act(conv(x, w) + bias + residual) with the layouts of conv2d_blocked (backend/cpu/conv_blocked.h);
-// bias never null, residual shaped like y or null, scratch of conv_blocked_bf16_scratch_bytes.
+// bias never null, residual shaped like y or null, scratch of conv_blocked_bf16_scratch_bytes (64-byte
+// aligned).
 // path: a hardware path this CPU has, or Reference.
 void conv2d_blocked_bf16(const ConvShape& s, bool nchw_input, const float* x, const PackedBf16B& w,
                          const float* bias, const float* residual, const ConvActivation& act, float* y,

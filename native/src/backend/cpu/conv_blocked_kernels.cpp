@@ -69,7 +69,7 @@ class Conv2DBlockedKernel : public Kernel {
   }
 
   size_t scratch_bytes() const override {
-    if (bf16_path_ != cpu::Bf16Path::None) return cpu::conv_blocked_bf16_scratch_bytes(shape_, nchw_input_);
+    if (bf16_path_ != cpu::Bf16Path::None) return cpu::conv_blocked_bf16_scratch_bytes(shape_, nchw_input_, bf16_w_);
     return weights_packed_ ? 0 : packed_weight_floats() * sizeof(float);
   }
 
