@@ -2,7 +2,8 @@
 (torchvision, random weights, 1x3x224x224) and BERT-base (transformers, random weights, sequence
 128) loaded with precision_mode="low" and "normal", and one 1024 x 1024 x 1024 product (MatMul with
 constant weights), at 1 thread and at all threads. Prints the bf16 path the CPU has ("amx",
-"avx512_bf16" or "none": then "low" plans are the float32 ones and the ratios are about 1).
+"avx512_bf16" or "none": then "low" plans are the float32 ones and the ratios are about 1), and
+per model the schemes its convolutions and products run at each precision (one profiled call).
 
 Each thread count runs in its own process; float32 and bf16 runs are interleaved in bursts of
 timed calls (timed_bursts in common.py), medians reported. ratio = float32 time / bf16 time
@@ -62,6 +63,22 @@ def runners(model, threads):
     return (lambda: normal.forward(inputs)), (lambda: low.forward(inputs))
 
 
+def schemes(run):
+    """"scheme x count" of the convolution and product steps of one profiled call of `run`."""
+    from collections import Counter
+
+    from mnnpy import _core
+    _core.set_executor_option("profile", True)
+    try:
+        run()
+        steps = _core.last_profile()
+    finally:
+        _core.set_executor_option("profile", False)
+    counts = Counter(f"{p['op']}:{p['scheme']}" for p in steps
+                     if p["op"] in ("Conv2D", "Conv2DBlocked", "MatMul") and p["scheme"])
+    return ", ".join(f"{k} x{n}" for k, n in sorted(counts.items()))
+
+
 def child(opts):
     import statistics
 
@@ -74,6 +91,7 @@ def child(opts):
         for _ in range(opts.rounds):
             timed_bursts(((fp32, t_fp32), (bf16, t_bf16)), pause=0.1)
         result["models"][model] = [statistics.median(t_fp32), statistics.median(t_bf16)]
+        result.setdefault("schemes", {})[model] = [schemes(fp32), schemes(bf16)]
     print(json.dumps(result))
 
 
@@ -98,6 +116,8 @@ def main():
             t_fp32, t_bf16 = r["models"][model]
             print(f"  {model:<10} {threads:>3}T  float32 {fmt_time(t_fp32)}  bf16 {fmt_time(t_bf16)}  "
                   f"ratio {t_fp32 / t_bf16:5.2f}", flush=True)
+        normal_schemes, low_schemes = next(iter(results.values()))["schemes"][model]
+        print(f"  {'':<10} schemes float32: {normal_schemes}\n  {'':<10} schemes low:     {low_schemes}")
 
 
 if __name__ == "__main__":

@@ -19,14 +19,6 @@ def _suits_backend(name):
     return _core.backend_channel_block(name) == BLOCK
 
 
-def _bf16_convolutions(backend, precision):
-    """Whether a model loaded for `backend` and `precision` (None: those requested now) runs its
-    convolutions as bf16 products: precision "low" on the CPU where it has a bf16 path. Those are
-    the NCHW GEMM schemes' work, so such a model keeps NCHW (docs/precision.md)."""
-    return ((backend or _core.get_backend()) == "cpu" and (precision or _core.get_precision()) == "low"
-            and _core.bf16_path() != "none")
-
-
 def _to_blocked(x, block=BLOCK):
     """[N, C, H, W] -> [N, C / block, H, W, block]; C must be a multiple of block."""
     return _core.op("ToBlockedChannels", [x], {"block": int(block)})

@@ -430,7 +430,7 @@ def bf16_forward(net, x):
 
 def check_model(tmp_path, rng):
     normal, low, y_normal, y_low, exact, y_normal_again, emulated = model_outputs(tmp_path, rng)
-    assert low.blocked_layout is False  # bf16 convolutions are the NCHW schemes' work
+    assert low.blocked_layout is True  # the blocked convolutions run bf16 products too
     np.testing.assert_array_equal(y_normal_again, y_normal)
     scale = np.max(np.abs(exact))
     # Each of the four product layers adds at most about 2^-7 of its sum of |terms| (the bound),

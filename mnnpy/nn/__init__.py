@@ -69,12 +69,10 @@ class _ConvertedModule(Module):
         object.__setattr__(self, "_value_inputs", frozenset())
         # Convolution chains run in the blocked channel layout where the requested backend prefers
         # its block; residual adds join the convolution.
-        from .._expr_layout import _bf16_convolutions, _suits_backend
+        from .._expr_layout import _suits_backend
         from ..convert._graph import Graph, ValueInfo
         from ..convert._layout import fuse_residual_adds
         blocked_layout = bool(blocked_layout) and _suits_backend(backend or _core.get_backend())
-        # At precision "low" with a bf16 path, convolutions are bf16 products of the NCHW schemes.
-        blocked_layout = blocked_layout and not _bf16_convolutions(backend, precision)
         object.__setattr__(self, "blocked_layout", blocked_layout)
         nodes = fuse_residual_adds(graph.nodes, output_names) if blocked_layout else graph.nodes
         object.__setattr__(self, "_run_graph", Graph(nodes, graph.weights, graph.inputs,
@@ -290,8 +288,8 @@ def load_module_from_file(file_name, input_names=None, output_names=None, dynami
     head on it). ``blocked_layout=False`` keeps every tensor NCHW
     instead of running convolution chains in the blocked channel layout (for comparison); models
     loaded while a backend preferring another channel block is requested (``_core.set_backend``)
-    stay NCHW too, as do models loaded for precision "low" on a CPU with a bf16 path, whose
-    convolutions run as bf16 products (docs/precision.md).
+    stay NCHW too. At precision "low" on a CPU with a bf16 path the blocked convolutions run as
+    bf16 products (docs/precision.md).
     ``memory_mode="low"`` (or ``runtime_manager``'s memory "low") keeps the weights of linear
     layers (MatMul/Gemm with a 2-D float weight of at least 64 x 64) as int8 with per-column
     scales and runs them on the dynamically quantized int8 GEMM (docs/int8.md).

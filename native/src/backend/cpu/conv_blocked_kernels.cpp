@@ -1,11 +1,15 @@
 // CPU kernel of Conv2DBlocked (ops/conv_blocked.cpp): direct, pointwise, depthwise or Winograd
 // over the blocked channel layout, with constant weights packed once; a 1x1 layer whose constant
-// weight is mostly zero blocks runs block-sparse (backend/cpu/block_sparse.h).
+// weight is mostly zero blocks runs block-sparse (backend/cpu/block_sparse.h). At precision "low",
+// on a CPU with a bf16 path, layers other than depthwise with constant weights run as one bf16
+// product (backend/cpu/conv_blocked_bf16.h) instead: no Winograd, whose transformed inputs would
+// lose too much in bf16.
 #include <memory>
 #include <string>
 
 #include "backend/cpu/block_sparse.h"
 #include "backend/cpu/conv_blocked.h"
+#include "backend/cpu/conv_blocked_bf16.h"
 #include "backend/cpu/depthwise_blocked.h"
 #include "backend/cpu/winograd.h"
 #include "mnnpy/backend.h"
@@ -24,9 +28,15 @@ class Conv2DBlockedKernel : public Kernel {
     nchw_input_ = b.nchw_input;
     depthwise_ = b.depthwise;
     act_ = conv_common::conv_activation(attrs);
+    const Tensor* w = ctx.constants.size() > 1 ? ctx.constants[1] : nullptr;
+    if (w && !depthwise_ && ctx.precision == Precision::Low && cpu::bf16_gemm_available()) {
+      bf16_path_ = cpu::bf16_plan_path();
+      bf16_w_ = cpu::conv_blocked_bf16_pack_weights(shape_, nchw_input_, w->ptr<float>());
+      weights_packed_ = true;
+      return;
+    }
     // 3x3 stride-1 layers run Winograd where the NCHW kernel would (the same cost model).
     if (!nchw_input_ && !depthwise_) winograd_tile_ = cpu::winograd_tile(cpu::choose_conv_scheme(shape_));
-    const Tensor* w = ctx.constants.size() > 1 ? ctx.constants[1] : nullptr;
     if (w && !nchw_input_ && !depthwise_ && shape_.group == 1 && shape_.is_pointwise()) {
       sparse_w_ = cpu::choose_block_sparse(w->ptr<float>(), shape_.out_c, shape_.in_c, shape_.in_c, 1);
       if (sparse_w_.n > 0) {
@@ -42,8 +52,11 @@ class Conv2DBlockedKernel : public Kernel {
     }
   }
 
-  size_t resident_bytes() const override { return weights_.size() * sizeof(float) + sparse_w_.nbytes(); }
+  size_t resident_bytes() const override {
+    return weights_.size() * sizeof(float) + sparse_w_.nbytes() + bf16_w_.nbytes;
+  }
   const char* scheme() const override {
+    if (bf16_path_ != cpu::Bf16Path::None) return "bf16_blocked";
     if (sparse_w_.n > 0) return sparse_scheme_.c_str();
     if (depthwise_) return "blocked_depthwise";
     if (winograd_tile_) return winograd_tile_ == 2 ? "blocked_winograd_2x2" : "blocked_winograd";
@@ -55,7 +68,10 @@ class Conv2DBlockedKernel : public Kernel {
            (double)shape_.depth();
   }
 
-  size_t scratch_bytes() const override { return weights_packed_ ? 0 : packed_weight_floats() * sizeof(float); }
+  size_t scratch_bytes() const override {
+    if (bf16_path_ != cpu::Bf16Path::None) return cpu::conv_blocked_bf16_scratch_bytes(shape_, nchw_input_, bf16_w_);
+    return weights_packed_ ? 0 : packed_weight_floats() * sizeof(float);
+  }
 
   void execute(const KernelArgs& args, void* scratch) const override {
     Tensor* out = args.outputs[0];
@@ -75,6 +91,12 @@ class Conv2DBlockedKernel : public Kernel {
                                 args.inputs[2]->ptr<float>(), residual, act_, args.pool);
       return;
     }
+    const float* residual = args.inputs.size() > 3 ? args.inputs[3]->ptr<float>() : nullptr;
+    if (bf16_path_ != cpu::Bf16Path::None) {
+      cpu::conv2d_blocked_bf16(shape_, nchw_input_, args.inputs[0]->ptr<float>(), bf16_w_, args.inputs[2]->ptr<float>(),
+                               residual, act_, out->ptr<float>(), scratch, args.pool, bf16_path_);
+      return;
+    }
     const float* w = weights_.data();
     if (!weights_packed_) {
       pack_weights(args.inputs[1]->ptr<float>(), static_cast<float*>(scratch));
@@ -82,7 +104,6 @@ class Conv2DBlockedKernel : public Kernel {
     }
     const float* x = args.inputs[0]->ptr<float>();
     const float* bias = args.inputs[2]->ptr<float>();
-    const float* residual = args.inputs.size() > 3 ? args.inputs[3]->ptr<float>() : nullptr;
     float* y = out->ptr<float>();
     if (depthwise_) cpu::conv2d_depthwise_blocked(shape_, x, w, bias, residual, act_, y, args.pool);
     else if (winograd_tile_) cpu::conv2d_winograd_blocked(shape_, winograd_tile_, x, w, bias, residual, act_, y, args.pool);
@@ -108,6 +129,8 @@ class Conv2DBlockedKernel : public Kernel {
   conv_common::AlignedFloats weights_;  // packed at plan time when constant
   cpu::BlockSparseMatrix sparse_w_;     // a 1x1 layer's weights of mostly zero blocks (n == 0: not used)
   std::string sparse_scheme_;
+  cpu::PackedBf16B bf16_w_;  // at precision "low" on a CPU with a bf16 path
+  cpu::Bf16Path bf16_path_ = cpu::Bf16Path::None;  // None: the float32 schemes
 };
 
 MNNPY_REGISTER_KERNEL("Conv2DBlocked", "cpu", construct_kernel<Conv2DBlockedKernel>);

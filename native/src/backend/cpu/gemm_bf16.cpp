@@ -325,8 +325,14 @@ PackedBf16B pack_b_bf16(int64_t K, int64_t N, const float* b, int64_t ldb, bool 
 
 // ---- Products ---------------------------------------------------------------------------------
 
-void gemm_bf16_rows(int64_t M, const Bf16RowFiller& fill, const PackedBf16B& b, const Bf16Output& out,
-                    ThreadPool* pool, Bf16Path path) {
+namespace {
+
+// The task loop of the products: tasks of a block of 32 rows of A times a chunk of B's columns.
+// rows_of(row block, m0, rows) gives the block's A rows as bf16 ([32][kp]); a thread asks once per
+// run of tasks of the same block.
+using RowsOf = std::function<const uint16_t*(int64_t m0, int64_t rows)>;
+void run_product_tasks(int64_t M, const RowsOf& rows_of, const PackedBf16B& b, const Bf16BlockStore& store,
+                       ThreadPool* pool, Bf16Path path) {
   if (M <= 0 || b.n <= 0) return;
   const BlockKernel kernel = block_kernel(path);
   const int64_t kp = b.k_padded, np = b.n_padded, N = b.n;
@@ -337,35 +343,61 @@ void gemm_bf16_rows(int64_t M, const Bf16RowFiller& fill, const PackedBf16B& b, 
   while (chunk > kBf16ColumnStep && row_blocks * ceil_div(np, chunk) < 2 * threads) chunk -= kBf16ColumnStep;
   const int64_t n_chunks = ceil_div(np, chunk);
   parallel_for(pool, row_blocks * n_chunks, 1, [&](int64_t t0, int64_t t1) {
-    uint16_t* rows_bf16 = reinterpret_cast<uint16_t*>(thread_buffer(kRowsSlot, (size_t)(kBf16RowBlock * kp / 2)));
     float* result = thread_buffer(kResultSlot, (size_t)(kBf16RowBlock * chunk));
-    int64_t filled_block = -1;
+    int64_t block = -1;
+    const uint16_t* a = nullptr;
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t rb = t / n_chunks, cc = t % n_chunks;
       const int64_t m0 = rb * kBf16RowBlock, rows = std::min(kBf16RowBlock, M - m0);
-      if (rb != filled_block) {
-        fill(m0, rows, rows_bf16, kp);
-        std::memset(rows_bf16 + rows * kp, 0, sizeof(uint16_t) * (size_t)((kBf16RowBlock - rows) * kp));
-        filled_block = rb;
+      if (rb != block) {
+        a = rows_of(m0, rows);
+        block = rb;
       }
       const int64_t col0 = cc * chunk, cols_padded = std::min(chunk, np - col0);
-      kernel(rows_bf16, kp, rows, b.data.get() + col0 * kp, cols_padded / kBf16ColumnStep, result, chunk);
-      const int64_t cols = std::min(cols_padded, N - col0);
-      auto store = [&](int64_t r, int64_t j) {
-        float v = result[r * chunk + j];
-        if (out.bias) v += out.bias[col0 + j];
-        out.c[(m0 + r) * out.row_stride + (col0 + j) * out.col_stride] = activate_scalar(v, out.act);
-      };
-      // Along the output's rows: C's rows, or for a transposed C (convolutions) its columns.
-      if (out.col_stride == 1) {
-        for (int64_t r = 0; r < rows; ++r)
-          for (int64_t j = 0; j < cols; ++j) store(r, j);
-      } else {
-        for (int64_t j = 0; j < cols; ++j)
-          for (int64_t r = 0; r < rows; ++r) store(r, j);
-      }
+      kernel(a, kp, rows, b.data.get() + col0 * kp, cols_padded / kBf16ColumnStep, result, chunk);
+      store(m0, rows, col0, std::min(cols_padded, N - col0), result, chunk);
     }
   });
+}
+
+}  // namespace
+
+void gemm_bf16_rows(int64_t M, const Bf16RowFiller& fill, const PackedBf16B& b, const Bf16BlockStore& store,
+                    ThreadPool* pool, Bf16Path path) {
+  const int64_t kp = b.k_padded;
+  auto rows_of = [&](int64_t m0, int64_t rows) -> const uint16_t* {
+    uint16_t* a = reinterpret_cast<uint16_t*>(thread_buffer(kRowsSlot, (size_t)(kBf16RowBlock * kp / 2)));
+    fill(m0, rows, a, kp);
+    std::memset(a + rows * kp, 0, sizeof(uint16_t) * (size_t)((kBf16RowBlock - rows) * kp));
+    return a;
+  };
+  run_product_tasks(M, rows_of, b, store, pool, path);
+}
+
+void gemm_bf16_prepared(int64_t M, const uint16_t* a, const PackedBf16B& b, const Bf16BlockStore& store,
+                        ThreadPool* pool, Bf16Path path) {
+  const int64_t kp = b.k_padded;
+  run_product_tasks(M, [&](int64_t m0, int64_t) { return a + m0 * kp; }, b, store, pool, path);
+}
+
+void gemm_bf16_rows(int64_t M, const Bf16RowFiller& fill, const PackedBf16B& b, const Bf16Output& out,
+                    ThreadPool* pool, Bf16Path path) {
+  auto store = [&](int64_t m0, int64_t rows, int64_t col0, int64_t cols, const float* result, int64_t ld) {
+    auto store_one = [&](int64_t r, int64_t j) {
+      float v = result[r * ld + j];
+      if (out.bias) v += out.bias[col0 + j];
+      out.c[(m0 + r) * out.row_stride + (col0 + j) * out.col_stride] = activate_scalar(v, out.act);
+    };
+    // Along the output's rows: C's rows, or for a transposed C (convolutions) its columns.
+    if (out.col_stride == 1) {
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < cols; ++j) store_one(r, j);
+    } else {
+      for (int64_t j = 0; j < cols; ++j)
+        for (int64_t r = 0; r < rows; ++r) store_one(r, j);
+    }
+  };
+  gemm_bf16_rows(M, fill, b, Bf16BlockStore(store), pool, path);
 }
 
 void gemm_bf16_packed(int64_t M, const float* a, int64_t lda, bool trans_a, const PackedBf16B& b,

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/thread_buffers.h"
 #include "ops/conv_shape.h"
 
 namespace mnnpy {
@@ -86,6 +87,21 @@ void gemm_bf16_packed(int64_t M, const float* a, int64_t lda, bool trans_a, cons
 // The general form: A's rows from `fill`, C through `out`.
 void gemm_bf16_rows(int64_t M, const Bf16RowFiller& fill, const PackedBf16B& b, const Bf16Output& out,
                     ThreadPool* pool, Bf16Path path);
+// The most general form: A's rows from `fill`; each block of results goes to `store`, which
+// writes rows [m0, m0 + rows) and columns [col0, col0 + cols) of C (columns past N left out)
+// from result (row r, column j at result[r * result_stride + j]) wherever and however it wants.
+using Bf16BlockStore = std::function<void(int64_t m0, int64_t rows, int64_t col0, int64_t cols,
+                                          const float* result, int64_t result_stride)>;
+void gemm_bf16_rows(int64_t M, const Bf16RowFiller& fill, const PackedBf16B& b, const Bf16BlockStore& store,
+                    ThreadPool* pool, Bf16Path path);
+// A already bf16 (converted once by the caller, so that threads splitting B's columns do not
+// convert the same rows again): rows of b.k_padded values with zeros past K, row stride
+// b.k_padded, round_up(M, kBf16RowBlock) rows with those past M zero.
+void gemm_bf16_prepared(int64_t M, const uint16_t* a, const PackedBf16B& b, const Bf16BlockStore& store,
+                        ThreadPool* pool, Bf16Path path);
+// Row blocks of 32 that gemm_bf16_rows gives threads no more than one task each of: below this many,
+// B's columns are split too, and each thread converts its rows of A again.
+inline bool bf16_rows_are_few(int64_t M, int threads) { return ceil_div(M, kBf16RowBlock) < 2 * threads; }
 
 // Conv2D (NCHW, any group) as per-group products out^T[HoWo x Cout_g] = cols^T[HoWo x K] * W_g^T:
 // the weights are packed once per group, the im2col rows of 32 output pixels are written straight
