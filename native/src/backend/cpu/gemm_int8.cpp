@@ -68,7 +68,7 @@ constexpr const char* kPath = "vnni";
 constexpr int kMR = 8, kNP = 2, kAWords = 2;
 constexpr const char* kPath = "madd16";
 #elif HWY_TARGET == HWY_AVX2
-constexpr int kMR = 4, kNP = 1, kAWords = 2;
+constexpr int kMR = 6, kNP = 1, kAWords = 2;
 constexpr const char* kPath = "madd16";
 #else
 constexpr int kMR = 4, kNP = 1, kAWords = 4;
@@ -85,11 +85,16 @@ inline void store_group(const int32_t (&v)[4], bool a_signed, int32_t* HWY_RESTR
   uint32_t word = 0;
   for (int j = 0; j < 4; ++j) word |= (((uint32_t)v[j] + shift) & 0xffu) << (8 * j);
   w[0] = (int32_t)word;
-#elif HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX2
+#elif HWY_TARGET == HWY_AVX3
   (void)a_signed;
   // int16 pairs for vpmaddwd against B's even depths (0, 2) and odd ones (1, 3).
   w[0] = (int32_t)(((uint32_t)v[0] & 0xffffu) | ((uint32_t)v[2] << 16));
   w[1] = (int32_t)(((uint32_t)v[1] & 0xffffu) | ((uint32_t)v[3] << 16));
+#elif HWY_TARGET == HWY_AVX2
+  (void)a_signed;
+  // The 4 depths as int16 in order: one 64-bit broadcast meets B's columns sign-extended in place.
+  w[0] = (int32_t)(((uint32_t)v[0] & 0xffffu) | ((uint32_t)v[1] << 16));
+  w[1] = (int32_t)(((uint32_t)v[2] & 0xffffu) | ((uint32_t)v[3] << 16));
 #else
   (void)a_signed;
   for (int j = 0; j < 4; ++j) w[j] = v[j];
@@ -197,33 +202,96 @@ HWY_NOINLINE void micro_tile(int64_t groups, const int32_t* HWY_RESTRICT a, cons
     for (int p = 0; p < kNP; ++p) _mm512_storeu_si512((void*)(tile + i * kNR + p * kInt8Panel), acc[i][p]);
 }
 #elif HWY_TARGET == HWY_AVX2
+// One half panel (8 columns) at a time over the whole depth: 16 bytes of B (4 columns x 4
+// depths) sign-extended to int16 by one vpmovsxbw and multiplied by the row's 4 depths broadcast
+// as one 64-bit word give two int32 partial sums per column, added pairwise at the end.
+
+// Sums of one half panel for kMR (6) rows into acc (12 vectors: row i's columns 0-3 at 2i, 4-7 at
+// 2i + 1). In assembly: its 12 accumulators, B's 2 vectors, the broadcast and a product take all
+// 16 registers, which GCC's allocator does not manage without spilling accumulators every group.
+#define MNNPY_INT8_AVX2_ROW(offset, acc0, acc1)                \
+  "vpbroadcastq " #offset "(%[a]), %%ymm14\n\t"                \
+  "vpmaddwd %%ymm14, %%ymm12, %%ymm15\n\t"                     \
+  "vpaddd %%ymm15, %%ymm" #acc0 ", %%ymm" #acc0 "\n\t"         \
+  "vpmaddwd %%ymm14, %%ymm13, %%ymm14\n\t"                     \
+  "vpaddd %%ymm14, %%ymm" #acc1 ", %%ymm" #acc1 "\n\t"
+#define MNNPY_INT8_AVX2_STORE(index) "vmovdqu %%ymm" #index ", " #index "*32(%[acc])\n\t"
+inline void half_panel_6_rows(int64_t groups, const int32_t* a, const int8_t* b, __m256i* acc) {
+  static_assert(kMR == 6 && kAWords == 2 && kGroupBytes == 64, "the assembly's strides");
+  __asm__ volatile(
+      "vpxor %%xmm0, %%xmm0, %%xmm0\n\t"
+      "vpxor %%xmm1, %%xmm1, %%xmm1\n\t"
+      "vpxor %%xmm2, %%xmm2, %%xmm2\n\t"
+      "vpxor %%xmm3, %%xmm3, %%xmm3\n\t"
+      "vpxor %%xmm4, %%xmm4, %%xmm4\n\t"
+      "vpxor %%xmm5, %%xmm5, %%xmm5\n\t"
+      "vpxor %%xmm6, %%xmm6, %%xmm6\n\t"
+      "vpxor %%xmm7, %%xmm7, %%xmm7\n\t"
+      "vpxor %%xmm8, %%xmm8, %%xmm8\n\t"
+      "vpxor %%xmm9, %%xmm9, %%xmm9\n\t"
+      "vpxor %%xmm10, %%xmm10, %%xmm10\n\t"
+      "vpxor %%xmm11, %%xmm11, %%xmm11\n\t"
+      "test %[n], %[n]\n\t"
+      "jle 2f\n\t"
+      "1:\n\t"
+      "vpmovsxbw (%[b]), %%ymm12\n\t"
+      "vpmovsxbw 16(%[b]), %%ymm13\n\t"
+      MNNPY_INT8_AVX2_ROW(0, 0, 1)
+      MNNPY_INT8_AVX2_ROW(8, 2, 3)
+      MNNPY_INT8_AVX2_ROW(16, 4, 5)
+      MNNPY_INT8_AVX2_ROW(24, 6, 7)
+      MNNPY_INT8_AVX2_ROW(32, 8, 9)
+      MNNPY_INT8_AVX2_ROW(40, 10, 11)
+      "add $64, %[b]\n\t"
+      "add $48, %[a]\n\t"
+      "dec %[n]\n\t"
+      "jnz 1b\n\t"
+      "2:\n\t"
+      MNNPY_INT8_AVX2_STORE(0) MNNPY_INT8_AVX2_STORE(1) MNNPY_INT8_AVX2_STORE(2) MNNPY_INT8_AVX2_STORE(3)
+      MNNPY_INT8_AVX2_STORE(4) MNNPY_INT8_AVX2_STORE(5) MNNPY_INT8_AVX2_STORE(6) MNNPY_INT8_AVX2_STORE(7)
+      MNNPY_INT8_AVX2_STORE(8) MNNPY_INT8_AVX2_STORE(9) MNNPY_INT8_AVX2_STORE(10) MNNPY_INT8_AVX2_STORE(11)
+      : [a] "+r"(a), [b] "+r"(b), [n] "+r"(groups)
+      : [acc] "r"(acc)
+      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12",
+        "xmm13", "xmm14", "xmm15", "memory", "cc");
+}
+#undef MNNPY_INT8_AVX2_ROW
+#undef MNNPY_INT8_AVX2_STORE
+
 template <int R>
 HWY_NOINLINE void micro_tile(int64_t groups, const int32_t* HWY_RESTRICT a, const int8_t* HWY_RESTRICT b,
                              int64_t panel_stride, int32_t* HWY_RESTRICT tile) {
-  (void)panel_stride;  // one panel: two vectors of 8 columns
-  __m256i acc[R][2];
-  #pragma GCC unroll 16
-  for (int i = 0; i < R; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
-  for (int64_t gr = 0; gr < groups; ++gr) {
-    const int32_t* ag = a + gr * kMR * 2;
-    // One half of the panel at a time (the broadcasts of A are loaded twice, from L1): with both
-    // halves' B vectors live, the 16 registers overflow and accumulators spill.
-    #pragma GCC unroll 16
-    for (int h = 0; h < 2; ++h) {
-      const __m256i v = _mm256_load_si256((const __m256i*)(b + gr * kGroupBytes + h * 32));
-      const __m256i even = _mm256_srai_epi16(_mm256_slli_epi16(v, 8), 8), odd = _mm256_srai_epi16(v, 8);
+  (void)panel_stride;  // one panel
+  for (int h = 0; h < 2; ++h) {
+    __m256i acc[kMR][2];
+    const int8_t* bh = b + h * 32;
+    if (R == kMR) {
+      half_panel_6_rows(groups, a, bh, &acc[0][0]);
+    } else {  // the last rows of A: the same arithmetic in intrinsics
       #pragma GCC unroll 16
-      for (int i = 0; i < R; ++i) {
-        const __m256i ae = _mm256_set1_epi32(ag[i * 2]), ao = _mm256_set1_epi32(ag[i * 2 + 1]);
-        acc[i][h] = _mm256_add_epi32(acc[i][h], _mm256_madd_epi16(ae, even));
-        acc[i][h] = _mm256_add_epi32(acc[i][h], _mm256_madd_epi16(ao, odd));
+      for (int i = 0; i < R; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
+      for (int64_t gr = 0; gr < groups; ++gr) {
+        const __m256i b0 = _mm256_cvtepi8_epi16(_mm_load_si128((const __m128i*)(bh + gr * kGroupBytes)));
+        const __m256i b1 = _mm256_cvtepi8_epi16(_mm_load_si128((const __m128i*)(bh + gr * kGroupBytes + 16)));
+        const int32_t* ag = a + gr * kMR * 2;
+        #pragma GCC unroll 16
+        for (int i = 0; i < R; ++i) {
+          int64_t depths;
+          std::memcpy(&depths, ag + i * 2, sizeof(depths));
+          const __m256i ai = _mm256_set1_epi64x(depths);
+          acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(ai, b0));
+          acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(ai, b1));
+        }
       }
     }
-  }
-  #pragma GCC unroll 16
-  for (int i = 0; i < R; ++i)
+    // Lanes hold (column, depths 0-1) and (column, depths 2-3) of columns 0-3 and of 4-7: hadd
+    // sums the pairs as columns 0 1 4 5 | 2 3 6 7 and the 64-bit permute puts them in order.
     #pragma GCC unroll 16
-    for (int h = 0; h < 2; ++h) _mm256_storeu_si256((__m256i*)(tile + i * kNR + h * 8), acc[i][h]);
+    for (int i = 0; i < R; ++i) {
+      const __m256i sums = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[i][0], acc[i][1]), 0xd8);
+      _mm256_storeu_si256((__m256i*)(tile + i * kNR + h * 8), sums);
+    }
+  }
 }
 #else
 template <int R>
@@ -250,14 +318,16 @@ HWY_NOINLINE void micro_tile(int64_t groups, const int32_t* HWY_RESTRICT a, cons
 
 void micro_tile_rows(int rows, int64_t groups, const int32_t* a, const int8_t* b, int64_t panel_stride,
                      int32_t* tile) {
-  static_assert(kMR == 4 || kMR == 8, "row dispatch below covers 4 and 8 rows");
+  static_assert(kMR >= 4 && kMR <= 8, "row dispatch below covers 4 to 8 rows");
   switch (rows) {
     case 1: micro_tile<1>(groups, a, b, panel_stride, tile); break;
     case 2: micro_tile<2>(groups, a, b, panel_stride, tile); break;
     case 3: micro_tile<3>(groups, a, b, panel_stride, tile); break;
-#if HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX3
+#if HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX2
     case 4: micro_tile<4>(groups, a, b, panel_stride, tile); break;
     case 5: micro_tile<5>(groups, a, b, panel_stride, tile); break;
+#endif
+#if HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX3
     case 6: micro_tile<6>(groups, a, b, panel_stride, tile); break;
     case 7: micro_tile<7>(groups, a, b, panel_stride, tile); break;
 #endif
