@@ -48,6 +48,14 @@ struct Int8Call {
   ThreadPool* pool = nullptr;
 };
 
+// Rounds half to even (the default rounding mode) for |v| < 2^22 in the float adder, on every
+// target alike (no library call, no rounding instruction of one target).
+constexpr float kRoundShift = 12582912.0f;  // 1.5 * 2^23
+inline float round_half_even(float v) { return (v + kRoundShift) - kRoundShift; }
+
+// v clamped to [lo, hi]; NaN (from a row holding NaN or infinity) to lo.
+inline float clamp_to(float v, float lo, float hi) { return v >= lo ? (v <= hi ? v : hi) : lo; }
+
 }  // namespace gemm_int8_detail
 }  // namespace cpu
 }  // namespace mnnpy
@@ -432,6 +440,65 @@ void GemmInt8Impl(const Int8Call& g) {
   });
 }
 
+namespace hn = hwy::HWY_NAMESPACE;
+
+// v clamped to [lo, hi]; NaN to lo: the comparisons the scalar tail makes, lane by lane.
+template <class D, class V>
+HWY_INLINE V clamp_lanes(D d, V v, float lo, float hi) {
+  const V vlo = hn::Set(d, lo), vhi = hn::Set(d, hi);
+  return hn::IfThenElse(hn::Ge(v, vlo), hn::IfThenElse(hn::Le(v, vhi), v, vhi), vlo);
+}
+
+// Rows [m0, m1) of quantize_rows_uint8. Every step is an exact IEEE operation (comparisons,
+// selections, one division, the rounding additions), so the vectors give the scalar tail's bytes.
+void QuantizeRowsImpl(int64_t m0, int64_t m1, int64_t K, const float* x, int64_t ldx, uint8_t* q, float* scale,
+                      int32_t* zero) {
+  const hn::ScalableTag<float> df;
+  const hn::Rebind<int32_t, decltype(df)> di;
+  const hn::Rebind<uint8_t, decltype(df)> du8;
+  const int64_t L = (int64_t)hn::Lanes(df);
+  for (int64_t m = m0; m < m1; ++m) {
+    const float* HWY_RESTRICT row = x + m * ldx;
+    // min(x, 0) and max(x, 0), NaN skipped (a comparison with NaN keeps the running value).
+    auto vlow = hn::Zero(df), vhigh = hn::Zero(df);
+    int64_t k = 0;
+    for (; k + L <= K; k += L) {
+      const auto v = hn::LoadU(df, row + k);
+      vlow = hn::IfThenElse(hn::Lt(v, vlow), v, vlow);
+      vhigh = hn::IfThenElse(hn::Lt(vhigh, v), v, vhigh);
+    }
+    HWY_ALIGN float lows[hn::MaxLanes(df)], highs[hn::MaxLanes(df)];
+    hn::Store(vlow, df, lows);
+    hn::Store(vhigh, df, highs);
+    float low = 0.0f, high = 0.0f;
+    for (int64_t j = 0; j < L; ++j) {
+      low = lows[j] < low ? lows[j] : low;
+      high = high < highs[j] ? highs[j] : high;
+    }
+    for (int64_t t = k; t < K; ++t) {
+      low = row[t] < low ? row[t] : low;
+      high = high < row[t] ? row[t] : high;
+    }
+    float s = (high - low) / 255.0f;
+    if (s == 0.0f) s = 1.0f;
+    const float zp = round_half_even(clamp_to(-low / s, 0.0f, 255.0f));
+    uint8_t* HWY_RESTRICT out = q + m * K;
+    const auto vs = hn::Set(df, s), vzp = hn::Set(df, zp), vshift = hn::Set(df, kRoundShift);
+    for (k = 0; k + L <= K; k += L) {
+      // Clamped before rounding (where the rounding is exact), saturated after.
+      const auto c = clamp_lanes(df, hn::Div(hn::LoadU(df, row + k), vs), -512.0f, 512.0f);
+      const auto v = hn::Add(hn::Sub(hn::Add(c, vshift), vshift), vzp);
+      hn::StoreU(hn::DemoteTo(du8, hn::ConvertTo(di, clamp_lanes(df, v, 0.0f, 255.0f))), du8, out + k);
+    }
+    for (; k < K; ++k) {
+      const float v = round_half_even(clamp_to(row[k] / s, -512.0f, 512.0f)) + zp;
+      out[k] = (uint8_t)clamp_to(v, 0.0f, 255.0f);
+    }
+    scale[m] = s;
+    zero[m] = (int32_t)zp;
+  }
+}
+
 void Int8InfoImpl(const char** path, int* mr, int* nr) {
   *path = kPath;
   *mr = kMR;
@@ -448,6 +515,7 @@ namespace mnnpy {
 namespace cpu {
 HWY_EXPORT(GemmInt8Impl);
 HWY_EXPORT(Int8InfoImpl);
+HWY_EXPORT(QuantizeRowsImpl);
 
 using gemm_int8_detail::Int8Call;
 
@@ -500,39 +568,10 @@ void gemm_int8(int64_t M, const void* a, int64_t lda, bool a_signed, const Packe
 }
 
 
-// Rounds half to even (the default rounding mode) for |v| < 2^22 in the float adder: nearbyint is
-// a library call on the baseline target this part is compiled for.
-inline float round_half_even(float v) {
-  constexpr float kShift = 12582912.0f;  // 1.5 * 2^23
-  return (v + kShift) - kShift;
-}
-
-// v clamped to [lo, hi]; NaN (from a row holding NaN or infinity) to lo.
-inline float clamp_to(float v, float lo, float hi) { return v >= lo ? (v <= hi ? v : hi) : lo; }
-
 void quantize_rows_uint8(int64_t M, int64_t K, const float* x, int64_t ldx, uint8_t* q, float* scale, int32_t* zero,
                          ThreadPool* pool) {
-  // Plain code compiled once (not per target): the same roundings wherever it runs.
   parallel_for(pool, M, std::max<int64_t>(1, (int64_t(1) << 14) / std::max<int64_t>(1, K)), [&](int64_t m0, int64_t m1) {
-    for (int64_t m = m0; m < m1; ++m) {
-      const float* row = x + m * ldx;
-      float low = 0.0f, high = 0.0f;
-      for (int64_t k = 0; k < K; ++k) {
-        low = std::min(low, row[k]);
-        high = std::max(high, row[k]);
-      }
-      float s = (high - low) / 255.0f;
-      if (s == 0.0f) s = 1.0f;
-      const float zp = round_half_even(clamp_to(-low / s, 0.0f, 255.0f));
-      uint8_t* out = q + m * K;
-      for (int64_t k = 0; k < K; ++k) {
-        // Clamped before rounding (where the rounding is exact), saturated after: the same bytes.
-        const float v = round_half_even(clamp_to(row[k] / s, -512.0f, 512.0f)) + zp;
-        out[k] = (uint8_t)clamp_to(v, 0.0f, 255.0f);
-      }
-      scale[m] = s;
-      zero[m] = (int32_t)zp;
-    }
+    HWY_DYNAMIC_DISPATCH(QuantizeRowsImpl)(m0, m1, K, x, ldx, q, scale, zero);
   });
 }
 
