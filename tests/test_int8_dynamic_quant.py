@@ -92,3 +92,18 @@ def test_nan_and_infinity_rows_are_the_same_everywhere(rng):
     np.testing.assert_array_equal(results[0][[0, 1, 5]], expected[[0, 1, 5]])
     q, scale, zero = _quantize_rows(x[:2])
     assert q[0, 5] == 0 and q[1, 36] == 0
+
+
+def test_epilogue_activation_matches_the_separate_op_on_every_target(rng):
+    import pytest
+    x = (rng.standard_normal((37, 300)) * 3).astype(np.float32)
+    w_q, scales = F.quantize_weight_per_column(rng.standard_normal((300, 45)).astype(np.float32))
+    bias = rng.standard_normal(45).astype(np.float32)
+    for target in TARGETS:
+        with simd_target(target):
+            y = F.dynamic_quant_matmul(x, w_q, scales, bias).read()
+            for name, op in (("gelu", F.gelu), ("relu", F.relu)):
+                got = F.dynamic_quant_matmul(x, w_q, scales, bias, activation=name).read()
+                np.testing.assert_array_equal(got, op(F.const(y)).read(), err_msg=f"{target} {name}")
+    with pytest.raises(ValueError, match="activation"):
+        F.dynamic_quant_matmul(x, w_q, scales, bias, activation="tanh")

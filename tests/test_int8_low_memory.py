@@ -92,6 +92,7 @@ def test_low_memory_bert_close_to_float():
     # Per block: query, key and value in one product (they read the same input), the attention's
     # output, the two feed-forward layers.
     assert counts.get("DynamicQuantMatMul", 0) == 8 and counts.get("Split", 0) >= 2, counts
+    assert "Gelu" not in counts  # in the feed-forward layer's epilogue
     y_float = np.asarray(normal(ids, mask), np.float64).reshape(-1, 64)
     y_low = np.asarray(low(ids, mask), np.float64).reshape(-1, 64)
     # Every token's hidden state points the same way: cosine similarity above 0.999.
@@ -143,3 +144,34 @@ def test_layers_sharing_an_input_become_one_product(rng, tmp_path):
     np.testing.assert_array_equal(y1, layer(x, w[1], None))
     np.testing.assert_array_equal(y2, layer(x, np.ascontiguousarray(w[2].T), b2))
     np.testing.assert_array_equal(y3, layer(y0_ref, w[3], None))
+
+
+def test_activation_after_a_layer_runs_in_its_epilogue(rng, tmp_path):
+    """MatMul -> Gelu and MatMul -> Relu join their layers; a Relu on an output that another node
+    also reads stays apart. The values are those of the layer and the activation run apart."""
+    import mnnpy.expr as F
+    w = [(rng.standard_normal((96, 64)) * 0.2).astype(np.float32) for _ in range(3)]
+    nodes = [h.make_node("MatMul", ["x", "w0"], ["m0"]), h.make_node("Gelu", ["m0"], ["y0"]),
+             h.make_node("MatMul", ["x", "w1"], ["m1"]), h.make_node("Relu", ["m1"], ["y1"]),
+             h.make_node("MatMul", ["x", "w2"], ["y2"]), h.make_node("Relu", ["y2"], ["y3"])]
+    outputs = [h.make_tensor_value_info(n, onnx.TensorProto.FLOAT, ["B", 64]) for n in ("y0", "y1", "y2", "y3")]
+    graph = h.make_graph(nodes, "acts", [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["B", 96])], outputs,
+                         [numpy_helper.from_array(v, f"w{i}") for i, v in enumerate(w)])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 20)])
+    model.ir_version = 9
+    path = str(tmp_path / "acts.onnx")
+    onnx.save(model, path)
+    low = nn.load_module_from_file(path, memory_mode="low")
+    counts = low.graph.op_counts()
+    assert "Gelu" not in counts and counts.get("Relu") == 1, counts  # y2 is an output: its Relu stays
+    x = (rng.standard_normal((9, 96)) * 2).astype(np.float32)
+    y0, y1, y2, y3 = (np.asarray(y) for y in low(x))
+
+    def layer(weight):
+        w_q, scales = F.quantize_weight_per_column(weight)
+        return F.dynamic_quant_matmul(x, w_q, scales).read()
+    np.testing.assert_array_equal(y0, F.gelu(F.const(layer(w[0]))).read())
+    np.testing.assert_array_equal(y1, F.relu(F.const(layer(w[1]))).read())
+    np.testing.assert_array_equal(y2, layer(w[2]))
+    np.testing.assert_array_equal(y3, np.maximum(y2, 0))
+    assert (y0 != 0).any() and (y1 == 0).any() and (y1 > 0).any()

@@ -8,7 +8,8 @@ float weight (with the bias the loader may have fused into it), or a Gemm (no tr
 ``DynamicQuantMatMul`` node reading the int8 weight and its scales; float weights no node reads
 any more are dropped. Rewritten layers reading the same input (a transformer's query, key and
 value projections) then become one ``DynamicQuantMatMul`` on their weights side by side, followed
-by a ``Split`` into the original outputs: the input is quantized once, for one wider product."""
+by a ``Split`` into the original outputs: the input is quantized once, for one wider product.
+A Relu or Gelu (erf form) that alone reads a rewritten layer's output runs in its epilogue."""
 import numpy as np
 
 from ._graph import Graph, Node
@@ -94,12 +95,38 @@ def quantize_linear_weights(graph):
             replaced.add(bias)
         nodes.append(Node(OP, inputs, list(node.outputs), {}, node.name))
         replaced.update(quantized[key])
+    nodes = _fuse_activations(nodes, {v.name for v in graph.outputs})
     nodes = _merge_shared_inputs(nodes, weights)
     # The weights only the replaced nodes read are gone with them.
     read = {x for n in nodes for x in _reads(n)} | {v.name for v in graph.outputs}
     for name in replaced - read:
         del weights[name]
     return Graph(nodes, weights, graph.inputs, graph.outputs, graph.opset, graph.producer)
+
+
+ACTIVATIONS = {"Relu": "relu", "Gelu": "gelu"}
+
+
+def _fuse_activations(nodes, graph_outputs):
+    """The nodes with each Relu or Gelu (erf form) that is the only reader of a rewritten layer's
+    output (not a graph output) moved into that layer as its activation."""
+    readers = {}
+    for node in nodes:
+        for name in _reads(node):
+            readers.setdefault(name, []).append(node)
+    fused, out = {}, []
+    for node in nodes:
+        if node.op in ACTIVATIONS and node.attrs.get("approximate", "none") == "none" and node.inputs:
+            producer = fused.get(node.inputs[0])
+            if producer is not None and len(readers.get(node.inputs[0], [])) == 1:
+                producer.attrs = {**producer.attrs, "activation": ACTIVATIONS[node.op]}
+                producer.outputs = list(node.outputs)
+                del fused[node.inputs[0]]
+                continue
+        if node.op == OP and not node.attrs.get("activation") and node.outputs[0] not in graph_outputs:
+            fused[node.outputs[0]] = node
+        out.append(node)
+    return out
 
 
 def _merge_shared_inputs(nodes, weights):
@@ -109,7 +136,7 @@ def _merge_shared_inputs(nodes, weights):
     them was. New weights go into `weights`."""
     groups = {}
     for node in nodes:
-        if node.op == OP:
+        if node.op == OP and not node.attrs.get("activation"):
             groups.setdefault(node.inputs[0], []).append(node)
     merged_at = {}
     for x, group in groups.items():

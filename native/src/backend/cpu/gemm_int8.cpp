@@ -14,6 +14,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "backend/cpu/elementwise.h"
 #include "backend/cpu/gemm_int8.h"
 #include "backend/cpu/thread_buffers.h"
 #include "mnnpy/aligned_memory.h"
@@ -429,6 +430,8 @@ void finish_tile(const Int8Call& g, int32_t* tile, int64_t i0, int rows, int64_t
       const int32_t acc = wrap(t[j] - za_total * col_sum[j] - b_zero[j] * rs + K * za * b_zero[j]);
       out[j] = std::fma((float)acc, row_scale * col_scale[j], bias[j]);
     }
+    // The elementwise kernel itself: the values of the unfused op, on every target alike.
+    if (ep.activation >= 0) unary(ep.activation, DType::Float32, out, out, (size_t)cols);
   }
 }
 
