@@ -313,6 +313,36 @@ template <int R>
 HWY_NOINLINE void micro_tile(int64_t groups, const int32_t* HWY_RESTRICT a, const int8_t* HWY_RESTRICT b,
                              int64_t panel_stride, int32_t* HWY_RESTRICT tile) {
   (void)panel_stride;  // one panel
+  if (R <= 2) {
+    // A row or two (a product with a vector): both halves in one pass over B, which then streams
+    // through once, with 4 accumulators per row.
+    __m256i acc[R][4];
+    #pragma GCC unroll 16
+    for (int i = 0; i < R; ++i) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = _mm256_setzero_si256();
+    for (int64_t gr = 0; gr < groups; ++gr) {
+      __m256i bv[4];
+      #pragma GCC unroll 4
+      for (int q = 0; q < 4; ++q)
+        bv[q] = _mm256_cvtepi8_epi16(_mm_load_si128((const __m128i*)(b + gr * kGroupBytes + q * 16)));
+      const int32_t* ag = a + gr * kMR * 2;
+      #pragma GCC unroll 16
+      for (int i = 0; i < R; ++i) {
+        int64_t depths;
+        std::memcpy(&depths, ag + i * 2, sizeof(depths));
+        const __m256i ai = _mm256_set1_epi64x(depths);
+        #pragma GCC unroll 4
+        for (int q = 0; q < 4; ++q) acc[i][q] = _mm256_add_epi32(acc[i][q], _mm256_madd_epi16(ai, bv[q]));
+      }
+    }
+    #pragma GCC unroll 16
+    for (int i = 0; i < R; ++i)
+      #pragma GCC unroll 2
+      for (int h = 0; h < 2; ++h) {
+        const __m256i sums = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[i][2 * h], acc[i][2 * h + 1]), 0xd8);
+        _mm256_storeu_si256((__m256i*)(tile + i * kNR + h * 8), sums);
+      }
+    return;
+  }
   for (int h = 0; h < 2; ++h) {
     __m256i acc[kMR][2];
     const int8_t* bh = b + h * 32;
