@@ -114,8 +114,9 @@ def bench_bert(threads_list, tmp):
         y_fp32, y_low = np.asarray(fp32.forward(inputs)), np.asarray(low.forward(inputs))
         y_ort = sess.run(None, feeds)[0]
         cos = lambda u, v: float((u * v).sum() / np.linalg.norm(u) / np.linalg.norm(v))  # noqa: E731
-        t_low, t_fp32 = compare_in_bursts(lambda: low.forward(inputs), lambda: fp32.forward(inputs))
-        _, t_ort = compare_in_bursts(lambda: low.forward(inputs), lambda: sess.run(None, feeds))
+        # 9 rounds: medians that hold on a machine shared with other work.
+        t_low, t_fp32 = compare_in_bursts(lambda: low.forward(inputs), lambda: fp32.forward(inputs), rounds=9)
+        _, t_ort = compare_in_bursts(lambda: low.forward(inputs), lambda: sess.run(None, feeds), rounds=9)
         print(f"  {threads}T  mnnpy int8 {fmt_time(t_low)}  mnnpy fp32 {fmt_time(t_fp32)}  onnxruntime int8 {fmt_time(t_ort)}"
               f"  fp32/int8 {t_fp32 / t_low:5.2f}  int8/onnxruntime {t_low / t_ort:5.2f}"
               f"  (cosine to fp32: mnnpy {cos(y_low, y_fp32):.5f}, onnxruntime {cos(y_ort, y_fp32):.5f})", flush=True)
