@@ -97,6 +97,8 @@ def test_nan_and_infinity_rows_are_the_same_everywhere(rng):
 def test_epilogue_activation_matches_the_separate_op_on_every_target(rng):
     import pytest
     x = (rng.standard_normal((37, 300)) * 3).astype(np.float32)
+    x[5, 7] = np.inf  # a row of NaN and infinite outputs: the elementwise kernel's own fallback
+    x[30, 0] = -np.inf
     w_q, scales = F.quantize_weight_per_column(rng.standard_normal((300, 45)).astype(np.float32))
     bias = rng.standard_normal(45).astype(np.float32)
     for target in TARGETS:
@@ -105,5 +107,6 @@ def test_epilogue_activation_matches_the_separate_op_on_every_target(rng):
             for name, op in (("gelu", F.gelu), ("relu", F.relu)):
                 got = F.dynamic_quant_matmul(x, w_q, scales, bias, activation=name).read()
                 np.testing.assert_array_equal(got, op(F.const(y)).read(), err_msg=f"{target} {name}")
+            assert not np.isfinite(y[5]).all() and np.isfinite(y[:5]).all()
     with pytest.raises(ValueError, match="activation"):
         F.dynamic_quant_matmul(x, w_q, scales, bias, activation="tanh")

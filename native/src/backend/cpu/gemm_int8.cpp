@@ -12,10 +12,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 #include "backend/cpu/elementwise.h"
 #include "backend/cpu/gemm_int8.h"
+#include "backend/cpu/simd_shared-inl.h"
 #include "backend/cpu/thread_buffers.h"
 #include "mnnpy/aligned_memory.h"
 #include "mnnpy/runtime_info.h"
@@ -416,6 +418,52 @@ void micro_tile_rows(int rows, int64_t groups, const int32_t* a, const int8_t* b
   }
 }
 
+namespace hn = hwy::HWY_NAMESPACE;
+
+// The epilogue's activation on a tile's rows (out: its first row, rows ldc apart), with the
+// values of the elementwise op of that code (cpu::unary): ReLU by its formula, GELU by the same
+// vector function on vectors of finite values (the elementwise kernel's own fast path), four
+// vectors at a time so that their long dependency chains overlap, and the elementwise kernel
+// itself for the rest (NaN or infinity in a vector, a partial vector, other codes). Calling that
+// kernel on every row of 16 values would cost more than the separate pass it saves.
+void activate_tile(int code, float* out, int64_t ldc, int rows, int cols) {
+  if (code == ew::kRelu) {
+    for (int r = 0; r < rows; ++r) {
+      float* HWY_RESTRICT row = out + r * ldc;
+      for (int j = 0; j < cols; ++j) row[j] = row[j] > 0 ? row[j] : (row[j] == row[j] ? 0.0f : row[j]);
+    }
+    return;
+  }
+  const hn::ScalableTag<float> d;
+  const int L = (int)hn::Lanes(d), per_row = cols / L;
+  if (code != ew::kGelu || per_row == 0) {
+    for (int r = 0; r < rows; ++r) unary(code, DType::Float32, out + r * ldc, out + r * ldc, (size_t)cols);
+    return;
+  }
+  const auto big = hn::Set(d, std::numeric_limits<float>::max());
+  auto finite = [&](auto v) { return hn::And(hn::Ge(v, hn::Neg(big)), hn::Le(v, big)); };
+  auto at = [&](int index) { return out + (index / per_row) * ldc + (index % per_row) * L; };
+  const int count = rows * per_row;  // whole vectors of the tile
+  int i = 0;
+  for (; i + 4 <= count; i += 4) {
+    float *p0 = at(i), *p1 = at(i + 1), *p2 = at(i + 2), *p3 = at(i + 3);
+    const auto v0 = hn::LoadU(d, p0), v1 = hn::LoadU(d, p1), v2 = hn::LoadU(d, p2), v3 = hn::LoadU(d, p3);
+    if (!hn::AllTrue(d, hn::And(hn::And(finite(v0), finite(v1)), hn::And(finite(v2), finite(v3))))) break;
+    const auto g0 = GeluFloat32(d, v0), g1 = GeluFloat32(d, v1), g2 = GeluFloat32(d, v2), g3 = GeluFloat32(d, v3);
+    hn::StoreU(g0, d, p0);
+    hn::StoreU(g1, d, p1);
+    hn::StoreU(g2, d, p2);
+    hn::StoreU(g3, d, p3);
+  }
+  for (; i < count; ++i) unary(code, DType::Float32, at(i), at(i), (size_t)L);
+  if (per_row * L < cols) {  // a partial vector at the end of each row
+    for (int r = 0; r < rows; ++r) {
+      float* tail = out + r * ldc + per_row * L;
+      unary(code, DType::Float32, tail, tail, (size_t)(cols - per_row * L));
+    }
+  }
+}
+
 // Writes a tile's valid part through the epilogue: the zero points, then int32 or the float
 // scales. The tile's column terms are gathered first so that the row loops are plain vector code.
 void finish_tile(const Int8Call& g, int32_t* tile, int64_t i0, int rows, int64_t j0, int cols,
@@ -460,8 +508,9 @@ void finish_tile(const Int8Call& g, int32_t* tile, int64_t i0, int rows, int64_t
       const int32_t acc = wrap(t[j] - za_total * col_sum[j] - b_zero[j] * rs + K * za * b_zero[j]);
       out[j] = std::fma((float)acc, row_scale * col_scale[j], bias[j]);
     }
-    // The elementwise kernel itself: the values of the unfused op, on every target alike.
-    if (ep.activation >= 0) unary(ep.activation, DType::Float32, out, out, (size_t)cols);
+  }
+  if (ep.row_scale && ep.activation >= 0) {
+    activate_tile(ep.activation, static_cast<float*>(g.c) + i0 * g.ldc + j0, g.ldc, rows, cols);
   }
 }
 
@@ -515,7 +564,6 @@ void GemmInt8Impl(const Int8Call& g) {
   });
 }
 
-namespace hn = hwy::HWY_NAMESPACE;
 
 // v clamped to [lo, hi]; NaN to lo: the comparisons the scalar tail makes, lane by lane.
 template <class D, class V>
