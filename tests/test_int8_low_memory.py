@@ -175,3 +175,11 @@ def test_activation_after_a_layer_runs_in_its_epilogue(rng, tmp_path):
     np.testing.assert_array_equal(y2, layer(w[2]))
     np.testing.assert_array_equal(y3, np.maximum(y2, 0))
     assert (y0 != 0).any() and (y1 == 0).any() and (y1 > 0).any()
+
+
+def test_merged_layers_keep_no_unread_weights(rng, tmp_path):
+    path = str(tmp_path / "shared.onnx")
+    _shared_input_model(path, rng)
+    low = nn.load_module_from_file(path, memory_mode="low")
+    read = {x for n in low.graph.nodes for x in n.inputs if x}
+    assert set(low.graph.weights) <= read, set(low.graph.weights) - read

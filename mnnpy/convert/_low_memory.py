@@ -92,12 +92,13 @@ def quantize_linear_weights(graph):
             b_name = f"{bias}/vector"
             weights[b_name] = np.asarray(weights[bias], np.float32).reshape(-1)
             inputs.append(b_name)
-            replaced.add(bias)
+            replaced.update((bias, b_name))
         nodes.append(Node(OP, inputs, list(node.outputs), {}, node.name))
         replaced.update(quantized[key])
     nodes = _fuse_activations(nodes, {v.name for v in graph.outputs})
     nodes = _merge_shared_inputs(nodes, weights)
-    # The weights only the replaced nodes read are gone with them.
+    # The weights only the replaced nodes read are gone with them, as are the int8 weights, scales
+    # and bias vectors made here for layers merged into one.
     read = {x for n in nodes for x in _reads(n)} | {v.name for v in graph.outputs}
     for name in replaced - read:
         del weights[name]
