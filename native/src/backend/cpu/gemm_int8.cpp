@@ -577,7 +577,6 @@ HWY_INLINE V clamp_lanes(D d, V v, float lo, float hi) {
 void QuantizeRowsImpl(int64_t m0, int64_t m1, int64_t K, const float* x, int64_t ldx, uint8_t* q, float* scale,
                       int32_t* zero) {
   const hn::ScalableTag<float> df;
-  const hn::Rebind<int32_t, decltype(df)> di;
   const hn::Rebind<uint8_t, decltype(df)> du8;
   const int64_t L = (int64_t)hn::Lanes(df);
   for (int64_t m = m0; m < m1; ++m) {
@@ -607,11 +606,13 @@ void QuantizeRowsImpl(int64_t m0, int64_t m1, int64_t K, const float* x, int64_t
     const float zp = round_half_even(clamp_to(-low / s, 0.0f, 255.0f));
     uint8_t* HWY_RESTRICT out = q + m * K;
     const auto vs = hn::Set(df, s), vzp = hn::Set(df, zp), vshift = hn::Set(df, kRoundShift);
+    const auto v0 = hn::Zero(df), v255 = hn::Set(df, 255.0f);
     for (k = 0; k + L <= K; k += L) {
-      // Clamped before rounding (where the rounding is exact), saturated after.
+      // Clamped before rounding (where the rounding is exact; NaN to -512), saturated after: by
+      // then every lane is a finite whole number, which Min/Max clamp and the conversion keeps.
       const auto c = clamp_lanes(df, hn::Div(hn::LoadU(df, row + k), vs), -512.0f, 512.0f);
       const auto v = hn::Add(hn::Sub(hn::Add(c, vshift), vshift), vzp);
-      hn::StoreU(hn::DemoteTo(du8, hn::ConvertTo(di, clamp_lanes(df, v, 0.0f, 255.0f))), du8, out + k);
+      hn::StoreU(hn::DemoteTo(du8, round_in_range(hn::Min(hn::Max(v, v0), v255))), du8, out + k);
     }
     for (; k < K; ++k) {
       const float v = round_half_even(clamp_to(row[k] / s, -512.0f, 512.0f)) + zp;
