@@ -57,18 +57,22 @@ def matmul_integer(a, b, a_zero_point=None, b_zero_point=None):
     return c
 
 
-def dynamic_quant_matmul(x, weight_int8, scales, bias=None):
+def dynamic_quant_matmul(x, weight_int8, scales, bias=None, activation=None):
     """``x @ dequantize(weight_int8) + bias`` with ``x`` (float32, [..., K]) quantized per row at
     run time to asymmetric uint8 (ONNX's DynamicQuantizeLinear, per row), an exact integer
     product with the int8 weights ([K, N]) and the float epilogue
-    ``fma(float(acc), row_scale * scales[n], bias[n])``. ``scales``: float32, one or N values."""
+    ``fma(float(acc), row_scale * scales[n], bias[n])``. ``scales``: float32, one or N values.
+    ``activation``: ``"relu"`` or ``"gelu"`` (erf form) applied to that in the epilogue, with the
+    values of ``expr.relu`` / ``expr.gelu``; None: none."""
     x = _operand(x, "x")
     weight_int8 = _operand(weight_int8, "weight_int8")
     scales = _operand(scales, "scales", None if isinstance(scales, Var) else _np.float32)
     inputs = [x, weight_int8, scales]
     if bias is not None:
         inputs.append(_operand(bias, "bias", None if isinstance(bias, Var) else _np.float32))
-    return _core.op("DynamicQuantMatMul", inputs, {})
+    if activation not in (None, "relu", "gelu"):
+        raise ValueError(f"dynamic_quant_matmul: activation must be 'relu', 'gelu' or None, got {activation!r}")
+    return _core.op("DynamicQuantMatMul", inputs, {"activation": activation} if activation else {})
 
 
 def quantize_weight_per_column(w_float):

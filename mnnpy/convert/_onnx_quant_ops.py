@@ -289,4 +289,5 @@ def _qlinear_conv(ctx, node, ins):
 def _dynamic_quant_matmul(ctx, node, ins):
     """The linear layers of a model loaded with memory="low" (convert/_low_memory.py)."""
     x = ins[0] if ins[0].dtype == np.float32 else F.cast(ins[0], np.float32)
-    return F.dynamic_quant_matmul(x, ins[1], ins[2], ins[3] if len(ins) > 3 else None)
+    return F.dynamic_quant_matmul(x, ins[1], ins[2], ins[3] if len(ins) > 3 else None,
+                                  node.attrs.get("activation") or None)

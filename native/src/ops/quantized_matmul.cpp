@@ -4,7 +4,8 @@
 //     of A's type and shape () or (M,), b_zero of B's type and shape () or (N,).
 //   DynamicQuantMatMul(x, w, scales, bias?) -> float32: x [..., K] float32 quantized per row at run
 //     time (asymmetric uint8, ONNX's DynamicQuantizeLinear per row), w [K, N] int8 with per-column
-//     float32 scales (N,) (or one), bias (N,): the integer product dequantized, plus the bias.
+//     float32 scales (N,) (or one), bias (N,): the integer product dequantized, plus the bias;
+//     attribute activation ("relu" or "gelu", erf form; absent or "": none) applied after it.
 #include <string>
 
 #include "mnnpy/op_registry.h"
@@ -75,7 +76,7 @@ OpDef matmul_integer_def() {
 }
 MNNPY_REGISTER_OP(matmul_integer_def());
 
-std::vector<TensorType> infer_dynamic_quant_matmul(const std::vector<TensorType>& in, Attrs&) {
+std::vector<TensorType> infer_dynamic_quant_matmul(const std::vector<TensorType>& in, Attrs& attrs) {
   const TensorType &X = in[0], &W = in[1], &S = in[2];
   if (X.dtype != DType::Float32) {
     throw ValueError(std::string("DynamicQuantMatMul: x must be float32, got ") + dtype_name(X.dtype));
@@ -101,6 +102,12 @@ std::vector<TensorType> infer_dynamic_quant_matmul(const std::vector<TensorType>
       throw ValueError(std::string("DynamicQuantMatMul: the bias must be float32, got ") + dtype_name(in[3].dtype));
     }
     check_vector("DynamicQuantMatMul", "the bias", in[3], N, "column of the weights");
+  }
+  if (attrs.has("activation")) {
+    const std::string& act = attrs.get_string("activation");
+    if (!act.empty() && act != "relu" && act != "gelu") {
+      throw ValueError("DynamicQuantMatMul: activation must be \"relu\", \"gelu\" or none, got \"" + act + "\"");
+    }
   }
   Shape out = X.shape;
   out.back() = N;

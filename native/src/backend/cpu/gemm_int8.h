@@ -53,6 +53,9 @@ struct Int8Epilogue {
   const float* row_scale = nullptr;
   const float* col_scale = nullptr;
   const float* bias = nullptr;
+  // Float output only: an elementwise unary op (an ew::UnaryCode, run by cpu::unary) applied to
+  // each tile's rows after the bias, while they are in cache; -1: none.
+  int activation = -1;
 };
 
 // C[M x N] (row stride ldc, int32 or float32 by the epilogue) from A[M x K] (row stride lda,

@@ -2,11 +2,13 @@
 // GEMM; a constant right-hand matrix is packed once at plan time.
 #include <algorithm>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "backend/cpu/gemm_int8.h"
 #include "backend/cpu/thread_buffers.h"
 #include "mnnpy/backend.h"
+#include "mnnpy/elementwise_program.h"
 #include "mnnpy/thread_pool.h"
 #include "ops/matmul_shape.h"
 
@@ -106,6 +108,11 @@ class DynamicQuantMatMulKernel : public Kernel {
     K_ = ws[0], N_ = ws[1];
     const Shape& xs = ctx.input_types[0].shape;
     M_ = shape_numel(Shape(xs.begin(), xs.end() - 1));
+    if (ctx.attrs.has("activation")) {
+      const std::string& act = ctx.attrs.get_string("activation");
+      if (act == "relu") activation_ = ew::kRelu;
+      if (act == "gelu") activation_ = ew::kGelu;
+    }
     if (ctx.constants.size() > 1 && ctx.constants[1] && N_ > 0) {
       packed_w_ = cpu::pack_int8_b(K_, N_, ctx.constants[1]->data, N_, false, true, nullptr);
     }
@@ -146,6 +153,7 @@ class DynamicQuantMatMulKernel : public Kernel {
     ep.row_scale = row_scale;
     ep.col_scale = cs;
     ep.bias = bias;
+    ep.activation = activation_;
     cpu::PackedInt8B w = packed_w_;
     if (!w.data) w = cpu::pack_int8_b(K_, N_, args.inputs[1]->data, N_, false, true, args.pool);
     cpu::gemm_int8(M_, q, K_, false, w, ep, y, N_, args.pool);
@@ -154,6 +162,7 @@ class DynamicQuantMatMulKernel : public Kernel {
  private:
   static int64_t round_up64(int64_t v) { return (v + 63) & ~int64_t(63); }
   int64_t M_ = 0, N_ = 0, K_ = 0;
+  int activation_ = -1;  // an ew::UnaryCode applied in the epilogue
   cpu::PackedInt8B packed_w_;
 };
 
