@@ -60,6 +60,9 @@ CASES = [  # (N, C, H, W), OC, kernel, stride, pads, dilation, group
     ((1, 4, 9, 10), 6, (3, 2), (1, 2), (0, 1, 2, 0), (2, 1), 2),      # groups, dilation
     ((1, 64, 5, 5), 33, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),     # deep: 576 products
     ((1, 3, 20, 19), 3, (17, 17), (3, 2), (8, 7, 8, 9), (1, 1), 3),   # depthwise, 289 taps: int32 sums
+    ((2, 20, 9, 8), 20, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 20),    # depthwise: whole vectors and a tail
+    ((1, 16, 9, 9), 24, (1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1),     # 1x1, stride 2
+    ((2, 6, 7, 7), 35, (3, 3), (2, 1), (1, 0, 0, 1), (1, 2), 1),      # batch, odd channel counts
 ]
 
 
@@ -93,6 +96,12 @@ def test_qlinear_conv2d_is_exact(rng, target, x_dtype, w_dtype):
                 np.testing.assert_array_equal(got, expected, err_msg=f"{target} case {i} relu {relu}")
                 # Outputs not all saturated: the requantization is really checked.
                 assert relu or len(np.unique(got)) > 3
+                # Channels last: the same values in [N, H, W, C] order.
+                got_nhwc = F.qlinear_conv2d(x.transpose(0, 2, 3, 1), xs, xz, F.const(w), np.atleast_1d(ws),
+                                            np.atleast_1d(wz), ys, yz, bias, stride, pads, dilation, group, relu,
+                                            channels_last=True).read()
+                np.testing.assert_array_equal(got_nhwc, expected.transpose(0, 2, 3, 1),
+                                              err_msg=f"{target} case {i} relu {relu} channels last")
 
 
 def test_qlinear_conv2d_bad_inputs():

@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "backend/cpu/gemm_int8.h"
+#include "backend/cpu/requant_int8-inl.h"
 #include "backend/cpu/thread_buffers.h"
 #include "mnnpy/aligned_memory.h"
 #include "mnnpy/runtime_info.h"
@@ -274,11 +275,19 @@ void finish_tile(const Int8Call& g, int32_t* tile, int64_t i0, int rows, int64_t
   const uint32_t K = (uint32_t)b.k, b_shift = b.b_signed ? 0u : 128u;
   uint32_t col_sum[kNR], b_zero[kNR];
   float col_scale[kNR], bias[kNR];
+  uint32_t requant_bias[kNR];
+  double multiplier[kNR];
+  RequantParams requant;
+  requant.zero = ep.out_zero, requant.low = ep.out_low, requant.high = ep.out_high;
   for (int j = 0; j < cols; ++j) {
     const int64_t n = j0 + j;
     col_sum[j] = (uint32_t)b.col_sums.get()[n];
     // Stored B is B - b_shift: (B - zb) = stored - (zb - b_shift).
     b_zero[j] = (ep.b_zero ? (uint32_t)ep.b_zero[n * ep.b_zero_step] : 0u) - b_shift;
+    if (ep.requant_multiplier) {
+      multiplier[j] = ep.requant_multiplier[n];
+      requant_bias[j] = ep.requant_bias ? (uint32_t)ep.requant_bias[n] : 0u;
+    }
     if (ep.row_scale) {
       col_scale[j] = ep.col_scale[n];
       bias[j] = ep.bias ? ep.bias[n] : 0.0f;
@@ -296,6 +305,13 @@ void finish_tile(const Int8Call& g, int32_t* tile, int64_t i0, int rows, int64_t
     const uint32_t rs = (uint32_t)row_sums[m];
     const uint32_t za_total = za + a_shift;
     const uint32_t* t = reinterpret_cast<const uint32_t*>(tile + r * kNR);
+    if (ep.requant_multiplier) {
+      alignas(64) int32_t sums[kNR];
+      for (int j = 0; j < cols; ++j)
+        sums[j] = wrap(t[j] - za_total * col_sum[j] - b_zero[j] * rs + K * za * b_zero[j] + requant_bias[j]);
+      RequantRow(sums, multiplier, cols, requant, static_cast<uint8_t*>(g.c) + m * g.ldc + j0);
+      continue;
+    }
     if (!ep.row_scale) {
       int32_t* out = static_cast<int32_t*>(g.c) + m * g.ldc + j0;
       for (int j = 0; j < cols; ++j)

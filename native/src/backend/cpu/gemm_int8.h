@@ -53,9 +53,16 @@ struct Int8Epilogue {
   const float* row_scale = nullptr;
   const float* col_scale = nullptr;
   const float* bias = nullptr;
+  // 8-bit output when requant_multiplier is set (static quantization, ONNX's QLinearConv): the
+  // sum plus requant_bias[n] (int32, wrapping; null: 0) becomes
+  //   clamp(round_half_even(double(sum) * requant_multiplier[n]) + out_zero, out_low, out_high)
+  // (requant_int8-inl.h), one byte per element: int8 when out_low < 0, else uint8.
+  const double* requant_multiplier = nullptr;
+  const int32_t* requant_bias = nullptr;
+  double out_zero = 0.0, out_low = 0.0, out_high = 255.0;
 };
 
-// C[M x N] (row stride ldc, int32 or float32 by the epilogue) from A[M x K] (row stride lda,
+// C[M x N] (row stride ldc in elements, int32, float32 or 8-bit by the epilogue) from A[M x K] (row stride lda,
 // int8 when a_signed else uint8) and B packed by pack_int8_b. pool may be null (one thread).
 void gemm_int8(int64_t M, const void* a, int64_t lda, bool a_signed, const PackedInt8B& b, const Int8Epilogue& ep,
                void* c, int64_t ldc, ThreadPool* pool);
