@@ -67,12 +67,22 @@ CASES = [  # (N, C, H, W), OC, kernel, stride, pads, dilation, group
 
 
 @pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize("x_dtype,w_dtype", [(np.uint8, np.int8), (np.int8, np.int8), (np.uint8, np.uint8)])
-def test_qlinear_conv2d_is_exact(rng, target, x_dtype, w_dtype):
+@pytest.mark.parametrize("x_dtype,w_dtype,seven_bit", [(np.uint8, np.int8, False), (np.int8, np.int8, False),
+                                                       (np.uint8, np.uint8, False), (np.uint8, np.int8, True),
+                                                       (np.int8, np.int8, True)])
+def test_qlinear_conv2d_is_exact(rng, target, x_dtype, w_dtype, seven_bit):
     with simd_target(target):
         for i, (xshape, OC, kernel, stride, pads, dilation, group) in enumerate(CASES):
             x = _random(rng, x_dtype, xshape)
             w = _random(rng, w_dtype, (OC, xshape[1] // group) + kernel)
+            if seven_bit:
+                # Weights in [-64, 64] (quantizers' reduce_range), which AVX2 multiplies by
+                # vpmaddubsw; the extremes, where its int16 pair sums come closest to saturating
+                # (255 * 128), included: whole channels of +-64 against the largest inputs.
+                w = rng.integers(-64, 65, w.shape).astype(np.int8)
+                w[0], w[-1] = 64, -64
+                x[:, :, : xshape[2] // 2] = np.iinfo(x_dtype).max
+                x[:, :, xshape[2] // 2:][rng.random(x[:, :, xshape[2] // 2:].shape) < 0.3] = np.iinfo(x_dtype).min
             per_channel = i % 2 == 0
             ws = rng.uniform(0.001, 0.01, OC).astype(np.float32) if per_channel else np.float32(0.004)
             wz = _random(rng, w_dtype, (OC,)) if per_channel else _random(rng, w_dtype, ())

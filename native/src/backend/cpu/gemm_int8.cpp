@@ -10,7 +10,9 @@
 #include <hwy/highway.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "backend/cpu/gemm_int8.h"
@@ -47,6 +49,9 @@ struct Int8Call {
   void* c = nullptr;
   int64_t ldc = 0;
   ThreadPool* pool = nullptr;
+  // A packed as bytes, one int32 word per row and depth group (an int8 A shifted by 128), for a
+  // u8 x s8 micro-kernel: VNNI's, and AVX2's vpmaddubsw one when B's pairs allow it.
+  bool bytes_form = false;
 };
 
 }  // namespace gemm_int8_detail
@@ -77,15 +82,19 @@ constexpr const char* kPath = "loop";
 #endif
 constexpr int64_t kNR = kNP * kInt8Panel;
 
-// One depth group (4 values of A, 0 past K) in this target's packed form, at w.
-inline void store_group(const int32_t (&v)[4], bool a_signed, int32_t* HWY_RESTRICT w) {
+// One depth group (4 values of A, 0 past K) in this target's packed form (or as bytes), at w.
+inline void store_group(const int32_t (&v)[4], bool a_signed, bool bytes_form, int32_t* HWY_RESTRICT w) {
+  if (bytes_form) {
+    // Unsigned bytes for vpdpbusd / vpmaddubsw: an int8 A goes in shifted by 128 (the epilogue's
+    // correction). Depths past K get 128 then, which meets B's zeros there: the product is 0.
+    const uint32_t shift = a_signed ? 128u : 0u;
+    uint32_t word = 0;
+    for (int j = 0; j < 4; ++j) word |= (((uint32_t)v[j] + shift) & 0xffu) << (8 * j);
+    w[0] = (int32_t)word;
+    return;
+  }
 #if HWY_TARGET == HWY_AVX3_DL
-  // Unsigned bytes for vpdpbusd: an int8 A goes in shifted by 128 (the epilogue's correction).
-  // Depths past K get 128 then, which meets B's zeros there: the product is 0 whatever A holds.
-  const uint32_t shift = a_signed ? 128u : 0u;
-  uint32_t word = 0;
-  for (int j = 0; j < 4; ++j) word |= (((uint32_t)v[j] + shift) & 0xffu) << (8 * j);
-  w[0] = (int32_t)word;
+  (void)a_signed;
 #elif HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX2
   (void)a_signed;
   // int16 pairs for vpmaddwd against B's even depths (0, 2) and odd ones (1, 3).
@@ -103,27 +112,26 @@ template <class T>
 void pack_a_rows(const Int8Call& g, int64_t i0, int rows, int64_t groups, int32_t* HWY_RESTRICT dst,
                  int32_t* HWY_RESTRICT row_sums) {
   const int64_t K = g.b->k, full = K / 4;
-  const bool a_signed = g.a_signed;
-  std::memset(dst, 0, sizeof(int32_t) * groups * kMR * kAWords);
+  const bool a_signed = g.a_signed, bytes_form = g.bytes_form;
+  const int words = bytes_form ? 1 : kAWords;  // per row and group
+  std::memset(dst, 0, sizeof(int32_t) * groups * kMR * words);
   for (int r = 0; r < rows; ++r) {
     const int64_t m = i0 + r;
     const T* HWY_RESTRICT src = static_cast<const T*>(g.a) + m * g.lda;
     uint32_t sum = 0;  // modulo 2^32, as the rest of the arithmetic
     for (int64_t k = 0; k < K; ++k) sum += (uint32_t)(int32_t)src[k];
     row_sums[m] = wrap(sum);
-    int32_t* HWY_RESTRICT w = dst + r * kAWords;
-    for (int64_t gr = 0; gr < full; ++gr, w += kMR * kAWords) {
+    int32_t* HWY_RESTRICT w = dst + r * words;
+    for (int64_t gr = 0; gr < full; ++gr, w += kMR * words) {
       const int32_t v[4] = {src[gr * 4], src[gr * 4 + 1], src[gr * 4 + 2], src[gr * 4 + 3]};
-      store_group(v, a_signed, w);
+      store_group(v, a_signed, bytes_form, w);
     }
     if (full < groups) {  // the last, partial group
       int32_t v[4] = {0, 0, 0, 0};
       for (int64_t k = full * 4; k < K; ++k) v[k - full * 4] = src[k];
-#if HWY_TARGET == HWY_AVX3_DL
-      if (a_signed)  // depths past K: 0 after the shift
+      if (bytes_form && a_signed)  // depths past K: 0 after the shift
         for (int64_t k = K; k < groups * 4; ++k) v[k - full * 4] = -128;
-#endif
-      store_group(v, a_signed, w);
+      store_group(v, a_signed, bytes_form, w);
     }
   }
 }
@@ -226,6 +234,33 @@ HWY_NOINLINE void micro_tile(int64_t groups, const int32_t* HWY_RESTRICT a, cons
     #pragma GCC unroll 16
     for (int h = 0; h < 2; ++h) _mm256_storeu_si256((__m256i*)(tile + i * kNR + h * 8), acc[i][h]);
 }
+
+// A as bytes (one word per row and group) against B whose depth pairs satisfy |b0| + |b1| <= 128
+// (PackedInt8B::pairs_fit_u8s8): vpmaddubsw's int16 pair sums, at most 255 * 128, never
+// saturate, so the sums are exact and equal to the other paths'.
+template <int R>
+HWY_NOINLINE void micro_tile_u8s8(int64_t groups, const int32_t* HWY_RESTRICT a, const int8_t* HWY_RESTRICT b,
+                                  int32_t* HWY_RESTRICT tile) {
+  __m256i acc[R][2];
+  #pragma GCC unroll 16
+  for (int i = 0; i < R; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (int64_t gr = 0; gr < groups; ++gr) {
+    const __m256i b0 = _mm256_load_si256((const __m256i*)(b + gr * kGroupBytes));
+    const __m256i b1 = _mm256_load_si256((const __m256i*)(b + gr * kGroupBytes + 32));
+    const int32_t* ag = a + gr * kMR;
+    #pragma GCC unroll 16
+    for (int i = 0; i < R; ++i) {
+      const __m256i ai = _mm256_set1_epi32(ag[i]);
+      acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(_mm256_maddubs_epi16(ai, b0), ones));
+      acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(_mm256_maddubs_epi16(ai, b1), ones));
+    }
+  }
+  #pragma GCC unroll 16
+  for (int i = 0; i < R; ++i)
+    #pragma GCC unroll 16
+    for (int h = 0; h < 2; ++h) _mm256_storeu_si256((__m256i*)(tile + i * kNR + h * 8), acc[i][h]);
+}
 #else
 template <int R>
 HWY_NOINLINE void micro_tile(int64_t groups, const int32_t* HWY_RESTRICT a, const int8_t* HWY_RESTRICT b,
@@ -250,7 +285,19 @@ HWY_NOINLINE void micro_tile(int64_t groups, const int32_t* HWY_RESTRICT a, cons
 #endif
 
 void micro_tile_rows(int rows, int64_t groups, const int32_t* a, const int8_t* b, int64_t panel_stride,
-                     int32_t* tile) {
+                     int32_t* tile, bool bytes_form) {
+#if HWY_TARGET == HWY_AVX2
+  if (bytes_form) {
+    switch (rows) {
+      case 1: micro_tile_u8s8<1>(groups, a, b, tile); return;
+      case 2: micro_tile_u8s8<2>(groups, a, b, tile); return;
+      case 3: micro_tile_u8s8<3>(groups, a, b, tile); return;
+      default: micro_tile_u8s8<kMR>(groups, a, b, tile); return;
+    }
+  }
+#else
+  (void)bytes_form;
+#endif
   static_assert(kMR == 4 || kMR == 8, "row dispatch below covers 4 and 8 rows");
   switch (rows) {
     case 1: micro_tile<1>(groups, a, b, panel_stride, tile); break;
@@ -293,12 +340,8 @@ void finish_tile(const Int8Call& g, int32_t* tile, int64_t i0, int rows, int64_t
       bias[j] = ep.bias ? ep.bias[n] : 0.0f;
     }
   }
-#if HWY_TARGET == HWY_AVX3_DL
-  // A went in as A + 128: take 128 colsum(B) back.
-  const uint32_t a_shift = g.a_signed ? 128u : 0u;
-#else
-  const uint32_t a_shift = 0u;
-#endif
+  // A as bytes went in as A + 128: take 128 colsum(B) back.
+  const uint32_t a_shift = g.bytes_form && g.a_signed ? 128u : 0u;
   for (int r = 0; r < rows; ++r) {
     const int64_t m = i0 + r;
     const uint32_t za = ep.a_zero ? (uint32_t)ep.a_zero[m * ep.a_zero_step] : 0u;
@@ -328,7 +371,14 @@ void finish_tile(const Int8Call& g, int32_t* tile, int64_t i0, int rows, int64_t
   }
 }
 
-void GemmInt8Impl(const Int8Call& g) {
+void GemmInt8Impl(Int8Call g) {
+#if HWY_TARGET == HWY_AVX3_DL
+  g.bytes_form = true;
+#elif HWY_TARGET == HWY_AVX2
+  g.bytes_form = g.b->pairs_fit_u8s8;
+#else
+  g.bytes_form = false;
+#endif
   const PackedInt8B& b = *g.b;
   const int64_t M = g.M, N = b.n, groups = b.groups;
   const int64_t row_groups = ceil_div(M, kMR);
@@ -370,7 +420,7 @@ void GemmInt8Impl(const Int8Call& g) {
         for (int64_t rg = rg0; rg < rg1; ++rg) {
           const int64_t i0 = rg * kMR;
           const int rows = (int)std::min<int64_t>(kMR, M - i0);
-          micro_tile_rows(rows, groups, packed_a + rg * a_group_words, bp, panel_stride, tile);
+          micro_tile_rows(rows, groups, packed_a + rg * a_group_words, bp, panel_stride, tile, g.bytes_form);
           finish_tile(g, tile, i0, rows, j0, cols, row_sums);
         }
       }
@@ -414,6 +464,7 @@ PackedInt8B pack_int8_b(int64_t K, int64_t N, const void* b, int64_t ldb, bool t
   out.nbytes = data_bytes + sizeof(int32_t) * panels * kInt8Panel;
   const int64_t groups = out.groups;
   const int64_t rs = trans_b ? 1 : ldb, cs = trans_b ? ldb : 1;
+  std::atomic<bool> pairs_fit{true};
   parallel_for(pool, panels, std::max<int64_t>(1, (int64_t(1) << 15) / std::max<int64_t>(1, groups * 64)),
                [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
@@ -432,8 +483,13 @@ PackedInt8B pack_int8_b(int64_t K, int64_t N, const void* b, int64_t ldb, bool t
         }
         sums[n] = (int32_t)sum;
       }
+      // The depth pairs vpmaddubsw sums: (0, 1) and (2, 3) of each group and column.
+      bool fits = true;
+      for (int64_t i = 0; i < groups * kInt8Panel * 2; ++i) fits &= std::abs((int)dst[2 * i]) + std::abs((int)dst[2 * i + 1]) <= 128;
+      if (!fits) pairs_fit.store(false, std::memory_order_relaxed);
     }
   });
+  out.pairs_fit_u8s8 = pairs_fit.load();
   return out;
 }
 

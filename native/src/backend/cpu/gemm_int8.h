@@ -7,8 +7,9 @@
 //   AVX3_DL: VNNI vpdpbusd (u8 x s8 -> s32; an int8 A is stored as A + 128 and the shift is taken
 //            back with 128 colsum(B));
 //   AVX3, AVX2: bytes widened to int16 and multiplied by vpmaddwd (pairs of products summed into
-//            int32, which never saturates for 8-bit values; vpmaddubsw is not used: it saturates
-//            its int16 pair sums);
+//            int32, which never saturates for 8-bit values); on AVX2, when B's depth pairs are
+//            small enough that vpmaddubsw's int16 pair sums cannot saturate (pairs_fit_u8s8),
+//            A as bytes (as VNNI's) by vpmaddubsw;
 //   SCALAR: a plain loop.
 // The float epilogue (dynamic quantization) is out = fma(float(C), row_scale[m] * col_scale[n],
 // bias[n]), one rounding of the product of the scales and one of the fused multiply-add, on every
@@ -34,6 +35,10 @@ struct PackedInt8B {
   bool b_signed = true;    // the operand's type; a uint8 B is stored as B - 128
   std::shared_ptr<int8_t> data;
   std::shared_ptr<int32_t> col_sums;  // of the stored (int8) values, padded to whole panels
+  // Every pair of depths (4j, 4j + 1), (4j + 2, 4j + 3) of a column has |b0| + |b1| <= 128
+  // (7-bit weights, as quantizers with reduce_range make): AVX2 then multiplies by vpmaddubsw,
+  // whose int16 pair sums cannot saturate, twice as many products per instruction, same sums.
+  bool pairs_fit_u8s8 = false;
   size_t nbytes = 0;                  // of both
 };
 
