@@ -136,8 +136,45 @@ void pack_a_rows(const Int8Call& g, int64_t i0, int rows, int64_t groups, int32_
   }
 }
 
+// The bytes form (store_group's, 4 bytes a word) by whole words: an int8 A's bytes flipped in
+// their top bit (v + 128 modulo 256), its row sums taken over the flipped bytes less 128 K.
+void pack_a_rows_bytes(const Int8Call& g, int64_t i0, int rows, int64_t groups, int32_t* HWY_RESTRICT dst,
+                       int32_t* HWY_RESTRICT row_sums) {
+  namespace hn = hwy::HWY_NAMESPACE;
+  const hn::ScalableTag<uint8_t> d8;
+  const hn::Repartition<uint64_t, decltype(d8)> d64;
+  const int64_t L = (int64_t)hn::Lanes(d8);
+  const int64_t K = g.b->k, full = K / 4;
+  const uint8_t flip = g.a_signed ? 0x80 : 0;
+  const uint32_t flip_word = g.a_signed ? 0x80808080u : 0u;
+  const auto flip_v = hn::Set(d8, flip);
+  if (rows < kMR) std::memset(dst, 0, sizeof(int32_t) * groups * kMR);
+  for (int r = 0; r < rows; ++r) {
+    const int64_t m = i0 + r;
+    const uint8_t* HWY_RESTRICT src = static_cast<const uint8_t*>(g.a) + m * g.lda;
+    auto sums = hn::Zero(d64);
+    int64_t k = 0;
+    for (; k + L <= K; k += L) sums = hn::Add(sums, hn::SumsOf8(hn::Xor(hn::LoadU(d8, src + k), flip_v)));
+    uint64_t sum = hn::GetLane(hn::SumOfLanes(d64, sums));
+    for (; k < K; ++k) sum += (uint8_t)(src[k] ^ flip);
+    row_sums[m] = wrap((uint32_t)sum - 128u * (uint32_t)(flip ? K : 0));
+    int32_t* HWY_RESTRICT w = dst + r;
+    for (int64_t gr = 0; gr < full; ++gr) {
+      uint32_t word;
+      std::memcpy(&word, src + gr * 4, 4);
+      w[gr * kMR] = (int32_t)(word ^ flip_word);
+    }
+    if (full < groups) {  // the last, partial group; depths past K 0 (after the shift)
+      uint32_t word = 0;
+      for (int64_t kk = full * 4; kk < K; ++kk) word |= (uint32_t)(uint8_t)(src[kk] ^ flip) << (8 * (kk - full * 4));
+      w[full * kMR] = (int32_t)word;
+    }
+  }
+}
+
 void pack_a_group(const Int8Call& g, int64_t i0, int rows, int64_t groups, int32_t* dst, int32_t* row_sums) {
-  if (g.a_signed) pack_a_rows<int8_t>(g, i0, rows, groups, dst, row_sums);
+  if (g.bytes_form) pack_a_rows_bytes(g, i0, rows, groups, dst, row_sums);
+  else if (g.a_signed) pack_a_rows<int8_t>(g, i0, rows, groups, dst, row_sums);
   else pack_a_rows<uint8_t>(g, i0, rows, groups, dst, row_sums);
 }
 

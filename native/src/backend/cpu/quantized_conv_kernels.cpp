@@ -364,6 +364,18 @@ class QLinearConvKernel : public Kernel {
     }
   }
 
+  // n bytes: short runs (a few channels times the kernel's width) by words, inline, where a
+  // memcpy call would cost more than the copy.
+  static void copy_bytes(uint8_t* dst, const uint8_t* src, int64_t n) {
+    if (n >= 64) {
+      std::memcpy(dst, src, (size_t)n);
+      return;
+    }
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) std::memcpy(dst + i, src + i, 8);
+    for (; i < n; ++i) dst[i] = src[i];
+  }
+
   // Patches of image n, group g, channels last: row p = (oh, ow), depths (ki, kj, c), each tap a
   // run of the group's C/group bytes; outside the input: x_zero.
   void im2col_channels_last(const uint8_t* x, int64_t n, int64_t g, uint8_t x_zero, uint8_t* patches,
@@ -371,6 +383,7 @@ class QLinearConvKernel : public Kernel {
     const int64_t Cg = s_.in_c_per_group(), C = s_.in_c, KH = s_.kernel_h, KW = s_.kernel_w, K = s_.depth();
     const int64_t H = s_.in_h, W = s_.in_w, OW = s_.out_w;
     const uint8_t* base = x + n * H * W * C + g * Cg;
+    const bool runs = Cg == C && s_.dilation_w == 1;
     parallel_for(pool, s_.out_h, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, OW * K)), [&](int64_t r0, int64_t r1) {
       for (int64_t oh = r0; oh < r1; ++oh) {
         const int64_t ih0 = oh * s_.stride_h - s_.pad_top;
@@ -379,6 +392,18 @@ class QLinearConvKernel : public Kernel {
           const int64_t iw0 = ow * s_.stride_w - s_.pad_left;
           for (int64_t ki = 0; ki < KH; ++ki) {
             const int64_t ih = ih0 + ki * s_.dilation_h;
+            if (runs) {  // the row's taps are adjacent pixels: one copy of those inside
+              const int64_t lo = std::min(KW, std::max<int64_t>(0, -iw0)), hi = std::max(lo, std::min(KW, W - iw0));
+              if (ih < 0 || ih >= H) {
+                std::memset(dst, x_zero, (size_t)(KW * C));
+              } else {
+                if (lo > 0) std::memset(dst, x_zero, (size_t)(lo * C));
+                copy_bytes(dst + lo * C, base + (ih * W + iw0 + lo) * C, (hi - lo) * C);
+                if (hi < KW) std::memset(dst + hi * C, x_zero, (size_t)((KW - hi) * C));
+              }
+              dst += KW * C;
+              continue;
+            }
             for (int64_t kj = 0; kj < KW; ++kj, dst += Cg) {
               const int64_t iw = iw0 + kj * s_.dilation_w;
               if (ih < 0 || ih >= H || iw < 0 || iw >= W) std::memset(dst, x_zero, (size_t)Cg);
