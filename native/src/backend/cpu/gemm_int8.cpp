@@ -359,19 +359,11 @@ void finish_tile(const Int8Call& g, int32_t* tile, int64_t i0, int rows, int64_t
   const uint32_t K = (uint32_t)b.k, b_shift = b.b_signed ? 0u : 128u;
   uint32_t col_sum[kNR], b_zero[kNR];
   float col_scale[kNR], bias[kNR];
-  uint32_t requant_bias[kNR];
-  double multiplier[kNR];
-  RequantParams requant;
-  requant.zero = ep.out_zero, requant.low = ep.out_low, requant.high = ep.out_high;
   for (int j = 0; j < cols; ++j) {
     const int64_t n = j0 + j;
     col_sum[j] = (uint32_t)b.col_sums.get()[n];
     // Stored B is B - b_shift: (B - zb) = stored - (zb - b_shift).
     b_zero[j] = (ep.b_zero ? (uint32_t)ep.b_zero[n * ep.b_zero_step] : 0u) - b_shift;
-    if (ep.requant_multiplier) {
-      multiplier[j] = ep.requant_multiplier[n];
-      requant_bias[j] = ep.requant_bias ? (uint32_t)ep.requant_bias[n] : 0u;
-    }
     if (ep.row_scale) {
       col_scale[j] = ep.col_scale[n];
       bias[j] = ep.bias ? ep.bias[n] : 0.0f;
@@ -385,13 +377,6 @@ void finish_tile(const Int8Call& g, int32_t* tile, int64_t i0, int rows, int64_t
     const uint32_t rs = (uint32_t)row_sums[m];
     const uint32_t za_total = za + a_shift;
     const uint32_t* t = reinterpret_cast<const uint32_t*>(tile + r * kNR);
-    if (ep.requant_multiplier) {
-      alignas(64) int32_t sums[kNR];
-      for (int j = 0; j < cols; ++j)
-        sums[j] = wrap(t[j] - za_total * col_sum[j] - b_zero[j] * rs + K * za * b_zero[j] + requant_bias[j]);
-      RequantRow(sums, multiplier, cols, requant, static_cast<uint8_t*>(g.c) + m * g.ldc + j0);
-      continue;
-    }
     if (!ep.row_scale) {
       int32_t* out = static_cast<int32_t*>(g.c) + m * g.ldc + j0;
       for (int j = 0; j < cols; ++j)
@@ -404,6 +389,58 @@ void finish_tile(const Int8Call& g, int32_t* tile, int64_t i0, int rows, int64_t
     for (int j = 0; j < cols; ++j) {
       const int32_t acc = wrap(t[j] - za_total * col_sum[j] - b_zero[j] * rs + K * za * b_zero[j]);
       out[j] = std::fma((float)acc, row_scale * col_scale[j], bias[j]);
+    }
+  }
+}
+
+// The column terms of the 8-bit epilogue for one column tile (kNR columns, zeros past N),
+// gathered once per tile of columns rather than per tile.
+struct RequantColumns {
+  alignas(64) uint32_t col_sum[kNR];
+  alignas(64) uint32_t b_zero[kNR];
+  alignas(64) uint32_t bias[kNR];
+  alignas(64) double multiplier[kNR];
+};
+
+void gather_requant_columns(const Int8Call& g, int64_t j0, int cols, RequantColumns& c) {
+  const PackedInt8B& b = *g.b;
+  const Int8Epilogue& ep = *g.ep;
+  const uint32_t b_shift = b.b_signed ? 0u : 128u;
+  for (int j = 0; j < (int)kNR; ++j) {
+    const int64_t n = j0 + j;
+    const bool in = j < cols;
+    c.col_sum[j] = in ? (uint32_t)b.col_sums.get()[n] : 0u;
+    // Stored B is B - b_shift: (B - zb) = stored - (zb - b_shift).
+    c.b_zero[j] = in ? (ep.b_zero ? (uint32_t)ep.b_zero[n * ep.b_zero_step] : 0u) - b_shift : 0u;
+    c.bias[j] = in && ep.requant_bias ? (uint32_t)ep.requant_bias[n] : 0u;
+    c.multiplier[j] = in ? ep.requant_multiplier[n] : 0.0;
+  }
+}
+
+// finish_tile for 8-bit outputs: the zero points and bias over whole rows of the tile (fixed
+// length: vector code), then the requantization.
+void finish_tile_requant(const Int8Call& g, const int32_t* tile, int64_t i0, int rows, int64_t j0, int cols,
+                         const int32_t* row_sums, const RequantColumns& c) {
+  const Int8Epilogue& ep = *g.ep;
+  const uint32_t K = (uint32_t)g.b->k;
+  const uint32_t a_shift = g.bytes_form && g.a_signed ? 128u : 0u;  // A as bytes went in as A + 128
+  RequantParams requant;
+  requant.zero = ep.out_zero, requant.low = ep.out_low, requant.high = ep.out_high;
+  alignas(64) int32_t sums[kNR];
+  alignas(64) uint8_t bytes[kNR];
+  for (int r = 0; r < rows; ++r) {
+    const int64_t m = i0 + r;
+    const uint32_t za = ep.a_zero ? (uint32_t)ep.a_zero[m * ep.a_zero_step] : 0u;
+    const uint32_t rs = (uint32_t)row_sums[m], za_total = za + a_shift, kza = K * za;
+    const uint32_t* t = reinterpret_cast<const uint32_t*>(tile + r * kNR);
+    for (int j = 0; j < (int)kNR; ++j)
+      sums[j] = wrap(t[j] + c.bias[j] - za_total * c.col_sum[j] - c.b_zero[j] * rs + kza * c.b_zero[j]);
+    uint8_t* out = static_cast<uint8_t*>(g.c) + m * g.ldc + j0;
+    if (cols == (int)kNR) {
+      RequantRow(sums, c.multiplier, kNR, requant, out);
+    } else {
+      RequantRow(sums, c.multiplier, kNR, requant, bytes);
+      std::memcpy(out, bytes, (size_t)cols);
     }
   }
 }
@@ -444,8 +481,10 @@ void GemmInt8Impl(Int8Call g) {
   row_blocks = ceil_div(row_groups, rows_per_block);
   col_blocks = ceil_div(col_tiles, tiles_per_block);
   const int64_t panel_stride = groups * kGroupBytes;
+  const bool requant = g.ep->requant_multiplier != nullptr;
   parallel_for(g.pool, row_blocks * col_blocks, 1, [&](int64_t t0, int64_t t1) {
     alignas(64) int32_t tile[kMR * kNR];
+    RequantColumns columns;
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t rb = t / col_blocks, cb = t % col_blocks;
       const int64_t rg0 = rb * rows_per_block, rg1 = std::min(row_groups, rg0 + rows_per_block);
@@ -454,11 +493,13 @@ void GemmInt8Impl(Int8Call g) {
         const int64_t j0 = ct * kNR;
         const int cols = (int)std::min<int64_t>(kNR, N - j0);
         const int8_t* bp = b.data.get() + ct * kNP * panel_stride;
+        if (requant) gather_requant_columns(g, j0, cols, columns);
         for (int64_t rg = rg0; rg < rg1; ++rg) {
           const int64_t i0 = rg * kMR;
           const int rows = (int)std::min<int64_t>(kMR, M - i0);
           micro_tile_rows(rows, groups, packed_a + rg * a_group_words, bp, panel_stride, tile, g.bytes_form);
-          finish_tile(g, tile, i0, rows, j0, cols, row_sums);
+          if (requant) finish_tile_requant(g, tile, i0, rows, j0, cols, row_sums, columns);
+          else finish_tile(g, tile, i0, rows, j0, cols, row_sums);
         }
       }
     }
