@@ -22,7 +22,8 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 template <class T>
-void depthwise_rows(const DepthwiseInt8Nhwc& a, int64_t r0, int64_t r1, int32_t* HWY_RESTRICT sums) {
+void depthwise_rows(const DepthwiseInt8Nhwc& a, const float* multiplier_f, int64_t r0, int64_t r1,
+                    int32_t* HWY_RESTRICT sums) {
   const hn::ScalableTag<int32_t> di;
   const hn::Rebind<T, decltype(di)> d8;
   const int64_t L = (int64_t)hn::Lanes(di);
@@ -68,7 +69,9 @@ void depthwise_rows(const DepthwiseInt8Nhwc& a, int64_t r0, int64_t r1, int32_t*
           acc += (uint32_t)(((int32_t)x[offsets[t] + c] - x_zero) * weights[t][c]);
         sums[c] = (int32_t)acc;
       }
-      RequantRow(sums, a.multiplier, C, rq, y + ((n * OH + oh) * OW + ow) * C);
+      uint8_t* out = y + ((n * OH + oh) * OW + ow) * C;
+      if (multiplier_f) RequantRowFloat(sums, multiplier_f, a.multiplier, C, rq, out);
+      else RequantRow(sums, a.multiplier, C, rq, out);
     }
   }
 }
@@ -76,10 +79,18 @@ void depthwise_rows(const DepthwiseInt8Nhwc& a, int64_t r0, int64_t r1, int32_t*
 void DepthwiseInt8NhwcImpl(const DepthwiseInt8Nhwc& a, ThreadPool* pool) {
   const int64_t rows = a.batch * a.out_h;
   const int64_t work = std::max<int64_t>(1, a.out_w * a.channels * a.kernel_h * a.kernel_w);
+  // The multipliers as float32 when they all are float32 values (RequantRowFloat's condition).
+  std::vector<float> multiplier_f((size_t)a.channels);
+  bool float_ok = true;
+  for (int64_t c = 0; c < a.channels; ++c) {
+    multiplier_f[c] = (float)a.multiplier[c];
+    float_ok &= (double)multiplier_f[c] == a.multiplier[c];
+  }
+  const float* mf = float_ok ? multiplier_f.data() : nullptr;
   parallel_for(pool, rows, std::max<int64_t>(1, (int64_t(1) << 15) / work), [&](int64_t r0, int64_t r1) {
     std::vector<int32_t> sums((size_t)a.channels);
-    if (a.x_signed) depthwise_rows<int8_t>(a, r0, r1, sums.data());
-    else depthwise_rows<uint8_t>(a, r0, r1, sums.data());
+    if (a.x_signed) depthwise_rows<int8_t>(a, mf, r0, r1, sums.data());
+    else depthwise_rows<uint8_t>(a, mf, r0, r1, sums.data());
   });
 }
 

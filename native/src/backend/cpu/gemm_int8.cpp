@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "backend/cpu/gemm_int8.h"
 #include "backend/cpu/requant_int8-inl.h"
@@ -399,13 +400,19 @@ struct RequantColumns {
   alignas(64) uint32_t col_sum[kNR];
   alignas(64) uint32_t b_zero[kNR];
   alignas(64) uint32_t bias[kNR];
+  // With one zero point of A for all rows: bias - (a_zero + a_shift) col_sum + K a_zero b_zero,
+  // what is left per row being - b_zero row_sum.
+  alignas(64) uint32_t col_const[kNR];
   alignas(64) double multiplier[kNR];
+  alignas(64) float multiplier_f[kNR];
+  bool float_multipliers = true;  // every multiplier a float32 value: RequantRowFloat applies
 };
 
 void gather_requant_columns(const Int8Call& g, int64_t j0, int cols, RequantColumns& c) {
   const PackedInt8B& b = *g.b;
   const Int8Epilogue& ep = *g.ep;
   const uint32_t b_shift = b.b_signed ? 0u : 128u;
+  c.float_multipliers = true;
   for (int j = 0; j < (int)kNR; ++j) {
     const int64_t n = j0 + j;
     const bool in = j < cols;
@@ -414,7 +421,19 @@ void gather_requant_columns(const Int8Call& g, int64_t j0, int cols, RequantColu
     c.b_zero[j] = in ? (ep.b_zero ? (uint32_t)ep.b_zero[n * ep.b_zero_step] : 0u) - b_shift : 0u;
     c.bias[j] = in && ep.requant_bias ? (uint32_t)ep.requant_bias[n] : 0u;
     c.multiplier[j] = in ? ep.requant_multiplier[n] : 0.0;
+    c.multiplier_f[j] = (float)c.multiplier[j];
+    c.float_multipliers &= (double)c.multiplier_f[j] == c.multiplier[j];
   }
+  if (ep.a_zero_step == 0) {
+    const uint32_t za = ep.a_zero ? (uint32_t)ep.a_zero[0] : 0u, a_shift = g.bytes_form && g.a_signed ? 128u : 0u;
+    for (int j = 0; j < (int)kNR; ++j)
+      c.col_const[j] = c.bias[j] - (za + a_shift) * c.col_sum[j] + (uint32_t)b.k * za * c.b_zero[j];
+  }
+}
+
+inline void requant_row(const int32_t* sums, const RequantColumns& c, const RequantParams& p, uint8_t* out) {
+  if (c.float_multipliers) RequantRowFloat(sums, c.multiplier_f, c.multiplier, kNR, p, out);
+  else RequantRow(sums, c.multiplier, kNR, p, out);
 }
 
 // finish_tile for 8-bit outputs: the zero points and bias over whole rows of the tile (fixed
@@ -433,13 +452,17 @@ void finish_tile_requant(const Int8Call& g, const int32_t* tile, int64_t i0, int
     const uint32_t za = ep.a_zero ? (uint32_t)ep.a_zero[m * ep.a_zero_step] : 0u;
     const uint32_t rs = (uint32_t)row_sums[m], za_total = za + a_shift, kza = K * za;
     const uint32_t* t = reinterpret_cast<const uint32_t*>(tile + r * kNR);
-    for (int j = 0; j < (int)kNR; ++j)
-      sums[j] = wrap(t[j] + c.bias[j] - za_total * c.col_sum[j] - c.b_zero[j] * rs + kza * c.b_zero[j]);
+    if (ep.a_zero_step == 0) {
+      for (int j = 0; j < (int)kNR; ++j) sums[j] = wrap(t[j] + c.col_const[j] - c.b_zero[j] * rs);
+    } else {
+      for (int j = 0; j < (int)kNR; ++j)
+        sums[j] = wrap(t[j] + c.bias[j] - za_total * c.col_sum[j] - c.b_zero[j] * rs + kza * c.b_zero[j]);
+    }
     uint8_t* out = static_cast<uint8_t*>(g.c) + m * g.ldc + j0;
     if (cols == (int)kNR) {
-      RequantRow(sums, c.multiplier, kNR, requant, out);
+      requant_row(sums, c, requant, out);
     } else {
-      RequantRow(sums, c.multiplier, kNR, requant, bytes);
+      requant_row(sums, c, requant, bytes);
       std::memcpy(out, bytes, (size_t)cols);
     }
   }
@@ -482,25 +505,33 @@ void GemmInt8Impl(Int8Call g) {
   col_blocks = ceil_div(col_tiles, tiles_per_block);
   const int64_t panel_stride = groups * kGroupBytes;
   const bool requant = g.ep->requant_multiplier != nullptr;
+  // 8-bit outputs: the column terms of every tile gathered once; and where a task's panels of B
+  // stay in L2, a task's rows go through all its panels before the next ones, so that each output
+  // row is written whole while in cache (column tiles of bytes cover parts of cache lines).
+  std::vector<RequantColumns> requant_columns(requant ? (size_t)col_tiles : 0);
+  for (int64_t ct = 0; ct < (int64_t)requant_columns.size(); ++ct)
+    gather_requant_columns(g, ct * kNR, (int)std::min<int64_t>(kNR, N - ct * kNR), requant_columns[ct]);
+  const bool rows_outer = requant && tiles_per_block * kNP * panel_stride <= kL2BlockBytes;
   parallel_for(g.pool, row_blocks * col_blocks, 1, [&](int64_t t0, int64_t t1) {
     alignas(64) int32_t tile[kMR * kNR];
-    RequantColumns columns;
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t rb = t / col_blocks, cb = t % col_blocks;
       const int64_t rg0 = rb * rows_per_block, rg1 = std::min(row_groups, rg0 + rows_per_block);
       const int64_t ct0 = cb * tiles_per_block, ct1 = std::min(col_tiles, ct0 + tiles_per_block);
-      for (int64_t ct = ct0; ct < ct1; ++ct) {
-        const int64_t j0 = ct * kNR;
-        const int cols = (int)std::min<int64_t>(kNR, N - j0);
-        const int8_t* bp = b.data.get() + ct * kNP * panel_stride;
-        if (requant) gather_requant_columns(g, j0, cols, columns);
-        for (int64_t rg = rg0; rg < rg1; ++rg) {
-          const int64_t i0 = rg * kMR;
-          const int rows = (int)std::min<int64_t>(kMR, M - i0);
-          micro_tile_rows(rows, groups, packed_a + rg * a_group_words, bp, panel_stride, tile, g.bytes_form);
-          if (requant) finish_tile_requant(g, tile, i0, rows, j0, cols, row_sums, columns);
-          else finish_tile(g, tile, i0, rows, j0, cols, row_sums);
-        }
+      auto run_tile = [&](int64_t rg, int64_t ct) {
+        const int64_t j0 = ct * kNR, i0 = rg * kMR;
+        const int cols = (int)std::min<int64_t>(kNR, N - j0), rows = (int)std::min<int64_t>(kMR, M - i0);
+        micro_tile_rows(rows, groups, packed_a + rg * a_group_words, b.data.get() + ct * kNP * panel_stride,
+                        panel_stride, tile, g.bytes_form);
+        if (requant) finish_tile_requant(g, tile, i0, rows, j0, cols, row_sums, requant_columns[ct]);
+        else finish_tile(g, tile, i0, rows, j0, cols, row_sums);
+      };
+      if (rows_outer) {
+        for (int64_t rg = rg0; rg < rg1; ++rg)
+          for (int64_t ct = ct0; ct < ct1; ++ct) run_tile(rg, ct);
+      } else {
+        for (int64_t ct = ct0; ct < ct1; ++ct)
+          for (int64_t rg = rg0; rg < rg1; ++rg) run_tile(rg, ct);
       }
     }
   });
