@@ -8,6 +8,7 @@
 #include <hwy/highway.h>
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "backend/cpu/depthwise_int8.h"
@@ -15,15 +16,70 @@
 #include "backend/cpu/thread_buffers.h"
 #include "mnnpy/thread_pool.h"
 
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#include <immintrin.h>
+#endif
+
 HWY_BEFORE_NAMESPACE();
 namespace mnnpy {
 namespace cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+constexpr bool kPairedTaps = true;
+// Sums of 16 channels (from c) of a pixel whose taps are all inside the image, two taps per
+// vpmaddwd: centred inputs (|x - x_zero| <= 255) widened to int16 and interleaved tap by tap,
+// against the weights interleaved the same way (pairs: tap pairs x 2 vectors of 16 int16 per
+// block of 16 channels, see pair_weights); a pair's two products sum exactly in int32.
 template <class T>
-void depthwise_rows(const DepthwiseInt8Nhwc& a, const float* multiplier_f, int64_t r0, int64_t r1,
-                    int32_t* HWY_RESTRICT sums) {
+inline void paired_taps_16(const T* HWY_RESTRICT x, const int64_t* offsets, int64_t taps, int64_t c,
+                           const int16_t* HWY_RESTRICT pairs, int64_t pair_stride, __m256i zero,
+                           const int32_t* bias, int32_t* sums) {
+  __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
+  auto load = [&](int64_t t) {
+    const __m128i bytes = _mm_loadu_si128((const __m128i*)(x + offsets[t] + c));
+    return _mm256_sub_epi16(std::is_signed<T>::value ? _mm256_cvtepi8_epi16(bytes) : _mm256_cvtepu8_epi16(bytes),
+                            zero);
+  };
+  for (int64_t t = 0; t < taps; t += 2, pairs += pair_stride) {
+    const __m256i x0 = load(t), x1 = t + 1 < taps ? load(t + 1) : x0;  // a last odd tap: weight 0
+    lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(x0, x1), _mm256_loadu_si256((const __m256i*)pairs)));
+    hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(x0, x1),
+                                                _mm256_loadu_si256((const __m256i*)(pairs + 16))));
+  }
+  // lo holds channels 0-3 and 8-11, hi 4-7 and 12-15.
+  const __m256i first = _mm256_permute2x128_si256(lo, hi, 0x20), second = _mm256_permute2x128_si256(lo, hi, 0x31);
+  _mm256_storeu_si256((__m256i*)(sums + c), _mm256_add_epi32(first, _mm256_loadu_si256((const __m256i*)(bias + c))));
+  _mm256_storeu_si256((__m256i*)(sums + c + 8),
+                      _mm256_add_epi32(second, _mm256_loadu_si256((const __m256i*)(bias + c + 8))));
+}
+#else
+constexpr bool kPairedTaps = false;
+#endif
+
+// The weights for paired_taps_16: for tap pair p and block b of 16 channels, at
+// ((p * blocks + b) * 32): the low vector (per 128-bit half h, channels 8h .. 8h + 3) then the
+// high one (channels 8h + 4 .. 8h + 7), each channel's two taps adjacent.
+std::vector<int16_t> pair_weights(const DepthwiseInt8Nhwc& a) {
+  const int64_t taps = a.kernel_h * a.kernel_w, C = a.channels, blocks = C / 16, pairs = (taps + 1) / 2;
+  std::vector<int16_t> out((size_t)(pairs * blocks * 32));
+  for (int64_t p = 0; p < pairs; ++p)
+    for (int64_t b = 0; b < blocks; ++b)
+      for (int half = 0; half < 2; ++half)
+        for (int i = 0; i < 4; ++i)
+          for (int part = 0; part < 2; ++part) {
+            const int64_t ch = b * 16 + half * 8 + part * 4 + i;
+            int16_t* dst = out.data() + (p * blocks + b) * 32 + part * 16 + half * 8 + 2 * i;
+            dst[0] = (int16_t)a.taps[(2 * p) * C + ch];
+            dst[1] = 2 * p + 1 < taps ? (int16_t)a.taps[(2 * p + 1) * C + ch] : (int16_t)0;
+          }
+  return out;
+}
+
+template <class T>
+void depthwise_rows(const DepthwiseInt8Nhwc& a, const float* multiplier_f, const int16_t* pairs, int64_t r0,
+                    int64_t r1, int32_t* HWY_RESTRICT sums) {
   const hn::ScalableTag<int32_t> di;
   const hn::Rebind<T, decltype(di)> d8;
   const int64_t L = (int64_t)hn::Lanes(di);
@@ -55,6 +111,14 @@ void depthwise_rows(const DepthwiseInt8Nhwc& a, const float* multiplier_f, int64
         }
       }
       int64_t c = 0;
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+      if (pairs && count == KH * KW) {  // every tap inside: two at a time
+        const __m256i zero16 = _mm256_set1_epi16((int16_t)x_zero);
+        const int64_t blocks = C / 16;
+        for (; c + 16 <= C; c += 16)
+          paired_taps_16(x, offsets.data(), count, c, pairs + (c / 16) * 32, blocks * 32, zero16, a.bias, sums);
+      }
+#endif
       for (; c + L <= C; c += L) {
         auto acc = hn::LoadU(di, a.bias + c);
         for (int64_t t = 0; t < count; ++t) {
@@ -87,10 +151,16 @@ void DepthwiseInt8NhwcImpl(const DepthwiseInt8Nhwc& a, ThreadPool* pool) {
     float_ok &= (double)multiplier_f[c] == a.multiplier[c];
   }
   const float* mf = float_ok ? multiplier_f.data() : nullptr;
+  // Centred weights within int16's range (|w - w_zero| <= 255 for 8-bit weights): paired taps.
+  bool int16_weights = kPairedTaps && a.channels >= 16;
+  for (int64_t i = 0; int16_weights && i < a.kernel_h * a.kernel_w * a.channels; ++i)
+    int16_weights = a.taps[i] >= -255 && a.taps[i] <= 255;
+  const std::vector<int16_t> pairs = int16_weights ? pair_weights(a) : std::vector<int16_t>();
+  const int16_t* pp = int16_weights ? pairs.data() : nullptr;
   parallel_for(pool, rows, std::max<int64_t>(1, (int64_t(1) << 15) / work), [&](int64_t r0, int64_t r1) {
     std::vector<int32_t> sums((size_t)a.channels);
-    if (a.x_signed) depthwise_rows<int8_t>(a, mf, r0, r1, sums.data());
-    else depthwise_rows<uint8_t>(a, mf, r0, r1, sums.data());
+    if (a.x_signed) depthwise_rows<int8_t>(a, mf, pp, r0, r1, sums.data());
+    else depthwise_rows<uint8_t>(a, mf, pp, r0, r1, sums.data());
   });
 }
 
