@@ -78,8 +78,8 @@ std::vector<int16_t> pair_weights(const DepthwiseInt8Nhwc& a) {
 }
 
 template <class T>
-void depthwise_rows(const DepthwiseInt8Nhwc& a, const float* multiplier_f, const int16_t* pairs, int64_t r0,
-                    int64_t r1, int32_t* HWY_RESTRICT sums) {
+void depthwise_rows(const DepthwiseInt8Nhwc& a, const double* multiplier, const float* multiplier_f,
+                    const int16_t* pairs, int64_t r0, int64_t r1, int32_t* HWY_RESTRICT sums) {
   const hn::ScalableTag<int32_t> di;
   const hn::Rebind<T, decltype(di)> d8;
   const int64_t L = (int64_t)hn::Lanes(di);
@@ -91,15 +91,27 @@ void depthwise_rows(const DepthwiseInt8Nhwc& a, const float* multiplier_f, const
   RequantParams rq;
   rq.zero = a.out_zero, rq.low = a.out_low, rq.high = a.out_high;
   // Offsets (in bytes of x) of the taps inside the image for the current pixel, and their rows of weights.
-  std::vector<int64_t> offsets((size_t)(KH * KW));
+  std::vector<int64_t> offsets((size_t)(KH * KW)), tap_offsets((size_t)(KH * KW));
   std::vector<const int32_t*> weights((size_t)(KH * KW));
+  for (int64_t ki = 0; ki < KH; ++ki)
+    for (int64_t kj = 0; kj < KW; ++kj) tap_offsets[ki * KW + kj] = (ki * a.dilation_h * W + kj * a.dilation_w) * C;
+  const int64_t span_h = (KH - 1) * a.dilation_h, span_w = (KW - 1) * a.dilation_w;
   for (int64_t r = r0; r < r1; ++r) {
     const int64_t n = r / OH, oh = r % OH;
     const int64_t ih0 = oh * a.stride_h - a.pad_top;
+    const bool rows_inside = ih0 >= 0 && ih0 + span_h < H;
     for (int64_t ow = 0; ow < OW; ++ow) {
       const int64_t iw0 = ow * a.stride_w - a.pad_left;
       int64_t count = 0;
-      for (int64_t ki = 0; ki < KH; ++ki) {
+      if (rows_inside && iw0 >= 0 && iw0 + span_w < W) {  // every tap inside the image
+        const int64_t base = ((n * H + ih0) * W + iw0) * C;
+        for (int64_t t = 0; t < KH * KW; ++t) {
+          offsets[t] = base + tap_offsets[t];
+          weights[t] = a.taps + t * C;
+        }
+        count = KH * KW;
+      }
+      for (int64_t ki = 0; ki < KH && count < KH * KW; ++ki) {
         const int64_t ih = ih0 + ki * a.dilation_h;
         if (ih < 0 || ih >= H) continue;
         for (int64_t kj = 0; kj < KW; ++kj) {
@@ -116,7 +128,8 @@ void depthwise_rows(const DepthwiseInt8Nhwc& a, const float* multiplier_f, const
         const __m256i zero16 = _mm256_set1_epi16((int16_t)x_zero);
         const int64_t blocks = C / 16;
         for (; c + 16 <= C; c += 16)
-          paired_taps_16(x, offsets.data(), count, c, pairs + (c / 16) * 32, blocks * 32, zero16, a.bias, sums);
+          paired_taps_16(x, offsets.data(), count, c, pairs + (c / 16) * 32, blocks * 32, zero16, a.bias,
+                         sums + ow * C);
       }
 #endif
       for (; c + L <= C; c += L) {
@@ -125,30 +138,35 @@ void depthwise_rows(const DepthwiseInt8Nhwc& a, const float* multiplier_f, const
           const auto xv = hn::Sub(hn::PromoteTo(di, hn::LoadU(d8, x + offsets[t] + c)), zero_v);
           acc = hn::Add(acc, hn::Mul(xv, hn::LoadU(di, weights[t] + c)));
         }
-        hn::StoreU(acc, di, sums + c);
+        hn::StoreU(acc, di, sums + ow * C + c);
       }
       for (; c < C; ++c) {  // the channels past the last whole vector, with the same int32 arithmetic
         uint32_t acc = (uint32_t)a.bias[c];
         for (int64_t t = 0; t < count; ++t)
           acc += (uint32_t)(((int32_t)x[offsets[t] + c] - x_zero) * weights[t][c]);
-        sums[c] = (int32_t)acc;
+        sums[ow * C + c] = (int32_t)acc;
       }
-      uint8_t* out = y + ((n * OH + oh) * OW + ow) * C;
-      if (multiplier_f) RequantRowFloat(sums, multiplier_f, a.multiplier, C, rq, out);
-      else RequantRow(sums, a.multiplier, C, rq, out);
     }
+    // The output row at once (multipliers repeated per pixel): one long vector loop.
+    uint8_t* out = y + (n * OH + oh) * OW * C;
+    if (multiplier_f) RequantRowFloat(sums, multiplier_f, multiplier, OW * C, rq, out);
+    else RequantRow(sums, multiplier, OW * C, rq, out);
   }
 }
 
 void DepthwiseInt8NhwcImpl(const DepthwiseInt8Nhwc& a, ThreadPool* pool) {
   const int64_t rows = a.batch * a.out_h;
   const int64_t work = std::max<int64_t>(1, a.out_w * a.channels * a.kernel_h * a.kernel_w);
-  // The multipliers as float32 when they all are float32 values (RequantRowFloat's condition).
-  std::vector<float> multiplier_f((size_t)a.channels);
+  // The multipliers repeated for each pixel of an output row, as float32 too when they all are
+  // float32 values (RequantRowFloat's condition).
+  const int64_t C = a.channels, row = a.out_w * C;
+  std::vector<double> multiplier((size_t)row);
+  std::vector<float> multiplier_f((size_t)row);
   bool float_ok = true;
-  for (int64_t c = 0; c < a.channels; ++c) {
-    multiplier_f[c] = (float)a.multiplier[c];
-    float_ok &= (double)multiplier_f[c] == a.multiplier[c];
+  for (int64_t i = 0; i < row; ++i) {
+    multiplier[i] = a.multiplier[i % C];
+    multiplier_f[i] = (float)multiplier[i];
+    float_ok &= (double)multiplier_f[i] == multiplier[i];
   }
   const float* mf = float_ok ? multiplier_f.data() : nullptr;
   // Centred weights within int16's range (|w - w_zero| <= 255 for 8-bit weights): paired taps.
@@ -158,9 +176,9 @@ void DepthwiseInt8NhwcImpl(const DepthwiseInt8Nhwc& a, ThreadPool* pool) {
   const std::vector<int16_t> pairs = int16_weights ? pair_weights(a) : std::vector<int16_t>();
   const int16_t* pp = int16_weights ? pairs.data() : nullptr;
   parallel_for(pool, rows, std::max<int64_t>(1, (int64_t(1) << 15) / work), [&](int64_t r0, int64_t r1) {
-    std::vector<int32_t> sums((size_t)a.channels);
-    if (a.x_signed) depthwise_rows<int8_t>(a, mf, pp, r0, r1, sums.data());
-    else depthwise_rows<uint8_t>(a, mf, pp, r0, r1, sums.data());
+    std::vector<int32_t> sums((size_t)row);
+    if (a.x_signed) depthwise_rows<int8_t>(a, multiplier.data(), mf, pp, r0, r1, sums.data());
+    else depthwise_rows<uint8_t>(a, multiplier.data(), mf, pp, r0, r1, sums.data());
   });
 }
 
