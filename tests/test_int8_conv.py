@@ -212,9 +212,9 @@ def test_qdq_cnn_fuses_into_int8_convolutions(rng, tmp_path):
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("channels_last", [False, True])
 def test_requantization_ties_and_large_sums(rng, target, channels_last):
-    """The 8-bit epilogues' float32 shortcut must give the float64 formula's bytes where it
-    cannot: products exactly on half-integers (a multiplier of 0.5 and odd sums: rounding half to
-    even) and sums beyond 2^24 (not exact in float32)."""
+    """The vectorized requantization (GEMM epilogue, NHWC depthwise) at its edges: products
+    exactly on half-integers (a multiplier of 0.5 and odd sums: rounding half to even) and sums
+    beyond 2^24 (not exact in float32)."""
     def run(x, xs, xz, w, ws, wz, ys, yz, pads, group):
         xin = x.transpose(0, 2, 3, 1) if channels_last else x
         got = F.qlinear_conv2d(xin, xs, xz, F.const(w), ws, wz, ys, yz, None, (1, 1), pads, (1, 1), group,

@@ -1691,8 +1691,8 @@ def test_int8_conv_channels_last(xt, rng):
     # Exact bytes on every target: QLinearConv2D with channels_last through the int8 GEMM's 8-bit
     # epilogue (pointwise on the input itself, im2col), with weights of 7 bits (AVX2's vpmaddubsw
     # kernel) and of 8, and depthwise_int8.cpp DepthwiseInt8NhwcImpl (channel counts with and
-    # without a partial vector); the requantization's float32 shortcut and its float64 fallback
-    # (ties at a multiplier of 0.5) both reached. Reference: test_int8_conv's NumPy QLinearConv.
+    # without a partial vector); the requantization's rounding at ties (a multiplier of 0.5).
+    # Reference: test_int8_conv's NumPy QLinearConv.
     from test_int8_conv import _reference
     cases = [((2, 24, 9, 9), 40, 1, 1, (0, 0, 0, 0)), ((1, 12, 10, 11), 33, 3, 1, (1, 1, 1, 1)),
              ((1, 40, 9, 8), 40, 3, 40, (1, 0, 1, 1)), ((1, 13, 7, 7), 13, 5, 13, (2, 2, 2, 2))]

@@ -23,11 +23,12 @@ _TO_CHANNELS_FIRST = [0, 3, 1, 2]
 
 @dataclass(frozen=True)
 class LayoutAware:
-    """The slots of an op's 4-D activations, which are [N, H, W, C] when its channels_last
-    attribute is 1: input slots (a tuple, or a function of the node for variadic ops) and
-    output slots."""
+    """An op with a `channels_last` attribute: the slots of its 4-D activations, [N, H, W, C]
+    when the attribute is 1 (inputs: a tuple, or a function of the node for variadic ops), and
+    `accepts(graph, node)`, whether this node can take the attribute (None: always)."""
     inputs: object = (0,)
     outputs: tuple = (0,)
+    accepts: object = None
 
     def input_slots(self, node):
         slots = self.inputs(node) if callable(self.inputs) else self.inputs
@@ -40,18 +41,18 @@ def _is_conv2d(graph, node):
     return w is not None and np.asarray(w).ndim == 4
 
 
-# Ops that take a `channels_last` attribute: op -> (its activations' slots, a check of the node).
+# The layout-aware ops, one line each.
 LAYOUT_AWARE = {
-    "QLinearConv": (LayoutAware(inputs=(0,), outputs=(0,)), _is_conv2d),
+    "QLinearConv": LayoutAware(inputs=(0,), outputs=(0,), accepts=_is_conv2d),
 }
 
-# Elementwise ops that run on either layout when their other inputs are scalars: op -> the
-# slots of their activations (the rest must be constant single values). Does the op make its
-# tensor larger (an 8-bit input, a float output)? Then a region keeps it at its inputs' border
-# and drops it at its outputs' one (transposing the smaller tensor), and the opposite when it
-# makes it smaller.
+
 @dataclass(frozen=True)
 class Elementwise:
+    """An op indifferent to the layout when its inputs outside `inputs` (its activations) are
+    single constant values. `widens`: its output is larger than its input (8-bit in, float out),
+    so a region keeps it where it reads from outside and drops it where only outside reads it
+    (the transpose then moves the smaller tensor); `narrows`: the opposite."""
     inputs: tuple
     widens: bool = False
     narrows: bool = False
@@ -93,8 +94,9 @@ def to_channels_last(graph):
     aware = {}  # index -> LayoutAware, for the nodes that can take channels_last
     for i, n in enumerate(nodes):
         entry = LAYOUT_AWARE.get(n.op)
-        if entry is not None and entry[1](graph, n) and n.attrs.get("channels_last", 0) == 0:
-            aware[i] = entry[0]
+        if entry is not None and (entry.accepts is None or entry.accepts(graph, n)) \
+                and n.attrs.get("channels_last", 0) == 0:
+            aware[i] = entry
     if not aware:
         return graph
     elementwise = {i for i, n in enumerate(nodes) if i not in aware and _elementwise_ok(graph, n)}

@@ -78,8 +78,8 @@ std::vector<int16_t> pair_weights(const DepthwiseInt8Nhwc& a) {
 }
 
 template <class T>
-void depthwise_rows(const DepthwiseInt8Nhwc& a, const double* multiplier, const float* multiplier_f,
-                    const int16_t* pairs, int64_t r0, int64_t r1, int32_t* HWY_RESTRICT sums) {
+void depthwise_rows(const DepthwiseInt8Nhwc& a, const double* multiplier, const int16_t* pairs, int64_t r0,
+                    int64_t r1, int32_t* HWY_RESTRICT sums) {
   const hn::ScalableTag<int32_t> di;
   const hn::Rebind<T, decltype(di)> d8;
   const int64_t L = (int64_t)hn::Lanes(di);
@@ -149,26 +149,17 @@ void depthwise_rows(const DepthwiseInt8Nhwc& a, const double* multiplier, const 
     }
     // The output row at once (multipliers repeated per pixel): one long vector loop.
     uint8_t* out = y + (n * OH + oh) * OW * C;
-    if (multiplier_f) RequantRowFloat(sums, multiplier_f, multiplier, OW * C, rq, out);
-    else RequantRow(sums, multiplier, OW * C, rq, out);
+    RequantRow(sums, multiplier, OW * C, rq, out);
   }
 }
 
 void DepthwiseInt8NhwcImpl(const DepthwiseInt8Nhwc& a, ThreadPool* pool) {
   const int64_t rows = a.batch * a.out_h;
   const int64_t work = std::max<int64_t>(1, a.out_w * a.channels * a.kernel_h * a.kernel_w);
-  // The multipliers repeated for each pixel of an output row, as float32 too when they all are
-  // float32 values (RequantRowFloat's condition).
+  // The multipliers repeated for each pixel of an output row: one requantization per row.
   const int64_t C = a.channels, row = a.out_w * C;
   std::vector<double> multiplier((size_t)row);
-  std::vector<float> multiplier_f((size_t)row);
-  bool float_ok = true;
-  for (int64_t i = 0; i < row; ++i) {
-    multiplier[i] = a.multiplier[i % C];
-    multiplier_f[i] = (float)multiplier[i];
-    float_ok &= (double)multiplier_f[i] == multiplier[i];
-  }
-  const float* mf = float_ok ? multiplier_f.data() : nullptr;
+  for (int64_t i = 0; i < row; ++i) multiplier[i] = a.multiplier[i % C];
   // Centred weights within int16's range (|w - w_zero| <= 255 for 8-bit weights): paired taps.
   bool int16_weights = kPairedTaps && a.channels >= 16;
   for (int64_t i = 0; int16_weights && i < a.kernel_h * a.kernel_w * a.channels; ++i)
@@ -177,8 +168,8 @@ void DepthwiseInt8NhwcImpl(const DepthwiseInt8Nhwc& a, ThreadPool* pool) {
   const int16_t* pp = int16_weights ? pairs.data() : nullptr;
   parallel_for(pool, rows, std::max<int64_t>(1, (int64_t(1) << 15) / work), [&](int64_t r0, int64_t r1) {
     std::vector<int32_t> sums((size_t)row);
-    if (a.x_signed) depthwise_rows<int8_t>(a, multiplier.data(), mf, pp, r0, r1, sums.data());
-    else depthwise_rows<uint8_t>(a, multiplier.data(), mf, pp, r0, r1, sums.data());
+    if (a.x_signed) depthwise_rows<int8_t>(a, multiplier.data(), pp, r0, r1, sums.data());
+    else depthwise_rows<uint8_t>(a, multiplier.data(), pp, r0, r1, sums.data());
   });
 }
 

@@ -404,15 +404,12 @@ struct RequantColumns {
   // what is left per row being - b_zero row_sum.
   alignas(64) uint32_t col_const[kNR];
   alignas(64) double multiplier[kNR];
-  alignas(64) float multiplier_f[kNR];
-  bool float_multipliers = true;  // every multiplier a float32 value: RequantRowFloat applies
 };
 
 void gather_requant_columns(const Int8Call& g, int64_t j0, int cols, RequantColumns& c) {
   const PackedInt8B& b = *g.b;
   const Int8Epilogue& ep = *g.ep;
   const uint32_t b_shift = b.b_signed ? 0u : 128u;
-  c.float_multipliers = true;
   for (int j = 0; j < (int)kNR; ++j) {
     const int64_t n = j0 + j;
     const bool in = j < cols;
@@ -421,19 +418,12 @@ void gather_requant_columns(const Int8Call& g, int64_t j0, int cols, RequantColu
     c.b_zero[j] = in ? (ep.b_zero ? (uint32_t)ep.b_zero[n * ep.b_zero_step] : 0u) - b_shift : 0u;
     c.bias[j] = in && ep.requant_bias ? (uint32_t)ep.requant_bias[n] : 0u;
     c.multiplier[j] = in ? ep.requant_multiplier[n] : 0.0;
-    c.multiplier_f[j] = (float)c.multiplier[j];
-    c.float_multipliers &= (double)c.multiplier_f[j] == c.multiplier[j];
   }
   if (ep.a_zero_step == 0) {
     const uint32_t za = ep.a_zero ? (uint32_t)ep.a_zero[0] : 0u, a_shift = g.bytes_form && g.a_signed ? 128u : 0u;
     for (int j = 0; j < (int)kNR; ++j)
       c.col_const[j] = c.bias[j] - (za + a_shift) * c.col_sum[j] + (uint32_t)b.k * za * c.b_zero[j];
   }
-}
-
-inline void requant_row(const int32_t* sums, const RequantColumns& c, const RequantParams& p, uint8_t* out) {
-  if (c.float_multipliers) RequantRowFloat(sums, c.multiplier_f, c.multiplier, kNR, p, out);
-  else RequantRow(sums, c.multiplier, kNR, p, out);
 }
 
 // finish_tile for 8-bit outputs: the zero points and bias over whole rows of the tile (fixed
@@ -460,9 +450,9 @@ void finish_tile_requant(const Int8Call& g, const int32_t* tile, int64_t i0, int
     }
     uint8_t* out = static_cast<uint8_t*>(g.c) + m * g.ldc + j0;
     if (cols == (int)kNR) {
-      requant_row(sums, c, requant, out);
+      RequantRow(sums, c.multiplier, kNR, requant, out);
     } else {
-      requant_row(sums, c, requant, bytes);
+      RequantRow(sums, c.multiplier, kNR, requant, bytes);
       std::memcpy(out, bytes, (size_t)cols);
     }
   }

@@ -66,48 +66,6 @@ inline void RequantRow(const int32_t* HWY_RESTRICT acc, const double* HWY_RESTRI
   for (; i < count; ++i) out[i] = (uint8_t)RequantOne(acc[i], multiplier[i], p);
 }
 
-// RequantRow's bytes, computed in float32 (twice the lanes of double) where that provably gives
-// them. With |acc| < 2^24 (float(acc) exact) the float product f = float(acc) * m is within
-// |f| 2^-24 of the exact one. Where |f| < 1024 that is below 2^-14, so when f - 2^-12 and
-// f + 2^-12 (both exact there) round to the same integer, no half-integer lies between f and the
-// exact product, which rounds to that integer too, as does its double. Where |f| >= 1024 the
-// output saturates, in both formulas. Vectors with a lane that fails these tests (a sum from 2^24
-// on, a product near a tie, NaN) take RequantOne. multiplier_f[i] is the float32 multiplier,
-// multiplier[i] the same value as a double.
-inline void RequantRowFloat(const int32_t* HWY_RESTRICT acc, const float* HWY_RESTRICT multiplier_f,
-                            const double* HWY_RESTRICT multiplier, int64_t count, const RequantParams& p,
-                            uint8_t* HWY_RESTRICT out) {
-  const rq_hn::ScalableTag<float> df;
-  const rq_hn::RebindToSigned<decltype(df)> di;
-  const rq_hn::Rebind<int16_t, decltype(df)> d16;
-  const rq_hn::Rebind<uint8_t, decltype(df)> du8;
-  const int64_t L = (int64_t)rq_hn::Lanes(df);
-  const auto exact_limit = rq_hn::Set(df, 16777216.0f), band = rq_hn::Set(df, 1.0f / 4096.0f);
-  const bool is_signed = p.low < 0.0;
-  const auto zero = rq_hn::Set(df, (float)p.zero), low = rq_hn::Set(df, (float)p.low);
-  const auto high = rq_hn::Set(df, (float)p.high), bias8 = rq_hn::Set(df, is_signed ? 128.0f : 0.0f);
-  int64_t i = 0;
-  for (; i + L <= count; i += L) {
-    const auto a = rq_hn::ConvertTo(df, rq_hn::LoadU(di, acc + i));
-    const auto f = rq_hn::Mul(a, rq_hn::LoadU(df, multiplier_f + i));
-    const auto r = rq_hn::Round(rq_hn::Add(f, band));
-    const auto unsafe = rq_hn::Or(rq_hn::Ne(r, rq_hn::Round(rq_hn::Sub(f, band))),
-                                  rq_hn::Not(rq_hn::Lt(rq_hn::Abs(a), exact_limit)));
-    if (HWY_UNLIKELY(!rq_hn::AllFalse(df, unsafe))) {
-      for (int64_t j = i; j < i + L; ++j) out[j] = (uint8_t)RequantOne(acc[j], multiplier[j], p);
-      continue;
-    }
-    const auto v = rq_hn::Min(rq_hn::Max(rq_hn::Add(r, zero), low), high);
-    const auto bytes = rq_hn::DemoteTo(du8, rq_hn::DemoteTo(d16, rq_hn::ConvertTo(di, rq_hn::Add(v, bias8))));
-    if (is_signed) {
-      rq_hn::StoreU(rq_hn::Xor(bytes, rq_hn::Set(du8, (uint8_t)0x80)), du8, out + i);
-    } else {
-      rq_hn::StoreU(bytes, du8, out + i);
-    }
-  }
-  for (; i < count; ++i) out[i] = (uint8_t)RequantOne(acc[i], multiplier[i], p);
-}
-
 }  // namespace HWY_NAMESPACE
 }  // namespace cpu
 }  // namespace mnnpy
