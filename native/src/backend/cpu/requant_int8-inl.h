@@ -17,6 +17,10 @@
 #include <algorithm>
 #include <cstdint>
 
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#include <immintrin.h>
+#endif
+
 HWY_BEFORE_NAMESPACE();
 namespace mnnpy {
 namespace cpu {
@@ -39,6 +43,31 @@ inline int32_t RequantOne(int32_t acc, double multiplier, const RequantParams& p
 // by the clamp range.
 inline void RequantRow(const int32_t* HWY_RESTRICT acc, const double* HWY_RESTRICT multiplier, int64_t count,
                        const RequantParams& p, uint8_t* HWY_RESTRICT out) {
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  // x86: vcvtpd2dq rounds the clamped product half to even (the default rounding mode, which the
+  // scalar formula's rounding relies on too); the zero point and the clamp then run on int16
+  // lanes, whose saturating packs and adds keep every out-of-range value on its side.
+  {
+    const __m256d lo_limit = _mm256_set1_pd(-1e9), hi_limit = _mm256_set1_pd(1e9);
+    const __m128i zero = _mm_set1_epi16((int16_t)p.zero), low = _mm_set1_epi16((int16_t)p.low);
+    const __m128i high = _mm_set1_epi16((int16_t)p.high);
+    const bool is_signed = p.low < 0.0;
+    int64_t i = 0;
+    for (; i + 8 <= count; i += 8) {
+      const __m128i a0 = _mm_loadu_si128((const __m128i*)(acc + i)), a1 = _mm_loadu_si128((const __m128i*)(acc + i + 4));
+      __m256d v0 = _mm256_mul_pd(_mm256_cvtepi32_pd(a0), _mm256_loadu_pd(multiplier + i));
+      __m256d v1 = _mm256_mul_pd(_mm256_cvtepi32_pd(a1), _mm256_loadu_pd(multiplier + i + 4));
+      v0 = _mm256_min_pd(_mm256_max_pd(v0, lo_limit), hi_limit);
+      v1 = _mm256_min_pd(_mm256_max_pd(v1, lo_limit), hi_limit);
+      __m128i r = _mm_packs_epi32(_mm256_cvtpd_epi32(v0), _mm256_cvtpd_epi32(v1));
+      r = _mm_min_epi16(_mm_max_epi16(_mm_adds_epi16(r, zero), low), high);
+      const __m128i bytes = is_signed ? _mm_packs_epi16(r, r) : _mm_packus_epi16(r, r);
+      _mm_storel_epi64((__m128i*)(out + i), bytes);
+    }
+    for (; i < count; ++i) out[i] = (uint8_t)RequantOne(acc[i], multiplier[i], p);
+    return;
+  }
+#endif
   const rq_hn::ScalableTag<double> dd;
   const rq_hn::Rebind<int32_t, decltype(dd)> di;
   const rq_hn::Rebind<int16_t, decltype(dd)> d16;
