@@ -52,15 +52,14 @@ class Elementwise:
     """An op indifferent to the layout when its inputs outside `inputs` (its activations) are
     single constant values. `widens`: its output is larger than its input (8-bit in, float out),
     so a region keeps it where it reads from outside and drops it where only outside reads it
-    (the transpose then moves the smaller tensor); `narrows`: the opposite."""
+    (the transpose then moves the smaller tensor)."""
     inputs: tuple
     widens: bool = False
-    narrows: bool = False
 
 
 ELEMENTWISE = {
     "DequantizeLinear": Elementwise(inputs=(0,), widens=True),
-    "QuantizeLinear": Elementwise(inputs=(0,), narrows=True),
+    "QuantizeLinear": Elementwise(inputs=(0,)),
     "Add": Elementwise(inputs=(0, 1)),
     "Sub": Elementwise(inputs=(0, 1)),
     "Mul": Elementwise(inputs=(0, 1)),
@@ -144,8 +143,10 @@ def to_channels_last(graph):
         p = producer.get(name)
         return p is not None and p[0] in region and p[1] in data_outputs(p[0])
 
-    # Elementwise members at a border that only move a transpose onto a larger tensor, dropped
-    # until none is left; then regions (connected by activations) without a layout-aware op.
+    # Elementwise members at a border, dropped until none is left: those whose inputs all come
+    # from outside (the transpose then moves their output) unless they widen their tensor, and
+    # those that only outside reads if they widen it (the transpose then moves their input);
+    # then the regions (connected by activations) without a layout-aware op.
     while True:
         dropped = set()
         for i in members - set(aware):
@@ -153,7 +154,7 @@ def to_channels_last(graph):
             from_outside = not any(inside(n.inputs[k], members) for k in data_inputs(i))
             to_outside = not any(r in members for r in readers.get(n.outputs[0], []))
             spec = ELEMENTWISE[n.op]
-            if (from_outside and not spec.widens) or (to_outside and not spec.narrows):
+            if (from_outside and not spec.widens) or (to_outside and spec.widens):
                 dropped.add(i)
         if not dropped:
             break
