@@ -234,6 +234,12 @@ def test_requantization_ties_and_large_sums(rng, target, channels_last):
                            np.uint8(128), pads, group)
             acc = _accumulate(x, np.uint8(128), w, np.zeros(1, np.int8), None, (1, 1), pads, (1, 1), group)
             assert (acc % 2 == 1).mean() > 0.2 and len(np.unique(expected)) > 5  # ties really met
+            # Multipliers above 0.5 (the x86 path clamps the product then): 1.5, partly
+            # saturating, and 1e12, where the clamp to +-1e9 before rounding decides.
+            for multiplier in (1.5, 1e12):
+                expected = run(x, np.float32(1), np.uint8(128), w, one * np.float32(multiplier), np.zeros(1, np.int8),
+                               np.float32(1), np.uint8(128), pads, group)
+                assert len(np.unique(expected)) > (5 if multiplier < 2 else 2)
         # Sums beyond 2^24: inputs in [200, 255] against centred weights in [218, 255], deep
         # enough that most sums pass 2^24, with an output scale that keeps them in range.
         for C, OC, kernel in ((48, 20, 3), (320, 17, 1)):

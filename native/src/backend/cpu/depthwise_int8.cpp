@@ -90,6 +90,7 @@ void depthwise_rows(const DepthwiseInt8Nhwc& a, const double* multiplier, const 
   const auto zero_v = hn::Set(di, x_zero);
   RequantParams rq;
   rq.zero = a.out_zero, rq.low = a.out_low, rq.high = a.out_high;
+  rq.small_multipliers = AllSmallMultipliers(a.multiplier, C);
   // Offsets (in bytes of x) of the taps inside the image for the current pixel, and their rows of weights.
   std::vector<int64_t> offsets((size_t)(KH * KW)), tap_offsets((size_t)(KH * KW));
   std::vector<const int32_t*> weights((size_t)(KH * KW));

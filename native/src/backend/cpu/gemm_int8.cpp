@@ -404,6 +404,8 @@ struct RequantColumns {
   // what is left per row being - b_zero row_sum.
   alignas(64) uint32_t col_const[kNR];
   alignas(64) double multiplier[kNR];
+  bool small_multipliers = false;  // RequantParams::small_multipliers
+  bool no_b_zero = false;          // B's zero points all 0 (symmetric weights): no row-sum term
 };
 
 void gather_requant_columns(const Int8Call& g, int64_t j0, int cols, RequantColumns& c) {
@@ -419,6 +421,9 @@ void gather_requant_columns(const Int8Call& g, int64_t j0, int cols, RequantColu
     c.bias[j] = in && ep.requant_bias ? (uint32_t)ep.requant_bias[n] : 0u;
     c.multiplier[j] = in ? ep.requant_multiplier[n] : 0.0;
   }
+  c.small_multipliers = AllSmallMultipliers(c.multiplier, kNR);
+  c.no_b_zero = true;
+  for (int j = 0; j < (int)kNR; ++j) c.no_b_zero &= c.b_zero[j] == 0u;
   if (ep.a_zero_step == 0) {
     const uint32_t za = ep.a_zero ? (uint32_t)ep.a_zero[0] : 0u, a_shift = g.bytes_form && g.a_signed ? 128u : 0u;
     for (int j = 0; j < (int)kNR; ++j)
@@ -435,6 +440,7 @@ void finish_tile_requant(const Int8Call& g, const int32_t* tile, int64_t i0, int
   const uint32_t a_shift = g.bytes_form && g.a_signed ? 128u : 0u;  // A as bytes went in as A + 128
   RequantParams requant;
   requant.zero = ep.out_zero, requant.low = ep.out_low, requant.high = ep.out_high;
+  requant.small_multipliers = c.small_multipliers;
   alignas(64) int32_t sums[kNR];
   alignas(64) uint8_t bytes[kNR];
   for (int r = 0; r < rows; ++r) {
@@ -442,7 +448,9 @@ void finish_tile_requant(const Int8Call& g, const int32_t* tile, int64_t i0, int
     const uint32_t za = ep.a_zero ? (uint32_t)ep.a_zero[m * ep.a_zero_step] : 0u;
     const uint32_t rs = (uint32_t)row_sums[m], za_total = za + a_shift, kza = K * za;
     const uint32_t* t = reinterpret_cast<const uint32_t*>(tile + r * kNR);
-    if (ep.a_zero_step == 0) {
+    if (ep.a_zero_step == 0 && c.no_b_zero) {
+      for (int j = 0; j < (int)kNR; ++j) sums[j] = wrap(t[j] + c.col_const[j]);
+    } else if (ep.a_zero_step == 0) {
       for (int j = 0; j < (int)kNR; ++j) sums[j] = wrap(t[j] + c.col_const[j] - c.b_zero[j] * rs);
     } else {
       for (int j = 0; j < (int)kNR; ++j)

@@ -15,6 +15,7 @@
 #include <hwy/highway.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
@@ -29,7 +30,17 @@ namespace rq_hn = hwy::HWY_NAMESPACE;
 
 struct RequantParams {
   double zero = 0.0, low = 0.0, high = 255.0;  // the output's zero point and clamp (a ReLU raises low)
+  // Every multiplier at most 0.5 in magnitude (as scales make them): products of int32 sums stay
+  // below 2^30, so the clamp to +-1e9 changes nothing and the x86 path leaves it out.
+  bool small_multipliers = false;
 };
+
+// Whether count multipliers are all at most 0.5 in magnitude (RequantParams::small_multipliers).
+inline bool AllSmallMultipliers(const double* multiplier, int64_t count) {
+  for (int64_t i = 0; i < count; ++i)
+    if (!(std::fabs(multiplier[i]) <= 0.5)) return false;
+  return true;
+}
 
 // One value by the formula above (the vector loop's tail).
 inline int32_t RequantOne(int32_t acc, double multiplier, const RequantParams& p) {
@@ -52,13 +63,16 @@ inline void RequantRow(const int32_t* HWY_RESTRICT acc, const double* HWY_RESTRI
     const __m128i zero = _mm_set1_epi16((int16_t)p.zero), low = _mm_set1_epi16((int16_t)p.low);
     const __m128i high = _mm_set1_epi16((int16_t)p.high);
     const bool is_signed = p.low < 0.0;
+    const bool clamp = !p.small_multipliers;
     int64_t i = 0;
     for (; i + 8 <= count; i += 8) {
       const __m128i a0 = _mm_loadu_si128((const __m128i*)(acc + i)), a1 = _mm_loadu_si128((const __m128i*)(acc + i + 4));
       __m256d v0 = _mm256_mul_pd(_mm256_cvtepi32_pd(a0), _mm256_loadu_pd(multiplier + i));
       __m256d v1 = _mm256_mul_pd(_mm256_cvtepi32_pd(a1), _mm256_loadu_pd(multiplier + i + 4));
-      v0 = _mm256_min_pd(_mm256_max_pd(v0, lo_limit), hi_limit);
-      v1 = _mm256_min_pd(_mm256_max_pd(v1, lo_limit), hi_limit);
+      if (clamp) {
+        v0 = _mm256_min_pd(_mm256_max_pd(v0, lo_limit), hi_limit);
+        v1 = _mm256_min_pd(_mm256_max_pd(v1, lo_limit), hi_limit);
+      }
       __m128i r = _mm_packs_epi32(_mm256_cvtpd_epi32(v0), _mm256_cvtpd_epi32(v1));
       r = _mm_min_epi16(_mm_max_epi16(_mm_adds_epi16(r, zero), low), high);
       const __m128i bytes = is_signed ? _mm_packs_epi16(r, r) : _mm_packus_epi16(r, r);
