@@ -1702,7 +1702,8 @@ def test_int8_conv_channels_last(xt, rng):
             lo, hi = (-64, 65) if seven_bit else (-128, 128)
             w = rng.integers(lo, hi, (oc, xshape[1] // group, k, k)).astype(np.int8)
             ws = rng.uniform(0.002, 0.01, oc).astype(np.float32)
-            wz = rng.integers(-5, 6, oc).astype(np.int8)
+            # Symmetric 7-bit weights: AVX2 multiplies a uint8 A without packing it.
+            wz = np.zeros(oc, np.int8) if seven_bit else rng.integers(-5, 6, oc).astype(np.int8)
             bias = rng.integers(-3000, 3000, oc).astype(np.int32)
             for name, xs, ys in (("random", np.float32(0.02), np.float32(4.0)), ("ties", np.float32(1), None)):
                 scales = ws if ys is not None else np.full(oc, 0.5, np.float32)
@@ -1714,4 +1715,14 @@ def test_int8_conv_channels_last(xt, rng):
                                                   y_scale, np.int8(3), bias, (1, 1), pads, (1, 1), group, False,
                                                   channels_last=True),
                          expected.transpose(0, 2, 3, 1))
+    # The same GEMM paths with int32 and float outputs: symmetric 7-bit B against a uint8 A with
+    # K a multiple of 4 (read unpacked on AVX2) and not (packed).
+    for M, K, N in ((37, 64, 40), (9, 66, 17)):
+        a = rng.integers(0, 256, (M, K)).astype(np.uint8)
+        b = rng.integers(-64, 65, (K, N)).astype(np.int8)
+        za = np.uint8(rng.integers(0, 256))
+        expected = ((a.astype(np.int64) - int(za)) @ b.astype(np.int64)).astype(np.int32)
+        xt.check(f"matmul-{K}", lambda: F.matmul_integer(a, F.const(b), za), expected)
+        x = rng.standard_normal((M, K)).astype(np.float32)
+        xt.check(f"dynamic-{K}", lambda: F.dynamic_quant_matmul(x, F.const(b), np.full(N, 0.01, np.float32)))
     xt.verify()

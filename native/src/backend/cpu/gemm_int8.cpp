@@ -299,6 +299,42 @@ HWY_NOINLINE void micro_tile_u8s8(int64_t groups, const int32_t* HWY_RESTRICT a,
     #pragma GCC unroll 16
     for (int h = 0; h < 2; ++h) _mm256_storeu_si256((__m256i*)(tile + i * kNR + h * 8), acc[i][h]);
 }
+
+// micro_tile_u8s8 on A's own rows (uint8, row stride lda, K a multiple of 4): its words are
+// already the bytes form, so nothing is packed.
+template <int R>
+HWY_NOINLINE void micro_tile_u8s8_rows(int64_t groups, const uint8_t* HWY_RESTRICT a, int64_t lda,
+                                       const int8_t* HWY_RESTRICT b, int32_t* HWY_RESTRICT tile) {
+  __m256i acc[R][2];
+  #pragma GCC unroll 16
+  for (int i = 0; i < R; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (int64_t gr = 0; gr < groups; ++gr) {
+    const __m256i b0 = _mm256_load_si256((const __m256i*)(b + gr * kGroupBytes));
+    const __m256i b1 = _mm256_load_si256((const __m256i*)(b + gr * kGroupBytes + 32));
+    #pragma GCC unroll 16
+    for (int i = 0; i < R; ++i) {
+      int32_t word;
+      std::memcpy(&word, a + i * lda + gr * 4, 4);
+      const __m256i ai = _mm256_set1_epi32(word);
+      acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(_mm256_maddubs_epi16(ai, b0), ones));
+      acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(_mm256_maddubs_epi16(ai, b1), ones));
+    }
+  }
+  #pragma GCC unroll 16
+  for (int i = 0; i < R; ++i)
+    #pragma GCC unroll 16
+    for (int h = 0; h < 2; ++h) _mm256_storeu_si256((__m256i*)(tile + i * kNR + h * 8), acc[i][h]);
+}
+
+void micro_tile_direct(int rows, int64_t groups, const uint8_t* a, int64_t lda, const int8_t* b, int32_t* tile) {
+  switch (rows) {
+    case 1: micro_tile_u8s8_rows<1>(groups, a, lda, b, tile); return;
+    case 2: micro_tile_u8s8_rows<2>(groups, a, lda, b, tile); return;
+    case 3: micro_tile_u8s8_rows<3>(groups, a, lda, b, tile); return;
+    default: micro_tile_u8s8_rows<kMR>(groups, a, lda, b, tile); return;
+  }
+}
 #else
 template <int R>
 HWY_NOINLINE void micro_tile(int64_t groups, const int32_t* HWY_RESTRICT a, const int8_t* HWY_RESTRICT b,
@@ -478,15 +514,29 @@ void GemmInt8Impl(Int8Call g) {
   const int64_t M = g.M, N = b.n, groups = b.groups;
   const int64_t row_groups = ceil_div(M, kMR);
   const int64_t a_group_words = groups * kMR * kAWords;
-  int32_t* packed_a = reinterpret_cast<int32_t*>(thread_buffer(0, (size_t)(row_groups * a_group_words)));
+  // AVX2 with a uint8 A whose depth is whole groups, against B without zero points (symmetric
+  // weights, whose row-sum term vanishes): the micro-kernel reads A's rows as they are.
+  bool direct_a = false;
+#if HWY_TARGET == HWY_AVX2
+  if (g.bytes_form && !g.a_signed && b.k % kInt8Depth == 0 && b.b_signed) {
+    direct_a = true;
+    for (int64_t n = 0; g.ep->b_zero && n < N && direct_a; ++n) direct_a = g.ep->b_zero[n * g.ep->b_zero_step] == 0;
+  }
+#endif
+  int32_t* packed_a = direct_a ? nullptr
+                               : reinterpret_cast<int32_t*>(thread_buffer(0, (size_t)(row_groups * a_group_words)));
   int32_t* row_sums = reinterpret_cast<int32_t*>(thread_buffer(1, (size_t)M));
-  const int64_t pack_grain = std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(1, kMR * groups * 4));
-  parallel_for(g.pool, row_groups, pack_grain, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      pack_a_group(g, r * kMR, (int)std::min<int64_t>(kMR, M - r * kMR), groups, packed_a + r * a_group_words,
-                   row_sums);
-    }
-  });
+  if (direct_a) {
+    std::memset(row_sums, 0, sizeof(int32_t) * M);  // multiplied by zero points of 0 only
+  } else {
+    const int64_t pack_grain = std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(1, kMR * groups * 4));
+    parallel_for(g.pool, row_groups, pack_grain, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        pack_a_group(g, r * kMR, (int)std::min<int64_t>(kMR, M - r * kMR), groups, packed_a + r * a_group_words,
+                     row_sums);
+      }
+    });
+  }
   // Tasks: blocks of row groups whose packed A fits in L2, times blocks of column tiles; more
   // tasks than threads so that shares even out.
   const int64_t col_tiles = ceil_div(ceil_div(N, kInt8Panel), kNP);
@@ -519,8 +569,16 @@ void GemmInt8Impl(Int8Call g) {
       auto run_tile = [&](int64_t rg, int64_t ct) {
         const int64_t j0 = ct * kNR, i0 = rg * kMR;
         const int cols = (int)std::min<int64_t>(kNR, N - j0), rows = (int)std::min<int64_t>(kMR, M - i0);
-        micro_tile_rows(rows, groups, packed_a + rg * a_group_words, b.data.get() + ct * kNP * panel_stride,
-                        panel_stride, tile, g.bytes_form);
+        const int8_t* bp = b.data.get() + ct * kNP * panel_stride;
+#if HWY_TARGET == HWY_AVX2
+        if (direct_a) {
+          micro_tile_direct(rows, groups, static_cast<const uint8_t*>(g.a) + i0 * g.lda, g.lda, bp, tile);
+        } else {
+          micro_tile_rows(rows, groups, packed_a + rg * a_group_words, bp, panel_stride, tile, g.bytes_form);
+        }
+#else
+        micro_tile_rows(rows, groups, packed_a + rg * a_group_words, bp, panel_stride, tile, g.bytes_form);
+#endif
         if (requant) finish_tile_requant(g, tile, i0, rows, j0, cols, row_sums, requant_columns[ct]);
         else finish_tile(g, tile, i0, rows, j0, cols, row_sums);
       };
