@@ -1695,7 +1695,8 @@ def test_int8_conv_channels_last(xt, rng):
     # Reference: test_int8_conv's NumPy QLinearConv.
     from test_int8_conv import _reference
     cases = [((2, 24, 9, 9), 40, 1, 1, (0, 0, 0, 0)), ((1, 12, 10, 11), 33, 3, 1, (1, 1, 1, 1)),
-             ((1, 40, 9, 8), 40, 3, 40, (1, 0, 1, 1)), ((1, 13, 7, 7), 13, 5, 13, (2, 2, 2, 2))]
+             ((1, 40, 9, 8), 40, 3, 40, (1, 0, 1, 1)), ((1, 13, 7, 7), 13, 5, 13, (2, 2, 2, 2)),
+             ((1, 3, 12, 13), 16, 3, 1, (1, 1, 1, 1))]  # K = 27: patch rows padded to 28
     for i, (xshape, oc, k, group, pads) in enumerate(cases):
         for seven_bit in (False, True):
             x = rng.integers(0, 256, xshape).astype(np.uint8)

@@ -68,7 +68,8 @@ struct Int8Epilogue {
 };
 
 // C[M x N] (row stride ldc in elements, int32, float32 or 8-bit by the epilogue) from A[M x K] (row stride lda,
-// int8 when a_signed else uint8) and B packed by pack_int8_b. pool may be null (one thread).
+// int8 when a_signed else uint8) and B packed by pack_int8_b. pool may be null (one thread). The
+// bytes of a row between K and lda may be read (they meet B's zero padding), never written.
 void gemm_int8(int64_t M, const void* a, int64_t lda, bool a_signed, const PackedInt8B& b, const Int8Epilogue& ep,
                void* c, int64_t ldc, ThreadPool* pool);
 

@@ -71,7 +71,7 @@ class QLinearConvKernel : public Kernel {
   // One image's patches of one group, then their int32 sums.
   size_t scratch_bytes() const override {
     if (depthwise_) return 0;
-    if (channels_last_) return s_.is_pointwise() ? 0 : (size_t)(s_.out_h * s_.out_w * s_.depth());
+    if (channels_last_) return s_.is_pointwise() ? 0 : (size_t)(s_.out_h * s_.out_w * patch_stride());
     const int64_t M = s_.out_h * s_.out_w;
     return (size_t)(((M * s_.depth() + 63) & ~int64_t(63)) + M * s_.out_c_per_group() * 4);
   }
@@ -254,9 +254,7 @@ class QLinearConvKernel : public Kernel {
 
   void run_depthwise(const Tensor* x, const Tensor* w, int32_t x_zero, const int32_t* w_zeros, const Requant& rq,
                      Tensor* y, ThreadPool* pool) const {
-    const int64_t C = s_.in_c, H = s_.in_h, W = s_.in_w, OH = s_.out_h, OW = s_.out_w, KH = s_.kernel_h,
-                  KW = s_.kernel_w;
-    const bool xs = x_signed_, wsg = w_signed_;
+    const int64_t KH = s_.kernel_h, KW = s_.kernel_w;
     // Centred 8-bit values multiply to at most 255 * 255, so sums of up to 258 products are
     // exact in float32 (below 2^24), whose vector multiply-adds are cheaper than 32-bit integer
     // ones; longer kernels sum in int32.
@@ -340,7 +338,7 @@ class QLinearConvKernel : public Kernel {
     }
     std::vector<cpu::PackedInt8B> fresh;
     const std::vector<cpu::PackedInt8B>& packed = packed_.empty() ? (fresh = pack(w->data, pool)) : packed_;
-    const int64_t K = s_.depth(), OCg = s_.out_c_per_group(), Cg = s_.in_c_per_group(), C = s_.in_c;
+    const int64_t OCg = s_.out_c_per_group(), Cg = s_.in_c_per_group(), C = s_.in_c;
     const int64_t pixels = s_.out_h * s_.out_w;
     const uint8_t* xb = static_cast<const uint8_t*>(x->data);
     uint8_t* yb = static_cast<uint8_t*>(y->data);
@@ -359,10 +357,15 @@ class QLinearConvKernel : public Kernel {
       uint8_t* patches = static_cast<uint8_t*>(scratch);
       for (int64_t n = 0; n < s_.batch; ++n) {
         im2col_channels_last(xb, n, g, (uint8_t)x_zero, patches, pool);
-        cpu::gemm_int8(pixels, patches, K, x_signed_, packed[g], ep, yb + n * pixels * OC + g * OCg, OC, pool);
+        cpu::gemm_int8(pixels, patches, patch_stride(), x_signed_, packed[g], ep, yb + n * pixels * OC + g * OCg, OC,
+                       pool);
       }
     }
   }
+
+  // Row stride of the channels-last patches: whole groups of 4 depths, so that the GEMM can read
+  // the rows as they are (the padding bytes meet the weights' zero padding).
+  int64_t patch_stride() const { return cpu::round_up(s_.depth(), cpu::kInt8Depth); }
 
   // n bytes: short runs (a few channels times the kernel's width) by words, inline, where a
   // memcpy call would cost more than the copy.
@@ -384,11 +387,12 @@ class QLinearConvKernel : public Kernel {
     const int64_t H = s_.in_h, W = s_.in_w, OW = s_.out_w;
     const uint8_t* base = x + n * H * W * C + g * Cg;
     const bool runs = Cg == C && s_.dilation_w == 1;
+    const int64_t stride = patch_stride();
     parallel_for(pool, s_.out_h, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, OW * K)), [&](int64_t r0, int64_t r1) {
       for (int64_t oh = r0; oh < r1; ++oh) {
         const int64_t ih0 = oh * s_.stride_h - s_.pad_top;
         for (int64_t ow = 0; ow < OW; ++ow) {
-          uint8_t* dst = patches + (oh * OW + ow) * K;
+          uint8_t* dst = patches + (oh * OW + ow) * stride;
           const int64_t iw0 = ow * s_.stride_w - s_.pad_left;
           for (int64_t ki = 0; ki < KH; ++ki) {
             const int64_t ih = ih0 + ki * s_.dilation_h;
