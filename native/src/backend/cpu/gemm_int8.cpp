@@ -514,13 +514,13 @@ void GemmInt8Impl(Int8Call g) {
   const int64_t M = g.M, N = b.n, groups = b.groups;
   const int64_t row_groups = ceil_div(M, kMR);
   const int64_t a_group_words = groups * kMR * kAWords;
-  // AVX2 with a uint8 A whose rows hold whole depth groups (K a multiple of 4, or a row stride
-  // that covers the last group: the bytes past K meet B's zero padding), against B without zero
-  // points (symmetric weights, whose row-sum term vanishes): the micro-kernel reads A's rows as
-  // they are.
+  // AVX2 with a uint8 A whose rows hold whole depth groups (K a multiple of 4, or rows padded to
+  // them: Int8Epilogue::a_rows_padded), against B without zero points (symmetric weights, whose
+  // row-sum term vanishes): the micro-kernel reads A's rows as they are.
   bool direct_a = false;
 #if HWY_TARGET == HWY_AVX2
-  if (g.bytes_form && !g.a_signed && (b.k % kInt8Depth == 0 || g.lda >= groups * kInt8Depth) && b.b_signed) {
+  const bool whole_groups = b.k % kInt8Depth == 0 || (g.ep->a_rows_padded && g.lda >= groups * kInt8Depth);
+  if (g.bytes_form && !g.a_signed && whole_groups && b.b_signed) {
     direct_a = true;
     for (int64_t n = 0; g.ep->b_zero && n < N && direct_a; ++n) direct_a = g.ep->b_zero[n * g.ep->b_zero_step] == 0;
   }

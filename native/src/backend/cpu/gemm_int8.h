@@ -65,11 +65,13 @@ struct Int8Epilogue {
   const double* requant_multiplier = nullptr;
   const int32_t* requant_bias = nullptr;
   double out_zero = 0.0, out_low = 0.0, out_high = 255.0;
+  // A's rows may be read up to whole groups of 4 depths (ceil(K / 4) * 4 <= lda bytes, the last
+  // row's too: the caller's buffer holds them); the bytes past K meet B's zero padding.
+  bool a_rows_padded = false;
 };
 
 // C[M x N] (row stride ldc in elements, int32, float32 or 8-bit by the epilogue) from A[M x K] (row stride lda,
-// int8 when a_signed else uint8) and B packed by pack_int8_b. pool may be null (one thread). The
-// bytes of a row between K and lda may be read (they meet B's zero padding), never written.
+// int8 when a_signed else uint8) and B packed by pack_int8_b. pool may be null (one thread).
 void gemm_int8(int64_t M, const void* a, int64_t lda, bool a_signed, const PackedInt8B& b, const Int8Epilogue& ep,
                void* c, int64_t ldc, ThreadPool* pool);
 

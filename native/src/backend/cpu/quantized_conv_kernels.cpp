@@ -355,6 +355,7 @@ class QLinearConvKernel : public Kernel {
         continue;
       }
       uint8_t* patches = static_cast<uint8_t*>(scratch);
+      ep.a_rows_padded = true;  // patch rows of patch_stride() bytes
       for (int64_t n = 0; n < s_.batch; ++n) {
         im2col_channels_last(xb, n, g, (uint8_t)x_zero, patches, pool);
         cpu::gemm_int8(pixels, patches, patch_stride(), x_signed_, packed[g], ep, yb + n * pixels * OC + g * OCg, OC,
