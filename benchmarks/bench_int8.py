@@ -11,13 +11,14 @@ against onnxruntime, side by side in one process, at 1 and 2 threads.
    int8 weights, its MatMulInteger / DynamicQuantizeLinear kernels); also the fastest of 12
    alternate runs of mnnpy int8 and float32, steadier than medians on a shared machine.
 
-3. Static int8 CNNs (torchvision resnet18 and mobilenet_v2, random weights, 224x224) quantized
-   by quantize_static in QDQ format: mnnpy (QDQ fused onto its int8 convolutions) against
-   onnxruntime on the same file and against mnnpy float32 on the float model.
+3. Static int8 CNNs (torchvision resnet18, resnet50 and mobilenet_v2, random weights, 224x224)
+   quantized by quantize_static in QDQ format: mnnpy (QDQ fused onto its int8 convolutions, run
+   channels last) against onnxruntime on the same file and against mnnpy float32 on the float
+   model.
 
 Each pair runs in interleaved bursts (common.compare_in_bursts); ratios are time / other time
 (below 1: the first is faster). Run: python benchmarks/bench_int8.py [--threads 1,2] [--skip-gemm]
-[--skip-bert] [--cnns resnet18,mobilenet_v2]"""
+[--skip-bert] [--cnns resnet18,resnet50,mobilenet_v2]"""
 import argparse
 import os
 import sys
@@ -32,6 +33,7 @@ sys.path.insert(0, HERE)
 from common import compare_in_bursts, fmt_time, machine_summary  # noqa: E402
 
 SHAPES = [(1, 768, 768), (128, 768, 3072), (384, 1024, 1024)]
+CNN_CHOICES = ("resnet18", "resnet50", "mobilenet_v2")
 SEQ = 128
 
 
@@ -152,7 +154,7 @@ def bench_cnn(threads_list, tmp, names):
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
     rng = np.random.default_rng(0)
     x = rng.standard_normal((1, 3, 224, 224)).astype(np.float32)
-    print(f"\n== static int8 CNNs, QDQ, 224x224 ({machine_summary()})")
+    print(f"\n== static int8 CNNs, QDQ, 224x224 ({machine_summary()}, int8 path: {mnnpy._core.int8_gemm_info()['path']})")
     print("   ratios: mnnpy int8 time / onnxruntime int8 time, mnnpy int8 time / mnnpy fp32 time")
     for name in names:
         path = export_torchvision(name, 224)
@@ -182,17 +184,22 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--threads", default="1,2")
     p.add_argument("--skip-bert", action="store_true")
-    p.add_argument("--cnns", default="resnet18,mobilenet_v2", help="static int8 CNNs ('' for none)")
+    p.add_argument("--cnns", default="resnet18,mobilenet_v2",
+                   help=f"static int8 CNNs, of {','.join(CNN_CHOICES)} ('' for none)")
     p.add_argument("--skip-gemm", action="store_true")
     args = p.parse_args()
     threads_list = [int(t) for t in args.threads.split(",")]
+    cnns = [c for c in args.cnns.split(",") if c]
+    unknown = [c for c in cnns if c not in CNN_CHOICES]
+    if unknown:
+        p.error(f"--cnns: unknown model(s) {', '.join(unknown)}; choose from {', '.join(CNN_CHOICES)}")
     with tempfile.TemporaryDirectory() as tmp:
         if not args.skip_gemm:
             bench_gemm(threads_list, tmp)
         if not args.skip_bert:
             bench_bert(threads_list, tmp)
-        if args.cnns:
-            bench_cnn(threads_list, tmp, args.cnns.split(","))
+        if cnns:
+            bench_cnn(threads_list, tmp, cnns)
 
 
 if __name__ == "__main__":

@@ -93,7 +93,7 @@ def quantize_weight_per_column(w_float):
 
 
 def qlinear_conv2d(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, bias=None,
-                   stride=(1, 1), padding=(0, 0, 0, 0), dilate=(1, 1), group=1, relu=False):
+                   stride=(1, 1), padding=(0, 0, 0, 0), dilate=(1, 1), group=1, relu=False, channels_last=False):
     """ONNX's QLinearConv on NCHW 8-bit tensors: ``acc = sum (x - x_zero)(w - w_zero) + bias`` in
     int32, then ``saturate(round(acc * (x_scale * w_scale / y_scale)) + y_zero)`` (the multiplier
     formed in float32 and applied in float64, rounding half to even), in ``y_zero_point``'s type.
@@ -102,7 +102,8 @@ def qlinear_conv2d(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, 
     ``w_zero_point`` hold one value or one per output channel, the other scales and zero points
     one; ``bias`` is int32 [OC]. ``padding`` is (top, left, bottom, right). ``relu`` clamps the
     output below at ``y_zero_point`` (a fused ReLU). Depthwise layers run a direct int8 kernel,
-    the others the int8 GEMM on the input's patches."""
+    the others the int8 GEMM on the input's patches. ``channels_last``: ``x`` is [N, H, W, C] and
+    the output [N, OH, OW, OC], the layout the int8 kernels run fastest on."""
     x, w = _operand(x, "x"), _operand(w, "w")
     for v, name in ((x, "x"), (w, "w")):
         if v.dtype not in _EIGHT_BIT:
@@ -116,5 +117,6 @@ def qlinear_conv2d(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, 
     if bias is not None:
         inputs.append(_operand(bias, "bias", None if isinstance(bias, Var) else _np.int32))
     attrs = {"strides": [int(v) for v in stride], "pads": [int(v) for v in padding],
-             "dilations": [int(v) for v in dilate], "group": int(group), "activation": 1 if relu else 0}
+             "dilations": [int(v) for v in dilate], "group": int(group), "activation": 1 if relu else 0,
+             "channels_last": 1 if channels_last else 0}
     return _core.op("QLinearConv2D", inputs, attrs)

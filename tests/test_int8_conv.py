@@ -60,19 +60,34 @@ CASES = [  # (N, C, H, W), OC, kernel, stride, pads, dilation, group
     ((1, 4, 9, 10), 6, (3, 2), (1, 2), (0, 1, 2, 0), (2, 1), 2),      # groups, dilation
     ((1, 64, 5, 5), 33, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),     # deep: 576 products
     ((1, 3, 20, 19), 3, (17, 17), (3, 2), (8, 7, 8, 9), (1, 1), 3),   # depthwise, 289 taps: int32 sums
+    ((2, 20, 9, 8), 20, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 20),    # depthwise: whole vectors and a tail
+    ((1, 16, 9, 9), 24, (1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1),     # 1x1, stride 2
+    ((2, 6, 7, 7), 35, (3, 3), (2, 1), (1, 0, 0, 1), (1, 2), 1),      # batch, odd channel counts
 ]
 
 
 @pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize("x_dtype,w_dtype", [(np.uint8, np.int8), (np.int8, np.int8), (np.uint8, np.uint8)])
-def test_qlinear_conv2d_is_exact(rng, target, x_dtype, w_dtype):
+@pytest.mark.parametrize("x_dtype,w_dtype,seven_bit", [(np.uint8, np.int8, False), (np.int8, np.int8, False),
+                                                       (np.uint8, np.uint8, False), (np.uint8, np.int8, True),
+                                                       (np.int8, np.int8, True)])
+def test_qlinear_conv2d_is_exact(rng, target, x_dtype, w_dtype, seven_bit):
     with simd_target(target):
         for i, (xshape, OC, kernel, stride, pads, dilation, group) in enumerate(CASES):
             x = _random(rng, x_dtype, xshape)
             w = _random(rng, w_dtype, (OC, xshape[1] // group) + kernel)
+            if seven_bit:
+                # Weights in [-64, 64] (quantizers' reduce_range), which AVX2 multiplies by
+                # vpmaddubsw; the extremes, where its int16 pair sums come closest to saturating
+                # (255 * 128), included: whole channels of +-64 against the largest inputs.
+                w = rng.integers(-64, 65, w.shape).astype(np.int8)
+                w[0], w[-1] = 64, -64
+                x[:, :, : xshape[2] // 2] = np.iinfo(x_dtype).max
+                x[:, :, xshape[2] // 2:][rng.random(x[:, :, xshape[2] // 2:].shape) < 0.3] = np.iinfo(x_dtype).min
             per_channel = i % 2 == 0
             ws = rng.uniform(0.001, 0.01, OC).astype(np.float32) if per_channel else np.float32(0.004)
             wz = _random(rng, w_dtype, (OC,)) if per_channel else _random(rng, w_dtype, ())
+            if seven_bit and per_channel:  # symmetric weights: AVX2 reads a uint8 A unpacked
+                wz = np.zeros_like(wz)
             xs = np.float32(rng.uniform(0.01, 0.05))
             xz = _random(rng, x_dtype, ())
             bias = rng.integers(-5000, 5000, OC).astype(np.int32) if i != 1 else None
@@ -93,6 +108,12 @@ def test_qlinear_conv2d_is_exact(rng, target, x_dtype, w_dtype):
                 np.testing.assert_array_equal(got, expected, err_msg=f"{target} case {i} relu {relu}")
                 # Outputs not all saturated: the requantization is really checked.
                 assert relu or len(np.unique(got)) > 3
+                # Channels last: the same values in [N, H, W, C] order.
+                got_nhwc = F.qlinear_conv2d(x.transpose(0, 2, 3, 1), xs, xz, F.const(w), np.atleast_1d(ws),
+                                            np.atleast_1d(wz), ys, yz, bias, stride, pads, dilation, group, relu,
+                                            channels_last=True).read()
+                np.testing.assert_array_equal(got_nhwc, expected.transpose(0, 2, 3, 1),
+                                              err_msg=f"{target} case {i} relu {relu} channels last")
 
 
 def test_qlinear_conv2d_bad_inputs():
@@ -188,3 +209,136 @@ def test_qdq_cnn_fuses_into_int8_convolutions(rng, tmp_path):
     init = {i.name: onnx.numpy_helper.to_array(i) for i in onnx.load(qdq_path).graph.initializer}
     out_scale = float([v for k, v in init.items() if k.endswith("_scale") and "output" in k][0])
     assert np.abs(got - expected).max() <= 2 * out_scale
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_requantization_ties_and_large_sums(rng, target, channels_last):
+    """The vectorized requantization (GEMM epilogue, NHWC depthwise) at its edges: products
+    exactly on half-integers (a multiplier of 0.5 and odd sums: rounding half to even) and sums
+    beyond 2^24 (not exact in float32)."""
+    def run(x, xs, xz, w, ws, wz, ys, yz, pads, group):
+        xin = x.transpose(0, 2, 3, 1) if channels_last else x
+        got = F.qlinear_conv2d(xin, xs, xz, F.const(w), ws, wz, ys, yz, None, (1, 1), pads, (1, 1), group,
+                               False, channels_last=channels_last).read()
+        expected = _reference(x, xs, xz, w, ws, wz, ys, yz, None, (1, 1), pads, (1, 1), group, False)
+        np.testing.assert_array_equal(got, expected.transpose(0, 2, 3, 1) if channels_last else expected)
+        return expected
+
+    with simd_target(target):
+        for C, OC, group, kernel in ((12, 24, 1, 3), (16, 16, 16, 3), (40, 33, 1, 1)):
+            # Ties: centred values in [-2, 2] and [-3, 3], multiplier 1 * 0.5 / 1.
+            x = rng.integers(126, 131, (1, C, 9, 10)).astype(np.uint8)
+            w = rng.integers(-3, 4, (OC, C // group, kernel, kernel)).astype(np.int8)
+            pads = (1, 1, 1, 1) if kernel == 3 else (0, 0, 0, 0)
+            one = np.ones(1, np.float32)
+            expected = run(x, np.float32(1), np.uint8(128), w, one * 0.5, np.zeros(1, np.int8), np.float32(1),
+                           np.uint8(128), pads, group)
+            acc = _accumulate(x, np.uint8(128), w, np.zeros(1, np.int8), None, (1, 1), pads, (1, 1), group)
+            assert (acc % 2 == 1).mean() > 0.2 and len(np.unique(expected)) > 5  # ties really met
+            # Multipliers above 0.5 (the x86 path clamps the product then): 1.5, partly
+            # saturating, and 1e12, where the clamp to +-1e9 before rounding decides.
+            for multiplier in (1.5, 1e12):
+                expected = run(x, np.float32(1), np.uint8(128), w, one * np.float32(multiplier), np.zeros(1, np.int8),
+                               np.float32(1), np.uint8(128), pads, group)
+                assert len(np.unique(expected)) > (5 if multiplier < 2 else 2)
+        # Sums beyond 2^24: inputs in [200, 255] against centred weights in [218, 255], deep
+        # enough that most sums pass 2^24, with an output scale that keeps them in range.
+        for C, OC, kernel in ((48, 20, 3), (320, 17, 1)):
+            x = rng.integers(200, 256, (1, C, 7, 8)).astype(np.uint8)
+            w = rng.integers(90, 128, (OC, C, kernel, kernel)).astype(np.int8)
+            pads = (1, 1, 1, 1) if kernel == 3 else (0, 0, 0, 0)
+            ws, wz = np.full(OC, 0.01, np.float32), np.full(OC, -128, np.int8)
+            acc = _accumulate(x, np.uint8(0), w, wz, None, (1, 1), pads, (1, 1), 1)
+            assert (acc >= 2 ** 24).mean() > 0.3
+            ys = np.float32(0.01 * acc.max() / 255)
+            expected = run(x, np.float32(1), np.uint8(0), w, ws, wz, ys, np.int8(-128), pads, 1)
+            assert len(np.unique(expected)) > 5
+
+
+def test_channels_last_bad_inputs():
+    x, w = np.zeros((1, 5, 5, 4), np.uint8), np.zeros((6, 4, 3, 3), np.int8)
+    one, zero = np.float32(1), np.uint8(0)
+    with pytest.raises(ValueError, match=r"x must be 4-D \(N, H, W, C\)"):
+        F.qlinear_conv2d(x[0], one, zero, w, one, np.int8(0), one, zero, channels_last=True)
+    with pytest.raises(ValueError, match="input has 5 channels"):
+        F.qlinear_conv2d(x.transpose(0, 3, 1, 2), one, zero, w, one, np.int8(0), one, zero, channels_last=True)
+    with pytest.raises(ValueError, match="channels_last must be 0 or 1"):
+        mnnpy._core.op("QLinearConv2D", [F.const(x), F.const(one), F.const(zero), F.const(w), F.const(one),
+                                         F.const(np.int8(0)), F.const(one), F.const(zero)], {"channels_last": 2})
+
+
+def _residual_cnn_onnx(rng, tmp_path):
+    """A seeded torch CNN with residual additions, a max pool between convolutions, depthwise and
+    strided layers, quantized by quantize_static in QDQ format; returns (QDQ path, input)."""
+    torch = pytest.importorskip("torch")
+    quantization = pytest.importorskip("onnxruntime.quantization")
+    torch.manual_seed(0)
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = torch.nn.Sequential(torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.ReLU())
+            self.pool = torch.nn.MaxPool2d(2)
+            self.a = torch.nn.Sequential(torch.nn.Conv2d(16, 32, 1), torch.nn.ReLU(),
+                                         torch.nn.Conv2d(32, 32, 3, padding=1, groups=32), torch.nn.ReLU(),
+                                         torch.nn.Conv2d(32, 16, 1))
+            self.b = torch.nn.Sequential(torch.nn.Conv2d(16, 16, 3, padding=1), torch.nn.ReLU(),
+                                         torch.nn.Conv2d(16, 16, 3, padding=1))
+            self.down = torch.nn.Conv2d(16, 24, 1, stride=2)
+            self.head = torch.nn.Conv2d(24, 8, 3, padding=1)
+
+        def forward(self, x):
+            x = self.pool(self.stem(x))
+            x = torch.relu(x + self.a(x))
+            x = torch.relu(x + self.b(x))
+            return self.head(self.down(x))
+
+    x = rng.standard_normal((1, 3, 24, 24)).astype(np.float32)
+    float_path, qdq_path = str(tmp_path / "res.onnx"), str(tmp_path / "res_qdq.onnx")
+    torch.onnx.export(Net().eval(), (torch.from_numpy(x),), float_path, dynamo=False, opset_version=17,
+                      input_names=["input"], output_names=["output"])
+    batches = iter([{"input": rng.standard_normal((1, 3, 24, 24)).astype(np.float32)} for _ in range(8)])
+
+    class Calibration(quantization.CalibrationDataReader):
+        def get_next(self):
+            return next(batches, None)
+    quantization.quantize_static(float_path, qdq_path, Calibration(), quant_format=quantization.QuantFormat.QDQ,
+                                 per_channel=True, reduce_range=True, activation_type=quantization.QuantType.QUInt8,
+                                 weight_type=quantization.QuantType.QInt8)
+    return qdq_path, x
+
+
+def test_int8_layout_pass_regions_and_results(rng, tmp_path, monkeypatch):
+    """The channels-last pass (convert/_int8_layout.py) on a QDQ model with residual additions:
+    every convolution, the 8-bit max pool and the residual additions in one region, transposes only
+    at the model's input and output, and the same bytes as the NCHW kernels (the pass turned off), which
+    match onnxruntime within its float32 requantization's steps."""
+    ort = pytest.importorskip("onnxruntime")
+    import onnx
+    from mnnpy import nn
+    from mnnpy.convert import _qdq_fusion, from_onnx
+    qdq_path, x = _residual_cnn_onnx(rng, tmp_path)
+    graph, _ = from_onnx(qdq_path)
+    convs = [n for n in graph.nodes if n.op == "QLinearConv"]
+    assert len(convs) == 8 and all(n.attrs.get("channels_last") == 1 for n in convs)
+    transposes = [n for n in graph.nodes if n.op == "Transpose"]
+    # The 8-bit max pool runs channels last too: one transpose at the input, one at the output.
+    assert len(transposes) == 2, [(n.inputs, n.outputs) for n in transposes]
+    pools = [n for n in graph.nodes if n.op == "MaxPool"]
+    assert len(pools) == 1 and pools[0].attrs.get("channels_last") == 1
+    # The residual additions (8-bit, fused by the QDQ pass) run between the convolutions, inside
+    # the region.
+    adds = [n for n in graph.nodes if n.op == "QLinearAdd"]
+    assert len(adds) == 2 and all(n.outputs[0].endswith("/channels_last") for n in adds)
+    assert [v.name for v in graph.outputs] == ["output"]
+    got = np.asarray(nn.load_module_from_file(qdq_path)(x))
+    monkeypatch.setattr(_qdq_fusion, "to_channels_last", lambda g: g)
+    graph_nchw, _ = from_onnx(qdq_path)
+    assert not any(n.op == "Transpose" for n in graph_nchw.nodes)
+    nchw = np.asarray(nn.load_module_from_file(qdq_path)(x))
+    np.testing.assert_array_equal(got, nchw)
+    expected = ort.InferenceSession(qdq_path, providers=["CPUExecutionProvider"]).run(None, {"input": x})[0]
+    init = {i.name: onnx.numpy_helper.to_array(i) for i in onnx.load(qdq_path).graph.initializer}
+    out_scale = float([v for k, v in init.items() if k.endswith("_scale") and "output" in k][0])
+    assert np.abs(got.astype(np.float64) - expected).max() <= 3 * out_scale

@@ -37,7 +37,8 @@ Which case reaches which HWY_DYNAMIC_DISPATCH (native/src/backend/cpu):
 - gemm.cpp GemmImpl, PackBImpl, GemmInfoImpl, IntegralImpl: test_matmul.
 - gemm_int8.cpp GemmInt8Impl (VNNI, int16 multiply-add, portable loop), Int8InfoImpl:
   test_int8_matmul (on AVX3_DL with AMX-INT8 its 64 x 128 x 96 product runs gemm_int8_amx.cpp's
-  tiles; test_int8_matmul.py's test_int8_amx_* force them on every size).
+  tiles; test_int8_matmul.py's test_int8_amx_* force them on every size); its 8-bit epilogue and
+  AVX2's vpmaddubsw kernel, depthwise_int8.cpp DepthwiseInt8NhwcImpl: test_int8_conv_channels_last.
 - conv.cpp ConvGemmImpl (1x1 pointwise and im2col), conv_pixel_rows.cpp ConvPixelRowsImpl,
   winograd.cpp ConvWinogradImpl (F(4,3) and F(2,3)), depthwise.cpp ConvDepthwiseImpl:
   test_conv2d.
@@ -1707,4 +1708,46 @@ def test_int8_elementwise_ops(xt, rng):
                 x, q[0], za, q[1], zy, 3, 2, 1, count_include_pad=False, channels_last=last))
             xt.check(f"max-{name}-{last}", lambda: F.max_pool2d_int8(x, 3, 2, 1, channels_last=last))
         xt.check(f"concat-{name}", lambda: F.qlinear_concat([(a, q[0], za), (a, q[2], zy)], q[2], zy, 1))
+
+
+# ---------------------------------------------------------------- int8 convolutions, channels last
+def test_int8_conv_channels_last(xt, rng):
+    # Exact bytes on every target: QLinearConv2D with channels_last through the int8 GEMM's 8-bit
+    # epilogue (pointwise on the input itself, im2col), with weights of 7 bits (AVX2's vpmaddubsw
+    # kernel) and of 8, and depthwise_int8.cpp DepthwiseInt8NhwcImpl (channel counts with and
+    # without a partial vector); the requantization's rounding at ties (a multiplier of 0.5).
+    # Reference: test_int8_conv's NumPy QLinearConv.
+    from test_int8_conv import _reference
+    cases = [((2, 24, 9, 9), 40, 1, 1, (0, 0, 0, 0)), ((1, 12, 10, 11), 33, 3, 1, (1, 1, 1, 1)),
+             ((1, 40, 9, 8), 40, 3, 40, (1, 0, 1, 1)), ((1, 13, 7, 7), 13, 5, 13, (2, 2, 2, 2)),
+             ((1, 3, 12, 13), 16, 3, 1, (1, 1, 1, 1))]  # K = 27: patch rows padded to 28
+    for i, (xshape, oc, k, group, pads) in enumerate(cases):
+        for seven_bit in (False, True):
+            x = rng.integers(0, 256, xshape).astype(np.uint8)
+            lo, hi = (-64, 65) if seven_bit else (-128, 128)
+            w = rng.integers(lo, hi, (oc, xshape[1] // group, k, k)).astype(np.int8)
+            ws = rng.uniform(0.002, 0.01, oc).astype(np.float32)
+            # Symmetric 7-bit weights: AVX2 multiplies a uint8 A without packing it.
+            wz = np.zeros(oc, np.int8) if seven_bit else rng.integers(-5, 6, oc).astype(np.int8)
+            bias = rng.integers(-3000, 3000, oc).astype(np.int32)
+            for name, xs, ys in (("random", np.float32(0.02), np.float32(4.0)), ("ties", np.float32(1), None)):
+                scales = ws if ys is not None else np.full(oc, 0.5, np.float32)
+                y_scale = ys if ys is not None else np.float32(64.0)
+                expected = _reference(x, xs, np.uint8(120), w, scales, wz, y_scale, np.int8(3), bias, (1, 1), pads,
+                                      (1, 1), group, False)
+                xt.check(f"{i}-{seven_bit}-{name}",
+                         lambda: F.qlinear_conv2d(x.transpose(0, 2, 3, 1), xs, np.uint8(120), F.const(w), scales, wz,
+                                                  y_scale, np.int8(3), bias, (1, 1), pads, (1, 1), group, False,
+                                                  channels_last=True),
+                         expected.transpose(0, 2, 3, 1))
+    # The same GEMM paths with int32 and float outputs: symmetric 7-bit B against a uint8 A with
+    # K a multiple of 4 (read unpacked on AVX2) and not (packed).
+    for M, K, N in ((37, 64, 40), (9, 66, 17)):
+        a = rng.integers(0, 256, (M, K)).astype(np.uint8)
+        b = rng.integers(-64, 65, (K, N)).astype(np.int8)
+        za = np.uint8(rng.integers(0, 256))
+        expected = ((a.astype(np.int64) - int(za)) @ b.astype(np.int64)).astype(np.int32)
+        xt.check(f"matmul-{K}", lambda: F.matmul_integer(a, F.const(b), za), expected)
+        x = rng.standard_normal((M, K)).astype(np.float32)
+        xt.check(f"dynamic-{K}", lambda: F.dynamic_quant_matmul(x, F.const(b), np.full(N, 0.01, np.float32)))
     xt.verify()

@@ -174,6 +174,10 @@ def _max_pool(ctx, node, ins):
     if (np.dtype(x.dtype) not in _EIGHT_BIT or x.ndim != 4 or len([o for o in node.outputs if o]) > 1
             or _attr(node, "storage_order", 0)):
         return _float_max_pool(ctx, node, ins)
-    from ._onnx_ops import _pool_args
-    kernel, strides, dilations, pads = _pool_args(node, x)
-    return F.max_pool2d_int8(x, kernel, strides, pads, dilations, bool(_attr(node, "ceil_mode", 0)))
+    from ._onnx_ops import _spatial_pads
+    channels_last = bool(_attr(node, "channels_last", 0))  # set by the int8 layout pass
+    kernel = list(node.attrs["kernel_shape"])
+    strides = list(_attr(node, "strides", [1] * len(kernel)))
+    dilations = list(_attr(node, "dilations", [1] * len(kernel)))
+    pads = _spatial_pads(node, list(x.shape[1:3] if channels_last else x.shape[2:]), kernel, strides, dilations)
+    return F.max_pool2d_int8(x, kernel, strides, pads, dilations, bool(_attr(node, "ceil_mode", 0)), channels_last)

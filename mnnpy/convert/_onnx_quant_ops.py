@@ -256,6 +256,8 @@ def _qlinear_conv(ctx, node, ins):
         raise UnsupportedOperator(f"node '{node.name}': QLinearConv with per-axis input or output scales is not supported")
     # A ReLU fused by the QDQ pass (_qdq_fusion.py): the output clamped below at its zero point.
     relu = _attr(node, "activation", 0) == 1
+    # Channels last ([N, H, W, C] in and out), set by the int8 layout pass (_int8_layout.py).
+    channels_last = _attr(node, "channels_last", 0) == 1
     float_scales = all(np.dtype(v.dtype) == np.dtype(np.float32) for v in (x_scale, w_scale, y_scale))
     if float_scales and _fits_int8_conv(x, x_zero, w, w_scale, w_zero, y_zero, bias):
         # The int8 convolution kernels, same results.
@@ -263,10 +265,12 @@ def _qlinear_conv(ctx, node, ins):
         kernel = list(w.shape[2:])
         strides = list(_attr(node, "strides", [1, 1]))
         dilations = list(_attr(node, "dilations", [1, 1]))
-        pads = _spatial_pads(node, list(x.shape[2:]), kernel, strides, dilations)
+        pads = _spatial_pads(node, list(x.shape[1:3] if channels_last else x.shape[2:]), kernel, strides, dilations)
         return F.qlinear_conv2d(x, F.reshape(x_scale, []), F.reshape(x_zero, []), w, F.reshape(w_scale, [-1]),
                                 F.reshape(w_zero, [-1]), F.reshape(y_scale, []), F.reshape(y_zero, []), bias,
-                                strides, pads, dilations, int(_attr(node, "group", 1)), relu)
+                                strides, pads, dilations, int(_attr(node, "group", 1)), relu, channels_last)
+    if channels_last:  # the general path below is NCHW's
+        x = F.transpose(x, [0, 3, 1, 2])
     acc = _integer_conv(ctx, node, x, w, x_zero, w_zero)
     channels = w.shape[0]
     if bias is not None:
@@ -282,7 +286,7 @@ def _qlinear_conv(ctx, node, ins):
     y = _requantize(acc, multiplier, F.reshape(y_zero, []) if y_zero is not None else None, out_dtype)
     if relu:
         y = F.maximum(y, F.reshape(y_zero, []) if y_zero is not None else F.const(np.zeros((), out_dtype)))
-    return y
+    return F.transpose(y, [0, 2, 3, 1]) if channels_last else y
 
 
 @handles("DynamicQuantMatMul")

@@ -11,6 +11,7 @@ quantization, which both apply. Unused DequantizeLinear nodes of the weights go 
 import numpy as np
 
 from ._graph import Node, node_reads
+from ._int8_layout import to_channels_last
 
 _EIGHT_BIT = (np.dtype(np.int8), np.dtype(np.uint8))
 _CONV_ATTRS = ("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides")
@@ -23,7 +24,8 @@ def _scalar_weight(graph, name):
 
 
 def fuse_qdq(graph):
-    """Rewrites graph.nodes in place (see the module docstring); returns the graph."""
+    """Rewrites graph.nodes in place (see the module docstring), then switches the int8
+    convolutions to channels last (_int8_layout.py); returns the graph."""
     fuse_int8_ops(graph)  # the ops around the convolutions (below)
     producer = {out: n for n in graph.nodes for out in n.outputs}
     uses = {}
@@ -89,7 +91,7 @@ def fuse_qdq(graph):
                                                          quant.inputs[2]], list(quant.outputs), {}, node.name)
         replaced[id(node)] = None
     if not replaced:
-        return graph
+        return to_channels_last(graph)
     nodes = []
     for n in graph.nodes:
         new = replaced.get(id(n), n)
@@ -103,7 +105,7 @@ def fuse_qdq(graph):
             break
         nodes = kept
     graph.nodes = nodes
-    return graph
+    return to_channels_last(graph)
 
 
 def _int32_bias(graph, producer, name, x_scale, w_scale, where):

@@ -7,6 +7,8 @@
 //   acc = sum (x - x_zero)(w - w_zero) + bias  (int32)
 //   y = saturate(round_half_even(double(acc) * double(x_scale * w_scale / y_scale)) + y_zero)
 // with the multiplier formed in float32, as ONNX's reference does.
+// Attribute channels_last (0 or 1, default 0): x is [N, H, W, C] and y [N, H, W, OC] instead
+// (the fast layout of the int8 kernels; convert/_int8_layout.py switches fused models to it).
 #include <string>
 
 #include "mnnpy/op_registry.h"
@@ -46,9 +48,21 @@ std::vector<TensorType> infer_qlinear_conv(const std::vector<TensorType>& in, At
       throw ValueError(op + ": the scales must be float32, got " + dtype_name(in[i].dtype));
     }
   }
-  if (x.shape.size() != 4) throw ValueError(op + ": x must be 4-D (N, C, H, W), got shape " + shape_str(x.shape));
+  const int64_t channels_last = attrs.get_int("channels_last", 0);
+  if (channels_last != 0 && channels_last != 1) {
+    throw ValueError(op + ": channels_last must be 0 or 1, got " + std::to_string(channels_last));
+  }
+  attrs.set("channels_last", channels_last);
+  if (x.shape.size() != 4) {
+    throw ValueError(op + ": x must be 4-D (" + (channels_last ? "N, H, W, C" : "N, C, H, W") + "), got shape " +
+                     shape_str(x.shape));
+  }
   ConvShape s;
-  s.batch = x.shape[0], s.in_c = x.shape[1], s.in_h = x.shape[2], s.in_w = x.shape[3];
+  if (channels_last) {
+    s.batch = x.shape[0], s.in_h = x.shape[1], s.in_w = x.shape[2], s.in_c = x.shape[3];
+  } else {
+    s.batch = x.shape[0], s.in_c = x.shape[1], s.in_h = x.shape[2], s.in_w = x.shape[3];
+  }
   const bool has_bias = in.size() > 8;
   if (has_bias && in[8].dtype != DType::Int32) {
     throw ValueError(op + ": the bias must be int32, got " + dtype_name(in[8].dtype));
@@ -60,6 +74,7 @@ std::vector<TensorType> infer_qlinear_conv(const std::vector<TensorType>& in, At
   check_count(in[5], "w_zero", s.out_c, "output channel");
   check_count(in[6], "y_scale", 1, "");
   check_count(in[7], "y_zero", 1, "");
+  if (channels_last) return {TensorType{in[7].dtype, Shape{s.batch, s.out_h, s.out_w, s.out_c}}};
   return {TensorType{in[7].dtype, Shape{s.batch, s.out_c, s.out_h, s.out_w}}};
 }
 

@@ -10,14 +10,18 @@
 #include <hwy/highway.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 #include "backend/cpu/elementwise.h"
 #include "backend/cpu/gemm_int8.h"
 #include "backend/cpu/gemm_int8_amx.h"
+#include "backend/cpu/requant_int8-inl.h"
 #include "backend/cpu/simd_shared-inl.h"
 #include "backend/cpu/thread_buffers.h"
 #include "mnnpy/aligned_memory.h"
@@ -51,6 +55,9 @@ struct Int8Call {
   void* c = nullptr;
   int64_t ldc = 0;
   ThreadPool* pool = nullptr;
+  // A packed as bytes, one int32 word per row and depth group (an int8 A shifted by 128), for a
+  // u8 x s8 micro-kernel: VNNI's, and AVX2's vpmaddubsw one when B's pairs allow it.
+  bool bytes_form = false;
 };
 
 // Rounds half to even (the default rounding mode) for |v| < 2^22 in the float adder, on every
@@ -81,7 +88,7 @@ constexpr const char* kPath = "vnni";
 constexpr int kMR = 8, kNP = 2, kAWords = 2;
 constexpr const char* kPath = "madd16";
 #elif HWY_TARGET == HWY_AVX2
-constexpr int kMR = 6, kNP = 1, kAWords = 2;
+constexpr int kMR = 4, kNP = 1, kAWords = 2;
 constexpr const char* kPath = "madd16";
 #else
 constexpr int kMR = 4, kNP = 1, kAWords = 4;
@@ -89,25 +96,24 @@ constexpr const char* kPath = "loop";
 #endif
 constexpr int64_t kNR = kNP * kInt8Panel;
 
-// One depth group (4 values of A, 0 past K) in this target's packed form, at w.
-inline void store_group(const int32_t (&v)[4], bool a_signed, int32_t* HWY_RESTRICT w) {
+// One depth group (4 values of A, 0 past K) in this target's packed form (or as bytes), at w.
+inline void store_group(const int32_t (&v)[4], bool a_signed, bool bytes_form, int32_t* HWY_RESTRICT w) {
+  if (bytes_form) {
+    // Unsigned bytes for vpdpbusd / vpmaddubsw: an int8 A goes in shifted by 128 (the epilogue's
+    // correction). Depths past K get 128 then, which meets B's zeros there: the product is 0.
+    const uint32_t shift = a_signed ? 128u : 0u;
+    uint32_t word = 0;
+    for (int j = 0; j < 4; ++j) word |= (((uint32_t)v[j] + shift) & 0xffu) << (8 * j);
+    w[0] = (int32_t)word;
+    return;
+  }
 #if HWY_TARGET == HWY_AVX3_DL
-  // Unsigned bytes for vpdpbusd: an int8 A goes in shifted by 128 (the epilogue's correction).
-  // Depths past K get 128 then, which meets B's zeros there: the product is 0 whatever A holds.
-  const uint32_t shift = a_signed ? 128u : 0u;
-  uint32_t word = 0;
-  for (int j = 0; j < 4; ++j) word |= (((uint32_t)v[j] + shift) & 0xffu) << (8 * j);
-  w[0] = (int32_t)word;
-#elif HWY_TARGET == HWY_AVX3
+  (void)a_signed;
+#elif HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX2
   (void)a_signed;
   // int16 pairs for vpmaddwd against B's even depths (0, 2) and odd ones (1, 3).
   w[0] = (int32_t)(((uint32_t)v[0] & 0xffffu) | ((uint32_t)v[2] << 16));
   w[1] = (int32_t)(((uint32_t)v[1] & 0xffffu) | ((uint32_t)v[3] << 16));
-#elif HWY_TARGET == HWY_AVX2
-  (void)a_signed;
-  // The 4 depths as int16 in order: one 64-bit broadcast meets B's columns sign-extended in place.
-  w[0] = (int32_t)(((uint32_t)v[0] & 0xffffu) | ((uint32_t)v[1] << 16));
-  w[1] = (int32_t)(((uint32_t)v[2] & 0xffffu) | ((uint32_t)v[3] << 16));
 #else
   (void)a_signed;
   for (int j = 0; j < 4; ++j) w[j] = v[j];
@@ -120,74 +126,69 @@ template <class T>
 void pack_a_rows(const Int8Call& g, int64_t i0, int rows, int64_t groups, int32_t* HWY_RESTRICT dst,
                  int32_t* HWY_RESTRICT row_sums) {
   const int64_t K = g.b->k, full = K / 4;
-  const bool a_signed = g.a_signed;
-  std::memset(dst, 0, sizeof(int32_t) * groups * kMR * kAWords);
+  const bool a_signed = g.a_signed, bytes_form = g.bytes_form;
+  const int words = bytes_form ? 1 : kAWords;  // per row and group
+  std::memset(dst, 0, sizeof(int32_t) * groups * kMR * words);
   for (int r = 0; r < rows; ++r) {
     const int64_t m = i0 + r;
     const T* HWY_RESTRICT src = static_cast<const T*>(g.a) + m * g.lda;
-    int32_t* HWY_RESTRICT w = dst + r * kAWords;
-    int64_t gr = 0;
-#if HWY_TARGET == HWY_AVX2
-    // 16 depths at a time: widened to int16 in order (this target's form), the 4 groups' 8
-    // bytes each stored kMR rows apart; their sum by vpmaddwd with ones (int32 lanes, wrapping as
-    // the scalar sum does).
-    __m256i lanes = _mm256_setzero_si256();
-    for (; gr + 4 <= full; gr += 4, w += 4 * kMR * kAWords) {
-      const __m128i bytes = _mm_loadu_si128((const __m128i*)(src + gr * 4));
-      const __m256i v = std::is_signed<T>::value ? _mm256_cvtepi8_epi16(bytes) : _mm256_cvtepu8_epi16(bytes);
-      lanes = _mm256_add_epi32(lanes, _mm256_madd_epi16(v, _mm256_set1_epi16(1)));
-      const __m128d lo = _mm_castsi128_pd(_mm256_castsi256_si128(v));
-      const __m128d hi = _mm_castsi128_pd(_mm256_extracti128_si256(v, 1));
-      _mm_storel_pd((double*)w, lo);
-      _mm_storeh_pd((double*)(w + kMR * kAWords), lo);
-      _mm_storel_pd((double*)(w + 2 * kMR * kAWords), hi);
-      _mm_storeh_pd((double*)(w + 3 * kMR * kAWords), hi);
-    }
-    alignas(32) uint32_t lane_sums[8];
-    _mm256_store_si256((__m256i*)lane_sums, lanes);
-    uint32_t sum = 0;  // modulo 2^32, as the rest of the arithmetic
-    for (int j = 0; j < 8; ++j) sum += lane_sums[j];
-    for (int64_t k = gr * 4; k < K; ++k) sum += (uint32_t)(int32_t)src[k];
-#elif HWY_TARGET == HWY_AVX3_DL
-    // 16 depths at a time: the bytes as they are (uint8) or shifted by 128 (int8, store_group's
-    // form), one 4-byte word per group stored kMR rows apart; the sum of the stored bytes by
-    // vpsadbw, the shift taken back after.
-    __m128i byte_sums = _mm_setzero_si128();
-    const __m128i shift = _mm_set1_epi8(std::is_signed<T>::value ? (char)0x80 : 0);
-    for (; gr + 4 <= full; gr += 4, w += 4 * kMR * kAWords) {
-      const __m128i v = _mm_xor_si128(_mm_loadu_si128((const __m128i*)(src + gr * 4)), shift);
-      byte_sums = _mm_add_epi64(byte_sums, _mm_sad_epu8(v, _mm_setzero_si128()));
-      w[0] = _mm_cvtsi128_si32(v);
-      w[kMR * kAWords] = _mm_extract_epi32(v, 1);
-      w[2 * kMR * kAWords] = _mm_extract_epi32(v, 2);
-      w[3 * kMR * kAWords] = _mm_extract_epi32(v, 3);
-    }
-    uint32_t sum = (uint32_t)_mm_cvtsi128_si64(byte_sums) + (uint32_t)_mm_extract_epi64(byte_sums, 1);
-    if (std::is_signed<T>::value) sum -= 128u * (uint32_t)(gr * 4);
-    for (int64_t k = gr * 4; k < K; ++k) sum += (uint32_t)(int32_t)src[k];
-#else
     uint32_t sum = 0;  // modulo 2^32, as the rest of the arithmetic
     for (int64_t k = 0; k < K; ++k) sum += (uint32_t)(int32_t)src[k];
-#endif
     row_sums[m] = wrap(sum);
-    for (; gr < full; ++gr, w += kMR * kAWords) {
+    int32_t* HWY_RESTRICT w = dst + r * words;
+    for (int64_t gr = 0; gr < full; ++gr, w += kMR * words) {
       const int32_t v[4] = {src[gr * 4], src[gr * 4 + 1], src[gr * 4 + 2], src[gr * 4 + 3]};
-      store_group(v, a_signed, w);
+      store_group(v, a_signed, bytes_form, w);
     }
     if (full < groups) {  // the last, partial group
       int32_t v[4] = {0, 0, 0, 0};
       for (int64_t k = full * 4; k < K; ++k) v[k - full * 4] = src[k];
-#if HWY_TARGET == HWY_AVX3_DL
-      if (a_signed)  // depths past K: 0 after the shift
+      if (bytes_form && a_signed)  // depths past K: 0 after the shift
         for (int64_t k = K; k < groups * 4; ++k) v[k - full * 4] = -128;
-#endif
-      store_group(v, a_signed, w);
+      store_group(v, a_signed, bytes_form, w);
+    }
+  }
+}
+
+// The bytes form (store_group's, 4 bytes a word) by whole words: an int8 A's bytes flipped in
+// their top bit (v + 128 modulo 256), its row sums taken over the flipped bytes less 128 K.
+void pack_a_rows_bytes(const Int8Call& g, int64_t i0, int rows, int64_t groups, int32_t* HWY_RESTRICT dst,
+                       int32_t* HWY_RESTRICT row_sums) {
+  namespace hn = hwy::HWY_NAMESPACE;
+  const hn::ScalableTag<uint8_t> d8;
+  const hn::Repartition<uint64_t, decltype(d8)> d64;
+  const int64_t L = (int64_t)hn::Lanes(d8);
+  const int64_t K = g.b->k, full = K / 4;
+  const uint8_t flip = g.a_signed ? 0x80 : 0;
+  const uint32_t flip_word = g.a_signed ? 0x80808080u : 0u;
+  const auto flip_v = hn::Set(d8, flip);
+  if (rows < kMR) std::memset(dst, 0, sizeof(int32_t) * groups * kMR);
+  for (int r = 0; r < rows; ++r) {
+    const int64_t m = i0 + r;
+    const uint8_t* HWY_RESTRICT src = static_cast<const uint8_t*>(g.a) + m * g.lda;
+    auto sums = hn::Zero(d64);
+    int64_t k = 0;
+    for (; k + L <= K; k += L) sums = hn::Add(sums, hn::SumsOf8(hn::Xor(hn::LoadU(d8, src + k), flip_v)));
+    uint64_t sum = hn::GetLane(hn::SumOfLanes(d64, sums));
+    for (; k < K; ++k) sum += (uint8_t)(src[k] ^ flip);
+    row_sums[m] = wrap((uint32_t)sum - 128u * (uint32_t)(flip ? K : 0));
+    int32_t* HWY_RESTRICT w = dst + r;
+    for (int64_t gr = 0; gr < full; ++gr) {
+      uint32_t word;
+      std::memcpy(&word, src + gr * 4, 4);
+      w[gr * kMR] = (int32_t)(word ^ flip_word);
+    }
+    if (full < groups) {  // the last, partial group; depths past K 0 (after the shift)
+      uint32_t word = 0;
+      for (int64_t kk = full * 4; kk < K; ++kk) word |= (uint32_t)(uint8_t)(src[kk] ^ flip) << (8 * (kk - full * 4));
+      w[full * kMR] = (int32_t)word;
     }
   }
 }
 
 void pack_a_group(const Int8Call& g, int64_t i0, int rows, int64_t groups, int32_t* dst, int32_t* row_sums) {
-  if (g.a_signed) pack_a_rows<int8_t>(g, i0, rows, groups, dst, row_sums);
+  if (g.bytes_form) pack_a_rows_bytes(g, i0, rows, groups, dst, row_sums);
+  else if (g.a_signed) pack_a_rows<int8_t>(g, i0, rows, groups, dst, row_sums);
   else pack_a_rows<uint8_t>(g, i0, rows, groups, dst, row_sums);
 }
 
@@ -256,125 +257,95 @@ HWY_NOINLINE void micro_tile(int64_t groups, const int32_t* HWY_RESTRICT a, cons
     for (int p = 0; p < kNP; ++p) _mm512_storeu_si512((void*)(tile + i * kNR + p * kInt8Panel), acc[i][p]);
 }
 #elif HWY_TARGET == HWY_AVX2
-// One half panel (8 columns) at a time over the whole depth: 16 bytes of B (4 columns x 4
-// depths) sign-extended to int16 by one vpmovsxbw and multiplied by the row's 4 depths broadcast
-// as one 64-bit word give two int32 partial sums per column, added pairwise at the end.
-
-// Sums of one half panel for kMR (6) rows into acc (12 vectors: row i's columns 0-3 at 2i, 4-7 at
-// 2i + 1). In assembly: its 12 accumulators, B's 2 vectors, the broadcast and a product take all
-// 16 registers, which GCC's allocator does not manage without spilling accumulators every group.
-#define MNNPY_INT8_AVX2_ROW(offset, acc0, acc1)                \
-  "vpbroadcastq " #offset "(%[a]), %%ymm14\n\t"                \
-  "vpmaddwd %%ymm14, %%ymm12, %%ymm15\n\t"                     \
-  "vpaddd %%ymm15, %%ymm" #acc0 ", %%ymm" #acc0 "\n\t"         \
-  "vpmaddwd %%ymm14, %%ymm13, %%ymm14\n\t"                     \
-  "vpaddd %%ymm14, %%ymm" #acc1 ", %%ymm" #acc1 "\n\t"
-#define MNNPY_INT8_AVX2_STORE(index) "vmovdqu %%ymm" #index ", " #index "*32(%[acc])\n\t"
-inline void half_panel_6_rows(int64_t groups, const int32_t* a, const int8_t* b, __m256i* acc) {
-  static_assert(kMR == 6 && kAWords == 2 && kGroupBytes == 64, "the assembly's strides");
-  __asm__ volatile(
-      "vpxor %%xmm0, %%xmm0, %%xmm0\n\t"
-      "vpxor %%xmm1, %%xmm1, %%xmm1\n\t"
-      "vpxor %%xmm2, %%xmm2, %%xmm2\n\t"
-      "vpxor %%xmm3, %%xmm3, %%xmm3\n\t"
-      "vpxor %%xmm4, %%xmm4, %%xmm4\n\t"
-      "vpxor %%xmm5, %%xmm5, %%xmm5\n\t"
-      "vpxor %%xmm6, %%xmm6, %%xmm6\n\t"
-      "vpxor %%xmm7, %%xmm7, %%xmm7\n\t"
-      "vpxor %%xmm8, %%xmm8, %%xmm8\n\t"
-      "vpxor %%xmm9, %%xmm9, %%xmm9\n\t"
-      "vpxor %%xmm10, %%xmm10, %%xmm10\n\t"
-      "vpxor %%xmm11, %%xmm11, %%xmm11\n\t"
-      "test %[n], %[n]\n\t"
-      "jle 2f\n\t"
-      "1:\n\t"
-      "vpmovsxbw (%[b]), %%ymm12\n\t"
-      "vpmovsxbw 16(%[b]), %%ymm13\n\t"
-      MNNPY_INT8_AVX2_ROW(0, 0, 1)
-      MNNPY_INT8_AVX2_ROW(8, 2, 3)
-      MNNPY_INT8_AVX2_ROW(16, 4, 5)
-      MNNPY_INT8_AVX2_ROW(24, 6, 7)
-      MNNPY_INT8_AVX2_ROW(32, 8, 9)
-      MNNPY_INT8_AVX2_ROW(40, 10, 11)
-      "add $64, %[b]\n\t"
-      "add $48, %[a]\n\t"
-      "dec %[n]\n\t"
-      "jnz 1b\n\t"
-      "2:\n\t"
-      MNNPY_INT8_AVX2_STORE(0) MNNPY_INT8_AVX2_STORE(1) MNNPY_INT8_AVX2_STORE(2) MNNPY_INT8_AVX2_STORE(3)
-      MNNPY_INT8_AVX2_STORE(4) MNNPY_INT8_AVX2_STORE(5) MNNPY_INT8_AVX2_STORE(6) MNNPY_INT8_AVX2_STORE(7)
-      MNNPY_INT8_AVX2_STORE(8) MNNPY_INT8_AVX2_STORE(9) MNNPY_INT8_AVX2_STORE(10) MNNPY_INT8_AVX2_STORE(11)
-      : [a] "+r"(a), [b] "+r"(b), [n] "+r"(groups)
-      : [acc] "r"(acc)
-      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12",
-        "xmm13", "xmm14", "xmm15", "memory", "cc");
-}
-#undef MNNPY_INT8_AVX2_ROW
-#undef MNNPY_INT8_AVX2_STORE
-
 template <int R>
 HWY_NOINLINE void micro_tile(int64_t groups, const int32_t* HWY_RESTRICT a, const int8_t* HWY_RESTRICT b,
                              int64_t panel_stride, int32_t* HWY_RESTRICT tile) {
-  (void)panel_stride;  // one panel
-  if (R <= 2) {
-    // A row or two (a product with a vector): both halves in one pass over B, which then streams
-    // through once, with 4 accumulators per row.
-    __m256i acc[R][4];
+  (void)panel_stride;  // one panel: two vectors of 8 columns
+  __m256i acc[R][2];
+  #pragma GCC unroll 16
+  for (int i = 0; i < R; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
+  for (int64_t gr = 0; gr < groups; ++gr) {
+    const int32_t* ag = a + gr * kMR * 2;
+    // One half of the panel at a time (the broadcasts of A are loaded twice, from L1): with both
+    // halves' B vectors live, the 16 registers overflow and accumulators spill.
     #pragma GCC unroll 16
-    for (int i = 0; i < R; ++i) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = _mm256_setzero_si256();
-    for (int64_t gr = 0; gr < groups; ++gr) {
-      __m256i bv[4];
-      #pragma GCC unroll 4
-      for (int q = 0; q < 4; ++q)
-        bv[q] = _mm256_cvtepi8_epi16(_mm_load_si128((const __m128i*)(b + gr * kGroupBytes + q * 16)));
-      const int32_t* ag = a + gr * kMR * 2;
+    for (int h = 0; h < 2; ++h) {
+      const __m256i v = _mm256_load_si256((const __m256i*)(b + gr * kGroupBytes + h * 32));
+      const __m256i even = _mm256_srai_epi16(_mm256_slli_epi16(v, 8), 8), odd = _mm256_srai_epi16(v, 8);
       #pragma GCC unroll 16
       for (int i = 0; i < R; ++i) {
-        int64_t depths;
-        std::memcpy(&depths, ag + i * 2, sizeof(depths));
-        const __m256i ai = _mm256_set1_epi64x(depths);
-        #pragma GCC unroll 4
-        for (int q = 0; q < 4; ++q) acc[i][q] = _mm256_add_epi32(acc[i][q], _mm256_madd_epi16(ai, bv[q]));
+        const __m256i ae = _mm256_set1_epi32(ag[i * 2]), ao = _mm256_set1_epi32(ag[i * 2 + 1]);
+        acc[i][h] = _mm256_add_epi32(acc[i][h], _mm256_madd_epi16(ae, even));
+        acc[i][h] = _mm256_add_epi32(acc[i][h], _mm256_madd_epi16(ao, odd));
       }
     }
-    #pragma GCC unroll 16
-    for (int i = 0; i < R; ++i)
-      #pragma GCC unroll 2
-      for (int h = 0; h < 2; ++h) {
-        const __m256i sums = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[i][2 * h], acc[i][2 * h + 1]), 0xd8);
-        _mm256_storeu_si256((__m256i*)(tile + i * kNR + h * 8), sums);
-      }
-    return;
   }
-  for (int h = 0; h < 2; ++h) {
-    __m256i acc[kMR][2];
-    const int8_t* bh = b + h * 32;
-    if (R == kMR) {
-      half_panel_6_rows(groups, a, bh, &acc[0][0]);
-    } else {  // the last rows of A: the same arithmetic in intrinsics
-      #pragma GCC unroll 16
-      for (int i = 0; i < R; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
-      for (int64_t gr = 0; gr < groups; ++gr) {
-        const __m256i b0 = _mm256_cvtepi8_epi16(_mm_load_si128((const __m128i*)(bh + gr * kGroupBytes)));
-        const __m256i b1 = _mm256_cvtepi8_epi16(_mm_load_si128((const __m128i*)(bh + gr * kGroupBytes + 16)));
-        const int32_t* ag = a + gr * kMR * 2;
-        #pragma GCC unroll 16
-        for (int i = 0; i < R; ++i) {
-          int64_t depths;
-          std::memcpy(&depths, ag + i * 2, sizeof(depths));
-          const __m256i ai = _mm256_set1_epi64x(depths);
-          acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(ai, b0));
-          acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(ai, b1));
-        }
-      }
-    }
-    // Lanes hold (column, depths 0-1) and (column, depths 2-3) of columns 0-3 and of 4-7: hadd
-    // sums the pairs as columns 0 1 4 5 | 2 3 6 7 and the 64-bit permute puts them in order.
+  #pragma GCC unroll 16
+  for (int i = 0; i < R; ++i)
+    #pragma GCC unroll 16
+    for (int h = 0; h < 2; ++h) _mm256_storeu_si256((__m256i*)(tile + i * kNR + h * 8), acc[i][h]);
+}
+
+// A as bytes (one word per row and group) against B whose depth pairs satisfy |b0| + |b1| <= 128
+// (PackedInt8B::pairs_fit_u8s8): vpmaddubsw's int16 pair sums, at most 255 * 128, never
+// saturate, so the sums are exact and equal to the other paths'.
+template <int R>
+HWY_NOINLINE void micro_tile_u8s8(int64_t groups, const int32_t* HWY_RESTRICT a, const int8_t* HWY_RESTRICT b,
+                                  int32_t* HWY_RESTRICT tile) {
+  __m256i acc[R][2];
+  #pragma GCC unroll 16
+  for (int i = 0; i < R; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (int64_t gr = 0; gr < groups; ++gr) {
+    const __m256i b0 = _mm256_load_si256((const __m256i*)(b + gr * kGroupBytes));
+    const __m256i b1 = _mm256_load_si256((const __m256i*)(b + gr * kGroupBytes + 32));
+    const int32_t* ag = a + gr * kMR;
     #pragma GCC unroll 16
     for (int i = 0; i < R; ++i) {
-      const __m256i sums = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[i][0], acc[i][1]), 0xd8);
-      _mm256_storeu_si256((__m256i*)(tile + i * kNR + h * 8), sums);
+      const __m256i ai = _mm256_set1_epi32(ag[i]);
+      acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(_mm256_maddubs_epi16(ai, b0), ones));
+      acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(_mm256_maddubs_epi16(ai, b1), ones));
     }
+  }
+  #pragma GCC unroll 16
+  for (int i = 0; i < R; ++i)
+    #pragma GCC unroll 16
+    for (int h = 0; h < 2; ++h) _mm256_storeu_si256((__m256i*)(tile + i * kNR + h * 8), acc[i][h]);
+}
+
+// micro_tile_u8s8 on A's own rows (uint8, row stride lda, K a multiple of 4): its words are
+// already the bytes form, so nothing is packed.
+template <int R>
+HWY_NOINLINE void micro_tile_u8s8_rows(int64_t groups, const uint8_t* HWY_RESTRICT a, int64_t lda,
+                                       const int8_t* HWY_RESTRICT b, int32_t* HWY_RESTRICT tile) {
+  __m256i acc[R][2];
+  #pragma GCC unroll 16
+  for (int i = 0; i < R; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (int64_t gr = 0; gr < groups; ++gr) {
+    const __m256i b0 = _mm256_load_si256((const __m256i*)(b + gr * kGroupBytes));
+    const __m256i b1 = _mm256_load_si256((const __m256i*)(b + gr * kGroupBytes + 32));
+    #pragma GCC unroll 16
+    for (int i = 0; i < R; ++i) {
+      int32_t word;
+      std::memcpy(&word, a + i * lda + gr * 4, 4);
+      const __m256i ai = _mm256_set1_epi32(word);
+      acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(_mm256_maddubs_epi16(ai, b0), ones));
+      acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(_mm256_maddubs_epi16(ai, b1), ones));
+    }
+  }
+  #pragma GCC unroll 16
+  for (int i = 0; i < R; ++i)
+    #pragma GCC unroll 16
+    for (int h = 0; h < 2; ++h) _mm256_storeu_si256((__m256i*)(tile + i * kNR + h * 8), acc[i][h]);
+}
+
+void micro_tile_direct(int rows, int64_t groups, const uint8_t* a, int64_t lda, const int8_t* b, int32_t* tile) {
+  switch (rows) {
+    case 1: micro_tile_u8s8_rows<1>(groups, a, lda, b, tile); return;
+    case 2: micro_tile_u8s8_rows<2>(groups, a, lda, b, tile); return;
+    case 3: micro_tile_u8s8_rows<3>(groups, a, lda, b, tile); return;
+    default: micro_tile_u8s8_rows<kMR>(groups, a, lda, b, tile); return;
   }
 }
 #else
@@ -401,17 +372,27 @@ HWY_NOINLINE void micro_tile(int64_t groups, const int32_t* HWY_RESTRICT a, cons
 #endif
 
 void micro_tile_rows(int rows, int64_t groups, const int32_t* a, const int8_t* b, int64_t panel_stride,
-                     int32_t* tile) {
-  static_assert(kMR >= 4 && kMR <= 8, "row dispatch below covers 4 to 8 rows");
+                     int32_t* tile, bool bytes_form) {
+#if HWY_TARGET == HWY_AVX2
+  if (bytes_form) {
+    switch (rows) {
+      case 1: micro_tile_u8s8<1>(groups, a, b, tile); return;
+      case 2: micro_tile_u8s8<2>(groups, a, b, tile); return;
+      case 3: micro_tile_u8s8<3>(groups, a, b, tile); return;
+      default: micro_tile_u8s8<kMR>(groups, a, b, tile); return;
+    }
+  }
+#else
+  (void)bytes_form;
+#endif
+  static_assert(kMR == 4 || kMR == 8, "row dispatch below covers 4 and 8 rows");
   switch (rows) {
     case 1: micro_tile<1>(groups, a, b, panel_stride, tile); break;
     case 2: micro_tile<2>(groups, a, b, panel_stride, tile); break;
     case 3: micro_tile<3>(groups, a, b, panel_stride, tile); break;
-#if HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX2
+#if HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX3
     case 4: micro_tile<4>(groups, a, b, panel_stride, tile); break;
     case 5: micro_tile<5>(groups, a, b, panel_stride, tile); break;
-#endif
-#if HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX3
     case 6: micro_tile<6>(groups, a, b, panel_stride, tile); break;
     case 7: micro_tile<7>(groups, a, b, panel_stride, tile); break;
 #endif
@@ -484,12 +465,8 @@ void finish_tile(const Int8Call& g, int32_t* tile, int64_t i0, int rows, int64_t
       bias[j] = ep.bias ? ep.bias[n] : 0.0f;
     }
   }
-#if HWY_TARGET == HWY_AVX3_DL
-  // A went in as A + 128: take 128 colsum(B) back.
-  const uint32_t a_shift = g.a_signed ? 128u : 0u;
-#else
-  const uint32_t a_shift = 0u;
-#endif
+  // A as bytes went in as A + 128: take 128 colsum(B) back.
+  const uint32_t a_shift = g.bytes_form && g.a_signed ? 128u : 0u;
   for (int r = 0; r < rows; ++r) {
     const int64_t m = i0 + r;
     const uint32_t za = ep.a_zero ? (uint32_t)ep.a_zero[m * ep.a_zero_step] : 0u;
@@ -515,6 +492,78 @@ void finish_tile(const Int8Call& g, int32_t* tile, int64_t i0, int rows, int64_t
   }
 }
 
+// The column terms of the 8-bit epilogue for one column tile (kNR columns, zeros past N),
+// gathered once per tile of columns rather than per tile.
+struct RequantColumns {
+  alignas(64) uint32_t col_sum[kNR];
+  alignas(64) uint32_t b_zero[kNR];
+  alignas(64) uint32_t bias[kNR];
+  // With one zero point of A for all rows: bias - (a_zero + a_shift) col_sum + K a_zero b_zero,
+  // what is left per row being - b_zero row_sum.
+  alignas(64) uint32_t col_const[kNR];
+  alignas(64) double multiplier[kNR];
+  bool small_multipliers = false;  // RequantParams::small_multipliers
+  bool no_b_zero = false;          // B's zero points all 0 (symmetric weights): no row-sum term
+};
+
+void gather_requant_columns(const Int8Call& g, int64_t j0, int cols, RequantColumns& c) {
+  const PackedInt8B& b = *g.b;
+  const Int8Epilogue& ep = *g.ep;
+  const uint32_t b_shift = b.b_signed ? 0u : 128u;
+  for (int j = 0; j < (int)kNR; ++j) {
+    const int64_t n = j0 + j;
+    const bool in = j < cols;
+    c.col_sum[j] = in ? (uint32_t)b.col_sums.get()[n] : 0u;
+    // Stored B is B - b_shift: (B - zb) = stored - (zb - b_shift).
+    c.b_zero[j] = in ? (ep.b_zero ? (uint32_t)ep.b_zero[n * ep.b_zero_step] : 0u) - b_shift : 0u;
+    c.bias[j] = in && ep.requant_bias ? (uint32_t)ep.requant_bias[n] : 0u;
+    c.multiplier[j] = in ? ep.requant_multiplier[n] : 0.0;
+  }
+  c.small_multipliers = AllSmallMultipliers(c.multiplier, kNR);
+  c.no_b_zero = true;
+  for (int j = 0; j < (int)kNR; ++j) c.no_b_zero &= c.b_zero[j] == 0u;
+  if (ep.a_zero_step == 0) {
+    const uint32_t za = ep.a_zero ? (uint32_t)ep.a_zero[0] : 0u, a_shift = g.bytes_form && g.a_signed ? 128u : 0u;
+    for (int j = 0; j < (int)kNR; ++j)
+      c.col_const[j] = c.bias[j] - (za + a_shift) * c.col_sum[j] + (uint32_t)b.k * za * c.b_zero[j];
+  }
+}
+
+// finish_tile for 8-bit outputs: the zero points and bias over whole rows of the tile (fixed
+// length: vector code), then the requantization.
+void finish_tile_requant(const Int8Call& g, const int32_t* tile, int64_t i0, int rows, int64_t j0, int cols,
+                         const int32_t* row_sums, const RequantColumns& c) {
+  const Int8Epilogue& ep = *g.ep;
+  const uint32_t K = (uint32_t)g.b->k;
+  const uint32_t a_shift = g.bytes_form && g.a_signed ? 128u : 0u;  // A as bytes went in as A + 128
+  RequantParams requant;
+  requant.zero = ep.out_zero, requant.low = ep.out_low, requant.high = ep.out_high;
+  requant.small_multipliers = c.small_multipliers;
+  alignas(64) int32_t sums[kNR];
+  alignas(64) uint8_t bytes[kNR];
+  for (int r = 0; r < rows; ++r) {
+    const int64_t m = i0 + r;
+    const uint32_t za = ep.a_zero ? (uint32_t)ep.a_zero[m * ep.a_zero_step] : 0u;
+    const uint32_t rs = (uint32_t)row_sums[m], za_total = za + a_shift, kza = K * za;
+    const uint32_t* t = reinterpret_cast<const uint32_t*>(tile + r * kNR);
+    if (ep.a_zero_step == 0 && c.no_b_zero) {
+      for (int j = 0; j < (int)kNR; ++j) sums[j] = wrap(t[j] + c.col_const[j]);
+    } else if (ep.a_zero_step == 0) {
+      for (int j = 0; j < (int)kNR; ++j) sums[j] = wrap(t[j] + c.col_const[j] - c.b_zero[j] * rs);
+    } else {
+      for (int j = 0; j < (int)kNR; ++j)
+        sums[j] = wrap(t[j] + c.bias[j] - za_total * c.col_sum[j] - c.b_zero[j] * rs + kza * c.b_zero[j]);
+    }
+    uint8_t* out = static_cast<uint8_t*>(g.c) + m * g.ldc + j0;
+    if (cols == (int)kNR) {
+      RequantRow(sums, c.multiplier, kNR, requant, out);
+    } else {
+      RequantRow(sums, c.multiplier, kNR, requant, bytes);
+      std::memcpy(out, bytes, (size_t)cols);
+    }
+  }
+}
+
 #if HWY_TARGET == HWY_AVX3_DL
 // AMX-INT8 (gemm_int8_amx.h) hands its blocks of raw sums, A taken as A + 128 like vpdpbusd's,
 // to this target's epilogue; a block's row stride is this target's tile width.
@@ -525,26 +574,48 @@ void finish_amx_block(const void* call, int32_t* block, int64_t i0, int rows, in
 }
 #endif
 
-void GemmInt8Impl(const Int8Call& g) {
+void GemmInt8Impl(Int8Call g) {
 #if HWY_TARGET == HWY_AVX3_DL
-  if (int8_amx_chosen(g.M, g.b->k)) {
+  g.bytes_form = true;
+  // The 8-bit epilogue stays on the VNNI path: AMX blocks go through finish_tile only.
+  if (!g.ep->requant_multiplier && int8_amx_chosen(g.M, g.b->k)) {
     gemm_int8_amx(g.M, g.a, g.lda, g.a_signed, *g.b, g.pool, &finish_amx_block, &g);
     return;
   }
+#elif HWY_TARGET == HWY_AVX2
+  g.bytes_form = g.b->pairs_fit_u8s8;
+#else
+  g.bytes_form = false;
 #endif
   const PackedInt8B& b = *g.b;
   const int64_t M = g.M, N = b.n, groups = b.groups;
   const int64_t row_groups = ceil_div(M, kMR);
   const int64_t a_group_words = groups * kMR * kAWords;
-  int32_t* packed_a = reinterpret_cast<int32_t*>(thread_buffer(0, (size_t)(row_groups * a_group_words)));
+  // AVX2 with a uint8 A whose rows hold whole depth groups (K a multiple of 4, or rows padded to
+  // them: Int8Epilogue::a_rows_padded), against B without zero points (symmetric weights, whose
+  // row-sum term vanishes): the micro-kernel reads A's rows as they are.
+  bool direct_a = false;
+#if HWY_TARGET == HWY_AVX2
+  const bool whole_groups = b.k % kInt8Depth == 0 || (g.ep->a_rows_padded && g.lda >= groups * kInt8Depth);
+  if (g.bytes_form && !g.a_signed && whole_groups && b.b_signed) {
+    direct_a = true;
+    for (int64_t n = 0; g.ep->b_zero && n < N && direct_a; ++n) direct_a = g.ep->b_zero[n * g.ep->b_zero_step] == 0;
+  }
+#endif
+  int32_t* packed_a = direct_a ? nullptr
+                               : reinterpret_cast<int32_t*>(thread_buffer(0, (size_t)(row_groups * a_group_words)));
   int32_t* row_sums = reinterpret_cast<int32_t*>(thread_buffer(1, (size_t)M));
-  const int64_t pack_grain = std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(1, kMR * groups * 4));
-  parallel_for(g.pool, row_groups, pack_grain, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      pack_a_group(g, r * kMR, (int)std::min<int64_t>(kMR, M - r * kMR), groups, packed_a + r * a_group_words,
-                   row_sums);
-    }
-  });
+  if (direct_a) {
+    std::memset(row_sums, 0, sizeof(int32_t) * M);  // multiplied by zero points of 0 only
+  } else {
+    const int64_t pack_grain = std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(1, kMR * groups * 4));
+    parallel_for(g.pool, row_groups, pack_grain, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        pack_a_group(g, r * kMR, (int)std::min<int64_t>(kMR, M - r * kMR), groups, packed_a + r * a_group_words,
+                     row_sums);
+      }
+    });
+  }
   // Tasks: blocks of row groups whose packed A fits in L2, times blocks of column tiles; more
   // tasks than threads so that shares even out.
   const int64_t col_tiles = ceil_div(ceil_div(N, kInt8Panel), kNP);
@@ -560,27 +631,46 @@ void GemmInt8Impl(const Int8Call& g) {
   row_blocks = ceil_div(row_groups, rows_per_block);
   col_blocks = ceil_div(col_tiles, tiles_per_block);
   const int64_t panel_stride = groups * kGroupBytes;
+  const bool requant = g.ep->requant_multiplier != nullptr;
+  // 8-bit outputs: the column terms of every tile gathered once; and where a task's panels of B
+  // stay in L2, a task's rows go through all its panels before the next ones, so that each output
+  // row is written whole while in cache (column tiles of bytes cover parts of cache lines).
+  std::vector<RequantColumns> requant_columns(requant ? (size_t)col_tiles : 0);
+  for (int64_t ct = 0; ct < (int64_t)requant_columns.size(); ++ct)
+    gather_requant_columns(g, ct * kNR, (int)std::min<int64_t>(kNR, N - ct * kNR), requant_columns[ct]);
+  const bool rows_outer = requant && tiles_per_block * kNP * panel_stride <= kL2BlockBytes;
   parallel_for(g.pool, row_blocks * col_blocks, 1, [&](int64_t t0, int64_t t1) {
     alignas(64) int32_t tile[kMR * kNR];
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t rb = t / col_blocks, cb = t % col_blocks;
       const int64_t rg0 = rb * rows_per_block, rg1 = std::min(row_groups, rg0 + rows_per_block);
       const int64_t ct0 = cb * tiles_per_block, ct1 = std::min(col_tiles, ct0 + tiles_per_block);
-      for (int64_t ct = ct0; ct < ct1; ++ct) {
-        const int64_t j0 = ct * kNR;
-        const int cols = (int)std::min<int64_t>(kNR, N - j0);
+      auto run_tile = [&](int64_t rg, int64_t ct) {
+        const int64_t j0 = ct * kNR, i0 = rg * kMR;
+        const int cols = (int)std::min<int64_t>(kNR, N - j0), rows = (int)std::min<int64_t>(kMR, M - i0);
         const int8_t* bp = b.data.get() + ct * kNP * panel_stride;
-        for (int64_t rg = rg0; rg < rg1; ++rg) {
-          const int64_t i0 = rg * kMR;
-          const int rows = (int)std::min<int64_t>(kMR, M - i0);
-          micro_tile_rows(rows, groups, packed_a + rg * a_group_words, bp, panel_stride, tile);
-          finish_tile(g, tile, i0, rows, j0, cols, row_sums);
+#if HWY_TARGET == HWY_AVX2
+        if (direct_a) {
+          micro_tile_direct(rows, groups, static_cast<const uint8_t*>(g.a) + i0 * g.lda, g.lda, bp, tile);
+        } else {
+          micro_tile_rows(rows, groups, packed_a + rg * a_group_words, bp, panel_stride, tile, g.bytes_form);
         }
+#else
+        micro_tile_rows(rows, groups, packed_a + rg * a_group_words, bp, panel_stride, tile, g.bytes_form);
+#endif
+        if (requant) finish_tile_requant(g, tile, i0, rows, j0, cols, row_sums, requant_columns[ct]);
+        else finish_tile(g, tile, i0, rows, j0, cols, row_sums);
+      };
+      if (rows_outer) {
+        for (int64_t rg = rg0; rg < rg1; ++rg)
+          for (int64_t ct = ct0; ct < ct1; ++ct) run_tile(rg, ct);
+      } else {
+        for (int64_t ct = ct0; ct < ct1; ++ct)
+          for (int64_t rg = rg0; rg < rg1; ++rg) run_tile(rg, ct);
       }
     }
   });
 }
-
 
 // v clamped to [lo, hi]; NaN to lo: the comparisons the scalar tail makes, lane by lane.
 template <class D, class V>
@@ -644,13 +734,6 @@ void Int8InfoImpl(const char** path, int* mr, int* nr) {
   *path = kPath;
   *mr = kMR;
   *nr = (int)kNR;
-#if HWY_TARGET == HWY_AVX3_DL
-  if (int8_amx_setting().on && int8_amx_available()) {  // for products at least int8_amx_setting()'s size
-    *path = "amx";
-    *mr = (int)kAmxInt8BlockRows;
-    *nr = (int)kAmxInt8BlockCols;
-  }
-#endif
 }
 
 }  // namespace HWY_NAMESPACE
@@ -684,6 +767,7 @@ PackedInt8B pack_int8_b(int64_t K, int64_t N, const void* b, int64_t ldb, bool t
   out.nbytes = data_bytes + sizeof(int32_t) * panels * kInt8Panel;
   const int64_t groups = out.groups;
   const int64_t rs = trans_b ? 1 : ldb, cs = trans_b ? ldb : 1;
+  std::atomic<bool> pairs_fit{true};
   parallel_for(pool, panels, std::max<int64_t>(1, (int64_t(1) << 15) / std::max<int64_t>(1, groups * 64)),
                [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
@@ -702,8 +786,13 @@ PackedInt8B pack_int8_b(int64_t K, int64_t N, const void* b, int64_t ldb, bool t
         }
         sums[n] = (int32_t)sum;
       }
+      // The depth pairs vpmaddubsw sums: (0, 1) and (2, 3) of each group and column.
+      bool fits = true;
+      for (int64_t i = 0; i < groups * kInt8Panel * 2; ++i) fits &= std::abs((int)dst[2 * i]) + std::abs((int)dst[2 * i + 1]) <= 128;
+      if (!fits) pairs_fit.store(false, std::memory_order_relaxed);
     }
   });
+  out.pairs_fit_u8s8 = pairs_fit.load();
   return out;
 }
 

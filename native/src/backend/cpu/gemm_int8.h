@@ -7,8 +7,9 @@
 //   AVX3_DL: VNNI vpdpbusd (u8 x s8 -> s32; an int8 A is stored as A + 128 and the shift is taken
 //            back with 128 colsum(B));
 //   AVX3, AVX2: bytes widened to int16 and multiplied by vpmaddwd (pairs of products summed into
-//            int32, which never saturates for 8-bit values; vpmaddubsw is not used: it saturates
-//            its int16 pair sums);
+//            int32, which never saturates for 8-bit values); on AVX2, when B's depth pairs are
+//            small enough that vpmaddubsw's int16 pair sums cannot saturate (pairs_fit_u8s8),
+//            A as bytes (as VNNI's) by vpmaddubsw;
 //   SCALAR: a plain loop.
 // The float epilogue (dynamic quantization) is out = fma(float(C), row_scale[m] * col_scale[n],
 // bias[n]), one rounding of the product of the scales and one of the fused multiply-add, on every
@@ -34,6 +35,10 @@ struct PackedInt8B {
   bool b_signed = true;    // the operand's type; a uint8 B is stored as B - 128
   std::shared_ptr<int8_t> data;
   std::shared_ptr<int32_t> col_sums;  // of the stored (int8) values, padded to whole panels
+  // Every pair of depths (4j, 4j + 1), (4j + 2, 4j + 3) of a column has |b0| + |b1| <= 128
+  // (7-bit weights, as quantizers with reduce_range make): AVX2 then multiplies by vpmaddubsw,
+  // whose int16 pair sums cannot saturate, twice as many products per instruction, same sums.
+  bool pairs_fit_u8s8 = false;
   size_t nbytes = 0;                  // of both
 };
 
@@ -56,9 +61,19 @@ struct Int8Epilogue {
   // Float output only: an elementwise unary op (an ew::UnaryCode, run by cpu::unary) applied to
   // each tile's rows after the bias, while they are in cache; -1: none.
   int activation = -1;
+  // 8-bit output when requant_multiplier is set (static quantization, ONNX's QLinearConv): the
+  // sum plus requant_bias[n] (int32, wrapping; null: 0) becomes
+  //   clamp(round_half_even(double(sum) * requant_multiplier[n]) + out_zero, out_low, out_high)
+  // (requant_int8-inl.h), one byte per element: int8 when out_low < 0, else uint8.
+  const double* requant_multiplier = nullptr;
+  const int32_t* requant_bias = nullptr;
+  double out_zero = 0.0, out_low = 0.0, out_high = 255.0;
+  // A's rows may be read up to whole groups of 4 depths (ceil(K / 4) * 4 <= lda bytes, the last
+  // row's too: the caller's buffer holds them); the bytes past K meet B's zero padding.
+  bool a_rows_padded = false;
 };
 
-// C[M x N] (row stride ldc, int32 or float32 by the epilogue) from A[M x K] (row stride lda,
+// C[M x N] (row stride ldc in elements, int32, float32 or 8-bit by the epilogue) from A[M x K] (row stride lda,
 // int8 when a_signed else uint8) and B packed by pack_int8_b. pool may be null (one thread).
 void gemm_int8(int64_t M, const void* a, int64_t lda, bool a_signed, const PackedInt8B& b, const Int8Epilogue& ep,
                void* c, int64_t ldc, ThreadPool* pool);

@@ -1,12 +1,18 @@
 // CPU kernel of QLinearConv2D (ops/quantized_conv.cpp): depthwise layers by a direct loop, every
-// other layer as a product of the weights with the input's patches (im2col; a 1x1 layer's patch
-// matrix is the transposed input) on the int8 GEMM, weights packed per group at plan time. The
-// GEMM's int32 sums, with zero points applied, are requantized per output channel.
+// other layer as a product of the weights with the input's patches on the int8 GEMM, weights
+// packed per group at plan time.
+// Channels-last (NHWC) tensors, the fast layout: a 1x1 stride-1 layer is the GEMM on the input
+// itself, a KxK layer's patch rows are runs of C bytes per tap (depths ordered (ki, kj, c), the
+// weights packed in that order), and the GEMM's epilogue requantizes its tiles straight into the
+// output's rows; depthwise layers run the vector kernel of depthwise_int8.h.
+// NCHW tensors: a 1x1 layer's patch matrix is the transposed input, and the GEMM's int32 sums,
+// with zero points applied, are requantized per output channel into channel planes.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
 
+#include "backend/cpu/depthwise_int8.h"
 #include "backend/cpu/gemm_int8.h"
 #include "backend/cpu/thread_buffers.h"
 #include "mnnpy/backend.h"
@@ -38,8 +44,13 @@ class QLinearConvKernel : public Kernel {
     Attrs attrs = ctx.attrs;
     const ConvAttrs a = read_conv_attrs(attrs, "QLinearConv2D");
     relu_ = a.activation == kConvActRelu;
+    channels_last_ = attrs.get_int("channels_last", 0) != 0;
     const Shape& xs = ctx.input_types[0].shape;
-    s_.batch = xs[0], s_.in_c = xs[1], s_.in_h = xs[2], s_.in_w = xs[3];
+    if (channels_last_) {
+      s_.batch = xs[0], s_.in_h = xs[1], s_.in_w = xs[2], s_.in_c = xs[3];
+    } else {
+      s_.batch = xs[0], s_.in_c = xs[1], s_.in_h = xs[2], s_.in_w = xs[3];
+    }
     finish_conv_shape(s_, a, ctx.input_types[3].shape, nullptr, "QLinearConv2D");
     depthwise_ = s_.is_depthwise() && s_.in_c > 1;
     if (!depthwise_ && ctx.constants.size() > 3 && ctx.constants[3]) packed_ = pack(ctx.constants[3]->data, nullptr);
@@ -48,7 +59,10 @@ class QLinearConvKernel : public Kernel {
   double flops() const override {
     return 2.0 * s_.batch * s_.out_c * s_.out_h * s_.out_w * s_.depth();
   }
-  const char* scheme() const override { return depthwise_ ? "depthwise_int8" : "im2col_gemm_int8"; }
+  const char* scheme() const override {
+    if (channels_last_) return depthwise_ ? "depthwise_int8_nhwc" : s_.is_pointwise() ? "gemm_int8_nhwc" : "im2col_gemm_int8_nhwc";
+    return depthwise_ ? "depthwise_int8" : "im2col_gemm_int8";
+  }
   size_t resident_bytes() const override {
     size_t n = 0;
     for (const auto& p : packed_) n += p.nbytes;
@@ -57,6 +71,7 @@ class QLinearConvKernel : public Kernel {
   // One image's patches of one group, then their int32 sums.
   size_t scratch_bytes() const override {
     if (depthwise_) return 0;
+    if (channels_last_) return s_.is_pointwise() ? 0 : (size_t)(s_.out_h * s_.out_w * patch_stride());
     const int64_t M = s_.out_h * s_.out_w;
     return (size_t)(((M * s_.depth() + 63) & ~int64_t(63)) + M * s_.out_c_per_group() * 4);
   }
@@ -78,6 +93,10 @@ class QLinearConvKernel : public Kernel {
     const double low = relu_ ? std::max<double>(y_zero, y_signed_ ? -128 : 0) : (y_signed_ ? -128 : 0);
     const double high = y_signed_ ? 127 : 255;
     Requant rq{multiplier.data(), bias.data(), (double)y_zero, low, high};
+    if (channels_last_) {
+      run_channels_last(x, args.inputs[3], x_zero, w_zeros.data(), rq, args.outputs[0], scratch, args.pool);
+      return;
+    }
     if (depthwise_) {
       run_depthwise(x, args.inputs[3], x_zero, w_zeros.data(), rq, args.outputs[0], args.pool);
       return;
@@ -148,8 +167,19 @@ class QLinearConvKernel : public Kernel {
   };
 
   // The weights of each group as the GEMM's B: [K, OC/group], element (k, j) at w[(g OCg + j) K + k].
+  // Channels-last KxK layers take the depths in the order (ki, kj, c) of their patch rows.
   std::vector<cpu::PackedInt8B> pack(const void* w, ThreadPool* pool) const {
     const int64_t K = s_.depth(), OCg = s_.out_c_per_group();
+    std::vector<uint8_t> reordered;
+    const int64_t taps = s_.kernel_h * s_.kernel_w, Cg = s_.in_c_per_group();
+    if (channels_last_ && taps > 1) {
+      reordered.resize((size_t)(s_.out_c * K));
+      const uint8_t* src = static_cast<const uint8_t*>(w);
+      for (int64_t oc = 0; oc < s_.out_c; ++oc)
+        for (int64_t c = 0; c < Cg; ++c)
+          for (int64_t t = 0; t < taps; ++t) reordered[oc * K + t * Cg + c] = src[(oc * Cg + c) * taps + t];
+      w = reordered.data();
+    }
     std::vector<cpu::PackedInt8B> out;
     for (int64_t g = 0; g < s_.group; ++g) {
       out.push_back(cpu::pack_int8_b(K, OCg, static_cast<const uint8_t*>(w) + g * OCg * K, K, true, w_signed_, pool));
@@ -224,9 +254,7 @@ class QLinearConvKernel : public Kernel {
 
   void run_depthwise(const Tensor* x, const Tensor* w, int32_t x_zero, const int32_t* w_zeros, const Requant& rq,
                      Tensor* y, ThreadPool* pool) const {
-    const int64_t C = s_.in_c, H = s_.in_h, W = s_.in_w, OH = s_.out_h, OW = s_.out_w, KH = s_.kernel_h,
-                  KW = s_.kernel_w;
-    const bool xs = x_signed_, wsg = w_signed_;
+    const int64_t KH = s_.kernel_h, KW = s_.kernel_w;
     // Centred 8-bit values multiply to at most 255 * 255, so sums of up to 258 products are
     // exact in float32 (below 2^24), whose vector multiply-adds are cheaper than 32-bit integer
     // ones; longer kernels sum in int32.
@@ -287,8 +315,113 @@ class QLinearConvKernel : public Kernel {
     });
   }
 
+  void run_channels_last(const Tensor* x, const Tensor* w, int32_t x_zero, const int32_t* w_zeros, const Requant& rq,
+                         Tensor* y, void* scratch, ThreadPool* pool) const {
+    const int64_t OC = s_.out_c;
+    if (depthwise_) {
+      // The weights centred, tap-major: [kh * kw, C].
+      const int64_t taps = s_.kernel_h * s_.kernel_w, C = s_.in_c;
+      std::vector<int32_t> centred((size_t)(taps * C));
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t t = 0; t < taps; ++t) {
+          const int64_t idx = c * taps + t;
+          centred[t * C + c] = (w_signed_ ? (int32_t)w->ptr<int8_t>()[idx] : (int32_t)w->ptr<uint8_t>()[idx]) - w_zeros[c];
+        }
+      cpu::DepthwiseInt8Nhwc a;
+      a.batch = s_.batch, a.channels = C, a.in_h = s_.in_h, a.in_w = s_.in_w, a.out_h = s_.out_h, a.out_w = s_.out_w;
+      a.kernel_h = s_.kernel_h, a.kernel_w = s_.kernel_w, a.stride_h = s_.stride_h, a.stride_w = s_.stride_w;
+      a.pad_top = s_.pad_top, a.pad_left = s_.pad_left, a.dilation_h = s_.dilation_h, a.dilation_w = s_.dilation_w;
+      a.x = x->data, a.x_signed = x_signed_, a.x_zero = x_zero, a.taps = centred.data(), a.bias = rq.bias;
+      a.multiplier = rq.multiplier, a.out_zero = rq.zero, a.out_low = rq.low, a.out_high = rq.high, a.y = y->data;
+      cpu::depthwise_int8_nhwc(a, pool);
+      return;
+    }
+    std::vector<cpu::PackedInt8B> fresh;
+    const std::vector<cpu::PackedInt8B>& packed = packed_.empty() ? (fresh = pack(w->data, pool)) : packed_;
+    const int64_t OCg = s_.out_c_per_group(), Cg = s_.in_c_per_group(), C = s_.in_c;
+    const int64_t pixels = s_.out_h * s_.out_w;
+    const uint8_t* xb = static_cast<const uint8_t*>(x->data);
+    uint8_t* yb = static_cast<uint8_t*>(y->data);
+    for (int64_t g = 0; g < s_.group; ++g) {
+      cpu::Int8Epilogue ep;
+      ep.a_zero = &x_zero;
+      ep.b_zero = w_zeros + g * OCg;
+      ep.b_zero_step = 1;
+      ep.requant_multiplier = rq.multiplier + g * OCg;
+      ep.requant_bias = rq.bias + g * OCg;
+      ep.out_zero = rq.zero, ep.out_low = rq.low, ep.out_high = rq.high;
+      if (s_.is_pointwise()) {  // the input's pixels are the GEMM's rows, all images at once
+        cpu::gemm_int8(s_.batch * pixels, xb + g * Cg, C, x_signed_, packed[g], ep, yb + g * OCg, OC, pool);
+        continue;
+      }
+      uint8_t* patches = static_cast<uint8_t*>(scratch);
+      ep.a_rows_padded = true;  // patch rows of patch_stride() bytes
+      for (int64_t n = 0; n < s_.batch; ++n) {
+        im2col_channels_last(xb, n, g, (uint8_t)x_zero, patches, pool);
+        cpu::gemm_int8(pixels, patches, patch_stride(), x_signed_, packed[g], ep, yb + n * pixels * OC + g * OCg, OC,
+                       pool);
+      }
+    }
+  }
+
+  // Row stride of the channels-last patches: whole groups of 4 depths, so that the GEMM can read
+  // the rows as they are (the padding bytes meet the weights' zero padding).
+  int64_t patch_stride() const { return cpu::round_up(s_.depth(), cpu::kInt8Depth); }
+
+  // n bytes: short runs (a few channels times the kernel's width) by words, inline, where a
+  // memcpy call would cost more than the copy.
+  static void copy_bytes(uint8_t* dst, const uint8_t* src, int64_t n) {
+    if (n >= 64) {
+      std::memcpy(dst, src, (size_t)n);
+      return;
+    }
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) std::memcpy(dst + i, src + i, 8);
+    for (; i < n; ++i) dst[i] = src[i];
+  }
+
+  // Patches of image n, group g, channels last: row p = (oh, ow), depths (ki, kj, c), each tap a
+  // run of the group's C/group bytes; outside the input: x_zero.
+  void im2col_channels_last(const uint8_t* x, int64_t n, int64_t g, uint8_t x_zero, uint8_t* patches,
+                            ThreadPool* pool) const {
+    const int64_t Cg = s_.in_c_per_group(), C = s_.in_c, KH = s_.kernel_h, KW = s_.kernel_w, K = s_.depth();
+    const int64_t H = s_.in_h, W = s_.in_w, OW = s_.out_w;
+    const uint8_t* base = x + n * H * W * C + g * Cg;
+    const bool runs = Cg == C && s_.dilation_w == 1;
+    const int64_t stride = patch_stride();
+    parallel_for(pool, s_.out_h, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, OW * K)), [&](int64_t r0, int64_t r1) {
+      for (int64_t oh = r0; oh < r1; ++oh) {
+        const int64_t ih0 = oh * s_.stride_h - s_.pad_top;
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          uint8_t* dst = patches + (oh * OW + ow) * stride;
+          const int64_t iw0 = ow * s_.stride_w - s_.pad_left;
+          for (int64_t ki = 0; ki < KH; ++ki) {
+            const int64_t ih = ih0 + ki * s_.dilation_h;
+            if (runs) {  // the row's taps are adjacent pixels: one copy of those inside
+              const int64_t lo = std::min(KW, std::max<int64_t>(0, -iw0)), hi = std::max(lo, std::min(KW, W - iw0));
+              if (ih < 0 || ih >= H) {
+                std::memset(dst, x_zero, (size_t)(KW * C));
+              } else {
+                if (lo > 0) std::memset(dst, x_zero, (size_t)(lo * C));
+                copy_bytes(dst + lo * C, base + (ih * W + iw0 + lo) * C, (hi - lo) * C);
+                if (hi < KW) std::memset(dst + hi * C, x_zero, (size_t)((KW - hi) * C));
+              }
+              dst += KW * C;
+              continue;
+            }
+            for (int64_t kj = 0; kj < KW; ++kj, dst += Cg) {
+              const int64_t iw = iw0 + kj * s_.dilation_w;
+              if (ih < 0 || ih >= H || iw < 0 || iw >= W) std::memset(dst, x_zero, (size_t)Cg);
+              else std::memcpy(dst, base + (ih * W + iw) * C, (size_t)Cg);
+            }
+          }
+        }
+      }
+    });
+  }
+
   bool x_signed_, w_signed_, y_signed_;
-  bool relu_ = false, depthwise_ = false;
+  bool relu_ = false, depthwise_ = false, channels_last_ = false;
   ConvShape s_;
   std::vector<cpu::PackedInt8B> packed_;
 };
