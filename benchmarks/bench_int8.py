@@ -11,14 +11,15 @@ against onnxruntime, side by side in one process, at 1 and 2 threads.
    int8 weights, its MatMulInteger / DynamicQuantizeLinear kernels); also the fastest of 12
    alternate runs of mnnpy int8 and float32, steadier than medians on a shared machine.
 
-3. Static int8 CNNs (torchvision resnet18, resnet50 and mobilenet_v2, random weights, 224x224)
-   quantized by quantize_static in QDQ format: mnnpy (QDQ fused onto its int8 convolutions, run
-   channels last) against onnxruntime on the same file and against mnnpy float32 on the float
-   model.
+3. Static int8 models (torchvision resnet18, resnet50 and mobilenet_v2, random weights, 224x224;
+   "bert": BERT-base at sequence 128) quantized by quantize_static in QDQ format: mnnpy (QDQ
+   fused onto its int8 kernels, convolutions run channels last) against onnxruntime and OpenVINO
+   (when installed: scripts/setup.sh bench) on the same file and against mnnpy float32 on the
+   float model.
 
 Each pair runs in interleaved bursts (common.compare_in_bursts); ratios are time / other time
 (below 1: the first is faster). Run: python benchmarks/bench_int8.py [--threads 1,2] [--skip-gemm]
-[--skip-bert] [--cnns resnet18,resnet50,mobilenet_v2]"""
+[--skip-bert] [--cnns resnet18,resnet50,mobilenet_v2,bert]"""
 import argparse
 import os
 import sys
@@ -33,7 +34,7 @@ sys.path.insert(0, HERE)
 from common import compare_in_bursts, fmt_time, machine_summary  # noqa: E402
 
 SHAPES = [(1, 768, 768), (128, 768, 3072), (384, 1024, 1024)]
-CNN_CHOICES = ("resnet18", "resnet50", "mobilenet_v2")
+CNN_CHOICES = ("resnet18", "resnet50", "mobilenet_v2", "bert")
 SEQ = 128
 
 
@@ -144,39 +145,81 @@ def bench_bert(threads_list, tmp):
               f"  fp32/int8 {b_fp32 / b_low:5.2f}", flush=True)
 
 
-def bench_cnn(threads_list, tmp, names):
-    """Static int8 CNNs: quantize_static QDQ models (per-channel int8 weights with reduce_range,
-    uint8 activations, calibrated on 4 random images), mnnpy (its QDQ fusion onto the int8
-    convolutions) against onnxruntime on the same file and against mnnpy float32."""
+def openvino_runner(path, feeds, threads):
+    """OpenVINO's CPU plugin on the ONNX file (it runs QDQ models on its int8 kernels; on CPUs with
+    bf16 or AMX its default precision is bf16, which its float32 numbers then are), or None when
+    openvino is not installed (scripts/setup.sh bench installs it)."""
+    try:
+        import openvino as ov
+    except ImportError:
+        return None
+    core = ov.Core()
+    net = core.read_model(path)
+    net.reshape({name: list(x.shape) for name, x in feeds.items()})
+    compiled = core.compile_model(net, "CPU", {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_NUM_THREADS": str(threads)})
+    request = compiled.create_infer_request()
+    return lambda: request.infer(feeds)
+
+
+def calibration_reader(batches):
+    from onnxruntime.quantization import CalibrationDataReader
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.batches = iter(batches)
+
+        def get_next(self):
+            return next(self.batches, None)
+    return Reader()
+
+
+def bench_static(threads_list, tmp, names):
+    """Static int8 models: quantize_static QDQ files (per-channel int8 weights with reduce_range,
+    uint8 activations, calibrated on 4 random inputs) of torchvision CNNs and of BERT-base
+    ("bert"), run by mnnpy (its QDQ fusion onto the int8 kernels), onnxruntime and OpenVINO (when
+    installed), against mnnpy float32 on the float model."""
     import mnnpy
     from mnnpy import nn
-    from model_zoo import export_torchvision
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+    from model_zoo import export_torchvision, export_transformer
+    from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
     rng = np.random.default_rng(0)
-    x = rng.standard_normal((1, 3, 224, 224)).astype(np.float32)
-    print(f"\n== static int8 CNNs, QDQ, 224x224 ({machine_summary()}, int8 path: {mnnpy._core.int8_gemm_info()['path']})")
-    print("   ratios: mnnpy int8 time / onnxruntime int8 time, mnnpy int8 time / mnnpy fp32 time")
+    print(f"\n== static int8 models, QDQ ({machine_summary()}, int8 path: {mnnpy._core.int8_gemm_info()['path']})")
+    print("   ratios: mnnpy int8 time / that engine's int8 time, mnnpy int8 time / mnnpy fp32 time")
     for name in names:
-        path = export_torchvision(name, 224)
+        if name == "bert":
+            path = export_transformer("bert", SEQ, small=False)
+            make = lambda: {"input_ids": rng.integers(0, 1000, (1, SEQ)).astype(np.int64),  # noqa: E731
+                            "attention_mask": np.ones((1, SEQ), np.int64)}
+        else:
+            path = export_torchvision(name, 224)
+            make = lambda: {"input": rng.standard_normal((1, 3, 224, 224)).astype(np.float32)}  # noqa: E731
         qdq_path = os.path.join(tmp, f"{name}_qdq.onnx")
-        batches = iter([{"input": rng.standard_normal((1, 3, 224, 224)).astype(np.float32)} for _ in range(4)])
-
-        class Calibration(CalibrationDataReader):
-            def get_next(self):
-                return next(batches, None)
-        quantize_static(path, qdq_path, Calibration(), quant_format=QuantFormat.QDQ, per_channel=True,
-                        reduce_range=True, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+        quantize_static(path, qdq_path, calibration_reader([make() for _ in range(4)]), quant_format=QuantFormat.QDQ,
+                        per_channel=True, reduce_range=True, activation_type=QuantType.QUInt8,
+                        weight_type=QuantType.QInt8)
+        feeds = make()
+        inputs = list(feeds.values())
         for threads in threads_list:
             mnnpy.set_num_threads(threads)
-            fp32 = nn.load_module_from_file(path, ["input"], [])
-            int8 = nn.load_module_from_file(qdq_path, ["input"], [])
+            fp32 = nn.load_module_from_file(path, list(feeds), [])
+            int8 = nn.load_module_from_file(qdq_path, list(feeds), [])
             sess = ort_session(qdq_path, threads)
-            y_int8, y_ort = np.asarray(int8.forward([x])), sess.run(None, {"input": x})[0]
-            t_int8, t_ort = compare_in_bursts(lambda: int8.forward([x]), lambda: sess.run(None, {"input": x}), rounds=3)
-            t_int8b, t_fp32 = compare_in_bursts(lambda: int8.forward([x]), lambda: fp32.forward([x]), rounds=3)
-            print(f"  {name:<13} {threads}T  mnnpy int8 {fmt_time(t_int8)}  onnxruntime int8 {fmt_time(t_ort)}"
-                  f"  mnnpy fp32 {fmt_time(t_fp32)}  int8/onnxruntime {t_int8 / t_ort:5.2f}"
-                  f"  int8/fp32 {t_int8b / t_fp32:5.2f}  (max |mnnpy - onnxruntime| {np.abs(y_int8 - y_ort).max():.3g},"
+            ours = lambda: int8.forward(inputs)  # noqa: E731
+            y_int8, y_ort = np.asarray(int8.forward(inputs)), sess.run(None, feeds)[0]
+            t_int8, t_ort = compare_in_bursts(ours, lambda: sess.run(None, feeds), rounds=3)
+            t_int8b, t_fp32 = compare_in_bursts(ours, lambda: fp32.forward(inputs), rounds=3)
+            line = (f"  {name:<13} {threads}T  mnnpy int8 {fmt_time(t_int8)}  onnxruntime int8 {fmt_time(t_ort)}"
+                    f"  mnnpy fp32 {fmt_time(t_fp32)}  int8/onnxruntime {t_int8 / t_ort:5.2f}"
+                    f"  int8/fp32 {t_int8b / t_fp32:5.2f}")
+            try:
+                ov_int8 = openvino_runner(qdq_path, feeds, threads)
+            except RuntimeError as e:  # OpenVINO's own transformations refuse some QDQ graphs
+                ov_int8 = None
+                line += f"  openvino int8: not compiled ({str(e).strip().splitlines()[-2][:60]}...)"
+            if ov_int8 is not None:
+                t_int8c, t_ov = compare_in_bursts(ours, ov_int8, rounds=3)
+                line += f"  openvino int8 {fmt_time(t_ov)}  int8/openvino {t_int8c / t_ov:5.2f}"
+            print(line + f"  (max |mnnpy - onnxruntime| {np.abs(y_int8 - y_ort).max():.3g},"
                   f" outputs up to {np.abs(y_ort).max():.3g})", flush=True)
 
 
@@ -185,7 +228,7 @@ def main():
     p.add_argument("--threads", default="1,2")
     p.add_argument("--skip-bert", action="store_true")
     p.add_argument("--cnns", default="resnet18,mobilenet_v2",
-                   help=f"static int8 CNNs, of {','.join(CNN_CHOICES)} ('' for none)")
+                   help=f"static int8 models, of {','.join(CNN_CHOICES)} ('' for none)")
     p.add_argument("--skip-gemm", action="store_true")
     args = p.parse_args()
     threads_list = [int(t) for t in args.threads.split(",")]
@@ -199,7 +242,7 @@ def main():
         if not args.skip_bert:
             bench_bert(threads_list, tmp)
         if cnns:
-            bench_cnn(threads_list, tmp, cnns)
+            bench_static(threads_list, tmp, cnns)
 
 
 if __name__ == "__main__":
