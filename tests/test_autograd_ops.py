@@ -55,6 +55,12 @@ NON_DIFFERENTIABLE = {
     "DynamicQuantMatMul": "inference with int8 constant weights: models train with float weights",
     "MatMulInteger": "integer product: integer output",
     "QLinearConv2D": "int8 convolution: integer output",
+    "QLinearAdd": "int8 addition: integer output",
+    "QLinearMul": "int8 multiplication: integer output",
+    "QLinearAveragePool": "int8 average pooling: integer output",
+    "QLinearGlobalAveragePool": "int8 global average pooling: integer output",
+    "QLinearConcat": "int8 concatenation with requantization: integer output",
+    "MaxPool2DInt8": "8-bit max pooling: integer output",
 }
 for _name in ("Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual", "IsFinite", "IsInf", "IsNan",
               "LogicalAnd", "LogicalOr", "LogicalXor", "LogicalNot"):
