@@ -23,15 +23,21 @@ def _scalar_weight(graph, name):
     return w is not None and np.asarray(w).size == 1
 
 
-def fuse_qdq(graph):
-    """Rewrites graph.nodes in place (see the module docstring), then switches the int8
-    convolutions to channels last (_int8_layout.py); returns the graph."""
-    fuse_int8_ops(graph)  # the ops around the convolutions (below)
+def _producers_and_readers(graph):
+    """The node producing each name, and the nodes reading it."""
     producer = {out: n for n in graph.nodes for out in n.outputs}
     uses = {}
     for n in graph.nodes:
         for x in node_reads(n):
             uses.setdefault(x, []).append(n)
+    return producer, uses
+
+
+def fuse_qdq(graph):
+    """Rewrites graph.nodes in place (see the module docstring), then switches the int8
+    convolutions to channels last (_int8_layout.py); returns the graph."""
+    fuse_int8_ops(graph)  # the ops around the convolutions (below)
+    producer, uses = _producers_and_readers(graph)
     outputs = {v.name for v in graph.outputs}
     weights = graph.weights
     replaced = {}  # id(QuantizeLinear node) -> new node; id(float node) -> None (dropped)
@@ -201,11 +207,7 @@ def _same_value(graph, a, b):
 
 def fuse_int8_ops(graph):
     """Rewrites graph.nodes in place (the patterns above); returns the graph."""
-    producer = {out: n for n in graph.nodes for out in n.outputs}
-    uses = {}
-    for n in graph.nodes:
-        for x in node_reads(n):
-            uses.setdefault(x, []).append(n)
+    producer, uses = _producers_and_readers(graph)
     outputs = {v.name for v in graph.outputs}
     weights = graph.weights
     replaced = {}  # id(node) -> list of nodes in its place (empty: dropped)
