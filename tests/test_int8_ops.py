@@ -14,6 +14,8 @@ from helpers import simd_target
 
 TARGETS = mnnpy.runtime_info()["simd_targets_usable"]
 DTYPES = [np.uint8, np.int8]
+# Opset 17's IR version: the models built here load in onnxruntime releases older than the onnx package.
+ONNX_IR_VERSION = 8
 
 
 @pytest.fixture
@@ -91,7 +93,7 @@ def _onnxruntime(op, inputs, attrs, out_dtype, domain="com.microsoft"):
     graph = helper.make_graph([node], "g", [], [helper.make_tensor_value_info("y", types[np.dtype(out_dtype)], None)],
                               initializers)
     opsets = [helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
-    model = helper.make_model(graph, opset_imports=opsets)
+    model = helper.make_model(graph, opset_imports=opsets, ir_version=ONNX_IR_VERSION)
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
@@ -468,7 +470,8 @@ def _qdq_linear_model(rng, gemm, per_column, quantize_output):
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [6, K])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
                               [numpy_helper.from_array(np.asarray(v), k) for k, v in init.items()])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString(), init
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=ONNX_IR_VERSION)
+    return model.SerializeToString(), init
 
 
 @pytest.mark.parametrize("gemm", [False, True])
@@ -513,7 +516,7 @@ def _contrib_model(op, x_shape, dtype, extra_inputs, attrs, tmp_path, extra_befo
     graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", types[np.dtype(dtype)], list(x_shape))],
                               [helper.make_tensor_value_info("y", types[np.dtype(dtype)], None)], init)
     opsets = [helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
-    model = helper.make_model(graph, opset_imports=opsets)
+    model = helper.make_model(graph, opset_imports=opsets, ir_version=ONNX_IR_VERSION)
     path = str(tmp_path / f"{op}.onnx")
     with open(path, "wb") as f:
         f.write(model.SerializeToString())
@@ -625,7 +628,8 @@ def _qdq_chain_model(rng, same_concat_params):
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 9, 9])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
                               [numpy_helper.from_array(np.asarray(v), k) for k, v in init.items()])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=ONNX_IR_VERSION)
+    return model.SerializeToString()
 
 
 @pytest.mark.parametrize("same_concat_params", [False, True])

@@ -732,6 +732,10 @@ void QuantizeRowsImpl(int64_t m0, int64_t m1, int64_t K, const float* x, int64_t
 
 void Int8InfoImpl(const char** path, int* mr, int* nr) {
   *path = kPath;
+#if HWY_TARGET == HWY_AVX3_DL
+  // GemmInt8Impl hands large enough products to AMX here when the switch and the CPU allow it.
+  if (int8_amx_setting().on && int8_amx_available()) *path = "amx";
+#endif
   *mr = kMR;
   *nr = (int)kNR;
 }
