@@ -352,7 +352,8 @@ def test_int8_amx_is_exact(rng, a_dtype, b_dtype):
 @needs_amx
 def test_int8_amx_matches_vector_path(rng):
     """Bit-identical to the VNNI path: int32 products with zero points, the float epilogue of
-    dynamic quantization, a strided A (a slice) and the int8 convolution's GEMM."""
+    dynamic quantization, a strided A (a slice) and the int8 convolutions' GEMM with its 8-bit
+    epilogue (NCHW and channels last, 1x1 and 3x3, uint8 and int8 outputs)."""
     a, b = _random(rng, np.uint8, (70, 300)), _random(rng, np.int8, (300, 90))
     x = rng.standard_normal((45, 200)).astype(np.float32)
     w_q, w_scale = _quantize_columns(rng.standard_normal((200, 77)).astype(np.float32))
@@ -361,6 +362,8 @@ def test_int8_amx_matches_vector_path(rng):
     wc = _random(rng, np.int8, (40, 32, 3, 3))
     wz = _random(rng, np.int8, (40,))
     ws = rng.uniform(0.001, 0.01, 40).astype(np.float32)
+    xc_last = np.ascontiguousarray(xc.transpose(0, 2, 3, 1))
+    bias_c = rng.integers(-5000, 5000, 40).astype(np.int32)
 
     zb = _random(rng, np.int8, (90,))
 
@@ -369,7 +372,13 @@ def test_int8_amx_matches_vector_path(rng):
                 F.matmul_integer(a[:, 3:250], b[3:250]).read(),
                 F.dynamic_quant_matmul(x, F.const(w_q), w_scale, bias).read(),
                 F.qlinear_conv2d(xc, np.float32(0.02), np.uint8(120), F.const(wc), ws, wz, np.float32(3.0),
-                                 np.uint8(128), None, (1, 1), (1, 1, 1, 1)).read()]
+                                 np.uint8(128), None, (1, 1), (1, 1, 1, 1)).read(),
+                F.qlinear_conv2d(xc_last, np.float32(0.02), np.uint8(120), F.const(wc), ws, np.int8(0),
+                                 np.float32(3.0), np.int8(-5), bias_c, (1, 1), (1, 1, 1, 1),
+                                 channels_last=True).read(),
+                F.qlinear_conv2d(xc_last, np.float32(0.02), np.uint8(120), F.const(wc[:, :, 1:2, 1:2]), ws,
+                                 np.int8(0), np.float32(0.5), np.uint8(100), bias_c, relu=True,
+                                 channels_last=True).read()]
 
     with _int8_amx(False):
         assert mnnpy._core.int8_gemm_info()["path"] == "vnni"

@@ -572,14 +572,39 @@ void finish_amx_block(const void* call, int32_t* block, int64_t i0, int rows, in
                       const int32_t* row_sums) {
   finish_tile(*static_cast<const Int8Call*>(call), block, i0, rows, j0, cols, row_sums);
 }
+
+// 8-bit outputs: the column terms of each column tile (one per AMX block of columns).
+struct AmxRequantCall {
+  const Int8Call* call;
+  const RequantColumns* columns;
+};
+void finish_amx_block_requant(const void* context, int32_t* block, int64_t i0, int rows, int64_t j0, int cols,
+                              const int32_t* row_sums) {
+  const AmxRequantCall& c = *static_cast<const AmxRequantCall*>(context);
+  finish_tile_requant(*c.call, block, i0, rows, j0, cols, row_sums, c.columns[j0 / kNR]);
+}
 #endif
+
+// The column terms of the 8-bit epilogue for every column tile of the product.
+std::vector<RequantColumns> gather_all_requant_columns(const Int8Call& g) {
+  const int64_t N = g.b->n, col_tiles = ceil_div(N, (int64_t)kNR);
+  std::vector<RequantColumns> columns((size_t)col_tiles);
+  for (int64_t ct = 0; ct < col_tiles; ++ct)
+    gather_requant_columns(g, ct * kNR, (int)std::min<int64_t>(kNR, N - ct * kNR), columns[ct]);
+  return columns;
+}
 
 void GemmInt8Impl(Int8Call g) {
 #if HWY_TARGET == HWY_AVX3_DL
   g.bytes_form = true;
-  // The 8-bit epilogue stays on the VNNI path: AMX blocks go through finish_tile only.
-  if (!g.ep->requant_multiplier && int8_amx_chosen(g.M, g.b->k)) {
-    gemm_int8_amx(g.M, g.a, g.lda, g.a_signed, *g.b, g.pool, &finish_amx_block, &g);
+  if (int8_amx_chosen(g.M, g.b->k)) {
+    if (g.ep->requant_multiplier) {
+      const std::vector<RequantColumns> columns = gather_all_requant_columns(g);
+      const AmxRequantCall call{&g, columns.data()};
+      gemm_int8_amx(g.M, g.a, g.lda, g.a_signed, *g.b, g.pool, &finish_amx_block_requant, &call);
+    } else {
+      gemm_int8_amx(g.M, g.a, g.lda, g.a_signed, *g.b, g.pool, &finish_amx_block, &g);
+    }
     return;
   }
 #elif HWY_TARGET == HWY_AVX2
@@ -635,9 +660,8 @@ void GemmInt8Impl(Int8Call g) {
   // 8-bit outputs: the column terms of every tile gathered once; and where a task's panels of B
   // stay in L2, a task's rows go through all its panels before the next ones, so that each output
   // row is written whole while in cache (column tiles of bytes cover parts of cache lines).
-  std::vector<RequantColumns> requant_columns(requant ? (size_t)col_tiles : 0);
-  for (int64_t ct = 0; ct < (int64_t)requant_columns.size(); ++ct)
-    gather_requant_columns(g, ct * kNR, (int)std::min<int64_t>(kNR, N - ct * kNR), requant_columns[ct]);
+  const std::vector<RequantColumns> requant_columns =
+      requant ? gather_all_requant_columns(g) : std::vector<RequantColumns>();
   const bool rows_outer = requant && tiles_per_block * kNP * panel_stride <= kL2BlockBytes;
   parallel_for(g.pool, row_blocks * col_blocks, 1, [&](int64_t t0, int64_t t1) {
     alignas(64) int32_t tile[kMR * kNR];

@@ -40,13 +40,11 @@ static_assert(kAmxInt8BlockRows == 2 * kTileRows, "a block spans two tiles of ro
 // The setting, read by every product and written by tests: its fields in atomics of their own (a
 // product racing a change may see a mix, each part valid).
 struct AmxSwitch {
-  // Off unless asked for (MNNPY_INT8_AMX=1 or set_int8_amx): the driver has run only on an
-  // emulation of the tile instructions so far, not yet timed and checked on an AMX CPU.
-  std::atomic<bool> on{false};
+  std::atomic<bool> on{true};
   std::atomic<int64_t> min_rows{kAmxInt8MinRows}, min_depth{kAmxInt8MinDepth};
   AmxSwitch() {
     const char* env = std::getenv("MNNPY_INT8_AMX");
-    if (env && std::strcmp(env, "1") == 0) on.store(true);
+    if (env && std::strcmp(env, "0") == 0) on.store(false);
   }
 };
 
