@@ -53,27 +53,40 @@ AmxSwitch& amx_switch() {
   return s;
 }
 
+#ifdef MNNPY_INT8_AMX_X86
 // Rows [m0, m0 + rows) of A into dst (kAmxInt8BlockRows rows, `stride` bytes apart, of kp bytes: A,
-// or A + 128 for an int8 A; zero past K and in the rows past `rows`), and their sums into
-// row_sums[m0 ..]. Zero (not 128) past K: products there are 0 whatever B's tile holds.
+// or A + 128 for an int8 A; zero past K and in the rows past `rows`), and their sums (of A as
+// given) into row_sums[m0 ..], modulo 2^32. Zero (not 128) past K: products there are 0 whatever
+// B's tile holds. AVX-512 (every AMX CPU has it): 64 depths a step, masked past K; the sums by
+// vpsadbw over the stored bytes, less 128 K for an int8 A.
 template <class T>
-void copy_rows(const T* a, int64_t lda, int64_t m0, int64_t rows, int64_t K, int64_t kp, int64_t stride, uint8_t* dst,
-               int32_t* row_sums) {
-  const uint32_t shift = std::is_signed<T>::value ? 128u : 0u;
+__attribute__((target("avx512f,avx512bw"))) void copy_rows(const T* a, int64_t lda, int64_t m0, int64_t rows,
+                                                                   int64_t K, int64_t kp, int64_t stride, uint8_t* dst,
+                                                                   int32_t* row_sums) {
+  constexpr bool kSigned = std::is_signed<T>::value;
+  const __m512i flip = _mm512_set1_epi8((char)0x80);
   for (int64_t r = 0; r < rows; ++r) {
     const T* src = a + (m0 + r) * lda;
     uint8_t* out = dst + r * stride;
-    uint32_t sum = 0;  // modulo 2^32, as the rest of the arithmetic
-    for (int64_t k = 0; k < K; ++k) {
-      const uint32_t v = (uint32_t)(int32_t)src[k];
-      sum += v;
-      out[k] = (uint8_t)(v + shift);
+    __m512i sums = _mm512_setzero_si512();
+    for (int64_t k = 0; k < kp; k += 64) {
+      const int64_t left = K - k;
+      const __mmask64 valid = left >= 64 ? ~__mmask64(0) : left > 0 ? (__mmask64(1) << left) - 1 : __mmask64(0);
+      __m512i v = _mm512_maskz_loadu_epi8(valid, src + k);
+      if (kSigned) v = _mm512_maskz_mov_epi8(valid, _mm512_xor_si512(v, flip));
+      sums = _mm512_add_epi64(sums, _mm512_sad_epu8(v, _mm512_setzero_si512()));
+      _mm512_storeu_si512(out + k, v);
     }
-    std::memset(out + K, 0, (size_t)(kp - K));
-    row_sums[m0 + r] = (int32_t)sum;
+    alignas(64) uint64_t lanes[8];
+    _mm512_store_si512(lanes, sums);
+    uint64_t sum = 0;
+    for (uint64_t lane : lanes) sum += lane;
+    if (kSigned) sum -= 128u * (uint64_t)K;
+    row_sums[m0 + r] = (int32_t)(uint32_t)sum;
   }
   for (int64_t r = rows; r < kAmxInt8BlockRows; ++r) std::memset(dst + r * stride, 0, (size_t)kp);
 }
+#endif
 
 #ifdef MNNPY_INT8_AMX_X86
 // Every tile 16 rows x 64 bytes: 0-3 C (int32), 4-5 A (16 rows x 64 uint8 depths), 6-7 B (16
