@@ -104,6 +104,41 @@ def test_qlinear_matmul(rng, dtype):
     check(make_model(node, {"a": a, "b": b}, ["y"], weights), {"a": a, "b": b})
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+@pytest.mark.parametrize("depth", [64, 258, 259, 700])
+def test_batched_integer_matmuls_are_exact(rng, dtype, depth):
+    """A batched B (attention's products): exact float32 products up to 258 terms of 255 * 255,
+    int32 beyond; extreme values against opposite zero points reach the largest sums."""
+    info = np.iinfo(dtype)
+    a = rng.integers(info.min, info.max + 1, (2, 3, 6, depth)).astype(dtype)
+    b = rng.integers(info.min, info.max + 1, (2, 3, depth, 5)).astype(dtype)
+    a[0, 0, 0, :] = info.min
+    b[0, 0, :, 0] = info.min
+    zeros = {"za": np.array(info.max, dtype), "zb": np.array(info.max, dtype)}
+    model = make_model(h.make_node("MatMulInteger", ["a", "b", "za", "zb"], ["y"]), {"a": a, "b": b}, ["y"], zeros)
+    (y,) = check(model, {"a": a, "b": b})
+    assert np.abs(y).max() == depth * 255 * 255
+    weights = {"sa": np.array(0.02, np.float32), "za": np.array(3, dtype), "sb": np.array(0.01, np.float32),
+               "zb": np.array(info.min // 4 + 40, dtype), "sy": np.array(0.003 * depth, np.float32),
+               "zy": np.array(info.max // 2, dtype)}
+    node = h.make_node("QLinearMatMul", ["a", "sa", "za", "b", "sb", "zb", "sy", "zy"], ["y"])
+    check(make_model(node, {"a": a, "b": b}, ["y"], weights), {"a": a, "b": b})
+
+
+@pytest.mark.parametrize("a_dtype", [np.int8, np.uint8])
+def test_qlinear_matmul_constant_b_per_column(rng, a_dtype):
+    """A constant int8 B with per-column scales and zero points: the int8 GEMM's 8-bit epilogue."""
+    info = np.iinfo(a_dtype)
+    a = rng.integers(info.min, info.max + 1, (2, 7, 200)).astype(a_dtype)
+    b = rng.integers(-64, 64, (200, 40)).astype(np.int8)
+    weights = {"sa": np.array(0.02, np.float32), "za": np.array(info.min + 100, a_dtype), "b": b,
+               "sb": rng.uniform(0.002, 0.01, 40).astype(np.float32), "zb": np.zeros(40, np.int8),
+               "sy": np.array(0.3, np.float32), "zy": np.array(info.max // 2, a_dtype)}
+    node = h.make_node("QLinearMatMul", ["a", "sa", "za", "b", "sb", "zb", "sy", "zy"], ["y"])
+    (y,) = check(make_model(node, {"a": a}, ["y"], weights), {"a": a})
+    assert len(np.unique(y)) > 20
+
+
 @pytest.mark.parametrize("group", [1, 2])
 def test_conv_integer_is_exact(rng, group):
     # 64 channels x 3 x 3 = 576 products per output (per group: 288) of up to 255 * 255 each:

@@ -134,26 +134,38 @@ def _matmul_zero(zero, operand, node, which):
     return F.cast(zero, np.int32)
 
 
+# The deepest integer product whose sums float32 holds exactly: depth * 255 * 255 < 2^24.
+_EXACT_MATMUL_DEPTH = (1 << 24) // (255 * 255)
+
+
 def _fits_int8_kernel(zero, count):
     """Whether a MatMulInteger zero point is one the int8 kernel takes: absent, one value, or a
     1-D vector of ``count``."""
     return zero is None or zero.size == 1 and zero.ndim <= 1 or zero.ndim == 1 and zero.shape[0] == count
 
 
-def _integer_matmul(a, a_zero, b, b_zero, node):
+def _integer_matmul(a, a_zero, b, b_zero, node, as_int32=True):
+    """The int32 product (a - a_zero) @ (b - b_zero); with ``as_int32`` False, a product computed
+    exactly in float32 stays float32 (its values are the same integers)."""
     for v, which in ((a, "A"), (b, "B")):
         if np.dtype(v.dtype) not in (np.dtype(np.int8), np.dtype(np.uint8)):
             raise TypeError(f"input {which} must be int8 or uint8, got {np.dtype(v.dtype).name}")
     if a.ndim >= 2 and b.ndim == 2 and _fits_int8_kernel(a_zero, a.shape[-2]) and _fits_int8_kernel(b_zero, b.shape[1]):
         # The int8 GEMM (B packed once when it is constant), same int32 results.
         return F.matmul_integer(a, b, a_zero, b_zero)
-    a32, b32 = F.cast(a, np.int32), F.cast(b, np.int32)
+    # Centred 8-bit values are at most 255 in magnitude: up to _EXACT_MATMUL_DEPTH terms, every
+    # partial sum is an integer below 2^24, so a float32 product (the float GEMM, batched B
+    # included) is exact; deeper ones run in int32.
+    exact_in_float = a.shape[-1] <= _EXACT_MATMUL_DEPTH
+    compute = np.float32 if exact_in_float else np.int32
+    a_c, b_c = F.cast(a, compute), F.cast(b, compute)
     za, zb = _matmul_zero(a_zero, a, node, "A"), _matmul_zero(b_zero, b, node, "B")
     if za is not None:
-        a32 = F.subtract(a32, za)
+        a_c = F.subtract(a_c, F.cast(za, compute))
     if zb is not None:
-        b32 = F.subtract(b32, zb)
-    return F.matmul(a32, b32)
+        b_c = F.subtract(b_c, F.cast(zb, compute))
+    product = F.matmul(a_c, b_c)
+    return F.cast(product, np.int32) if exact_in_float and as_int32 else product
 
 
 @handles("MatMulInteger")
@@ -169,6 +181,18 @@ def _requantize(acc, multiplier, zero, out_dtype):
     return _saturate(y, out_dtype)
 
 
+def _fits_int8_matmul(a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero):
+    """Whether a QLinearMatMul runs as the int8 GEMM with its 8-bit epilogue: 8-bit operands and
+    output, a 2-D B, float32 scales, one zero point for A and one or one per column for B."""
+    eight_bit = (np.dtype(np.int8), np.dtype(np.uint8))
+    if a.ndim < 2 or b.ndim != 2 or y_zero is None or any(np.dtype(v.dtype) not in eight_bit for v in (a, b, y_zero)):
+        return False
+    if any(np.dtype(v.dtype) != np.dtype(np.float32) for v in (a_scale, b_scale, y_scale)):
+        return False
+    return ((a_zero is None or a_zero.size == 1) and y_zero.size == 1
+            and (b_zero is None or b_zero.size in (1, b.shape[1]) and b_zero.ndim <= 1))
+
+
 @handles("QLinearMatMul")
 def _qlinear_matmul(ctx, node, ins):
     a, a_scale, a_zero, b, b_scale, b_zero, y_scale = ins[:7]
@@ -181,9 +205,20 @@ def _qlinear_matmul(ctx, node, ins):
     if b_scale.size != 1 and not per_column:
         raise UnsupportedOperator(f"node '{node.name}': QLinearMatMul with b_scale of shape {list(b_scale.shape)} is "
                                   "not supported (one value, or one per column of a 2-D B)")
+    if _fits_int8_matmul(a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero):
+        # Rows of A times a 2-D B with the requantization in the GEMM's epilogue: a 1x1
+        # convolution over A's rows, channels last (the same formula, the same bytes).
+        rows, (depth, columns) = int(np.prod(a.shape[:-1])), b.shape
+        weights = F.reshape(F.transpose(b, [1, 0]), [columns, depth, 1, 1])
+        zero_a = F.reshape(a_zero, []) if a_zero is not None else F.const(np.zeros((), a.dtype))
+        zero_b = F.reshape(b_zero, [-1]) if b_zero is not None else F.const(np.zeros((), b.dtype))
+        y = F.qlinear_conv2d(F.reshape(a, [1, rows, 1, depth]), F.reshape(a_scale, []), zero_a, weights,
+                             F.reshape(b_scale, [-1]), zero_b, F.reshape(y_scale, []), F.reshape(y_zero, []),
+                             channels_last=True)
+        return F.reshape(y, list(a.shape[:-1]) + [columns])
     if b_zero is not None and b_zero.size != 1:
         b_zero = F.reshape(b_zero, [-1])
-    acc = _integer_matmul(a, a_zero, b, b_zero, node)
+    acc = _integer_matmul(a, a_zero, b, b_zero, node, as_int32=False)
     # The combined scale in the scales' own type, as ONNX computes it, then applied in float64.
     multiplier = F.divide(F.multiply(F.reshape(a_scale, []), F.reshape(b_scale, [-1] if per_column else [])),
                           F.reshape(y_scale, []))
