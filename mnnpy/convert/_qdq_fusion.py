@@ -37,6 +37,7 @@ def fuse_qdq(graph):
     """Rewrites graph.nodes in place (see the module docstring), then switches the int8
     convolutions to channels last (_int8_layout.py); returns the graph."""
     fuse_int8_ops(graph)  # the ops around the convolutions (below)
+    fuse_int8_lookups(graph)
     producer, uses = _producers_and_readers(graph)
     outputs = {v.name for v in graph.outputs}
     weights = graph.weights
@@ -103,15 +104,18 @@ def fuse_qdq(graph):
         new = replaced.get(id(n), n)
         if new is not None:
             nodes.append(new)
-    # DequantizeLinear nodes (of weights, mostly) nothing reads any more.
+    graph.nodes = _without_unread_dequantize(nodes, outputs)  # of weights, mostly
+    return to_channels_last(graph)
+
+
+def _without_unread_dequantize(nodes, outputs):
+    """`nodes` less the DequantizeLinear nodes that nothing (no node, no graph output) reads."""
     while True:
         read = {x for n in nodes for x in node_reads(n)} | outputs
         kept = [n for n in nodes if n.op != "DequantizeLinear" or any(o in read for o in n.outputs)]
         if len(kept) == len(nodes):
-            break
+            return kept
         nodes = kept
-    graph.nodes = nodes
-    return to_channels_last(graph)
 
 
 def _int32_bias(graph, producer, name, x_scale, w_scale, where):
@@ -330,12 +334,100 @@ def fuse_int8_ops(graph):
     if not replaced:
         return graph
     nodes = [m for n in graph.nodes for m in replaced.get(id(n), [n])]
-    # DequantizeLinear nodes nothing reads any more.
-    while True:
-        read = {x for n in nodes for x in node_reads(n)} | outputs
-        kept = [n for n in nodes if n.op != "DequantizeLinear" or any(o in read for o in n.outputs)]
-        if len(kept) == len(nodes):
-            break
-        nodes = kept
-    graph.nodes = nodes
+    graph.nodes = _without_unread_dequantize(nodes, outputs)
+    return graph
+
+
+# ---------------------------------------------------------------- 8-bit lookup tables
+# DQ -> elementwise float ops -> Q, where every op reads only the dequantized value, other values
+# of the region and scalar constants (GELU's Div, Erf, Add, Mul, Mul; Sigmoid; HardSwish ...): the
+# 8-bit output is a function of the 8-bit input alone, so the region becomes one Gather from a
+# 256-entry table, made by running the region itself (DequantizeLinear and QuantizeLinear
+# included) on the 256 codes.
+_ELEMENTWISE = ("Abs", "Add", "Ceil", "Clip", "Cos", "Div", "Elu", "Erf", "Exp", "Floor", "Gelu", "HardSigmoid",
+                "HardSwish", "Identity", "LeakyRelu", "Log", "Max", "Min", "Mish", "Mul", "Neg", "Pow",
+                "Reciprocal", "Relu", "Round", "Selu", "Sigmoid", "Sin", "Softplus", "Softsign", "Sqrt", "Sub",
+                "Tanh")
+_LOOKUP_MAX_NODES = 32
+
+
+def _lookup_region(graph, producer, uses, quant, outputs):
+    """(DequantizeLinear, region nodes in graph order) of the elementwise region that ends at the
+    QuantizeLinear `quant`, else None."""
+    weights = graph.weights
+    region, source, todo = {}, None, [quant.inputs[0]]
+    while todo:
+        name = todo.pop()
+        node = producer.get(name)
+        if node is None or id(node) in region:
+            continue
+        if node.op == "DequantizeLinear":
+            if _per_tensor_dq(graph, producer, name) is None or source not in (None, node):
+                return None
+            source = node
+            continue
+        if node.op not in _ELEMENTWISE or len(node.outputs) != 1 or len(region) == _LOOKUP_MAX_NODES:
+            return None
+        if any(k == "subgraph" or not isinstance(v, (int, float, str)) for k, v in node.attrs.items()):
+            return None
+        region[id(node)] = node
+        for x in node.inputs:
+            if not x:
+                continue
+            if x in weights:
+                if np.asarray(weights[x]).size != 1:
+                    return None  # a per-position constant: not a function of the value alone
+            else:
+                todo.append(x)
+    if source is None or not region:
+        return None
+    # Values inside the region are read only inside it (and the last one only by quant).
+    for node in region.values():
+        out = node.outputs[0]
+        if out in outputs or any(id(r) not in region and r is not quant for r in uses.get(out, [])):
+            return None
+    return source, [n for n in graph.nodes if id(n) in region]
+
+
+def _lookup_table(graph, source, region, quant):
+    """The region's 8-bit output for each code, indexed by the code's unsigned byte (an int8
+    code v at v + 256 for v < 0, where Gather reads a negative index)."""
+    from ._graph import Graph, ValueInfo
+    from ._onnx_ops import instantiate
+    code = source.inputs[0]
+    code_dtype = np.dtype(graph.weights[source.inputs[2]].dtype)
+    codes = np.arange(256, dtype=np.uint8).view(code_dtype)
+    out = quant.outputs[0]
+    table_graph = Graph([source] + region + [quant], graph.weights, [ValueInfo(code, code_dtype.name, [256])],
+                        [ValueInfo(out, "", [256])])
+    _, (table,) = instantiate(table_graph, graph.weights, {}, {code: codes})
+    return np.asarray(table.read())
+
+
+def fuse_int8_lookups(graph):
+    """Rewrites graph.nodes in place (each region above one Gather); returns the graph."""
+    producer, uses = _producers_and_readers(graph)
+    outputs = {v.name for v in graph.outputs}
+    weights = graph.weights
+    replaced = {}  # id(node) -> list of nodes in its place (empty: dropped)
+    for quant in graph.nodes:
+        if quant.op != "QuantizeLinear" or len(quant.inputs) < 3 or not (
+                _scalar_weight(graph, quant.inputs[1]) and _scalar_weight(graph, quant.inputs[2])):
+            continue
+        if np.dtype(weights[quant.inputs[2]].dtype) not in _EIGHT_BIT:
+            continue
+        found = _lookup_region(graph, producer, uses, quant, outputs)
+        if found is None or any(id(n) in replaced for n in found[1]):
+            continue
+        source, region = found
+        table = f"{quant.outputs[0]}/lookup_table"
+        weights[table] = _lookup_table(graph, source, region, quant)
+        replaced[id(quant)] = [Node("Gather", [table, source.inputs[0]], list(quant.outputs), {"axis": 0},
+                                    quant.name or region[-1].name)]
+        for node in region:
+            replaced[id(node)] = []
+    if not replaced:
+        return graph
+    nodes = [m for n in graph.nodes for m in replaced.get(id(n), [n])]
+    graph.nodes = _without_unread_dequantize(nodes, outputs)
     return graph

@@ -540,6 +540,31 @@ void gather(size_t elem_size, DType index_dtype, const void* src, const void* in
             int64_t axis_size, int64_t num_index, int64_t inner, void* dst, ThreadPool* pool) {
   const int64_t units = outer * num_index;
   if (units == 0 || inner == 0) return;
+  if (elem_size == 1 && inner == 1 && outer == 1 && axis_size == 256 &&
+      (index_dtype == DType::UInt8 || index_dtype == DType::Int8)) {
+    // A byte table over every byte (the 8-bit lookups of converted int8 models): an int8 index v
+    // reads v + 256 when negative, which is its unsigned byte, as a uint8 index reads.
+    const uint8_t* table = static_cast<const uint8_t*>(src);
+    const uint8_t* ix = static_cast<const uint8_t*>(index);
+    uint8_t* d = static_cast<uint8_t*>(dst);
+    parallel_for(pool, units, kTaskBytes, [table, ix, d](int64_t u0, int64_t u1) {
+      // Byte stores may alias anything: the pointers held in registers, not re-read per byte.
+      const uint8_t* __restrict t = table;
+      const uint8_t* __restrict in = ix + u0;
+      uint8_t* __restrict out = d + u0;
+      const int64_t n = u1 - u0;
+      int64_t u = 0;
+      for (; u + 8 <= n; u += 8) {
+        uint64_t codes;
+        std::memcpy(&codes, in + u, 8);
+        uint64_t bytes = 0;
+        for (int b = 0; b < 8; ++b) bytes |= (uint64_t)t[(codes >> (8 * b)) & 0xff] << (8 * b);
+        std::memcpy(out + u, &bytes, 8);
+      }
+      for (; u < n; ++u) out[u] = t[in[u]];
+    });
+    return;
+  }
   const int64_t unit_bytes = inner * (int64_t)elem_size;
   const bool stream = (size_t)(units * unit_bytes) >= kStreamingBytes;
   with_elem_type(elem_size, [&](auto etag) {
