@@ -61,6 +61,8 @@ CASES = [  # (N, C, H, W), OC, kernel, stride, pads, dilation, group
     ((1, 64, 5, 5), 33, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),     # deep: 576 products
     ((1, 3, 20, 19), 3, (17, 17), (3, 2), (8, 7, 8, 9), (1, 1), 3),   # depthwise, 289 taps: int32 sums
     ((2, 20, 9, 8), 20, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 20),    # depthwise: whole vectors and a tail
+    ((1, 48, 9, 8), 48, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 48),    # depthwise: 32 and 16 channels
+    ((1, 72, 7, 9), 72, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 72),    # depthwise: 2 x 32 and a tail of 8
     ((1, 16, 9, 9), 24, (1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1),     # 1x1, stride 2
     ((2, 6, 7, 7), 35, (3, 3), (2, 1), (1, 0, 0, 1), (1, 2), 1),      # batch, odd channel counts
 ]

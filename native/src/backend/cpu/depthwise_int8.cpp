@@ -2,7 +2,8 @@
 // output rows; for each output pixel the channels run in vectors of int32 lanes, every tap whose
 // input pixel is inside the image adding its centred product (padding, x_zero centred, adds 0),
 // then the output row of sums is requantized at once. On x86 the pixels whose taps are all
-// inside take two taps per vpmaddwd (centred values fit int16), 16 channels at a time.
+// inside take two taps per vpmaddwd (centred values fit int16), 16 channels at a time (32 with
+// AVX-512).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "backend/cpu/depthwise_int8.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -59,19 +60,49 @@ inline void paired_taps_16(const T* HWY_RESTRICT x, const int64_t* offsets, int6
 constexpr bool kPairedTaps = false;
 #endif
 
-// The weights for paired_taps_16: for tap pair p and block b of 16 channels, at
-// ((p * blocks + b) * 32): the low vector (per 128-bit half h, channels 8h .. 8h + 3) then the
-// high one (channels 8h + 4 .. 8h + 7), each channel's two taps adjacent.
-std::vector<int16_t> pair_weights(const DepthwiseInt8Nhwc& a) {
-  const int64_t taps = a.kernel_h * a.kernel_w, C = a.channels, blocks = C / 16, pairs = (taps + 1) / 2;
-  std::vector<int16_t> out((size_t)(pairs * blocks * 32));
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+constexpr bool kPairedTaps32 = true;
+// paired_taps_16 for 32 channels in 512-bit vectors (pairs: blocks of 32, see pair_weights).
+template <class T>
+inline void paired_taps_32(const T* HWY_RESTRICT x, const int64_t* offsets, int64_t taps, int64_t c,
+                           const int16_t* HWY_RESTRICT pairs, int64_t pair_stride, __m512i zero,
+                           const int32_t* bias, int32_t* sums) {
+  __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
+  auto load = [&](int64_t t) {
+    const __m256i bytes = _mm256_loadu_si256((const __m256i*)(x + offsets[t] + c));
+    return _mm512_sub_epi16(std::is_signed<T>::value ? _mm512_cvtepi8_epi16(bytes) : _mm512_cvtepu8_epi16(bytes),
+                            zero);
+  };
+  for (int64_t t = 0; t < taps; t += 2, pairs += pair_stride) {
+    const __m512i x0 = load(t), x1 = t + 1 < taps ? load(t + 1) : x0;  // a last odd tap: weight 0
+    lo = _mm512_add_epi32(lo, _mm512_madd_epi16(_mm512_unpacklo_epi16(x0, x1), _mm512_loadu_si512(pairs)));
+    hi = _mm512_add_epi32(hi, _mm512_madd_epi16(_mm512_unpackhi_epi16(x0, x1), _mm512_loadu_si512(pairs + 32)));
+  }
+  // 128-bit block j of lo holds channels 8j .. 8j + 3, of hi 8j + 4 .. 8j + 7: 64-bit lanes
+  // (0, 1) of lo, then (8, 9) (hi's), and so on.
+  const __m512i first = _mm512_permutex2var_epi64(lo, _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0), hi);
+  const __m512i second = _mm512_permutex2var_epi64(lo, _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4), hi);
+  _mm512_storeu_si512(sums + c, _mm512_add_epi32(first, _mm512_loadu_si512(bias + c)));
+  _mm512_storeu_si512(sums + c + 16, _mm512_add_epi32(second, _mm512_loadu_si512(bias + c + 16)));
+}
+#else
+constexpr bool kPairedTaps32 = false;
+#endif
+
+// The weights for paired_taps_16 (width 16) and paired_taps_32 (width 32): for tap pair p and
+// block b of `width` channels, at ((p * blocks + b) * 2 * width): the low vector (per 128-bit
+// block h, channels 8h .. 8h + 3) then the high one (channels 8h + 4 .. 8h + 7), each channel's
+// two taps adjacent.
+std::vector<int16_t> pair_weights(const DepthwiseInt8Nhwc& a, int64_t width) {
+  const int64_t taps = a.kernel_h * a.kernel_w, C = a.channels, blocks = C / width, pairs = (taps + 1) / 2;
+  std::vector<int16_t> out((size_t)(pairs * blocks * 2 * width));
   for (int64_t p = 0; p < pairs; ++p)
     for (int64_t b = 0; b < blocks; ++b)
-      for (int half = 0; half < 2; ++half)
+      for (int64_t h = 0; h < width / 8; ++h)
         for (int i = 0; i < 4; ++i)
           for (int part = 0; part < 2; ++part) {
-            const int64_t ch = b * 16 + half * 8 + part * 4 + i;
-            int16_t* dst = out.data() + (p * blocks + b) * 32 + part * 16 + half * 8 + 2 * i;
+            const int64_t ch = b * width + h * 8 + part * 4 + i;
+            int16_t* dst = out.data() + (p * blocks + b) * 2 * width + part * width + h * 8 + 2 * i;
             dst[0] = (int16_t)a.taps[(2 * p) * C + ch];
             dst[1] = 2 * p + 1 < taps ? (int16_t)a.taps[(2 * p + 1) * C + ch] : (int16_t)0;
           }
@@ -79,8 +110,8 @@ std::vector<int16_t> pair_weights(const DepthwiseInt8Nhwc& a) {
 }
 
 template <class T>
-void depthwise_rows(const DepthwiseInt8Nhwc& a, const double* multiplier, const int16_t* pairs, int64_t r0,
-                    int64_t r1, int32_t* HWY_RESTRICT sums) {
+void depthwise_rows(const DepthwiseInt8Nhwc& a, const double* multiplier, const int16_t* pairs,
+                    const int16_t* pairs32, int64_t r0, int64_t r1, int32_t* HWY_RESTRICT sums) {
   const hn::ScalableTag<int32_t> di;
   const hn::Rebind<T, decltype(di)> d8;
   const int64_t L = (int64_t)hn::Lanes(di);
@@ -127,6 +158,14 @@ void depthwise_rows(const DepthwiseInt8Nhwc& a, const double* multiplier, const 
       int64_t c = 0;
 #if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
       if (pairs && count == KH * KW) {  // every tap inside: two at a time
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+        if (pairs32) {
+          const __m512i zero32 = _mm512_set1_epi16((int16_t)x_zero);
+          for (; c + 32 <= C; c += 32)
+            paired_taps_32(x, offsets.data(), count, c, pairs32 + (c / 32) * 64, (C / 32) * 64, zero32, a.bias,
+                           sums + ow * C);
+        }
+#endif
         const __m256i zero16 = _mm256_set1_epi16((int16_t)x_zero);
         const int64_t blocks = C / 16;
         for (; c + 16 <= C; c += 16)
@@ -166,12 +205,15 @@ void DepthwiseInt8NhwcImpl(const DepthwiseInt8Nhwc& a, ThreadPool* pool) {
   bool int16_weights = kPairedTaps && a.channels >= 16;
   for (int64_t i = 0; int16_weights && i < a.kernel_h * a.kernel_w * a.channels; ++i)
     int16_weights = a.taps[i] >= -255 && a.taps[i] <= 255;
-  const std::vector<int16_t> pairs = int16_weights ? pair_weights(a) : std::vector<int16_t>();
+  const std::vector<int16_t> pairs = int16_weights ? pair_weights(a, 16) : std::vector<int16_t>();
   const int16_t* pp = int16_weights ? pairs.data() : nullptr;
+  const bool wide = kPairedTaps32 && int16_weights && a.channels >= 32;
+  const std::vector<int16_t> pairs32 = wide ? pair_weights(a, 32) : std::vector<int16_t>();
+  const int16_t* pp32 = wide ? pairs32.data() : nullptr;
   parallel_for(pool, rows, std::max<int64_t>(1, (int64_t(1) << 15) / work), [&](int64_t r0, int64_t r1) {
     std::vector<int32_t> sums((size_t)row);
-    if (a.x_signed) depthwise_rows<int8_t>(a, multiplier.data(), pp, r0, r1, sums.data());
-    else depthwise_rows<uint8_t>(a, multiplier.data(), pp, r0, r1, sums.data());
+    if (a.x_signed) depthwise_rows<int8_t>(a, multiplier.data(), pp, pp32, r0, r1, sums.data());
+    else depthwise_rows<uint8_t>(a, multiplier.data(), pp, pp32, r0, r1, sums.data());
   });
 }
 
