@@ -368,8 +368,8 @@ def _lookup_region(graph, producer, uses, quant, outputs):
             continue
         if node.op not in _ELEMENTWISE or len(node.outputs) != 1 or len(region) == _LOOKUP_MAX_NODES:
             return None
-        if any(k == "subgraph" or not isinstance(v, (int, float, str)) for k, v in node.attrs.items()):
-            return None
+        if any(not isinstance(v, (int, float, str)) for v in node.attrs.values()):
+            return None  # lists, tensors, subgraphs: none of the ops above needs them
         region[id(node)] = node
         for x in node.inputs:
             if not x:
