@@ -375,8 +375,9 @@ def _lookup_region(graph, producer, uses, quant, outputs):
             if not x:
                 continue
             if x in weights:
-                if np.asarray(weights[x]).size != 1:
-                    return None  # a per-position constant: not a function of the value alone
+                constant = np.asarray(weights[x])
+                if constant.size != 1 or constant.ndim > 1:
+                    return None  # per position, or of a rank that could widen the value's shape
             else:
                 todo.append(x)
     if source is None or not region:
