@@ -16,7 +16,14 @@ def make_model(nodes, inputs, outputs, weights=None, opset=13):
          for k, v in inputs.items()],
         [h.make_empty_tensor_value_info(o) for o in outputs],
         initializer=[numpy_helper.from_array(np.asarray(v), k) for k, v in (weights or {}).items()])
-    return h.make_model(graph, opset_imports=[h.make_opsetid("", opset)])
+    return with_min_ir_version(h.make_model(graph, opset_imports=[h.make_opsetid("", opset)]))
+
+
+def with_min_ir_version(model):
+    """The model marked with the oldest IR version its opsets allow (the onnx package writes its
+    own, newest one), so that onnxruntime releases older than that package load it too."""
+    model.ir_version = h.find_min_ir_version_for(list(model.opset_import), ignore_unknown=True)
+    return model
 
 
 def run_mnnpy(model, feeds):

@@ -11,11 +11,10 @@ import pytest
 import mnnpy
 import mnnpy.expr as F
 from helpers import simd_target
+from onnx_testing import with_min_ir_version
 
 TARGETS = mnnpy.runtime_info()["simd_targets_usable"]
 DTYPES = [np.uint8, np.int8]
-# Opset 17's IR version: the models built here load in onnxruntime releases older than the onnx package.
-ONNX_IR_VERSION = 8
 
 
 @pytest.fixture
@@ -93,7 +92,7 @@ def _onnxruntime(op, inputs, attrs, out_dtype, domain="com.microsoft"):
     graph = helper.make_graph([node], "g", [], [helper.make_tensor_value_info("y", types[np.dtype(out_dtype)], None)],
                               initializers)
     opsets = [helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
-    model = helper.make_model(graph, opset_imports=opsets, ir_version=ONNX_IR_VERSION)
+    model = with_min_ir_version(helper.make_model(graph, opset_imports=opsets))
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
@@ -470,7 +469,7 @@ def _qdq_linear_model(rng, gemm, per_column, quantize_output):
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [6, K])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
                               [numpy_helper.from_array(np.asarray(v), k) for k, v in init.items()])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=ONNX_IR_VERSION)
+    model = with_min_ir_version(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
     return model.SerializeToString(), init
 
 
@@ -516,7 +515,7 @@ def _contrib_model(op, x_shape, dtype, extra_inputs, attrs, tmp_path, extra_befo
     graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", types[np.dtype(dtype)], list(x_shape))],
                               [helper.make_tensor_value_info("y", types[np.dtype(dtype)], None)], init)
     opsets = [helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
-    model = helper.make_model(graph, opset_imports=opsets, ir_version=ONNX_IR_VERSION)
+    model = with_min_ir_version(helper.make_model(graph, opset_imports=opsets))
     path = str(tmp_path / f"{op}.onnx")
     with open(path, "wb") as f:
         f.write(model.SerializeToString())
@@ -628,7 +627,7 @@ def _qdq_chain_model(rng, same_concat_params):
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 9, 9])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
                               [numpy_helper.from_array(np.asarray(v), k) for k, v in init.items()])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=ONNX_IR_VERSION)
+    model = with_min_ir_version(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
     return model.SerializeToString()
 
 
@@ -676,7 +675,7 @@ def _qdq_lookup_model(dtype):
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 37, 29])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
                               [numpy_helper.from_array(np.asarray(v), k) for k, v in init.items()])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=ONNX_IR_VERSION)
+    model = with_min_ir_version(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
     return model.SerializeToString()
 
 

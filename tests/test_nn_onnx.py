@@ -19,6 +19,7 @@ import mnnpy  # noqa: E402
 import mnnpy.numpy as mp  # noqa: E402
 from mnnpy import convert, nn  # noqa: E402
 from helpers import product_error_bound  # noqa: E402
+from onnx_testing import with_min_ir_version  # noqa: E402
 
 ONNX_TYPES = {np.dtype(np.float32): T.FLOAT, np.dtype(np.int64): T.INT64, np.dtype(np.int32): T.INT32,
               np.dtype(np.bool_): T.BOOL, np.dtype(np.float64): T.DOUBLE}
@@ -33,7 +34,7 @@ def make_model(nodes, inputs, outputs, weights=None, opset=13, batch_dim=None):
         [h.make_tensor_value_info(k, ONNX_TYPES[v.dtype], shape(v)) for k, v in inputs.items()],
         [h.make_empty_tensor_value_info(o) for o in outputs],
         initializer=[numpy_helper.from_array(np.asarray(v), k) for k, v in (weights or {}).items()])
-    return h.make_model(graph, opset_imports=[h.make_opsetid("", opset)])
+    return with_min_ir_version(h.make_model(graph, opset_imports=[h.make_opsetid("", opset)]))
 
 
 def check(model, inputs, rtol=1e-5, atol=1e-5, tmp_path=None):

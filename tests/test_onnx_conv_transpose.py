@@ -12,6 +12,7 @@ from onnx import numpy_helper  # noqa: E402
 from onnx.reference import ReferenceEvaluator  # noqa: E402
 
 from mnnpy import convert, nn  # noqa: E402
+from onnx_testing import with_min_ir_version  # noqa: E402
 
 F32_ROUNDOFF = 2.0 ** -24
 
@@ -33,7 +34,7 @@ def make_model(x_shape, w, bias=None, weights_as_inputs=False, opset=17, after=(
     output = "Z" if after else "Y"
     graph = h.make_graph(nodes, "convt", graph_inputs, [h.make_empty_tensor_value_info(output)],
                          initializer=initializers)
-    return h.make_model(graph, opset_imports=[h.make_opsetid("", opset)])
+    return with_min_ir_version(h.make_model(graph, opset_imports=[h.make_opsetid("", opset)]))
 
 
 def run_mnnpy(model, feeds):
