@@ -61,8 +61,8 @@ AmxSwitch& amx_switch() {
 // vpsadbw over the stored bytes, less 128 K for an int8 A.
 template <class T>
 __attribute__((target("avx512f,avx512bw"))) void copy_rows(const T* a, int64_t lda, int64_t m0, int64_t rows,
-                                                                   int64_t K, int64_t kp, int64_t stride, uint8_t* dst,
-                                                                   int32_t* row_sums) {
+                                                           int64_t K, int64_t kp, int64_t stride, uint8_t* dst,
+                                                           int32_t* row_sums) {
   constexpr bool kSigned = std::is_signed<T>::value;
   const __m512i flip = _mm512_set1_epi8((char)0x80);
   for (int64_t r = 0; r < rows; ++r) {
@@ -86,9 +86,7 @@ __attribute__((target("avx512f,avx512bw"))) void copy_rows(const T* a, int64_t l
   }
   for (int64_t r = rows; r < kAmxInt8BlockRows; ++r) std::memset(dst + r * stride, 0, (size_t)kp);
 }
-#endif
 
-#ifdef MNNPY_INT8_AMX_X86
 // Every tile 16 rows x 64 bytes: 0-3 C (int32), 4-5 A (16 rows x 64 uint8 depths), 6-7 B (16
 // depth groups x 16 columns x 4 int8). Tile state is per thread: each thread loads its own.
 __attribute__((target("amx-tile"))) void configure_tiles() {
