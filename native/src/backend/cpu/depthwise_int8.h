@@ -5,10 +5,25 @@
 // target gives the same bytes.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 namespace mnnpy {
 class ThreadPool;
 namespace cpu {
+
+// The weights in the forms the kernel reads, made once per layer (prepare_depthwise_int8).
+struct DepthwiseInt8Weights {
+  std::vector<int32_t> taps;         // w - w_zero, [kernel_h * kernel_w, channels]
+  std::vector<int32_t> weight_sums;  // per channel, of taps (modulo 2^32)
+  // Where every centred weight fits int16 (always for 8-bit weights): tap pairs interleaved for
+  // the x86 kernels, in blocks of 16 channels and of 32 (empty below 16 or 32 channels).
+  std::vector<int16_t> pairs16, pairs32;
+};
+
+// w: [channels, kernel_h * kernel_w] as ONNX stores a depthwise layer (int8 when w_signed else
+// uint8); w_zero: the zero point of each channel.
+DepthwiseInt8Weights prepare_depthwise_int8(const void* w, bool w_signed, const int32_t* w_zero, int64_t channels,
+                                            int64_t taps);
 
 struct DepthwiseInt8Nhwc {
   int64_t batch = 0, channels = 0, in_h = 0, in_w = 0, out_h = 0, out_w = 0;
@@ -17,7 +32,7 @@ struct DepthwiseInt8Nhwc {
   const void* x = nullptr;  // [batch, in_h, in_w, channels], int8 when x_signed else uint8
   bool x_signed = false;
   int32_t x_zero = 0;
-  const int32_t* taps = nullptr;        // w - w_zero, [kernel_h * kernel_w, channels]
+  const DepthwiseInt8Weights* weights = nullptr;
   const int32_t* bias = nullptr;        // [channels]
   const double* multiplier = nullptr;   // [channels]: x_scale * w_scale / y_scale
   double out_zero = 0.0, out_low = 0.0, out_high = 255.0;  // int8 output when out_low < 0

@@ -170,6 +170,15 @@ void pack_a_rows_bytes(const Int8Call& g, int64_t i0, int rows, int64_t groups, 
     int64_t k = 0;
     for (; k + L <= K; k += L) sums = hn::Add(sums, hn::SumsOf8(hn::Xor(hn::LoadU(d8, src + k), flip_v)));
     uint64_t sum = hn::GetLane(hn::SumOfLanes(d64, sums));
+    // Short rows (K below a vector: narrow layers) by 8-byte words: the bytes summed in 16-bit
+    // fields (at most 8 x 255), without a read past the row.
+    const uint64_t flip_bytes = g.a_signed ? 0x8080808080808080ull : 0ull, low_bytes = 0x00FF00FF00FF00FFull;
+    for (; k + 8 <= K; k += 8) {
+      uint64_t word;
+      std::memcpy(&word, src + k, 8);
+      word ^= flip_bytes;
+      sum += (((word & low_bytes) + ((word >> 8) & low_bytes)) * 0x0001000100010001ull) >> 48;
+    }
     for (; k < K; ++k) sum += (uint8_t)(src[k] ^ flip);
     row_sums[m] = wrap((uint32_t)sum - 128u * (uint32_t)(flip ? K : 0));
     int32_t* HWY_RESTRICT w = dst + r;
@@ -541,6 +550,11 @@ void finish_tile_requant(const Int8Call& g, const int32_t* tile, int64_t i0, int
   requant.small_multipliers = c.small_multipliers;
   alignas(64) int32_t sums[kNR];
   alignas(64) uint8_t bytes[kNR];
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  const Requant16 requant16(requant);  // the tile's multipliers held in registers
+  const __m512d m0 = _mm512_load_pd(c.multiplier), m1 = _mm512_load_pd(c.multiplier + 8);
+  const __m512d m2 = _mm512_load_pd(c.multiplier + 16), m3 = _mm512_load_pd(c.multiplier + 24);
+#endif
   for (int r = 0; r < rows; ++r) {
     const int64_t m = i0 + r;
     const uint32_t za = ep.a_zero ? (uint32_t)ep.a_zero[m * ep.a_zero_step] : 0u;
@@ -555,12 +569,26 @@ void finish_tile_requant(const Int8Call& g, const int32_t* tile, int64_t i0, int
         sums[j] = wrap(t[j] + c.bias[j] - za_total * c.col_sum[j] - c.b_zero[j] * rs + kza * c.b_zero[j]);
     }
     uint8_t* out = static_cast<uint8_t*>(g.c) + m * g.ldc + j0;
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+    static_assert(kNR == 32, "two vectors of 16 sums a row");
+    const __m128i first = requant16(_mm512_load_si512(sums), m0, m1);
+    const __m128i second = requant16(_mm512_load_si512(sums + 16), m2, m3);
+    if (cols == (int)kNR) {
+      _mm_storeu_si128((__m128i*)out, first);
+      _mm_storeu_si128((__m128i*)(out + 16), second);
+    } else {
+      _mm_store_si128((__m128i*)bytes, first);
+      _mm_store_si128((__m128i*)(bytes + 16), second);
+      std::memcpy(out, bytes, (size_t)cols);
+    }
+#else
     if (cols == (int)kNR) {
       RequantRow(sums, c.multiplier, kNR, requant, out);
     } else {
       RequantRow(sums, c.multiplier, kNR, requant, bytes);
       std::memcpy(out, bytes, (size_t)cols);
     }
+#endif
   }
 }
 

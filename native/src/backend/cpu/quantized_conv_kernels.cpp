@@ -54,6 +54,13 @@ class QLinearConvKernel : public Kernel {
     finish_conv_shape(s_, a, ctx.input_types[3].shape, nullptr, "QLinearConv2D");
     depthwise_ = s_.is_depthwise() && s_.in_c > 1;
     if (!depthwise_ && ctx.constants.size() > 3 && ctx.constants[3]) packed_ = pack(ctx.constants[3]->data, nullptr);
+    // Constant depthwise weights and zero points: their kernel forms once.
+    if (depthwise_ && channels_last_ && ctx.constants.size() > 5 && ctx.constants[3] && ctx.constants[5]) {
+      const std::vector<int32_t> w_zeros = weight_zeros(ctx.constants[5]);
+      depthwise_weights_ = cpu::prepare_depthwise_int8(ctx.constants[3]->data, w_signed_, w_zeros.data(), s_.in_c,
+                                                       s_.kernel_h * s_.kernel_w);
+      depthwise_prepared_ = true;
+    }
   }
 
   double flops() const override {
@@ -66,6 +73,8 @@ class QLinearConvKernel : public Kernel {
   size_t resident_bytes() const override {
     size_t n = 0;
     for (const auto& p : packed_) n += p.nbytes;
+    n += depthwise_weights_.taps.size() * 4 + depthwise_weights_.weight_sums.size() * 4 +
+         (depthwise_weights_.pairs16.size() + depthwise_weights_.pairs32.size()) * 2;
     return n;
   }
   // One image's patches of one group, then their int32 sums.
@@ -83,11 +92,11 @@ class QLinearConvKernel : public Kernel {
     const Tensor *w_scale = args.inputs[4], *w_zero = args.inputs[5];
     const int64_t OC = s_.out_c;
     std::vector<double> multiplier((size_t)OC);
-    std::vector<int32_t> w_zeros((size_t)OC), bias((size_t)OC, 0);
+    const std::vector<int32_t> w_zeros = weight_zeros(w_zero);
+    std::vector<int32_t> bias((size_t)OC, 0);
     for (int64_t oc = 0; oc < OC; ++oc) {
       const float ws = w_scale->ptr<float>()[w_scale->numel() == 1 ? 0 : oc];
       multiplier[oc] = (double)((x_scale * ws) / y_scale);  // formed in float32, as ONNX's reference
-      w_zeros[oc] = value_at(w_zero, oc);
       if (args.inputs.size() > 8) bias[oc] = args.inputs[8]->ptr<int32_t>()[oc];
     }
     const double low = relu_ ? std::max<double>(y_zero, y_signed_ ? -128 : 0) : (y_signed_ ? -128 : 0);
@@ -165,6 +174,13 @@ class QLinearConvKernel : public Kernel {
       }
     }
   };
+
+  // The zero point of each output channel (one for all when w_zero has one value).
+  std::vector<int32_t> weight_zeros(const Tensor* w_zero) const {
+    std::vector<int32_t> out((size_t)s_.out_c);
+    for (int64_t oc = 0; oc < s_.out_c; ++oc) out[oc] = value_at(w_zero, oc);
+    return out;
+  }
 
   // The weights of each group as the GEMM's B: [K, OC/group], element (k, j) at w[(g OCg + j) K + k].
   // Channels-last KxK layers take the depths in the order (ki, kj, c) of their patch rows.
@@ -319,19 +335,15 @@ class QLinearConvKernel : public Kernel {
                          Tensor* y, void* scratch, ThreadPool* pool) const {
     const int64_t OC = s_.out_c;
     if (depthwise_) {
-      // The weights centred, tap-major: [kh * kw, C].
-      const int64_t taps = s_.kernel_h * s_.kernel_w, C = s_.in_c;
-      std::vector<int32_t> centred((size_t)(taps * C));
-      for (int64_t c = 0; c < C; ++c)
-        for (int64_t t = 0; t < taps; ++t) {
-          const int64_t idx = c * taps + t;
-          centred[t * C + c] = (w_signed_ ? (int32_t)w->ptr<int8_t>()[idx] : (int32_t)w->ptr<uint8_t>()[idx]) - w_zeros[c];
-        }
+      cpu::DepthwiseInt8Weights fresh;
+      if (!depthwise_prepared_)
+        fresh = cpu::prepare_depthwise_int8(w->data, w_signed_, w_zeros, s_.in_c, s_.kernel_h * s_.kernel_w);
       cpu::DepthwiseInt8Nhwc a;
-      a.batch = s_.batch, a.channels = C, a.in_h = s_.in_h, a.in_w = s_.in_w, a.out_h = s_.out_h, a.out_w = s_.out_w;
+      a.batch = s_.batch, a.channels = s_.in_c, a.in_h = s_.in_h, a.in_w = s_.in_w, a.out_h = s_.out_h, a.out_w = s_.out_w;
       a.kernel_h = s_.kernel_h, a.kernel_w = s_.kernel_w, a.stride_h = s_.stride_h, a.stride_w = s_.stride_w;
       a.pad_top = s_.pad_top, a.pad_left = s_.pad_left, a.dilation_h = s_.dilation_h, a.dilation_w = s_.dilation_w;
-      a.x = x->data, a.x_signed = x_signed_, a.x_zero = x_zero, a.taps = centred.data(), a.bias = rq.bias;
+      a.x = x->data, a.x_signed = x_signed_, a.x_zero = x_zero, a.bias = rq.bias;
+      a.weights = depthwise_prepared_ ? &depthwise_weights_ : &fresh;
       a.multiplier = rq.multiplier, a.out_zero = rq.zero, a.out_low = rq.low, a.out_high = rq.high, a.y = y->data;
       cpu::depthwise_int8_nhwc(a, pool);
       return;
@@ -424,6 +436,8 @@ class QLinearConvKernel : public Kernel {
   bool relu_ = false, depthwise_ = false, channels_last_ = false;
   ConvShape s_;
   std::vector<cpu::PackedInt8B> packed_;
+  cpu::DepthwiseInt8Weights depthwise_weights_;
+  bool depthwise_prepared_ = false;
 };
 
 MNNPY_REGISTER_KERNEL("QLinearConv2D", "cpu", construct_kernel<QLinearConvKernel>);

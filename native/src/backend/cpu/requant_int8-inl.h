@@ -50,6 +50,37 @@ inline int32_t RequantOne(int32_t acc, double multiplier, const RequantParams& p
   return (int32_t)std::min(std::max(r, p.low), p.high);
 }
 
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+// 16 sums at a time in 512-bit vectors: the products (sums 0-7 times m_lo, 8-15 times m_hi),
+// clamped where RequantParams asks, are rounded half to even by adding 1.5 * 2^52 (exact below
+// 2^51; the default rounding mode), which leaves round(v) modulo 2^32 in each double's low 32
+// bits; the zero point and the clamp then run on int32 lanes, which hold every value exactly.
+struct Requant16 {
+  explicit Requant16(const RequantParams& p)
+      : zero(_mm512_set1_epi32((int32_t)p.zero)),
+        low(_mm512_set1_epi32((int32_t)p.low)),
+        high(_mm512_set1_epi32((int32_t)p.high)),
+        clamp(!p.small_multipliers) {}
+  __m128i operator()(__m512i sums, __m512d m_lo, __m512d m_hi) const {
+    const __m512d shift = _mm512_set1_pd(6755399441055744.0);
+    const __m512d lo_limit = _mm512_set1_pd(-1e9), hi_limit = _mm512_set1_pd(1e9);
+    __m512d v0 = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(sums)), m_lo);
+    __m512d v1 = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(sums, 1)), m_hi);
+    if (clamp) {
+      v0 = _mm512_min_pd(_mm512_max_pd(v0, lo_limit), hi_limit);
+      v1 = _mm512_min_pd(_mm512_max_pd(v1, lo_limit), hi_limit);
+    }
+    const __m512i low_words = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    __m512i r = _mm512_permutex2var_epi32(_mm512_castpd_si512(_mm512_add_pd(v0, shift)), low_words,
+                                          _mm512_castpd_si512(_mm512_add_pd(v1, shift)));
+    r = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(r, zero), low), high);
+    return _mm512_cvtepi32_epi8(r);  // the low bytes: uint8 or int8 (two's complement) alike
+  }
+  __m512i zero, low, high;
+  bool clamp;
+};
+#endif
+
 // out[i] = 8-bit requantization of acc[i] with multiplier[i], i < count; bytes as int8 or uint8
 // by the clamp range.
 inline void RequantRow(const int32_t* HWY_RESTRICT acc, const double* HWY_RESTRICT multiplier, int64_t count,
@@ -66,24 +97,12 @@ inline void RequantRow(const int32_t* HWY_RESTRICT acc, const double* HWY_RESTRI
     const bool clamp = !p.small_multipliers;
     int64_t i = 0;
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-    {  // 16 values a step in 512-bit vectors, the same operations
-      const __m512d lo_limit16 = _mm512_set1_pd(-1e9), hi_limit16 = _mm512_set1_pd(1e9);
-      for (; i + 16 <= count; i += 16) {
-        __m512d v0 = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm256_loadu_si256((const __m256i*)(acc + i))),
-                                   _mm512_loadu_pd(multiplier + i));
-        __m512d v1 = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm256_loadu_si256((const __m256i*)(acc + i + 8))),
-                                   _mm512_loadu_pd(multiplier + i + 8));
-        if (clamp) {
-          v0 = _mm512_min_pd(_mm512_max_pd(v0, lo_limit16), hi_limit16);
-          v1 = _mm512_min_pd(_mm512_max_pd(v1, lo_limit16), hi_limit16);
-        }
-        const __m256i r0 = _mm512_cvtpd_epi32(v0), r1 = _mm512_cvtpd_epi32(v1);
-        __m128i a = _mm_packs_epi32(_mm256_castsi256_si128(r0), _mm256_extracti128_si256(r0, 1));
-        __m128i b = _mm_packs_epi32(_mm256_castsi256_si128(r1), _mm256_extracti128_si256(r1, 1));
-        a = _mm_min_epi16(_mm_max_epi16(_mm_adds_epi16(a, zero), low), high);
-        b = _mm_min_epi16(_mm_max_epi16(_mm_adds_epi16(b, zero), low), high);
-        _mm_storeu_si128((__m128i*)(out + i), is_signed ? _mm_packs_epi16(a, b) : _mm_packus_epi16(a, b));
-      }
+    {
+      const Requant16 requant16(p);
+      for (; i + 16 <= count; i += 16)
+        _mm_storeu_si128((__m128i*)(out + i),
+                         requant16(_mm512_loadu_si512(acc + i), _mm512_loadu_pd(multiplier + i),
+                                   _mm512_loadu_pd(multiplier + i + 8)));
     }
 #endif
     for (; i + 8 <= count; i += 8) {
