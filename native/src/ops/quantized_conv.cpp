@@ -80,7 +80,9 @@ std::vector<TensorType> infer_qlinear_conv(const std::vector<TensorType>& in, At
 
 OpDef qlinear_conv_def() {
   OpDef def{"QLinearConv2D", 8, 9, infer_qlinear_conv, {}, false};
-  def.packed_inputs = 1u << 3;  // the weights, packed for the int8 GEMM at plan time
+  // The weights, packed for the int8 GEMM at plan time, and their zero points, which depthwise
+  // layers fold into their prepared weights.
+  def.packed_inputs = (1u << 3) | (1u << 5);
   return def;
 }
 MNNPY_REGISTER_OP(qlinear_conv_def());

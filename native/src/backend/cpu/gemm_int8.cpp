@@ -230,6 +230,50 @@ __attribute__((target(HWY_TARGET_STR ",avx512vnni"))) HWY_NOINLINE void micro_ti
     #pragma GCC unroll 16
     for (int p = 0; p < kNP; ++p) _mm512_storeu_si512((void*)(tile + i * kNR + p * kInt8Panel), acc[i][p]);
 }
+
+// micro_tile on A's own rows (uint8, row stride lda, whole groups of 4 depths): its words are
+// already the bytes form, so nothing is packed.
+template <int R>
+__attribute__((target(HWY_TARGET_STR ",avx512vnni"))) HWY_NOINLINE void micro_tile_a_rows(
+    int64_t groups, const uint8_t* HWY_RESTRICT a, int64_t lda, const int8_t* HWY_RESTRICT b, int64_t panel_stride,
+    int32_t* HWY_RESTRICT tile) {
+  __m512i acc[R][kNP];
+  #pragma GCC unroll 16
+  for (int i = 0; i < R; ++i)
+    #pragma GCC unroll 16
+    for (int p = 0; p < kNP; ++p) acc[i][p] = _mm512_setzero_si512();
+  for (int64_t gr = 0; gr < groups; ++gr) {
+    __m512i bv[kNP];
+    #pragma GCC unroll 16
+    for (int p = 0; p < kNP; ++p) bv[p] = _mm512_load_si512((const void*)(b + p * panel_stride + gr * kGroupBytes));
+    #pragma GCC unroll 16
+    for (int i = 0; i < R; ++i) {
+      int32_t word;
+      std::memcpy(&word, a + i * lda + gr * 4, 4);
+      const __m512i ai = _mm512_set1_epi32(word);
+      #pragma GCC unroll 16
+      for (int p = 0; p < kNP; ++p) acc[i][p] = _mm512_dpbusd_epi32(acc[i][p], ai, bv[p]);
+    }
+  }
+  #pragma GCC unroll 16
+  for (int i = 0; i < R; ++i)
+    #pragma GCC unroll 16
+    for (int p = 0; p < kNP; ++p) _mm512_storeu_si512((void*)(tile + i * kNR + p * kInt8Panel), acc[i][p]);
+}
+
+void micro_tile_direct(int rows, int64_t groups, const uint8_t* a, int64_t lda, const int8_t* b, int64_t panel_stride,
+                       int32_t* tile) {
+  switch (rows) {
+    case 1: micro_tile_a_rows<1>(groups, a, lda, b, panel_stride, tile); return;
+    case 2: micro_tile_a_rows<2>(groups, a, lda, b, panel_stride, tile); return;
+    case 3: micro_tile_a_rows<3>(groups, a, lda, b, panel_stride, tile); return;
+    case 4: micro_tile_a_rows<4>(groups, a, lda, b, panel_stride, tile); return;
+    case 5: micro_tile_a_rows<5>(groups, a, lda, b, panel_stride, tile); return;
+    case 6: micro_tile_a_rows<6>(groups, a, lda, b, panel_stride, tile); return;
+    case 7: micro_tile_a_rows<7>(groups, a, lda, b, panel_stride, tile); return;
+    default: micro_tile_a_rows<kMR>(groups, a, lda, b, panel_stride, tile); return;
+  }
+}
 #elif HWY_TARGET == HWY_AVX3
 template <int R>
 HWY_NOINLINE void micro_tile(int64_t groups, const int32_t* HWY_RESTRICT a, const int8_t* HWY_RESTRICT b,
@@ -349,7 +393,9 @@ HWY_NOINLINE void micro_tile_u8s8_rows(int64_t groups, const uint8_t* HWY_RESTRI
     for (int h = 0; h < 2; ++h) _mm256_storeu_si256((__m256i*)(tile + i * kNR + h * 8), acc[i][h]);
 }
 
-void micro_tile_direct(int rows, int64_t groups, const uint8_t* a, int64_t lda, const int8_t* b, int32_t* tile) {
+void micro_tile_direct(int rows, int64_t groups, const uint8_t* a, int64_t lda, const int8_t* b, int64_t panel_stride,
+                       int32_t* tile) {
+  (void)panel_stride;  // one panel per tile
   switch (rows) {
     case 1: micro_tile_u8s8_rows<1>(groups, a, lda, b, tile); return;
     case 2: micro_tile_u8s8_rows<2>(groups, a, lda, b, tile); return;
@@ -644,11 +690,11 @@ void GemmInt8Impl(Int8Call g) {
   const int64_t M = g.M, N = b.n, groups = b.groups;
   const int64_t row_groups = ceil_div(M, kMR);
   const int64_t a_group_words = groups * kMR * kAWords;
-  // AVX2 with a uint8 A whose rows hold whole depth groups (K a multiple of 4, or rows padded to
+  // AVX2 or VNNI with a uint8 A whose rows hold whole depth groups (K a multiple of 4, or rows padded to
   // them: Int8Epilogue::a_rows_padded), against B without zero points (symmetric weights, whose
   // row-sum term vanishes): the micro-kernel reads A's rows as they are.
   bool direct_a = false;
-#if HWY_TARGET == HWY_AVX2
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3_DL
   const bool whole_groups = b.k % kInt8Depth == 0 || (g.ep->a_rows_padded && g.lda >= groups * kInt8Depth);
   if (g.bytes_form && !g.a_signed && whole_groups && b.b_signed) {
     direct_a = true;
@@ -701,9 +747,9 @@ void GemmInt8Impl(Int8Call g) {
         const int64_t j0 = ct * kNR, i0 = rg * kMR;
         const int cols = (int)std::min<int64_t>(kNR, N - j0), rows = (int)std::min<int64_t>(kMR, M - i0);
         const int8_t* bp = b.data.get() + ct * kNP * panel_stride;
-#if HWY_TARGET == HWY_AVX2
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3_DL
         if (direct_a) {
-          micro_tile_direct(rows, groups, static_cast<const uint8_t*>(g.a) + i0 * g.lda, g.lda, bp, tile);
+          micro_tile_direct(rows, groups, static_cast<const uint8_t*>(g.a) + i0 * g.lda, g.lda, bp, panel_stride, tile);
         } else {
           micro_tile_rows(rows, groups, packed_a + rg * a_group_words, bp, panel_stride, tile, g.bytes_form);
         }
