@@ -204,38 +204,11 @@ void pack_a_group(const Int8Call& g, int64_t i0, int rows, int64_t groups, int32
 // Raw sums of R rows x kNP panels over all depth groups into tile (R x kNR, row stride kNR).
 // a: the row group's packed A; b: the first panel, the next at b + panel_stride.
 #if HWY_TARGET == HWY_AVX3_DL
-template <int R>
-__attribute__((target(HWY_TARGET_STR ",avx512vnni"))) HWY_NOINLINE void micro_tile(
-    int64_t groups, const int32_t* HWY_RESTRICT a, const int8_t* HWY_RESTRICT b, int64_t panel_stride,
-    int32_t* HWY_RESTRICT tile) {
-  __m512i acc[R][kNP];
-  #pragma GCC unroll 16
-  for (int i = 0; i < R; ++i)
-    #pragma GCC unroll 16
-    for (int p = 0; p < kNP; ++p) acc[i][p] = _mm512_setzero_si512();
-  for (int64_t gr = 0; gr < groups; ++gr) {
-    __m512i bv[kNP];
-    #pragma GCC unroll 16
-    for (int p = 0; p < kNP; ++p) bv[p] = _mm512_load_si512((const void*)(b + p * panel_stride + gr * kGroupBytes));
-    const int32_t* ag = a + gr * kMR;
-    #pragma GCC unroll 16
-    for (int i = 0; i < R; ++i) {
-      const __m512i ai = _mm512_set1_epi32(ag[i]);
-      #pragma GCC unroll 16
-      for (int p = 0; p < kNP; ++p) acc[i][p] = _mm512_dpbusd_epi32(acc[i][p], ai, bv[p]);
-    }
-  }
-  #pragma GCC unroll 16
-  for (int i = 0; i < R; ++i)
-    #pragma GCC unroll 16
-    for (int p = 0; p < kNP; ++p) _mm512_storeu_si512((void*)(tile + i * kNR + p * kInt8Panel), acc[i][p]);
-}
-
-// micro_tile on A's own rows (uint8, row stride lda, whole groups of 4 depths): its words are
-// already the bytes form, so nothing is packed.
-template <int R>
-__attribute__((target(HWY_TARGET_STR ",avx512vnni"))) HWY_NOINLINE void micro_tile_a_rows(
-    int64_t groups, const uint8_t* HWY_RESTRICT a, int64_t lda, const int8_t* HWY_RESTRICT b, int64_t panel_stride,
+// kRows: A's own rows (uint8, row stride lda, whole groups of 4 depths), whose words are already
+// the bytes form, so nothing is packed; otherwise the row group's packed A (lda unused).
+template <int R, bool kRows>
+__attribute__((target(HWY_TARGET_STR ",avx512vnni"))) HWY_NOINLINE void micro_tile_vnni(
+    int64_t groups, const void* HWY_RESTRICT a, int64_t lda, const int8_t* HWY_RESTRICT b, int64_t panel_stride,
     int32_t* HWY_RESTRICT tile) {
   __m512i acc[R][kNP];
   #pragma GCC unroll 16
@@ -249,7 +222,8 @@ __attribute__((target(HWY_TARGET_STR ",avx512vnni"))) HWY_NOINLINE void micro_ti
     #pragma GCC unroll 16
     for (int i = 0; i < R; ++i) {
       int32_t word;
-      std::memcpy(&word, a + i * lda + gr * 4, 4);
+      if (kRows) std::memcpy(&word, static_cast<const uint8_t*>(a) + i * lda + gr * 4, 4);
+      else word = static_cast<const int32_t*>(a)[gr * kMR + i];
       const __m512i ai = _mm512_set1_epi32(word);
       #pragma GCC unroll 16
       for (int p = 0; p < kNP; ++p) acc[i][p] = _mm512_dpbusd_epi32(acc[i][p], ai, bv[p]);
@@ -259,6 +233,16 @@ __attribute__((target(HWY_TARGET_STR ",avx512vnni"))) HWY_NOINLINE void micro_ti
   for (int i = 0; i < R; ++i)
     #pragma GCC unroll 16
     for (int p = 0; p < kNP; ++p) _mm512_storeu_si512((void*)(tile + i * kNR + p * kInt8Panel), acc[i][p]);
+}
+
+template <int R>
+void micro_tile(int64_t groups, const int32_t* a, const int8_t* b, int64_t panel_stride, int32_t* tile) {
+  micro_tile_vnni<R, false>(groups, a, 0, b, panel_stride, tile);
+}
+template <int R>
+void micro_tile_a_rows(int64_t groups, const uint8_t* a, int64_t lda, const int8_t* b, int64_t panel_stride,
+                       int32_t* tile) {
+  micro_tile_vnni<R, true>(groups, a, lda, b, panel_stride, tile);
 }
 
 void micro_tile_direct(int rows, int64_t groups, const uint8_t* a, int64_t lda, const int8_t* b, int64_t panel_stride,
