@@ -65,6 +65,7 @@ CASES = [  # (N, C, H, W), OC, kernel, stride, pads, dilation, group
     ((1, 72, 7, 9), 72, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 72),    # depthwise: 2 x 32 and a tail of 8
     ((1, 16, 9, 9), 24, (1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1),     # 1x1, stride 2
     ((2, 6, 7, 7), 35, (3, 3), (2, 1), (1, 0, 0, 1), (1, 2), 1),      # batch, odd channel counts
+    ((1, 32, 11, 10), 32, (5, 5), (1, 2), (2, 1, 2, 3), (2, 1), 32),  # depthwise: paired 5x5, dilated, borders
 ]
 
 
@@ -116,6 +117,12 @@ def test_qlinear_conv2d_is_exact(rng, target, x_dtype, w_dtype, seven_bit):
                                             channels_last=True).read()
                 np.testing.assert_array_equal(got_nhwc, expected.transpose(0, 2, 3, 1),
                                               err_msg=f"{target} case {i} relu {relu} channels last")
+                # Weights and zero points both constant: depthwise layers prepare them at plan time.
+                got_prepared = F.qlinear_conv2d(x.transpose(0, 2, 3, 1), xs, xz, F.const(w), np.atleast_1d(ws),
+                                                F.const(np.atleast_1d(wz)), ys, yz, bias, stride, pads, dilation,
+                                                group, relu, channels_last=True).read()
+                np.testing.assert_array_equal(got_prepared, expected.transpose(0, 2, 3, 1),
+                                              err_msg=f"{target} case {i} relu {relu} channels last, constants")
 
 
 def test_qlinear_conv2d_bad_inputs():
