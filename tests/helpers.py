@@ -155,3 +155,18 @@ def simd_target(name):
         yield
     finally:
         mnnpy.set_simd_target(previous)
+
+
+def bf16_product_bound(abs_sum, k):
+    """The error bound of a product of depth k from bf16-rounded inputs summed in float32, for
+    S = abs_sum = sum |a_k b_k| (test_bf16.py's docstring derives it)."""
+    return (2 * 2.0 ** -8 + 2.0 ** -16 + 1.01 * k * 2.0 ** -24) * abs_sum
+
+
+def assert_within_bf16_bound(got, a, b):
+    """got = a @ b computed from bf16-rounded operands: within bf16_product_bound of float64's."""
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    abs_sum = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))
+    err = np.abs(got.astype(np.float64) - exact)
+    limit = bf16_product_bound(abs_sum, a.shape[1])
+    assert np.all(err <= limit), f"worst error {np.max(err - limit):.3g} over the bound"

@@ -30,6 +30,8 @@ import mnnpy
 from mnnpy import _core
 from mnnpy import expr as F
 from mnnpy._expr_conv import _conv2d_nchw
+from helpers import bf16_product_bound as bound
+from helpers import assert_within_bf16_bound as assert_within_bound
 
 torch = pytest.importorskip("torch")
 
@@ -78,17 +80,6 @@ def sequential_product(a, b):
     return acc
 
 
-def bound(abs_sum, k):
-    """The error bound of the module docstring for S = abs_sum and depth k."""
-    return (2 * 2.0 ** -8 + 2.0 ** -16 + 1.01 * k * 2.0 ** -24) * abs_sum
-
-
-def assert_within_bound(got, a, b):
-    exact = a.astype(np.float64) @ b.astype(np.float64)
-    abs_sum = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))
-    err = np.abs(got.astype(np.float64) - exact)
-    limit = bound(abs_sum, a.shape[1])
-    assert np.all(err <= limit), f"worst error {np.max(err - limit):.3g} over the bound"
 
 
 # ---- Rounding and packing -----------------------------------------------------------------------

@@ -22,7 +22,8 @@ import mnnpy.numpy as mp
 from mnnpy import expr as F
 from mnnpy import nn
 
-from helpers import compute_steps, product_error_bound, python_env, random_array, tiny_onnx_model
+from helpers import (assert_within_bf16_bound, compute_steps, product_error_bound, python_env, random_array,
+                     tiny_onnx_model)
 
 U16 = 2.0**-11  # float16's unit roundoff
 ETA16 = 2.0**-14  # float16's smallest normal: the most a flushed subnormal loses
@@ -159,7 +160,10 @@ def add_graph(rng):
 
 def test_device_plans_are_made_per_precision_and_cpu_plans_once(test_backend, rng):
     mnnpy._core.clear_plan_cache()
-    for backend, new_plans in (("test", {"normal": 1, "high": 1, "low": 1}), ("cpu", {"normal": 1, "high": 0, "low": 0})):
+    # A CPU with a bf16 path (AMX-BF16 or AVX512_BF16) computes "low" in bf16: plans of its own.
+    cpu_low = 0 if mnnpy.runtime_info()["bf16"] == "none" else 1
+    for backend, new_plans in (("test", {"normal": 1, "high": 1, "low": 1}),
+                               ("cpu", {"normal": 1, "high": 0, "low": cpu_low})):
         with mnnpy.backend(backend):
             for precision, expected in new_plans.items():
                 with mnnpy.precision(precision):
@@ -184,14 +188,19 @@ def test_a_planned_graph_follows_the_precision_of_each_run(test_backend, rng):
         np.testing.assert_array_equal(ours.read(), np.maximum(value, 0) + np.float32(1))
 
 
-def test_cpu_computes_the_same_at_every_precision(rng):
+def test_cpu_computes_the_same_at_every_precision_unless_it_has_bf16(rng):
     a, b = random_array(rng, (33, 70), "float32", -1, 1), random_array(rng, (70, 21), "float32", -1, 1)
     normal, rows = matmul_profiled(a, b)
     with mnnpy.precision("low"):
         low, low_rows = matmul_profiled(a, b)
-    np.testing.assert_array_equal(low, normal)
-    assert [(r["backend"], r["scheme"]) for r in low_rows] == [(r["backend"], r["scheme"]) for r in rows]
-    assert {r["backend"] for r in rows} == {"cpu"}
+    assert {r["backend"] for r in rows} == {r["backend"] for r in low_rows} == {"cpu"}
+    if mnnpy.runtime_info()["bf16"] == "none":
+        np.testing.assert_array_equal(low, normal)
+        assert [r["scheme"] for r in low_rows] == [r["scheme"] for r in rows]
+    else:  # bf16 products there (test_bf16.py): within their bound, float32 at "normal"
+        assert_within_bf16_bound(low, a, b)
+        exact = a.astype(np.float64) @ b.astype(np.float64)
+        assert np.all(np.abs(normal - exact) <= product_error_bound(a, b, 2.0 ** -24))
 
 
 # ---------------------------------------------------------------- Vulkan MatMul
