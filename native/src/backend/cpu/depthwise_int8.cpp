@@ -1,9 +1,9 @@
 // Depthwise 8-bit NHWC convolution (depthwise_int8.h), compiled per SIMD target. Threads take
 // output rows; for each output pixel the channels run in vectors of int32 lanes, every tap whose
 // input pixel is inside the image adding its centred product (padding, x_zero centred, adds 0),
-// then the output row of sums is requantized at once. On x86 the pixels whose taps are all
-// inside take two taps per vpmaddwd (centred values fit int16), 16 channels at a time (32 with
-// AVX-512).
+// then the output row of sums is requantized at once. On x86 the channels up to the last whole
+// 16 take two taps per vpmaddwd instead (the raw inputs, int16 weights; paired_pixels_16), 16
+// channels at a time (32 with AVX-512), a whole row of pixels per block of channels.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "backend/cpu/depthwise_int8.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -31,14 +31,15 @@ namespace hn = hwy::HWY_NAMESPACE;
 #if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 constexpr bool kPairedTaps = true;
 // Sums of 16 channels (from c) for `pixels` output pixels, the first pixel's tap t at
-// tap_inputs[t] (channel 0), the next pixel's pixel_step bytes on. Two taps per vpmaddwd: raw inputs widened to int16 and interleaved tap by tap against
-// the weights interleaved the same way (pairs: tap pairs x 2 vectors of 16 int16, pair_stride
-// apart, see pair_weights); a pair's two products sum exactly in int32. bias already holds
-// -x_zero times the channel's weight sum, so the inputs need no centring (and taps outside the
-// image read a pixel of x_zero). kTaps: the tap count
-// when known at compile time (its weights then stay in registers), 0 otherwise.
+// tap_inputs[t] (channel 0), the next pixel's pixel_step bytes on. Two taps per vpmaddwd: raw
+// inputs widened to int16 and interleaved tap by tap against the weights interleaved the same way
+// (pairs: tap pairs x 2 vectors of 16 int16, pair_stride apart, see pair_weights); a pair's two
+// products sum exactly in int32. bias already holds -x_zero times the channel's weight sum, so
+// the inputs need no centring (and taps outside the image read a pixel of x_zero). kTaps: the tap
+// count when known at compile time (its weights then stay in registers), 0 otherwise.
 template <int kTaps, class T>
-void paired_pixels_16(const T* const* tap_inputs, int64_t c, int64_t pixel_step, int64_t pixels, int64_t taps, const int16_t* HWY_RESTRICT pairs, int64_t pair_stride, const int32_t* bias,
+void paired_pixels_16(const T* const* tap_inputs, int64_t c, int64_t pixel_step, int64_t pixels, int64_t taps,
+                      const int16_t* HWY_RESTRICT pairs, int64_t pair_stride, const int32_t* bias,
                       int32_t* HWY_RESTRICT sums, int64_t sums_step) {
   const int64_t n = kTaps ? kTaps : taps;
   auto load = [&](int64_t px, int64_t t) {
@@ -48,14 +49,17 @@ void paired_pixels_16(const T* const* tap_inputs, int64_t c, int64_t pixel_step,
   constexpr int kHeld = kTaps ? (kTaps + 1) / 2 * 2 : 1;
   __m256i held[kHeld];
   if (kTaps)
-    for (int i = 0; i < kHeld; ++i) held[i] = _mm256_loadu_si256((const __m256i*)(pairs + (i / 2) * pair_stride + (i % 2) * 16));
-  const __m256i bias_lo = _mm256_loadu_si256((const __m256i*)bias), bias_hi = _mm256_loadu_si256((const __m256i*)(bias + 8));
+    for (int i = 0; i < kHeld; ++i)
+      held[i] = _mm256_loadu_si256((const __m256i*)(pairs + (i / 2) * pair_stride + (i % 2) * 16));
+  const __m256i bias_lo = _mm256_loadu_si256((const __m256i*)bias);
+  const __m256i bias_hi = _mm256_loadu_si256((const __m256i*)(bias + 8));
   for (int64_t p = 0, px = c; p < pixels; ++p, px += pixel_step, sums += sums_step) {
     __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
     for (int64_t t = 0; t < n; t += 2) {
       const __m256i x0 = load(px, t), x1 = t + 1 < n ? load(px, t + 1) : _mm256_setzero_si256();
       const __m256i w_lo = kTaps ? held[t] : _mm256_loadu_si256((const __m256i*)(pairs + (t / 2) * pair_stride));
-      const __m256i w_hi = kTaps ? held[t + 1] : _mm256_loadu_si256((const __m256i*)(pairs + (t / 2) * pair_stride + 16));
+      const __m256i w_hi =
+          kTaps ? held[t + 1] : _mm256_loadu_si256((const __m256i*)(pairs + (t / 2) * pair_stride + 16));
       lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(x0, x1), w_lo));
       hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(x0, x1), w_hi));
     }
@@ -86,8 +90,9 @@ MNNPY_DEPTHWISE_VNNI inline __m512i add_pair_products(__m512i acc, __m512i a, __
 
 // paired_pixels_16 for 32 channels in 512-bit vectors (pairs: blocks of 32, see pair_weights).
 template <int kTaps, class T>
-MNNPY_DEPTHWISE_VNNI void paired_pixels_32(const T* const* tap_inputs, int64_t c, int64_t pixel_step, int64_t pixels, int64_t taps, const int16_t* HWY_RESTRICT pairs, int64_t pair_stride, const int32_t* bias,
-                      int32_t* HWY_RESTRICT sums, int64_t sums_step) {
+MNNPY_DEPTHWISE_VNNI void paired_pixels_32(const T* const* tap_inputs, int64_t c, int64_t pixel_step, int64_t pixels,
+                                           int64_t taps, const int16_t* HWY_RESTRICT pairs, int64_t pair_stride,
+                                           const int32_t* bias, int32_t* HWY_RESTRICT sums, int64_t sums_step) {
   const int64_t n = kTaps ? kTaps : taps;
   auto load = [&](int64_t px, int64_t t) {
     const __m256i bytes = _mm256_loadu_si256((const __m256i*)(tap_inputs[t] + px));
@@ -316,8 +321,9 @@ DepthwiseInt8Weights prepare_depthwise_int8(const void* w, bool w_signed, const 
   for (int64_t c = 0; c < C; ++c)
     for (int64_t t = 0; t < taps; ++t) {
       const int64_t idx = c * taps + t;
-      const int32_t v = (w_signed ? (int32_t)static_cast<const int8_t*>(w)[idx] : (int32_t)static_cast<const uint8_t*>(w)[idx]) -
-                        w_zero[c];
+      const int32_t stored =
+          w_signed ? (int32_t)static_cast<const int8_t*>(w)[idx] : (int32_t)static_cast<const uint8_t*>(w)[idx];
+      const int32_t v = stored - w_zero[c];
       out.taps[t * C + c] = v;
       out.weight_sums[c] = (int32_t)((uint32_t)out.weight_sums[c] + (uint32_t)v);
       int16_weights &= v >= -255 && v <= 255;  // false only for zero points outside the weights' type

@@ -239,23 +239,18 @@ template <int R>
 void micro_tile(int64_t groups, const int32_t* a, const int8_t* b, int64_t panel_stride, int32_t* tile) {
   micro_tile_vnni<R, false>(groups, a, 0, b, panel_stride, tile);
 }
-template <int R>
-void micro_tile_a_rows(int64_t groups, const uint8_t* a, int64_t lda, const int8_t* b, int64_t panel_stride,
-                       int32_t* tile) {
-  micro_tile_vnni<R, true>(groups, a, lda, b, panel_stride, tile);
-}
 
 void micro_tile_direct(int rows, int64_t groups, const uint8_t* a, int64_t lda, const int8_t* b, int64_t panel_stride,
                        int32_t* tile) {
   switch (rows) {
-    case 1: micro_tile_a_rows<1>(groups, a, lda, b, panel_stride, tile); return;
-    case 2: micro_tile_a_rows<2>(groups, a, lda, b, panel_stride, tile); return;
-    case 3: micro_tile_a_rows<3>(groups, a, lda, b, panel_stride, tile); return;
-    case 4: micro_tile_a_rows<4>(groups, a, lda, b, panel_stride, tile); return;
-    case 5: micro_tile_a_rows<5>(groups, a, lda, b, panel_stride, tile); return;
-    case 6: micro_tile_a_rows<6>(groups, a, lda, b, panel_stride, tile); return;
-    case 7: micro_tile_a_rows<7>(groups, a, lda, b, panel_stride, tile); return;
-    default: micro_tile_a_rows<kMR>(groups, a, lda, b, panel_stride, tile); return;
+    case 1: micro_tile_vnni<1, true>(groups, a, lda, b, panel_stride, tile); return;
+    case 2: micro_tile_vnni<2, true>(groups, a, lda, b, panel_stride, tile); return;
+    case 3: micro_tile_vnni<3, true>(groups, a, lda, b, panel_stride, tile); return;
+    case 4: micro_tile_vnni<4, true>(groups, a, lda, b, panel_stride, tile); return;
+    case 5: micro_tile_vnni<5, true>(groups, a, lda, b, panel_stride, tile); return;
+    case 6: micro_tile_vnni<6, true>(groups, a, lda, b, panel_stride, tile); return;
+    case 7: micro_tile_vnni<7, true>(groups, a, lda, b, panel_stride, tile); return;
+    default: micro_tile_vnni<kMR, true>(groups, a, lda, b, panel_stride, tile); return;
   }
 }
 #elif HWY_TARGET == HWY_AVX3
@@ -674,9 +669,9 @@ void GemmInt8Impl(Int8Call g) {
   const int64_t M = g.M, N = b.n, groups = b.groups;
   const int64_t row_groups = ceil_div(M, kMR);
   const int64_t a_group_words = groups * kMR * kAWords;
-  // AVX2 or VNNI with a uint8 A whose rows hold whole depth groups (K a multiple of 4, or rows padded to
-  // them: Int8Epilogue::a_rows_padded), against B without zero points (symmetric weights, whose
-  // row-sum term vanishes): the micro-kernel reads A's rows as they are.
+  // AVX2 or VNNI with a uint8 A whose rows hold whole depth groups (K a multiple of 4, or rows
+  // padded to them: Int8Epilogue::a_rows_padded), against B without zero points (symmetric
+  // weights, whose row-sum term vanishes): the micro-kernel reads A's rows as they are.
   bool direct_a = false;
 #if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3_DL
   const bool whole_groups = b.k % kInt8Depth == 0 || (g.ep->a_rows_padded && g.lda >= groups * kInt8Depth);
