@@ -573,18 +573,50 @@ void finish_tile_requant(const Int8Call& g, const int32_t* tile, int64_t i0, int
   RequantParams requant;
   requant.zero = ep.out_zero, requant.low = ep.out_low, requant.high = ep.out_high;
   requant.small_multipliers = c.small_multipliers;
-  alignas(64) int32_t sums[kNR];
   alignas(64) uint8_t bytes[kNR];
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-  const Requant16 requant16(requant);  // the tile's multipliers held in registers
-  const __m512d m0 = _mm512_load_pd(c.multiplier), m1 = _mm512_load_pd(c.multiplier + 8);
-  const __m512d m2 = _mm512_load_pd(c.multiplier + 16), m3 = _mm512_load_pd(c.multiplier + 24);
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  // x86: each row's sums stay in two vectors, requantized with the tile's multipliers held in
+  // registers.
+  using RV = RequantVector;
+  constexpr int L = RV::kLanes;
+  static_assert(kNR == 2 * L, "two vectors of sums a row");
+  const RV requant_vector(requant);
+  const RV::Multipliers m0 = RV::load_multipliers(c.multiplier), m1 = RV::load_multipliers(c.multiplier + L / 2);
+  const RV::Multipliers m2 = RV::load_multipliers(c.multiplier + L);
+  const RV::Multipliers m3 = RV::load_multipliers(c.multiplier + L + L / 2);
+  const hn::ScalableTag<uint32_t> du;
+  static_assert(HWY_LANES(uint32_t) == L, "Highway's vectors are RequantVector's");
+#else
+  alignas(64) int32_t sums[kNR];
 #endif
   for (int r = 0; r < rows; ++r) {
     const int64_t m = i0 + r;
     const uint32_t za = ep.a_zero ? (uint32_t)ep.a_zero[m * ep.a_zero_step] : 0u;
     const uint32_t rs = (uint32_t)row_sums[m], za_total = za + a_shift, kza = K * za;
     const uint32_t* t = reinterpret_cast<const uint32_t*>(tile + r * kNR);
+    uint8_t* out = static_cast<uint8_t*>(g.c) + m * g.ldc + j0;
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+    // The sums of columns j .. j + L (the formulas of the scalar branch below, in uint32 lanes).
+    auto sums_at = [&](int j) {
+      const auto tv = hn::LoadU(du, t + j);
+      if (ep.a_zero_step == 0 && c.no_b_zero) return hn::Add(tv, hn::Load(du, c.col_const + j)).raw;
+      const auto zb = hn::Load(du, c.b_zero + j);
+      const auto row_term = hn::Mul(zb, hn::Set(du, rs));
+      if (ep.a_zero_step == 0) return hn::Sub(hn::Add(tv, hn::Load(du, c.col_const + j)), row_term).raw;
+      const auto a_term = hn::Mul(hn::Set(du, za_total), hn::Load(du, c.col_sum + j));
+      const auto v = hn::Sub(hn::Sub(hn::Add(tv, hn::Load(du, c.bias + j)), a_term), row_term);
+      return hn::Add(v, hn::Mul(hn::Set(du, kza), zb)).raw;
+    };
+    const __m128i first = requant_vector(sums_at(0), m0, m1), second = requant_vector(sums_at(L), m2, m3);
+    if (cols == (int)kNR) {
+      RV::store(out, first);
+      RV::store(out + L, second);
+    } else {
+      RV::store(bytes, first);
+      RV::store(bytes + L, second);
+      std::memcpy(out, bytes, (size_t)cols);
+    }
+#else
     if (ep.a_zero_step == 0 && c.no_b_zero) {
       for (int j = 0; j < (int)kNR; ++j) sums[j] = wrap(t[j] + c.col_const[j]);
     } else if (ep.a_zero_step == 0) {
@@ -593,20 +625,6 @@ void finish_tile_requant(const Int8Call& g, const int32_t* tile, int64_t i0, int
       for (int j = 0; j < (int)kNR; ++j)
         sums[j] = wrap(t[j] + c.bias[j] - za_total * c.col_sum[j] - c.b_zero[j] * rs + kza * c.b_zero[j]);
     }
-    uint8_t* out = static_cast<uint8_t*>(g.c) + m * g.ldc + j0;
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-    static_assert(kNR == 32, "two vectors of 16 sums a row");
-    const __m128i first = requant16(_mm512_load_si512(sums), m0, m1);
-    const __m128i second = requant16(_mm512_load_si512(sums + 16), m2, m3);
-    if (cols == (int)kNR) {
-      _mm_storeu_si128((__m128i*)out, first);
-      _mm_storeu_si128((__m128i*)(out + 16), second);
-    } else {
-      _mm_store_si128((__m128i*)bytes, first);
-      _mm_store_si128((__m128i*)(bytes + 16), second);
-      std::memcpy(out, bytes, (size_t)cols);
-    }
-#else
     if (cols == (int)kNR) {
       RequantRow(sums, c.multiplier, kNR, requant, out);
     } else {

@@ -50,18 +50,54 @@ inline int32_t RequantOne(int32_t acc, double multiplier, const RequantParams& p
   return (int32_t)std::min(std::max(r, p.low), p.high);
 }
 
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-// 16 sums at a time in 512-bit vectors: the products (sums 0-7 times m_lo, 8-15 times m_hi),
-// clamped where RequantParams asks, are rounded half to even by adding 1.5 * 2^52 (exact below
-// 2^51; the default rounding mode), which leaves round(v) modulo 2^32 in each double's low 32
-// bits; the zero point and the clamp then run on int32 lanes, which hold every value exactly.
-struct Requant16 {
-  explicit Requant16(const RequantParams& p)
-      : zero(_mm512_set1_epi32((int32_t)p.zero)),
-        low(_mm512_set1_epi32((int32_t)p.low)),
-        high(_mm512_set1_epi32((int32_t)p.high)),
-        clamp(!p.small_multipliers) {}
-  __m128i operator()(__m512i sums, __m512d m_lo, __m512d m_hi) const {
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+// x86: one vector of int32 sums at a time (kLanes: 8 with AVX2, 16 with AVX-512). The products
+// (the first half of the sums times m_lo, the second times m_hi), clamped where RequantParams
+// asks, are rounded half to even by adding 1.5 * 2^52 (exact below 2^51; the default rounding
+// mode), which leaves round(v) modulo 2^32 in each double's low 32 bits; the zero point and the
+// clamp then run on int32 lanes, which hold every value exactly. The result's low kLanes bytes
+// are the outputs.
+struct RequantVector {
+#if HWY_TARGET == HWY_AVX2
+  using Sums = __m256i;
+  using Multipliers = __m256d;
+  static constexpr int kLanes = 8;
+  static Sums load_sums(const int32_t* p) { return _mm256_loadu_si256((const __m256i*)p); }
+  static Multipliers load_multipliers(const double* p) { return _mm256_loadu_pd(p); }
+  static void store(uint8_t* out, __m128i bytes) { _mm_storel_epi64((__m128i*)out, bytes); }
+#else
+  using Sums = __m512i;
+  using Multipliers = __m512d;
+  static constexpr int kLanes = 16;
+  static Sums load_sums(const int32_t* p) { return _mm512_loadu_si512(p); }
+  static Multipliers load_multipliers(const double* p) { return _mm512_loadu_pd(p); }
+  static void store(uint8_t* out, __m128i bytes) { _mm_storeu_si128((__m128i*)out, bytes); }
+#endif
+
+  explicit RequantVector(const RequantParams& p)
+      : zero((int32_t)p.zero), low((int32_t)p.low), high((int32_t)p.high), clamp(!p.small_multipliers),
+        is_signed(p.low < 0.0) {}
+
+  __m128i operator()(Sums sums, Multipliers m_lo, Multipliers m_hi) const {
+#if HWY_TARGET == HWY_AVX2
+    const __m256d shift = _mm256_set1_pd(6755399441055744.0);
+    const __m256d lo_limit = _mm256_set1_pd(-1e9), hi_limit = _mm256_set1_pd(1e9);
+    __m256d v0 = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(sums)), m_lo);
+    __m256d v1 = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256(sums, 1)), m_hi);
+    if (clamp) {
+      v0 = _mm256_min_pd(_mm256_max_pd(v0, lo_limit), hi_limit);
+      v1 = _mm256_min_pd(_mm256_max_pd(v1, lo_limit), hi_limit);
+    }
+    // The low words of each 128-bit block of v0 and v1, then the 64-bit lanes in order.
+    const __m256 words = _mm256_shuffle_ps(_mm256_castpd_ps(_mm256_add_pd(v0, shift)),
+                                           _mm256_castpd_ps(_mm256_add_pd(v1, shift)), _MM_SHUFFLE(2, 0, 2, 0));
+    __m256i r = _mm256_permute4x64_epi64(_mm256_castps_si256(words), _MM_SHUFFLE(3, 1, 2, 0));
+    r = _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(r, _mm256_set1_epi32(zero)), _mm256_set1_epi32(low)),
+                         _mm256_set1_epi32(high));
+    // Values within [-128, 255] by now: the saturating packs keep them.
+    const __m128i halves = _mm_packs_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+    return is_signed ? _mm_packs_epi16(halves, halves) : _mm_packus_epi16(halves, halves);
+#else
     const __m512d shift = _mm512_set1_pd(6755399441055744.0);
     const __m512d lo_limit = _mm512_set1_pd(-1e9), hi_limit = _mm512_set1_pd(1e9);
     __m512d v0 = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(sums)), m_lo);
@@ -73,11 +109,14 @@ struct Requant16 {
     const __m512i low_words = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     __m512i r = _mm512_permutex2var_epi32(_mm512_castpd_si512(_mm512_add_pd(v0, shift)), low_words,
                                           _mm512_castpd_si512(_mm512_add_pd(v1, shift)));
-    r = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(r, zero), low), high);
+    r = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(r, _mm512_set1_epi32(zero)), _mm512_set1_epi32(low)),
+                         _mm512_set1_epi32(high));
     return _mm512_cvtepi32_epi8(r);  // the low bytes: uint8 or int8 (two's complement) alike
+#endif
   }
-  __m512i zero, low, high;
-  bool clamp;
+
+  int32_t zero, low, high;
+  bool clamp, is_signed;
 };
 #endif
 
@@ -86,38 +125,14 @@ struct Requant16 {
 inline void RequantRow(const int32_t* HWY_RESTRICT acc, const double* HWY_RESTRICT multiplier, int64_t count,
                        const RequantParams& p, uint8_t* HWY_RESTRICT out) {
 #if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-  // x86: vcvtpd2dq rounds the clamped product half to even (the default rounding mode, which the
-  // scalar formula's rounding relies on too); the zero point and the clamp then run on int16
-  // lanes, whose saturating packs and adds keep every out-of-range value on its side.
   {
-    const __m256d lo_limit = _mm256_set1_pd(-1e9), hi_limit = _mm256_set1_pd(1e9);
-    const __m128i zero = _mm_set1_epi16((int16_t)p.zero), low = _mm_set1_epi16((int16_t)p.low);
-    const __m128i high = _mm_set1_epi16((int16_t)p.high);
-    const bool is_signed = p.low < 0.0;
-    const bool clamp = !p.small_multipliers;
+    const RequantVector requant(p);
+    constexpr int64_t L = RequantVector::kLanes;
     int64_t i = 0;
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-    {
-      const Requant16 requant16(p);
-      for (; i + 16 <= count; i += 16)
-        _mm_storeu_si128((__m128i*)(out + i),
-                         requant16(_mm512_loadu_si512(acc + i), _mm512_loadu_pd(multiplier + i),
-                                   _mm512_loadu_pd(multiplier + i + 8)));
-    }
-#endif
-    for (; i + 8 <= count; i += 8) {
-      const __m128i a0 = _mm_loadu_si128((const __m128i*)(acc + i)), a1 = _mm_loadu_si128((const __m128i*)(acc + i + 4));
-      __m256d v0 = _mm256_mul_pd(_mm256_cvtepi32_pd(a0), _mm256_loadu_pd(multiplier + i));
-      __m256d v1 = _mm256_mul_pd(_mm256_cvtepi32_pd(a1), _mm256_loadu_pd(multiplier + i + 4));
-      if (clamp) {
-        v0 = _mm256_min_pd(_mm256_max_pd(v0, lo_limit), hi_limit);
-        v1 = _mm256_min_pd(_mm256_max_pd(v1, lo_limit), hi_limit);
-      }
-      __m128i r = _mm_packs_epi32(_mm256_cvtpd_epi32(v0), _mm256_cvtpd_epi32(v1));
-      r = _mm_min_epi16(_mm_max_epi16(_mm_adds_epi16(r, zero), low), high);
-      const __m128i bytes = is_signed ? _mm_packs_epi16(r, r) : _mm_packus_epi16(r, r);
-      _mm_storel_epi64((__m128i*)(out + i), bytes);
-    }
+    for (; i + L <= count; i += L)
+      RequantVector::store(out + i, requant(RequantVector::load_sums(acc + i),
+                                            RequantVector::load_multipliers(multiplier + i),
+                                            RequantVector::load_multipliers(multiplier + i + L / 2)));
     for (; i < count; ++i) out[i] = (uint8_t)RequantOne(acc[i], multiplier[i], p);
     return;
   }
