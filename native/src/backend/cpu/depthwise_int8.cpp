@@ -156,8 +156,8 @@ void paired_pixels(const DepthwiseInt8Nhwc& a, const T* const* tap_inputs, int64
 }
 
 template <class T>
-void depthwise_rows(const DepthwiseInt8Nhwc& a, const double* multiplier, const int16_t* pairs,
-                    const int16_t* pairs32, const int32_t* zero_bias, int64_t r0, int64_t r1,
+void depthwise_rows(const DepthwiseInt8Nhwc& a, const double* multiplier, int64_t multiplier_count,
+                    const int16_t* pairs, const int16_t* pairs32, const int32_t* zero_bias, int64_t r0, int64_t r1,
                     int32_t* HWY_RESTRICT sums) {
   const hn::ScalableTag<int32_t> di;
   const hn::Rebind<T, decltype(di)> d8;
@@ -249,9 +249,10 @@ void depthwise_rows(const DepthwiseInt8Nhwc& a, const double* multiplier, const 
         sums[ow * C + c] = (int32_t)acc;
       }
     }
-    // The output row at once (multipliers repeated per pixel): one long vector loop.
+    // The output row, a run of multiplier_count values at a time (a pixel, or the whole row).
     uint8_t* out = y + (n * OH + oh) * OW * C;
-    RequantRow(sums, multiplier, OW * C, rq, out);
+    for (int64_t i = 0; i < OW * C; i += multiplier_count)
+      RequantRow(sums + i, multiplier, multiplier_count, rq, out + i);
   }
 }
 
@@ -260,10 +261,18 @@ void DepthwiseInt8NhwcImpl(const DepthwiseInt8Nhwc& a, ThreadPool* pool) {
   const int64_t rows = a.batch * a.out_h;
   const int64_t taps = a.kernel_h * a.kernel_w;
   const int64_t work = std::max<int64_t>(1, a.out_w * a.channels * taps);
-  // The multipliers repeated for each pixel of an output row: one requantization per row.
+  // Channels in whole vectors of the requantization: a pixel at a time, with the channels'
+  // multipliers; otherwise the multipliers repeated for each pixel of an output row, one
+  // requantization per row (no scalar tail per pixel).
   const int64_t C = a.channels, row = a.out_w * C;
-  std::vector<double> multiplier((size_t)row);
-  for (int64_t p = 0; p < a.out_w; ++p) std::copy(a.multiplier, a.multiplier + C, multiplier.begin() + p * C);
+  const bool per_pixel = C % 16 == 0;
+  std::vector<double> repeated;
+  if (!per_pixel) {
+    repeated.resize((size_t)row);
+    for (int64_t p = 0; p < a.out_w; ++p) std::copy(a.multiplier, a.multiplier + C, repeated.begin() + p * C);
+  }
+  const double* multiplier = per_pixel ? a.multiplier : repeated.data();
+  const int64_t multiplier_count = per_pixel ? C : row;
   const int16_t* pp = kPairedTaps && !wt.pairs16.empty() ? wt.pairs16.data() : nullptr;
   const int16_t* pp32 = kPairedTaps32 && !wt.pairs32.empty() ? wt.pairs32.data() : nullptr;
   // The paired path multiplies the raw inputs: bias - x_zero * (sum of the channel's weights)
@@ -273,8 +282,10 @@ void DepthwiseInt8NhwcImpl(const DepthwiseInt8Nhwc& a, ThreadPool* pool) {
     zero_bias[c] = (int32_t)((uint32_t)a.bias[c] - (uint32_t)a.x_zero * (uint32_t)wt.weight_sums[c]);
   parallel_for(pool, rows, std::max<int64_t>(1, (int64_t(1) << 15) / work), [&](int64_t r0, int64_t r1) {
     std::vector<int32_t> sums((size_t)row);
-    if (a.x_signed) depthwise_rows<int8_t>(a, multiplier.data(), pp, pp32, zero_bias.data(), r0, r1, sums.data());
-    else depthwise_rows<uint8_t>(a, multiplier.data(), pp, pp32, zero_bias.data(), r0, r1, sums.data());
+    if (a.x_signed)
+      depthwise_rows<int8_t>(a, multiplier, multiplier_count, pp, pp32, zero_bias.data(), r0, r1, sums.data());
+    else
+      depthwise_rows<uint8_t>(a, multiplier, multiplier_count, pp, pp32, zero_bias.data(), r0, r1, sums.data());
   });
 }
 
