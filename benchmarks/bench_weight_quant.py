@@ -1,7 +1,9 @@
 """Block-quantized weights (WeightQuantMatMul) against float32: y = x W^T for the GEMV of LLM
 decoding (1 x 4096 x 4096, 1 x 4096 x 11008) and 16 rows, with int4 and int8 weights (blocks of
-32 along K, symmetric), mnnpy's float32 MatMul with the same constant weights (packed at plan
-time), and NumPy's OpenBLAS SGEMV/SGEMM as a reference; 1 and 2 threads.
+32 along K, symmetric) times float32 activations, and the same weights times activations
+quantized to int8 at run time (``int8_activations=True``, columns "int4/a8" and "int8/a8"),
+mnnpy's float32 MatMul with the same constant weights (packed at plan time), and NumPy's
+OpenBLAS SGEMV/SGEMM as a reference; 1 and 2 threads.
 
 Each thread count runs in its own process with OPENBLAS_NUM_THREADS set before NumPy is imported;
 the four runs are interleaved in bursts of timed calls (timed_bursts in common.py), medians of
@@ -43,12 +45,14 @@ def measure_child(threads, repeats, block, pause):
         sizes = {"float32": w.nbytes}
         for bits in (4, 8):
             q = F.quantize_weight_blocks(w, bits=bits, block=block)
-            runs[f"int{bits}"] = F.weight_quant_matmul(px, q)
-            sizes[f"int{bits}"] = q.nbytes
             dequantized = x @ F.dequantize_weight_blocks(q).T
-            got = np.asarray(runs[f"int{bits}"].read())
-            err = np.abs(got - dequantized).max() / np.abs(dequantized).max()
-            assert err < 1e-4, f"int{bits} {m}x{k}x{n}: relative error {err}"
+            # int8 activations: each value moves by up to half a step of max|x| / 127 per 32.
+            for name, int8_activations, limit in ((f"int{bits}", False, 1e-4), (f"int{bits}/a8", True, 2e-2)):
+                runs[name] = F.weight_quant_matmul(px, q, int8_activations=int8_activations)
+                sizes[name] = q.nbytes
+                got = np.asarray(runs[name].read())
+                err = np.abs(got - dequantized).max() / np.abs(dequantized).max()
+                assert err < limit, f"{name} {m}x{k}x{n}: relative error {err}"
         times = {name: [] for name in list(runs) + ["numpy"]}
         calls = [(v.read, times[name]) for name, v in runs.items()] + [(lambda: x @ wt, times["numpy"])]
         for _ in range(repeats):
@@ -72,15 +76,16 @@ def main():
                                                        "--pause", args.pause])
     first = results[args.threads[0]]
     print(f"{first['summary']}; NumPy {first['numpy']} (OpenBLAS); blocks of {args.block}, symmetric")
-    print(f"\n{'threads':>7} {'M x K x N':>17} {'float32':>9} {'int8':>9} {'int4':>9} {'numpy':>9} "
-          f"{'f32/int8':>8} {'f32/int4':>8} {'np/int4':>8} {'int4 GB/s':>9} {'f32 GB/s':>8}")
+    quantized = ["int8", "int4", "int8/a8", "int4/a8"]
+    print(f"\n{'threads':>7} {'M x K x N':>17} {'float32':>9} " + " ".join(f"{q:>9}" for q in quantized) +
+          f" {'numpy':>9} " + " ".join(f"{'f32/' + q:>11}" for q in quantized) + f" {'int4/a8 GB/s':>12} {'f32 GB/s':>8}")
     for threads in args.threads:
         for r in results[threads]["rows"]:
             m, k, n = r["shape"]
-            print(f"{threads:>7} {f'{m}x{k}x{n}':>17} {r['float32'] * 1e3:>7.2f}ms {r['int8'] * 1e3:>7.2f}ms "
-                  f"{r['int4'] * 1e3:>7.2f}ms {r['numpy'] * 1e3:>7.2f}ms {r['float32'] / r['int8']:>8.2f} "
-                  f"{r['float32'] / r['int4']:>8.2f} {r['numpy'] / r['int4']:>8.2f} "
-                  f"{r['bytes']['int4'] / r['int4'] / 1e9:>9.2f} {r['bytes']['float32'] / r['float32'] / 1e9:>8.2f}")
+            print(f"{threads:>7} {f'{m}x{k}x{n}':>17} {r['float32'] * 1e3:>7.2f}ms " +
+                  " ".join(f"{r[q] * 1e3:>7.2f}ms" for q in quantized) + f" {r['numpy'] * 1e3:>7.2f}ms " +
+                  " ".join(f"{r['float32'] / r[q]:>11.2f}" for q in quantized) +
+                  f" {r['bytes']['int4/a8'] / r['int4/a8'] / 1e9:>12.2f} {r['bytes']['float32'] / r['float32'] / 1e9:>8.2f}")
 
 
 if __name__ == "__main__":

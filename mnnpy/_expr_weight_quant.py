@@ -108,10 +108,15 @@ def dequantize_weight_blocks(q):
     return ((codes - zeros) * scales).reshape(n, k)
 
 
-def weight_quant_matmul(x, q, bias=None):
+def weight_quant_matmul(x, q, bias=None, int8_activations=False):
     """``x @ W.T (+ bias)`` for float32 activations ``x`` of shape (..., K) and a QuantizedWeight
     W of shape (N, K); the result is float32 (..., N). The codes stay packed: the kernel turns
-    them into floats in registers (one or a few rows of ``x``) or a slab at a time (more rows)."""
+    them into floats in registers (one or a few rows of ``x``) or a slab at a time (more rows).
+
+    ``int8_activations=True`` (what ``memory="low"`` uses) quantizes each row of ``x`` to int8
+    at run time, one scale per 32 values, and multiplies the integer codes: faster, and off
+    from the float product by at most half an activation step per value
+    (docs/weight_quantization.md)."""
     from .expr import const
     _check_quantized(q, "weight_quant_matmul")
     as_var = lambda v: v if isinstance(v, _core.Var) else const(_np.asarray(v, _np.float32))  # noqa: E731
@@ -120,5 +125,8 @@ def weight_quant_matmul(x, q, bias=None):
         inputs.append(const(q.zeros))
     if bias is not None:
         inputs.append(as_var(bias))
+    if not isinstance(int8_activations, (bool, _np.bool_)):
+        raise TypeError(f"weight_quant_matmul: int8_activations must be a bool, got {int8_activations!r}")
     return _core.op("WeightQuantMatMul", inputs,
-                    {"bits": q.bits, "block": q.block, "asymmetric": int(q.zeros is not None)})
+                    {"bits": q.bits, "block": q.block, "asymmetric": int(q.zeros is not None),
+                     "int8_activations": int(int8_activations)})

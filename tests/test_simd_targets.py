@@ -1017,6 +1017,13 @@ def test_weight_quant_matmul(xt, rng, bits):
                 EPS32 * np.abs(expected)
             xt.check(f"{m}-{block}-{symmetric}", lambda: F.weight_quant_matmul(x, q, bias),
                      expected.astype(np.float32), cross=Within(2 * bound), ref=Within(bound))
+            # int8 activations: exact integer sums and one float sequence, the same bits on every
+            # target; against the float product within half an activation step per value
+            # (tests/test_weight_quant.py checks the formula itself).
+            step = np.repeat(np.abs(x).reshape(m, k // 32, 32).max(axis=2) / 127, 32, axis=1)
+            a8_bound = (step / 2 * (1 + 4 * EPS32)) @ np.abs(wd).T + 2 * bound
+            xt.check(f"{m}-{block}-{symmetric}-a8", lambda: F.weight_quant_matmul(x, q, bias, int8_activations=True),
+                     expected.astype(np.float32), cross=EXACT, ref=Within(a8_bound))
     xt.verify()
 
 

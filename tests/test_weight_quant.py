@@ -174,6 +174,139 @@ def test_op_batched_input_and_threads(rng, bits):
         assert np.all(np.abs(y.reshape(6, 301).astype(np.float64) - expected) <= bound)
 
 
+# ---------------------------------------------------------------- int8 activations
+def quantize_activations(x):
+    """(codes (M, K) int64, scales (M, K / 32) float32) as weight_quant.h states them: per 32 k,
+    ratio = 127 / max|x| in float32, codes round(clip(x * ratio, -127, 127)) half to even, scale
+    max|x| / 127."""
+    m, k = x.shape
+    xs = x.reshape(m, k // 32, 32)
+    top = np.abs(xs).max(axis=2)
+    ratio = np.where(top > 0, np.float32(127) / np.where(top > 0, top, np.float32(1)), np.float32(0))
+    codes = np.rint(np.clip(xs * ratio.astype(np.float32)[..., None], np.float32(-127), np.float32(127)))
+    return codes.astype(np.int64).reshape(m, k), (top / np.float32(127)).astype(np.float32)
+
+
+def int8_activation_reference(x, q, bias):
+    """(exact value of the formula in float64, bound on the kernel's float32 steps). Per sub-block
+    s of 32 k: the integer c_s and the float32 scale product are exact on both sides; the kernel
+    then adds float(c_s) * scale_s into 16 chains (one rounding each, S / 16 terms a chain) and sums
+    the chains in four halvings: at most gamma_{S/16 + 4} times the sum of |terms|, plus half an
+    ulp for the bias."""
+    n, k = q.shape
+    codes, sx = quantize_activations(x)
+    u = unpacked(q).reshape(n, k // 32, 32)
+    per_block = q.block // 32
+    zeros = np.full((n, k // q.block), 2 ** (q.bits - 1), np.int64) if q.zeros is None else q.zeros.astype(np.int64)
+    cq = codes.reshape(len(x), k // 32, 32)
+    c = np.einsum("nsj,msj->mns", u, cq) - np.repeat(zeros, per_block, axis=1)[None] * cq.sum(axis=2)[:, None, :]
+    scale = (np.repeat(q.scales, per_block, axis=1)[None] * sx[:, None, :]).astype(np.float32)
+    terms = c.astype(np.float64) * scale
+    exact = terms.sum(axis=2) + (0 if bias is None else bias.astype(np.float64))
+    bound = _gamma(k // 32 // 16 + 5) * np.abs(terms).sum(axis=2) + EPS32 / 2 * np.abs(exact)
+    return exact, bound
+
+
+@pytest.mark.parametrize("bits", [4, 8])
+@pytest.mark.parametrize("block,symmetric", [(32, True), (64, False), (128, True), (128, False)])
+def test_int8_activations_formula_on_every_target(rng, bits, block, symmetric):
+    # M across one pass of 64 rows; K with and without a tail past the last 16 sub-blocks. Every
+    # target gives the same bits: the integer sums are exact and the float steps one sequence.
+    previous = mnnpy.get_simd_target()
+    try:
+        for m, k in ((1, 16 * block), (3, 20 * block), (70, 2 * block)):
+            n = 37
+            w = (rng.standard_normal((n, k)) * 0.5).astype(np.float32)
+            x = rng.standard_normal((m, k)).astype(np.float32)
+            bias = rng.standard_normal(n).astype(np.float32) if block != 64 else None
+            q = F.quantize_weight_blocks(w, bits=bits, block=block, symmetric=symmetric)
+            exact, bound = int8_activation_reference(x, q, bias)
+            results = {}
+            for target in TARGETS:
+                mnnpy.set_simd_target(target)
+                y = np.asarray(F.weight_quant_matmul(x, q, bias, int8_activations=True).read())
+                assert y.dtype == np.float32 and y.shape == (m, n)
+                err = np.abs(y.astype(np.float64) - exact)
+                assert np.all(err <= bound), (target, m, k, float((err / bound).max()))
+                results[target] = y
+            for target, y in results.items():
+                np.testing.assert_array_equal(y, results[TARGETS[0]], err_msg=f"{target} against {TARGETS[0]}")
+    finally:
+        mnnpy.set_simd_target(previous)
+
+
+@pytest.mark.parametrize("bits", [4, 8])
+def test_int8_activations_against_the_float_product(rng, bits):
+    # Against x @ W^T with the float x: rounding x to its codes moves each value by at most half a
+    # step (max|x| / 127 per 32 values, plus the float32 rounding of the scale and the ratio), so
+    # the output by at most sum_k |w_k| * step / 2 (times 1 + 4 eps), plus the float32 steps'.
+    m, k, n = 5, 256, 67
+    w = rng.standard_normal((n, k)).astype(np.float32)
+    x = (rng.standard_normal((m, k)) * np.exp(rng.standard_normal((m, k)))).astype(np.float32)
+    q = F.quantize_weight_blocks(w, bits=bits, block=64, symmetric=False)
+    wd = F.dequantize_weight_blocks(q).astype(np.float64)
+    y = np.asarray(F.weight_quant_matmul(x, q, int8_activations=True).read()).astype(np.float64)
+    step = np.repeat(np.abs(x).reshape(m, k // 32, 32).max(axis=2) / 127, 32, axis=1).astype(np.float64)
+    _, kernel_bound = int8_activation_reference(x, q, None)
+    bound = (step / 2 * (1 + 4 * EPS32)) @ np.abs(wd).T + kernel_bound
+    err = np.abs(y - x.astype(np.float64) @ wd.T)
+    assert np.all(err <= bound), float((err / bound).max())
+    assert err.max() > 0  # the activations were rounded, not multiplied as floats
+
+
+def test_int8_activations_non_finite_rows_and_zeros(rng):
+    # A row holding inf or NaN gives NaN outputs; an all-zero row gives the bias; the others are
+    # unaffected.
+    k, n = 128, 40
+    w = rng.standard_normal((n, k)).astype(np.float32)
+    x = rng.standard_normal((4, k)).astype(np.float32)
+    x[1, 5] = np.inf
+    x[2, 100] = np.nan
+    x[3] = 0
+    bias = rng.standard_normal(n).astype(np.float32)
+    q = F.quantize_weight_blocks(w, bits=4, block=32)
+    y = np.asarray(F.weight_quant_matmul(x, q, bias, int8_activations=True).read())
+    assert np.isnan(y[1]).all() and np.isnan(y[2]).all()
+    np.testing.assert_array_equal(y[3], bias)
+    exact, bound = int8_activation_reference(x[:1], q, bias)
+    assert np.all(np.abs(y[:1].astype(np.float64) - exact) <= bound)
+
+
+@pytest.mark.parametrize("bits", [4, 8])
+def test_int8_activations_batched_and_threads(rng, bits):
+    # Leading dimensions fold into rows; 1 and 2 threads, and several Python threads running the
+    # same plan at once, give the same bits.
+    import concurrent.futures
+    x, q, bias, _, _ = _op_case(rng, 6, bits, 32, True, True, n=301, blocks=32)
+    exact, bound = int8_activation_reference(x, q, bias)
+    x3 = x.reshape(2, 3, -1)
+    outputs = []
+    for threads in (1, 2):
+        mnnpy.set_num_threads(threads)
+        try:
+            outputs.append(np.asarray(F.weight_quant_matmul(x3, q, bias, int8_activations=True).read()))
+        finally:
+            mnnpy.set_num_threads(1)
+    assert outputs[0].shape == (2, 3, 301)
+    assert np.all(np.abs(outputs[0].reshape(6, 301).astype(np.float64) - exact) <= bound)
+    np.testing.assert_array_equal(outputs[0], outputs[1])
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        runs = list(pool.map(lambda _: np.asarray(F.weight_quant_matmul(x3, q, bias, int8_activations=True).read()),
+                             range(8)))
+    for y in runs:
+        np.testing.assert_array_equal(y, outputs[0])
+
+
+def test_int8_activations_bad_argument():
+    q = F.quantize_weight_blocks(np.ones((4, 64), np.float32), bits=4, block=32)
+    with pytest.raises(TypeError, match="int8_activations must be a bool"):
+        F.weight_quant_matmul(np.ones((2, 64), np.float32), q, int8_activations="yes")
+    from mnnpy import _core
+    with pytest.raises(ValueError, match="int8_activations must be 0 or 1"):
+        _core.op("WeightQuantMatMul", [F.const(np.ones((2, 64), np.float32)), F.const(q.codes), F.const(q.scales)],
+                 {"bits": 4, "block": 32, "asymmetric": 0, "int8_activations": 2})
+
+
 # ---------------------------------------------------------------- converted models
 def _torch():
     return pytest.importorskip("torch")
@@ -224,6 +357,13 @@ def test_mlp_from_torch(tmp_path, rng, bits, block, symmetric):
             h = np.maximum(h, 0)
     ours = _run(q_path, [x])
     np.testing.assert_allclose(ours, h, rtol=1e-4, atol=1e-4)
+    # memory="low": the quantized layers take int8 activations (per 32 values, half a step of
+    # max|x| / 127 each at most: a relative RMS well under 1 / 127 per layer), the float ones int8
+    # weights and activations (docs/int8.md).
+    low = mnnpy.nn.load_module_from_file(str(q_path), memory_mode="low")
+    assert "int8 activations" in {row["scheme"] for row in mnnpy.nn.profile(low, [x], repeats=1)}
+    ours_low = np.asarray(low.forward(x).read())
+    assert 0 < _relative_rms(ours_low, h) < 3 / 127
     # Against the float model: relative RMS error of the output. A layer's weights (uniform, as
     # torch initializes them) round by step / sqrt(12) RMS with step = max|w| / qmax, i.e. a
     # relative 1 / (2 qmax) of their RMS max|w| / sqrt(3), and so moves its output; three layers

@@ -9,7 +9,9 @@ float weight (with the bias the loader may have fused into it), or a Gemm (no tr
 any more are dropped. Rewritten layers reading the same input (a transformer's query, key and
 value projections) then become one ``DynamicQuantMatMul`` on their weights side by side, followed
 by a ``Split`` into the original outputs: the input is quantized once, for one wider product.
-A Relu or Gelu (erf form) that alone reads a rewritten layer's output runs in its epilogue."""
+A Relu or Gelu (erf form) that alone reads a rewritten layer's output runs in its epilogue.
+Layers already on block-quantized weights (``WeightQuantMatMul``, from ``--weightQuantBits``)
+keep their codes and quantize their activations to int8 at run time instead."""
 import numpy as np
 
 from ._graph import Graph, Node
@@ -17,6 +19,7 @@ from ._graph import Graph, Node
 MIN_DIMENSION = 64  # smaller products gain nothing from 8 bits; their weights are small anyway
 
 OP = "DynamicQuantMatMul"
+WEIGHT_QUANT_OP = "WeightQuantMatMul"
 
 
 def _float_matrix(weights, name):
@@ -69,6 +72,10 @@ def quantize_linear_weights(graph):
     weights = dict(graph.weights)
     nodes, quantized, replaced = [], {}, set()
     for node in graph.nodes:
+        if node.op == WEIGHT_QUANT_OP:
+            nodes.append(Node(node.op, list(node.inputs), list(node.outputs), {**node.attrs, "int8_activations": 1},
+                              node.name))
+            continue
         found = _linear_weight(node, weights)
         if found is None:
             nodes.append(node)

@@ -96,7 +96,8 @@ def _weight_quant_matmul(ctx, node, ins):
     as_float32 = lambda v: v if v.dtype != np.float16 else F.cast(v, np.float32)  # noqa: E731
     inputs = [as_float32(v) for v in ins]
     return _core.op(OP, inputs, {"bits": int(_attr(node, "bits")), "block": int(_attr(node, "block")),
-                                 "asymmetric": int(_attr(node, "asymmetric", 0))})
+                                 "asymmetric": int(_attr(node, "asymmetric", 0)),
+                                 "int8_activations": int(_attr(node, "int8_activations", 0))})
 
 
 __all__ = ["quantize_weights", "QuantizedWeight", "check_options"]

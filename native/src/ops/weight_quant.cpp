@@ -3,7 +3,9 @@
 //   inputs: x (float32, [..., K]), codes (uint8, [N, K * bits / 8]), scales (float32,
 //           [N, K / block]), then zeros (uint8, [N, K / block]) when asymmetric, then an
 //           optional bias (float32, [N])
-//   attrs:  bits (4 or 8), block (32, 64 or 128; divides K), asymmetric (0 or 1)
+//   attrs:  bits (4 or 8), block (32, 64 or 128; divides K), asymmetric (0 or 1),
+//           int8_activations (0 or 1: x quantized to int8 per 32 k at run time, integer products;
+//           MNN's memory mode "low", backend/cpu/weight_quant.h)
 //   output: float32, [..., N]
 // W has one row per output feature (torch's Linear.weight, MNN's layout) and its blocks run along
 // K. Element (n, k) is (u - z) * scale[n, k / block], u its unsigned code and z the block's zero
@@ -32,10 +34,13 @@ void expect_dtype(const TensorType& t, DType want, const char* what) {
 std::vector<TensorType> infer_weight_quant_matmul(const std::vector<TensorType>& in, Attrs& attrs) {
   const int64_t bits = attrs.get_int("bits", 0), block = attrs.get_int("block", 0);
   const int64_t asymmetric = attrs.get_int("asymmetric", 0);
+  const int64_t int8_activations = attrs.get_int("int8_activations", 0);
   expect(bits == 4 || bits == 8, "bits must be 4 or 8, got " + std::to_string(bits));
   expect(block == 32 || block == 64 || block == 128, "block must be 32, 64 or 128, got " + std::to_string(block));
   expect(asymmetric == 0 || asymmetric == 1, "asymmetric must be 0 or 1, got " + std::to_string(asymmetric));
-  attrs.set("bits", bits).set("block", block).set("asymmetric", asymmetric);
+  expect(int8_activations == 0 || int8_activations == 1,
+         "int8_activations must be 0 or 1, got " + std::to_string(int8_activations));
+  attrs.set("bits", bits).set("block", block).set("asymmetric", asymmetric).set("int8_activations", int8_activations);
   const size_t required = 3 + (size_t)asymmetric;
   expect(in.size() == required || in.size() == required + 1,
          "takes x, codes, scales" + std::string(asymmetric ? ", zeros" : "") + " and an optional bias; got " +

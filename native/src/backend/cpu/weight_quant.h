@@ -30,6 +30,23 @@ size_t weight_quant_scratch_floats(int64_t m, const BlockQuantWeights& w);
 void weight_quant_matmul(const float* a, int64_t m, const BlockQuantWeights& w, const float* bias, float* c,
                          float* scratch, ThreadPool* pool);
 
+// Activations are quantized per row in sub-blocks of this many k (int8_activations).
+constexpr int64_t kActivationBlock = 32;
+
+// Bytes of scratch weight_quant_matmul_int8 needs for m rows of activations.
+size_t weight_quant_int8_scratch_bytes(int64_t m, const BlockQuantWeights& w);
+
+// The same product with a's rows quantized first (MNN's dynamic quantization of the activations in
+// memory mode "low"): per sub-block s of 32 k, symmetric int8 codes q = round_half_even(x * (127 /
+// max|x|)) clamped to [-127, 127] and the scale sx_s = max|x| / 127. Then per output, for each s
+// inside weight block b,
+//   c_s = sum_k u_k q_k - z_b sum_k q_k                     (integers, exact)
+//   acc[s % 16] = fma(float(c_s), scale_b * sx_s, acc[s % 16])
+// and the output is the 16 accumulators summed in halves (8, 4, 2, 1), plus the bias: the same
+// bits on every SIMD target. A row holding inf or NaN gives NaN outputs.
+void weight_quant_matmul_int8(const float* a, int64_t m, const BlockQuantWeights& w, const float* bias, float* c,
+                              void* scratch, ThreadPool* pool);
+
 
 }  // namespace cpu
 }  // namespace mnnpy

@@ -1,0 +1,455 @@
+// Block-quantized weights against int8 activations (weight_quant_matmul_int8, weight_quant.h),
+// compiled per SIMD target. Each activation row is quantized once per call; the weight codes are
+// then multiplied by the activation codes as integers, four byte products per int32 lane
+// (vpdpbusd with AVX-512 VNNI, vpmaddubsw + vpmaddwd on AVX2 and AVX-512 without it), and only
+// the sub-block sums meet the scales. The integer sums are exact, so every way of forming them
+// gives the same numbers; the float steps after them are one fixed sequence per output (16
+// accumulators, sub-block s into s mod 16, a fixed tree at the end), so every target gives the
+// same bits.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "backend/cpu/weight_quant_int8.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "backend/cpu/weight_quant.h"
+#include "mnnpy/thread_pool.h"
+
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#include <immintrin.h>
+#endif
+
+#ifndef MNNPY_WEIGHT_QUANT_INT8_SHARED_ONCE
+#define MNNPY_WEIGHT_QUANT_INT8_SHARED_ONCE
+namespace mnnpy {
+namespace cpu {
+namespace weight_quant_int8_detail {
+
+constexpr int64_t kSub = kActivationBlock;  // k per activation scale: a sub-block
+constexpr int kChains = 16;                  // float accumulators per output; sub-block s feeds s % 16
+// Activation rows quantized per pass over the weights: their codes (4 KB a row at K = 4096) stay
+// in L2 while every weight row meets them.
+constexpr int64_t kRowsPerPass = 64;
+constexpr int64_t kTaskBytes = int64_t(1) << 16;  // codes a task reads at least, to outweigh a wake-up
+
+// The activations of one call: row i's codes at codes + i * k (int4 weights: its even ks, then its
+// odd ks, the order of the nibbles), and per sub-block s its scale and the sum of its codes at
+// [i * subs + s].
+struct ActivationCodes {
+  const int8_t* codes = nullptr;
+  const float* scales = nullptr;
+  const int32_t* sums = nullptr;
+  int64_t k = 0, subs = 0;
+};
+
+inline int32_t zero_point_of(const BlockQuantWeights& w, int64_t n, int64_t block) {
+  return w.zeros ? (int32_t)w.zeros[n * (w.k / w.block) + block] : 1 << (w.bits - 1);
+}
+
+// The exact integer c_s of sub-block s for weight row n and activation row i (the header's formula).
+inline int32_t sub_block_sum(const BlockQuantWeights& w, int64_t n, const ActivationCodes& x, int64_t i, int64_t s) {
+  const int64_t K = w.k;
+  const uint8_t* row = w.codes + n * (K * w.bits / 8);
+  const int8_t* q = x.codes + i * K;
+  int32_t d = 0;
+  if (w.bits == 4) {
+    for (int64_t j = s * kSub / 2; j < (s + 1) * kSub / 2; ++j) d += (row[j] >> 4) * q[j] + (row[j] & 15) * q[K / 2 + j];
+  } else {
+    for (int64_t j = s * kSub; j < (s + 1) * kSub; ++j) d += row[j] * q[j];
+  }
+  return d - zero_point_of(w, n, s * kSub / w.block) * x.sums[i * x.subs + s];
+}
+
+// Adds sub-blocks [s0, s1) of output (i, n) to its chains, one std::fma each: the scalar target's
+// whole product, and the sub-blocks past the last whole group of 16 on the others.
+inline void add_sub_blocks(const BlockQuantWeights& w, int64_t n, const ActivationCodes& x, int64_t i, int64_t s0,
+                           int64_t s1, float* chains) {
+  const int64_t blocks = w.k / w.block;
+  for (int64_t s = s0; s < s1; ++s) {
+    const float scale = w.scales[n * blocks + s * kSub / w.block] * x.scales[i * x.subs + s];
+    chains[s % kChains] = std::fma((float)sub_block_sum(w, n, x, i, s), scale, chains[s % kChains]);
+  }
+}
+
+// The output from its chains: halves added in a fixed order, then the bias.
+inline float finish_output(float* chains, const float* bias, int64_t n) {
+  for (int half = kChains / 2; half >= 1; half /= 2)
+    for (int j = 0; j < half; ++j) chains[j] += chains[j + half];
+  return bias ? chains[0] + bias[n] : chains[0];
+}
+
+}  // namespace weight_quant_int8_detail
+}  // namespace cpu
+}  // namespace mnnpy
+#endif  // MNNPY_WEIGHT_QUANT_INT8_SHARED_ONCE
+
+HWY_BEFORE_NAMESPACE();
+namespace mnnpy {
+namespace cpu {
+namespace HWY_NAMESPACE {
+using namespace weight_quant_int8_detail;
+
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#if HWY_TARGET == HWY_AVX3_DL
+#define MNNPY_WEIGHT_QUANT_VNNI __attribute__((target(HWY_TARGET_STR ",avx512vnni")))
+#else
+#define MNNPY_WEIGHT_QUANT_VNNI
+#endif
+constexpr int kTileRows = 4;  // weight rows sharing each load of activation codes
+
+// acc + per int32 lane the four products of unsigned u and signed x bytes. Without VNNI,
+// vpmaddubsw's int16 pair sums could saturate for u above 127: its low 7 bits and its top bit go
+// separately.
+MNNPY_WEIGHT_QUANT_VNNI HWY_INLINE __m512i add_quad_products(__m512i acc, __m512i u, __m512i x) {
+#if HWY_TARGET == HWY_AVX3_DL
+  return _mm512_dpbusd_epi32(acc, u, x);
+#else
+  const __m512i ones = _mm512_set1_epi16(1);
+  const __m512i low = _mm512_and_si512(u, _mm512_set1_epi8(0x7F));
+  const __m512i top = _mm512_and_si512(_mm512_srli_epi16(u, 7), _mm512_set1_epi8(1));
+  const __m512i sum_low = _mm512_madd_epi16(_mm512_maddubs_epi16(low, x), ones);
+  const __m512i sum_top = _mm512_madd_epi16(_mm512_maddubs_epi16(top, x), ones);
+  return _mm512_add_epi32(acc, _mm512_add_epi32(sum_low, _mm512_slli_epi32(sum_top, 7)));
+#endif
+}
+
+// One 64-byte chunk of int4 codes against the even and odd activation codes of the same ks.
+MNNPY_WEIGHT_QUANT_VNNI HWY_INLINE __m512i int4_chunk(const uint8_t* codes, __m512i even, __m512i odd) {
+  const __m512i nibble = _mm512_set1_epi8(15);
+  const __m512i u = _mm512_loadu_si512((const void*)codes);
+  const __m512i high = _mm512_and_si512(_mm512_srli_epi16(u, 4), nibble);
+#if HWY_TARGET == HWY_AVX3_DL
+  return _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), high, even), _mm512_and_si512(u, nibble), odd);
+#else
+  // Nibbles times codes: int16 pair sums of at most 2 * 15 * 128, two of them fit as well.
+  const __m512i pairs = _mm512_add_epi16(_mm512_maddubs_epi16(high, even),
+                                         _mm512_maddubs_epi16(_mm512_and_si512(u, nibble), odd));
+  return _mm512_madd_epi16(pairs, _mm512_set1_epi16(1));
+#endif
+}
+
+// Four vectors holding one sub-block per 128-bit lane (a[c]: sub-blocks 4c to 4c + 3) to the 16
+// sub-block sums in order.
+MNNPY_WEIGHT_QUANT_VNNI HWY_INLINE __m512i sum_sub_blocks(const __m512i* a) {
+  const __m512i s01 = _mm512_add_epi32(_mm512_unpacklo_epi32(a[0], a[1]), _mm512_unpackhi_epi32(a[0], a[1]));
+  const __m512i s23 = _mm512_add_epi32(_mm512_unpacklo_epi32(a[2], a[3]), _mm512_unpackhi_epi32(a[2], a[3]));
+  // Lane 4q + c now holds sub-block 4c + q.
+  const __m512i t = _mm512_add_epi32(_mm512_unpacklo_epi64(s01, s23), _mm512_unpackhi_epi64(s01, s23));
+  return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), t);
+}
+
+// The integer sums of group g (sub-blocks 16g to 16g + 15) of NR weight rows against one activation row.
+template <int BITS, int NR>
+MNNPY_WEIGHT_QUANT_VNNI HWY_INLINE void group_sums(const uint8_t* const* rows, const int8_t* q, int64_t K, int64_t g,
+                                                   __m512i* sums) {
+  __m512i a[NR][4];
+  if constexpr (BITS == 4) {
+    const int64_t at = g * kChains * kSub / 2;
+    for (int c = 0; c < 4; ++c) {
+      const __m512i even = _mm512_loadu_si512((const void*)(q + at + 64 * c));
+      const __m512i odd = _mm512_loadu_si512((const void*)(q + K / 2 + at + 64 * c));
+      for (int r = 0; r < NR; ++r) a[r][c] = int4_chunk(rows[r] + at + 64 * c, even, odd);
+    }
+  } else {
+    const int64_t at = g * kChains * kSub;
+    for (int c = 0; c < 4; ++c) {
+      const __m512i x0 = _mm512_loadu_si512((const void*)(q + at + 128 * c));
+      const __m512i x1 = _mm512_loadu_si512((const void*)(q + at + 128 * c + 64));
+      for (int r = 0; r < NR; ++r) {
+        const __m512i zero = _mm512_setzero_si512();
+        const __m512i p0 = add_quad_products(zero, _mm512_loadu_si512((const void*)(rows[r] + at + 128 * c)), x0);
+        const __m512i p1 =
+            add_quad_products(zero, _mm512_loadu_si512((const void*)(rows[r] + at + 128 * c + 64)), x1);
+        // Sub-blocks 4c, 4c + 1 (two 128-bit lanes each), then 4c + 2, 4c + 3: one per lane.
+        a[r][c] = _mm512_add_epi32(_mm512_shuffle_i32x4(p0, p1, 0x88), _mm512_shuffle_i32x4(p0, p1, 0xDD));
+      }
+    }
+  }
+  for (int r = 0; r < NR; ++r) sums[r] = sum_sub_blocks(a[r]);
+}
+
+// 16 lanes of per-block values for sub-blocks from the one in block `first`, each block's value
+// repeated over its `per_block` sub-blocks (1, 2 or 4).
+MNNPY_WEIGHT_QUANT_VNNI HWY_INLINE __m512 block_floats(const float* first, int per_block) {
+  if (per_block == 1) return _mm512_loadu_ps(first);
+  const __m512i index = _mm512_srli_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                          per_block == 2 ? 1 : 2);
+  const __m512 v = per_block == 2 ? _mm512_castps256_ps512(_mm256_loadu_ps(first))
+                                  : _mm512_castps128_ps512(_mm_loadu_ps(first));
+  return _mm512_permutexvar_ps(index, v);
+}
+
+MNNPY_WEIGHT_QUANT_VNNI HWY_INLINE __m512i block_zeros(const uint8_t* first, int per_block) {
+  const int count = kChains / per_block;
+  uint8_t bytes[16] = {};
+  std::memcpy(bytes, first, (size_t)count);
+  const __m512i z = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i*)bytes));
+  if (per_block == 1) return z;
+  const __m512i index = _mm512_srli_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                          per_block == 2 ? 1 : 2);
+  return _mm512_permutexvar_epi32(index, z);
+}
+
+// Outputs (i, n0 .. n0 + NR - 1).
+template <int BITS, int NR>
+MNNPY_WEIGHT_QUANT_VNNI void dot_tile(const BlockQuantWeights& w, const ActivationCodes& x, int64_t n0, int64_t i,
+                                      const float* bias, float* out) {
+  const int64_t K = w.k, subs = K / kSub, groups = subs / kChains, blocks = K / w.block;
+  const int per_block = (int)(w.block / kSub);
+  const uint8_t* rows[NR];
+  for (int r = 0; r < NR; ++r) rows[r] = w.codes + (n0 + r) * (K * BITS / 8);
+  const int8_t* q = x.codes + i * K;
+  __m512 acc[NR];
+  for (int r = 0; r < NR; ++r) acc[r] = _mm512_setzero_ps();
+  for (int64_t g = 0; g < groups; ++g) {
+    __m512i sums[NR];
+    group_sums<BITS, NR>(rows, q, K, g, sums);
+    const __m512i code_sums = _mm512_loadu_si512((const void*)(x.sums + i * subs + g * kChains));
+    const __m512 x_scales = _mm512_loadu_ps(x.scales + i * subs + g * kChains);
+    const int64_t first_block = g * kChains / per_block;
+    for (int r = 0; r < NR; ++r) {
+      const __m512i centred =
+          w.zeros ? _mm512_mullo_epi32(block_zeros(w.zeros + (n0 + r) * blocks + first_block, per_block), code_sums)
+                  : _mm512_slli_epi32(code_sums, BITS - 1);
+      const __m512 scale = _mm512_mul_ps(block_floats(w.scales + (n0 + r) * blocks + first_block, per_block), x_scales);
+      acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(sums[r], centred)), scale, acc[r]);
+    }
+  }
+  for (int r = 0; r < NR; ++r) {
+    float chains[kChains];
+    _mm512_storeu_ps(chains, acc[r]);
+    add_sub_blocks(w, n0 + r, x, i, groups * kChains, subs, chains);
+    out[r] = finish_output(chains, bias, n0 + r);
+  }
+}
+#undef MNNPY_WEIGHT_QUANT_VNNI
+
+#elif HWY_TARGET == HWY_AVX2
+constexpr int kTileRows = 2;
+
+// Per int32 lane, the four products of unsigned u and signed x bytes (low 7 bits and top bit of u
+// apart, as on AVX-512 without VNNI).
+HWY_INLINE __m256i quad_products(__m256i u, __m256i x) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  const __m256i low = _mm256_and_si256(u, _mm256_set1_epi8(0x7F));
+  const __m256i top = _mm256_and_si256(_mm256_srli_epi16(u, 7), _mm256_set1_epi8(1));
+  const __m256i sum_low = _mm256_madd_epi16(_mm256_maddubs_epi16(low, x), ones);
+  const __m256i sum_top = _mm256_madd_epi16(_mm256_maddubs_epi16(top, x), ones);
+  return _mm256_add_epi32(sum_low, _mm256_slli_epi32(sum_top, 7));
+}
+
+HWY_INLINE __m256i int4_chunk(const uint8_t* codes, __m256i even, __m256i odd) {
+  const __m256i nibble = _mm256_set1_epi8(15);
+  const __m256i u = _mm256_loadu_si256((const __m256i*)codes);
+  const __m256i high = _mm256_and_si256(_mm256_srli_epi16(u, 4), nibble);
+  const __m256i pairs = _mm256_add_epi16(_mm256_maddubs_epi16(high, even),
+                                         _mm256_maddubs_epi16(_mm256_and_si256(u, nibble), odd));
+  return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
+}
+
+// The sums of 8 sub-blocks, in order, of NR weight rows (half h of group g: sub-blocks 16g + 8h on).
+template <int BITS, int NR>
+HWY_INLINE void half_group_sums(const uint8_t* const* rows, const int8_t* q, int64_t K, int64_t first_sub,
+                                __m256i* sums) {
+  if constexpr (BITS == 4) {
+    // A 32-byte chunk holds two sub-blocks, one per 128-bit lane.
+    const int64_t at = first_sub * kSub / 2;
+    __m256i a[NR][4];
+    for (int c = 0; c < 4; ++c) {
+      const __m256i even = _mm256_loadu_si256((const __m256i*)(q + at + 32 * c));
+      const __m256i odd = _mm256_loadu_si256((const __m256i*)(q + K / 2 + at + 32 * c));
+      for (int r = 0; r < NR; ++r) a[r][c] = int4_chunk(rows[r] + at + 32 * c, even, odd);
+    }
+    for (int r = 0; r < NR; ++r) {
+      // Lanes 0-3: the low halves' sums (sub-blocks 0, 2, 4, 6), lanes 4-7 the high ones'.
+      const __m256i t = _mm256_hadd_epi32(_mm256_hadd_epi32(a[r][0], a[r][1]), _mm256_hadd_epi32(a[r][2], a[r][3]));
+      sums[r] = _mm256_permutevar8x32_epi32(t, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    }
+  } else {
+    // A 32-byte chunk is one sub-block.
+    const int64_t at = first_sub * kSub;
+    __m256i h[NR][4];
+    for (int c = 0; c < 4; ++c) {
+      const __m256i x0 = _mm256_loadu_si256((const __m256i*)(q + at + 64 * c));
+      const __m256i x1 = _mm256_loadu_si256((const __m256i*)(q + at + 64 * c + 32));
+      for (int r = 0; r < NR; ++r) {
+        h[r][c] = _mm256_hadd_epi32(quad_products(_mm256_loadu_si256((const __m256i*)(rows[r] + at + 64 * c)), x0),
+                                    quad_products(_mm256_loadu_si256((const __m256i*)(rows[r] + at + 64 * c + 32)), x1));
+      }
+    }
+    for (int r = 0; r < NR; ++r) {
+      // Per 128-bit lane: the partial sums of sub-blocks 0-3, then 4-7; the two lanes then add.
+      const __m256i lo = _mm256_hadd_epi32(h[r][0], h[r][1]), hi = _mm256_hadd_epi32(h[r][2], h[r][3]);
+      sums[r] = _mm256_add_epi32(_mm256_permute2x128_si256(lo, hi, 0x20), _mm256_permute2x128_si256(lo, hi, 0x31));
+    }
+  }
+}
+
+// 8 lanes of per-block values for sub-blocks from the one in block `first` (see the AVX-512 twin).
+HWY_INLINE __m256 block_floats(const float* first, int per_block) {
+  if (per_block == 1) return _mm256_loadu_ps(first);
+  float values[8] = {};
+  std::memcpy(values, first, sizeof(float) * (size_t)(8 / per_block));
+  const __m256i index = _mm256_srli_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), per_block == 2 ? 1 : 2);
+  return _mm256_permutevar8x32_ps(_mm256_loadu_ps(values), index);
+}
+
+HWY_INLINE __m256i block_zeros(const uint8_t* first, int per_block) {
+  uint8_t bytes[16] = {};
+  std::memcpy(bytes, first, (size_t)(8 / per_block));
+  const __m256i z = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i*)bytes));
+  if (per_block == 1) return z;
+  const __m256i index = _mm256_srli_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), per_block == 2 ? 1 : 2);
+  return _mm256_permutevar8x32_epi32(z, index);
+}
+
+template <int BITS, int NR>
+void dot_tile(const BlockQuantWeights& w, const ActivationCodes& x, int64_t n0, int64_t i, const float* bias,
+              float* out) {
+  const int64_t K = w.k, subs = K / kSub, groups = subs / kChains, blocks = K / w.block;
+  const int per_block = (int)(w.block / kSub);
+  const uint8_t* rows[NR];
+  for (int r = 0; r < NR; ++r) rows[r] = w.codes + (n0 + r) * (K * BITS / 8);
+  const int8_t* q = x.codes + i * K;
+  __m256 acc[NR][2];  // chains 0-7 and 8-15
+  for (int r = 0; r < NR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+  for (int64_t g = 0; g < groups; ++g) {
+    for (int h = 0; h < 2; ++h) {
+      const int64_t first_sub = g * kChains + 8 * h;
+      __m256i sums[NR];
+      half_group_sums<BITS, NR>(rows, q, K, first_sub, sums);
+      const __m256i code_sums = _mm256_loadu_si256((const __m256i*)(x.sums + i * subs + first_sub));
+      const __m256 x_scales = _mm256_loadu_ps(x.scales + i * subs + first_sub);
+      const int64_t first_block = first_sub / per_block;
+      for (int r = 0; r < NR; ++r) {
+        const __m256i centred =
+            w.zeros ? _mm256_mullo_epi32(block_zeros(w.zeros + (n0 + r) * blocks + first_block, per_block), code_sums)
+                    : _mm256_slli_epi32(code_sums, BITS - 1);
+        const __m256 scale = _mm256_mul_ps(block_floats(w.scales + (n0 + r) * blocks + first_block, per_block), x_scales);
+        acc[r][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(sums[r], centred)), scale, acc[r][h]);
+      }
+    }
+  }
+  for (int r = 0; r < NR; ++r) {
+    float chains[kChains];
+    _mm256_storeu_ps(chains, acc[r][0]);
+    _mm256_storeu_ps(chains + 8, acc[r][1]);
+    add_sub_blocks(w, n0 + r, x, i, groups * kChains, subs, chains);
+    out[r] = finish_output(chains, bias, n0 + r);
+  }
+}
+
+#else
+constexpr int kTileRows = 1;
+
+// The portable targets: every sub-block through the shared scalar steps.
+template <int BITS, int NR>
+void dot_tile(const BlockQuantWeights& w, const ActivationCodes& x, int64_t n0, int64_t i, const float* bias,
+              float* out) {
+  for (int r = 0; r < NR; ++r) {
+    float chains[kChains] = {};
+    add_sub_blocks(w, n0 + r, x, i, 0, w.k / kSub, chains);
+    out[r] = finish_output(chains, bias, n0 + r);
+  }
+}
+#endif
+
+// Outputs (i, n) for weight rows [n0, n1) and activation rows [i0, i1): kTileRows weight rows at a
+// time, which stay in L1 while every activation row meets them.
+template <int BITS>
+void dot_rows(const BlockQuantWeights& w, const ActivationCodes& x, int64_t i0, int64_t i1, int64_t n0, int64_t n1,
+              const float* bias, float* c) {
+  int64_t n = n0;
+  for (; n + kTileRows <= n1; n += kTileRows)
+    for (int64_t i = i0; i < i1; ++i) dot_tile<BITS, kTileRows>(w, x, n, i, bias, c + i * w.n + n);
+  for (; n < n1; ++n)
+    for (int64_t i = i0; i < i1; ++i) dot_tile<BITS, 1>(w, x, n, i, bias, c + i * w.n + n);
+}
+
+void DotRowsImpl(const BlockQuantWeights& w, const ActivationCodes& x, int64_t i0, int64_t i1, int64_t n0, int64_t n1,
+                 const float* bias, float* c) {
+  if (w.bits == 4) dot_rows<4>(w, x, i0, i1, n0, n1, bias, c);
+  else dot_rows<8>(w, x, i0, i1, n0, n1, bias, c);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace cpu
+}  // namespace mnnpy
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace mnnpy {
+namespace cpu {
+HWY_EXPORT(DotRowsImpl);
+
+using namespace weight_quant_int8_detail;
+
+namespace {
+
+constexpr size_t align64(size_t bytes) { return (bytes + 63) & ~size_t(63); }
+
+// Row i of a as int8 codes (int4 weights: even ks first, then odd ks), with each sub-block's scale
+// and code sum. Scalar IEEE steps (one division, a product, rounding half to even), compiled once:
+// every target sees the same codes.
+void quantize_activation_rows(const float* a, int64_t m, int64_t K, int bits, int8_t* codes, float* scales,
+                              int32_t* sums) {
+  const int64_t subs = K / kSub;
+  for (int64_t i = 0; i < m; ++i) {
+    const float* row = a + i * K;
+    int8_t* out = codes + i * K;
+    for (int64_t s = 0; s < subs; ++s) {
+      const float* x = row + s * kSub;
+      float top = 0.0f;
+      bool finite = true;
+      for (int64_t j = 0; j < kSub; ++j) {
+        top = std::max(top, std::fabs(x[j]));
+        finite &= std::isfinite(x[j]);
+      }
+      // inf or NaN: a scale of NaN makes every output of the row NaN, as the float product would
+      // be NaN or infinite there.
+      const float ratio = finite && top > 0.0f ? 127.0f / top : 0.0f;
+      scales[i * subs + s] = finite ? top / 127.0f : std::nanf("");
+      int32_t total = 0;
+      for (int64_t j = 0; j < kSub; ++j) {
+        const int32_t v = (int32_t)std::nearbyint(std::min(127.0f, std::max(-127.0f, x[j] * ratio)));
+        total += v;
+        const int64_t k = s * kSub + j;
+        out[bits == 4 ? (k % 2) * (K / 2) + k / 2 : k] = (int8_t)v;
+      }
+      sums[i * subs + s] = total;
+    }
+  }
+}
+
+}  // namespace
+
+size_t weight_quant_int8_scratch_bytes(int64_t m, const BlockQuantWeights& w) {
+  const size_t rows = (size_t)m, subs = (size_t)(w.k / kSub);
+  return align64(rows * (size_t)w.k) + align64(rows * subs * sizeof(float)) + rows * subs * sizeof(int32_t);
+}
+
+void weight_quant_matmul_int8(const float* a, int64_t m, const BlockQuantWeights& w, const float* bias, float* c,
+                              void* scratch, ThreadPool* pool) {
+  if (m == 0 || w.n == 0) return;
+  const int64_t K = w.k, subs = K / kSub;
+  int8_t* codes = static_cast<int8_t*>(scratch);
+  float* scales = reinterpret_cast<float*>(static_cast<char*>(scratch) + align64((size_t)(m * K)));
+  int32_t* sums = reinterpret_cast<int32_t*>(reinterpret_cast<char*>(scales) + align64((size_t)(m * subs) * sizeof(float)));
+  quantize_activation_rows(a, m, K, w.bits, codes, scales, sums);
+  const ActivationCodes x{codes, scales, sums, K, subs};
+  for (int64_t i0 = 0; i0 < m; i0 += kRowsPerPass) {
+    const int64_t i1 = std::min(m, i0 + kRowsPerPass);
+    const int64_t bytes_per_row = std::max<int64_t>(1, K * w.bits / 8 * (i1 - i0));
+    const int64_t grain = std::max<int64_t>(4, kTaskBytes / bytes_per_row);
+    parallel_for(pool, w.n, grain, [&](int64_t n0, int64_t n1) {
+      HWY_DYNAMIC_DISPATCH(DotRowsImpl)(w, x, i0, i1, n0, n1, bias, c);
+    });
+  }
+}
+
+}  // namespace cpu
+}  // namespace mnnpy
+#endif
