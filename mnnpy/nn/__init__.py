@@ -292,7 +292,9 @@ def load_module_from_file(file_name, input_names=None, output_names=None, dynami
     bf16 products (docs/precision.md).
     ``memory_mode="low"`` (or ``runtime_manager``'s memory "low") keeps the weights of linear
     layers (MatMul/Gemm with a 2-D float weight of at least 64 x 64) as int8 with per-column
-    scales and runs them on the dynamically quantized int8 GEMM (docs/int8.md).
+    scales and runs them on the dynamically quantized int8 GEMM (docs/int8.md); layers on
+    block-quantized weights (``--weightQuantBits``) quantize their activations to int8 at run time
+    (docs/weight_quantization.md).
     ``for_training=True`` gives a ``TrainableGraphModule``: the weights become Parameters
     (named as in the model) and each call builds the graph in NCHW for differentiation."""
     path = os.fspath(file_name)
