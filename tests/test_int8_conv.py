@@ -66,6 +66,13 @@ CASES = [  # (N, C, H, W), OC, kernel, stride, pads, dilation, group
     ((1, 16, 9, 9), 24, (1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1),     # 1x1, stride 2
     ((2, 6, 7, 7), 35, (3, 3), (2, 1), (1, 0, 0, 1), (1, 2), 1),      # batch, odd channel counts
     ((1, 32, 11, 10), 32, (5, 5), (1, 2), (2, 1, 2, 3), (2, 1), 32),  # depthwise: paired 5x5, dilated, borders
+    # Channels-last patches whose kernel rows are short runs (9, 21, 40 and 64 bytes), copied
+    # with fixed-size moves inside the image: a first layer's 3 channels at strides 2 and 1, a
+    # batch (the second image's last runs end at the input's end), no padding on the right.
+    ((2, 3, 13, 12), 16, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1),
+    ((1, 3, 17, 16), 8, (7, 7), (2, 2), (3, 3, 2, 2), (1, 1), 1),
+    ((1, 8, 9, 9), 12, (5, 5), (1, 1), (2, 2, 0, 0), (1, 1), 1),
+    ((2, 16, 6, 7), 8, (2, 4), (1, 1), (0, 1, 0, 0), (1, 1), 1),
 ]
 
 

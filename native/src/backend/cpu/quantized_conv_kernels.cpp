@@ -80,7 +80,7 @@ class QLinearConvKernel : public Kernel {
   // One image's patches of one group, then their int32 sums.
   size_t scratch_bytes() const override {
     if (depthwise_) return 0;
-    if (channels_last_) return s_.is_pointwise() ? 0 : (size_t)(s_.out_h * s_.out_w * patch_stride());
+    if (channels_last_) return s_.is_pointwise() ? 0 : (size_t)(s_.out_h * s_.out_w * patch_stride()) + kPatchSlack;
     const int64_t M = s_.out_h * s_.out_w;
     return (size_t)(((M * s_.depth() + 63) & ~int64_t(63)) + M * s_.out_c_per_group() * 4);
   }
@@ -399,26 +399,48 @@ class QLinearConvKernel : public Kernel {
     const int64_t Cg = s_.in_c_per_group(), C = s_.in_c, KH = s_.kernel_h, KW = s_.kernel_w, K = s_.depth();
     const int64_t H = s_.in_h, W = s_.in_w, OW = s_.out_w;
     const uint8_t* base = x + n * H * W * C + g * Cg;
+    const uint8_t* x_end = x + s_.batch * H * W * C;
     const bool runs = Cg == C && s_.dilation_w == 1;
-    const int64_t stride = patch_stride();
+    const int64_t stride = patch_stride(), run = KW * C;
+    // Runs of at most 64 bytes (a few channels times the kernel's width, as in a network's first
+    // layer) go as one fixed-size copy of 16, 32 or 64 bytes: the bytes past a run are written
+    // again by the runs after it (pixels in order, kernel rows in order) or lie in the padding of
+    // the row or past the patches (the scratch has kPatchSlack bytes more); the source's extra
+    // bytes are read only inside x.
+    const int64_t wide = run <= 16 ? 16 : run <= 32 ? 32 : 64;
+    // Output columns whose taps all lie inside the input's width.
+    const int64_t sw = s_.stride_w, pad_left = s_.pad_left;
+    const int64_t inner_lo = std::min(OW, (pad_left + sw - 1) / sw);
+    const int64_t inner_hi = std::max(inner_lo, std::min(OW, W + pad_left - KW >= 0 ? (W + pad_left - KW) / sw + 1 : 0));
+    const int64_t row_step = s_.dilation_h * W * C;  // from one kernel row's input row to the next
     parallel_for(pool, s_.out_h, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, OW * K)), [&](int64_t r0, int64_t r1) {
       for (int64_t oh = r0; oh < r1; ++oh) {
         const int64_t ih0 = oh * s_.stride_h - s_.pad_top;
+        const bool rows_inside = ih0 >= 0 && ih0 + (KH - 1) * s_.dilation_h < H;
         for (int64_t ow = 0; ow < OW; ++ow) {
           uint8_t* dst = patches + (oh * OW + ow) * stride;
-          const int64_t iw0 = ow * s_.stride_w - s_.pad_left;
+          const int64_t iw0 = ow * sw - pad_left;
+          if (runs && rows_inside && run <= 64 && ow >= inner_lo && ow < inner_hi) {
+            // Every tap inside: one fixed-size copy per kernel row, in the order of the row's bytes.
+            const uint8_t* src = base + (ih0 * W + iw0) * C;
+            for (int64_t ki = 0; ki < KH; ++ki, dst += run, src += row_step) {
+              if (src + wide <= x_end) copy_fixed(dst, src, wide);
+              else copy_bytes(dst, src, run);
+            }
+            continue;
+          }
           for (int64_t ki = 0; ki < KH; ++ki) {
             const int64_t ih = ih0 + ki * s_.dilation_h;
             if (runs) {  // the row's taps are adjacent pixels: one copy of those inside
               const int64_t lo = std::min(KW, std::max<int64_t>(0, -iw0)), hi = std::max(lo, std::min(KW, W - iw0));
               if (ih < 0 || ih >= H) {
-                std::memset(dst, x_zero, (size_t)(KW * C));
+                std::memset(dst, x_zero, (size_t)run);
               } else {
                 if (lo > 0) std::memset(dst, x_zero, (size_t)(lo * C));
                 copy_bytes(dst + lo * C, base + (ih * W + iw0 + lo) * C, (hi - lo) * C);
                 if (hi < KW) std::memset(dst + hi * C, x_zero, (size_t)((KW - hi) * C));
               }
-              dst += KW * C;
+              dst += run;
               continue;
             }
             for (int64_t kj = 0; kj < KW; ++kj, dst += Cg) {
@@ -431,6 +453,16 @@ class QLinearConvKernel : public Kernel {
       }
     });
   }
+
+  // width (16, 32 or 64) bytes, each a constant-size copy the compiler makes one vector move.
+  static void copy_fixed(uint8_t* dst, const uint8_t* src, int64_t width) {
+    if (width == 16) std::memcpy(dst, src, 16);
+    else if (width == 32) std::memcpy(dst, src, 32);
+    else std::memcpy(dst, src, 64);
+  }
+
+  // Bytes past the channels-last patches that a run's fixed-size copy may write.
+  static constexpr size_t kPatchSlack = 64;
 
   bool x_signed_, w_signed_, y_signed_;
   bool relu_ = false, depthwise_ = false, channels_last_ = false;
