@@ -170,6 +170,25 @@ void MaxBytesImpl(const uint8_t* HWY_RESTRICT x, int64_t n, uint8_t flip, uint8_
   for (; i < n; ++i) m[i] = std::max<uint8_t>(m[i], (uint8_t)(x[i] ^ flip));
 }
 
+// y[i] = max over t < count of taps[t][i] ^ flip, then ^ flip again, for i < n: one window of
+// channels-last bytes.
+void MaxTapsImpl(const uint8_t* const* taps, int64_t count, int64_t n, uint8_t flip, uint8_t* HWY_RESTRICT y) {
+  const hn::ScalableTag<uint8_t> d8;
+  const int64_t L = (int64_t)hn::Lanes(d8);
+  const auto f = hn::Set(d8, flip);
+  int64_t i = 0;
+  for (; i + L <= n; i += L) {
+    auto m = hn::Zero(d8);
+    for (int64_t t = 0; t < count; ++t) m = hn::Max(m, hn::Xor(hn::LoadU(d8, taps[t] + i), f));
+    hn::StoreU(hn::Xor(m, f), d8, y + i);
+  }
+  for (; i < n; ++i) {
+    uint8_t m = 0;
+    for (int64_t t = 0; t < count; ++t) m = std::max<uint8_t>(m, (uint8_t)(taps[t][i] ^ flip));
+    y[i] = m ^ flip;
+  }
+}
+
 // out[j] = max over k < taps of row[j + k * step], for j < n.
 void SlidingMaxImpl(const uint8_t* HWY_RESTRICT row, int64_t n, int64_t taps, int64_t step,
                     uint8_t* HWY_RESTRICT out) {
@@ -234,6 +253,7 @@ HWY_EXPORT(MulRowImpl);
 HWY_EXPORT(AccumulateBytesImpl);
 HWY_EXPORT(SumBytesImpl);
 HWY_EXPORT(MaxBytesImpl);
+HWY_EXPORT(MaxTapsImpl);
 HWY_EXPORT(RequantizeSumsImpl);
 HWY_EXPORT(SlidingMaxImpl);
 HWY_EXPORT(SlidingSumImpl);
@@ -549,8 +569,8 @@ class WindowPoolKernel : public Kernel {
     const int64_t C = w.channels;
     const int64_t row_bytes = w.out_w * C * w.kernel_h * w.kernel_w;
     parallel_for(args.pool, w.batch * w.out_h, grain_for(row_bytes), [&](int64_t r0, int64_t r1) {
-      std::vector<int32_t> sums((size_t)C);
-      std::vector<uint8_t> maxima((size_t)C);
+      std::vector<int32_t> sums((size_t)(average ? C : 0));
+      std::vector<const uint8_t*> taps((size_t)(w.kernel_h * w.kernel_w));
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t n = r / w.out_h, oh = r % w.out_h;
         const int64_t h0 = w.h_first[(size_t)oh], h1 = h0 + w.h_valid[(size_t)oh];
@@ -558,29 +578,23 @@ class WindowPoolKernel : public Kernel {
         for (int64_t ow = 0; ow < w.out_w; ++ow) {
           const int64_t w0 = w.w_first[(size_t)ow], w1 = w0 + w.w_valid[(size_t)ow];
           const int64_t left = ow * w.stride_w - w.pad_left;
-          if (average) {
-            std::fill(sums.begin(), sums.end(), 0);
-          } else {
-            std::fill(maxima.begin(), maxima.end(), 0);
-          }
+          uint8_t* py = y + ((n * w.out_h + oh) * w.out_w + ow) * C;
+          int64_t count = 0;
           for (int64_t kh = h0; kh < h1; ++kh) {
             for (int64_t kw = w0; kw < w1; ++kw) {
-              const uint8_t* px = x + ((n * w.in_h + top + kh * w.dilation_h) * w.in_w + left + kw * w.dilation_w) * C;
-              if (average) {
-                HWY_DYNAMIC_DISPATCH(cpu::AccumulateBytesImpl)(px, C, flip, sums.data());
-              } else {
-                HWY_DYNAMIC_DISPATCH(cpu::MaxBytesImpl)(px, C, flip, maxima.data());
-              }
+              taps[(size_t)count++] =
+                  x + ((n * w.in_h + top + kh * w.dilation_h) * w.in_w + left + kw * w.dilation_w) * C;
             }
           }
-          uint8_t* py = y + ((n * w.out_h + oh) * w.out_w + ow) * C;
-          if (average) {
-            const int64_t count = w.count(oh, ow);
-            HWY_DYNAMIC_DISPATCH(cpu::RequantizeSumsImpl)(sums.data(), C, (int32_t)(zx * (h1 - h0) * (w1 - w0)),
-                                                          multipliers[(size_t)count], q, flip, py);
-          } else {
-            for (int64_t c = 0; c < C; ++c) py[c] = maxima[(size_t)c] ^ flip;
+          if (!average) {
+            HWY_DYNAMIC_DISPATCH(cpu::MaxTapsImpl)(taps.data(), count, C, flip, py);
+            continue;
           }
+          std::fill(sums.begin(), sums.end(), 0);
+          for (int64_t t = 0; t < count; ++t)
+            HWY_DYNAMIC_DISPATCH(cpu::AccumulateBytesImpl)(taps[(size_t)t], C, flip, sums.data());
+          HWY_DYNAMIC_DISPATCH(cpu::RequantizeSumsImpl)(sums.data(), C, (int32_t)(zx * count),
+                                                        multipliers[(size_t)w.count(oh, ow)], q, flip, py);
         }
       }
     });
