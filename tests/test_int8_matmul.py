@@ -366,6 +366,14 @@ def test_int8_amx_matches_vector_path(rng):
     bias_c = rng.integers(-5000, 5000, 40).astype(np.int32)
 
     zb = _random(rng, np.int8, (90,))
+    # Read in place by AMX (uint8 A, symmetric int8 B): K a multiple of 64 with a partial last
+    # block of rows, a slice whose rows lie 320 bytes apart, and channels-last patches padded to
+    # whole tiles of 64 depths (a 7x7 layer on 3 channels: K = 147) or whole already (K = 576).
+    a64, b64 = _random(rng, np.uint8, (70, 320)), _random(rng, np.int8, (320, 50))
+    x3 = _random(rng, np.uint8, (1, 23, 22, 3))
+    w7 = _random(rng, np.int8, (16, 3, 7, 7))
+    x64 = _random(rng, np.uint8, (1, 9, 11, 64))
+    w3 = _random(rng, np.int8, (24, 64, 3, 3))
 
     def run():
         return [F.matmul_integer(a, F.const(b), np.uint8(7), zb).read(),
@@ -378,6 +386,14 @@ def test_int8_amx_matches_vector_path(rng):
                                  channels_last=True).read(),
                 F.qlinear_conv2d(xc_last, np.float32(0.02), np.uint8(120), F.const(wc[:, :, 1:2, 1:2]), ws,
                                  np.int8(0), np.float32(0.5), np.uint8(100), bias_c, relu=True,
+                                 channels_last=True).read(),
+                F.matmul_integer(a64, F.const(b64), np.uint8(9)).read(),
+                F.matmul_integer(a64[:, :256], F.const(b64[:256])).read(),
+                F.qlinear_conv2d(x3, np.float32(0.02), np.uint8(120), F.const(w7), ws[:16], np.int8(0),
+                                 np.float32(0.5), np.uint8(128), bias_c[:16], (2, 2), (3, 3, 3, 3),
+                                 channels_last=True).read(),
+                F.qlinear_conv2d(x64, np.float32(0.02), np.uint8(120), F.const(w3), ws[:24], np.int8(0),
+                                 np.float32(2.0), np.uint8(128), bias_c[:24], (1, 1), (1, 1, 1, 1),
                                  channels_last=True).read()]
 
     with _int8_amx(False):
@@ -388,6 +404,9 @@ def test_int8_amx_matches_vector_path(rng):
     for got, expected in zip(amx, vector):
         np.testing.assert_array_equal(got, expected)
     np.testing.assert_array_equal(vector[1], _reference(a[:, 3:250], b[3:250]))
+    np.testing.assert_array_equal(vector[6], _reference(a64, b64, np.uint8(9)))
+    np.testing.assert_array_equal(vector[7], _reference(a64[:, :256], b64[:256]))
+    assert all(len(np.unique(y)) > 3 for y in vector[8:])  # not all saturated
 
 
 @needs_amx

@@ -669,12 +669,17 @@ void GemmInt8Impl(Int8Call g) {
 #if HWY_TARGET == HWY_AVX3_DL
   g.bytes_form = true;
   if (int8_amx_chosen(g.M, g.b->k)) {
+    // Symmetric weights: the epilogue has no row-sum term, so A's rows may be read in place.
+    bool no_b_zero = g.b->b_signed;
+    for (int64_t n = 0; g.ep->b_zero && n < g.b->n && no_b_zero; ++n)
+      no_b_zero = g.ep->b_zero[n * g.ep->b_zero_step] == 0;
     if (g.ep->requant_multiplier) {
       const std::vector<RequantColumns> columns = gather_all_requant_columns(g);
       const AmxRequantCall call{&g, columns.data()};
-      gemm_int8_amx(g.M, g.a, g.lda, g.a_signed, *g.b, g.pool, &finish_amx_block_requant, &call);
+      gemm_int8_amx(g.M, g.a, g.lda, g.a_signed, *g.b, g.pool, &finish_amx_block_requant, &call, no_b_zero,
+                    g.ep->a_rows_padded);
     } else {
-      gemm_int8_amx(g.M, g.a, g.lda, g.a_signed, *g.b, g.pool, &finish_amx_block, &g);
+      gemm_int8_amx(g.M, g.a, g.lda, g.a_signed, *g.b, g.pool, &finish_amx_block, &g, no_b_zero, g.ep->a_rows_padded);
     }
     return;
   }

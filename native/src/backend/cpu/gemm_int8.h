@@ -69,7 +69,8 @@ struct Int8Epilogue {
   const int32_t* requant_bias = nullptr;
   double out_zero = 0.0, out_low = 0.0, out_high = 255.0;
   // A's rows may be read up to whole groups of 4 depths (ceil(K / 4) * 4 <= lda bytes, the last
-  // row's too: the caller's buffer holds them); the bytes past K meet B's zero padding.
+  // row's too: the caller's buffer holds them), and up to whole tiles of 64 depths where lda
+  // holds them (AMX); the bytes past K meet B's zero padding.
   bool a_rows_padded = false;
 };
 

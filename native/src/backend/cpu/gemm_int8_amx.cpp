@@ -182,10 +182,15 @@ bool int8_amx_chosen(int64_t M, int64_t K) {
 }
 
 void gemm_int8_amx(int64_t M, const void* a, int64_t lda, bool a_signed, const PackedInt8B& b, ThreadPool* pool,
-                   Int8BlockEpilogue finish, const void* context) {
+                   Int8BlockEpilogue finish, const void* context, bool rows_in_place, bool rows_padded) {
 #ifdef MNNPY_INT8_AMX_X86
   const int64_t K = b.k, N = b.n, groups = b.groups;
   const int64_t kp = round_up(std::max<int64_t>(K, 1), kAmxInt8TileDepth);
+  // Whole blocks of rows read in place need a uint8 A whose rows hold whole depth tiles (K a
+  // multiple of 64, or rows padded to one: the bytes past K meet B's zero padding); only the last,
+  // partial block is copied.
+  rows_in_place = rows_in_place && !a_signed && K > 0 && (K % kAmxInt8TileDepth == 0 || (rows_padded && lda >= kp));
+  const int64_t blocks_in_place = rows_in_place ? M / kAmxInt8BlockRows : 0;
   const int64_t row_blocks_total = ceil_div(M, kAmxInt8BlockRows);
   // Rows an odd number of cache lines apart: a tile's 16 rows then fall in different L1 sets
   // (with K a multiple of 512, rows kp apart would share a few sets and evict each other).
@@ -194,8 +199,10 @@ void gemm_int8_amx(int64_t M, const void* a, int64_t lda, bool a_signed, const P
   uint8_t* rows = reinterpret_cast<uint8_t*>(
       thread_buffer(kRowsSlot, (size_t)ceil_div(row_blocks_total * block_bytes, (int64_t)sizeof(float))));
   int32_t* row_sums = reinterpret_cast<int32_t*>(thread_buffer(kRowSumsSlot, (size_t)M));
+  if (blocks_in_place) std::memset(row_sums, 0, sizeof(int32_t) * (size_t)M);  // not read: no zero points of B
   const int64_t copy_grain = std::max<int64_t>(1, (int64_t(1) << 16) / block_bytes);
-  parallel_for(pool, row_blocks_total, copy_grain, [&](int64_t r0, int64_t r1) {
+  parallel_for(pool, row_blocks_total - blocks_in_place, copy_grain, [&](int64_t c0, int64_t c1) {
+    const int64_t r0 = c0 + blocks_in_place, r1 = c1 + blocks_in_place;
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t m0 = r * kAmxInt8BlockRows, n_rows = std::min(kAmxInt8BlockRows, M - m0);
       uint8_t* dst = rows + r * block_bytes;
@@ -241,8 +248,13 @@ void gemm_int8_amx(int64_t M, const void* a, int64_t lda, bool a_signed, const P
         }
         for (int64_t rb = rb0; rb < rb1; ++rb) {
           const int64_t i0 = rb * kAmxInt8BlockRows;
-          block_amx_int8(rows + rb * block_bytes, a_stride, b0, b1, full_tiles, tail_groups ? tails[0] : nullptr,
-                         tails[1], block);
+          if (rb < blocks_in_place) {
+            block_amx_int8(static_cast<const uint8_t*>(a) + i0 * lda, lda, b0, b1, full_tiles,
+                           tail_groups ? tails[0] : nullptr, tails[1], block);
+          } else {
+            block_amx_int8(rows + rb * block_bytes, a_stride, b0, b1, full_tiles, tail_groups ? tails[0] : nullptr,
+                           tails[1], block);
+          }
           finish(context, block, i0, (int)std::min(kAmxInt8BlockRows, M - i0), j0, cols, row_sums);
         }
       }
@@ -250,7 +262,8 @@ void gemm_int8_amx(int64_t M, const void* a, int64_t lda, bool a_signed, const P
     release_tiles();
   });
 #else
-  (void)M, (void)a, (void)lda, (void)a_signed, (void)b, (void)pool, (void)finish, (void)context;
+  (void)M, (void)a, (void)lda, (void)a_signed, (void)b, (void)pool, (void)finish, (void)context, (void)rows_in_place,
+      (void)rows_padded;
 #endif
 }
 

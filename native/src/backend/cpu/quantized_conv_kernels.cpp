@@ -14,6 +14,7 @@
 
 #include "backend/cpu/depthwise_int8.h"
 #include "backend/cpu/gemm_int8.h"
+#include "backend/cpu/gemm_int8_amx.h"
 #include "backend/cpu/thread_buffers.h"
 #include "mnnpy/backend.h"
 #include "mnnpy/thread_pool.h"
@@ -377,8 +378,12 @@ class QLinearConvKernel : public Kernel {
   }
 
   // Row stride of the channels-last patches: whole groups of 4 depths, so that the GEMM can read
-  // the rows as they are (the padding bytes meet the weights' zero padding).
-  int64_t patch_stride() const { return cpu::round_up(s_.depth(), cpu::kInt8Depth); }
+  // the rows as they are (the padding bytes meet the weights' zero padding), and whole tiles of
+  // 64 depths from 64 on, which AMX reads in place.
+  int64_t patch_stride() const {
+    const int64_t depth = s_.depth();
+    return cpu::round_up(depth, depth >= cpu::kAmxInt8TileDepth ? cpu::kAmxInt8TileDepth : cpu::kInt8Depth);
+  }
 
   // n bytes: short runs (a few channels times the kernel's width) by words, inline, where a
   // memcpy call would cost more than the copy.
