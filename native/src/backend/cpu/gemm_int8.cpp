@@ -607,15 +607,22 @@ void finish_tile_requant(const Int8Call& g, const int32_t* tile, int64_t i0, int
       const auto v = hn::Sub(hn::Sub(hn::Add(tv, hn::Load(du, c.bias + j)), a_term), row_term);
       return hn::Add(v, hn::Mul(hn::Set(du, kza), zb)).raw;
     };
-    const __m128i first = requant_vector(sums_at(0), m0, m1), second = requant_vector(sums_at(L), m2, m3);
+    const __m128i first = requant_vector(sums_at(0), m0, m1);
     if (cols == (int)kNR) {
       RV::store(out, first);
-      RV::store(out + L, second);
-    } else {
-      RV::store(bytes, first);
-      RV::store(bytes + L, second);
-      std::memcpy(out, bytes, (size_t)cols);
+      RV::store(out + L, requant_vector(sums_at(L), m2, m3));
+      continue;
     }
+#if HWY_TARGET == HWY_AVX2
+    RV::store(bytes, first);
+    if (cols > L) RV::store(bytes + L, requant_vector(sums_at(L), m2, m3));
+    std::memcpy(out, bytes, (size_t)cols);
+#else
+    // A partial tile: masked stores, and the second half only where it has columns.
+    const auto lanes_mask = [](int n) { return n >= L ? (__mmask16)0xFFFF : (__mmask16)((1u << n) - 1u); };
+    _mm_mask_storeu_epi8(out, lanes_mask(cols), first);
+    if (cols > L) _mm_mask_storeu_epi8(out + L, lanes_mask(cols - L), requant_vector(sums_at(L), m2, m3));
+#endif
 #else
     if (ep.a_zero_step == 0 && c.no_b_zero) {
       for (int j = 0; j < (int)kNR; ++j) sums[j] = wrap(t[j] + c.col_const[j]);
