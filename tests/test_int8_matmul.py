@@ -367,9 +367,12 @@ def test_int8_amx_matches_vector_path(rng):
 
     zb = _random(rng, np.int8, (90,))
     # Read in place by AMX (uint8 A, symmetric int8 B): K a multiple of 64 with a partial last
-    # block of rows, a slice whose rows lie 320 bytes apart, and channels-last patches padded to
-    # whole tiles of 64 depths (a 7x7 layer on 3 channels: K = 147) or whole already (K = 576).
+    # block of rows, a slice whose rows lie 320 bytes apart, K = 96 (each row's last tile reads
+    # into the next row; the last rows' blocks are copied, with 64 rows too, where the last row
+    # would read past A), and channels-last patches padded to whole tiles of 64 depths (a 7x7
+    # layer on 3 channels: K = 147) or whole already (K = 576).
     a64, b64 = _random(rng, np.uint8, (70, 320)), _random(rng, np.int8, (320, 50))
+    a96, b96 = _random(rng, np.uint8, (64, 96)), _random(rng, np.int8, (96, 40))
     x3 = _random(rng, np.uint8, (1, 23, 22, 3))
     w7 = _random(rng, np.int8, (16, 3, 7, 7))
     x64 = _random(rng, np.uint8, (1, 9, 11, 64))
@@ -389,6 +392,9 @@ def test_int8_amx_matches_vector_path(rng):
                                  channels_last=True).read(),
                 F.matmul_integer(a64, F.const(b64), np.uint8(9)).read(),
                 F.matmul_integer(a64[:, :256], F.const(b64[:256])).read(),
+                F.matmul_integer(a96, F.const(b96), np.uint8(3)).read(),
+                F.matmul_integer(a96[:45], F.const(b96)).read(),
+                F.matmul_integer(a64[:, :100], F.const(b64[:100])).read(),
                 F.qlinear_conv2d(x3, np.float32(0.02), np.uint8(120), F.const(w7), ws[:16], np.int8(0),
                                  np.float32(0.5), np.uint8(128), bias_c[:16], (2, 2), (3, 3, 3, 3),
                                  channels_last=True).read(),
@@ -406,7 +412,10 @@ def test_int8_amx_matches_vector_path(rng):
     np.testing.assert_array_equal(vector[1], _reference(a[:, 3:250], b[3:250]))
     np.testing.assert_array_equal(vector[6], _reference(a64, b64, np.uint8(9)))
     np.testing.assert_array_equal(vector[7], _reference(a64[:, :256], b64[:256]))
-    assert all(len(np.unique(y)) > 3 for y in vector[8:])  # not all saturated
+    np.testing.assert_array_equal(vector[8], _reference(a96, b96, np.uint8(3)))
+    np.testing.assert_array_equal(vector[9], _reference(a96[:45], b96))
+    np.testing.assert_array_equal(vector[10], _reference(a64[:, :100], b64[:100]))
+    assert all(len(np.unique(y)) > 3 for y in vector[11:])  # not all saturated
 
 
 @needs_amx

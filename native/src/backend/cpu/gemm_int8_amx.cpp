@@ -186,11 +186,17 @@ void gemm_int8_amx(int64_t M, const void* a, int64_t lda, bool a_signed, const P
 #ifdef MNNPY_INT8_AMX_X86
   const int64_t K = b.k, N = b.n, groups = b.groups;
   const int64_t kp = round_up(std::max<int64_t>(K, 1), kAmxInt8TileDepth);
-  // Whole blocks of rows read in place need a uint8 A whose rows hold whole depth tiles (K a
-  // multiple of 64, or rows padded to one: the bytes past K meet B's zero padding); only the last,
-  // partial block is copied.
-  rows_in_place = rows_in_place && !a_signed && K > 0 && (K % kAmxInt8TileDepth == 0 || (rows_padded && lda >= kp));
-  const int64_t blocks_in_place = rows_in_place ? M / kAmxInt8BlockRows : 0;
+  // Whole blocks of rows read in place (a uint8 A): a row's tiles read kp bytes, those past K
+  // (the next row's, or padding) meeting B's zero padding. That stays inside A for every row when
+  // K is a multiple of 64 or the rows are padded to it, and otherwise for all but the last rows;
+  // the blocks past those, and a last partial one, are copied.
+  int64_t blocks_in_place = 0;
+  if (rows_in_place && !a_signed && K > 0 && lda >= K) {
+    int64_t safe_rows = M;  // rows m whose read m * lda + kp ends inside A, (M - 1) * lda + K
+    if (K % kAmxInt8TileDepth != 0 && !(rows_padded && lda >= kp))
+      safe_rows = std::max<int64_t>(0, M - ceil_div(kp - K, lda));
+    blocks_in_place = safe_rows / kAmxInt8BlockRows;
+  }
   const int64_t row_blocks_total = ceil_div(M, kAmxInt8BlockRows);
   // Rows an odd number of cache lines apart: a tile's 16 rows then fall in different L1 sets
   // (with K a multiple of 512, rows kp apart would share a few sets and evict each other).

@@ -51,9 +51,9 @@ using Int8BlockEpilogue = void (*)(const void* context, int32_t* block, int64_t 
 // Raw sums of A[M x K] (row stride lda, int8 when a_signed else uint8) times the packed B, block
 // by block into `finish`. Threads of pool take blocks of rows times blocks of columns. Call only
 // when int8_amx_available(). rows_in_place: the epilogue never reads row_sums (B has no zero
-// points), so a uint8 A whose rows hold whole tiles of 64 depths (K a multiple of 64, or
-// rows_padded: lda at least K rounded up to 64, any bytes past K) is read where it lies, not
-// copied; row_sums are then zeros.
+// points), so the blocks of a uint8 A's rows are read where they lie, not copied, each row's
+// last tile running past K (into the next row, or padding: rows_padded says that lda holds K
+// rounded up to 64 for every row) where B is zero; row_sums are then zeros.
 void gemm_int8_amx(int64_t M, const void* a, int64_t lda, bool a_signed, const PackedInt8B& b, ThreadPool* pool,
                    Int8BlockEpilogue finish, const void* context, bool rows_in_place = false,
                    bool rows_padded = false);
