@@ -709,3 +709,52 @@ def test_qdq_elementwise_regions_become_lookups(fresh, tmp_path, monkeypatch, dt
         expected = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, {"x": inputs})[0]
         # onnxruntime's erf and exp round differently in the last bits: a quantization step at most.
         assert np.abs(got.astype(np.float64) - expected).max() <= 0.013 * 1.001, seed
+
+
+# ---------------------------------------------------------------- QuantizeLinear
+def _quantize_reference(x, scale, zero):
+    """ONNX's QuantizeLinear in NumPy: the quotient in float32, half to even, NaN to the least value."""
+    info = np.iinfo(np.asarray(zero).dtype)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        q = np.rint(x / np.float32(scale))
+    q = np.where(np.isnan(q), -np.inf, q)
+    return np.clip(q + float(zero), info.min, info.max).astype(np.asarray(zero).dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+def test_quantize_linear_kernel_on_every_target(rng, dtype):
+    # Lengths that are not whole vectors, halves after the division, the ends of the range, inf,
+    # NaN, a zero scale; channels last with 1, 3, 4 and 5 channels (widths past a vector and not).
+    from mnnpy import _core
+    zero = np.asarray(rng.integers(np.iinfo(dtype).min + 20, np.iinfo(dtype).max - 20), dtype)
+    x = (rng.standard_normal(1000) * 3).astype(np.float32)
+    x[:8] = [np.nan, np.inf, -np.inf, 1e30, -1e30, 0.125, -0.375, 0.625]  # the last: halves at scale 0.25
+    cases = [(x, np.float32(0.25), False), (x[:37], np.float32(0.0), False)]
+    for c in (1, 3, 4, 5):
+        image = (rng.standard_normal((2, c, 3, 70)) * 40).astype(np.float32)
+        image[0, 0, 0, :3] = [np.nan, 2.5, 3.5]
+        cases.append((image, np.float32(0.5), True))
+    for target in mnnpy.runtime_info()["simd_targets_usable"]:
+        with simd_target(target):
+            for data, scale, channels_last in cases:
+                got = _core.op("QuantizeLinear", [F.const(data), F.const(scale), F.const(zero)],
+                               {"channels_last": int(channels_last)}).read()
+                expected = _quantize_reference(data, scale, zero)
+                if channels_last:
+                    expected = expected.transpose(0, 2, 3, 1)
+                assert got.dtype == np.dtype(dtype)
+                np.testing.assert_array_equal(got, expected, err_msg=f"{target} {data.shape} {scale}")
+
+
+def test_quantize_linear_bad_inputs():
+    from mnnpy import _core
+    x = F.const(np.zeros((2, 3), np.float32))
+    with pytest.raises(TypeError, match="x must be float32"):
+        _core.op("QuantizeLinear", [F.const(np.zeros(3, np.float64)), F.const(np.float32(1)), F.const(np.uint8(0))],
+                 {})
+    with pytest.raises(ValueError, match="channels_last needs a 4-D x"):
+        _core.op("QuantizeLinear", [x, F.const(np.float32(1)), F.const(np.uint8(0))], {"channels_last": 1})
+    with pytest.raises(ValueError, match="y_scale must hold one value"):
+        _core.op("QuantizeLinear", [x, F.const(np.ones(2, np.float32)), F.const(np.uint8(0))], {})
+    with pytest.raises(TypeError, match="y_zero_point must be int8 or uint8"):
+        _core.op("QuantizeLinear", [x, F.const(np.float32(1)), F.const(np.int32(0))], {})

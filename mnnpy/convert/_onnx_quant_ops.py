@@ -8,6 +8,7 @@ and QLinearMatMul with a 2-D B run on the int8 GEMM (``expr.matmul_integer``, do
 with the same int32 results."""
 import numpy as np
 
+from .. import _core
 from .. import expr as F
 from ._graph import Node
 from ._onnx_ops import HANDLERS, UnsupportedOperator, _attr, _axis, handles
@@ -67,6 +68,14 @@ def _quantize_linear(ctx, node, ins):
     else:
         out_dtype = np.dtype(np.uint8)
     _check_quant_dtype(out_dtype, node, "output")
+    channels_last = _attr(node, "channels_last", 0) == 1  # set by _qdq_fusion.py
+    if x.dtype == np.float32 and scale.dtype == np.float32 and scale.size == 1 and \
+            (zero is None or zero.size == 1) and out_dtype in (np.dtype(np.uint8), np.dtype(np.int8)):
+        # The per-tensor 8-bit case in one kernel (the same formula), channels last where asked.
+        zero = F.const(np.zeros((), out_dtype)) if zero is None else F.reshape(zero, [])
+        return _core.op("QuantizeLinear", [x, F.reshape(scale, []), zero], {"channels_last": int(channels_last)})
+    if channels_last:
+        raise ValueError("a channels-last QuantizeLinear needs float32 x and one 8-bit zero point")
     # Divided in the input's precision (float32 for float16 inputs too, as the reference rounds
     # the quotient once), then rounded half to even.
     compute = np.float64 if x.dtype == np.float64 else np.float32

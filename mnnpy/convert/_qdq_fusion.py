@@ -98,14 +98,38 @@ def fuse_qdq(graph):
                                                          quant.inputs[2]], list(quant.outputs), {}, node.name)
         replaced[id(node)] = None
     if not replaced:
-        return to_channels_last(graph)
+        return _quantize_into_channels_last(to_channels_last(graph))
     nodes = []
     for n in graph.nodes:
         new = replaced.get(id(n), n)
         if new is not None:
             nodes.append(new)
     graph.nodes = _without_unread_dequantize(nodes, outputs)  # of weights, mostly
-    return to_channels_last(graph)
+    return _quantize_into_channels_last(to_channels_last(graph))
+
+
+def _quantize_into_channels_last(graph):
+    """A per-tensor QuantizeLinear whose output only a transpose to channels last reads (the
+    layout pass's, at a region's border: a model's input) becomes one QuantizeLinear with
+    channels_last 1, writing the 8-bit tensor straight in that layout. Returns the graph."""
+    producer, uses = _producers_and_readers(graph)
+    outputs = {v.name for v in graph.outputs}
+    fused, dropped = {}, set()
+    for node in graph.nodes:
+        if node.op != "Transpose" or list(node.attrs.get("perm", ())) != [0, 2, 3, 1]:
+            continue
+        quant = producer.get(node.inputs[0])
+        if quant is None or quant.op != "QuantizeLinear" or len(quant.inputs) < 3 or not quant.inputs[2] or \
+                quant.outputs[0] in outputs or len(uses.get(quant.outputs[0], [])) != 1:
+            continue
+        if not (_scalar_weight(graph, quant.inputs[1]) and _scalar_weight(graph, quant.inputs[2])):
+            continue
+        fused[id(node)] = Node("QuantizeLinear", list(quant.inputs), list(node.outputs),
+                               {**quant.attrs, "channels_last": 1}, quant.name)
+        dropped.add(id(quant))
+    if fused:
+        graph.nodes = [fused.get(id(n), n) for n in graph.nodes if id(n) not in dropped]
+    return graph
 
 
 def _without_unread_dequantize(nodes, outputs):

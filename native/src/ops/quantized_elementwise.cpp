@@ -20,6 +20,10 @@
 //     whose scale or zero point differ from the output's are requantized value by value,
 //     sat(round(float(x - x_zero) * x_scale / y_scale) + y_zero) (as a 256-entry table), the
 //     others copied. A pass that changes the layout moves `axis` with it.
+//   QuantizeLinear(x, y_scale, y_zero) -> T: ONNX's per-tensor QuantizeLinear of float32 x,
+//     y = sat(round(x / y_scale) + y_zero), the quotient in float32 rounded half to even, NaN to
+//     T's least value; channels_last 1: x is [N, C, H, W] and y [N, H, W, C] (a model's input
+//     quantized straight into the int8 convolutions' layout).
 // channels_last (0 or 1) places the channels last ([N, H, W, C]) for the pools.
 #include <string>
 
@@ -204,6 +208,22 @@ OpDef fixed_def(const char* name, int inputs, InferFn infer) {
 MNNPY_REGISTER_OP(fixed_def("QLinearAveragePool", 5, infer_average_pool));
 MNNPY_REGISTER_OP(fixed_def("QLinearGlobalAveragePool", 5, infer_global_average_pool));
 MNNPY_REGISTER_OP(fixed_def("MaxPool2DInt8", 1, infer_max_pool));
+
+// ---------------------------------------------------------------- QuantizeLinear
+std::vector<TensorType> infer_quantize(const std::vector<TensorType>& in, Attrs& attrs) {
+  const std::string op = "QuantizeLinear";
+  if (in[0].dtype != DType::Float32) throw TypeError(op + ": x must be float32, got " + dtype_name(in[0].dtype));
+  check_scale(op, "y_scale", in[1]);
+  check_data(op, "y_zero_point", in[2]);
+  check_zero(op, "y_zero_point", in[2], in[2].dtype);
+  Shape out = in[0].shape;
+  if (channels_last_attr(op, attrs)) {
+    if (out.size() != 4) throw ValueError(op + ": channels_last needs a 4-D x, got shape " + shape_str(out));
+    out = Shape{out[0], out[2], out[3], out[1]};
+  }
+  return {TensorType{in[2].dtype, out}};
+}
+MNNPY_REGISTER_OP(fixed_def("QuantizeLinear", 3, infer_quantize));
 
 // ---------------------------------------------------------------- QLinearConcat
 std::vector<TensorType> infer_concat(const std::vector<TensorType>& in, Attrs& attrs) {

@@ -225,6 +225,41 @@ void SlidingSumImpl(const int32_t* HWY_RESTRICT row, int64_t n, int64_t taps, in
   }
 }
 
+// y[i] = requantize(x[i] / scale) ^ flip for i < n (QuantizeLinear); NaN to the least byte.
+void QuantizeRowImpl(const float* HWY_RESTRICT x, int64_t n, float scale, const Requant& q, uint8_t flip,
+                     uint8_t* HWY_RESTRICT y) {
+  const DF d;
+  const int64_t L = (int64_t)hn::Lanes(d);
+  const VF s = hn::Set(d, scale), lo = hn::Set(d, q.lo);
+  int64_t i = 0;
+  for (; i + L <= n; i += L) {
+    const VF v = hn::Div(hn::LoadU(d, x + i), s);
+    store_requantized(hn::IfThenElse(hn::Eq(v, v), v, lo), q, flip, y + i);
+  }
+  for (; i < n; ++i) {
+    const float v = x[i] / scale;
+    y[i] = requantize_one(v == v ? v : q.lo, q) ^ flip;
+  }
+}
+
+// Channels-last bytes of one row of pixels: y[w * channels + c] = rows[c][w] for w < n.
+void InterleaveRowsImpl(const uint8_t* const* rows, int64_t channels, int64_t n, uint8_t* HWY_RESTRICT y) {
+  const hn::ScalableTag<uint8_t> d8;
+  const int64_t L = (int64_t)hn::Lanes(d8);
+  int64_t w = 0;
+  if (channels == 3) {
+    for (; w + L <= n; w += L)
+      hn::StoreInterleaved3(hn::LoadU(d8, rows[0] + w), hn::LoadU(d8, rows[1] + w), hn::LoadU(d8, rows[2] + w), d8,
+                            y + w * 3);
+  } else if (channels == 4) {
+    for (; w + L <= n; w += L)
+      hn::StoreInterleaved4(hn::LoadU(d8, rows[0] + w), hn::LoadU(d8, rows[1] + w), hn::LoadU(d8, rows[2] + w),
+                            hn::LoadU(d8, rows[3] + w), d8, y + w * 4);
+  }
+  for (; w < n; ++w)
+    for (int64_t c = 0; c < channels; ++c) y[w * channels + c] = rows[c][w];
+}
+
 // y[i] = requantize(float(sums[i] - zero_sum) * multiplier) ^ flip for i < n.
 void RequantizeSumsImpl(const int32_t* HWY_RESTRICT sums, int64_t n, int32_t zero_sum, float multiplier,
                         const Requant& q, uint8_t flip, uint8_t* HWY_RESTRICT y) {
@@ -253,6 +288,8 @@ HWY_EXPORT(MulRowImpl);
 HWY_EXPORT(AccumulateBytesImpl);
 HWY_EXPORT(SumBytesImpl);
 HWY_EXPORT(MaxBytesImpl);
+HWY_EXPORT(QuantizeRowImpl);
+HWY_EXPORT(InterleaveRowsImpl);
 HWY_EXPORT(MaxTapsImpl);
 HWY_EXPORT(RequantizeSumsImpl);
 HWY_EXPORT(SlidingMaxImpl);
@@ -435,6 +472,59 @@ class QLinearGlobalAveragePoolKernel : public Kernel {
 };
 
 MNNPY_REGISTER_KERNEL("QLinearGlobalAveragePool", "cpu", construct_kernel<QLinearGlobalAveragePoolKernel>);
+
+// ---------------------------------------------------------------- QuantizeLinear
+// Rows of W values (NCHW's rows; channels last: one row of pixels, its channels quantized apart
+// and then interleaved).
+class QuantizeLinearKernel : public Kernel {
+ public:
+  explicit QuantizeLinearKernel(const KernelContext& ctx)
+      : flip_(flip_of(ctx.output_types[0].dtype)), channels_last_(ctx.attrs.get_int("channels_last", 0) != 0) {
+    const Shape& s = ctx.input_types[0].shape;
+    total_ = shape_numel(s);
+    if (channels_last_) batch_ = s[0], channels_ = s[1], height_ = s[2], width_ = s[3];
+  }
+
+  const char* scheme() const override { return channels_last_ ? "to_nhwc" : "rows"; }
+
+  void execute(const KernelArgs& args, void*) const override {
+    if (total_ == 0) return;
+    const float* x = args.inputs[0]->ptr<float>();
+    uint8_t* y = static_cast<uint8_t*>(args.outputs[0]->data);
+    const float scale = scale_of(args.inputs[1]);
+    const Requant q = make_requant(zero_u8(args.inputs[2]));
+    const uint8_t flip = flip_;
+    if (!channels_last_) {
+      constexpr int64_t kPiece = 16384;
+      parallel_for(args.pool, cpu::ceil_div(total_, kPiece), 1, [&](int64_t p0, int64_t p1) {
+        const int64_t begin = p0 * kPiece, end = std::min(total_, p1 * kPiece);
+        HWY_DYNAMIC_DISPATCH(cpu::QuantizeRowImpl)(x + begin, end - begin, scale, q, flip, y + begin);
+      });
+      return;
+    }
+    const int64_t C = channels_, H = height_, W = width_;
+    parallel_for(args.pool, batch_ * H, grain_for(C * W * 5), [&](int64_t r0, int64_t r1) {
+      std::vector<uint8_t> planes((size_t)(C * W));
+      std::vector<const uint8_t*> rows((size_t)C);
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t n = r / H, h = r % H;
+        for (int64_t c = 0; c < C; ++c) {
+          HWY_DYNAMIC_DISPATCH(cpu::QuantizeRowImpl)(x + ((n * C + c) * H + h) * W, W, scale, q, flip,
+                                                     planes.data() + c * W);
+          rows[(size_t)c] = planes.data() + c * W;
+        }
+        HWY_DYNAMIC_DISPATCH(cpu::InterleaveRowsImpl)(rows.data(), C, W, y + r * W * C);
+      }
+    });
+  }
+
+ private:
+  uint8_t flip_;
+  bool channels_last_;
+  int64_t total_ = 0, batch_ = 0, channels_ = 0, height_ = 0, width_ = 0;
+};
+
+MNNPY_REGISTER_KERNEL("QuantizeLinear", "cpu", construct_kernel<QuantizeLinearKernel>);
 
 // ---------------------------------------------------------------- windowed pools
 struct Window {
