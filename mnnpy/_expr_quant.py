@@ -95,8 +95,9 @@ def quantize_weight_per_column(w_float):
 def qlinear_conv2d(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, bias=None,
                    stride=(1, 1), padding=(0, 0, 0, 0), dilate=(1, 1), group=1, relu=False, channels_last=False):
     """ONNX's QLinearConv on NCHW 8-bit tensors: ``acc = sum (x - x_zero)(w - w_zero) + bias`` in
-    int32, then ``saturate(round(acc * (x_scale * w_scale / y_scale)) + y_zero)`` (the multiplier
-    formed in float32 and applied in float64, rounding half to even), in ``y_zero_point``'s type.
+    int32, then ``saturate(round(float32(acc) * (x_scale * w_scale / y_scale)) + y_zero)`` (the
+    multiplier formed and applied in float32, rounding half to even, as onnxruntime computes it), in
+    ``y_zero_point``'s type.
 
     ``x`` [N, C, H, W] and ``w`` [OC, C/group, kh, kw] are int8 or uint8; ``w_scale`` and
     ``w_zero_point`` hold one value or one per output channel, the other scales and zero points

@@ -20,14 +20,17 @@ def _random(rng, dtype, shape):
 
 
 def _reference(x, xs, xz, w, ws, wz, ys, yz, bias, stride, pads, dilation, group, relu):
-    """ONNX QLinearConv in NumPy: int64 sums of centred values, the multiplier formed in float32,
-    applied in float64, rounded half to even, saturated."""
+    """ONNX QLinearConv in NumPy as onnxruntime computes it: int64 sums of centred values wrapped
+    to int32, then float32(acc) times the multiplier formed in float32, rounded half to even,
+    saturated (a NaN product to the lowest value)."""
     acc = _accumulate(x, xz, w, wz, bias, stride, pads, dilation, group)
     mult = ((np.float32(xs) * np.asarray(ws, np.float32)) / np.float32(ys)).astype(np.float32)
-    y = np.rint(acc.astype(np.float64) * mult.astype(np.float64).reshape(1, -1, 1, 1)) + float(yz)
+    with np.errstate(invalid="ignore", over="ignore"):
+        v = acc.astype(np.float32) * mult.reshape(1, -1, 1, 1)
     info = np.iinfo(np.asarray(yz).dtype)
-    low = max(float(yz), info.min) if relu else info.min
-    return np.clip(y, low, info.max).astype(np.asarray(yz).dtype)
+    low = max(int(yz), info.min) if relu else info.min
+    v = np.where(np.isnan(v), np.float32(-np.inf), v)
+    return np.clip(np.rint(v) + float(yz), low, info.max).astype(np.asarray(yz).dtype)
 
 
 def _accumulate(x, xz, w, wz, bias, stride, pads, dilation, group):
@@ -231,8 +234,9 @@ def test_qdq_cnn_fuses_into_int8_convolutions(rng, tmp_path):
 @pytest.mark.parametrize("channels_last", [False, True])
 def test_requantization_ties_and_large_sums(rng, target, channels_last):
     """The vectorized requantization (GEMM epilogue, NHWC depthwise) at its edges: products
-    exactly on half-integers (a multiplier of 0.5 and odd sums: rounding half to even) and sums
-    beyond 2^24 (not exact in float32)."""
+    exactly on half-integers (a multiplier of 0.5 and odd sums: rounding half to even), products
+    far outside the output's range, and sums beyond 2^24 (rounded to float32 first, as onnxruntime
+    does)."""
     def run(x, xs, xz, w, ws, wz, ys, yz, pads, group):
         xin = x.transpose(0, 2, 3, 1) if channels_last else x
         got = F.qlinear_conv2d(xin, xs, xz, F.const(w), ws, wz, ys, yz, None, (1, 1), pads, (1, 1), group,
@@ -252,8 +256,8 @@ def test_requantization_ties_and_large_sums(rng, target, channels_last):
                            np.uint8(128), pads, group)
             acc = _accumulate(x, np.uint8(128), w, np.zeros(1, np.int8), None, (1, 1), pads, (1, 1), group)
             assert (acc % 2 == 1).mean() > 0.2 and len(np.unique(expected)) > 5  # ties really met
-            # Multipliers above 0.5 (the x86 path clamps the product then): 1.5, partly
-            # saturating, and 1e12, where the clamp to +-1e9 before rounding decides.
+            # Multipliers of 1.5, partly saturating, and 1e12, where every product saturates
+            # (the clamp in float32 before the conversion to integers decides).
             for multiplier in (1.5, 1e12):
                 expected = run(x, np.float32(1), np.uint8(128), w, one * np.float32(multiplier), np.zeros(1, np.int8),
                                np.float32(1), np.uint8(128), pads, group)

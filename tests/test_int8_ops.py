@@ -358,9 +358,9 @@ def test_qoperator_cnn_against_onnxruntime(fresh, tmp_path, name):
     x = rng.standard_normal((1, 3, 64, 64)).astype(np.float32)
     expected = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"input": x})[0]
     got = np.asarray(module(x))
-    # The integer sums are the same; mnnpy's convolutions requantize in float64 (ONNX's reference),
-    # onnxruntime's in float32, and its Add rounds in another order: an intermediate value may differ
-    # by one step and carry on through the later layers, to a few steps of the output's scale.
+    # The integer sums and the convolutions' float32 requantization are the same; onnxruntime's
+    # Add and pools round in another order: an intermediate value may differ by one step and carry
+    # on through the later layers, to a few steps of the output's scale.
     _assert_close_in_steps(got, expected, _output_scale(path), seed)
 
 
@@ -493,7 +493,8 @@ def test_qdq_matmul_and_gemm_fuse(fresh, tmp_path, gemm, per_column, quantize_ou
     expected = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
     got = np.asarray(nn.load_module_from_file(str(path))(x), np.float64)
     if quantize_output:
-        # The same int32 sums, requantized in float64 here and in float32 there: a step apart at most.
+        # The same int32 sums, requantized in float32 in both (the combined scale possibly formed
+        # in another order): a step apart at most.
         assert np.abs(got - expected).max() <= float(init["y_scale"]) * 1.0001, seed
     else:
         # Float outputs: the exact int32 sum scaled once, against a float32 sum of 48 dequantized

@@ -3,7 +3,7 @@ QLinearMatMul, MatMulInteger, ConvInteger, QLinearConv) as mnnpy.expr calls.
 
 Integer tensors stay integers and the results are bit-exact with ONNX's definition: integer
 products accumulate in int32 (matmul) or in float32 pieces whose sums are exact (convolution,
-see ``_integer_conv``); rescaling runs in float64, as the reference computes it. MatMulInteger
+see ``_integer_conv``); rescaling runs in float32, as onnxruntime computes it. MatMulInteger
 and QLinearMatMul with a 2-D B run on the int8 GEMM (``expr.matmul_integer``, docs/int8.md),
 with the same int32 results."""
 import numpy as np
@@ -183,10 +183,11 @@ def _matmul_integer(ctx, node, ins):
 
 
 def _requantize(acc, multiplier, zero, out_dtype):
-    """round(acc * multiplier) + zero, saturated to ``out_dtype`` (float64 arithmetic)."""
-    y = F.round(F.multiply(F.cast(acc, np.float64), F.cast(multiplier, np.float64)))
+    """round(float32(acc) * multiplier) + zero, saturated to ``out_dtype``: float32 arithmetic, as
+    onnxruntime's kernels and the int8 kernels here (backend/cpu/requant_int8.h) compute it."""
+    y = F.round(F.multiply(F.cast(acc, np.float32), F.cast(multiplier, np.float32)))
     if zero is not None:
-        y = F.add(y, F.cast(zero, np.float64))
+        y = F.add(y, F.cast(zero, np.float32))
     return _saturate(y, out_dtype)
 
 
@@ -228,7 +229,7 @@ def _qlinear_matmul(ctx, node, ins):
     if b_zero is not None and b_zero.size != 1:
         b_zero = F.reshape(b_zero, [-1])
     acc = _integer_matmul(a, a_zero, b, b_zero, node, as_int32=False)
-    # The combined scale in the scales' own type, as ONNX computes it, then applied in float64.
+    # The combined scale in the scales' own type, as ONNX computes it, then applied in float32.
     multiplier = F.divide(F.multiply(F.reshape(a_scale, []), F.reshape(b_scale, [-1] if per_column else [])),
                           F.reshape(y_scale, []))
     out_dtype = np.dtype(y_zero.dtype) if y_zero is not None else np.dtype(a.dtype)

@@ -5,8 +5,8 @@
 // one: the output's type), bias (int32 [OC], optional). Attributes as Conv2D's (strides, pads,
 // dilations, group) and activation 0 or 1 (ReLU: the output clamped below at y_zero).
 //   acc = sum (x - x_zero)(w - w_zero) + bias  (int32)
-//   y = saturate(round_half_even(double(acc) * double(x_scale * w_scale / y_scale)) + y_zero)
-// with the multiplier formed in float32, as ONNX's reference does.
+//   y = saturate(round_half_even(float(acc) * float(x_scale * w_scale / y_scale)) + y_zero)
+// in float32, as onnxruntime computes it (backend/cpu/requant_int8.h).
 // Attribute channels_last (0 or 1, default 0): x is [N, H, W, C] and y [N, H, W, OC] instead
 // (the fast layout of the int8 kernels; convert/_int8_layout.py switches fused models to it).
 #include <string>

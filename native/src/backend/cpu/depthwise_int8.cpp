@@ -156,7 +156,7 @@ void paired_pixels(const DepthwiseInt8Nhwc& a, const T* const* tap_inputs, int64
 }
 
 template <class T>
-void depthwise_rows(const DepthwiseInt8Nhwc& a, const double* multiplier, int64_t multiplier_count,
+void depthwise_rows(const DepthwiseInt8Nhwc& a, const float* multiplier, int64_t multiplier_count,
                     const int16_t* pairs, const int16_t* pairs32, const int32_t* zero_bias, int64_t r0, int64_t r1,
                     int32_t* HWY_RESTRICT sums) {
   const hn::ScalableTag<int32_t> di;
@@ -169,7 +169,6 @@ void depthwise_rows(const DepthwiseInt8Nhwc& a, const double* multiplier, int64_
   const auto zero_v = hn::Set(di, x_zero);
   RequantParams rq;
   rq.zero = a.out_zero, rq.low = a.out_low, rq.high = a.out_high;
-  rq.small_multipliers = AllSmallMultipliers(a.multiplier, C);
   // Offsets (in bytes of x) of the taps inside the image for the current pixel, and their rows of weights.
   std::vector<int64_t> offsets((size_t)(KH * KW)), tap_offsets((size_t)(KH * KW));
   std::vector<const int32_t*> weights((size_t)(KH * KW));
@@ -266,12 +265,12 @@ void DepthwiseInt8NhwcImpl(const DepthwiseInt8Nhwc& a, ThreadPool* pool) {
   // requantization per row (no scalar tail per pixel).
   const int64_t C = a.channels, row = a.out_w * C;
   const bool per_pixel = C % 16 == 0;
-  std::vector<double> repeated;
+  std::vector<float> repeated;
   if (!per_pixel) {
     repeated.resize((size_t)row);
     for (int64_t p = 0; p < a.out_w; ++p) std::copy(a.multiplier, a.multiplier + C, repeated.begin() + p * C);
   }
-  const double* multiplier = per_pixel ? a.multiplier : repeated.data();
+  const float* multiplier = per_pixel ? a.multiplier : repeated.data();
   const int64_t multiplier_count = per_pixel ? C : row;
   const int16_t* pp = kPairedTaps && !wt.pairs16.empty() ? wt.pairs16.data() : nullptr;
   const int16_t* pp32 = kPairedTaps32 && !wt.pairs32.empty() ? wt.pairs32.data() : nullptr;

@@ -34,8 +34,8 @@ struct DepthwiseInt8Nhwc {
   int32_t x_zero = 0;
   const DepthwiseInt8Weights* weights = nullptr;
   const int32_t* bias = nullptr;        // [channels]
-  const double* multiplier = nullptr;   // [channels]: x_scale * w_scale / y_scale
-  double out_zero = 0.0, out_low = 0.0, out_high = 255.0;  // int8 output when out_low < 0
+  const float* multiplier = nullptr;    // [channels]: x_scale * w_scale / y_scale
+  int32_t out_zero = 0, out_low = 0, out_high = 255;  // int8 output when out_low < 0
   void* y = nullptr;                    // [batch, out_h, out_w, channels]
 };
 

@@ -535,8 +535,7 @@ struct RequantColumns {
   // With one zero point of A for all rows: bias - (a_zero + a_shift) col_sum + K a_zero b_zero,
   // what is left per row being - b_zero row_sum.
   alignas(64) uint32_t col_const[kNR];
-  alignas(64) double multiplier[kNR];
-  bool small_multipliers = false;  // RequantParams::small_multipliers
+  alignas(64) float multiplier[kNR];
   bool no_b_zero = false;          // B's zero points all 0 (symmetric weights): no row-sum term
 };
 
@@ -551,9 +550,8 @@ void gather_requant_columns(const Int8Call& g, int64_t j0, int cols, RequantColu
     // Stored B is B - b_shift: (B - zb) = stored - (zb - b_shift).
     c.b_zero[j] = in ? (ep.b_zero ? (uint32_t)ep.b_zero[n * ep.b_zero_step] : 0u) - b_shift : 0u;
     c.bias[j] = in && ep.requant_bias ? (uint32_t)ep.requant_bias[n] : 0u;
-    c.multiplier[j] = in ? ep.requant_multiplier[n] : 0.0;
+    c.multiplier[j] = in ? ep.requant_multiplier[n] : 0.0f;
   }
-  c.small_multipliers = AllSmallMultipliers(c.multiplier, kNR);
   c.no_b_zero = true;
   for (int j = 0; j < (int)kNR; ++j) c.no_b_zero &= c.b_zero[j] == 0u;
   if (ep.a_zero_step == 0) {
@@ -572,7 +570,6 @@ void finish_tile_requant(const Int8Call& g, const int32_t* tile, int64_t i0, int
   const uint32_t a_shift = g.bytes_form && g.a_signed ? 128u : 0u;  // A as bytes went in as A + 128
   RequantParams requant;
   requant.zero = ep.out_zero, requant.low = ep.out_low, requant.high = ep.out_high;
-  requant.small_multipliers = c.small_multipliers;
   alignas(64) uint8_t bytes[kNR];
 #if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
   // x86: each row's sums stay in two vectors, requantized with the tile's multipliers held in
@@ -581,11 +578,23 @@ void finish_tile_requant(const Int8Call& g, const int32_t* tile, int64_t i0, int
   constexpr int L = RV::kLanes;
   static_assert(kNR == 2 * L, "two vectors of sums a row");
   const RV requant_vector(requant);
-  const RV::Multipliers m0 = RV::load_multipliers(c.multiplier), m1 = RV::load_multipliers(c.multiplier + L / 2);
-  const RV::Multipliers m2 = RV::load_multipliers(c.multiplier + L);
-  const RV::Multipliers m3 = RV::load_multipliers(c.multiplier + L + L / 2);
+  const RV::Multipliers m0 = RV::load_multipliers(c.multiplier), m1 = RV::load_multipliers(c.multiplier + L);
   const hn::ScalableTag<uint32_t> du;
   static_assert(HWY_LANES(uint32_t) == L, "Highway's vectors are RequantVector's");
+  if (ep.a_zero_step == 0 && c.no_b_zero && cols == (int)kNR) {
+    // The common case (one zero point of A, symmetric weights, whole tiles): the column terms in
+    // registers and nothing else per row, with every field read before the byte stores (which
+    // the compiler must assume alias them).
+    const auto col0 = hn::Load(du, c.col_const), col1 = hn::Load(du, c.col_const + L);
+    const uint32_t* t = reinterpret_cast<const uint32_t*>(tile);
+    uint8_t* out = static_cast<uint8_t*>(g.c) + i0 * g.ldc + j0;
+    const int64_t ldc = g.ldc;
+    for (int r = 0; r < rows; ++r, t += kNR, out += ldc) {
+      RV::store(out, requant_vector(hn::Add(hn::LoadU(du, t), col0).raw, m0));
+      RV::store(out + L, requant_vector(hn::Add(hn::LoadU(du, t + L), col1).raw, m1));
+    }
+    return;
+  }
 #else
   alignas(64) int32_t sums[kNR];
 #endif
@@ -607,21 +616,21 @@ void finish_tile_requant(const Int8Call& g, const int32_t* tile, int64_t i0, int
       const auto v = hn::Sub(hn::Sub(hn::Add(tv, hn::Load(du, c.bias + j)), a_term), row_term);
       return hn::Add(v, hn::Mul(hn::Set(du, kza), zb)).raw;
     };
-    const __m128i first = requant_vector(sums_at(0), m0, m1);
+    const __m128i first = requant_vector(sums_at(0), m0);
     if (cols == (int)kNR) {
       RV::store(out, first);
-      RV::store(out + L, requant_vector(sums_at(L), m2, m3));
+      RV::store(out + L, requant_vector(sums_at(L), m1));
       continue;
     }
 #if HWY_TARGET == HWY_AVX2
     RV::store(bytes, first);
-    if (cols > L) RV::store(bytes + L, requant_vector(sums_at(L), m2, m3));
+    if (cols > L) RV::store(bytes + L, requant_vector(sums_at(L), m1));
     std::memcpy(out, bytes, (size_t)cols);
 #else
     // A partial tile: masked stores, and the second half only where it has columns.
     const auto lanes_mask = [](int n) { return n >= L ? (__mmask16)0xFFFF : (__mmask16)((1u << n) - 1u); };
     _mm_mask_storeu_epi8(out, lanes_mask(cols), first);
-    if (cols > L) _mm_mask_storeu_epi8(out + L, lanes_mask(cols - L), requant_vector(sums_at(L), m2, m3));
+    if (cols > L) _mm_mask_storeu_epi8(out + L, lanes_mask(cols - L), requant_vector(sums_at(L), m1));
 #endif
 #else
     if (ep.a_zero_step == 0 && c.no_b_zero) {

@@ -63,11 +63,11 @@ struct Int8Epilogue {
   int activation = -1;
   // 8-bit output when requant_multiplier is set (static quantization, ONNX's QLinearConv): the
   // sum plus requant_bias[n] (int32, wrapping; null: 0) becomes
-  //   clamp(round_half_even(double(sum) * requant_multiplier[n]) + out_zero, out_low, out_high)
-  // (requant_int8-inl.h), one byte per element: int8 when out_low < 0, else uint8.
-  const double* requant_multiplier = nullptr;
+  //   clamp(round_half_even(float(sum) * requant_multiplier[n]), out_low - out_zero, out_high - out_zero) + out_zero
+  // (requant_int8.h), one byte per element: int8 when out_low < 0, else uint8.
+  const float* requant_multiplier = nullptr;
   const int32_t* requant_bias = nullptr;
-  double out_zero = 0.0, out_low = 0.0, out_high = 255.0;
+  int32_t out_zero = 0, out_low = 0, out_high = 255;
   // A's rows may be read up to whole groups of 4 depths (ceil(K / 4) * 4 <= lda bytes, the last
   // row's too: the caller's buffer holds them), and up to whole tiles of 64 depths where lda
   // holds them (AMX); the bytes past K meet B's zero padding.

@@ -15,6 +15,7 @@
 #include "backend/cpu/depthwise_int8.h"
 #include "backend/cpu/gemm_int8.h"
 #include "backend/cpu/gemm_int8_amx.h"
+#include "backend/cpu/requant_int8.h"
 #include "backend/cpu/thread_buffers.h"
 #include "mnnpy/backend.h"
 #include "mnnpy/thread_pool.h"
@@ -28,12 +29,6 @@ using namespace conv_common;
 int32_t value_at(const Tensor* t, int64_t i) {
   if (t->numel() == 1) i = 0;
   return t->type.dtype == DType::Int8 ? (int32_t)t->ptr<int8_t>()[i] : (int32_t)t->ptr<uint8_t>()[i];
-}
-
-// Round half to even of |v| < 2^51 in the double adder (the default rounding mode).
-inline double round_half_even(double v) {
-  constexpr double kShift = 6755399441055744.0;  // 1.5 * 2^52
-  return (v + kShift) - kShift;
 }
 
 class QLinearConvKernel : public Kernel {
@@ -92,17 +87,19 @@ class QLinearConvKernel : public Kernel {
     const int32_t x_zero = value_at(args.inputs[2], 0), y_zero = value_at(args.inputs[7], 0);
     const Tensor *w_scale = args.inputs[4], *w_zero = args.inputs[5];
     const int64_t OC = s_.out_c;
-    std::vector<double> multiplier((size_t)OC);
+    std::vector<float> multiplier((size_t)OC);
     const std::vector<int32_t> w_zeros = weight_zeros(w_zero);
     std::vector<int32_t> bias((size_t)OC, 0);
     for (int64_t oc = 0; oc < OC; ++oc) {
       const float ws = w_scale->ptr<float>()[w_scale->numel() == 1 ? 0 : oc];
-      multiplier[oc] = (double)((x_scale * ws) / y_scale);  // formed in float32, as ONNX's reference
+      multiplier[oc] = (x_scale * ws) / y_scale;  // in float32, as onnxruntime forms it
       if (args.inputs.size() > 8) bias[oc] = args.inputs[8]->ptr<int32_t>()[oc];
     }
-    const double low = relu_ ? std::max<double>(y_zero, y_signed_ ? -128 : 0) : (y_signed_ ? -128 : 0);
-    const double high = y_signed_ ? 127 : 255;
-    Requant rq{multiplier.data(), bias.data(), (double)y_zero, low, high};
+    cpu::RequantParams params;
+    params.zero = y_zero;
+    params.low = relu_ ? std::max<int32_t>(y_zero, y_signed_ ? -128 : 0) : (y_signed_ ? -128 : 0);
+    params.high = y_signed_ ? 127 : 255;
+    Requant rq{multiplier.data(), bias.data(), params};
     if (channels_last_) {
       run_channels_last(x, args.inputs[3], x_zero, w_zeros.data(), rq, args.outputs[0], scratch, args.pool);
       return;
@@ -145,33 +142,17 @@ class QLinearConvKernel : public Kernel {
 
  private:
   struct Requant {
-    const double* multiplier;
+    const float* multiplier;
     const int32_t* bias;
-    double zero, low, high;
-    // count sums of channel oc (acc[i * stride]) into out; locals, as byte stores may alias.
+    cpu::RequantParams params;
+    // count sums of channel oc (acc[i * stride]) into out (requant_int8.h's formula).
     void row(const int32_t* acc, int64_t stride, int64_t count, int64_t oc, char* out) const {
-      const double m = multiplier[oc], z = zero, lo = low, hi = high;
+      const float m = multiplier[oc];
       const uint32_t b = (uint32_t)bias[oc];
-      if (std::fabs(m) < 1048576.0 && stride == 1) {  // as below, contiguous: vector code
-        for (int64_t i = 0; i < count; ++i) {
-          const int32_t sum = (int32_t)((uint32_t)acc[i] + b);
-          const double v = round_half_even((double)sum * m) + z;
-          out[i] = (char)(int32_t)std::min(std::max(v, lo), hi);
-        }
-        return;
-      }
-      if (std::fabs(m) < 1048576.0) {  // |sum * m| < 2^51: rounded exactly without clamping first
-        for (int64_t i = 0; i < count; ++i) {
-          const int32_t sum = (int32_t)((uint32_t)acc[i * stride] + b);
-          const double v = round_half_even((double)sum * m) + z;
-          out[i] = (char)(int32_t)std::min(std::max(v, lo), hi);
-        }
-        return;
-      }
+      const cpu::RequantParams p = params;  // a local: byte stores may alias the fields
       for (int64_t i = 0; i < count; ++i) {
         const int32_t sum = (int32_t)((uint32_t)acc[i * stride] + b);
-        double v = round_half_even(std::min(std::max((double)sum * m, -1e9), 1e9)) + z;
-        out[i] = (char)(int32_t)std::min(std::max(v, lo), hi);
+        out[i] = (char)cpu::RequantOne(sum, m, p);
       }
     }
   };
@@ -345,7 +326,8 @@ class QLinearConvKernel : public Kernel {
       a.pad_top = s_.pad_top, a.pad_left = s_.pad_left, a.dilation_h = s_.dilation_h, a.dilation_w = s_.dilation_w;
       a.x = x->data, a.x_signed = x_signed_, a.x_zero = x_zero, a.bias = rq.bias;
       a.weights = depthwise_prepared_ ? &depthwise_weights_ : &fresh;
-      a.multiplier = rq.multiplier, a.out_zero = rq.zero, a.out_low = rq.low, a.out_high = rq.high, a.y = y->data;
+      a.multiplier = rq.multiplier, a.out_zero = rq.params.zero, a.out_low = rq.params.low;
+      a.out_high = rq.params.high, a.y = y->data;
       cpu::depthwise_int8_nhwc(a, pool);
       return;
     }
@@ -362,7 +344,7 @@ class QLinearConvKernel : public Kernel {
       ep.b_zero_step = 1;
       ep.requant_multiplier = rq.multiplier + g * OCg;
       ep.requant_bias = rq.bias + g * OCg;
-      ep.out_zero = rq.zero, ep.out_low = rq.low, ep.out_high = rq.high;
+      ep.out_zero = rq.params.zero, ep.out_low = rq.params.low, ep.out_high = rq.params.high;
       if (s_.is_pointwise()) {  // the input's pixels are the GEMM's rows, all images at once
         cpu::gemm_int8(s_.batch * pixels, xb + g * Cg, C, x_signed_, packed[g], ep, yb + g * OCg, OC, pool);
         continue;
