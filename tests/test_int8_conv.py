@@ -365,3 +365,27 @@ def test_int8_layout_pass_regions_and_results(rng, tmp_path, monkeypatch):
     init = {i.name: onnx.numpy_helper.to_array(i) for i in onnx.load(qdq_path).graph.initializer}
     out_scale = float([v for k, v in init.items() if k.endswith("_scale") and "output" in k][0])
     assert np.abs(got.astype(np.float64) - expected).max() <= 3 * out_scale
+
+
+def test_requantization_terms_from_inputs_given_at_run_time(rng):
+    # Constant scales, zero points and bias are taken at plan time; given as placeholders they are
+    # read at each run, with the same bytes, and a new value written changes the result.
+    x = _random(rng, np.uint8, (1, 9, 8, 16))
+    w = rng.integers(-60, 61, (24, 16, 3, 3)).astype(np.int8)
+    ws = rng.uniform(0.002, 0.01, 24).astype(np.float32)
+    bias = rng.integers(-2000, 2000, 24).astype(np.int32)
+    args = (np.float32(0.03), np.uint8(120), F.const(w))
+    constant = F.qlinear_conv2d(x, *args, ws, np.int8(0), np.float32(0.4), np.uint8(128), bias, (1, 1),
+                                (1, 1, 1, 1), channels_last=True).read()
+    p_ws, p_bias = F.placeholder(ws.shape, dtype=np.float32), F.placeholder(bias.shape, dtype=np.int32)
+    p_ys = F.placeholder((), dtype=np.float32)
+    y = F.qlinear_conv2d(x, *args, p_ws, np.int8(0), p_ys, np.uint8(128), p_bias, (1, 1), (1, 1, 1, 1),
+                         channels_last=True)
+    p_ws.write(ws)
+    p_bias.write(bias)
+    p_ys.write(np.float32(0.4))
+    np.testing.assert_array_equal(y.read(), constant)
+    p_ys.write(np.float32(0.8))
+    expected = _reference(x.transpose(0, 3, 1, 2), np.float32(0.03), np.uint8(120), w, ws, np.zeros(24, np.int8),
+                          np.float32(0.8), np.uint8(128), bias, (1, 1), (1, 1, 1, 1), (1, 1), 1, False)
+    np.testing.assert_array_equal(y.read(), expected.transpose(0, 2, 3, 1))

@@ -80,9 +80,9 @@ std::vector<TensorType> infer_qlinear_conv(const std::vector<TensorType>& in, At
 
 OpDef qlinear_conv_def() {
   OpDef def{"QLinearConv2D", 8, 9, infer_qlinear_conv, {}, false};
-  // The weights, packed for the int8 GEMM at plan time, and their zero points, which depthwise
-  // layers fold into their prepared weights.
-  def.packed_inputs = (1u << 3) | (1u << 5);
+  // The weights, packed for the int8 GEMM at plan time, their zero points, which depthwise layers
+  // fold into their prepared weights, and the scales, zero points and bias of the requantization.
+  def.packed_inputs = (1u << 1) | (1u << 2) | (1u << 3) | (1u << 4) | (1u << 5) | (1u << 6) | (1u << 7) | (1u << 8);
   return def;
 }
 MNNPY_REGISTER_OP(qlinear_conv_def());

@@ -57,6 +57,14 @@ class QLinearConvKernel : public Kernel {
                                                        s_.kernel_h * s_.kernel_w);
       depthwise_prepared_ = true;
     }
+    // Constant scales, zero points and bias (as quantized models have them): their terms once.
+    bool constant = ctx.constants.size() == ctx.input_types.size();
+    for (size_t i : {1, 2, 4, 5, 6, 7, 8})
+      constant = constant && (i >= ctx.constants.size() || ctx.constants[i] != nullptr);
+    if (constant) {
+      requant_ = requantization(ctx.constants);
+      requant_prepared_ = true;
+    }
   }
 
   double flops() const override {
@@ -83,23 +91,12 @@ class QLinearConvKernel : public Kernel {
 
   void execute(const KernelArgs& args, void* scratch) const override {
     const Tensor* x = args.inputs[0];
-    const float x_scale = args.inputs[1]->ptr<float>()[0], y_scale = args.inputs[6]->ptr<float>()[0];
-    const int32_t x_zero = value_at(args.inputs[2], 0), y_zero = value_at(args.inputs[7], 0);
-    const Tensor *w_scale = args.inputs[4], *w_zero = args.inputs[5];
+    const int32_t x_zero = value_at(args.inputs[2], 0);
     const int64_t OC = s_.out_c;
-    std::vector<float> multiplier((size_t)OC);
-    const std::vector<int32_t> w_zeros = weight_zeros(w_zero);
-    std::vector<int32_t> bias((size_t)OC, 0);
-    for (int64_t oc = 0; oc < OC; ++oc) {
-      const float ws = w_scale->ptr<float>()[w_scale->numel() == 1 ? 0 : oc];
-      multiplier[oc] = (x_scale * ws) / y_scale;  // in float32, as onnxruntime forms it
-      if (args.inputs.size() > 8) bias[oc] = args.inputs[8]->ptr<int32_t>()[oc];
-    }
-    cpu::RequantParams params;
-    params.zero = y_zero;
-    params.low = relu_ ? std::max<int32_t>(y_zero, y_signed_ ? -128 : 0) : (y_signed_ ? -128 : 0);
-    params.high = y_signed_ ? 127 : 255;
-    Requant rq{multiplier.data(), bias.data(), params};
+    Requantization fresh_requant;
+    const Requantization& r = requant_prepared_ ? requant_ : (fresh_requant = requantization(args.inputs));
+    const std::vector<int32_t>& w_zeros = r.w_zeros;
+    Requant rq{r.multiplier.data(), r.bias.data(), r.params};
     if (channels_last_) {
       run_channels_last(x, args.inputs[3], x_zero, w_zeros.data(), rq, args.outputs[0], scratch, args.pool);
       return;
@@ -156,6 +153,34 @@ class QLinearConvKernel : public Kernel {
       }
     }
   };
+
+  // What the requantization needs from the scales, zero points and bias (inputs 1 and 4 to 8).
+  struct Requantization {
+    std::vector<float> multiplier;  // per output channel: x_scale * w_scale / y_scale in float32
+    std::vector<int32_t> bias, w_zeros;
+    cpu::RequantParams params;
+  };
+
+  template <class TensorPtr>
+  Requantization requantization(const std::vector<TensorPtr>& in) const {
+    const float x_scale = in[1]->template ptr<float>()[0], y_scale = in[6]->template ptr<float>()[0];
+    const int32_t y_zero = value_at(in[7], 0);
+    const Tensor* w_scale = in[4];
+    const int64_t OC = s_.out_c;
+    Requantization r;
+    r.multiplier.resize((size_t)OC);
+    r.bias.assign((size_t)OC, 0);
+    r.w_zeros = weight_zeros(in[5]);
+    for (int64_t oc = 0; oc < OC; ++oc) {
+      const float ws = w_scale->ptr<float>()[w_scale->numel() == 1 ? 0 : oc];
+      r.multiplier[oc] = (x_scale * ws) / y_scale;  // in float32, as onnxruntime forms it
+      if (in.size() > 8) r.bias[oc] = in[8]->template ptr<int32_t>()[oc];
+    }
+    r.params.zero = y_zero;
+    r.params.low = relu_ ? std::max<int32_t>(y_zero, y_signed_ ? -128 : 0) : (y_signed_ ? -128 : 0);
+    r.params.high = y_signed_ ? 127 : 255;
+    return r;
+  }
 
   // The zero point of each output channel (one for all when w_zero has one value).
   std::vector<int32_t> weight_zeros(const Tensor* w_zero) const {
@@ -457,6 +482,8 @@ class QLinearConvKernel : public Kernel {
   std::vector<cpu::PackedInt8B> packed_;
   cpu::DepthwiseInt8Weights depthwise_weights_;
   bool depthwise_prepared_ = false;
+  Requantization requant_;
+  bool requant_prepared_ = false;
 };
 
 MNNPY_REGISTER_KERNEL("QLinearConv2D", "cpu", construct_kernel<QLinearConvKernel>);
