@@ -581,19 +581,31 @@ void finish_tile_requant(const Int8Call& g, const int32_t* tile, int64_t i0, int
   const RV::Multipliers m0 = RV::load_multipliers(c.multiplier), m1 = RV::load_multipliers(c.multiplier + L);
   const hn::ScalableTag<uint32_t> du;
   static_assert(HWY_LANES(uint32_t) == L, "Highway's vectors are RequantVector's");
-  if (ep.a_zero_step == 0 && c.no_b_zero && cols == (int)kNR) {
-    // The common case (one zero point of A, symmetric weights, whole tiles): the column terms in
-    // registers and nothing else per row, with every field read before the byte stores (which
-    // the compiler must assume alias them).
+  if (ep.a_zero_step == 0 && c.no_b_zero) {
+    // The common case (one zero point of A, symmetric weights): the column terms in registers
+    // and nothing else per row, with every field read before the byte stores (which the compiler
+    // must assume alias them).
     const auto col0 = hn::Load(du, c.col_const), col1 = hn::Load(du, c.col_const + L);
     const uint32_t* t = reinterpret_cast<const uint32_t*>(tile);
     uint8_t* out = static_cast<uint8_t*>(g.c) + i0 * g.ldc + j0;
     const int64_t ldc = g.ldc;
+    if (cols == (int)kNR) {
+      for (int r = 0; r < rows; ++r, t += kNR, out += ldc) {
+        RV::store(out, requant_vector(hn::Add(hn::LoadU(du, t), col0).raw, m0));
+        RV::store(out + L, requant_vector(hn::Add(hn::LoadU(du, t + L), col1).raw, m1));
+      }
+      return;
+    }
+#if HWY_TARGET != HWY_AVX2
+    // A partial tile: masked stores, the second half only where it has columns.
+    const __mmask16 mask0 = cols >= L ? (__mmask16)0xFFFF : (__mmask16)((1u << cols) - 1u);
+    const __mmask16 mask1 = cols >= 2 * L ? (__mmask16)0xFFFF : cols > L ? (__mmask16)((1u << (cols - L)) - 1u) : 0;
     for (int r = 0; r < rows; ++r, t += kNR, out += ldc) {
-      RV::store(out, requant_vector(hn::Add(hn::LoadU(du, t), col0).raw, m0));
-      RV::store(out + L, requant_vector(hn::Add(hn::LoadU(du, t + L), col1).raw, m1));
+      _mm_mask_storeu_epi8(out, mask0, requant_vector(hn::Add(hn::LoadU(du, t), col0).raw, m0));
+      if (mask1) _mm_mask_storeu_epi8(out + L, mask1, requant_vector(hn::Add(hn::LoadU(du, t + L), col1).raw, m1));
     }
     return;
+#endif
   }
 #else
   alignas(64) int32_t sums[kNR];
