@@ -705,7 +705,7 @@ void GemmInt8Impl(Int8Call g) {
       const std::vector<RequantColumns> columns = gather_all_requant_columns(g);
       const AmxRequantCall call{&g, columns.data()};
       gemm_int8_amx(g.M, g.a, g.lda, g.a_signed, *g.b, g.pool, &finish_amx_block_requant, &call, no_b_zero,
-                    g.ep->a_rows_padded);
+                    g.ep->a_rows_padded, true);
     } else {
       gemm_int8_amx(g.M, g.a, g.lda, g.a_signed, *g.b, g.pool, &finish_amx_block, &g, no_b_zero, g.ep->a_rows_padded);
     }
@@ -754,13 +754,16 @@ void GemmInt8Impl(Int8Call g) {
   const int threads = g.pool ? g.pool->num_threads() : 1;
   const int64_t macs = M * N * b.k;
   const int64_t want = threads > 1 ? std::min<int64_t>(4 * threads, std::max<int64_t>(1, macs / kGrainMacs)) : 1;
-  int64_t col_blocks = std::min(col_tiles, std::max<int64_t>(1, ceil_div(want, row_blocks)));
+  const bool requant = g.ep->requant_multiplier != nullptr;
+  // 8-bit outputs split by rows first: a column tile of bytes covers part of a cache line, which
+  // threads writing its neighbours would contend for.
+  int64_t col_blocks = requant ? 1 : std::min(col_tiles, std::max<int64_t>(1, ceil_div(want, row_blocks)));
   if (row_blocks * col_blocks < want) row_blocks = std::min(row_groups, ceil_div(want, col_blocks));
+  if (row_blocks * col_blocks < want) col_blocks = std::min(col_tiles, ceil_div(want, row_blocks));
   const int64_t rows_per_block = ceil_div(row_groups, row_blocks), tiles_per_block = ceil_div(col_tiles, col_blocks);
   row_blocks = ceil_div(row_groups, rows_per_block);
   col_blocks = ceil_div(col_tiles, tiles_per_block);
   const int64_t panel_stride = groups * kGroupBytes;
-  const bool requant = g.ep->requant_multiplier != nullptr;
   // 8-bit outputs: the column terms of every tile gathered once; and where a task's panels of B
   // stay in L2, a task's rows go through all its panels before the next ones, so that each output
   // row is written whole while in cache (column tiles of bytes cover parts of cache lines).

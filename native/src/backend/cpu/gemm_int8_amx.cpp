@@ -182,7 +182,8 @@ bool int8_amx_chosen(int64_t M, int64_t K) {
 }
 
 void gemm_int8_amx(int64_t M, const void* a, int64_t lda, bool a_signed, const PackedInt8B& b, ThreadPool* pool,
-                   Int8BlockEpilogue finish, const void* context, bool rows_in_place, bool rows_padded) {
+                   Int8BlockEpilogue finish, const void* context, bool rows_in_place, bool rows_padded,
+                   bool byte_output) {
 #ifdef MNNPY_INT8_AMX_X86
   const int64_t K = b.k, N = b.n, groups = b.groups;
   const int64_t kp = round_up(std::max<int64_t>(K, 1), kAmxInt8TileDepth);
@@ -223,8 +224,11 @@ void gemm_int8_amx(int64_t M, const void* a, int64_t lda, bool a_signed, const P
   const int threads = pool ? pool->num_threads() : 1;
   const int64_t want =
       threads > 1 ? std::min<int64_t>(4 * threads, std::max<int64_t>(1, M * N * K / kGrainMacs)) : 1;
-  int64_t col_tasks = std::min(col_blocks_total, std::max<int64_t>(1, ceil_div(want, row_tasks)));
+  // Byte outputs split by rows first: a block of 32 byte columns covers part of a cache line,
+  // which threads writing its neighbours would contend for.
+  int64_t col_tasks = byte_output ? 1 : std::min(col_blocks_total, std::max<int64_t>(1, ceil_div(want, row_tasks)));
   if (row_tasks * col_tasks < want) row_tasks = std::min(row_blocks_total, ceil_div(want, col_tasks));
+  if (row_tasks * col_tasks < want) col_tasks = std::min(col_blocks_total, ceil_div(want, row_tasks));
   const int64_t rows_per_task = ceil_div(row_blocks_total, row_tasks);
   const int64_t cols_per_task = ceil_div(col_blocks_total, col_tasks);
   row_tasks = ceil_div(row_blocks_total, rows_per_task);
@@ -269,7 +273,7 @@ void gemm_int8_amx(int64_t M, const void* a, int64_t lda, bool a_signed, const P
   });
 #else
   (void)M, (void)a, (void)lda, (void)a_signed, (void)b, (void)pool, (void)finish, (void)context, (void)rows_in_place,
-      (void)rows_padded;
+      (void)rows_padded, (void)byte_output;
 #endif
 }
 

@@ -53,10 +53,11 @@ using Int8BlockEpilogue = void (*)(const void* context, int32_t* block, int64_t 
 // when int8_amx_available(). rows_in_place: the epilogue never reads row_sums (B has no zero
 // points), so the blocks of a uint8 A's rows are read where they lie, not copied, each row's
 // last tile running past K (into the next row, or padding: rows_padded says that lda holds K
-// rounded up to 64 for every row) where B is zero; row_sums are then zeros.
+// rounded up to 64 for every row) where B is zero; row_sums are then zeros. byte_output: the
+// epilogue writes one byte per element, so threads split the rows rather than the columns.
 void gemm_int8_amx(int64_t M, const void* a, int64_t lda, bool a_signed, const PackedInt8B& b, ThreadPool* pool,
                    Int8BlockEpilogue finish, const void* context, bool rows_in_place = false,
-                   bool rows_padded = false);
+                   bool rows_padded = false, bool byte_output = false);
 
 }  // namespace cpu
 }  // namespace mnnpy
