@@ -279,7 +279,7 @@ void DepthwiseInt8NhwcImpl(const DepthwiseInt8Nhwc& a, ThreadPool* pool) {
   std::vector<int32_t> zero_bias((size_t)C);
   for (int64_t c = 0; c < C; ++c)
     zero_bias[c] = (int32_t)((uint32_t)a.bias[c] - (uint32_t)a.x_zero * (uint32_t)wt.weight_sums[c]);
-  parallel_for(pool, rows, std::max<int64_t>(1, (int64_t(1) << 15) / work), [&](int64_t r0, int64_t r1) {
+  parallel_for(pool, rows, std::max<int64_t>(1, (int64_t(1) << 17) / work), [&](int64_t r0, int64_t r1) {
     std::vector<int32_t> sums((size_t)row);
     if (a.x_signed)
       depthwise_rows<int8_t>(a, multiplier, multiplier_count, pp, pp32, zero_bias.data(), r0, r1, sums.data());

@@ -40,7 +40,7 @@ namespace gemm_int8_detail {
 
 constexpr int64_t kGroupBytes = kInt8Panel * kInt8Depth;  // one depth group of one panel: 64 bytes
 constexpr int64_t kL2BlockBytes = 192 << 10;  // a task's packed rows of A, kept in L2
-constexpr int64_t kGrainMacs = int64_t(1) << 18;  // work below this is not worth a thread
+constexpr int64_t kGrainMacs = int64_t(1) << 20;  // work below this is not worth a thread (a few microseconds)
 
 // uint32 arithmetic: int32 results wrap modulo 2^32 as ONNX's do, without undefined behaviour.
 inline int32_t wrap(uint32_t v) { return (int32_t)v; }

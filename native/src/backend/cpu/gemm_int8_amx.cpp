@@ -33,7 +33,7 @@ constexpr int64_t kGroupBytes = kInt8Panel * kInt8Depth;             // one dept
 constexpr int64_t kTileGroups = kAmxInt8TileDepth / kInt8Depth;      // depth groups in one B tile
 constexpr int64_t kBTileBytes = kTileGroups * kGroupBytes;           // 1024
 constexpr int64_t kL2BlockBytes = 192 << 10;  // a task's rows of A, kept in L2
-constexpr int64_t kGrainMacs = int64_t(1) << 18;  // work below this is not worth a thread
+constexpr int64_t kGrainMacs = int64_t(1) << 22;  // work below this is not worth a thread (a few microseconds)
 static_assert(kAmxInt8BlockCols == 2 * kInt8Panel, "a block spans two panels of B");
 static_assert(kAmxInt8BlockRows == 2 * kTileRows, "a block spans two tiles of rows");
 
