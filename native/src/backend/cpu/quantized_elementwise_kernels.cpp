@@ -85,27 +85,42 @@ HWY_INLINE void store_requantized(VF v, const Requant& q, uint8_t flip, uint8_t*
   hn::StoreU(hn::Xor(bytes, hn::Set(d8, flip)), d8, y);
 }
 
-// y[i] = op(a[i * a_step], b[i * b_step]) for i < n; steps 0 (broadcast) or 1.
-template <bool kMul>
+// y[i] = op(a[i * a_step], b[i * b_step]) for i < n; steps 0 (broadcast) or 1. kFlip: int8 data
+// (p.flip 0x80); uint8 data skips the flips. kContiguous: both steps 1.
+template <bool kMul, bool kFlip, bool kContiguous>
 HWY_INLINE void binary_vectors(const uint8_t* HWY_RESTRICT a, int64_t a_step, const uint8_t* HWY_RESTRICT b,
                                int64_t b_step, uint8_t* HWY_RESTRICT y, int64_t n, const BinaryParams& p) {
   const DF d;
   const DI di;
   const int64_t L = (int64_t)hn::Lanes(d);
+  const uint8_t flip = kFlip ? p.flip : 0;
   const VI za = hn::Set(di, p.a_zero), zb = hn::Set(di, p.b_zero);
-  const VI a_fixed = hn::Sub(hn::Set(di, (int32_t)(uint8_t)(a[0] ^ p.flip)), za);
-  const VI b_fixed = hn::Sub(hn::Set(di, (int32_t)(uint8_t)(b[0] ^ p.flip)), zb);
+  const VI a_fixed = hn::Sub(hn::Set(di, (int32_t)(uint8_t)(a[0] ^ flip)), za);
+  const VI b_fixed = hn::Sub(hn::Set(di, (int32_t)(uint8_t)(b[0] ^ flip)), zb);
+  const VF a_ratio = hn::Set(d, p.a_ratio), b_ratio = hn::Set(d, p.b_ratio), ratio = hn::Set(d, p.ratio);
   for (int64_t i = 0; i < n; i += L) {
-    const VI va = a_step ? hn::Sub(load_bytes(a + i, p.flip), za) : a_fixed;
-    const VI vb = b_step ? hn::Sub(load_bytes(b + i, p.flip), zb) : b_fixed;
+    const VI va = kContiguous || a_step ? hn::Sub(load_bytes(a + i, flip), za) : a_fixed;
+    const VI vb = kContiguous || b_step ? hn::Sub(load_bytes(b + i, flip), zb) : b_fixed;
     VF v;
     if constexpr (kMul) {
-      v = hn::Mul(hn::ConvertTo(d, hn::Mul(va, vb)), hn::Set(d, p.ratio));
+      v = hn::Mul(hn::ConvertTo(d, hn::Mul(va, vb)), ratio);
     } else {
-      v = hn::Add(hn::Mul(hn::ConvertTo(d, va), hn::Set(d, p.a_ratio)),
-                  hn::Mul(hn::ConvertTo(d, vb), hn::Set(d, p.b_ratio)));
+      v = hn::Add(hn::Mul(hn::ConvertTo(d, va), a_ratio), hn::Mul(hn::ConvertTo(d, vb), b_ratio));
     }
-    store_requantized(v, p.out, p.flip, y + i);
+    store_requantized(v, p.out, flip, y + i);
+  }
+}
+
+template <bool kMul>
+void binary_span(const uint8_t* a, int64_t a_step, const uint8_t* b, int64_t b_step, uint8_t* y, int64_t n,
+                 const BinaryParams& p) {
+  const bool contiguous = a_step && b_step;
+  if (p.flip) {
+    if (contiguous) binary_vectors<kMul, true, true>(a, a_step, b, b_step, y, n, p);
+    else binary_vectors<kMul, true, false>(a, a_step, b, b_step, y, n, p);
+  } else {
+    if (contiguous) binary_vectors<kMul, false, true>(a, a_step, b, b_step, y, n, p);
+    else binary_vectors<kMul, false, false>(a, a_step, b, b_step, y, n, p);
   }
 }
 
@@ -114,13 +129,13 @@ void binary_row(const uint8_t* a, int64_t a_step, const uint8_t* b, int64_t b_st
                 const BinaryParams& p) {
   const int64_t L = (int64_t)hn::Lanes(DF());
   const int64_t body = n / L * L;
-  if (body) binary_vectors<kMul>(a, a_step, b, b_step, y, body, p);
+  if (body) binary_span<kMul>(a, a_step, b, b_step, y, body, p);
   if (body == n) return;
   uint8_t ta[kTailBytes] = {}, tb[kTailBytes] = {}, ty[kTailBytes];
   const int64_t rest = n - body;
   std::memcpy(ta, a + body * a_step, (size_t)(a_step ? rest : 1));
   std::memcpy(tb, b + body * b_step, (size_t)(b_step ? rest : 1));
-  binary_vectors<kMul>(ta, a_step, tb, b_step, ty, L, p);
+  binary_span<kMul>(ta, a_step, tb, b_step, ty, L, p);
   std::memcpy(y + body, ty, (size_t)rest);
 }
 
