@@ -32,6 +32,7 @@ constexpr int64_t kTileRows = 16;                                    // rows of 
 constexpr int64_t kGroupBytes = kInt8Panel * kInt8Depth;             // one depth group of a panel
 constexpr int64_t kTileGroups = kAmxInt8TileDepth / kInt8Depth;      // depth groups in one B tile
 constexpr int64_t kBTileBytes = kTileGroups * kGroupBytes;           // 1024
+constexpr int64_t kPrefetchTiles = 4;                                // how far ahead B is prefetched
 constexpr int64_t kL2BlockBytes = 192 << 10;  // a task's rows of A, kept in L2
 constexpr int64_t kGrainMacs = int64_t(1) << 22;  // work below this is not worth a thread (a few microseconds)
 static_assert(kAmxInt8BlockCols == 2 * kInt8Panel, "a block spans two panels of B");
@@ -136,6 +137,16 @@ __attribute__((target("amx-tile,amx-int8"))) void block_amx_int8(const uint8_t* 
   _tile_zero(3);
   for (int64_t t = 0; t < full_tiles; ++t) {
     const int64_t k0 = t * kAmxInt8TileDepth;
+    if (t + kPrefetchTiles < full_tiles) {
+      // B's tiles a few steps ahead: a layer with few rows (the last stages of a CNN at batch 1)
+      // streams its weights from memory faster than the hardware prefetchers fetch them.
+      const int8_t* ahead0 = b0 + (t + kPrefetchTiles) * kBTileBytes;
+      const int8_t* ahead1 = b1 + (t + kPrefetchTiles) * kBTileBytes;
+      for (int64_t line = 0; line < kBTileBytes; line += 64) {
+        _mm_prefetch((const char*)(ahead0 + line), _MM_HINT_T0);
+        _mm_prefetch((const char*)(ahead1 + line), _MM_HINT_T0);
+      }
+    }
     depth_step(a + k0, a_low + k0, a_stride, b0 + t * kBTileBytes, b1 + t * kBTileBytes);
   }
   if (tail0) {
