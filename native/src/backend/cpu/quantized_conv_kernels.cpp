@@ -414,12 +414,12 @@ class QLinearConvKernel : public Kernel {
     const uint8_t* x_end = x + s_.batch * H * W * C;
     const bool runs = Cg == C && s_.dilation_w == 1;
     const int64_t stride = patch_stride(), run = KW * C;
-    // Runs of at most 64 bytes (a few channels times the kernel's width, as in a network's first
-    // layer) go as one fixed-size copy of 16, 32 or 64 bytes: the bytes past a run are written
-    // again by the runs after it (pixels in order, kernel rows in order) or lie in the padding of
-    // the row or past the patches (the scratch has kPatchSlack bytes more); the source's extra
-    // bytes are read only inside x.
-    const int64_t wide = run <= 16 ? 16 : run <= 32 ? 32 : 64;
+    // Runs of at most 256 bytes (a few channels times the kernel's width, as in a network's first
+    // layer, or a 3x3 layer on up to 85 channels) go as fixed-size copies of 16, 32 or 64 bytes
+    // each: the bytes past a run are written again by the runs after it (pixels in order, kernel
+    // rows in order) or lie in the padding of the row or past the patches (the scratch has
+    // kPatchSlack bytes more); the source's extra bytes are read only inside x.
+    const int64_t wide = run <= 16 ? 16 : run <= 32 ? 32 : cpu::round_up(run, 64);
     // Output columns whose taps all lie inside the input's width.
     const int64_t sw = s_.stride_w, pad_left = s_.pad_left;
     const int64_t inner_lo = std::min(OW, (pad_left + sw - 1) / sw);
@@ -432,7 +432,7 @@ class QLinearConvKernel : public Kernel {
         for (int64_t ow = 0; ow < OW; ++ow) {
           uint8_t* dst = patches + (oh * OW + ow) * stride;
           const int64_t iw0 = ow * sw - pad_left;
-          if (runs && rows_inside && run <= 64 && ow >= inner_lo && ow < inner_hi) {
+          if (runs && rows_inside && run <= kFixedRunBytes && ow >= inner_lo && ow < inner_hi) {
             // Every tap inside: one fixed-size copy per kernel row, in the order of the row's bytes.
             const uint8_t* src = base + (ih0 * W + iw0) * C;
             for (int64_t ki = 0; ki < KH; ++ki, dst += run, src += row_step) {
@@ -466,14 +466,21 @@ class QLinearConvKernel : public Kernel {
     });
   }
 
-  // width (16, 32 or 64) bytes, each a constant-size copy the compiler makes one vector move.
+  // width (16, 32, or a multiple of 64 up to 256) bytes as constant-size copies, which the compiler
+  // makes vector moves.
   static void copy_fixed(uint8_t* dst, const uint8_t* src, int64_t width) {
-    if (width == 16) std::memcpy(dst, src, 16);
-    else if (width == 32) std::memcpy(dst, src, 32);
-    else std::memcpy(dst, src, 64);
+    if (width == 16) {
+      std::memcpy(dst, src, 16);
+    } else if (width == 32) {
+      std::memcpy(dst, src, 32);
+    } else {
+      for (int64_t at = 0; at < width; at += 64) std::memcpy(dst + at, src + at, 64);
+    }
   }
 
-  // Bytes past the channels-last patches that a run's fixed-size copy may write.
+  // The longest run copied by copy_fixed, and the bytes past the channels-last patches that its
+  // copies may write.
+  static constexpr int64_t kFixedRunBytes = 256;
   static constexpr size_t kPatchSlack = 64;
 
   bool x_signed_, w_signed_, y_signed_;
