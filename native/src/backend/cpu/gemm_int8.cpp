@@ -581,6 +581,12 @@ void finish_tile_requant(const Int8Call& g, const int32_t* tile, int64_t i0, int
   const RV::Multipliers m0 = RV::load_multipliers(c.multiplier), m1 = RV::load_multipliers(c.multiplier + L);
   const hn::ScalableTag<uint32_t> du;
   static_assert(HWY_LANES(uint32_t) == L, "Highway's vectors are RequantVector's");
+#if HWY_TARGET != HWY_AVX2
+  // The lanes of a partial tile's n columns within one vector of bytes.
+  const auto lanes_mask = [](int n) {
+    return n >= L ? (__mmask16)0xFFFF : n > 0 ? (__mmask16)((1u << n) - 1u) : (__mmask16)0;
+  };
+#endif
   if (ep.a_zero_step == 0 && c.no_b_zero) {
     // The common case (one zero point of A, symmetric weights): the column terms in registers
     // and nothing else per row, with every field read before the byte stores (which the compiler
@@ -598,8 +604,7 @@ void finish_tile_requant(const Int8Call& g, const int32_t* tile, int64_t i0, int
     }
 #if HWY_TARGET != HWY_AVX2
     // A partial tile: masked stores, the second half only where it has columns.
-    const __mmask16 mask0 = cols >= L ? (__mmask16)0xFFFF : (__mmask16)((1u << cols) - 1u);
-    const __mmask16 mask1 = cols >= 2 * L ? (__mmask16)0xFFFF : cols > L ? (__mmask16)((1u << (cols - L)) - 1u) : 0;
+    const __mmask16 mask0 = lanes_mask(cols), mask1 = lanes_mask(cols - L);
     for (int r = 0; r < rows; ++r, t += kNR, out += ldc) {
       _mm_mask_storeu_epi8(out, mask0, requant_vector(hn::Add(hn::LoadU(du, t), col0).raw, m0));
       if (mask1) _mm_mask_storeu_epi8(out + L, mask1, requant_vector(hn::Add(hn::LoadU(du, t + L), col1).raw, m1));
@@ -640,7 +645,6 @@ void finish_tile_requant(const Int8Call& g, const int32_t* tile, int64_t i0, int
     std::memcpy(out, bytes, (size_t)cols);
 #else
     // A partial tile: masked stores, and the second half only where it has columns.
-    const auto lanes_mask = [](int n) { return n >= L ? (__mmask16)0xFFFF : (__mmask16)((1u << n) - 1u); };
     _mm_mask_storeu_epi8(out, lanes_mask(cols), first);
     if (cols > L) _mm_mask_storeu_epi8(out + L, lanes_mask(cols - L), requant_vector(sums_at(L), m1));
 #endif
@@ -693,14 +697,20 @@ std::vector<RequantColumns> gather_all_requant_columns(const Int8Call& g) {
   return columns;
 }
 
+// Whether B is int8 with every zero point 0 (symmetric weights): no row sums of A are needed.
+bool symmetric_b(const Int8Call& g) {
+  if (!g.b->b_signed) return false;
+  for (int64_t n = 0; g.ep->b_zero && n < g.b->n; ++n)
+    if (g.ep->b_zero[n * g.ep->b_zero_step] != 0) return false;
+  return true;
+}
+
 void GemmInt8Impl(Int8Call g) {
 #if HWY_TARGET == HWY_AVX3_DL
   g.bytes_form = true;
   if (int8_amx_chosen(g.M, g.b->k)) {
     // Symmetric weights: the epilogue has no row-sum term, so A's rows may be read in place.
-    bool no_b_zero = g.b->b_signed;
-    for (int64_t n = 0; g.ep->b_zero && n < g.b->n && no_b_zero; ++n)
-      no_b_zero = g.ep->b_zero[n * g.ep->b_zero_step] == 0;
+    const bool no_b_zero = symmetric_b(g);
     if (g.ep->requant_multiplier) {
       const std::vector<RequantColumns> columns = gather_all_requant_columns(g);
       const AmxRequantCall call{&g, columns.data()};
@@ -726,10 +736,7 @@ void GemmInt8Impl(Int8Call g) {
   bool direct_a = false;
 #if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3_DL
   const bool whole_groups = b.k % kInt8Depth == 0 || (g.ep->a_rows_padded && g.lda >= groups * kInt8Depth);
-  if (g.bytes_form && !g.a_signed && whole_groups && b.b_signed) {
-    direct_a = true;
-    for (int64_t n = 0; g.ep->b_zero && n < N && direct_a; ++n) direct_a = g.ep->b_zero[n * g.ep->b_zero_step] == 0;
-  }
+  direct_a = g.bytes_form && !g.a_signed && whole_groups && symmetric_b(g);
 #endif
   int32_t* packed_a = direct_a ? nullptr
                                : reinterpret_cast<int32_t*>(thread_buffer(0, (size_t)(row_groups * a_group_words)));
