@@ -107,6 +107,36 @@ MNNPY_DEPTHWISE_VNNI void paired_pixels_32(const T* const* tap_inputs, int64_t c
   // (0, 1) of lo, then (8, 9) (hi's), and so on.
   const __m512i first_lanes = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0);
   const __m512i second_lanes = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
+  if constexpr (kTaps == 9) {
+    bool sliding = true;  // 3x3, each kernel row's taps adjacent pixels one output step apart (stride 1)
+    for (int t = 0; t < 9; ++t)
+      if (t % 3 != 2) sliding = sliding && tap_inputs[t + 1] - tap_inputs[t] == pixel_step;
+    if (sliding) {
+      // The next pixel's taps are this one's shifted by a column: each widened input serves three
+      // pixels, and a pixel loads only its last column.
+      __m512i x[3][3];
+      for (int r = 0; r < 3; ++r)
+        for (int j = 0; j < 3; ++j) x[r][j] = load(c, 3 * r + j);
+      for (int64_t p = 0, px = c; p < pixels; ++p, px += pixel_step, sums += sums_step) {
+        __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
+        for (int t = 0; t < 9; t += 2) {
+          const __m512i x0 = x[t / 3][t % 3], x1 = t + 1 < 9 ? x[(t + 1) / 3][(t + 1) % 3] : _mm512_setzero_si512();
+          lo = add_pair_products(lo, _mm512_unpacklo_epi16(x0, x1), held[t]);
+          hi = add_pair_products(hi, _mm512_unpackhi_epi16(x0, x1), held[t + 1]);
+        }
+        _mm512_storeu_si512(sums, _mm512_add_epi32(_mm512_permutex2var_epi64(lo, first_lanes, hi), bias_first));
+        _mm512_storeu_si512(sums + 16, _mm512_add_epi32(_mm512_permutex2var_epi64(lo, second_lanes, hi), bias_second));
+        if (p + 1 < pixels) {
+          for (int r = 0; r < 3; ++r) {
+            x[r][0] = x[r][1];
+            x[r][1] = x[r][2];
+            x[r][2] = load(px + pixel_step, 3 * r + 2);
+          }
+        }
+      }
+      return;
+    }
+  }
   for (int64_t p = 0, px = c; p < pixels; ++p, px += pixel_step, sums += sums_step) {
     __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
     for (int64_t t = 0; t < n; t += 2) {
