@@ -61,6 +61,7 @@ NON_DIFFERENTIABLE = {
     "QLinearGlobalAveragePool": "int8 global average pooling: integer output",
     "QLinearConcat": "int8 concatenation with requantization: integer output",
     "MaxPool2DInt8": "8-bit max pooling: integer output",
+    "QuantizeLinear": "quantization to 8 bits: integer output",
 }
 for _name in ("Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual", "IsFinite", "IsInf", "IsNan",
               "LogicalAnd", "LogicalOr", "LogicalXor", "LogicalNot"):
