@@ -94,15 +94,13 @@ class QLinearConvKernel : public Kernel {
     const int32_t x_zero = value_at(args.inputs[2], 0);
     const int64_t OC = s_.out_c;
     Requantization fresh_requant;
-    const Requantization& r = requant_prepared_ ? requant_ : (fresh_requant = requantization(args.inputs));
-    const std::vector<int32_t>& w_zeros = r.w_zeros;
-    Requant rq{r.multiplier.data(), r.bias.data(), r.params};
+    const Requantization& rq = requant_prepared_ ? requant_ : (fresh_requant = requantization(args.inputs));
     if (channels_last_) {
-      run_channels_last(x, args.inputs[3], x_zero, w_zeros.data(), rq, args.outputs[0], scratch, args.pool);
+      run_channels_last(x, args.inputs[3], x_zero, rq, args.outputs[0], scratch, args.pool);
       return;
     }
     if (depthwise_) {
-      run_depthwise(x, args.inputs[3], x_zero, w_zeros.data(), rq, args.outputs[0], args.pool);
+      run_depthwise(x, args.inputs[3], x_zero, rq, args.outputs[0], args.pool);
       return;
     }
     std::vector<cpu::PackedInt8B> fresh;
@@ -116,7 +114,7 @@ class QLinearConvKernel : public Kernel {
         im2col(static_cast<const uint8_t*>(x->data), n, g, (uint8_t)x_zero, patches, args.pool);
         cpu::Int8Epilogue ep;
         ep.a_zero = &x_zero;
-        ep.b_zero = w_zeros.data() + g * OCg;
+        ep.b_zero = rq.w_zeros.data() + g * OCg;
         ep.b_zero_step = 1;
         cpu::gemm_int8(M, patches, K, x_signed_, packed[g], ep, acc, OCg, args.pool);
         // Requantized into channel planes: acc is pixels x channels, taken in blocks of pixels
@@ -138,10 +136,12 @@ class QLinearConvKernel : public Kernel {
   }
 
  private:
-  struct Requant {
-    const float* multiplier;
-    const int32_t* bias;
+  // What the requantization needs from the scales, zero points and bias (inputs 1 and 4 to 8).
+  struct Requantization {
+    std::vector<float> multiplier;  // per output channel: x_scale * w_scale / y_scale in float32
+    std::vector<int32_t> bias, w_zeros;
     cpu::RequantParams params;
+
     // count sums of channel oc (acc[i * stride]) into out (requant_int8.h's formula).
     void row(const int32_t* acc, int64_t stride, int64_t count, int64_t oc, char* out) const {
       const float m = multiplier[oc];
@@ -152,13 +152,6 @@ class QLinearConvKernel : public Kernel {
         out[i] = (char)cpu::RequantOne(sum, m, p);
       }
     }
-  };
-
-  // What the requantization needs from the scales, zero points and bias (inputs 1 and 4 to 8).
-  struct Requantization {
-    std::vector<float> multiplier;  // per output channel: x_scale * w_scale / y_scale in float32
-    std::vector<int32_t> bias, w_zeros;
-    cpu::RequantParams params;
   };
 
   template <class TensorPtr>
@@ -275,21 +268,21 @@ class QLinearConvKernel : public Kernel {
     });
   }
 
-  void run_depthwise(const Tensor* x, const Tensor* w, int32_t x_zero, const int32_t* w_zeros, const Requant& rq,
+  void run_depthwise(const Tensor* x, const Tensor* w, int32_t x_zero, const Requantization& rq,
                      Tensor* y, ThreadPool* pool) const {
     const int64_t KH = s_.kernel_h, KW = s_.kernel_w;
     // Centred 8-bit values multiply to at most 255 * 255, so sums of up to 258 products are
     // exact in float32 (below 2^24), whose vector multiply-adds are cheaper than 32-bit integer
     // ones; longer kernels sum in int32.
     if (KH * KW > 258) {
-      depthwise<uint32_t>(x, w, x_zero, w_zeros, rq, y, pool);
+      depthwise<uint32_t>(x, w, x_zero, rq, y, pool);
       return;
     }
-    depthwise<float>(x, w, x_zero, w_zeros, rq, y, pool);
+    depthwise<float>(x, w, x_zero, rq, y, pool);
   }
 
   template <class Acc>
-  void depthwise(const Tensor* x, const Tensor* w, int32_t x_zero, const int32_t* w_zeros, const Requant& rq,
+  void depthwise(const Tensor* x, const Tensor* w, int32_t x_zero, const Requantization& rq,
                  Tensor* y, ThreadPool* pool) const {
     const int64_t C = s_.in_c, H = s_.in_h, W = s_.in_w, OH = s_.out_h, OW = s_.out_w, KH = s_.kernel_h,
                   KW = s_.kernel_w;
@@ -302,7 +295,7 @@ class QLinearConvKernel : public Kernel {
         // Centred values: padding contributes (x_zero - x_zero) = 0 and is skipped.
         for (int64_t t = 0; t < KH * KW; ++t) {
           const int64_t idx = c * KH * KW + t;
-          taps[t] = (Acc)((wsg ? (int32_t)w->ptr<int8_t>()[idx] : (int32_t)w->ptr<uint8_t>()[idx]) - w_zeros[c]);
+          taps[t] = (Acc)((wsg ? (int32_t)w->ptr<int8_t>()[idx] : (int32_t)w->ptr<uint8_t>()[idx]) - rq.w_zeros[c]);
         }
         for (int64_t p = 0; p < H * W; ++p) {
           const int64_t idx = i * H * W + p;
@@ -338,20 +331,21 @@ class QLinearConvKernel : public Kernel {
     });
   }
 
-  void run_channels_last(const Tensor* x, const Tensor* w, int32_t x_zero, const int32_t* w_zeros, const Requant& rq,
+  void run_channels_last(const Tensor* x, const Tensor* w, int32_t x_zero, const Requantization& rq,
                          Tensor* y, void* scratch, ThreadPool* pool) const {
     const int64_t OC = s_.out_c;
     if (depthwise_) {
       cpu::DepthwiseInt8Weights fresh;
       if (!depthwise_prepared_)
-        fresh = cpu::prepare_depthwise_int8(w->data, w_signed_, w_zeros, s_.in_c, s_.kernel_h * s_.kernel_w);
+        fresh =
+            cpu::prepare_depthwise_int8(w->data, w_signed_, rq.w_zeros.data(), s_.in_c, s_.kernel_h * s_.kernel_w);
       cpu::DepthwiseInt8Nhwc a;
       a.batch = s_.batch, a.channels = s_.in_c, a.in_h = s_.in_h, a.in_w = s_.in_w, a.out_h = s_.out_h, a.out_w = s_.out_w;
       a.kernel_h = s_.kernel_h, a.kernel_w = s_.kernel_w, a.stride_h = s_.stride_h, a.stride_w = s_.stride_w;
       a.pad_top = s_.pad_top, a.pad_left = s_.pad_left, a.dilation_h = s_.dilation_h, a.dilation_w = s_.dilation_w;
-      a.x = x->data, a.x_signed = x_signed_, a.x_zero = x_zero, a.bias = rq.bias;
+      a.x = x->data, a.x_signed = x_signed_, a.x_zero = x_zero, a.bias = rq.bias.data();
       a.weights = depthwise_prepared_ ? &depthwise_weights_ : &fresh;
-      a.multiplier = rq.multiplier, a.out_zero = rq.params.zero, a.out_low = rq.params.low;
+      a.multiplier = rq.multiplier.data(), a.out_zero = rq.params.zero, a.out_low = rq.params.low;
       a.out_high = rq.params.high, a.y = y->data;
       cpu::depthwise_int8_nhwc(a, pool);
       return;
@@ -365,10 +359,10 @@ class QLinearConvKernel : public Kernel {
     for (int64_t g = 0; g < s_.group; ++g) {
       cpu::Int8Epilogue ep;
       ep.a_zero = &x_zero;
-      ep.b_zero = w_zeros + g * OCg;
+      ep.b_zero = rq.w_zeros.data() + g * OCg;
       ep.b_zero_step = 1;
-      ep.requant_multiplier = rq.multiplier + g * OCg;
-      ep.requant_bias = rq.bias + g * OCg;
+      ep.requant_multiplier = rq.multiplier.data() + g * OCg;
+      ep.requant_bias = rq.bias.data() + g * OCg;
       ep.out_zero = rq.params.zero, ep.out_low = rq.params.low, ep.out_high = rq.params.high;
       if (s_.is_pointwise()) {  // the input's pixels are the GEMM's rows, all images at once
         cpu::gemm_int8(s_.batch * pixels, xb + g * Cg, C, x_signed_, packed[g], ep, yb + g * OCg, OC, pool);
@@ -423,7 +417,8 @@ class QLinearConvKernel : public Kernel {
     // Output columns whose taps all lie inside the input's width.
     const int64_t sw = s_.stride_w, pad_left = s_.pad_left;
     const int64_t inner_lo = std::min(OW, (pad_left + sw - 1) / sw);
-    const int64_t inner_hi = std::max(inner_lo, std::min(OW, W + pad_left - KW >= 0 ? (W + pad_left - KW) / sw + 1 : 0));
+    const int64_t last_left = W + pad_left - KW;  // the largest ow * stride_w whose taps all lie inside
+    const int64_t inner_hi = std::max(inner_lo, std::min(OW, last_left >= 0 ? last_left / sw + 1 : 0));
     const int64_t row_step = s_.dilation_h * W * C;  // from one kernel row's input row to the next
     parallel_for(pool, s_.out_h, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, OW * K)), [&](int64_t r0, int64_t r1) {
       for (int64_t oh = r0; oh < r1; ++oh) {
