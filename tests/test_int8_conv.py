@@ -135,6 +135,61 @@ def test_qlinear_conv2d_is_exact(rng, target, x_dtype, w_dtype, seven_bit):
                                               err_msg=f"{target} case {i} relu {relu} channels last, constants")
 
 
+DEPTHWISE_CASES = [  # (N, C, H, W), kernel, stride, pads
+    ((1, 32, 14, 13), (3, 3), (1, 1), (1, 1, 1, 1)),    # mobilenet's: 2 groups of 16 channels
+    ((2, 144, 9, 10), (3, 3), (2, 2), (0, 0, 1, 1)),    # 9 groups, stride 2, padding at the end only
+    ((1, 96, 11, 11), (3, 3), (2, 2), (1, 1, 1, 1)),    # 64 + 32 channels
+    ((1, 33, 8, 9), (3, 3), (1, 1), (2, 0, 0, 2)),      # a group of 1 channel, uneven padding
+    ((2, 3, 6, 5), (3, 3), (1, 1), (1, 1, 1, 1)),       # fewer channels than a group
+    ((1, 40, 12, 11), (5, 5), (1, 1), (2, 2, 2, 2)),    # 3 x 3 blocks
+    ((1, 24, 13, 12), (5, 5), (2, 2), (2, 1, 2, 3)),
+    ((1, 16, 9, 9), (2, 2), (1, 1), (0, 0, 1, 1)),      # an even kernel: a block row weighted 0
+    ((1, 17, 10, 9), (4, 3), (3, 1), (1, 2, 2, 0)),     # odd strides and block columns every column
+    ((1, 20, 7, 8), (1, 1), (1, 2), (0, 0, 0, 0)),
+    ((1, 48, 15, 14), (7, 7), (2, 1), (3, 3, 3, 3)),
+    ((1, 64, 3, 20), (3, 5), (1, 3), (1, 2, 1, 2)),     # more block columns than rows
+]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_depthwise_channels_last_is_exact(rng, target, threads):
+    # NHWC depthwise layers whose centred weights fit int8 (AVX-512 VNNI multiplies them in 2x2
+    # input blocks): symmetric int8 weights of the full range, uint8 weights about 128, int8 and
+    # uint8 inputs, the extreme inputs against the extreme weights; sums against NumPy's int64.
+    previous = mnnpy.get_num_threads()
+    mnnpy.set_num_threads(threads)
+    try:
+        with simd_target(target):
+            for i, (xshape, kernel, stride, pads) in enumerate(DEPTHWISE_CASES):
+                C = xshape[1]
+                x_dtype = np.int8 if i % 3 == 1 else np.uint8
+                x = _random(rng, x_dtype, xshape)
+                x[:, :, 0] = np.iinfo(x_dtype).max
+                if i % 2:
+                    w = rng.integers(0, 256, (C, 1) + kernel).astype(np.uint8)
+                    wz = np.full(C, 128, np.uint8)
+                else:
+                    w = rng.integers(-128, 128, (C, 1) + kernel).astype(np.int8)
+                    w[0] = -128
+                    wz = np.zeros(C, np.int8)
+                ws = rng.uniform(0.001, 0.01, C).astype(np.float32)
+                xs, xz = np.float32(0.03), _random(rng, x_dtype, ())
+                bias = rng.integers(-5000, 5000, C).astype(np.int32)
+                acc = _accumulate(x, xz, w, wz, bias, stride, pads, (1, 1), C)
+                ys = np.float32(xs * np.max(ws) * np.abs(acc.astype(np.float64)).max() / 100)
+                yz = np.uint8(128 + rng.integers(-20, 21)) if i % 2 else np.int8(rng.integers(-20, 21))
+                for relu in (False, True):
+                    expected = _reference(x, xs, xz, w, ws, wz, ys, yz, bias, stride, pads, (1, 1), C, relu)
+                    got = F.qlinear_conv2d(x.transpose(0, 2, 3, 1), xs, xz, F.const(w), ws, F.const(wz), ys, yz, bias,
+                                           stride, pads, (1, 1), C, relu, channels_last=True).read()
+                    np.testing.assert_array_equal(got, expected.transpose(0, 2, 3, 1),
+                                                  err_msg=f"{target} case {i} relu {relu}")
+                    assert relu or len(np.unique(got)) > 3
+    finally:
+        mnnpy.set_num_threads(previous)
+
+
 def test_qlinear_conv2d_bad_inputs():
     x, w = np.zeros((1, 4, 5, 5), np.uint8), np.zeros((6, 4, 3, 3), np.int8)
     one, zero = np.float32(1), np.uint8(0)

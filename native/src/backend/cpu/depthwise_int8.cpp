@@ -155,6 +155,221 @@ MNNPY_DEPTHWISE_VNNI void paired_pixels_32(const T* const* tap_inputs, int64_t c
 constexpr bool kPairedTaps32 = false;
 #endif
 
+#if HWY_TARGET == HWY_AVX3_DL
+constexpr bool kBlockKernel = true;
+#define MNNPY_BLOCK_TARGET __attribute__((target(HWY_TARGET_STR ",avx512vnni")))
+// The VNNI kernel multiplies 2x2 blocks of input pixels by vpdpbusd: one int32 lane per channel,
+// its four bytes the channel's values at (row 2k, column j), (2k, j + 1), (2k + 1, j) and
+// (2k + 1, j + 1) of the padded input (padding rows and columns hold x_zero). A 3x3 tap window
+// lies inside 2 x 2 such blocks (blocks two columns apart, a kernel row or column past the window
+// weighted 0): 4 vpdpbusd per 16 channels of an output pixel, and no shuffle per pixel, the
+// blocks being built once per pair of rows (build_block_row) and read by every output row and
+// column that covers them. Inputs are unsigned: an int8 x goes in as x + 128 (block_bias).
+
+// The blocks of padded rows 2k and 2k + 1 of image n: block q (padded column q * col_step) of
+// channel group g (16 channels) at out + (g * count + q) * 64.
+template <class T>
+MNNPY_BLOCK_TARGET void build_block_row(const DepthwiseInt8Nhwc& a, int64_t n, int64_t k, int64_t count,
+                                        int64_t col_step, const T* padding, uint8_t* HWY_RESTRICT out) {
+  const int64_t C = a.channels, H = a.in_h, W = a.in_w, groups = (C + 15) / 16;
+  const T* x = static_cast<const T*>(a.x);
+  const T* rows[2];
+  for (int r = 0; r < 2; ++r) {
+    const int64_t ih = 2 * k + r - a.pad_top;
+    rows[r] = ih >= 0 && ih < H ? x + (n * H + ih) * W * C : nullptr;
+  }
+  auto pixel = [&](int r, int64_t iw) { return rows[r] && iw >= 0 && iw < W ? rows[r] + iw * C : padding; };
+  // A vector of 32 channels of two columns: bytes 2i, 2i + 1 of the pairs, channel i of the
+  // first and of the second; then words 2i, 2i + 1 of the blocks, pair i of the top row and of
+  // the bottom one (channels 0..15, then 16..31).
+  alignas(64) uint8_t pair_index[64];
+  alignas(64) uint16_t quad_lo[32], quad_hi[32];
+  for (int i = 0; i < 64; ++i) pair_index[i] = (uint8_t)((i % 2) * 32 + i / 2);
+  for (int i = 0; i < 32; ++i) {
+    quad_lo[i] = (uint16_t)((i % 2) * 32 + i / 2);
+    quad_hi[i] = (uint16_t)((i % 2) * 32 + 16 + i / 2);
+  }
+  const __m512i pairs = _mm512_load_si512(pair_index);
+  const __m512i quads_lo = _mm512_load_si512(quad_lo), quads_hi = _mm512_load_si512(quad_hi);
+  auto two_columns = [&](const T* first, const T* second, int64_t c, __mmask32 m) {
+    const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, first + c)),
+                                         _mm256_maskz_loadu_epi8(m, second + c), 1);
+    const __m512i pair = _mm512_permutexvar_epi8(pairs, v);
+    if constexpr (std::is_signed<T>::value) return _mm512_xor_si512(pair, _mm512_set1_epi8((char)0x80));
+    return pair;
+  };
+  for (int64_t q = 0; q < count; ++q) {
+    const int64_t iw = q * col_step - a.pad_left;
+    const T *a0 = pixel(0, iw), *a1 = pixel(0, iw + 1), *b0 = pixel(1, iw), *b1 = pixel(1, iw + 1);
+    for (int64_t c = 0; c < C; c += 32) {
+      const __mmask32 m = C - c >= 32 ? ~__mmask32(0) : (__mmask32(1) << (C - c)) - 1;
+      const __m512i top = two_columns(a0, a1, c, m), bottom = two_columns(b0, b1, c, m);
+      _mm512_storeu_si512(out + ((c / 16) * count + q) * 64, _mm512_permutex2var_epi16(top, quads_lo, bottom));
+      if (c / 16 + 1 < groups)
+        _mm512_storeu_si512(out + ((c / 16 + 1) * count + q) * 64, _mm512_permutex2var_epi16(top, quads_hi, bottom));
+    }
+  }
+}
+
+// One output row, or two (kTwo), from their rows of blocks: the first output row reads block rows
+// 0 .. R - 1 (block_rows[r]) with the weights `first` of its parity, the second rows kShift ..
+// kShift + R - 1 with `second`; a block loaded serves both. Weights: [R][B][groups] vectors of 64
+// bytes. kR and kB: R and B known at compile time; 0 (one row only): rows and cols at run time.
+template <int kR, int kB, int kShift, bool kTwo>
+MNNPY_BLOCK_TARGET void block_output_rows(const DepthwiseInt8Nhwc& a, const uint8_t* const* block_rows, int64_t rows,
+                                          int64_t cols, int64_t count, int64_t col_step, const int8_t* first,
+                                          const int8_t* second, const int32_t* bias, const float* multiplier,
+                                          const RequantVector& requant, uint8_t* HWY_RESTRICT y_first,
+                                          uint8_t* HWY_RESTRICT y_second) {
+  static_assert(!kTwo || kR > 0, "two rows with the block grid known at compile time");
+  const int64_t C = a.channels, OW = a.out_w, groups = (C + 15) / 16;
+  const int64_t R = kR ? kR : rows, B = kB ? kB : cols, U = R + (kTwo ? kShift : 0);
+  const int64_t pixel_step = a.stride_w / col_step * 64, col_offset = 2 / col_step * 64;
+  constexpr int kPixels = kTwo ? 6 : 8;  // independent sums in flight (vpdpbusd's latency)
+  const RequantVector rq = requant;      // a local copy: its vectors stay in registers
+  for (int64_t g = 0; g < groups; ++g) {
+    const int64_t lanes = std::min<int64_t>(16, C - 16 * g);
+    const __mmask16 store_mask = (__mmask16)((1u << lanes) - 1);
+    const __m512i bias_v = _mm512_loadu_si512(bias + 16 * g);
+    const __m512 multiplier_v = _mm512_loadu_ps(multiplier + 16 * g);
+    const int8_t* first_g = first + g * 64;
+    const int8_t* second_g = kTwo ? second + g * 64 : nullptr;
+    auto weight = [&](const int8_t* w, int64_t u, int64_t b) { return _mm512_loadu_si512(w + (u * B + b) * groups * 64); };
+    auto blocks_at = [&](int64_t u, int64_t ow) { return block_rows[u] + (g * count) * 64 + ow * pixel_step; };
+    auto run = [&](auto full) {
+      auto store = [&](uint8_t* y, int64_t ow, __m512i sums) {
+        const __m128i bytes = rq(sums, multiplier_v);
+        if (decltype(full)::value) _mm_storeu_si128((__m128i*)(y + ow * C + 16 * g), bytes);
+        else _mm_mask_storeu_epi8(y + ow * C + 16 * g, store_mask, bytes);
+      };
+      int64_t ow = 0;
+      for (; ow + kPixels <= OW; ow += kPixels) {
+        __m512i acc[2][kPixels];
+        for (int i = 0; i < kPixels; ++i) acc[0][i] = acc[1][i] = bias_v;
+        for (int64_t u = 0; u < U; ++u) {
+          const uint8_t* src = blocks_at(u, ow);
+          const bool use_first = u < R, use_second = kTwo && u >= kShift;
+          for (int64_t b = 0; b < B; ++b) {
+            const __m512i w0 = use_first ? weight(first_g, u, b) : bias_v;
+            const __m512i w1 = use_second ? weight(second_g, u - kShift, b) : bias_v;
+            for (int i = 0; i < kPixels; ++i) {
+              const __m512i x = _mm512_loadu_si512(src + i * pixel_step + b * col_offset);
+              if (use_first) acc[0][i] = _mm512_dpbusd_epi32(acc[0][i], x, w0);
+              if (use_second) acc[1][i] = _mm512_dpbusd_epi32(acc[1][i], x, w1);
+            }
+          }
+        }
+        for (int i = 0; i < kPixels; ++i) {
+          store(y_first, ow + i, acc[0][i]);
+          if (kTwo) store(y_second, ow + i, acc[1][i]);
+        }
+      }
+      for (; ow < OW; ++ow) {
+        __m512i acc0 = bias_v, acc1 = bias_v;
+        for (int64_t u = 0; u < U; ++u) {
+          const uint8_t* src = blocks_at(u, ow);
+          for (int64_t b = 0; b < B; ++b) {
+            const __m512i x = _mm512_loadu_si512(src + b * col_offset);
+            if (u < R) acc0 = _mm512_dpbusd_epi32(acc0, x, weight(first_g, u, b));
+            if (kTwo && u >= kShift) acc1 = _mm512_dpbusd_epi32(acc1, x, weight(second_g, u - kShift, b));
+          }
+        }
+        store(y_first, ow, acc0);
+        if (kTwo) store(y_second, ow, acc1);
+      }
+    };
+    if (lanes == 16) run(std::true_type());
+    else run(std::false_type());
+  }
+}
+
+// The whole layer on the VNNI kernel (dilation 1, weights.blocks made).
+template <class T>
+MNNPY_BLOCK_TARGET void block_depthwise(const DepthwiseInt8Nhwc& a, ThreadPool* pool) {
+  const DepthwiseInt8Weights& wt = *a.weights;
+  const int64_t C = a.channels, groups = (C + 15) / 16, OH = a.out_h, OW = a.out_w;
+  const int64_t R = wt.block_rows, B = wt.block_cols;
+  // Block columns start at ow * stride_w + 2b: only the even ones where the stride is even.
+  const int64_t col_step = a.stride_w % 2 == 0 ? 2 : 1;
+  const int64_t count = ((OW - 1) * a.stride_w + 2 * (B - 1)) / col_step + 1;
+  const int64_t row_bytes = groups * count * 64;
+  // Sums of x * w (x + 128 for int8 x) over the taps, padding included: bias minus
+  // (x_zero (+ 128)) times the channel's weight sum centres them (modulo 2^32, as every path).
+  const uint32_t shift = (uint32_t)a.x_zero + (std::is_signed<T>::value ? 128u : 0u);
+  std::vector<int32_t> bias((size_t)(groups * 16), 0);
+  std::vector<float> multiplier((size_t)(groups * 16), 0.0f);
+  for (int64_t c = 0; c < C; ++c) {
+    bias[c] = (int32_t)((uint32_t)a.bias[c] - shift * (uint32_t)wt.weight_sums[c]);
+    multiplier[c] = a.multiplier[c];
+  }
+  const std::vector<T> padding((size_t)((C + 63) / 64 * 64), (T)a.x_zero);
+  RequantParams rq;
+  rq.zero = a.out_zero, rq.low = a.out_low, rq.high = a.out_high;
+  const RequantVector requant(rq);
+  const int64_t work = std::max<int64_t>(1, OW * C * a.kernel_h * a.kernel_w);
+  parallel_for(pool, a.batch * OH, std::max<int64_t>(1, (int64_t(1) << 17) / work), [&](int64_t r0, int64_t r1) {
+    // Rows of blocks kept by their index (image, k); a row of outputs reads R consecutive ones.
+    const int64_t slots = R + 1;
+    uint8_t* storage = reinterpret_cast<uint8_t*>(thread_buffer(0, (size_t)(slots * row_bytes) / sizeof(float)));
+    std::vector<int64_t> held((size_t)slots, -1);
+    std::vector<const uint8_t*> block_rows((size_t)slots);
+    const int64_t pair_rows = (OH - 1) * a.stride_h / 2 + R;  // per image
+    // The rows of blocks from k0 on, count of them, built where not held.
+    auto block_rows_from = [&](int64_t n, int64_t k0, int64_t count_rows) {
+      for (int64_t i = 0; i < count_rows; ++i) {
+        const int64_t k = k0 + i, slot = k % slots, key = n * pair_rows + k;
+        uint8_t* buffer = storage + slot * row_bytes;
+        if (held[slot] != key) {
+          build_block_row<T>(a, n, k, count, col_step, padding.data(), buffer);
+          held[slot] = key;
+        }
+        block_rows[i] = buffer;
+      }
+    };
+    const int8_t* parity_weights[2] = {wt.blocks.data(), wt.blocks.data() + R * B * groups * 64};
+    const bool two_rows = (R == 2 && B == 2) || (R == 3 && B == 3);
+    for (int64_t r = r0; r < r1;) {
+      const int64_t n = r / OH, oh = r % OH, first_row = oh * a.stride_h, k0 = first_row / 2;
+      uint8_t* y = static_cast<uint8_t*>(a.y) + (n * OH + oh) * OW * C;
+      const int8_t* weights = parity_weights[first_row % 2];
+      // Two output rows at once where their blocks overlap: the next row's first block row is k0
+      // or k0 + 1 (stride 1: pairs of rows from an even one, which read the same blocks).
+      const int64_t next_row = first_row + a.stride_h, shift = next_row / 2 - k0;
+      if (two_rows && r + 1 < r1 && oh + 1 < OH && shift <= 1 && !(a.stride_h == 1 && oh % 2 == 1)) {
+        block_rows_from(n, k0, R + shift);
+        const int8_t* next_weights = parity_weights[next_row % 2];
+        uint8_t* y_next = y + OW * C;
+        if (R == 2 && shift == 0)
+          block_output_rows<2, 2, 0, true>(a, block_rows.data(), R, B, count, col_step, weights, next_weights,
+                                           bias.data(), multiplier.data(), requant, y, y_next);
+        else if (R == 2)
+          block_output_rows<2, 2, 1, true>(a, block_rows.data(), R, B, count, col_step, weights, next_weights,
+                                           bias.data(), multiplier.data(), requant, y, y_next);
+        else if (shift == 0)
+          block_output_rows<3, 3, 0, true>(a, block_rows.data(), R, B, count, col_step, weights, next_weights,
+                                           bias.data(), multiplier.data(), requant, y, y_next);
+        else
+          block_output_rows<3, 3, 1, true>(a, block_rows.data(), R, B, count, col_step, weights, next_weights,
+                                           bias.data(), multiplier.data(), requant, y, y_next);
+        r += 2;
+        continue;
+      }
+      block_rows_from(n, k0, R);
+      if (R == 2 && B == 2)
+        block_output_rows<2, 2, 0, false>(a, block_rows.data(), R, B, count, col_step, weights, nullptr, bias.data(),
+                                          multiplier.data(), requant, y, nullptr);
+      else
+        block_output_rows<0, 0, 0, false>(a, block_rows.data(), R, B, count, col_step, weights, nullptr, bias.data(),
+                                          multiplier.data(), requant, y, nullptr);
+      ++r;
+    }
+  });
+}
+#undef MNNPY_BLOCK_TARGET
+#else
+constexpr bool kBlockKernel = false;
+#endif
+
 // The paired sums of `pixels` output pixels (their first tap t at tap_inputs[t], channel 0; the
 // next pixel's stride_w pixels on) into sums (the first pixel's channel 0): 32 channels a step
 // with AVX-512, then 16; the channels past the last 16 are left to the per-pixel loop.
@@ -287,6 +502,13 @@ void depthwise_rows(const DepthwiseInt8Nhwc& a, const float* multiplier, int64_t
 
 void DepthwiseInt8NhwcImpl(const DepthwiseInt8Nhwc& a, ThreadPool* pool) {
   const DepthwiseInt8Weights& wt = *a.weights;
+#if HWY_TARGET == HWY_AVX3_DL
+  if (!wt.blocks.empty() && a.dilation_h == 1 && a.dilation_w == 1) {
+    if (a.x_signed) block_depthwise<int8_t>(a, pool);
+    else block_depthwise<uint8_t>(a, pool);
+    return;
+  }
+#endif
   const int64_t rows = a.batch * a.out_h;
   const int64_t taps = a.kernel_h * a.kernel_w;
   const int64_t work = std::max<int64_t>(1, a.out_w * a.channels * taps);
@@ -349,12 +571,36 @@ std::vector<int16_t> pair_weights(const std::vector<int32_t>& centred, int64_t C
   return out;
 }
 
+// The weights of the VNNI kernel's 2x2 input blocks (block_depthwise): for the parity p of an
+// output row's first padded input row, block row r (kernel rows 2r - p and 2r + 1 - p), block
+// column b (kernel columns 2b and 2b + 1) and group g of 16 channels, 64 bytes at
+// (((p * rows + r) * cols + b) * groups + g) * 64: per channel (kernel row, column) (i, j), (i, j + 1),
+// (i + 1, j), (i + 1, j + 1), 0 outside the kernel.
+std::vector<int8_t> block_weights(const std::vector<int32_t>& centred, int64_t C, int64_t KH, int64_t KW, int64_t rows,
+                                  int64_t cols) {
+  const int64_t groups = (C + 15) / 16;
+  std::vector<int8_t> out((size_t)(2 * rows * cols * groups * 64), 0);
+  for (int64_t p = 0; p < 2; ++p)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t b = 0; b < cols; ++b)
+        for (int64_t c = 0; c < C; ++c)
+          for (int e = 0; e < 4; ++e) {
+            const int64_t i = 2 * r - p + e / 2, j = 2 * b + e % 2;
+            if (i < 0 || i >= KH || j >= KW) continue;
+            out[(size_t)(((((p * rows + r) * cols + b) * groups + c / 16) * 64) + (c % 16) * 4 + e)] =
+                (int8_t)centred[(i * KW + j) * C + c];
+          }
+  return out;
+}
+
 }  // namespace
 
 DepthwiseInt8Weights prepare_depthwise_int8(const void* w, bool w_signed, const int32_t* w_zero, int64_t channels,
-                                            int64_t taps) {
-  const int64_t C = channels;
+                                            int64_t kernel_h, int64_t kernel_w) {
+  const int64_t C = channels, taps = kernel_h * kernel_w;
   DepthwiseInt8Weights out;
+  out.kernel_h = kernel_h, out.kernel_w = kernel_w;
+  bool int8_weights = true;
   out.taps.resize((size_t)(taps * C));
   out.weight_sums.assign((size_t)C, 0);
   bool int16_weights = true;
@@ -367,9 +613,14 @@ DepthwiseInt8Weights prepare_depthwise_int8(const void* w, bool w_signed, const 
       out.taps[t * C + c] = v;
       out.weight_sums[c] = (int32_t)((uint32_t)out.weight_sums[c] + (uint32_t)v);
       int16_weights &= v >= -255 && v <= 255;  // false only for zero points outside the weights' type
+      int8_weights &= v >= -128 && v <= 127;   // symmetric int8 weights, or uint8 ones about 128
     }
   if (int16_weights && C >= 16) out.pairs16 = pair_weights(out.taps, C, taps, 16);
   if (int16_weights && C >= 32) out.pairs32 = pair_weights(out.taps, C, taps, 32);
+  // A padded output row's first input row is 2k or 2k + 1: kernel_h / 2 + 1 block rows cover
+  // its taps either way.
+  out.block_rows = kernel_h / 2 + 1, out.block_cols = (kernel_w + 1) / 2;
+  if (int8_weights) out.blocks = block_weights(out.taps, C, kernel_h, kernel_w, out.block_rows, out.block_cols);
   return out;
 }
 

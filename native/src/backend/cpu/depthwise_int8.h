@@ -18,12 +18,16 @@ struct DepthwiseInt8Weights {
   // Where every centred weight fits int16 (always for 8-bit weights): tap pairs interleaved for
   // the x86 kernels, in blocks of 16 channels and of 32 (empty below 16 or 32 channels).
   std::vector<int16_t> pairs16, pairs32;
+  // Where every centred weight fits int8: the weights of the 2x2 input blocks that the VNNI
+  // kernel multiplies by vpdpbusd (see block_weights in depthwise_int8.cpp), and their grid.
+  std::vector<int8_t> blocks;
+  int64_t kernel_h = 0, kernel_w = 0, block_rows = 0, block_cols = 0;
 };
 
 // w: [channels, kernel_h * kernel_w] as ONNX stores a depthwise layer (int8 when w_signed else
 // uint8); w_zero: the zero point of each channel.
 DepthwiseInt8Weights prepare_depthwise_int8(const void* w, bool w_signed, const int32_t* w_zero, int64_t channels,
-                                            int64_t taps);
+                                            int64_t kernel_h, int64_t kernel_w);
 
 struct DepthwiseInt8Nhwc {
   int64_t batch = 0, channels = 0, in_h = 0, in_w = 0, out_h = 0, out_w = 0;

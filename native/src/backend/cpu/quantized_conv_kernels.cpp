@@ -54,7 +54,7 @@ class QLinearConvKernel : public Kernel {
     if (depthwise_ && channels_last_ && ctx.constants.size() > 5 && ctx.constants[3] && ctx.constants[5]) {
       const std::vector<int32_t> w_zeros = weight_zeros(ctx.constants[5]);
       depthwise_weights_ = cpu::prepare_depthwise_int8(ctx.constants[3]->data, w_signed_, w_zeros.data(), s_.in_c,
-                                                       s_.kernel_h * s_.kernel_w);
+                                                       s_.kernel_h, s_.kernel_w);
       depthwise_prepared_ = true;
     }
     // Constant scales, zero points and bias (as quantized models have them): their terms once.
@@ -338,7 +338,7 @@ class QLinearConvKernel : public Kernel {
       cpu::DepthwiseInt8Weights fresh;
       if (!depthwise_prepared_)
         fresh =
-            cpu::prepare_depthwise_int8(w->data, w_signed_, rq.w_zeros.data(), s_.in_c, s_.kernel_h * s_.kernel_w);
+            cpu::prepare_depthwise_int8(w->data, w_signed_, rq.w_zeros.data(), s_.in_c, s_.kernel_h, s_.kernel_w);
       cpu::DepthwiseInt8Nhwc a;
       a.batch = s_.batch, a.channels = s_.in_c, a.in_h = s_.in_h, a.in_w = s_.in_w, a.out_h = s_.out_h, a.out_w = s_.out_w;
       a.kernel_h = s_.kernel_h, a.kernel_w = s_.kernel_w, a.stride_h = s_.stride_h, a.stride_w = s_.stride_w;

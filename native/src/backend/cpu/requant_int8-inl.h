@@ -46,26 +46,34 @@ struct RequantVector {
   static void store(uint8_t* out, __m128i bytes) { _mm_storeu_si128((__m128i*)out, bytes); }
 #endif
 
-  explicit RequantVector(const RequantParams& p) : zero(p.zero), lo(p.lo()), hi(p.hi()), is_signed(p.low < 0) {}
+  // The bounds and zero point broadcast once: a kernel's loop keeps them in registers (read
+  // through a member, a scalar would be loaded again after every byte store, which may alias it).
+#if HWY_TARGET == HWY_AVX2
+  explicit RequantVector(const RequantParams& p)
+      : zero(_mm256_set1_epi32(p.zero)), lo(_mm256_set1_ps(p.lo())), hi(_mm256_set1_ps(p.hi())), is_signed(p.low < 0) {}
+#else
+  explicit RequantVector(const RequantParams& p)
+      : zero(_mm512_set1_epi32(p.zero)), lo(_mm512_set1_ps(p.lo())), hi(_mm512_set1_ps(p.hi())), is_signed(p.low < 0) {}
+#endif
 
   __m128i operator()(Sums sums, Multipliers m) const {
 #if HWY_TARGET == HWY_AVX2
     __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(sums), m);
-    v = _mm256_min_ps(_mm256_max_ps(v, _mm256_set1_ps(lo)), _mm256_set1_ps(hi));
-    const __m256i r = _mm256_add_epi32(_mm256_cvtps_epi32(v), _mm256_set1_epi32(zero));
+    v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);
+    const __m256i r = _mm256_add_epi32(_mm256_cvtps_epi32(v), zero);
     // Values within [-128, 255] by now: the saturating packs keep them.
     const __m128i halves = _mm_packs_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
     return is_signed ? _mm_packs_epi16(halves, halves) : _mm_packus_epi16(halves, halves);
 #else
     __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(sums), m);
-    v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(lo)), _mm512_set1_ps(hi));
-    const __m512i r = _mm512_add_epi32(_mm512_cvtps_epi32(v), _mm512_set1_epi32(zero));
+    v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+    const __m512i r = _mm512_add_epi32(_mm512_cvtps_epi32(v), zero);
     return _mm512_cvtepi32_epi8(r);  // the low bytes: uint8 or int8 (two's complement) alike
 #endif
   }
 
-  int32_t zero;
-  float lo, hi;
+  Sums zero;
+  Multipliers lo, hi;
   bool is_signed;
 };
 #endif
