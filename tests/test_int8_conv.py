@@ -329,6 +329,24 @@ def test_requantization_ties_and_large_sums(rng, target, channels_last):
             ys = np.float32(0.01 * acc.max() / 255)
             expected = run(x, np.float32(1), np.uint8(0), w, ws, wz, ys, np.int8(-128), pads, 1)
             assert len(np.unique(expected)) > 5
+        # Per-channel multipliers of NaN, +-inf and 0 among ordinary ones, a ReLU's raised low, uint8
+        # and int8 outputs: a GEMM epilogue of whole 32-column tiles over row pairs, and a depthwise
+        # layer (symmetric weights: the fast paths).
+        for C, OC, group in ((64, 64, 1), (48, 48, 48)):
+            x = rng.integers(0, 256, (1, C, 6, 7)).astype(np.uint8)
+            w = rng.integers(-128, 128, (OC, C // group, 3, 3)).astype(np.int8)
+            ws = rng.uniform(0.001, 0.01, OC).astype(np.float32)
+            ws[[1, 5, 9, 30]] = [np.nan, np.inf, -np.inf, 0]
+            for yz in (np.uint8(100), np.int8(-20)):
+                for relu in (False, True):
+                    xin = x.transpose(0, 2, 3, 1) if channels_last else x
+                    got = F.qlinear_conv2d(xin, np.float32(0.05), np.uint8(128), F.const(w), ws,
+                                           F.const(np.zeros(OC, np.int8)), np.float32(0.3), yz, None, (1, 1),
+                                           (1, 1, 1, 1), (1, 1), group, relu, channels_last=channels_last).read()
+                    expected = _reference(x, np.float32(0.05), np.uint8(128), w, ws, np.zeros(OC, np.int8),
+                                          np.float32(0.3), yz, None, (1, 1), (1, 1, 1, 1), (1, 1), group, relu)
+                    np.testing.assert_array_equal(got, expected.transpose(0, 2, 3, 1) if channels_last else expected)
+                    assert len(np.unique(expected)) > 5
 
 
 def test_channels_last_bad_inputs():

@@ -596,7 +596,14 @@ void finish_tile_requant(const Int8Call& g, const int32_t* tile, int64_t i0, int
     uint8_t* out = static_cast<uint8_t*>(g.c) + i0 * g.ldc + j0;
     const int64_t ldc = g.ldc;
     if (cols == (int)kNR) {
-      for (int r = 0; r < rows; ++r, t += kNR, out += ldc) {
+      int r = 0;
+#if HWY_TARGET != HWY_AVX2
+      for (; r + 2 <= rows; r += 2, t += 2 * kNR, out += 2 * ldc) {
+        auto sums = [&](int i) { return hn::Add(hn::LoadU(du, t + i), i % kNR ? col1 : col0).raw; };
+        requant_vector.store_two_rows(out, out + ldc, sums(0), sums(L), sums(kNR), sums(kNR + L), m0, m1);
+      }
+#endif
+      for (; r < rows; ++r, t += kNR, out += ldc) {
         RV::store(out, requant_vector(hn::Add(hn::LoadU(du, t), col0).raw, m0));
         RV::store(out + L, requant_vector(hn::Add(hn::LoadU(du, t + L), col1).raw, m1));
       }

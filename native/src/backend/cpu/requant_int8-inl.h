@@ -53,7 +53,8 @@ struct RequantVector {
       : zero(_mm256_set1_epi32(p.zero)), lo(_mm256_set1_ps(p.lo())), hi(_mm256_set1_ps(p.hi())), is_signed(p.low < 0) {}
 #else
   explicit RequantVector(const RequantParams& p)
-      : zero(_mm512_set1_epi32(p.zero)), lo(_mm512_set1_ps(p.lo())), hi(_mm512_set1_ps(p.hi())), is_signed(p.low < 0) {}
+      : zero(_mm512_set1_epi32(p.zero)), lo(_mm512_set1_ps(p.lo())), hi(_mm512_set1_ps(p.hi())), is_signed(p.low < 0),
+        low8(_mm512_set1_epi8((char)p.low)) {}
 #endif
 
   __m128i operator()(Sums sums, Multipliers m) const {
@@ -72,9 +73,37 @@ struct RequantVector {
 #endif
   }
 
+#if HWY_TARGET != HWY_AVX2
+  // Two rows of 32 outputs (row a: sums a0 then a1, row b: b0 then b1; multipliers m0 for the
+  // first 16 columns, m1 for the next) in fewer instructions than four calls: the low bound
+  // comes from the saturating packs and one byte max over all 64 instead of a float max per 16.
+  // The same bytes: min(hi, v) keeps a NaN (MINPS returns its second operand then), which
+  // converts to INT_MIN, and everything below lo saturates on the way to bytes, then rises to
+  // low; rint(v) + zero is exact in int16 (|rint(v)| <= 32767 or saturated below low).
+  void store_two_rows(uint8_t* row_a, uint8_t* row_b, Sums a0, Sums a1, Sums b0, Sums b1, Multipliers m0,
+                      Multipliers m1) const {
+    auto rounded = [&](Sums s, Multipliers m) {
+      return _mm512_cvtps_epi32(_mm512_min_ps(hi, _mm512_mul_ps(_mm512_cvtepi32_ps(s), m)));
+    };
+    const __m512i zero16 = _mm512_packs_epi32(zero, zero);
+    const __m512i a = _mm512_adds_epi16(_mm512_packs_epi32(rounded(a0, m0), rounded(a1, m1)), zero16);
+    const __m512i b = _mm512_adds_epi16(_mm512_packs_epi32(rounded(b0, m0), rounded(b1, m1)), zero16);
+    __m512i bytes = is_signed ? _mm512_max_epi8(_mm512_packs_epi16(a, b), low8)
+                              : _mm512_max_epu8(_mm512_packus_epi16(a, b), low8);
+    // 128-bit block k holds 4 columns each of a0, a1, b0, b1 (in that order): row a's dwords are
+    // those at positions 0 and 1 of every block.
+    bytes = _mm512_permutexvar_epi32(_mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0), bytes);
+    _mm256_storeu_si256((__m256i*)row_a, _mm512_castsi512_si256(bytes));
+    _mm256_storeu_si256((__m256i*)row_b, _mm512_extracti64x4_epi64(bytes, 1));
+  }
+#endif
+
   Sums zero;
   Multipliers lo, hi;
   bool is_signed;
+#if HWY_TARGET != HWY_AVX2
+  __m512i low8 = _mm512_setzero_si512();  // the lowest output byte, broadcast
+#endif
 };
 #endif
 
