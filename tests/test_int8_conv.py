@@ -190,6 +190,42 @@ def test_depthwise_channels_last_is_exact(rng, target, threads):
         mnnpy.set_num_threads(previous)
 
 
+IMAGE_CASES = [  # (N, C, H, W), OC, kernel, stride, pads: whole tiles of 64 channels, one group
+    ((1, 64, 9, 20), 40, (3, 3), (1, 1), (1, 1, 1, 1)),      # 2 tiles a row, the second partial; 40 columns
+    ((2, 128, 7, 7), 64, (3, 3), (2, 2), (1, 1, 1, 1)),      # a batch, stride 2, an odd count of tiles
+    ((1, 64, 8, 33), 32, (3, 3), (1, 1), (0, 2, 2, 0)),      # uneven padding
+    ((1, 192, 6, 17), 16, (1, 1), (2, 3), (0, 0, 0, 0)),     # 1x1 with strides: an int8 input copied
+    ((1, 64, 40, 40), 96, (1, 1), (2, 2), (0, 0, 0, 0)),     # the uint8 input in place (tiles run into the next row)
+    ((1, 64, 10, 9), 24, (5, 3), (1, 2), (2, 1, 0, 0)),      # a 5x3 kernel, taps past the image's end
+]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_conv_from_image_in_place_is_exact(rng, target):
+    # Channels-last layers that AMX multiplies from the input's pixels (gemm_int8_image: strided
+    # tile loads of a padded copy, or of the input itself), with symmetric weights; elsewhere the
+    # patch path. uint8 and int8 inputs (flipped into the copy), int8 and uint8 outputs, a ReLU.
+    with simd_target(target):
+        for i, (xshape, OC, kernel, stride, pads) in enumerate(IMAGE_CASES):
+            x_dtype = np.int8 if i % 2 else np.uint8
+            x = _random(rng, x_dtype, xshape)
+            w = rng.integers(-128, 128, (OC, xshape[1]) + kernel).astype(np.int8)
+            wz = np.zeros(OC, np.int8)
+            ws = rng.uniform(0.001, 0.01, OC).astype(np.float32)
+            xs, xz = np.float32(0.02), _random(rng, x_dtype, ())
+            bias = rng.integers(-20000, 20000, OC).astype(np.int32)
+            acc = _accumulate(x, xz, w, wz, bias, stride, pads, (1, 1), 1)
+            ys = np.float32(xs * np.max(ws) * np.abs(acc.astype(np.float64)).max() / 100)
+            yz = np.int8(rng.integers(-10, 10)) if i % 3 == 0 else np.uint8(128 + rng.integers(-10, 10))
+            for relu in (False, True):
+                expected = _reference(x, xs, xz, w, ws, wz, ys, yz, bias, stride, pads, (1, 1), 1, relu)
+                got = F.qlinear_conv2d(x.transpose(0, 2, 3, 1), xs, xz, F.const(w), F.const(ws), F.const(wz), ys, yz,
+                                       bias, stride, pads, (1, 1), 1, relu, channels_last=True).read()
+                np.testing.assert_array_equal(got, expected.transpose(0, 2, 3, 1),
+                                              err_msg=f"{target} case {i} relu {relu}")
+                assert relu or len(np.unique(got)) > 5
+
+
 def test_qlinear_conv2d_bad_inputs():
     x, w = np.zeros((1, 4, 5, 5), np.uint8), np.zeros((6, 4, 3, 3), np.int8)
     one, zero = np.float32(1), np.uint8(0)

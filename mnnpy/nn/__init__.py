@@ -103,7 +103,7 @@ class _ConvertedModule(Module):
     def _key(self, arrays):
         # Inputs whose values decide shapes (axes, sizes given as inputs) are part of the key.
         value_inputs = self._value_inputs
-        return tuple((a.shape, str(a.dtype), a.tobytes() if name in value_inputs else None)
+        return tuple((a.shape, a.dtype, a.tobytes() if name in value_inputs else None)
                      for name, a in zip(self.input_names, arrays))
 
     def _instance(self, arrays):
@@ -181,10 +181,16 @@ class _ConvertedModule(Module):
                 a = a.astype(want.dtype)
             check_input_shape(name, a.shape, want.shape)
             arrays.append(a)
-        from .. import _thread_backend, _thread_precision
-        with module_threads(self.thread_num), _thread_backend(self.backend), _thread_precision(self.precision):
+        if not self.thread_num and self.backend is None and self.precision is None:
+            # Nothing of the process's to change for the call: no context managers (a few
+            # microseconds each, on every call).
             inst = self._instance(arrays)
             results = inst.run(dict(zip(self.input_names, arrays)))
+        else:
+            from .. import _thread_backend, _thread_precision
+            with module_threads(self.thread_num), _thread_backend(self.backend), _thread_precision(self.precision):
+                inst = self._instance(arrays)
+                results = inst.run(dict(zip(self.input_names, arrays)))
         for name, r in zip(self.output_names, results):
             r.name = name
         return results[0] if len(results) == 1 else results

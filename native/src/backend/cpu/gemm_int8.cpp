@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 #include <type_traits>
 #include <vector>
 
@@ -712,6 +713,24 @@ bool symmetric_b(const Int8Call& g) {
   return true;
 }
 
+// gemm_int8_image: AMX reads the image's pixels in place where the call qualifies (this target
+// with AMX chosen, 8-bit outputs, one zero point of A, symmetric B); rows null: only whether.
+bool ImageGemmInt8Impl(Int8Call g, const Int8ImageRows* rows) {
+#if HWY_TARGET == HWY_AVX3_DL
+  if (!int8_amx_chosen(g.M, g.b->k) || !g.ep->requant_multiplier || g.ep->a_zero_step != 0 || !symmetric_b(g))
+    return false;
+  if (!rows) return true;
+  g.bytes_form = true;
+  const std::vector<RequantColumns> columns = gather_all_requant_columns(g);
+  const AmxRequantCall call{&g, columns.data()};
+  gemm_int8_amx_image(*rows, *g.b, g.pool, &finish_amx_block_requant, &call);
+  return true;
+#else
+  (void)g, (void)rows;
+  return false;
+#endif
+}
+
 void GemmInt8Impl(Int8Call g) {
 #if HWY_TARGET == HWY_AVX3_DL
   g.bytes_form = true;
@@ -894,6 +913,7 @@ HWY_AFTER_NAMESPACE();
 namespace mnnpy {
 namespace cpu {
 HWY_EXPORT(GemmInt8Impl);
+HWY_EXPORT(ImageGemmInt8Impl);
 HWY_EXPORT(Int8InfoImpl);
 HWY_EXPORT(QuantizeRowsImpl);
 
@@ -953,6 +973,22 @@ void gemm_int8(int64_t M, const void* a, int64_t lda, bool a_signed, const Packe
   HWY_DYNAMIC_DISPATCH(GemmInt8Impl)(g);
 }
 
+
+bool gemm_int8_image_applies(int64_t M, bool a_signed, const PackedInt8B& b, const Int8Epilogue& ep) {
+  Int8Call g;
+  g.M = M, g.a_signed = a_signed, g.b = &b, g.ep = &ep;
+  return M > 0 && b.n > 0 && HWY_DYNAMIC_DISPATCH(ImageGemmInt8Impl)(g, nullptr);
+}
+
+void gemm_int8_image(const Int8ImageRows& rows, bool a_signed, const PackedInt8B& b, const Int8Epilogue& ep, void* c,
+                     int64_t ldc, ThreadPool* pool) {
+  Int8Call g;
+  g.M = rows.out_h * rows.out_w, g.a = rows.x, g.lda = 0, g.a_signed = a_signed, g.b = &b, g.ep = &ep, g.c = c;
+  g.ldc = ldc, g.pool = pool;
+  if (g.M == 0 || b.n == 0) return;
+  if (!HWY_DYNAMIC_DISPATCH(ImageGemmInt8Impl)(g, &rows))
+    throw std::logic_error("gemm_int8_image: called where gemm_int8_image_applies is false");
+}
 
 void quantize_rows_uint8(int64_t M, int64_t K, const float* x, int64_t ldx, uint8_t* q, float* scale, int32_t* zero,
                          ThreadPool* pool) {

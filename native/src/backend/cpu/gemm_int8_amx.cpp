@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "backend/cpu/amx_support.h"
 #include "backend/cpu/thread_buffers.h"
@@ -158,6 +159,33 @@ __attribute__((target("amx-tile,amx-int8"))) void block_amx_int8(const uint8_t* 
   _tile_stored(2, c + kTileRows * kAmxInt8BlockCols, c_stride);
   _tile_stored(3, c + kTileRows * kAmxInt8BlockCols + kInt8Panel, c_stride);
 }
+
+// Two tiles of 16 image rows (a_high, a_low: the first pixel's bytes of each, pixels a_stride
+// apart) times the panels b0 and b1 over every tap (tap_offsets: from a pixel to its tap's input
+// pixel, in bytes) and channel tile: c[32][32] as block_amx_int8 leaves it.
+__attribute__((target("amx-tile,amx-int8"))) void block_amx_image(const uint8_t* a_high, const uint8_t* a_low,
+                                                                   int64_t a_stride, const int64_t* tap_offsets,
+                                                                   int64_t taps, int64_t channel_tiles,
+                                                                   const int8_t* b0, const int8_t* b1, int32_t* c) {
+  constexpr int64_t c_stride = kAmxInt8BlockCols * (int64_t)sizeof(int32_t);
+  __asm__ volatile("" : : : "memory");
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  int64_t t = 0;
+  for (int64_t tap = 0; tap < taps; ++tap) {
+    const int64_t offset = tap_offsets[tap];
+    for (int64_t j = 0; j < channel_tiles; ++j, ++t) {
+      const int64_t at = offset + j * kAmxInt8TileDepth;
+      depth_step(a_high + at, a_low + at, a_stride, b0 + t * kBTileBytes, b1 + t * kBTileBytes);
+    }
+  }
+  _tile_stored(0, c, c_stride);
+  _tile_stored(1, c + kInt8Panel, c_stride);
+  _tile_stored(2, c + kTileRows * kAmxInt8BlockCols, c_stride);
+  _tile_stored(3, c + kTileRows * kAmxInt8BlockCols + kInt8Panel, c_stride);
+}
 #endif
 
 }  // namespace
@@ -285,6 +313,63 @@ void gemm_int8_amx(int64_t M, const void* a, int64_t lda, bool a_signed, const P
 #else
   (void)M, (void)a, (void)lda, (void)a_signed, (void)b, (void)pool, (void)finish, (void)context, (void)rows_in_place,
       (void)rows_padded, (void)byte_output;
+#endif
+}
+
+void gemm_int8_amx_image(const Int8ImageRows& rows, const PackedInt8B& b, ThreadPool* pool, Int8BlockEpilogue finish,
+                         const void* context) {
+#ifdef MNNPY_INT8_AMX_X86
+  const int64_t C = rows.channels, OW = rows.out_w, N = b.n;
+  const int64_t tiles_per_row = ceil_div(OW, kTileRows), tiles = rows.out_h * tiles_per_row;
+  const int64_t M = rows.out_h * OW, taps = rows.kernel_h * rows.kernel_w, channel_tiles = C / kAmxInt8TileDepth;
+  std::vector<int64_t> tap_offsets((size_t)taps);
+  for (int64_t ki = 0; ki < rows.kernel_h; ++ki)
+    for (int64_t kj = 0; kj < rows.kernel_w; ++kj) tap_offsets[ki * rows.kernel_w + kj] = (ki * rows.width + kj) * C;
+  const int64_t a_stride = rows.stride_w * C;
+  // Tile i: the first pixel's bytes, its first row of C and its count of rows.
+  auto tile_start = [&](int64_t i) {
+    const int64_t oh = i / tiles_per_row, ow0 = (i % tiles_per_row) * kTileRows;
+    return rows.x + (oh * rows.stride_h * rows.width + ow0 * rows.stride_w) * C;
+  };
+  auto tile_rows = [&](int64_t i, int64_t* first) {
+    const int64_t oh = i / tiles_per_row, ow0 = (i % tiles_per_row) * kTileRows;
+    *first = oh * OW + ow0;
+    return (int)std::min<int64_t>(kTileRows, OW - ow0);
+  };
+  int32_t* row_sums = reinterpret_cast<int32_t*>(thread_buffer(kRowSumsSlot, (size_t)M));
+  std::memset(row_sums, 0, sizeof(int32_t) * (size_t)M);
+  // Blocks of two tiles times blocks of two panels; byte outputs split by rows (see gemm_int8_amx).
+  const int64_t blocks = ceil_div(tiles, (int64_t)2), col_blocks = ceil_div(N, kAmxInt8BlockCols);
+  const int threads = pool ? pool->num_threads() : 1;
+  const int64_t want =
+      threads > 1 ? std::min<int64_t>(4 * threads, std::max<int64_t>(1, M * N * b.k / kGrainMacs)) : 1;
+  const int64_t per_task = ceil_div(blocks, std::min(blocks, want));
+  const int64_t panel_stride = b.groups * kGroupBytes;
+  parallel_for(pool, ceil_div(blocks, per_task), 1, [&](int64_t t0, int64_t t1) {
+    alignas(64) int32_t block[kAmxInt8BlockRows * kAmxInt8BlockCols];
+    configure_tiles();
+    for (int64_t cb = 0; cb < col_blocks; ++cb) {
+      const int64_t j0 = cb * kAmxInt8BlockCols;
+      const int cols = (int)std::min(kAmxInt8BlockCols, N - j0);
+      const int8_t* b0 = b.data.get() + 2 * cb * panel_stride;
+      const int8_t* b1 = b0 + panel_stride;
+      for (int64_t blk = t0 * per_task; blk < std::min(blocks, t1 * per_task); ++blk) {
+        const int64_t high = 2 * blk, low = std::min(tiles - 1, high + 1);  // an odd last tile pairs with itself
+        block_amx_image(tile_start(high), tile_start(low), a_stride, tap_offsets.data(), taps, channel_tiles, b0, b1,
+                        block);
+        int64_t first = 0;
+        const int high_rows = tile_rows(high, &first);
+        finish(context, block, first, high_rows, j0, cols, row_sums);
+        if (low != high) {
+          const int low_rows = tile_rows(low, &first);
+          finish(context, block + kTileRows * kAmxInt8BlockCols, first, low_rows, j0, cols, row_sums);
+        }
+      }
+    }
+    release_tiles();
+  });
+#else
+  (void)rows, (void)b, (void)pool, (void)finish, (void)context;
 #endif
 }
 

@@ -59,5 +59,32 @@ void gemm_int8_amx(int64_t M, const void* a, int64_t lda, bool a_signed, const P
                    Int8BlockEpilogue finish, const void* context, bool rows_in_place = false,
                    bool rows_padded = false, bool byte_output = false);
 
+// A channels-last image whose pixels are read in place as the rows of A: an implicit
+// convolution, with no patches. Row m of A is output pixel (oh, ow) = (m / out_w, m % out_w); its
+// depths (ki, kj, c) are channel c of pixel (oh * stride_h + ki, ow * stride_w + kj) of x, which
+// holds rows of `width` pixels of `channels` bytes (uint8: an int8 input goes in flipped, + 128),
+// padding included (the caller's copy holds the zero point there). A tile is 16 pixels of one
+// output row, a strided load of x: tiles of the columns past out_w read pixels up to
+// ((out_w rounded up to 16) - 1) * stride_w + kernel_w - 1 of a row, which x must hold (the
+// results there are dropped). channels: a multiple of 64, so that a tap is whole depth tiles.
+struct Int8ImageRows {
+  const uint8_t* x = nullptr;
+  int64_t width = 0, channels = 0, out_h = 0, out_w = 0, kernel_h = 0, kernel_w = 0, stride_h = 1, stride_w = 1;
+};
+
+// Raw sums of the image's rows times the packed B (K = kernel_h * kernel_w * channels, depths in
+// the order (ki, kj, c)) into `finish`, a tile of 16 rows at a time; row_sums are zeros (for B
+// without zero points only). Call only when int8_amx_available().
+void gemm_int8_amx_image(const Int8ImageRows& rows, const PackedInt8B& b, ThreadPool* pool, Int8BlockEpilogue finish,
+                         const void* context);
+
+// The int8 GEMM (gemm_int8) with A an image read in place: on AMX only (the AVX3_DL target with
+// AMX chosen for M rows and B's depth), for 8-bit outputs (Int8Epilogue::requant_multiplier) with
+// one zero point of A and B without zero points; a_signed: the input was int8 (the image holds
+// it flipped). gemm_int8_image_applies says whether a call would run; gemm_int8_image runs one.
+bool gemm_int8_image_applies(int64_t M, bool a_signed, const PackedInt8B& b, const Int8Epilogue& ep);
+void gemm_int8_image(const Int8ImageRows& rows, bool a_signed, const PackedInt8B& b, const Int8Epilogue& ep, void* c,
+                     int64_t ldc, ThreadPool* pool);
+
 }  // namespace cpu
 }  // namespace mnnpy

@@ -84,7 +84,11 @@ class QLinearConvKernel : public Kernel {
   // One image's patches of one group, then their int32 sums.
   size_t scratch_bytes() const override {
     if (depthwise_) return 0;
-    if (channels_last_) return s_.is_pointwise() ? 0 : (size_t)(s_.out_h * s_.out_w * patch_stride()) + kPatchSlack;
+    if (channels_last_) {
+      if (s_.is_pointwise()) return 0;
+      const size_t patches = (size_t)(s_.out_h * s_.out_w * patch_stride()) + kPatchSlack;
+      return image_layer() ? std::max(patches, image_bytes()) : patches;
+    }
     const int64_t M = s_.out_h * s_.out_w;
     return (size_t)(((M * s_.depth() + 63) & ~int64_t(63)) + M * s_.out_c_per_group() * 4);
   }
@@ -368,6 +372,14 @@ class QLinearConvKernel : public Kernel {
         cpu::gemm_int8(s_.batch * pixels, xb + g * Cg, C, x_signed_, packed[g], ep, yb + g * OCg, OC, pool);
         continue;
       }
+      if (image_layer() && cpu::gemm_int8_image_applies(pixels, x_signed_, packed[g], ep)) {
+        // AMX reads the input's pixels in place (its copy padded with the zero point): no patches.
+        for (int64_t n = 0; n < s_.batch; ++n) {
+          const cpu::Int8ImageRows rows = image_rows(xb + n * s_.in_h * s_.in_w * C, (uint8_t)x_zero, scratch, pool);
+          cpu::gemm_int8_image(rows, x_signed_, packed[g], ep, yb + n * pixels * OC, OC, pool);
+        }
+        continue;
+      }
       uint8_t* patches = static_cast<uint8_t*>(scratch);
       ep.a_rows_padded = true;  // patch rows of patch_stride() bytes
       for (int64_t n = 0; n < s_.batch; ++n) {
@@ -376,6 +388,61 @@ class QLinearConvKernel : public Kernel {
                        pool);
       }
     }
+  }
+
+  // Channels-last KxK layers (and 1x1 ones with strides) that AMX may run from the input itself
+  // (gemm_int8_image): one group, no dilation, whole tiles of 64 channels.
+  bool image_layer() const {
+    return channels_last_ && !depthwise_ && !s_.is_pointwise() && s_.group == 1 && s_.dilation_h == 1 &&
+           s_.dilation_w == 1 && s_.in_c % cpu::kAmxInt8TileDepth == 0;
+  }
+  // The padded image gemm_int8_image reads: the rows and columns that whole tiles of 16 output
+  // pixels reach.
+  int64_t image_height() const { return (s_.out_h - 1) * s_.stride_h + s_.kernel_h; }
+  int64_t image_width() const {
+    return (cpu::round_up(s_.out_w, 16) - 1) * s_.stride_w + s_.kernel_w;
+  }
+  size_t image_bytes() const { return (size_t)(image_height() * image_width() * s_.in_c); }
+
+  // One image of x as gemm_int8_image reads it: in place where it is uint8, unpadded and holds
+  // every pixel the tiles reach (rows of W pixels; the columns past the last output's taps run
+  // into the next row, for outputs that are dropped); otherwise a copy into `scratch`, the zero
+  // point around the image, int8 flipped to uint8.
+  cpu::Int8ImageRows image_rows(const uint8_t* x, uint8_t x_zero, void* scratch, ThreadPool* pool) const {
+    const int64_t C = s_.in_c, H = s_.in_h, W = s_.in_w, Hp = image_height(), Wp = image_width();
+    cpu::Int8ImageRows rows;
+    rows.channels = C, rows.out_h = s_.out_h, rows.out_w = s_.out_w, rows.kernel_h = s_.kernel_h;
+    rows.kernel_w = s_.kernel_w, rows.stride_h = s_.stride_h, rows.stride_w = s_.stride_w;
+    const bool unpadded = s_.pad_top == 0 && s_.pad_left == 0 && Hp <= H &&
+                          (s_.out_w - 1) * s_.stride_w + s_.kernel_w <= W;
+    if (!x_signed_ && unpadded && (Hp - 1) * W + Wp <= H * W) {
+      rows.x = x, rows.width = W;
+      return rows;
+    }
+    uint8_t* image = static_cast<uint8_t*>(scratch);
+    const uint8_t flip = x_signed_ ? 0x80 : 0, fill = (uint8_t)(x_zero ^ flip);
+    const int64_t left = std::min(s_.pad_left, Wp), inside = std::max<int64_t>(0, std::min(W, Wp - left));
+    parallel_for(pool, Hp, std::max<int64_t>(1, 65536 / std::max<int64_t>(1, Wp * C)), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        uint8_t* dst = image + r * Wp * C;
+        const int64_t ih = r - s_.pad_top;
+        if (ih < 0 || ih >= H) {
+          std::memset(dst, fill, (size_t)(Wp * C));
+          continue;
+        }
+        std::memset(dst, fill, (size_t)(left * C));
+        const uint8_t* src = x + ih * W * C;
+        uint8_t* body = dst + left * C;
+        if (flip) {
+          for (int64_t i = 0; i < inside * C; ++i) body[i] = (uint8_t)(src[i] ^ flip);
+        } else {
+          std::memcpy(body, src, (size_t)(inside * C));
+        }
+        std::memset(body + inside * C, fill, (size_t)((Wp - left - inside) * C));
+      }
+    });
+    rows.x = image, rows.width = Wp;
+    return rows;
   }
 
   // Row stride of the channels-last patches: whole groups of 4 depths, so that the GEMM can read
