@@ -65,13 +65,23 @@ class QLinearConvKernel : public Kernel {
       requant_ = requantization(ctx.constants);
       requant_prepared_ = true;
     }
+    // Whether runs will take the image path (the profile's scheme): asked now for the target and
+    // AMX setting of the plan, as a run would ask.
+    if (image_layer() && !packed_.empty() && requant_prepared_) {
+      cpu::Int8Epilogue ep;
+      ep.b_zero = requant_.w_zeros.data(), ep.b_zero_step = 1, ep.requant_multiplier = requant_.multiplier.data();
+      image_planned_ = cpu::gemm_int8_image_applies(s_.out_h * s_.out_w, x_signed_, packed_[0], ep);
+    }
   }
 
   double flops() const override {
     return 2.0 * s_.batch * s_.out_c * s_.out_h * s_.out_w * s_.depth();
   }
   const char* scheme() const override {
-    if (channels_last_) return depthwise_ ? "depthwise_int8_nhwc" : s_.is_pointwise() ? "gemm_int8_nhwc" : "im2col_gemm_int8_nhwc";
+    if (channels_last_) {
+      if (depthwise_) return "depthwise_int8_nhwc";
+      return s_.is_pointwise() ? "gemm_int8_nhwc" : image_planned_ ? "image_gemm_int8_nhwc" : "im2col_gemm_int8_nhwc";
+    }
     return depthwise_ ? "depthwise_int8" : "im2col_gemm_int8";
   }
   size_t resident_bytes() const override {
@@ -553,6 +563,7 @@ class QLinearConvKernel : public Kernel {
   bool depthwise_prepared_ = false;
   Requantization requant_;
   bool requant_prepared_ = false;
+  bool image_planned_ = false;  // runs read the input in place (gemm_int8_image), as the plan found
 };
 
 MNNPY_REGISTER_KERNEL("QLinearConv2D", "cpu", construct_kernel<QLinearConvKernel>);
