@@ -18,6 +18,10 @@
 #include "mnnpy/backend.h"
 #include "mnnpy/thread_pool.h"
 
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#include <immintrin.h>
+#endif
+
 #ifndef MNNPY_QUANTIZED_ELEMENTWISE_SHARED_ONCE
 #define MNNPY_QUANTIZED_ELEMENTWISE_SHARED_ONCE
 namespace mnnpy {
@@ -98,17 +102,33 @@ HWY_INLINE void binary_vectors(const uint8_t* HWY_RESTRICT a, int64_t a_step, co
   const VI a_fixed = hn::Sub(hn::Set(di, (int32_t)(uint8_t)(a[0] ^ flip)), za);
   const VI b_fixed = hn::Sub(hn::Set(di, (int32_t)(uint8_t)(b[0] ^ flip)), zb);
   const VF a_ratio = hn::Set(d, p.a_ratio), b_ratio = hn::Set(d, p.b_ratio), ratio = hn::Set(d, p.ratio);
-  for (int64_t i = 0; i < n; i += L) {
+  auto value_at = [&](int64_t i) {
     const VI va = kContiguous || a_step ? hn::Sub(load_bytes(a + i, flip), za) : a_fixed;
     const VI vb = kContiguous || b_step ? hn::Sub(load_bytes(b + i, flip), zb) : b_fixed;
-    VF v;
-    if constexpr (kMul) {
-      v = hn::Mul(hn::ConvertTo(d, hn::Mul(va, vb)), ratio);
-    } else {
-      v = hn::Add(hn::Mul(hn::ConvertTo(d, va), a_ratio), hn::Mul(hn::ConvertTo(d, vb), b_ratio));
-    }
-    store_requantized(v, p.out, flip, y + i);
+    if constexpr (kMul) return hn::Mul(hn::ConvertTo(d, hn::Mul(va, vb)), ratio);
+    return hn::Add(hn::Mul(hn::ConvertTo(d, va), a_ratio), hn::Mul(hn::ConvertTo(d, vb), b_ratio));
+  };
+  int64_t i = 0;
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  // 64 values a step, bounded by saturating packs rather than a float max and min per vector:
+  // min(hi, v) keeps a NaN (MINPS returns its second operand then), which converts to INT_MIN;
+  // everything below lo saturates to byte 0 (= zero + lo) on the way down, so the bytes are
+  // store_requantized's.
+  const __m512 hi = _mm512_set1_ps(p.out.hi);
+  const __m512i zero16 = _mm512_set1_epi16((short)p.out.zero);
+  const __m512i order = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
+  const __m512i flip_bytes = _mm512_set1_epi8((char)flip);
+  for (; i + 4 * L <= n; i += 4 * L) {
+    __m512i r[4];
+    for (int j = 0; j < 4; ++j) r[j] = _mm512_cvtps_epi32(_mm512_min_ps(hi, value_at(i + j * L).raw));
+    const __m512i low = _mm512_adds_epi16(_mm512_packs_epi32(r[0], r[1]), zero16);
+    const __m512i high = _mm512_adds_epi16(_mm512_packs_epi32(r[2], r[3]), zero16);
+    // 128-bit block k holds 4 values of each of r[0..3]: put each vector's 16 back in order.
+    const __m512i bytes = _mm512_permutexvar_epi32(order, _mm512_packus_epi16(low, high));
+    _mm512_storeu_si512(y + i, kFlip ? _mm512_xor_si512(bytes, flip_bytes) : bytes);
   }
+#endif
+  for (; i < n; i += L) store_requantized(value_at(i), p.out, flip, y + i);
 }
 
 template <bool kMul>
