@@ -197,6 +197,10 @@ IMAGE_CASES = [  # (N, C, H, W), OC, kernel, stride, pads: whole tiles of 64 cha
     ((1, 192, 6, 17), 16, (1, 1), (2, 3), (0, 0, 0, 0)),     # 1x1 with strides: an int8 input copied
     ((1, 64, 40, 40), 96, (1, 1), (2, 2), (0, 0, 0, 0)),     # the uint8 input in place (tiles run into the next row)
     ((1, 64, 10, 9), 24, (5, 3), (1, 2), (2, 1, 0, 0)),      # a 5x3 kernel, taps past the image's end
+    # Few channels: a kernel row of KW * C <= 64 bytes is one tap (a network's first layer)
+    ((1, 3, 30, 27), 24, (7, 7), (2, 2), (3, 3, 2, 2)),
+    ((2, 12, 9, 10), 8, (3, 5), (1, 1), (1, 2, 1, 2)),       # 60 bytes a kernel row, int8 input
+    ((1, 5, 11, 40), 40, (3, 3), (1, 2), (1, 1, 0, 0)),
 ]
 
 

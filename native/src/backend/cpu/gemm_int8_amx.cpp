@@ -321,7 +321,7 @@ void gemm_int8_amx_image(const Int8ImageRows& rows, const PackedInt8B& b, Thread
 #ifdef MNNPY_INT8_AMX_X86
   const int64_t C = rows.channels, OW = rows.out_w, N = b.n;
   const int64_t tiles_per_row = ceil_div(OW, kTileRows), tiles = rows.out_h * tiles_per_row;
-  const int64_t M = rows.out_h * OW, taps = rows.kernel_h * rows.kernel_w, channel_tiles = C / kAmxInt8TileDepth;
+  const int64_t M = rows.out_h * OW, taps = rows.kernel_h * rows.kernel_w, channel_tiles = rows.tap_tiles;
   std::vector<int64_t> tap_offsets((size_t)taps);
   for (int64_t ki = 0; ki < rows.kernel_h; ++ki)
     for (int64_t kj = 0; kj < rows.kernel_w; ++kj) tap_offsets[ki * rows.kernel_w + kj] = (ki * rows.width + kj) * C;

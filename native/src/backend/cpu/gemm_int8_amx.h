@@ -66,10 +66,15 @@ void gemm_int8_amx(int64_t M, const void* a, int64_t lda, bool a_signed, const P
 // padding included (the caller's copy holds the zero point there). A tile is 16 pixels of one
 // output row, a strided load of x: tiles of the columns past out_w read pixels up to
 // ((out_w rounded up to 16) - 1) * stride_w + kernel_w - 1 of a row, which x must hold (the
-// results there are dropped). channels: a multiple of 64, so that a tap is whole depth tiles.
+// results there are dropped). channels: a multiple of 64, so that a tap is whole depth tiles
+// (tap_tiles = channels / 64). A layer of few channels takes a whole kernel row as one tap
+// instead (kernel_w 1, tap_tiles 1): the 64 bytes from the row's first pixel on, its kernel_w *
+// channels values then the next pixels' bytes, which meet B's zeros (B packed with 64 depths per
+// kernel row); x then holds 64 bytes past its last pixel.
 struct Int8ImageRows {
   const uint8_t* x = nullptr;
   int64_t width = 0, channels = 0, out_h = 0, out_w = 0, kernel_h = 0, kernel_w = 0, stride_h = 1, stride_w = 1;
+  int64_t tap_tiles = 0;
 };
 
 // Raw sums of the image's rows times the packed B (K = kernel_h * kernel_w * channels, depths in

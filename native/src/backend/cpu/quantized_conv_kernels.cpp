@@ -67,10 +67,12 @@ class QLinearConvKernel : public Kernel {
     }
     // Whether runs will take the image path (the profile's scheme): asked now for the target and
     // AMX setting of the plan, as a run would ask.
+    if (image_layer() && row_taps() && ctx.constants.size() > 3 && ctx.constants[3])
+      packed_row_taps_ = pack_row_taps(ctx.constants[3]->data);
     if (image_layer() && !packed_.empty() && requant_prepared_) {
       cpu::Int8Epilogue ep;
       ep.b_zero = requant_.w_zeros.data(), ep.b_zero_step = 1, ep.requant_multiplier = requant_.multiplier.data();
-      image_planned_ = cpu::gemm_int8_image_applies(s_.out_h * s_.out_w, x_signed_, packed_[0], ep);
+      image_planned_ = cpu::gemm_int8_image_applies(s_.out_h * s_.out_w, x_signed_, image_weights(packed_), ep);
     }
   }
 
@@ -87,6 +89,7 @@ class QLinearConvKernel : public Kernel {
   size_t resident_bytes() const override {
     size_t n = 0;
     for (const auto& p : packed_) n += p.nbytes;
+    n += packed_row_taps_.nbytes;
     n += depthwise_weights_.taps.size() * 4 + depthwise_weights_.weight_sums.size() * 4 +
          (depthwise_weights_.pairs16.size() + depthwise_weights_.pairs32.size()) * 2;
     return n;
@@ -382,11 +385,15 @@ class QLinearConvKernel : public Kernel {
         cpu::gemm_int8(s_.batch * pixels, xb + g * Cg, C, x_signed_, packed[g], ep, yb + g * OCg, OC, pool);
         continue;
       }
-      if (image_layer() && cpu::gemm_int8_image_applies(pixels, x_signed_, packed[g], ep)) {
+      cpu::PackedInt8B fresh_rows;
+      if (image_layer() && row_taps() && packed_row_taps_.n == 0) fresh_rows = pack_row_taps(w->data);
+      const cpu::PackedInt8B& image_b = !image_layer() ? packed[g] : !row_taps() ? packed[g]
+                                        : packed_row_taps_.n ? packed_row_taps_ : fresh_rows;
+      if (image_layer() && cpu::gemm_int8_image_applies(pixels, x_signed_, image_b, ep)) {
         // AMX reads the input's pixels in place (its copy padded with the zero point): no patches.
         for (int64_t n = 0; n < s_.batch; ++n) {
           const cpu::Int8ImageRows rows = image_rows(xb + n * s_.in_h * s_.in_w * C, (uint8_t)x_zero, scratch, pool);
-          cpu::gemm_int8_image(rows, x_signed_, packed[g], ep, yb + n * pixels * OC, OC, pool);
+          cpu::gemm_int8_image(rows, x_signed_, image_b, ep, yb + n * pixels * OC, OC, pool);
         }
         continue;
       }
@@ -404,7 +411,25 @@ class QLinearConvKernel : public Kernel {
   // (gemm_int8_image): one group, no dilation, whole tiles of 64 channels.
   bool image_layer() const {
     return channels_last_ && !depthwise_ && !s_.is_pointwise() && s_.group == 1 && s_.dilation_h == 1 &&
-           s_.dilation_w == 1 && s_.in_c % cpu::kAmxInt8TileDepth == 0;
+           s_.dilation_w == 1 && (s_.in_c % cpu::kAmxInt8TileDepth == 0 || row_taps());
+  }
+  // A layer of few channels (a network's first, on an image's 3) reads a whole kernel row as one
+  // tap of 64 depths, its weights packed so (pack_row_taps).
+  bool row_taps() const {
+    return s_.in_c % cpu::kAmxInt8TileDepth != 0 && s_.kernel_w * s_.in_c <= cpu::kAmxInt8TileDepth;
+  }
+  // The weights for row taps: [KH * 64, OC], kernel row ki's depths (kj, c) at ki * 64 + kj * C + c,
+  // zero past the row's KW * C.
+  cpu::PackedInt8B pack_row_taps(const void* w) const {
+    const int64_t C = s_.in_c, KH = s_.kernel_h, KW = s_.kernel_w, K = KH * cpu::kAmxInt8TileDepth;
+    std::vector<uint8_t> reordered((size_t)(s_.out_c * K), 0);
+    const uint8_t* src = static_cast<const uint8_t*>(w);
+    for (int64_t oc = 0; oc < s_.out_c; ++oc)
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t ki = 0; ki < KH; ++ki)
+          for (int64_t kj = 0; kj < KW; ++kj)
+            reordered[oc * K + ki * cpu::kAmxInt8TileDepth + kj * C + c] = src[((oc * C + c) * KH + ki) * KW + kj];
+    return cpu::pack_int8_b(K, s_.out_c, reordered.data(), K, true, w_signed_, nullptr);
   }
   // The padded image gemm_int8_image reads: the rows and columns that whole tiles of 16 output
   // pixels reach.
@@ -412,7 +437,9 @@ class QLinearConvKernel : public Kernel {
   int64_t image_width() const {
     return (cpu::round_up(s_.out_w, 16) - 1) * s_.stride_w + s_.kernel_w;
   }
-  size_t image_bytes() const { return (size_t)(image_height() * image_width() * s_.in_c); }
+  size_t image_bytes() const {
+    return (size_t)(image_height() * image_width() * s_.in_c) + (size_t)cpu::kAmxInt8TileDepth;
+  }
 
   // One image of x as gemm_int8_image reads it: in place where it is uint8, unpadded and holds
   // every pixel the tiles reach (rows of W pixels; the columns past the last output's taps run
@@ -423,9 +450,11 @@ class QLinearConvKernel : public Kernel {
     cpu::Int8ImageRows rows;
     rows.channels = C, rows.out_h = s_.out_h, rows.out_w = s_.out_w, rows.kernel_h = s_.kernel_h;
     rows.kernel_w = s_.kernel_w, rows.stride_h = s_.stride_h, rows.stride_w = s_.stride_w;
+    rows.tap_tiles = C / cpu::kAmxInt8TileDepth;
+    if (row_taps()) rows.kernel_w = 1, rows.tap_tiles = 1;
     const bool unpadded = s_.pad_top == 0 && s_.pad_left == 0 && Hp <= H &&
                           (s_.out_w - 1) * s_.stride_w + s_.kernel_w <= W;
-    if (!x_signed_ && unpadded && (Hp - 1) * W + Wp <= H * W) {
+    if (!x_signed_ && unpadded && !row_taps() && (Hp - 1) * W + Wp <= H * W) {
       rows.x = x, rows.width = W;
       return rows;
     }
@@ -451,8 +480,14 @@ class QLinearConvKernel : public Kernel {
         std::memset(body + inside * C, fill, (size_t)((Wp - left - inside) * C));
       }
     });
+    std::memset(image + Hp * Wp * C, 0, (size_t)cpu::kAmxInt8TileDepth);  // read past the last pixel by row taps
     rows.x = image, rows.width = Wp;
     return rows;
+  }
+
+  // The weights gemm_int8_image multiplies: packed (one group) or packed for row taps.
+  const cpu::PackedInt8B& image_weights(const std::vector<cpu::PackedInt8B>& packed) const {
+    return row_taps() ? packed_row_taps_ : packed[0];
   }
 
   // Row stride of the channels-last patches: whole groups of 4 depths, so that the GEMM can read
@@ -563,6 +598,7 @@ class QLinearConvKernel : public Kernel {
   bool depthwise_prepared_ = false;
   Requantization requant_;
   bool requant_prepared_ = false;
+  cpu::PackedInt8B packed_row_taps_;  // the weights for row taps (pack_row_taps), when constant
   bool image_planned_ = false;  // runs read the input in place (gemm_int8_image), as the plan found
 };
 
