@@ -174,9 +174,18 @@ __attribute__((target("amx-tile,amx-int8"))) void block_amx_image(const uint8_t*
   _tile_zero(2);
   _tile_zero(3);
   int64_t t = 0;
+  const int64_t depth_tiles = taps * channel_tiles;
   for (int64_t tap = 0; tap < taps; ++tap) {
     const int64_t offset = tap_offsets[tap];
     for (int64_t j = 0; j < channel_tiles; ++j, ++t) {
+      if (t + kPrefetchTiles < depth_tiles) {  // B's tiles ahead, as block_amx_int8 does
+        const int8_t* ahead0 = b0 + (t + kPrefetchTiles) * kBTileBytes;
+        const int8_t* ahead1 = b1 + (t + kPrefetchTiles) * kBTileBytes;
+        for (int64_t line = 0; line < kBTileBytes; line += 64) {
+          _mm_prefetch((const char*)(ahead0 + line), _MM_HINT_T0);
+          _mm_prefetch((const char*)(ahead1 + line), _MM_HINT_T0);
+        }
+      }
       const int64_t at = offset + j * kAmxInt8TileDepth;
       depth_step(a_high + at, a_low + at, a_stride, b0 + t * kBTileBytes, b1 + t * kBTileBytes);
     }
