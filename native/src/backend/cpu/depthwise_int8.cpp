@@ -156,7 +156,6 @@ constexpr bool kPairedTaps32 = false;
 #endif
 
 #if HWY_TARGET == HWY_AVX3_DL
-constexpr bool kBlockKernel = true;
 #define MNNPY_BLOCK_TARGET __attribute__((target(HWY_TARGET_STR ",avx512vnni")))
 // The VNNI kernel multiplies 2x2 blocks of input pixels by vpdpbusd: one int32 lane per channel,
 // its four bytes the channel's values at (row 2k, column j), (2k, j + 1), (2k + 1, j) and
@@ -164,7 +163,8 @@ constexpr bool kBlockKernel = true;
 // lies inside 2 x 2 such blocks (blocks two columns apart, a kernel row or column past the window
 // weighted 0): 4 vpdpbusd per 16 channels of an output pixel, and no shuffle per pixel, the
 // blocks being built once per pair of rows (build_block_row) and read by every output row and
-// column that covers them. Inputs are unsigned: an int8 x goes in as x + 128 (block_bias).
+// column that covers them. Inputs are unsigned: an int8 x goes in as x + 128, which the bias takes
+// back (block_depthwise).
 
 // The blocks of padded rows 2k and 2k + 1 of image n: block q (padded column q * col_step) of
 // channel group g (16 channels) at out + (g * count + q) * 64.
@@ -250,8 +250,8 @@ MNNPY_BLOCK_TARGET void block_output_rows(const DepthwiseInt8Nhwc& a, const uint
           const uint8_t* src = blocks_at(u, ow);
           const bool use_first = u < R, use_second = kTwo && u >= kShift;
           for (int64_t b = 0; b < B; ++b) {
-            const __m512i w0 = use_first ? weight(first_g, u, b) : bias_v;
-            const __m512i w1 = use_second ? weight(second_g, u - kShift, b) : bias_v;
+            const __m512i w0 = use_first ? weight(first_g, u, b) : _mm512_setzero_si512();
+            const __m512i w1 = use_second ? weight(second_g, u - kShift, b) : _mm512_setzero_si512();
             for (int i = 0; i < kPixels; ++i) {
               const __m512i x = _mm512_loadu_si512(src + i * pixel_step + b * col_offset);
               if (use_first) acc[0][i] = _mm512_dpbusd_epi32(acc[0][i], x, w0);
@@ -366,8 +366,6 @@ MNNPY_BLOCK_TARGET void block_depthwise(const DepthwiseInt8Nhwc& a, ThreadPool* 
   });
 }
 #undef MNNPY_BLOCK_TARGET
-#else
-constexpr bool kBlockKernel = false;
 #endif
 
 // The paired sums of `pixels` output pixels (their first tap t at tap_inputs[t], channel 0; the
