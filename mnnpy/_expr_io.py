@@ -34,11 +34,14 @@ def save(vars, fileName):
 
 def _is_model_file(path):
     """Whether ``path`` is a model file (MNN's, ONNX) rather than a saved graph; anything that is
-    not a regular file is left to the graph reader, which refuses it."""
-    from .convert._graph import check_regular_file
-    from .convert._mnn_loading import is_mnn_file
+    not a regular file is left to the graph reader, which refuses it, and so is a file that starts
+    as a saved graph does, whatever its name (the module loader reads those through this reader)."""
+    from .convert._graph import check_regular_file, file_head
+    from .convert._mnn_loading import MNNPY_MAGIC, is_mnn_file
     try:
         check_regular_file(path)
+        if file_head(path, len(MNNPY_MAGIC)) == MNNPY_MAGIC:
+            return False
     except OSError:
         return False
     return path.lower().endswith(".onnx") or is_mnn_file(path)

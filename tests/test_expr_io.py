@@ -716,3 +716,26 @@ def test_corrupted_loads_keep_memory_flat(tmp_path):
 if __name__ == "__main__":
     fuzz(sys.argv[1], int(sys.argv[2]))
     print("fuzz ok")
+
+
+def test_saved_graph_named_like_a_model(tmp_path):
+    # A saved graph whose file name ends in .onnx is read as the saved graph it is (its first
+    # bytes say so), by load_as_dict and load_as_list, and the module loader refuses it as a graph
+    # file that is not a model, with a ValueError (the two loaders once called each other until
+    # Python's recursion limit).
+    import mnnpy.nn as nn
+    x = F.const(np.arange(6, dtype=np.float32).reshape(2, 3))
+    x.name = "x"
+    path = str(tmp_path / "graph.onnx")
+    F.save([x * 2], path)
+    loaded = F.load_as_dict(path)
+    np.testing.assert_array_equal(loaded["output_0"].read(), np.arange(6, dtype=np.float32).reshape(2, 3) * 2)
+    np.testing.assert_array_equal(F.load_as_list(path)[0].read(), loaded["output_0"].read())
+    with pytest.raises(ValueError, match="not a model"):
+        nn.load_module_from_file(path)
+    # The file the ONNX fuzzer found: a saved graph's first bytes, then damage.
+    data = open(os.path.join(os.path.dirname(__file__), "data", "fuzz", "onnx", "saved-graph-named-onnx"), "rb").read()
+    damaged = tmp_path / "damaged.onnx"
+    damaged.write_bytes(data)
+    with pytest.raises(ValueError):
+        nn.load_module_from_file(str(damaged))
