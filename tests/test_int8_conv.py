@@ -201,6 +201,10 @@ IMAGE_CASES = [  # (N, C, H, W), OC, kernel, stride, pads: whole tiles of 64 cha
     ((1, 3, 30, 27), 24, (7, 7), (2, 2), (3, 3, 2, 2)),
     ((2, 12, 9, 10), 8, (3, 5), (1, 1), (1, 2, 1, 2)),       # 60 bytes a kernel row, int8 input
     ((1, 5, 11, 40), 40, (3, 3), (1, 2), (1, 1, 0, 0)),
+    # Stride 1 with the right padding within the left: flat, tiles running across output rows
+    ((2, 64, 7, 7), 48, (3, 3), (1, 1), (1, 1, 1, 1)),
+    ((1, 64, 6, 11), 32, (3, 3), (1, 1), (1, 0, 1, 2)),      # more padding right than left: not flat
+    ((1, 128, 5, 4), 40, (5, 5), (1, 1), (2, 2, 2, 2)),
 ]
 
 

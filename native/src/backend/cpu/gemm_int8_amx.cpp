@@ -328,22 +328,41 @@ void gemm_int8_amx(int64_t M, const void* a, int64_t lda, bool a_signed, const P
 void gemm_int8_amx_image(const Int8ImageRows& rows, const PackedInt8B& b, ThreadPool* pool, Int8BlockEpilogue finish,
                          const void* context) {
 #ifdef MNNPY_INT8_AMX_X86
-  const int64_t C = rows.channels, OW = rows.out_w, N = b.n;
-  const int64_t tiles_per_row = ceil_div(OW, kTileRows), tiles = rows.out_h * tiles_per_row;
+  const int64_t C = rows.channels, OW = rows.out_w, N = b.n, W = rows.width;
+  const bool flat = rows.flat;
+  // Tiles: 16 pixels of one output row, or (flat) 16 consecutive positions of the padded rows.
+  const int64_t tiles_per_row = ceil_div(OW, kTileRows);
+  const int64_t tiles = flat ? ceil_div(rows.out_h * W, kTileRows) : rows.out_h * tiles_per_row;
   const int64_t M = rows.out_h * OW, taps = rows.kernel_h * rows.kernel_w, channel_tiles = rows.tap_tiles;
   std::vector<int64_t> tap_offsets((size_t)taps);
   for (int64_t ki = 0; ki < rows.kernel_h; ++ki)
-    for (int64_t kj = 0; kj < rows.kernel_w; ++kj) tap_offsets[ki * rows.kernel_w + kj] = (ki * rows.width + kj) * C;
+    for (int64_t kj = 0; kj < rows.kernel_w; ++kj) tap_offsets[ki * rows.kernel_w + kj] = (ki * W + kj) * C;
   const int64_t a_stride = rows.stride_w * C;
-  // Tile i: the first pixel's bytes, its first row of C and its count of rows.
+  // Tile i: the first pixel's bytes.
   auto tile_start = [&](int64_t i) {
+    if (flat) return rows.x + i * kTileRows * C;
     const int64_t oh = i / tiles_per_row, ow0 = (i % tiles_per_row) * kTileRows;
-    return rows.x + (oh * rows.stride_h * rows.width + ow0 * rows.stride_w) * C;
+    return rows.x + (oh * rows.stride_h * W + ow0 * rows.stride_w) * C;
   };
-  auto tile_rows = [&](int64_t i, int64_t* first) {
-    const int64_t oh = i / tiles_per_row, ow0 = (i % tiles_per_row) * kTileRows;
-    *first = oh * OW + ow0;
-    return (int)std::min<int64_t>(kTileRows, OW - ow0);
+  // Tile i's sums (rows of `sums`, kAmxInt8BlockCols apart) through the epilogue: each run of
+  // them that is one output row's pixels, at that row's place in C; positions past out_w dropped.
+  auto finish_tile = [&](int64_t i, int32_t* sums, int64_t j0, int cols, const int32_t* row_sums) {
+    if (!flat) {
+      const int64_t oh = i / tiles_per_row, ow0 = (i % tiles_per_row) * kTileRows;
+      finish(context, sums, oh * OW + ow0, (int)std::min<int64_t>(kTileRows, OW - ow0), j0, cols, row_sums);
+      return;
+    }
+    const int64_t p0 = i * kTileRows, end = std::min(p0 + kTileRows, rows.out_h * W);
+    for (int64_t p = p0; p < end;) {
+      const int64_t oh = p / W, ow = p % W;
+      if (ow >= OW) {
+        p = (oh + 1) * W;
+        continue;
+      }
+      const int64_t run = std::min(OW - ow, end - p);
+      finish(context, sums + (p - p0) * kAmxInt8BlockCols, oh * OW + ow, (int)run, j0, cols, row_sums);
+      p += run;
+    }
   };
   int32_t* row_sums = reinterpret_cast<int32_t*>(thread_buffer(kRowSumsSlot, (size_t)M));
   std::memset(row_sums, 0, sizeof(int32_t) * (size_t)M);
@@ -366,13 +385,8 @@ void gemm_int8_amx_image(const Int8ImageRows& rows, const PackedInt8B& b, Thread
         const int64_t high = 2 * blk, low = std::min(tiles - 1, high + 1);  // an odd last tile pairs with itself
         block_amx_image(tile_start(high), tile_start(low), a_stride, tap_offsets.data(), taps, channel_tiles, b0, b1,
                         block);
-        int64_t first = 0;
-        const int high_rows = tile_rows(high, &first);
-        finish(context, block, first, high_rows, j0, cols, row_sums);
-        if (low != high) {
-          const int low_rows = tile_rows(low, &first);
-          finish(context, block + kTileRows * kAmxInt8BlockCols, first, low_rows, j0, cols, row_sums);
-        }
+        finish_tile(high, block, j0, cols, row_sums);
+        if (low != high) finish_tile(low, block + kTileRows * kAmxInt8BlockCols, j0, cols, row_sums);
       }
     }
     release_tiles();

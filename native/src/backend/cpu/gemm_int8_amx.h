@@ -71,10 +71,16 @@ void gemm_int8_amx(int64_t M, const void* a, int64_t lda, bool a_signed, const P
 // instead (kernel_w 1, tap_tiles 1): the 64 bytes from the row's first pixel on, its kernel_w *
 // channels values then the next pixels' bytes, which meet B's zeros (B packed with 64 depths per
 // kernel row); x then holds 64 bytes past its last pixel.
+// flat (stride 1 only): x's rows of `width` pixels share their padding columns (a row's right
+// padding is the next row's left, so width = in_w + pad_left and the right padding is at most the
+// left), and output position p = oh * width + ow reads from pixel p on: the tiles then run over
+// all positions in order, across output rows, and only the positions with ow >= out_w are
+// dropped (instead of a row's last partial tile); x holds the tiles' reads past its last row.
 struct Int8ImageRows {
   const uint8_t* x = nullptr;
   int64_t width = 0, channels = 0, out_h = 0, out_w = 0, kernel_h = 0, kernel_w = 0, stride_h = 1, stride_w = 1;
   int64_t tap_tiles = 0;
+  bool flat = false;
 };
 
 // Raw sums of the image's rows times the packed B (K = kernel_h * kernel_w * channels, depths in

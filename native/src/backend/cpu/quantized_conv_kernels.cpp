@@ -433,9 +433,25 @@ class QLinearConvKernel : public Kernel {
   }
   // The padded image gemm_int8_image reads: the rows and columns that whole tiles of 16 output
   // pixels reach.
-  int64_t image_height() const { return (s_.out_h - 1) * s_.stride_h + s_.kernel_h; }
+  // Stride-1 layers whose right padding fits in the next row's left (symmetric padding, as 3x3
+  // layers have) run flat (Int8ImageRows::flat): their padded rows share the padding columns.
+  bool flat_image() const {
+    const int64_t pad_right = s_.out_w - 1 + s_.kernel_w - s_.in_w - s_.pad_left;
+    return !row_taps() && s_.stride_h == 1 && s_.stride_w == 1 && pad_right <= s_.pad_left;
+  }
+  // The padded image gemm_int8_image reads, as rows of image_width() pixels: the rows and
+  // columns that whole tiles of 16 output pixels reach (flat: the rows that the tiles over every
+  // position reach, rows of in_w + pad_left pixels).
   int64_t image_width() const {
+    if (flat_image()) return s_.in_w + s_.pad_left;
     return (cpu::round_up(s_.out_w, 16) - 1) * s_.stride_w + s_.kernel_w;
+  }
+  int64_t image_height() const {
+    if (flat_image()) {
+      const int64_t W = image_width(), reach = cpu::round_up(s_.out_h * W, 16) + (s_.kernel_h - 1) * W + s_.kernel_w;
+      return cpu::ceil_div(reach, W);
+    }
+    return (s_.out_h - 1) * s_.stride_h + s_.kernel_h;
   }
   size_t image_bytes() const {
     return (size_t)(image_height() * image_width() * s_.in_c) + (size_t)cpu::kAmxInt8TileDepth;
@@ -452,9 +468,10 @@ class QLinearConvKernel : public Kernel {
     rows.kernel_w = s_.kernel_w, rows.stride_h = s_.stride_h, rows.stride_w = s_.stride_w;
     rows.tap_tiles = C / cpu::kAmxInt8TileDepth;
     if (row_taps()) rows.kernel_w = 1, rows.tap_tiles = 1;
+    rows.flat = flat_image();
     const bool unpadded = s_.pad_top == 0 && s_.pad_left == 0 && Hp <= H &&
                           (s_.out_w - 1) * s_.stride_w + s_.kernel_w <= W;
-    if (!x_signed_ && unpadded && !row_taps() && (Hp - 1) * W + Wp <= H * W) {
+    if (!x_signed_ && unpadded && !row_taps() && !rows.flat && (Hp - 1) * W + Wp <= H * W) {
       rows.x = x, rows.width = W;
       return rows;
     }
