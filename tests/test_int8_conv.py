@@ -194,8 +194,8 @@ IMAGE_CASES = [  # (N, C, H, W), OC, kernel, stride, pads: whole tiles of 64 cha
     ((1, 64, 9, 20), 40, (3, 3), (1, 1), (1, 1, 1, 1)),      # 2 tiles a row, the second partial; 40 columns
     ((2, 128, 7, 7), 64, (3, 3), (2, 2), (1, 1, 1, 1)),      # a batch, stride 2, an odd count of tiles
     ((1, 64, 8, 33), 32, (3, 3), (1, 1), (0, 2, 2, 0)),      # uneven padding
-    ((1, 192, 6, 17), 16, (1, 1), (2, 3), (0, 0, 0, 0)),     # 1x1 with strides: an int8 input copied
-    ((1, 64, 40, 40), 96, (1, 1), (2, 2), (0, 0, 0, 0)),     # the uint8 input in place (tiles run into the next row)
+    ((1, 192, 9, 19), 16, (3, 3), (2, 3), (1, 1, 1, 1)),     # strides 2 and 3, an int8 input copied
+    ((1, 64, 9, 66), 96, (3, 3), (2, 2), (0, 0, 0, 0)),      # the uint8 input in place (tiles run into the next row)
     ((1, 64, 10, 9), 24, (5, 3), (1, 2), (2, 1, 0, 0)),      # a 5x3 kernel, taps past the image's end
     # Few channels: a kernel row of KW * C <= 64 bytes is one tap (a network's first layer)
     ((1, 3, 30, 27), 24, (7, 7), (2, 2), (3, 3, 2, 2)),
@@ -210,9 +210,9 @@ IMAGE_CASES = [  # (N, C, H, W), OC, kernel, stride, pads: whole tiles of 64 cha
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_conv_from_image_in_place_is_exact(rng, target):
-    # Channels-last layers that AMX multiplies from the input's pixels (gemm_int8_image: strided
-    # tile loads of a padded copy, or of the input itself), with symmetric weights; elsewhere the
-    # patch path. uint8 and int8 inputs (flipped into the copy), int8 and uint8 outputs, a ReLU.
+    # Channels-last KxK layers that AMX multiplies from the input's pixels (gemm_int8_image:
+    # strided tile loads of a padded copy, or of the input itself), with symmetric weights;
+    # elsewhere the patch path. uint8 and int8 inputs (flipped into the copy), int8 and uint8 outputs, a ReLU.
     with simd_target(target):
         for i, (xshape, OC, kernel, stride, pads) in enumerate(IMAGE_CASES):
             x_dtype = np.int8 if i % 2 else np.uint8
