@@ -121,6 +121,25 @@ __attribute__((target("amx-tile,amx-int8"), always_inline)) inline void depth_st
   _tile_dpbusd(3, 5, 7);
 }
 
+// B's depth tile `ahead` of the panels b0 and b1, prefetched: a layer with few rows (the last
+// stages of a CNN at batch 1) streams its weights from memory faster than the hardware
+// prefetchers fetch them.
+__attribute__((always_inline)) inline void prefetch_b_tiles(const int8_t* b0, const int8_t* b1, int64_t ahead) {
+  for (int64_t line = 0; line < kBTileBytes; line += 64) {
+    _mm_prefetch((const char*)(b0 + ahead * kBTileBytes + line), _MM_HINT_T0);
+    _mm_prefetch((const char*)(b1 + ahead * kBTileBytes + line), _MM_HINT_T0);
+  }
+}
+
+// C's 2 x 2 tiles into c[32][32] (row stride 32 int32).
+__attribute__((target("amx-tile"), always_inline)) inline void store_block(int32_t* c) {
+  constexpr int64_t c_stride = kAmxInt8BlockCols * (int64_t)sizeof(int32_t);
+  _tile_stored(0, c, c_stride);
+  _tile_stored(1, c + kInt8Panel, c_stride);
+  _tile_stored(2, c + kTileRows * kAmxInt8BlockCols, c_stride);
+  _tile_stored(3, c + kTileRows * kAmxInt8BlockCols + kInt8Panel, c_stride);
+}
+
 // c[32][32] (row stride 32 int32) = a[32][...] (a_stride bytes a row) times the panels b0 and b1
 // over full_tiles depth tiles, then, when tail0 is set, one more depth tile of A against the two
 // panels' last groups, copied into tail0 and tail1 (1024 bytes each, zero past the panel).
@@ -128,7 +147,6 @@ __attribute__((target("amx-tile,amx-int8"))) void block_amx_int8(const uint8_t* 
                                                                   const int8_t* b0, const int8_t* b1,
                                                                   int64_t full_tiles, const int8_t* tail0,
                                                                   const int8_t* tail1, int32_t* c) {
-  constexpr int64_t c_stride = kAmxInt8BlockCols * (int64_t)sizeof(int32_t);
   const uint8_t* a_low = a + kTileRows * a_stride;  // rows 16-31
   // The tile loads' asm names no memory: make the caller's copies of A and B land before them.
   __asm__ volatile("" : : : "memory");
@@ -138,26 +156,14 @@ __attribute__((target("amx-tile,amx-int8"))) void block_amx_int8(const uint8_t* 
   _tile_zero(3);
   for (int64_t t = 0; t < full_tiles; ++t) {
     const int64_t k0 = t * kAmxInt8TileDepth;
-    if (t + kPrefetchTiles < full_tiles) {
-      // B's tiles a few steps ahead: a layer with few rows (the last stages of a CNN at batch 1)
-      // streams its weights from memory faster than the hardware prefetchers fetch them.
-      const int8_t* ahead0 = b0 + (t + kPrefetchTiles) * kBTileBytes;
-      const int8_t* ahead1 = b1 + (t + kPrefetchTiles) * kBTileBytes;
-      for (int64_t line = 0; line < kBTileBytes; line += 64) {
-        _mm_prefetch((const char*)(ahead0 + line), _MM_HINT_T0);
-        _mm_prefetch((const char*)(ahead1 + line), _MM_HINT_T0);
-      }
-    }
+    if (t + kPrefetchTiles < full_tiles) prefetch_b_tiles(b0, b1, t + kPrefetchTiles);
     depth_step(a + k0, a_low + k0, a_stride, b0 + t * kBTileBytes, b1 + t * kBTileBytes);
   }
   if (tail0) {
     const int64_t k0 = full_tiles * kAmxInt8TileDepth;
     depth_step(a + k0, a_low + k0, a_stride, tail0, tail1);
   }
-  _tile_stored(0, c, c_stride);
-  _tile_stored(1, c + kInt8Panel, c_stride);
-  _tile_stored(2, c + kTileRows * kAmxInt8BlockCols, c_stride);
-  _tile_stored(3, c + kTileRows * kAmxInt8BlockCols + kInt8Panel, c_stride);
+  store_block(c);
 }
 
 // Two tiles of 16 image rows (a_high, a_low: the first pixel's bytes of each, pixels a_stride
@@ -167,7 +173,6 @@ __attribute__((target("amx-tile,amx-int8"))) void block_amx_image(const uint8_t*
                                                                    int64_t a_stride, const int64_t* tap_offsets,
                                                                    int64_t taps, int64_t channel_tiles,
                                                                    const int8_t* b0, const int8_t* b1, int32_t* c) {
-  constexpr int64_t c_stride = kAmxInt8BlockCols * (int64_t)sizeof(int32_t);
   __asm__ volatile("" : : : "memory");
   _tile_zero(0);
   _tile_zero(1);
@@ -178,22 +183,12 @@ __attribute__((target("amx-tile,amx-int8"))) void block_amx_image(const uint8_t*
   for (int64_t tap = 0; tap < taps; ++tap) {
     const int64_t offset = tap_offsets[tap];
     for (int64_t j = 0; j < channel_tiles; ++j, ++t) {
-      if (t + kPrefetchTiles < depth_tiles) {  // B's tiles ahead, as block_amx_int8 does
-        const int8_t* ahead0 = b0 + (t + kPrefetchTiles) * kBTileBytes;
-        const int8_t* ahead1 = b1 + (t + kPrefetchTiles) * kBTileBytes;
-        for (int64_t line = 0; line < kBTileBytes; line += 64) {
-          _mm_prefetch((const char*)(ahead0 + line), _MM_HINT_T0);
-          _mm_prefetch((const char*)(ahead1 + line), _MM_HINT_T0);
-        }
-      }
+      if (t + kPrefetchTiles < depth_tiles) prefetch_b_tiles(b0, b1, t + kPrefetchTiles);
       const int64_t at = offset + j * kAmxInt8TileDepth;
       depth_step(a_high + at, a_low + at, a_stride, b0 + t * kBTileBytes, b1 + t * kBTileBytes);
     }
   }
-  _tile_stored(0, c, c_stride);
-  _tile_stored(1, c + kInt8Panel, c_stride);
-  _tile_stored(2, c + kTileRows * kAmxInt8BlockCols, c_stride);
-  _tile_stored(3, c + kTileRows * kAmxInt8BlockCols + kInt8Panel, c_stride);
+  store_block(c);
 }
 #endif
 

@@ -385,11 +385,12 @@ class QLinearConvKernel : public Kernel {
         cpu::gemm_int8(s_.batch * pixels, xb + g * Cg, C, x_signed_, packed[g], ep, yb + g * OCg, OC, pool);
         continue;
       }
-      cpu::PackedInt8B fresh_rows;
-      if (image_layer() && row_taps() && packed_row_taps_.n == 0) fresh_rows = pack_row_taps(w->data);
-      const cpu::PackedInt8B& image_b = !image_layer() ? packed[g] : !row_taps() ? packed[g]
-                                        : packed_row_taps_.n ? packed_row_taps_ : fresh_rows;
-      if (image_layer() && cpu::gemm_int8_image_applies(pixels, x_signed_, image_b, ep)) {
+      const bool image = image_layer();
+      cpu::PackedInt8B fresh_rows;  // row-tap weights of a layer whose weights are not constant
+      if (image && row_taps() && packed_row_taps_.n == 0) fresh_rows = pack_row_taps(w->data);
+      const cpu::PackedInt8B& image_b =
+          image && row_taps() ? (packed_row_taps_.n ? packed_row_taps_ : fresh_rows) : packed[g];
+      if (image && cpu::gemm_int8_image_applies(pixels, x_signed_, image_b, ep)) {
         // AMX reads the input's pixels in place (its copy padded with the zero point): no patches.
         for (int64_t n = 0; n < s_.batch; ++n) {
           const cpu::Int8ImageRows rows = image_rows(xb + n * s_.in_h * s_.in_w * C, (uint8_t)x_zero, scratch, pool);
@@ -433,8 +434,6 @@ class QLinearConvKernel : public Kernel {
             reordered[oc * K + ki * cpu::kAmxInt8TileDepth + kj * C + c] = src[((oc * C + c) * KH + ki) * KW + kj];
     return cpu::pack_int8_b(K, s_.out_c, reordered.data(), K, true, w_signed_, nullptr);
   }
-  // The padded image gemm_int8_image reads: the rows and columns that whole tiles of 16 output
-  // pixels reach.
   // Stride-1 layers whose right padding fits in the next row's left (symmetric padding, as 3x3
   // layers have) run flat (Int8ImageRows::flat): their padded rows share the padding columns.
   bool flat_image() const {
