@@ -302,7 +302,7 @@ MNNPY_BLOCK_TARGET void block_depthwise(const DepthwiseInt8Nhwc& a, ThreadPool* 
     bias[c] = (int32_t)((uint32_t)a.bias[c] - shift * (uint32_t)wt.weight_sums[c]);
     multiplier[c] = a.multiplier[c];
   }
-  const std::vector<T> padding((size_t)((C + 63) / 64 * 64), (T)a.x_zero);
+  const std::vector<T> padding((size_t)C, (T)a.x_zero);
   RequantParams rq;
   rq.zero = a.out_zero, rq.low = a.out_low, rq.high = a.out_high;
   const RequantVector requant(rq);
@@ -597,7 +597,6 @@ DepthwiseInt8Weights prepare_depthwise_int8(const void* w, bool w_signed, const 
                                             int64_t kernel_h, int64_t kernel_w) {
   const int64_t C = channels, taps = kernel_h * kernel_w;
   DepthwiseInt8Weights out;
-  out.kernel_h = kernel_h, out.kernel_w = kernel_w;
   bool int8_weights = true;
   out.taps.resize((size_t)(taps * C));
   out.weight_sums.assign((size_t)C, 0);

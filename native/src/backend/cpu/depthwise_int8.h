@@ -21,7 +21,7 @@ struct DepthwiseInt8Weights {
   // Where every centred weight fits int8: the weights of the 2x2 input blocks that the VNNI
   // kernel multiplies by vpdpbusd (see block_weights in depthwise_int8.cpp), and their grid.
   std::vector<int8_t> blocks;
-  int64_t kernel_h = 0, kernel_w = 0, block_rows = 0, block_cols = 0;
+  int64_t block_rows = 0, block_cols = 0;
 };
 
 // w: [channels, kernel_h * kernel_w] as ONNX stores a depthwise layer (int8 when w_signed else

@@ -14,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+#include "backend/cpu/requant_int8-inl.h"
 #include "backend/cpu/thread_buffers.h"
 #include "mnnpy/backend.h"
 #include "mnnpy/thread_pool.h"
@@ -116,15 +117,11 @@ HWY_INLINE void binary_vectors(const uint8_t* HWY_RESTRICT a, int64_t a_step, co
   // store_requantized's.
   const __m512 hi = _mm512_set1_ps(p.out.hi);
   const __m512i zero16 = _mm512_set1_epi16((short)p.out.zero);
-  const __m512i order = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
   const __m512i flip_bytes = _mm512_set1_epi8((char)flip);
   for (; i + 4 * L <= n; i += 4 * L) {
     __m512i r[4];
     for (int j = 0; j < 4; ++j) r[j] = _mm512_cvtps_epi32(_mm512_min_ps(hi, value_at(i + j * L).raw));
-    const __m512i low = _mm512_adds_epi16(_mm512_packs_epi32(r[0], r[1]), zero16);
-    const __m512i high = _mm512_adds_epi16(_mm512_packs_epi32(r[2], r[3]), zero16);
-    // 128-bit block k holds 4 values of each of r[0..3]: put each vector's 16 back in order.
-    const __m512i bytes = _mm512_permutexvar_epi32(order, _mm512_packus_epi16(low, high));
+    const __m512i bytes = pack_rounded(r[0], r[1], r[2], r[3], zero16, false);
     _mm512_storeu_si512(y + i, kFlip ? _mm512_xor_si512(bytes, flip_bytes) : bytes);
   }
 #endif

@@ -25,6 +25,20 @@ namespace HWY_NAMESPACE {
 namespace rq_hn = hwy::HWY_NAMESPACE;
 
 #if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+// Four vectors of 16 rounded int32 values, plus zero16 (the zero point in int16 lanes), as 64 bytes
+// in their order (r0's 16, then r1's, r2's, r3's), saturated to int8 (is_signed) or uint8; the
+// packs saturate through int16, where the sum with the zero point is exact below saturation.
+inline __m512i pack_rounded(__m512i r0, __m512i r1, __m512i r2, __m512i r3, __m512i zero16, bool is_signed) {
+  const __m512i low = _mm512_adds_epi16(_mm512_packs_epi32(r0, r1), zero16);
+  const __m512i high = _mm512_adds_epi16(_mm512_packs_epi32(r2, r3), zero16);
+  const __m512i bytes = is_signed ? _mm512_packs_epi16(low, high) : _mm512_packus_epi16(low, high);
+  // 128-bit block k holds 4 values each of r0, r1, r2, r3 (in that order): put each vector's 16
+  // back in order.
+  return _mm512_permutexvar_epi32(_mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0), bytes);
+}
+#endif
+
 // x86: one vector of int32 sums at a time (kLanes: 8 with AVX2, 16 with AVX-512) against as many
 // multipliers. The float clamp runs max(v, lo) first: MAXPS returns its second operand where the
 // first is NaN. cvtps2dq rounds half to even (the default rounding mode), as the scalar code does.
@@ -85,14 +99,9 @@ struct RequantVector {
     auto rounded = [&](Sums s, Multipliers m) {
       return _mm512_cvtps_epi32(_mm512_min_ps(hi, _mm512_mul_ps(_mm512_cvtepi32_ps(s), m)));
     };
-    const __m512i zero16 = _mm512_packs_epi32(zero, zero);
-    const __m512i a = _mm512_adds_epi16(_mm512_packs_epi32(rounded(a0, m0), rounded(a1, m1)), zero16);
-    const __m512i b = _mm512_adds_epi16(_mm512_packs_epi32(rounded(b0, m0), rounded(b1, m1)), zero16);
-    __m512i bytes = is_signed ? _mm512_max_epi8(_mm512_packs_epi16(a, b), low8)
-                              : _mm512_max_epu8(_mm512_packus_epi16(a, b), low8);
-    // 128-bit block k holds 4 columns each of a0, a1, b0, b1 (in that order): row a's dwords are
-    // those at positions 0 and 1 of every block.
-    bytes = _mm512_permutexvar_epi32(_mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0), bytes);
+    const __m512i packed = pack_rounded(rounded(a0, m0), rounded(a1, m1), rounded(b0, m0), rounded(b1, m1),
+                                        _mm512_packs_epi32(zero, zero), is_signed);
+    const __m512i bytes = is_signed ? _mm512_max_epi8(packed, low8) : _mm512_max_epu8(packed, low8);
     _mm256_storeu_si256((__m256i*)row_a, _mm512_castsi512_si256(bytes));
     _mm256_storeu_si256((__m256i*)row_b, _mm512_extracti64x4_epi64(bytes, 1));
   }
