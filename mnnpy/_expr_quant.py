@@ -93,7 +93,8 @@ def quantize_weight_per_column(w_float):
 
 
 def qlinear_conv2d(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, bias=None,
-                   stride=(1, 1), padding=(0, 0, 0, 0), dilate=(1, 1), group=1, relu=False, channels_last=False):
+                   stride=(1, 1), padding=(0, 0, 0, 0), dilate=(1, 1), group=1, relu=False, channels_last=False,
+                   residual=None):
     """ONNX's QLinearConv on NCHW 8-bit tensors: ``acc = sum (x - x_zero)(w - w_zero) + bias`` in
     int32, then ``saturate(round(float32(acc) * (x_scale * w_scale / y_scale)) + y_zero)`` (the
     multiplier formed and applied in float32, rounding half to even, as onnxruntime computes it), in
@@ -104,7 +105,12 @@ def qlinear_conv2d(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, 
     one; ``bias`` is int32 [OC]. ``padding`` is (top, left, bottom, right). ``relu`` clamps the
     output below at ``y_zero_point`` (a fused ReLU). Depthwise layers run a direct int8 kernel,
     the others the int8 GEMM on the input's patches. ``channels_last``: ``x`` is [N, H, W, C] and
-    the output [N, OH, OW, OC], the layout the int8 kernels run fastest on."""
+    the output [N, OH, OW, OC], the layout the int8 kernels run fastest on.
+
+    ``residual``: ``(r, r_scale, r_zero_point, sum_scale, sum_zero_point)`` returns instead
+    ``qlinear_add(y, y_scale, y_zero_point, r, r_scale, r_zero_point, sum_scale, sum_zero_point)``
+    (``r`` with the output's type and shape), with the same bytes, computed as each tile of the
+    output is requantized (a residual connection of a quantized ResNet)."""
     x, w = _operand(x, "x"), _operand(w, "w")
     for v, name in ((x, "x"), (w, "w")):
         if v.dtype not in _EIGHT_BIT:
@@ -117,6 +123,16 @@ def qlinear_conv2d(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, 
               _operand(y_zero_point, "y_zero_point")]
     if bias is not None:
         inputs.append(_operand(bias, "bias", None if isinstance(bias, Var) else _np.int32))
+    if residual is not None:
+        if not isinstance(residual, (tuple, list)) or len(residual) != 5:
+            raise ValueError("qlinear_conv2d: residual must be (r, r_scale, r_zero_point, sum_scale, sum_zero_point)")
+        r, r_scale, r_zero_point, sum_scale, sum_zero_point = residual
+        if bias is None:
+            inputs.append(_operand(_np.zeros(w.shape[0], _np.int32), "bias"))
+        inputs += [_operand(r, "residual"), _operand(r_scale, "r_scale", None if isinstance(r_scale, Var) else _np.float32),
+                   _operand(r_zero_point, "r_zero_point", None if isinstance(r_zero_point, Var) else inputs[7].dtype),
+                   _operand(sum_scale, "sum_scale", None if isinstance(sum_scale, Var) else _np.float32),
+                   _operand(sum_zero_point, "sum_zero_point", None if isinstance(sum_zero_point, Var) else inputs[7].dtype)]
     attrs = {"strides": [int(v) for v in stride], "pads": [int(v) for v in padding],
              "dilations": [int(v) for v in dilate], "group": int(group), "activation": 1 if relu else 0,
              "channels_last": 1 if channels_last else 0}

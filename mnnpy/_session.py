@@ -346,8 +346,9 @@ def _op_mflops(node, shapes):
     out_elements = sum(int(np.prod(s, dtype=np.int64)) for s in outs)
     ins = [shapes.get(x) for x in node.inputs]
     per_output = 1
-    weights = ins[3] if node.op == "QLinearConv" and len(ins) > 3 else (ins[1] if len(ins) > 1 else None)
-    if node.op in ("Conv", "ConvInteger", "QLinearConv") and weights is not None and len(weights) > 2:
+    quantized = node.op in ("QLinearConv", "QLinearConvAdd")
+    weights = ins[3] if quantized and len(ins) > 3 else (ins[1] if len(ins) > 1 else None)
+    if (node.op in ("Conv", "ConvInteger") or quantized) and weights is not None and len(weights) > 2:
         per_output = int(np.prod(weights[1:], dtype=np.int64))  # Cin/group * kernel (QLinearConv's w: input 3)
     elif node.op == "ConvTranspose" and ins and ins[0] is not None and len(ins) > 1 and ins[1] is not None:
         in_channels = ins[0][1] if len(ins[0]) > 1 else 1

@@ -234,6 +234,72 @@ def test_conv_from_image_in_place_is_exact(rng, target):
                 assert relu or len(np.unique(got)) > 5
 
 
+RESIDUAL_CASES = [  # (N, C, H, W), OC, kernel, stride, pads, group: every scheme the sum runs in
+    ((1, 64, 9, 9), 96, (1, 1), (1, 1), (0, 0, 0, 0), 1),      # the GEMM on the input: 81 rows, 96 columns
+    ((2, 256, 5, 7), 40, (1, 1), (1, 1), (0, 0, 0, 0), 1),     # AMX's depths in tiles, a partial column tile
+    ((1, 64, 9, 20), 40, (3, 3), (1, 1), (1, 1, 1, 1), 1),     # the image path (AMX): flat tiles
+    ((2, 128, 7, 7), 64, (3, 3), (2, 2), (1, 1, 1, 1), 1),     # the image path, strided, a batch
+    ((1, 16, 9, 9), 24, (1, 1), (2, 2), (0, 0, 0, 0), 1),      # strided 1x1: patches
+    ((1, 8, 9, 9), 16, (3, 3), (1, 1), (1, 1, 1, 1), 1),       # patches of few channels
+    ((1, 4, 9, 10), 6, (3, 2), (1, 2), (0, 1, 2, 0), 2),       # groups
+    ((2, 48, 9, 8), 48, (3, 3), (1, 1), (1, 1, 1, 1), 48),     # depthwise: a pass over the output
+]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_residual_sum_is_qlinear_add(rng, target):
+    # residual=: qlinear_add of the convolution's output and the residual, the same bytes, whether
+    # the GEMM's epilogue adds it (two rows at a time in registers, or row by row) or a pass after
+    # the convolution does; uint8 and int8 outputs, symmetric weights (AMX) and asymmetric ones,
+    # channels last and NCHW.
+    with simd_target(target):
+        for i, (xshape, OC, kernel, stride, pads, group) in enumerate(RESIDUAL_CASES):
+            x_dtype = np.int8 if i % 2 else np.uint8
+            y_dtype = np.uint8 if i % 3 else np.int8
+            x = _random(rng, x_dtype, xshape)
+            w = rng.integers(-128, 128, (OC, xshape[1] // group) + kernel).astype(np.int8)
+            wz = np.zeros(OC, np.int8) if i % 4 != 3 else _random(rng, np.int8, (OC,))
+            ws = rng.uniform(0.001, 0.01, OC).astype(np.float32)
+            xs, xz = np.float32(0.02), _random(rng, x_dtype, ())
+            bias = rng.integers(-20000, 20000, OC).astype(np.int32) if i % 2 else None
+            acc = _accumulate(x, xz, w, wz, bias, stride, pads, (1, 1), group)
+            ys = np.float32(xs * np.max(ws) * np.abs(acc.astype(np.float64)).max() / 100)
+            middle = (int(np.iinfo(y_dtype).min) + int(np.iinfo(y_dtype).max) + 1) // 2
+            yz = np.asarray(middle + rng.integers(-20, 21), y_dtype)
+            conv = _reference(x, xs, xz, w, ws, wz, ys, yz, bias, stride, pads, (1, 1), group, False)
+            r = _random(rng, y_dtype, conv.shape)
+            rs, rz = np.float32(rng.uniform(0.5, 2.0) * ys), np.asarray(middle + rng.integers(-20, 21), y_dtype)
+            ss, sz = np.float32(ys * rng.uniform(1.0, 2.0)), np.asarray(middle + rng.integers(-20, 21), y_dtype)
+            expected = F.qlinear_add(conv, ys, yz, r, rs, rz, ss, sz).read()
+            assert len(np.unique(expected)) > 20
+            for channels_last in (False, True):
+                to = (0, 2, 3, 1) if channels_last else (0, 1, 2, 3)
+                got = F.qlinear_conv2d(x.transpose(to), xs, xz, F.const(w), F.const(ws), F.const(wz), ys, yz, bias,
+                                       stride, pads, (1, 1), group, channels_last=channels_last,
+                                       residual=(r.transpose(to), rs, rz, ss, sz)).read()
+                np.testing.assert_array_equal(got, expected.transpose(to),
+                                              err_msg=f"{target} case {i} channels last {channels_last}")
+
+
+def test_residual_bad_inputs():
+    x, w = np.zeros((1, 4, 5, 5), np.uint8), np.zeros((6, 4, 3, 3), np.int8)
+    one, zero = np.float32(1), np.uint8(0)
+    good = np.zeros((1, 6, 3, 3), np.uint8)
+    with pytest.raises(ValueError, match="residual must have the output's type and shape"):
+        F.qlinear_conv2d(x, one, zero, w, one, np.int8(0), one, zero, residual=(good[:, :, :2], one, zero, one, zero))
+    with pytest.raises(ValueError, match="residual must have the output's type and shape"):
+        F.qlinear_conv2d(x, one, zero, w, one, np.int8(0), one, zero,
+                         residual=(good.astype(np.int8), one, np.int8(0), one, np.int8(0)))
+    with pytest.raises(ValueError, match="zero points must have the output's type"):
+        F.qlinear_conv2d(x, one, zero, w, one, np.int8(0), one, zero,
+                         residual=(good, one, F.const(np.int8(0)), one, zero))
+    with pytest.raises(ValueError, match="sum_scale must hold one value"):
+        F.qlinear_conv2d(x, one, zero, w, one, np.int8(0), one, zero,
+                         residual=(good, one, zero, np.ones(2, np.float32), zero))
+    with pytest.raises(ValueError, match="residual must be"):
+        F.qlinear_conv2d(x, one, zero, w, one, np.int8(0), one, zero, residual=(good, one))
+
+
 def test_qlinear_conv2d_bad_inputs():
     x, w = np.zeros((1, 4, 5, 5), np.uint8), np.zeros((6, 4, 3, 3), np.int8)
     one, zero = np.float32(1), np.uint8(0)
@@ -457,7 +523,7 @@ def test_int8_layout_pass_regions_and_results(rng, tmp_path, monkeypatch):
     from mnnpy.convert import _qdq_fusion, from_onnx
     qdq_path, x = _residual_cnn_onnx(rng, tmp_path)
     graph, _ = from_onnx(qdq_path)
-    convs = [n for n in graph.nodes if n.op == "QLinearConv"]
+    convs = [n for n in graph.nodes if n.op in ("QLinearConv", "QLinearConvAdd")]
     assert len(convs) == 8 and all(n.attrs.get("channels_last") == 1 for n in convs)
     transposes = [n for n in graph.nodes if n.op == "Transpose"]
     # The 8-bit max pool runs channels last too: one transpose at the output; the input's is
@@ -468,14 +534,23 @@ def test_int8_layout_pass_regions_and_results(rng, tmp_path, monkeypatch):
     pools = [n for n in graph.nodes if n.op == "MaxPool"]
     assert len(pools) == 1 and pools[0].attrs.get("channels_last") == 1
     # The residual additions (8-bit, fused by the QDQ pass) run between the convolutions, inside
-    # the region.
-    adds = [n for n in graph.nodes if n.op == "QLinearAdd"]
+    # the region, each added by the convolution that makes one operand (its last 1x1 layer).
+    assert not any(n.op == "QLinearAdd" for n in graph.nodes)
+    adds = [n for n in graph.nodes if n.op == "QLinearConvAdd"]
     assert len(adds) == 2 and all(n.outputs[0].endswith("/channels_last") for n in adds)
     assert [v.name for v in graph.outputs] == ["output"]
     got = np.asarray(nn.load_module_from_file(qdq_path)(x))
+    # The same bytes: the additions on their own, and NCHW (whose kernel adds the residual in a
+    # pass after the convolution).
+    with monkeypatch.context() as patch:
+        patch.setattr(_qdq_fusion, "_fuse_residual_sums", lambda g: g)
+        graph_apart, _ = from_onnx(qdq_path)
+        assert sum(n.op == "QLinearAdd" for n in graph_apart.nodes) == 2
+        np.testing.assert_array_equal(got, np.asarray(nn.load_module_from_file(qdq_path)(x)))
     monkeypatch.setattr(_qdq_fusion, "to_channels_last", lambda g: g)
     graph_nchw, _ = from_onnx(qdq_path)
     assert not any(n.op == "Transpose" for n in graph_nchw.nodes)
+    assert sum(n.op == "QLinearConvAdd" for n in graph_nchw.nodes) == 2
     nchw = np.asarray(nn.load_module_from_file(qdq_path)(x))
     np.testing.assert_array_equal(got, nchw)
     expected = ort.InferenceSession(qdq_path, providers=["CPUExecutionProvider"]).run(None, {"input": x})[0]

@@ -354,7 +354,8 @@ def test_qoperator_cnn_against_onnxruntime(fresh, tmp_path, name):
     assert {"QLinearAdd", "QLinearGlobalAveragePool"} <= contrib, contrib
     module = nn.load_module_from_file(path)
     counts = module.graph.op_counts()
-    assert counts.get("QLinearAdd") and counts.get("QLinearGlobalAveragePool"), counts
+    # The residual additions run in the convolutions that make one of their operands.
+    assert counts.get("QLinearConvAdd") and counts.get("QLinearGlobalAveragePool"), counts
     x = rng.standard_normal((1, 3, 64, 64)).astype(np.float32)
     expected = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"input": x})[0]
     got = np.asarray(module(x))
@@ -394,7 +395,8 @@ def test_qdq_cnn_fuses_every_op(fresh, tmp_path, monkeypatch, name, float_ops):
     # Only the input's QuantizeLinear and the output's DequantizeLinear stay; no float op is left
     # between them.
     assert counts.get("DequantizeLinear") == 1 and counts.get("QuantizeLinear") == 1, counts
-    assert counts.get("QLinearAdd") == before["Add"] and counts.get("QLinearGlobalAveragePool") == 1, counts
+    # Every residual addition: in the convolution that makes one of its operands.
+    assert counts.get("QLinearConvAdd") == before["Add"] and counts.get("QLinearGlobalAveragePool") == 1, counts
     assert counts.get("QGemm") == 1 and not any(op in counts for op in ("Add", "Gemm", "GlobalAveragePool")), counts
     if name == "resnet18":
         assert counts.get("MaxPool") == 1  # on the 8-bit tensor

@@ -295,8 +295,30 @@ def _fits_int8_conv(x, x_zero, w, w_scale, w_zero, y_zero, bias):
 
 @handles("QLinearConv")
 def _qlinear_conv(ctx, node, ins):
+    return _quantized_conv(ctx, node, ins)
+
+
+@handles("QLinearConvAdd")
+def _qlinear_conv_add(ctx, node, ins):
+    """A QLinearConv and the QLinearAdd of its output with another tensor (_qdq_fusion.py's
+    residual sums): the convolution's nine inputs (the bias may be omitted), then the other
+    operand, its scale and zero point, and the sum's scale and zero point."""
+    return _quantized_conv(ctx, node, ins[:9], residual=ins[9:14])
+
+
+def _quantized_conv(ctx, node, ins, residual=None):
+    """QLinearConv's output, or with `residual` (operand, scale, zero point, sum's scale, sum's
+    zero point) its QLinearAdd with the operand, added in the int8 kernel's epilogue where the
+    operand has the output's shape and type."""
     x, x_scale, x_zero, w, w_scale, w_zero, y_scale, y_zero = ins[:8]
     bias = ins[8] if len(ins) > 8 else None
+
+    def with_residual(y):
+        if residual is None:
+            return y
+        r, r_scale, r_zero, sum_scale, sum_zero = residual
+        return F.qlinear_add(y, F.reshape(y_scale, []), F.reshape(y_zero, []), r, F.reshape(r_scale, []),
+                             F.reshape(r_zero, []), F.reshape(sum_scale, []), F.reshape(sum_zero, []))
     if x_scale.size != 1 or y_scale.size != 1:
         raise UnsupportedOperator(f"node '{node.name}': QLinearConv with per-axis input or output scales is not supported")
     # A ReLU fused by the QDQ pass (_qdq_fusion.py): the output clamped below at its zero point.
@@ -311,9 +333,15 @@ def _qlinear_conv(ctx, node, ins):
         strides = list(_attr(node, "strides", [1, 1]))
         dilations = list(_attr(node, "dilations", [1, 1]))
         pads = _spatial_pads(node, list(x.shape[1:3] if channels_last else x.shape[2:]), kernel, strides, dilations)
-        return F.qlinear_conv2d(x, F.reshape(x_scale, []), F.reshape(x_zero, []), w, F.reshape(w_scale, [-1]),
-                                F.reshape(w_zero, [-1]), F.reshape(y_scale, []), F.reshape(y_zero, []), bias,
-                                strides, pads, dilations, int(_attr(node, "group", 1)), relu, channels_last)
+        args = (x, F.reshape(x_scale, []), F.reshape(x_zero, []), w, F.reshape(w_scale, [-1]), F.reshape(w_zero, [-1]),
+                F.reshape(y_scale, []), F.reshape(y_zero, []), bias, strides, pads, dilations,
+                int(_attr(node, "group", 1)), relu, channels_last)
+        y = F.qlinear_conv2d(*args)
+        if residual is not None and _fits_residual(y, residual):
+            r, r_scale, r_zero, sum_scale, sum_zero = residual
+            return F.qlinear_conv2d(*args, residual=(r, F.reshape(r_scale, []), F.reshape(r_zero, []),
+                                                     F.reshape(sum_scale, []), F.reshape(sum_zero, [])))
+        return with_residual(y)
     if channels_last:  # the general path below is NCHW's
         x = F.transpose(x, [0, 3, 1, 2])
     acc = _integer_conv(ctx, node, x, w, x_zero, w_zero)
@@ -331,7 +359,18 @@ def _qlinear_conv(ctx, node, ins):
     y = _requantize(acc, multiplier, F.reshape(y_zero, []) if y_zero is not None else None, out_dtype)
     if relu:
         y = F.maximum(y, F.reshape(y_zero, []) if y_zero is not None else F.const(np.zeros((), out_dtype)))
-    return F.transpose(y, [0, 2, 3, 1]) if channels_last else y
+    return with_residual(F.transpose(y, [0, 2, 3, 1]) if channels_last else y)
+
+
+def _fits_residual(y, residual):
+    """Whether the int8 convolution's kernel can add `residual` (QLinearConv2D's inputs 9-13) to
+    its output y: the operand of y's shape and type, one float32 scale and one zero point each."""
+    r, r_scale, r_zero, sum_scale, sum_zero = residual
+    if r is None or tuple(r.shape) != tuple(y.shape) or np.dtype(r.dtype) != np.dtype(y.dtype):
+        return False
+    return all(v is not None and v.size == 1 for v in (r_scale, r_zero, sum_scale, sum_zero)) and \
+        all(np.dtype(v.dtype) == np.dtype(np.float32) for v in (r_scale, sum_scale)) and \
+        all(np.dtype(v.dtype) == np.dtype(y.dtype) for v in (r_zero, sum_zero))
 
 
 @handles("DynamicQuantMatMul")

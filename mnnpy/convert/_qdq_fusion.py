@@ -97,15 +97,57 @@ def fuse_qdq(graph):
             replaced[id(quant)] = Node("QLinearMatMul", [x[0], x[1], x[2], w[0], w[1], w[2], quant.inputs[1],
                                                          quant.inputs[2]], list(quant.outputs), {}, node.name)
         replaced[id(node)] = None
-    if not replaced:
-        return _quantize_into_channels_last(to_channels_last(graph))
-    nodes = []
-    for n in graph.nodes:
-        new = replaced.get(id(n), n)
-        if new is not None:
-            nodes.append(new)
-    graph.nodes = _without_unread_dequantize(nodes, outputs)  # of weights, mostly
-    return _quantize_into_channels_last(to_channels_last(graph))
+    if replaced:
+        nodes = []
+        for n in graph.nodes:
+            new = replaced.get(id(n), n)
+            if new is not None:
+                nodes.append(new)
+        graph.nodes = _without_unread_dequantize(nodes, outputs)  # of weights, mostly
+    return _fuse_residual_sums(_quantize_into_channels_last(to_channels_last(graph)))
+
+
+def _same_constant(graph, a, b):
+    return a == b or (a in graph.weights and b in graph.weights and _same_value(graph, a, b))
+
+
+def _fuse_residual_sums(graph):
+    """A QLinearAdd with an operand that is the output of a QLinearConv which nothing else reads,
+    at that output's scale and zero point (a residual connection), becomes one QLinearConvAdd:
+    the convolution's inputs (bias "" where it has none), then the other operand, its scale and
+    zero point, and the sum's scale and zero point. The convolution's kernel adds the operand as it
+    requantizes each tile of its output, with QLinearAdd's bytes, and the output is never stored
+    on its own. Where both operands qualify, the later convolution takes the sum (the other
+    operand is then ready before it). Returns the graph."""
+    producer, uses = _producers_and_readers(graph)
+    outputs = {v.name for v in graph.outputs}
+    position = {id(n): i for i, n in enumerate(graph.nodes)}
+    fused, dropped = {}, set()
+    for node in graph.nodes:
+        if node.op != "QLinearAdd" or len(node.inputs) != 8 or len(node.outputs) != 1:
+            continue
+        candidates = []
+        for slot in (0, 3):
+            conv = producer.get(node.inputs[slot])
+            if conv is None or conv.op != "QLinearConv" or id(conv) in dropped or len(conv.inputs) < 8:
+                continue
+            y = conv.outputs[0]
+            if len(conv.outputs) != 1 or y in outputs or len(uses.get(y, [])) != 1:
+                continue
+            if _same_constant(graph, conv.inputs[6], node.inputs[slot + 1]) and \
+                    _same_constant(graph, conv.inputs[7], node.inputs[slot + 2]):
+                candidates.append((position[id(conv)], slot, conv))
+        if not candidates:
+            continue
+        _, slot, conv = max(candidates, key=lambda c: c[0])
+        other = 3 - slot
+        bias = conv.inputs[8] if len(conv.inputs) > 8 else ""
+        inputs = list(conv.inputs[:8]) + [bias] + list(node.inputs[other:other + 3]) + list(node.inputs[6:8])
+        fused[id(node)] = Node("QLinearConvAdd", inputs, list(node.outputs), dict(conv.attrs), conv.name)
+        dropped.add(id(conv))
+    if fused:
+        graph.nodes = [fused.get(id(n), n) for n in graph.nodes if id(n) not in dropped]
+    return graph
 
 
 def _quantize_into_channels_last(graph):

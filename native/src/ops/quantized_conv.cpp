@@ -9,6 +9,9 @@
 // in float32, as onnxruntime computes it (backend/cpu/requant_int8.h).
 // Attribute channels_last (0 or 1, default 0): x is [N, H, W, C] and y [N, H, W, OC] instead
 // (the fast layout of the int8 kernels; convert/_int8_layout.py switches fused models to it).
+// Five more inputs (the bias then given) add a residual as ONNX's QLinearAdd of y and it:
+// residual (y's type and shape), residual_scale, residual_zero, sum_scale, sum_zero (y's type);
+// the output is the sum, y is not stored (convert/_qdq_fusion.py fuses residual connections so).
 #include <string>
 
 #include "mnnpy/op_registry.h"
@@ -74,15 +77,42 @@ std::vector<TensorType> infer_qlinear_conv(const std::vector<TensorType>& in, At
   check_count(in[5], "w_zero", s.out_c, "output channel");
   check_count(in[6], "y_scale", 1, "");
   check_count(in[7], "y_zero", 1, "");
-  if (channels_last) return {TensorType{in[7].dtype, Shape{s.batch, s.out_h, s.out_w, s.out_c}}};
-  return {TensorType{in[7].dtype, Shape{s.batch, s.out_c, s.out_h, s.out_w}}};
+  const Shape y_shape = channels_last ? Shape{s.batch, s.out_h, s.out_w, s.out_c} : Shape{s.batch, s.out_c, s.out_h, s.out_w};
+  if (in.size() > 9) {
+    if (in.size() != 14) {
+      throw ValueError(op + ": a residual takes five inputs after the bias (residual, residual_scale, residual_zero, "
+                            "sum_scale, sum_zero), got " + std::to_string(in.size() - 9));
+    }
+    if (in[9].dtype != in[7].dtype || in[9].shape != y_shape) {
+      throw ValueError(op + ": the residual must have the output's type and shape " + dtype_name(in[7].dtype) + " " +
+                       shape_str(y_shape) + ", got " + dtype_name(in[9].dtype) + " " + shape_str(in[9].shape));
+    }
+    for (int i : {10, 12}) {
+      if (in[i].dtype != DType::Float32) {
+        throw ValueError(op + ": the residual's and the sum's scales must be float32, got " + dtype_name(in[i].dtype));
+      }
+    }
+    for (int i : {11, 13}) {
+      if (in[i].dtype != in[7].dtype) {
+        throw ValueError(op + ": the residual's and the sum's zero points must have the output's type " +
+                         dtype_name(in[7].dtype) + ", got " + dtype_name(in[i].dtype));
+      }
+    }
+    check_count(in[10], "residual_scale", 1, "");
+    check_count(in[11], "residual_zero", 1, "");
+    check_count(in[12], "sum_scale", 1, "");
+    check_count(in[13], "sum_zero", 1, "");
+  }
+  return {TensorType{in[7].dtype, y_shape}};
 }
 
 OpDef qlinear_conv_def() {
-  OpDef def{"QLinearConv2D", 8, 9, infer_qlinear_conv, {}, false};
+  OpDef def{"QLinearConv2D", 8, 14, infer_qlinear_conv, {}, false};
   // The weights, packed for the int8 GEMM at plan time, their zero points, which depthwise layers
-  // fold into their prepared weights, and the scales, zero points and bias of the requantization.
-  def.packed_inputs = (1u << 1) | (1u << 2) | (1u << 3) | (1u << 4) | (1u << 5) | (1u << 6) | (1u << 7) | (1u << 8);
+  // fold into their prepared weights, and the scales, zero points and bias of the requantization
+  // and of the residual's sum.
+  def.packed_inputs = (1u << 1) | (1u << 2) | (1u << 3) | (1u << 4) | (1u << 5) | (1u << 6) | (1u << 7) | (1u << 8) |
+                      (1u << 10) | (1u << 11) | (1u << 12) | (1u << 13);
   return def;
 }
 MNNPY_REGISTER_OP(qlinear_conv_def());

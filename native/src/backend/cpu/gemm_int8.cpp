@@ -22,6 +22,7 @@
 #include "backend/cpu/elementwise.h"
 #include "backend/cpu/gemm_int8.h"
 #include "backend/cpu/gemm_int8_amx.h"
+#include "backend/cpu/quantized_elementwise-inl.h"
 #include "backend/cpu/requant_int8-inl.h"
 #include "backend/cpu/simd_shared-inl.h"
 #include "backend/cpu/thread_buffers.h"
@@ -563,9 +564,12 @@ void gather_requant_columns(const Int8Call& g, int64_t j0, int cols, RequantColu
 }
 
 // finish_tile for 8-bit outputs: the zero points and bias over whole rows of the tile (fixed
-// length: vector code), then the requantization.
-void finish_tile_requant(const Int8Call& g, const int32_t* tile, int64_t i0, int rows, int64_t j0, int cols,
-                         const int32_t* row_sums, const RequantColumns& c) {
+// length: vector code), then the requantization, then the residual (Int8Epilogue::residual),
+// which rows [residual_from, rows) of the tile still need: the rows before it got theirs in
+// registers.
+void requantize_tile(const Int8Call& g, const int32_t* tile, int64_t i0, int rows, int64_t j0, int cols,
+                     const int32_t* row_sums, const RequantColumns& c, int& residual_from) {
+  residual_from = 0;
   const Int8Epilogue& ep = *g.ep;
   const uint32_t K = (uint32_t)g.b->k;
   const uint32_t a_shift = g.bytes_form && g.a_signed ? 128u : 0u;  // A as bytes went in as A + 128
@@ -599,10 +603,21 @@ void finish_tile_requant(const Int8Call& g, const int32_t* tile, int64_t i0, int
     if (cols == (int)kNR) {
       int r = 0;
 #if HWY_TARGET != HWY_AVX2
-      for (; r + 2 <= rows; r += 2, t += 2 * kNR, out += 2 * ldc) {
-        auto sums = [&](int i) { return hn::Add(hn::LoadU(du, t + i), i % kNR ? col1 : col0).raw; };
-        requant_vector.store_two_rows(out, out + ldc, sums(0), sums(L), sums(kNR), sums(kNR + L), m0, m1);
+      auto sums = [&](int i) { return hn::Add(hn::LoadU(du, t + i), i % kNR ? col1 : col0).raw; };
+      if (ep.residual) {
+        const quantized_binary::AddTwoRows add(*ep.residual_add);
+        const uint8_t* res = ep.residual + i0 * ldc + j0;
+        // The output's values never become bytes: QLinearAdd takes them centred, as floats.
+        for (; r + 2 <= rows; r += 2, t += 2 * kNR, out += 2 * ldc, res += 2 * ldc) {
+          const hn::Vec<hn::ScalableTag<float>> a[4] = {
+              {requant_vector.centred(sums(0), m0)}, {requant_vector.centred(sums(L), m1)},
+              {requant_vector.centred(sums(kNR), m0)}, {requant_vector.centred(sums(kNR + L), m1)}};
+          add(a, res, res + ldc, out, out + ldc);
+        }
+        residual_from = r;
       }
+      for (; r + 2 <= rows; r += 2, t += 2 * kNR, out += 2 * ldc)
+        requant_vector.store_two_rows(out, out + ldc, sums(0), sums(L), sums(kNR), sums(kNR + L), m0, m1);
 #endif
       for (; r < rows; ++r, t += kNR, out += ldc) {
         RV::store(out, requant_vector(hn::Add(hn::LoadU(du, t), col0).raw, m0));
@@ -672,6 +687,23 @@ void finish_tile_requant(const Int8Call& g, const int32_t* tile, int64_t i0, int
       std::memcpy(out, bytes, (size_t)cols);
     }
 #endif
+  }
+}
+
+void finish_tile_requant(const Int8Call& g, const int32_t* tile, int64_t i0, int rows, int64_t j0, int cols,
+                         const int32_t* row_sums, const RequantColumns& c) {
+  int residual_from = 0;
+  requantize_tile(g, tile, i0, rows, j0, cols, row_sums, c, residual_from);
+  const Int8Epilogue& ep = *g.ep;
+  if (!ep.residual) return;
+  // The rest of the rows: their requantized bytes as QLinearAdd's a (a copy: its operands are
+  // distinct), the residual as its b.
+  alignas(64) uint8_t a[kNR];
+  for (int r = residual_from; r < rows; ++r) {
+    const int64_t at = (i0 + r) * g.ldc + j0;
+    uint8_t* out = static_cast<uint8_t*>(g.c) + at;
+    std::memcpy(a, out, (size_t)cols);
+    quantized_binary::binary_row<false>(a, 1, ep.residual + at, 1, out, cols, *ep.residual_add);
   }
 }
 

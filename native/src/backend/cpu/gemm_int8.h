@@ -22,6 +22,9 @@
 namespace mnnpy {
 class ThreadPool;
 namespace cpu {
+namespace quantized_elementwise_detail {
+struct BinaryParams;  // quantized_elementwise.h
+}
 
 constexpr int64_t kInt8Panel = 16;  // columns of B per packed panel
 constexpr int64_t kInt8Depth = 4;   // depths of B per packed group (one int32 lane of bytes)
@@ -68,6 +71,12 @@ struct Int8Epilogue {
   const float* requant_multiplier = nullptr;
   const int32_t* requant_bias = nullptr;
   int32_t out_zero = 0, out_low = 0, out_high = 255;
+  // 8-bit output only: a residual added to the requantized output as ONNX's QLinearAdd of the
+  // two computes it (quantized_elementwise.h; residual_add: its parameters, the output being its
+  // a and the residual its b), element (m, n) at residual[m * ldc + n]; null: none. The
+  // requantized output is not stored on the way.
+  const uint8_t* residual = nullptr;
+  const quantized_elementwise_detail::BinaryParams* residual_add = nullptr;
   // A's rows may be read up to whole groups of 4 depths (ceil(K / 4) * 4 <= lda bytes, the last
   // row's too: the caller's buffer holds them), and up to whole tiles of 64 depths where lda
   // holds them (AMX); the bytes past K meet B's zero padding.

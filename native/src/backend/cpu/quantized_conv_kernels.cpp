@@ -7,6 +7,8 @@
 // output's rows; depthwise layers run the vector kernel of depthwise_int8.h.
 // NCHW tensors: a 1x1 layer's patch matrix is the transposed input, and the GEMM's int32 sums,
 // with zero points applied, are requantized per output channel into channel planes.
+// A residual (inputs 9-13) is added in the GEMM's epilogue on channels-last tensors, otherwise in a
+// pass over the output, with the same bytes.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -15,6 +17,7 @@
 #include "backend/cpu/depthwise_int8.h"
 #include "backend/cpu/gemm_int8.h"
 #include "backend/cpu/gemm_int8_amx.h"
+#include "backend/cpu/quantized_elementwise.h"
 #include "backend/cpu/requant_int8.h"
 #include "backend/cpu/thread_buffers.h"
 #include "mnnpy/backend.h"
@@ -65,6 +68,12 @@ class QLinearConvKernel : public Kernel {
       requant_ = requantization(ctx.constants);
       requant_prepared_ = true;
     }
+    residual_ = ctx.input_types.size() > 9;
+    if (residual_ && ctx.constants.size() > 13 && ctx.constants[6] && ctx.constants[10] && ctx.constants[11] &&
+        ctx.constants[12] && ctx.constants[13]) {
+      residual_add_ = residual_params(ctx.constants);
+      residual_prepared_ = true;
+    }
     // Whether runs will take the image path (the profile's scheme): asked now for the target and
     // AMX setting of the plan, as a run would ask.
     if (image_layer() && row_taps() && ctx.constants.size() > 3 && ctx.constants[3])
@@ -112,14 +121,84 @@ class QLinearConvKernel : public Kernel {
     const int64_t OC = s_.out_c;
     Requantization fresh_requant;
     const Requantization& rq = requant_prepared_ ? requant_ : (fresh_requant = requantization(args.inputs));
+    Residual residual;
+    cpu::quantized_elementwise_detail::BinaryParams fresh_add;
+    if (residual_) {
+      residual.values = static_cast<const uint8_t*>(args.inputs[9]->data);
+      residual.add = residual_prepared_ ? &residual_add_ : &(fresh_add = residual_params(args.inputs));
+    }
+    if (channels_last_ && !depthwise_) {
+      run_channels_last(x, args.inputs[3], x_zero, rq, residual, args.outputs[0], scratch, args.pool);
+      return;
+    }
     if (channels_last_) {
-      run_channels_last(x, args.inputs[3], x_zero, rq, args.outputs[0], scratch, args.pool);
-      return;
-    }
-    if (depthwise_) {
+      run_channels_last(x, args.inputs[3], x_zero, rq, Residual(), args.outputs[0], scratch, args.pool);
+    } else if (depthwise_) {
       run_depthwise(x, args.inputs[3], x_zero, rq, args.outputs[0], args.pool);
-      return;
+    } else {
+      run_nchw(x, x_zero, rq, args, scratch);
     }
+    if (residual_) add_residual(residual, args.outputs[0], args.pool);
+  }
+
+ private:
+  // What the requantization needs from the scales, zero points and bias (inputs 1 and 4 to 8).
+  struct Requantization {
+    std::vector<float> multiplier;  // per output channel: x_scale * w_scale / y_scale in float32
+    std::vector<int32_t> bias, w_zeros;
+    cpu::RequantParams params;
+
+    // count sums of channel oc (acc[i * stride]) into out (requant_int8.h's formula).
+    void row(const int32_t* acc, int64_t stride, int64_t count, int64_t oc, char* out) const {
+      const float m = multiplier[oc];
+      const uint32_t b = (uint32_t)bias[oc];
+      const cpu::RequantParams p = params;  // a local: byte stores may alias the fields
+      for (int64_t i = 0; i < count; ++i) {
+        const int32_t sum = (int32_t)((uint32_t)acc[i * stride] + b);
+        out[i] = (char)cpu::RequantOne(sum, m, p);
+      }
+    }
+  };
+
+  // The residual's values and the parameters of its sum with the output (null: no residual).
+  struct Residual {
+    const uint8_t* values = nullptr;
+    const cpu::quantized_elementwise_detail::BinaryParams* add = nullptr;
+  };
+
+  // QLinearAdd's parameters with the requantized output as a and the residual as b.
+  template <class TensorPtr>
+  cpu::quantized_elementwise_detail::BinaryParams residual_params(const std::vector<TensorPtr>& in) const {
+    auto zero_u8 = [&](const Tensor* t) { return value_at(t, 0) + (y_signed_ ? 128 : 0); };
+    const float y_scale = in[6]->template ptr<float>()[0], r_scale = in[10]->template ptr<float>()[0];
+    const float sum_scale = in[12]->template ptr<float>()[0];
+    cpu::quantized_elementwise_detail::BinaryParams p;
+    p.a_ratio = y_scale / sum_scale;
+    p.b_ratio = r_scale / sum_scale;
+    p.ratio = y_scale * r_scale / sum_scale;
+    p.a_zero = zero_u8(in[7]);
+    p.b_zero = zero_u8(in[11]);
+    p.flip = y_signed_ ? 0x80 : 0;
+    p.out = cpu::quantized_elementwise_detail::make_requant(zero_u8(in[13]));
+    return p;
+  }
+
+  // y = QLinearAdd(y, residual) over the whole output, for the schemes whose epilogue does not add it.
+  static void add_residual(const Residual& residual, Tensor* y, ThreadPool* pool) {
+    uint8_t* out = static_cast<uint8_t*>(y->data);
+    const int64_t n = y->numel();
+    constexpr int64_t kPiece = 16384;
+    parallel_for(pool, cpu::ceil_div(n, kPiece), 1, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        const int64_t at = p * kPiece, count = std::min(kPiece, n - at);
+        cpu::qlinear_add_row(out + at, residual.values + at, out + at, count, *residual.add);
+      }
+    });
+  }
+
+  void run_nchw(const Tensor* x, int32_t x_zero, const Requantization& rq, const KernelArgs& args,
+                void* scratch) const {
+    const int64_t OC = s_.out_c;
     std::vector<cpu::PackedInt8B> fresh;
     const std::vector<cpu::PackedInt8B>& packed = packed_.empty() ? (fresh = pack(args.inputs[3]->data, args.pool))
                                                                    : packed_;
@@ -151,25 +230,6 @@ class QLinearConvKernel : public Kernel {
       }
     }
   }
-
- private:
-  // What the requantization needs from the scales, zero points and bias (inputs 1 and 4 to 8).
-  struct Requantization {
-    std::vector<float> multiplier;  // per output channel: x_scale * w_scale / y_scale in float32
-    std::vector<int32_t> bias, w_zeros;
-    cpu::RequantParams params;
-
-    // count sums of channel oc (acc[i * stride]) into out (requant_int8.h's formula).
-    void row(const int32_t* acc, int64_t stride, int64_t count, int64_t oc, char* out) const {
-      const float m = multiplier[oc];
-      const uint32_t b = (uint32_t)bias[oc];
-      const cpu::RequantParams p = params;  // a local: byte stores may alias the fields
-      for (int64_t i = 0; i < count; ++i) {
-        const int32_t sum = (int32_t)((uint32_t)acc[i * stride] + b);
-        out[i] = (char)cpu::RequantOne(sum, m, p);
-      }
-    }
-  };
 
   template <class TensorPtr>
   Requantization requantization(const std::vector<TensorPtr>& in) const {
@@ -349,7 +409,7 @@ class QLinearConvKernel : public Kernel {
   }
 
   void run_channels_last(const Tensor* x, const Tensor* w, int32_t x_zero, const Requantization& rq,
-                         Tensor* y, void* scratch, ThreadPool* pool) const {
+                         const Residual& residual, Tensor* y, void* scratch, ThreadPool* pool) const {
     const int64_t OC = s_.out_c;
     if (depthwise_) {
       cpu::DepthwiseInt8Weights fresh;
@@ -381,7 +441,11 @@ class QLinearConvKernel : public Kernel {
       ep.requant_multiplier = rq.multiplier.data() + g * OCg;
       ep.requant_bias = rq.bias.data() + g * OCg;
       ep.out_zero = rq.params.zero, ep.out_low = rq.params.low, ep.out_high = rq.params.high;
+      ep.residual_add = residual.add;
+      // The residual at the output's place of the GEMM's C (offset: from the output's start).
+      auto residual_at = [&](int64_t offset) { return residual.values ? residual.values + offset : nullptr; };
       if (s_.is_pointwise()) {  // the input's pixels are the GEMM's rows, all images at once
+        ep.residual = residual_at(g * OCg);
         cpu::gemm_int8(s_.batch * pixels, xb + g * Cg, C, x_signed_, packed[g], ep, yb + g * OCg, OC, pool);
         continue;
       }
@@ -394,6 +458,7 @@ class QLinearConvKernel : public Kernel {
         // AMX reads the input's pixels in place (its copy padded with the zero point): no patches.
         for (int64_t n = 0; n < s_.batch; ++n) {
           const cpu::Int8ImageRows rows = image_rows(xb + n * s_.in_h * s_.in_w * C, (uint8_t)x_zero, scratch, pool);
+          ep.residual = residual_at(n * pixels * OC);
           cpu::gemm_int8_image(rows, x_signed_, image_b, ep, yb + n * pixels * OC, OC, pool);
         }
         continue;
@@ -402,6 +467,7 @@ class QLinearConvKernel : public Kernel {
       ep.a_rows_padded = true;  // patch rows of patch_stride() bytes
       for (int64_t n = 0; n < s_.batch; ++n) {
         im2col_channels_last(xb, n, g, (uint8_t)x_zero, patches, pool);
+        ep.residual = residual_at(n * pixels * OC + g * OCg);
         cpu::gemm_int8(pixels, patches, patch_stride(), x_signed_, packed[g], ep, yb + n * pixels * OC + g * OCg, OC,
                        pool);
       }
@@ -616,6 +682,9 @@ class QLinearConvKernel : public Kernel {
   bool depthwise_prepared_ = false;
   Requantization requant_;
   bool requant_prepared_ = false;
+  bool residual_ = false;  // inputs 9-13 add a residual
+  cpu::quantized_elementwise_detail::BinaryParams residual_add_;
+  bool residual_prepared_ = false;
   cpu::PackedInt8B packed_row_taps_;  // the weights for row taps (pack_row_taps), when constant
   bool image_planned_ = false;  // runs read the input in place (gemm_int8_image), as the plan found
 };

@@ -1,9 +1,7 @@
 // CPU kernels of the 8-bit ops of ops/quantized_elementwise.cpp, compiled per SIMD target and
-// dispatched at run time. int8 data runs through the uint8 code with its sign bit flipped (x ^ 0x80
-// keeps the order and adds 128 to the value, which moves into the zero points), so each kernel is
-// written once. Rounding half to even adds and subtracts 1.5 * 2^23 in float32 (exact for the
-// clamped values, which stay within +-255), the same instructions on every target, scalar tails
-// included: tails run the vector code on a padded copy.
+// dispatched at run time, in the uint8 domain of quantized_elementwise.h: the same instructions on
+// every target, scalar tails included (tails run the vector code on a padded copy). QLinearAdd's
+// and QLinearMul's vector code is quantized_elementwise-inl.h's.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "backend/cpu/quantized_elementwise_kernels.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -14,52 +12,10 @@
 #include <memory>
 #include <vector>
 
-#include "backend/cpu/requant_int8-inl.h"
+#include "backend/cpu/quantized_elementwise-inl.h"
 #include "backend/cpu/thread_buffers.h"
 #include "mnnpy/backend.h"
 #include "mnnpy/thread_pool.h"
-
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-#include <immintrin.h>
-#endif
-
-#ifndef MNNPY_QUANTIZED_ELEMENTWISE_SHARED_ONCE
-#define MNNPY_QUANTIZED_ELEMENTWISE_SHARED_ONCE
-namespace mnnpy {
-namespace cpu {
-namespace quantized_elementwise_detail {
-
-constexpr float kRoundMagic = 12582912.0f;  // 1.5 * 2^23: v + this rounds v half to even
-constexpr int32_t kRoundMagicBits = 0x4B400000;
-constexpr int64_t kTailBytes = 64;  // at least one vector of 8-bit lanes widened to floats, any target
-
-// The clamp and zero point of an output in the uint8 domain: a value v becomes
-// round(clamp(v, lo, hi)) + zero, within [0, 255].
-struct Requant {
-  float lo = 0, hi = 255;
-  int32_t zero = 0;
-};
-
-inline Requant make_requant(int32_t zero_u8) { return Requant{(float)(0 - zero_u8), (float)(255 - zero_u8), zero_u8}; }
-
-inline uint8_t requantize_one(float v, const Requant& q) {
-  v = std::min(std::max(v, q.lo), q.hi);
-  const float r = (v + kRoundMagic) - kRoundMagic;
-  return (uint8_t)((int32_t)r + q.zero);
-}
-
-struct BinaryParams {
-  float a_ratio = 1, b_ratio = 1;  // QLinearAdd: a_scale / y_scale, b_scale / y_scale
-  float ratio = 1;                 // QLinearMul: a_scale * b_scale / y_scale
-  int32_t a_zero = 0, b_zero = 0;  // uint8 domain
-  uint8_t flip = 0;
-  Requant out;
-};
-
-}  // namespace quantized_elementwise_detail
-}  // namespace cpu
-}  // namespace mnnpy
-#endif  // MNNPY_QUANTIZED_ELEMENTWISE_SHARED_ONCE
 
 HWY_BEFORE_NAMESPACE();
 namespace mnnpy {
@@ -67,94 +23,7 @@ namespace cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 using namespace quantized_elementwise_detail;
-
-using DF = hn::ScalableTag<float>;
-using DI = hn::RebindToSigned<DF>;
-using D8 = hn::Rebind<uint8_t, DF>;
-using VF = hn::Vec<DF>;
-using VI = hn::Vec<DI>;
-
-// Lanes(DF) bytes at p, sign-flipped by `flip`, as int32 lanes.
-HWY_INLINE VI load_bytes(const uint8_t* HWY_RESTRICT p, uint8_t flip) {
-  const D8 d8;
-  return hn::PromoteTo(DI(), hn::Xor(hn::LoadU(d8, p), hn::Set(d8, flip)));
-}
-
-HWY_INLINE void store_requantized(VF v, const Requant& q, uint8_t flip, uint8_t* HWY_RESTRICT y) {
-  const DF d;
-  const DI di;
-  const D8 d8;
-  v = hn::Min(hn::Max(v, hn::Set(d, q.lo)), hn::Set(d, q.hi));
-  const VI r = hn::Sub(hn::BitCast(di, hn::Add(v, hn::Set(d, kRoundMagic))), hn::Set(di, kRoundMagicBits));
-  const auto bytes = hn::DemoteTo(d8, hn::Add(r, hn::Set(di, q.zero)));
-  hn::StoreU(hn::Xor(bytes, hn::Set(d8, flip)), d8, y);
-}
-
-// y[i] = op(a[i * a_step], b[i * b_step]) for i < n; steps 0 (broadcast) or 1. kFlip: int8 data
-// (p.flip 0x80); uint8 data skips the flips. kContiguous: both steps 1.
-template <bool kMul, bool kFlip, bool kContiguous>
-HWY_INLINE void binary_vectors(const uint8_t* HWY_RESTRICT a, int64_t a_step, const uint8_t* HWY_RESTRICT b,
-                               int64_t b_step, uint8_t* HWY_RESTRICT y, int64_t n, const BinaryParams& p) {
-  const DF d;
-  const DI di;
-  const int64_t L = (int64_t)hn::Lanes(d);
-  const uint8_t flip = kFlip ? p.flip : 0;
-  const VI za = hn::Set(di, p.a_zero), zb = hn::Set(di, p.b_zero);
-  const VI a_fixed = hn::Sub(hn::Set(di, (int32_t)(uint8_t)(a[0] ^ flip)), za);
-  const VI b_fixed = hn::Sub(hn::Set(di, (int32_t)(uint8_t)(b[0] ^ flip)), zb);
-  const VF a_ratio = hn::Set(d, p.a_ratio), b_ratio = hn::Set(d, p.b_ratio), ratio = hn::Set(d, p.ratio);
-  auto value_at = [&](int64_t i) {
-    const VI va = kContiguous || a_step ? hn::Sub(load_bytes(a + i, flip), za) : a_fixed;
-    const VI vb = kContiguous || b_step ? hn::Sub(load_bytes(b + i, flip), zb) : b_fixed;
-    if constexpr (kMul) return hn::Mul(hn::ConvertTo(d, hn::Mul(va, vb)), ratio);
-    return hn::Add(hn::Mul(hn::ConvertTo(d, va), a_ratio), hn::Mul(hn::ConvertTo(d, vb), b_ratio));
-  };
-  int64_t i = 0;
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-  // 64 values a step, bounded by saturating packs rather than a float max and min per vector:
-  // min(hi, v) keeps a NaN (MINPS returns its second operand then), which converts to INT_MIN;
-  // everything below lo saturates to byte 0 (= zero + lo) on the way down, so the bytes are
-  // store_requantized's.
-  const __m512 hi = _mm512_set1_ps(p.out.hi);
-  const __m512i zero16 = _mm512_set1_epi16((short)p.out.zero);
-  const __m512i flip_bytes = _mm512_set1_epi8((char)flip);
-  for (; i + 4 * L <= n; i += 4 * L) {
-    __m512i r[4];
-    for (int j = 0; j < 4; ++j) r[j] = _mm512_cvtps_epi32(_mm512_min_ps(hi, value_at(i + j * L).raw));
-    const __m512i bytes = pack_rounded(r[0], r[1], r[2], r[3], zero16, false);
-    _mm512_storeu_si512(y + i, kFlip ? _mm512_xor_si512(bytes, flip_bytes) : bytes);
-  }
-#endif
-  for (; i < n; i += L) store_requantized(value_at(i), p.out, flip, y + i);
-}
-
-template <bool kMul>
-void binary_span(const uint8_t* a, int64_t a_step, const uint8_t* b, int64_t b_step, uint8_t* y, int64_t n,
-                 const BinaryParams& p) {
-  const bool contiguous = a_step && b_step;
-  if (p.flip) {
-    if (contiguous) binary_vectors<kMul, true, true>(a, a_step, b, b_step, y, n, p);
-    else binary_vectors<kMul, true, false>(a, a_step, b, b_step, y, n, p);
-  } else {
-    if (contiguous) binary_vectors<kMul, false, true>(a, a_step, b, b_step, y, n, p);
-    else binary_vectors<kMul, false, false>(a, a_step, b, b_step, y, n, p);
-  }
-}
-
-template <bool kMul>
-void binary_row(const uint8_t* a, int64_t a_step, const uint8_t* b, int64_t b_step, uint8_t* y, int64_t n,
-                const BinaryParams& p) {
-  const int64_t L = (int64_t)hn::Lanes(DF());
-  const int64_t body = n / L * L;
-  if (body) binary_span<kMul>(a, a_step, b, b_step, y, body, p);
-  if (body == n) return;
-  uint8_t ta[kTailBytes] = {}, tb[kTailBytes] = {}, ty[kTailBytes];
-  const int64_t rest = n - body;
-  std::memcpy(ta, a + body * a_step, (size_t)(a_step ? rest : 1));
-  std::memcpy(tb, b + body * b_step, (size_t)(b_step ? rest : 1));
-  binary_span<kMul>(ta, a_step, tb, b_step, ty, L, p);
-  std::memcpy(y + body, ty, (size_t)rest);
-}
+using namespace quantized_binary;
 
 void AddRowImpl(const uint8_t* a, int64_t a_step, const uint8_t* b, int64_t b_step, uint8_t* y, int64_t n,
                 const BinaryParams& p) {
@@ -326,6 +195,22 @@ HWY_EXPORT(MaxTapsImpl);
 HWY_EXPORT(RequantizeSumsImpl);
 HWY_EXPORT(SlidingMaxImpl);
 HWY_EXPORT(SlidingSumImpl);
+
+void qlinear_add_row(const uint8_t* a, const uint8_t* b, uint8_t* y, int64_t n,
+                     const quantized_elementwise_detail::BinaryParams& p) {
+  if (y != a) {
+    HWY_DYNAMIC_DISPATCH(AddRowImpl)(a, 1, b, 1, y, n, p);
+    return;
+  }
+  // In place: a's bytes go through a copy (the row code takes distinct operands).
+  constexpr int64_t kChunk = 4096;
+  alignas(64) uint8_t chunk[kChunk];
+  for (int64_t i = 0; i < n; i += kChunk) {
+    const int64_t count = std::min(kChunk, n - i);
+    std::memcpy(chunk, a + i, (size_t)count);
+    HWY_DYNAMIC_DISPATCH(AddRowImpl)(chunk, 1, b + i, 1, y + i, count, p);
+  }
+}
 }  // namespace cpu
 
 namespace {

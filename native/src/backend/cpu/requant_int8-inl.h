@@ -94,14 +94,26 @@ struct RequantVector {
   // The same bytes: min(hi, v) keeps a NaN (MINPS returns its second operand then), which
   // converts to INT_MIN, and everything below lo saturates on the way to bytes, then rises to
   // low; rint(v) + zero is exact in int16 (|rint(v)| <= 32767 or saturated below low).
-  void store_two_rows(uint8_t* row_a, uint8_t* row_b, Sums a0, Sums a1, Sums b0, Sums b1, Multipliers m0,
-                      Multipliers m1) const {
+  // The requantized values less the zero point, rint(clamp(v, lo, hi)), as floats (exact: whole
+  // numbers within +-383), which are QLinearAdd's centred operand when a residual is added to the
+  // output: cvtps2dq's rounding (half to even) by vrndscaleps. A NaN v gives lo, as the bytes do.
+  __m512 centred(Sums s, Multipliers m) const {
+    const __m512 v = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(s), m), lo), hi);
+    return _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  }
+
+  // The 64 bytes: row a's 32 in the low half, row b's in the high.
+  __m512i two_rows(Sums a0, Sums a1, Sums b0, Sums b1, Multipliers m0, Multipliers m1) const {
     auto rounded = [&](Sums s, Multipliers m) {
       return _mm512_cvtps_epi32(_mm512_min_ps(hi, _mm512_mul_ps(_mm512_cvtepi32_ps(s), m)));
     };
     const __m512i packed = pack_rounded(rounded(a0, m0), rounded(a1, m1), rounded(b0, m0), rounded(b1, m1),
                                         _mm512_packs_epi32(zero, zero), is_signed);
-    const __m512i bytes = is_signed ? _mm512_max_epi8(packed, low8) : _mm512_max_epu8(packed, low8);
+    return is_signed ? _mm512_max_epi8(packed, low8) : _mm512_max_epu8(packed, low8);
+  }
+  void store_two_rows(uint8_t* row_a, uint8_t* row_b, Sums a0, Sums a1, Sums b0, Sums b1, Multipliers m0,
+                      Multipliers m1) const {
+    const __m512i bytes = two_rows(a0, a1, b0, b1, m0, m1);
     _mm256_storeu_si256((__m256i*)row_a, _mm512_castsi512_si256(bytes));
     _mm256_storeu_si256((__m256i*)row_b, _mm512_extracti64x4_epi64(bytes, 1));
   }
