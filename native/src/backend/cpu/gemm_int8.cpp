@@ -600,22 +600,25 @@ void requantize_tile(const Int8Call& g, const int32_t* tile, int64_t i0, int row
     const uint32_t* t = reinterpret_cast<const uint32_t*>(tile);
     uint8_t* out = static_cast<uint8_t*>(g.c) + i0 * g.ldc + j0;
     const int64_t ldc = g.ldc;
-    if (cols == (int)kNR) {
-      int r = 0;
+    int r = 0;
 #if HWY_TARGET != HWY_AVX2
-      auto sums = [&](int i) { return hn::Add(hn::LoadU(du, t + i), i % kNR ? col1 : col0).raw; };
-      if (ep.residual) {
-        const quantized_binary::AddTwoRows add(*ep.residual_add);
-        const uint8_t* res = ep.residual + i0 * ldc + j0;
-        // The output's values never become bytes: QLinearAdd takes them centred, as floats.
-        for (; r + 2 <= rows; r += 2, t += 2 * kNR, out += 2 * ldc, res += 2 * ldc) {
-          const hn::Vec<hn::ScalableTag<float>> a[4] = {
-              {requant_vector.centred(sums(0), m0)}, {requant_vector.centred(sums(L), m1)},
-              {requant_vector.centred(sums(kNR), m0)}, {requant_vector.centred(sums(kNR + L), m1)}};
-          add(a, res, res + ldc, out, out + ldc);
-        }
-        residual_from = r;
+    auto sums = [&](int i) { return hn::Add(hn::LoadU(du, t + i), i % kNR ? col1 : col0).raw; };
+    if (ep.residual) {
+      // The output's values never become bytes: QLinearAdd takes them centred, as floats.
+      const quantized_binary::AddTwoRows add(*ep.residual_add);
+      const __mmask32 mask = cols >= (int)kNR ? ~__mmask32(0) : (__mmask32(1) << cols) - 1u;
+      const uint8_t* res = ep.residual + i0 * ldc + j0;
+      for (; r + 2 <= rows; r += 2, t += 2 * kNR, out += 2 * ldc, res += 2 * ldc) {
+        const hn::Vec<hn::ScalableTag<float>> a[4] = {
+            {requant_vector.centred(sums(0), m0)}, {requant_vector.centred(sums(L), m1)},
+            {requant_vector.centred(sums(kNR), m0)}, {requant_vector.centred(sums(kNR + L), m1)}};
+        add(a, res, res + ldc, out, out + ldc, mask);
       }
+      residual_from = r;
+    }
+#endif
+    if (cols == (int)kNR) {
+#if HWY_TARGET != HWY_AVX2
       for (; r + 2 <= rows; r += 2, t += 2 * kNR, out += 2 * ldc)
         requant_vector.store_two_rows(out, out + ldc, sums(0), sums(L), sums(kNR), sums(kNR + L), m0, m1);
 #endif
@@ -628,7 +631,7 @@ void requantize_tile(const Int8Call& g, const int32_t* tile, int64_t i0, int row
 #if HWY_TARGET != HWY_AVX2
     // A partial tile: masked stores, the second half only where it has columns.
     const __mmask16 mask0 = lanes_mask(cols), mask1 = lanes_mask(cols - L);
-    for (int r = 0; r < rows; ++r, t += kNR, out += ldc) {
+    for (; r < rows; ++r, t += kNR, out += ldc) {
       _mm_mask_storeu_epi8(out, mask0, requant_vector(hn::Add(hn::LoadU(du, t), col0).raw, m0));
       if (mask1) _mm_mask_storeu_epi8(out + L, mask1, requant_vector(hn::Add(hn::LoadU(du, t + L), col1).raw, m1));
     }

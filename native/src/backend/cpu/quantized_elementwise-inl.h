@@ -138,21 +138,26 @@ void binary_row(const uint8_t* a, int64_t a_step, const uint8_t* b, int64_t b_st
 
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 // QLinearAdd of two rows of 32 values: a's centred values as floats (a[0], a[1]: row 0's 32, a[2],
-// a[3]: row 1's), b's bytes at b0 and b1; the bytes stored at y0 and y1. binary_vectors'
-// arithmetic, 64 values at once.
+// a[3]: row 1's), b's bytes at b0 and b1; the bytes stored at y0 and y1, in the columns of `mask`
+// (b read only there). binary_vectors' arithmetic, 64 values at once.
 struct AddTwoRows {
   explicit AddTwoRows(const BinaryParams& p)
       : zb(hn::Set(DI(), p.b_zero)), a_ratio(hn::Set(DF(), p.a_ratio)), b_ratio(hn::Set(DF(), p.b_ratio)),
         hi(_mm512_set1_ps(p.out.hi)), zero16(_mm512_set1_epi16((short)p.out.zero)),
         flip_bytes(_mm512_set1_epi8((char)p.flip)), flip(p.flip) {}
 
-  void operator()(const VF* a, const uint8_t* b0, const uint8_t* b1, uint8_t* y0, uint8_t* y1) const {
+  void operator()(const VF* a, const uint8_t* b0, const uint8_t* b1, uint8_t* y0, uint8_t* y1, __mmask32 mask) const {
     const uint8_t* b_at[4] = {b0, b0 + 16, b1, b1 + 16};
+    const __m128i flip16 = _mm512_castsi512_si128(flip_bytes);
     VF v[4];
-    for (int j = 0; j < 4; ++j) v[j] = add_value(a[j], hn::Sub(load_bytes(b_at[j], flip), zb), a_ratio, b_ratio);
+    for (int j = 0; j < 4; ++j) {
+      const __mmask16 lanes = (__mmask16)(j % 2 ? mask >> 16 : mask);
+      const VI b{_mm512_cvtepu8_epi32(_mm_xor_si128(_mm_maskz_loadu_epi8(lanes, b_at[j]), flip16))};
+      v[j] = add_value(a[j], hn::Sub(b, zb), a_ratio, b_ratio);
+    }
     const __m512i bytes = _mm512_xor_si512(requantize_64(v, hi, zero16), flip_bytes);
-    _mm256_storeu_si256((__m256i*)y0, _mm512_castsi512_si256(bytes));
-    _mm256_storeu_si256((__m256i*)y1, _mm512_extracti64x4_epi64(bytes, 1));
+    _mm256_mask_storeu_epi8(y0, mask, _mm512_castsi512_si256(bytes));
+    _mm256_mask_storeu_epi8(y1, mask, _mm512_extracti64x4_epi64(bytes, 1));
   }
 
   VI zb;
