@@ -190,6 +190,30 @@ def test_planned_graph_runs_with_new_placeholder_values(rng):
     assert_same(ry.numpy(), kept)
 
 
+def test_planned_graph_reads_input_arrays_in_place(rng):
+    # Arrays of the input's type are read where they lie; results never share their memory, the
+    # arrays are never written, and other arrays (another dtype and shape of as many values, a
+    # strided view, a list) are converted as before.
+    x = F.placeholder((3, 4), dtype=np.float32)
+    for out, expect in ((F.reshape(x, [4, 3]), lambda v: v.reshape(4, 3)), (x * 1.0, lambda v: v),
+                        (F.tanh(x), np.tanh)):
+        planned = mnnpy._core.PlannedGraph([out], [x])
+        for value in (random_array(rng, (3, 4), "float32"), random_array(rng, (3, 8), "float32")[:, ::2],
+                      random_array(rng, (12,), "float64"), random_array(rng, (3, 4), "float32").tolist()):
+            kept = np.array(value, copy=True)
+            got = planned.run([value])[0].numpy()
+            assert_same(got, expect(np.asarray(kept, np.float32).reshape(3, 4)), rtol=1e-6)
+            if isinstance(value, np.ndarray):
+                assert not np.shares_memory(got, value)
+                assert_same(np.asarray(value), kept)
+    # The identity: the result is a copy of the input, not a view of it.
+    planned = mnnpy._core.PlannedGraph([x], [x])
+    value = random_array(rng, (3, 4), "float32")
+    got = planned.run([value])[0].numpy()
+    value[0, 0] += 1
+    assert got[0, 0] == value[0, 0] - 1
+
+
 def test_var_attributes(rng):
     a = F.const(random_array(rng, (2, 3), "float32"))
     a.name = "a"

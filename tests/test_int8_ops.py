@@ -400,6 +400,12 @@ def test_qdq_cnn_fuses_every_op(fresh, tmp_path, monkeypatch, name, float_ops):
     assert counts.get("QGemm") == 1 and not any(op in counts for op in ("Add", "Gemm", "GlobalAveragePool")), counts
     if name == "resnet18":
         assert counts.get("MaxPool") == 1  # on the 8-bit tensor
+    # The global pool reads the last convolution's channels-last output: the one transpose left
+    # moves the pooled [1, 1, 1, C].
+    graph = from_onnx(path)[0]
+    pool = next(n for n in graph.nodes if n.op == "QLinearGlobalAveragePool")
+    transposes = [n for n in graph.nodes if n.op == "Transpose"]
+    assert pool.attrs.get("channels_last") == 1 and [t.inputs[0] for t in transposes] == pool.outputs, transposes
     x = rng.standard_normal((1, 3, 64, 64)).astype(np.float32)
     expected = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"input": x})[0]
     got = np.asarray(nn.load_module_from_file(path)(x), np.float64)

@@ -57,12 +57,29 @@ def _two_d(graph, node):
     return len(node.attrs.get("kernel_shape", ())) == 2
 
 
+def _of_images(graph, node):
+    """A global pool whose input is a 2-D convolution's output, or an 8-bit sum or product of
+    such (residual connections): 4-D for certain."""
+    producers = {o: n for n in graph.nodes for o in n.outputs}
+
+    def image(name, depth):
+        n = producers.get(name)
+        if n is None or depth > 64:
+            return False
+        if n.op == "QLinearConv":
+            return _is_conv2d(graph, n)
+        return n.op in ("QLinearAdd", "QLinearMul") and image(n.inputs[0], depth + 1) and image(n.inputs[3], depth + 1)
+    return image(node.inputs[0], 0)
+
+
 # The layout-aware ops, one line each. The pools are 2-D (4-D tensors) by their kernels; the
-# global pool (any rank) stays NCHW: the transpose in front of it moves a small tensor.
+# global pool (any rank) where its input is an image: its output [N, 1, 1, C] then goes back to
+# NCHW instead of its input.
 LAYOUT_AWARE = {
     "QLinearConv": LayoutAware(inputs=(0,), outputs=(0,), accepts=_is_conv2d),
     "MaxPool": LayoutAware(inputs=(0,), outputs=(0,), accepts=_eight_bit_image),
     "QLinearAveragePool": LayoutAware(inputs=(0,), outputs=(0,), accepts=_two_d),
+    "QLinearGlobalAveragePool": LayoutAware(inputs=(0,), outputs=(0,), accepts=_of_images),
 }
 
 

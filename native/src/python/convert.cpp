@@ -122,6 +122,34 @@ std::shared_ptr<Tensor> tensor_from_numpy(py::handle obj, const DType* force, co
   return tensor;
 }
 
+namespace {
+// The reference that keeps a borrowed array alive; it may be dropped on any thread, so the
+// release takes the GIL (and is skipped once the interpreter is gone: the process is ending).
+void release_array(void* p) {
+  auto* array = static_cast<py::object*>(p);
+  if (!Py_IsInitialized()) return;
+  py::gil_scoped_acquire gil;
+  delete array;
+}
+}  // namespace
+
+std::shared_ptr<Tensor> borrowed_tensor(py::handle obj) {
+  if (!py::array::check_(obj)) return nullptr;
+  py::array arr = py::reinterpret_borrow<py::array>(obj);
+  const int flags = py::detail::array_proxy(arr.ptr())->flags;
+  const bool in_place = (flags & py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_) &&
+                        (flags & py::detail::npy_api::NPY_ARRAY_ALIGNED_) && arr.dtype().byteorder() != '>' &&
+                        arr.ndim() <= 32;
+  if (!in_place) return nullptr;
+  const char kind = arr.dtype().kind();
+  if (kind == 'O' || kind == 'U' || kind == 'S' || kind == 'c' || kind == 'M' || kind == 'm') return nullptr;
+  auto tensor = std::make_shared<Tensor>();
+  tensor->type = TensorType{dtype_from_python(arr.dtype()), Shape(arr.shape(), arr.shape() + arr.ndim())};
+  tensor->data = const_cast<void*>(arr.data());
+  tensor->owner = std::shared_ptr<void>(new py::object(arr), release_array);
+  return tensor;
+}
+
 py::array numpy_from_tensor(const std::shared_ptr<Tensor>& t) {
   auto* keep = new std::shared_ptr<Tensor>(t);
   py::capsule owner(keep, [](void* p) { delete static_cast<std::shared_ptr<Tensor>*>(p); });

@@ -16,6 +16,9 @@ DType dtype_from_python(py::handle obj);
 // given. The bytes of `reuse` are written again when nothing else holds them and they fit.
 std::shared_ptr<Tensor> tensor_from_numpy(py::handle obj, const DType* force = nullptr,
                                           const std::shared_ptr<Tensor>& reuse = nullptr);
+// A tensor reading the array's buffer in place (the tensor keeps the array alive), or null when
+// the array is not a C-contiguous, aligned, native-order ndarray (then it must be copied).
+std::shared_ptr<Tensor> borrowed_tensor(py::handle obj);
 // A NumPy array viewing the tensor's bytes, keeping the tensor alive; read-only.
 py::array numpy_from_tensor(const std::shared_ptr<Tensor>& t);
 

@@ -2,6 +2,7 @@
 #include <pybind11/stl.h>
 
 #include <cstdlib>
+#include <cstring>
 
 #include "mnnpy/backend.h"
 #include "mnnpy/executor.h"
@@ -324,10 +325,38 @@ PYBIND11_MODULE(_core, m) {
             throw ValueError("PlannedGraph.run: the plan takes " + std::to_string(inputs.size()) +
                              " input values, got " + std::to_string(py::len(*values)));
           }
-          std::vector<std::shared_ptr<Tensor>> given;
-          for (size_t i = 0; i < inputs.size(); ++i) given.push_back(placeholder_value(inputs[i], (*values)[i]));
-          py::gil_scoped_release release;
-          tensors = g.run(given);
+          // Arrays of the input's type are read in place (a model's input is often large: its copy
+          // would cost as much as a layer), the others converted.
+          std::vector<std::shared_ptr<Tensor>> given, borrowed;
+          for (size_t i = 0; i < inputs.size(); ++i) {
+            const TensorType& want = inputs[i].type();
+            std::shared_ptr<Tensor> tensor = borrowed_tensor((*values)[i]);
+            if (tensor && tensor->type.dtype == want.dtype && tensor->numel() == want.numel()) {
+              tensor->type.shape = want.shape;
+              borrowed.push_back(tensor);
+            } else {
+              tensor = placeholder_value(inputs[i], (*values)[i]);
+            }
+            given.push_back(std::move(tensor));
+          }
+          {
+            py::gil_scoped_release release;
+            tensors = g.run(given);
+          }
+          // An output that views an input (a reshape of it, or the input itself) gets its own copy:
+          // results never share the caller's buffers.
+          for (auto& t : tensors) {
+            for (const auto& b : borrowed) {
+              const char* p = static_cast<const char*>(t->data);
+              const char* begin = static_cast<const char*>(b->data);
+              if (t->nbytes() && p >= begin && p < begin + b->nbytes()) {
+                auto copy = Tensor::allocate(t->type);
+                std::memcpy(copy->data, t->data, t->nbytes());
+                t = std::move(copy);
+                break;
+              }
+            }
+          }
         }
         return as_constants(tensors, g.targets());
       }, py::arg("values") = py::none());

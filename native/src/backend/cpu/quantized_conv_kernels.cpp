@@ -118,7 +118,6 @@ class QLinearConvKernel : public Kernel {
   void execute(const KernelArgs& args, void* scratch) const override {
     const Tensor* x = args.inputs[0];
     const int32_t x_zero = value_at(args.inputs[2], 0);
-    const int64_t OC = s_.out_c;
     Requantization fresh_requant;
     const Requantization& rq = requant_prepared_ ? requant_ : (fresh_requant = requantization(args.inputs));
     Residual residual;
