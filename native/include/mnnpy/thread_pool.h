@@ -1,7 +1,11 @@
 // One process-wide pool sized by set_num_threads. Workers spin for a few microseconds after
 // a job (back-to-back jobs then start at once), then sleep on a condition variable; the calling
 // thread takes part in the work, so one thread means no wake-ups. Starting a job and claiming its
-// chunks take no lock (one atomic word), so many threads start and split a short job quickly.
+// chunks take no lock (atomic words), so many threads start and split a short job quickly. Each
+// thread first runs its own share of a job's chunks, the same share of every job (the caller the
+// first, worker i the (i + 1)-th), then takes the chunks left in the others' shares: consecutive
+// kernels over the same rows of an image then find their inputs in the cache of the core that
+// wrote them.
 // Several threads may call parallel_for at once: the pool runs one caller's job at a time, and a
 // caller that finds it busy, or that runs a plan while as many threads as the pool has run plans
 // (Caller), runs its own job's chunks itself (its thread is a core's worth of work already), so
@@ -12,6 +16,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -63,9 +68,11 @@ class ThreadPool {
   // and unchanged until its last chunk is done.
   std::atomic<const std::function<void(int64_t, int64_t)>*> job_{nullptr};
   std::atomic<int64_t> job_n_{0}, job_chunk_{0};
-  // The job's generation, chunk count and next unclaimed chunk in one word (thread_pool.cpp), so
-  // that a thread still finishing an earlier job can never claim a chunk of the next one.
+  // The job's generation and chunk count in one word (thread_pool.cpp), and per thread the
+  // generation, end and next unclaimed chunk of its share, so that a thread still finishing an
+  // earlier job can never claim a chunk of the next one.
   std::atomic<uint64_t> claim_{0};
+  std::unique_ptr<std::atomic<uint64_t>[]> shares_;
   std::atomic<int64_t> chunks_done_{0};
   std::atomic<int> sleepers_{0};              // workers asleep on wake_ (or about to be)
   std::atomic<bool> caller_sleeping_{false};  // the caller asleep on done_ (or about to be)

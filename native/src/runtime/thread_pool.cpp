@@ -6,14 +6,20 @@ namespace mnnpy {
 
 namespace {
 thread_local bool t_inside_job = false;
+thread_local int t_share = 0;  // this thread's share of each job: 0 for callers, i + 1 for worker i
 constexpr int kSpinIterations = 20000;
 
-// The claim word: the job's generation (bits 32-63), its chunk count (16-31) and its next
-// unclaimed chunk (0-15). A claim decides from this one word alone whether a chunk is left.
+// The claim word: the job's generation (bits 32-63) and its chunk count (16-31). A share's word:
+// the generation, the share's end (16-31) and its next unclaimed chunk (0-15); a claim decides
+// from that one word alone whether a chunk is left.
 constexpr int64_t kMaxChunks = 0xffff;
 uint32_t generation_of(uint64_t claim) { return (uint32_t)(claim >> 32); }
 int64_t chunk_count_of(uint64_t claim) { return (int64_t)((claim >> 16) & 0xffff); }
-int64_t next_chunk_of(uint64_t claim) { return (int64_t)(claim & 0xffff); }
+int64_t share_end_of(uint64_t share) { return (int64_t)((share >> 16) & 0xffff); }
+int64_t next_chunk_of(uint64_t share) { return (int64_t)(share & 0xffff); }
+uint64_t share_word(uint32_t generation, int64_t end, int64_t next) {
+  return (uint64_t)generation << 32 | (uint64_t)end << 16 | (uint64_t)next;
+}
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -56,7 +62,14 @@ void ThreadPool::set_num_threads(int n) {
   if (n == num_threads_) return;
   stop_workers();
   const uint32_t generation = generation_of(claim_.load());  // no job runs: job_mutex_ is held
-  for (int i = 0; i < n - 1; ++i) workers_.emplace_back([this, generation] { worker_loop(generation); });
+  shares_.reset(new std::atomic<uint64_t>[n]);
+  for (int i = 0; i < n; ++i) shares_[i].store(share_word(generation, 0, 0));
+  for (int i = 0; i < n - 1; ++i) {
+    workers_.emplace_back([this, generation, i] {
+      t_share = i + 1;
+      worker_loop(generation);
+    });
+  }
   num_threads_ = n;
 }
 
@@ -68,26 +81,34 @@ void ThreadPool::split(int64_t n, int64_t grain, int threads, int64_t* chunks, i
 }
 
 void ThreadPool::run_chunks(uint32_t generation) {
-  for (;;) {
-    uint64_t state = claim_.load(std::memory_order_acquire);
-    int64_t c = 0, chunks = 0;
-    do {
-      // The word alone says whether a chunk of this job is left: a thread still finishing an
-      // earlier job sees another generation, or a spent count, and claims nothing.
-      c = next_chunk_of(state);
-      chunks = chunk_count_of(state);
-      if (generation_of(state) != generation || c >= chunks) return;
-    } while (!claim_.compare_exchange_weak(state, state + 1, std::memory_order_acq_rel, std::memory_order_acquire));
-    // The job is unfinished (this chunk was unclaimed), so its fields are still the ones its
-    // caller published with this generation.
-    const auto* fn = job_.load(std::memory_order_relaxed);
-    const int64_t n = job_n_.load(std::memory_order_relaxed), chunk = job_chunk_.load(std::memory_order_relaxed);
-    t_inside_job = true;
-    (*fn)(c * chunk, std::min(n, (c + 1) * chunk));
-    t_inside_job = false;
-    if (chunks_done_.fetch_add(1) + 1 == chunks && caller_sleeping_.load()) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      done_.notify_all();
+  const uint64_t job = claim_.load(std::memory_order_acquire);
+  if (generation_of(job) != generation) return;
+  const int64_t chunks = chunk_count_of(job);
+  const int threads = num_threads_.load(std::memory_order_relaxed);
+  // This thread's share first, then the others' in turn.
+  for (int k = 0; k < threads; ++k) {
+    std::atomic<uint64_t>& share = shares_[(t_share + k) % threads];
+    for (;;) {
+      uint64_t state = share.load(std::memory_order_acquire);
+      int64_t c = 0;
+      do {
+        // The word alone says whether a chunk of this job is left: a thread still finishing an
+        // earlier job sees another generation, or a spent share, and claims nothing.
+        c = next_chunk_of(state);
+        if (generation_of(state) != generation || c >= share_end_of(state)) break;
+      } while (!share.compare_exchange_weak(state, state + 1, std::memory_order_acq_rel, std::memory_order_acquire));
+      if (generation_of(state) != generation || c >= share_end_of(state)) break;
+      // The job is unfinished (this chunk was unclaimed), so its fields are still the ones its
+      // caller published with this generation.
+      const auto* fn = job_.load(std::memory_order_relaxed);
+      const int64_t n = job_n_.load(std::memory_order_relaxed), chunk = job_chunk_.load(std::memory_order_relaxed);
+      t_inside_job = true;
+      (*fn)(c * chunk, std::min(n, (c + 1) * chunk));
+      t_inside_job = false;
+      if (chunks_done_.fetch_add(1) + 1 == chunks && caller_sleeping_.load()) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        done_.notify_all();
+      }
     }
   }
 }
@@ -143,6 +164,10 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
   job_chunk_.store(chunk, std::memory_order_relaxed);
   chunks_done_.store(0, std::memory_order_relaxed);
   const uint32_t generation = generation_of(claim_.load(std::memory_order_relaxed)) + 1;
+  for (int i = 0; i < threads; ++i) {
+    shares_[i].store(share_word(generation, (i + 1) * chunks / threads, i * chunks / threads),
+                     std::memory_order_relaxed);
+  }
   claim_.store((uint64_t)generation << 32 | (uint64_t)chunks << 16);  // publishes the fields above
   if (sleepers_.load() > 0) {
     std::lock_guard<std::mutex> lock(mutex_);
