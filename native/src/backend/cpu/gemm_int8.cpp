@@ -545,14 +545,28 @@ void gather_requant_columns(const Int8Call& g, int64_t j0, int cols, RequantColu
   const PackedInt8B& b = *g.b;
   const Int8Epilogue& ep = *g.ep;
   const uint32_t b_shift = b.b_signed ? 0u : 128u;
-  for (int j = 0; j < (int)kNR; ++j) {
-    const int64_t n = j0 + j;
-    const bool in = j < cols;
-    c.col_sum[j] = in ? (uint32_t)b.col_sums.get()[n] : 0u;
-    // Stored B is B - b_shift: (B - zb) = stored - (zb - b_shift).
-    c.b_zero[j] = in ? (ep.b_zero ? (uint32_t)ep.b_zero[n * ep.b_zero_step] : 0u) - b_shift : 0u;
-    c.bias[j] = in && ep.requant_bias ? (uint32_t)ep.requant_bias[n] : 0u;
-    c.multiplier[j] = in ? ep.requant_multiplier[n] : 0.0f;
+  if (cols == (int)kNR && ep.b_zero && ep.b_zero_step == 1 && ep.requant_bias) {
+    // A whole tile of per-column terms (a convolution's): plain copies, which vectorize.
+    const int32_t* HWY_RESTRICT col_sums = b.col_sums.get() + j0;
+    const int32_t* HWY_RESTRICT b_zero = ep.b_zero + j0;
+    const int32_t* HWY_RESTRICT bias = ep.requant_bias + j0;
+    const float* HWY_RESTRICT multiplier = ep.requant_multiplier + j0;
+    for (int j = 0; j < (int)kNR; ++j) {
+      c.col_sum[j] = (uint32_t)col_sums[j];
+      c.b_zero[j] = (uint32_t)b_zero[j] - b_shift;
+      c.bias[j] = (uint32_t)bias[j];
+      c.multiplier[j] = multiplier[j];
+    }
+  } else {
+    for (int j = 0; j < (int)kNR; ++j) {
+      const int64_t n = j0 + j;
+      const bool in = j < cols;
+      c.col_sum[j] = in ? (uint32_t)b.col_sums.get()[n] : 0u;
+      // Stored B is B - b_shift: (B - zb) = stored - (zb - b_shift).
+      c.b_zero[j] = in ? (ep.b_zero ? (uint32_t)ep.b_zero[n * ep.b_zero_step] : 0u) - b_shift : 0u;
+      c.bias[j] = in && ep.requant_bias ? (uint32_t)ep.requant_bias[n] : 0u;
+      c.multiplier[j] = in ? ep.requant_multiplier[n] : 0.0f;
+    }
   }
   c.no_b_zero = true;
   for (int j = 0; j < (int)kNR; ++j) c.no_b_zero &= c.b_zero[j] == 0u;
