@@ -35,7 +35,11 @@ constexpr int64_t kTileGroups = kAmxInt8TileDepth / kInt8Depth;      // depth gr
 constexpr int64_t kBTileBytes = kTileGroups * kGroupBytes;           // 1024
 constexpr int64_t kPrefetchTiles = 4;                                // how far ahead B is prefetched
 constexpr int64_t kL2BlockBytes = 192 << 10;  // a task's rows of A, kept in L2
-constexpr int64_t kGrainMacs = int64_t(1) << 22;  // work below this is not worth a thread (a few microseconds)
+// Work below this is not worth a thread (a few microseconds): multiply-adds, which the tiles run
+// fast, plus the outputs, whose epilogue is the larger part of a layer with few depths.
+constexpr int64_t kGrainMacs = int64_t(1) << 22;
+constexpr int64_t kGrainOutputs = int64_t(1) << 15;
+int64_t grains(int64_t M, int64_t N, int64_t K) { return M * N * K / kGrainMacs + M * N / kGrainOutputs; }
 static_assert(kAmxInt8BlockCols == 2 * kInt8Panel, "a block spans two panels of B");
 static_assert(kAmxInt8BlockRows == 2 * kTileRows, "a block spans two tiles of rows");
 
@@ -266,7 +270,7 @@ void gemm_int8_amx(int64_t M, const void* a, int64_t lda, bool a_signed, const P
   int64_t row_tasks = ceil_div(row_blocks_total, std::max<int64_t>(1, kL2BlockBytes / block_bytes));
   const int threads = pool ? pool->num_threads() : 1;
   const int64_t want =
-      threads > 1 ? std::min<int64_t>(4 * threads, std::max<int64_t>(1, M * N * K / kGrainMacs)) : 1;
+      threads > 1 ? std::min<int64_t>(4 * threads, std::max<int64_t>(1, grains(M, N, K))) : 1;
   // Byte outputs split by rows first: a block of 32 byte columns covers part of a cache line,
   // which threads writing its neighbours would contend for.
   int64_t col_tasks = byte_output ? 1 : std::min(col_blocks_total, std::max<int64_t>(1, ceil_div(want, row_tasks)));
@@ -365,7 +369,7 @@ void gemm_int8_amx_image(const Int8ImageRows& rows, const PackedInt8B& b, Thread
   const int64_t blocks = ceil_div(tiles, (int64_t)2), col_blocks = ceil_div(N, kAmxInt8BlockCols);
   const int threads = pool ? pool->num_threads() : 1;
   const int64_t want =
-      threads > 1 ? std::min<int64_t>(4 * threads, std::max<int64_t>(1, M * N * b.k / kGrainMacs)) : 1;
+      threads > 1 ? std::min<int64_t>(4 * threads, std::max<int64_t>(1, grains(M, N, b.k))) : 1;
   const int64_t per_task = ceil_div(blocks, std::min(blocks, want));
   const int64_t panel_stride = b.groups * kGroupBytes;
   parallel_for(pool, ceil_div(blocks, per_task), 1, [&](int64_t t0, int64_t t1) {
