@@ -270,15 +270,18 @@ def test_residual_sum_is_qlinear_add(rng, target):
             r = _random(rng, y_dtype, conv.shape)
             rs, rz = np.float32(rng.uniform(0.5, 2.0) * ys), np.asarray(middle + rng.integers(-20, 21), y_dtype)
             ss, sz = np.float32(ys * rng.uniform(1.0, 2.0)), np.asarray(middle + rng.integers(-20, 21), y_dtype)
-            expected = F.qlinear_add(conv, ys, yz, r, rs, rz, ss, sz).read()
-            assert len(np.unique(expected)) > 20
-            for channels_last in (False, True):
-                to = (0, 2, 3, 1) if channels_last else (0, 1, 2, 3)
-                got = F.qlinear_conv2d(x.transpose(to), xs, xz, F.const(w), F.const(ws), F.const(wz), ys, yz, bias,
-                                       stride, pads, (1, 1), group, channels_last=channels_last,
-                                       residual=(r.transpose(to), rs, rz, ss, sz)).read()
-                np.testing.assert_array_equal(got, expected.transpose(to),
-                                              err_msg=f"{target} case {i} channels last {channels_last}")
+            assert len(np.unique(F.qlinear_add(conv, ys, yz, r, rs, rz, ss, sz).read())) > 20
+            # Also a sum scale so small that the values pass int32's range (the float clamp kept).
+            for sum_scale in (ss, np.float32(ss * 1e-9)):
+                expected = F.qlinear_add(conv, ys, yz, r, rs, rz, sum_scale, sz).read()
+                for channels_last in (False, True):
+                    to = (0, 2, 3, 1) if channels_last else (0, 1, 2, 3)
+                    got = F.qlinear_conv2d(x.transpose(to), xs, xz, F.const(w), F.const(ws), F.const(wz), ys, yz,
+                                           bias, stride, pads, (1, 1), group, channels_last=channels_last,
+                                           residual=(r.transpose(to), rs, rz, sum_scale, sz)).read()
+                    np.testing.assert_array_equal(got, expected.transpose(to),
+                                                  err_msg=f"{target} case {i} channels last {channels_last} "
+                                                          f"sum scale {sum_scale}")
 
 
 def test_residual_bad_inputs():

@@ -129,6 +129,33 @@ def test_qlinear_add_and_mul_are_exact(fresh, target, dtype):
                                           _add_reference(b, sb, zb, a, sa, za, sy, zy), err_msg=seed)
 
 
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_qlinear_add_and_mul_with_extreme_ratios(fresh, target, dtype):
+    # Ratios whose values pass int32's range (1e8 and more: the kernels then keep their float clamp
+    # at the top, which the saturating packs alone would get wrong past 2^31) and infinite ones
+    # (an output scale of 0), against ratios near 1.
+    rng, seed = fresh
+    with simd_target(target):
+        for sa, sb, sy in ((1.0, 1.0, 1e-8), (1.0, 1e-9, 1e-8), (3e-9, 1.0, 3e-9), (1.0, 1.0, 0.0)):
+            a, b = _random(rng, dtype, (3, 130)), _random(rng, dtype, (3, 130))
+            za, zb, zy = (_random(rng, dtype, ()) for _ in range(3))
+            args = (a, np.float32(sa), za, b, np.float32(sb), zb, np.float32(sy), zy)
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                for fn, reference in ((F.qlinear_add, _add_reference), (F.qlinear_mul, _mul_reference)):
+                    expected = reference(*args)
+                    if sy == 0.0:
+                        # Infinite ratios: a NaN value (0 times infinity, or infinities of both
+                        # signs added) becomes the lowest output.
+                        ca, cb = _f32(a) - _f32(za), _f32(b) - _f32(zb)
+                        inf = _f32(np.inf)
+                        value = ca * inf + cb * inf if fn is F.qlinear_add else (ca * cb) * inf
+                        expected = np.where(np.isnan(value), np.iinfo(dtype).min, expected).astype(dtype)
+                    got = fn(*args).read()
+                    np.testing.assert_array_equal(got, expected, err_msg=f"{seed} {target} {fn.__name__} {sa} {sb} {sy}")
+                    assert len(np.unique(got)) > 1 or sy == 0.0
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_qlinear_add_and_mul_against_onnxruntime(fresh, dtype):
     """onnxruntime's kernels fold the zero points into one constant term (another order of the

@@ -622,12 +622,19 @@ void requantize_tile(const Int8Call& g, const int32_t* tile, int64_t i0, int row
       const quantized_binary::AddTwoRows add(*ep.residual_add);
       const __mmask32 mask = cols >= (int)kNR ? ~__mmask32(0) : (__mmask32(1) << cols) - 1u;
       const uint8_t* res = ep.residual + i0 * ldc + j0;
-      for (; r + 2 <= rows; r += 2, t += 2 * kNR, out += 2 * ldc, res += 2 * ldc) {
-        const hn::Vec<hn::ScalableTag<float>> a[4] = {
-            {requant_vector.centred(sums(0), m0)}, {requant_vector.centred(sums(L), m1)},
-            {requant_vector.centred(sums(kNR), m0)}, {requant_vector.centred(sums(kNR + L), m1)}};
-        add(a, res, res + ldc, out, out + ldc, mask);
-      }
+      auto add_rows = [&](auto plain, auto clamp_high) {
+        for (; r + 2 <= rows; r += 2, t += 2 * kNR, out += 2 * ldc, res += 2 * ldc) {
+          const hn::Vec<hn::ScalableTag<float>> a[4] = {
+              {requant_vector.centred(sums(0), m0)}, {requant_vector.centred(sums(L), m1)},
+              {requant_vector.centred(sums(kNR), m0)}, {requant_vector.centred(sums(kNR + L), m1)}};
+          add.run<decltype(plain)::value, decltype(clamp_high)::value>(a, res, res + ldc, out, out + ldc, mask);
+        }
+      };
+      const bool plain = cols == (int)kNR && add.flip == 0;
+      if (plain && !add.clamp_high) add_rows(std::true_type(), std::false_type());
+      else if (plain) add_rows(std::true_type(), std::true_type());
+      else if (!add.clamp_high) add_rows(std::false_type(), std::false_type());
+      else add_rows(std::false_type(), std::true_type());
       residual_from = r;
     }
 #endif

@@ -12,6 +12,7 @@
 #include <hwy/highway.h>
 
 #include <cstring>
+#include <type_traits>
 
 #include "backend/cpu/quantized_elementwise.h"
 #include "backend/cpu/requant_int8-inl.h"
@@ -68,10 +69,12 @@ HWY_INLINE VF binary_value(VI va, VI vb, VF a_ratio, VF b_ratio, VF ratio) {
 // 64 values (v[j]: the j-th 16) as 64 uint8-domain bytes, bounded by saturating packs rather than
 // a float max and min per vector: min(hi, v) keeps a NaN (MINPS returns its second operand then),
 // which converts to INT_MIN; everything below lo saturates to byte 0 (= zero + lo) on the way
-// down, so the bytes are store_requantized's.
+// down, so the bytes are store_requantized's. kClampHigh false: the values are known to lie
+// within +-2^30 (values_within_int32), and the packs saturate them above as min(hi, v) would.
+template <bool kClampHigh = true>
 HWY_INLINE __m512i requantize_64(const VF* v, __m512 hi, __m512i zero16) {
   __m512i r[4];
-  for (int j = 0; j < 4; ++j) r[j] = _mm512_cvtps_epi32(_mm512_min_ps(hi, v[j].raw));
+  for (int j = 0; j < 4; ++j) r[j] = _mm512_cvtps_epi32(kClampHigh ? _mm512_min_ps(hi, v[j].raw) : v[j].raw);
   return pack_rounded(r[0], r[1], r[2], r[3], zero16, false);
 }
 #endif
@@ -99,11 +102,15 @@ HWY_INLINE void binary_vectors(const uint8_t* HWY_RESTRICT a, int64_t a_step, co
   const __m512 hi = _mm512_set1_ps(p.out.hi);
   const __m512i zero16 = _mm512_set1_epi16((short)p.out.zero);
   const __m512i flip_bytes = _mm512_set1_epi8((char)flip);
-  for (; i + 4 * L <= n; i += 4 * L) {
-    const VF v[4] = {value_at(i), value_at(i + L), value_at(i + 2 * L), value_at(i + 3 * L)};
-    const __m512i bytes = requantize_64(v, hi, zero16);
-    _mm512_storeu_si512(y + i, kFlip ? _mm512_xor_si512(bytes, flip_bytes) : bytes);
-  }
+  auto steps_of_64 = [&](auto clamp_high) {
+    for (; i + 4 * L <= n; i += 4 * L) {
+      const VF v[4] = {value_at(i), value_at(i + L), value_at(i + 2 * L), value_at(i + 3 * L)};
+      const __m512i bytes = requantize_64<decltype(clamp_high)::value>(v, hi, zero16);
+      _mm512_storeu_si512(y + i, kFlip ? _mm512_xor_si512(bytes, flip_bytes) : bytes);
+    }
+  };
+  if (values_within_int32(p, kMul)) steps_of_64(std::false_type());
+  else steps_of_64(std::true_type());
 #endif
   for (; i < n; i += L) store_requantized(value_at(i), p.out, flip, y + i);
 }
@@ -139,25 +146,38 @@ void binary_row(const uint8_t* a, int64_t a_step, const uint8_t* b, int64_t b_st
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 // QLinearAdd of two rows of 32 values: a's centred values as floats (a[0], a[1]: row 0's 32, a[2],
 // a[3]: row 1's), b's bytes at b0 and b1; the bytes stored at y0 and y1, in the columns of `mask`
-// (b read only there). binary_vectors' arithmetic, 64 values at once.
+// (b read only there). binary_vectors' arithmetic, 64 values at once. kPlain: uint8 data and all
+// 32 columns (no flips, no masks); kClampHigh: as requantize_64's (clamp_high says which).
 struct AddTwoRows {
   explicit AddTwoRows(const BinaryParams& p)
       : zb(hn::Set(DI(), p.b_zero)), a_ratio(hn::Set(DF(), p.a_ratio)), b_ratio(hn::Set(DF(), p.b_ratio)),
         hi(_mm512_set1_ps(p.out.hi)), zero16(_mm512_set1_epi16((short)p.out.zero)),
-        flip_bytes(_mm512_set1_epi8((char)p.flip)), flip(p.flip) {}
+        flip_bytes(_mm512_set1_epi8((char)p.flip)), flip(p.flip), clamp_high(!values_within_int32(p, false)) {}
 
-  void operator()(const VF* a, const uint8_t* b0, const uint8_t* b1, uint8_t* y0, uint8_t* y1, __mmask32 mask) const {
+  template <bool kPlain, bool kClampHigh>
+  void run(const VF* a, const uint8_t* b0, const uint8_t* b1, uint8_t* y0, uint8_t* y1, __mmask32 mask) const {
     const uint8_t* b_at[4] = {b0, b0 + 16, b1, b1 + 16};
-    const __m128i flip16 = _mm512_castsi512_si128(flip_bytes);
     VF v[4];
     for (int j = 0; j < 4; ++j) {
-      const __mmask16 lanes = (__mmask16)(j % 2 ? mask >> 16 : mask);
-      const VI b{_mm512_cvtepu8_epi32(_mm_xor_si128(_mm_maskz_loadu_epi8(lanes, b_at[j]), flip16))};
-      v[j] = add_value(a[j], hn::Sub(b, zb), a_ratio, b_ratio);
+      __m512i b;
+      if constexpr (kPlain) {
+        b = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i*)b_at[j]));
+      } else {
+        const __mmask16 lanes = (__mmask16)(j % 2 ? mask >> 16 : mask);
+        b = _mm512_cvtepu8_epi32(
+            _mm_xor_si128(_mm_maskz_loadu_epi8(lanes, b_at[j]), _mm512_castsi512_si128(flip_bytes)));
+      }
+      v[j] = add_value(a[j], hn::Sub(VI{b}, zb), a_ratio, b_ratio);
     }
-    const __m512i bytes = _mm512_xor_si512(requantize_64(v, hi, zero16), flip_bytes);
-    _mm256_mask_storeu_epi8(y0, mask, _mm512_castsi512_si256(bytes));
-    _mm256_mask_storeu_epi8(y1, mask, _mm512_extracti64x4_epi64(bytes, 1));
+    const __m512i bytes = requantize_64<kClampHigh>(v, hi, zero16);
+    if constexpr (kPlain) {
+      _mm256_storeu_si256((__m256i*)y0, _mm512_castsi512_si256(bytes));
+      _mm256_storeu_si256((__m256i*)y1, _mm512_extracti64x4_epi64(bytes, 1));
+    } else {
+      const __m512i flipped = _mm512_xor_si512(bytes, flip_bytes);
+      _mm256_mask_storeu_epi8(y0, mask, _mm512_castsi512_si256(flipped));
+      _mm256_mask_storeu_epi8(y1, mask, _mm512_extracti64x4_epi64(flipped, 1));
+    }
   }
 
   VI zb;
@@ -165,6 +185,7 @@ struct AddTwoRows {
   __m512 hi;
   __m512i zero16, flip_bytes;
   uint8_t flip;
+  bool clamp_high;
 };
 #endif
 

@@ -7,6 +7,7 @@
 // product and the sum rounded once in float32 (no fused multiply-add).
 #pragma once
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 namespace mnnpy {
@@ -39,6 +40,15 @@ struct BinaryParams {
   uint8_t flip = 0;
   Requant out;
 };
+
+// Whether every value of the op lies within +-2^30 whatever the bytes (finite ratios, small enough):
+// a vector's conversion to int32 then cannot overflow, and the saturating packs alone bound the
+// values from above as the clamp at hi would (hi is the top of the uint8 domain, 255 - zero).
+inline bool values_within_int32(const BinaryParams& p, bool mul) {
+  constexpr float kLimit = 1073741824.0f;  // 2^30
+  if (mul) return 65025.0f * std::fabs(p.ratio) < kLimit;   // false for a NaN
+  return 255.0f * (std::fabs(p.a_ratio) + std::fabs(p.b_ratio)) < kLimit;
+}
 
 }  // namespace quantized_elementwise_detail
 
