@@ -539,6 +539,7 @@ struct RequantColumns {
   alignas(64) uint32_t col_const[kNR];
   alignas(64) float multiplier[kNR];
   bool no_b_zero = false;          // B's zero points all 0 (symmetric weights): no row-sum term
+  bool small_multipliers = false;  // every multiplier finite, |m| <= 0.5 (RequantVector::two_rows)
 };
 
 void gather_requant_columns(const Int8Call& g, int64_t j0, int cols, RequantColumns& c) {
@@ -569,7 +570,11 @@ void gather_requant_columns(const Int8Call& g, int64_t j0, int cols, RequantColu
     }
   }
   c.no_b_zero = true;
-  for (int j = 0; j < (int)kNR; ++j) c.no_b_zero &= c.b_zero[j] == 0u;
+  c.small_multipliers = true;
+  for (int j = 0; j < (int)kNR; ++j) {
+    c.no_b_zero &= c.b_zero[j] == 0u;
+    c.small_multipliers &= std::fabs(c.multiplier[j]) <= 0.5f;  // false for a NaN
+  }
   if (ep.a_zero_step == 0) {
     const uint32_t za = ep.a_zero ? (uint32_t)ep.a_zero[0] : 0u, a_shift = g.bytes_form && g.a_signed ? 128u : 0u;
     for (int j = 0; j < (int)kNR; ++j)
@@ -640,6 +645,10 @@ void requantize_tile(const Int8Call& g, const int32_t* tile, int64_t i0, int row
 #endif
     if (cols == (int)kNR) {
 #if HWY_TARGET != HWY_AVX2
+      if (c.small_multipliers && requant.high == (requant.low < 0 ? 127 : 255)) {
+        for (; r + 2 <= rows; r += 2, t += 2 * kNR, out += 2 * ldc)
+          requant_vector.store_two_rows<false>(out, out + ldc, sums(0), sums(L), sums(kNR), sums(kNR + L), m0, m1);
+      }
       for (; r + 2 <= rows; r += 2, t += 2 * kNR, out += 2 * ldc)
         requant_vector.store_two_rows(out, out + ldc, sums(0), sums(L), sums(kNR), sums(kNR + L), m0, m1);
 #endif

@@ -102,18 +102,23 @@ struct RequantVector {
     return _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   }
 
-  // The 64 bytes: row a's 32 in the low half, row b's in the high.
+  // The 64 bytes: row a's 32 in the low half, row b's in the high. kClampHigh false: every
+  // multiplier is finite and at most 0.5 in magnitude (|v| < 2^30: cvtps2dq cannot overflow) and
+  // high is the type's largest value, so the saturating packs alone bound v from above.
+  template <bool kClampHigh = true>
   __m512i two_rows(Sums a0, Sums a1, Sums b0, Sums b1, Multipliers m0, Multipliers m1) const {
     auto rounded = [&](Sums s, Multipliers m) {
-      return _mm512_cvtps_epi32(_mm512_min_ps(hi, _mm512_mul_ps(_mm512_cvtepi32_ps(s), m)));
+      const __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(s), m);
+      return _mm512_cvtps_epi32(kClampHigh ? _mm512_min_ps(hi, v) : v);
     };
     const __m512i packed = pack_rounded(rounded(a0, m0), rounded(a1, m1), rounded(b0, m0), rounded(b1, m1),
                                         _mm512_packs_epi32(zero, zero), is_signed);
     return is_signed ? _mm512_max_epi8(packed, low8) : _mm512_max_epu8(packed, low8);
   }
+  template <bool kClampHigh = true>
   void store_two_rows(uint8_t* row_a, uint8_t* row_b, Sums a0, Sums a1, Sums b0, Sums b1, Multipliers m0,
                       Multipliers m1) const {
-    const __m512i bytes = two_rows(a0, a1, b0, b1, m0, m1);
+    const __m512i bytes = two_rows<kClampHigh>(a0, a1, b0, b1, m0, m1);
     _mm256_storeu_si256((__m256i*)row_a, _mm512_castsi512_si256(bytes));
     _mm256_storeu_si256((__m256i*)row_b, _mm512_extracti64x4_epi64(bytes, 1));
   }
