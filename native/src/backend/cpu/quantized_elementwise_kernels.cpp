@@ -71,22 +71,29 @@ void MaxBytesImpl(const uint8_t* HWY_RESTRICT x, int64_t n, uint8_t flip, uint8_
   for (; i < n; ++i) m[i] = std::max<uint8_t>(m[i], (uint8_t)(x[i] ^ flip));
 }
 
-// y[i] = max over t < count of taps[t][i] ^ flip, then ^ flip again, for i < n: one window of
-// channels-last bytes.
-void MaxTapsImpl(const uint8_t* const* taps, int64_t count, int64_t n, uint8_t flip, uint8_t* HWY_RESTRICT y) {
+// Windows of channels-last bytes, one after another (a row of a pool's outputs): window w has
+// counts[w] taps, the next ones of `taps`; y[w * n + i] = (max over its taps t of t[i]) ^ flip
+// for i < n, the taps' bytes already in the uint8 domain (a row of maxima).
+void MaxWindowsImpl(const uint8_t* const* taps, const int64_t* counts, int64_t windows, int64_t n, uint8_t flip,
+                    uint8_t* HWY_RESTRICT y) {
   const hn::ScalableTag<uint8_t> d8;
   const int64_t L = (int64_t)hn::Lanes(d8);
   const auto f = hn::Set(d8, flip);
-  int64_t i = 0;
-  for (; i + L <= n; i += L) {
-    auto m = hn::Zero(d8);
-    for (int64_t t = 0; t < count; ++t) m = hn::Max(m, hn::Xor(hn::LoadU(d8, taps[t] + i), f));
-    hn::StoreU(hn::Xor(m, f), d8, y + i);
-  }
-  for (; i < n; ++i) {
-    uint8_t m = 0;
-    for (int64_t t = 0; t < count; ++t) m = std::max<uint8_t>(m, (uint8_t)(taps[t][i] ^ flip));
-    y[i] = m ^ flip;
+  for (int64_t w = 0; w < windows; ++w) {
+    const int64_t count = counts[w];
+    int64_t i = 0;
+    for (; i + L <= n; i += L) {
+      auto m = hn::Zero(d8);
+      for (int64_t t = 0; t < count; ++t) m = hn::Max(m, hn::LoadU(d8, taps[t] + i));
+      hn::StoreU(hn::Xor(m, f), d8, y + i);
+    }
+    for (; i < n; ++i) {
+      uint8_t m = 0;
+      for (int64_t t = 0; t < count; ++t) m = std::max<uint8_t>(m, taps[t][i]);
+      y[i] = m ^ flip;
+    }
+    taps += count;
+    y += n;
   }
 }
 
@@ -191,7 +198,7 @@ HWY_EXPORT(SumBytesImpl);
 HWY_EXPORT(MaxBytesImpl);
 HWY_EXPORT(QuantizeRowImpl);
 HWY_EXPORT(InterleaveRowsImpl);
-HWY_EXPORT(MaxTapsImpl);
+HWY_EXPORT(MaxWindowsImpl);
 HWY_EXPORT(RequantizeSumsImpl);
 HWY_EXPORT(SlidingMaxImpl);
 HWY_EXPORT(SlidingSumImpl);
@@ -575,8 +582,38 @@ class WindowPoolKernel : public Kernel {
     }
     const int64_t C = w.channels;
     const int64_t row_bytes = w.out_w * C * w.kernel_h * w.kernel_w;
+    if (!average) {
+      // Each output row: the maxima of its window's input rows (whole rows of pixels, contiguous),
+      // then each output pixel's maximum over its window's pixels of that row, in one call.
+      const int64_t in_row = w.in_w * C;
+      parallel_for(args.pool, w.batch * w.out_h, grain_for(row_bytes), [&](int64_t r0, int64_t r1) {
+        std::vector<uint8_t> maxima((size_t)in_row);
+        std::vector<const uint8_t*> taps((size_t)(w.kernel_w * w.out_w));
+        std::vector<int64_t> counts((size_t)w.out_w);
+        for (int64_t r = r0; r < r1; ++r) {
+          const int64_t n = r / w.out_h, oh = r % w.out_h;
+          const int64_t h0 = w.h_first[(size_t)oh], h1 = h0 + w.h_valid[(size_t)oh];
+          const int64_t top = oh * w.stride_h - w.pad_top;
+          std::fill(maxima.begin(), maxima.end(), 0);
+          for (int64_t kh = h0; kh < h1; ++kh) {
+            HWY_DYNAMIC_DISPATCH(cpu::MaxBytesImpl)(x + (n * w.in_h + top + kh * w.dilation_h) * in_row, in_row, flip,
+                                                    maxima.data());
+          }
+          int64_t count = 0;
+          for (int64_t ow = 0; ow < w.out_w; ++ow) {
+            const int64_t w0 = w.w_first[(size_t)ow], w1 = w0 + w.w_valid[(size_t)ow];
+            const int64_t left = ow * w.stride_w - w.pad_left;
+            for (int64_t kw = w0; kw < w1; ++kw) taps[(size_t)count++] = maxima.data() + (left + kw * w.dilation_w) * C;
+            counts[(size_t)ow] = w1 - w0;
+          }
+          HWY_DYNAMIC_DISPATCH(cpu::MaxWindowsImpl)(taps.data(), counts.data(), w.out_w, C, flip,
+                                                    y + (n * w.out_h + oh) * w.out_w * C);
+        }
+      });
+      return;
+    }
     parallel_for(args.pool, w.batch * w.out_h, grain_for(row_bytes), [&](int64_t r0, int64_t r1) {
-      std::vector<int32_t> sums((size_t)(average ? C : 0));
+      std::vector<int32_t> sums((size_t)C);
       std::vector<const uint8_t*> taps((size_t)(w.kernel_h * w.kernel_w));
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t n = r / w.out_h, oh = r % w.out_h;
@@ -592,10 +629,6 @@ class WindowPoolKernel : public Kernel {
               taps[(size_t)count++] =
                   x + ((n * w.in_h + top + kh * w.dilation_h) * w.in_w + left + kw * w.dilation_w) * C;
             }
-          }
-          if (!average) {
-            HWY_DYNAMIC_DISPATCH(cpu::MaxTapsImpl)(taps.data(), count, C, flip, py);
-            continue;
           }
           std::fill(sums.begin(), sums.end(), 0);
           for (int64_t t = 0; t < count; ++t)
