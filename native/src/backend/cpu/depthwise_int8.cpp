@@ -307,7 +307,11 @@ MNNPY_BLOCK_TARGET void block_depthwise(const DepthwiseInt8Nhwc& a, ThreadPool* 
   rq.zero = a.out_zero, rq.low = a.out_low, rq.high = a.out_high;
   const RequantVector requant(rq);
   const int64_t work = std::max<int64_t>(1, OW * C * a.kernel_h * a.kernel_w);
-  parallel_for(pool, a.batch * OH, std::max<int64_t>(1, (int64_t(1) << 17) / work), [&](int64_t r0, int64_t r1) {
+  // One run of rows per thread: a task builds the rows of blocks its first output rows read, which
+  // the task before it built too (the work of every row is the same, so the shares stay even).
+  const int threads = pool ? pool->num_threads() : 1;
+  const int64_t grain = std::max(std::max<int64_t>(1, (int64_t(1) << 17) / work), ceil_div(a.batch * OH, (int64_t)threads));
+  parallel_for(pool, a.batch * OH, grain, [&](int64_t r0, int64_t r1) {
     // Rows of blocks kept by their index (image, k); a row of outputs reads R consecutive ones.
     const int64_t slots = R + 1;
     uint8_t* storage = reinterpret_cast<uint8_t*>(thread_buffer(0, (size_t)(slots * row_bytes) / sizeof(float)));
