@@ -303,6 +303,49 @@ def test_residual_bad_inputs():
         F.qlinear_conv2d(x, one, zero, w, one, np.int8(0), one, zero, residual=(good, one))
 
 
+COLUMN_SPLIT_CASES = [  # (N, C, H, W), OC, kernel, stride, pads: more output channels than pixels
+    ((1, 512, 7, 7), 1024, (1, 1), (1, 1), (0, 0, 0, 0)),   # the GEMM on the input
+    ((1, 256, 8, 8), 384, (3, 3), (2, 2), (1, 1, 1, 1)),    # the image path, strided
+    ((1, 256, 7, 7), 256, (3, 3), (1, 1), (1, 1, 1, 1)),    # the image path, flat
+]
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_late_layers_split_by_columns_are_exact(rng, threads):
+    # Layers whose weights outweigh their activations (a CNN's last stages at batch 1): threads
+    # split their columns (each streams its part of the weights) instead of their rows; the same
+    # bytes on every target, with a residual too.
+    previous = mnnpy.get_num_threads()
+    mnnpy.set_num_threads(threads)
+    try:
+        for i, (xshape, OC, kernel, stride, pads) in enumerate(COLUMN_SPLIT_CASES):
+            x = _random(rng, np.uint8, xshape)
+            w = rng.integers(-128, 128, (OC, xshape[1]) + kernel).astype(np.int8)
+            wz = np.zeros(OC, np.int8)
+            ws = rng.uniform(0.001, 0.01, OC).astype(np.float32)
+            xs, xz = np.float32(0.02), _random(rng, np.uint8, ())
+            bias = rng.integers(-20000, 20000, OC).astype(np.int32)
+            acc = _accumulate(x, xz, w, wz, bias, stride, pads, (1, 1), 1)
+            ys = np.float32(xs * np.max(ws) * np.abs(acc.astype(np.float64)).max() / 100)
+            yz = np.uint8(128 + rng.integers(-10, 10))
+            expected = _reference(x, xs, xz, w, ws, wz, ys, yz, bias, stride, pads, (1, 1), 1, False)
+            r, rs, rz, ss, sz = _random(rng, np.uint8, expected.shape), np.float32(ys), np.uint8(120), np.float32(2 * ys), np.uint8(7)
+            expected_sum = F.qlinear_add(expected, ys, yz, r, rs, rz, ss, sz).read().transpose(0, 2, 3, 1)
+            expected = expected.transpose(0, 2, 3, 1)
+            x_last, r_last = np.ascontiguousarray(x.transpose(0, 2, 3, 1)), np.ascontiguousarray(r.transpose(0, 2, 3, 1))
+            for target in TARGETS:
+                with simd_target(target):
+                    got = F.qlinear_conv2d(x_last, xs, xz, F.const(w), F.const(ws), F.const(wz), ys, yz, bias, stride,
+                                           pads, (1, 1), 1, channels_last=True).read()
+                    np.testing.assert_array_equal(got, expected, err_msg=f"{target} case {i} threads {threads}")
+                    got_sum = F.qlinear_conv2d(x_last, xs, xz, F.const(w), F.const(ws), F.const(wz), ys, yz, bias,
+                                               stride, pads, (1, 1), 1, channels_last=True,
+                                               residual=(r_last, rs, rz, ss, sz)).read()
+                    np.testing.assert_array_equal(got_sum, expected_sum, err_msg=f"{target} case {i} sum")
+    finally:
+        mnnpy.set_num_threads(previous)
+
+
 def test_qlinear_conv2d_bad_inputs():
     x, w = np.zeros((1, 4, 5, 5), np.uint8), np.zeros((6, 4, 3, 3), np.int8)
     one, zero = np.float32(1), np.uint8(0)

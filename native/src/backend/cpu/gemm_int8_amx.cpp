@@ -40,6 +40,13 @@ constexpr int64_t kL2BlockBytes = 192 << 10;  // a task's rows of A, kept in L2
 constexpr int64_t kGrainMacs = int64_t(1) << 22;
 constexpr int64_t kGrainOutputs = int64_t(1) << 15;
 int64_t grains(int64_t M, int64_t N, int64_t K) { return M * N * K / kGrainMacs + M * N / kGrainOutputs; }
+
+// Column blocks per task for `tasks` tasks over `blocks`; with byte outputs a whole number of
+// pairs (64 bytes of a row: threads never write parts of one cache line).
+int64_t column_task_blocks(int64_t blocks, int64_t tasks, bool byte_output) {
+  const int64_t per_task = ceil_div(blocks, std::max<int64_t>(1, tasks));
+  return byte_output ? round_up(per_task, 2) : per_task;
+}
 static_assert(kAmxInt8BlockCols == 2 * kInt8Panel, "a block spans two panels of B");
 static_assert(kAmxInt8BlockRows == 2 * kTileRows, "a block spans two tiles of rows");
 
@@ -272,12 +279,16 @@ void gemm_int8_amx(int64_t M, const void* a, int64_t lda, bool a_signed, const P
   const int64_t want =
       threads > 1 ? std::min<int64_t>(4 * threads, std::max<int64_t>(1, grains(M, N, K))) : 1;
   // Byte outputs split by rows first: a block of 32 byte columns covers part of a cache line,
-  // which threads writing its neighbours would contend for.
-  int64_t col_tasks = byte_output ? 1 : std::min(col_blocks_total, std::max<int64_t>(1, ceil_div(want, row_tasks)));
+  // which threads writing its neighbours would contend for. But where B has more columns than A
+  // has rows (the last stages of a CNN at batch 1) every thread would stream all of B: they split
+  // by columns then, in whole column tasks (split_columns).
+  const bool split_columns = byte_output && N > M;
+  int64_t col_tasks = byte_output && !split_columns
+                          ? 1 : std::min(col_blocks_total, std::max<int64_t>(1, ceil_div(want, row_tasks)));
   if (row_tasks * col_tasks < want) row_tasks = std::min(row_blocks_total, ceil_div(want, col_tasks));
   if (row_tasks * col_tasks < want) col_tasks = std::min(col_blocks_total, ceil_div(want, row_tasks));
   const int64_t rows_per_task = ceil_div(row_blocks_total, row_tasks);
-  const int64_t cols_per_task = ceil_div(col_blocks_total, col_tasks);
+  const int64_t cols_per_task = column_task_blocks(col_blocks_total, col_tasks, byte_output);
   row_tasks = ceil_div(row_blocks_total, rows_per_task);
   col_tasks = ceil_div(col_blocks_total, cols_per_task);
   const int64_t panel_stride = groups * kGroupBytes;
@@ -290,7 +301,9 @@ void gemm_int8_amx(int64_t M, const void* a, int64_t lda, bool a_signed, const P
     std::memset(tails, 0, sizeof tails);
     configure_tiles();
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t rt = t / col_tasks, ct = t % col_tasks;
+      // Split by columns: a thread's share of the tasks is a range of columns (its part of B).
+      const int64_t rt = split_columns ? t % row_tasks : t / col_tasks;
+      const int64_t ct = split_columns ? t / row_tasks : t % col_tasks;
       const int64_t rb0 = rt * rows_per_task, rb1 = std::min(row_blocks_total, rb0 + rows_per_task);
       const int64_t cb0 = ct * cols_per_task, cb1 = std::min(col_blocks_total, cb0 + cols_per_task);
       for (int64_t cb = cb0; cb < cb1; ++cb) {
@@ -365,27 +378,38 @@ void gemm_int8_amx_image(const Int8ImageRows& rows, const PackedInt8B& b, Thread
   };
   int32_t* row_sums = reinterpret_cast<int32_t*>(thread_buffer(kRowSumsSlot, (size_t)M));
   std::memset(row_sums, 0, sizeof(int32_t) * (size_t)M);
-  // Blocks of two tiles times blocks of two panels; byte outputs split by rows (see gemm_int8_amx).
+  // Blocks of two tiles times blocks of two panels; byte outputs split by rows, or by columns
+  // where B has more columns than the image has output pixels (see gemm_int8_amx).
   const int64_t blocks = ceil_div(tiles, (int64_t)2), col_blocks = ceil_div(N, kAmxInt8BlockCols);
   const int threads = pool ? pool->num_threads() : 1;
   const int64_t want =
       threads > 1 ? std::min<int64_t>(4 * threads, std::max<int64_t>(1, grains(M, N, b.k))) : 1;
-  const int64_t per_task = ceil_div(blocks, std::min(blocks, want));
+  const bool split_columns = N > M;
+  const int64_t cols_per_task =
+      split_columns ? column_task_blocks(col_blocks, std::min(col_blocks, want), true) : col_blocks;
+  const int64_t col_tasks = ceil_div(col_blocks, cols_per_task);
+  const int64_t per_task = ceil_div(blocks, std::min(blocks, ceil_div(want, col_tasks)));
+  const int64_t row_tasks = ceil_div(blocks, per_task);
   const int64_t panel_stride = b.groups * kGroupBytes;
-  parallel_for(pool, ceil_div(blocks, per_task), 1, [&](int64_t t0, int64_t t1) {
+  parallel_for(pool, row_tasks * col_tasks, 1, [&](int64_t t0, int64_t t1) {
     alignas(64) int32_t block[kAmxInt8BlockRows * kAmxInt8BlockCols];
     configure_tiles();
-    for (int64_t cb = 0; cb < col_blocks; ++cb) {
-      const int64_t j0 = cb * kAmxInt8BlockCols;
-      const int cols = (int)std::min(kAmxInt8BlockCols, N - j0);
-      const int8_t* b0 = b.data.get() + 2 * cb * panel_stride;
-      const int8_t* b1 = b0 + panel_stride;
-      for (int64_t blk = t0 * per_task; blk < std::min(blocks, t1 * per_task); ++blk) {
-        const int64_t high = 2 * blk, low = std::min(tiles - 1, high + 1);  // an odd last tile pairs with itself
-        block_amx_image(tile_start(high), tile_start(low), a_stride, tap_offsets.data(), taps, channel_tiles, b0, b1,
-                        block);
-        finish_tile(high, block, j0, cols, row_sums);
-        if (low != high) finish_tile(low, block + kTileRows * kAmxInt8BlockCols, j0, cols, row_sums);
+    for (int64_t t = t0; t < t1; ++t) {
+      // Column tasks outermost: a thread's share of the tasks is a range of columns (its part of B).
+      const int64_t ct = t / row_tasks, rt = t % row_tasks;
+      const int64_t cb1 = std::min(col_blocks, (ct + 1) * cols_per_task);
+      for (int64_t cb = ct * cols_per_task; cb < cb1; ++cb) {
+        const int64_t j0 = cb * kAmxInt8BlockCols;
+        const int cols = (int)std::min(kAmxInt8BlockCols, N - j0);
+        const int8_t* b0 = b.data.get() + 2 * cb * panel_stride;
+        const int8_t* b1 = b0 + panel_stride;
+        for (int64_t blk = rt * per_task; blk < std::min(blocks, (rt + 1) * per_task); ++blk) {
+          const int64_t high = 2 * blk, low = std::min(tiles - 1, high + 1);  // an odd last tile pairs with itself
+          block_amx_image(tile_start(high), tile_start(low), a_stride, tap_offsets.data(), taps, channel_tiles, b0,
+                          b1, block);
+          finish_tile(high, block, j0, cols, row_sums);
+          if (low != high) finish_tile(low, block + kTileRows * kAmxInt8BlockCols, j0, cols, row_sums);
+        }
       }
     }
     release_tiles();
