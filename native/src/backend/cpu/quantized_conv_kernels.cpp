@@ -126,18 +126,15 @@ class QLinearConvKernel : public Kernel {
       residual.values = static_cast<const uint8_t*>(args.inputs[9]->data);
       residual.add = residual_prepared_ ? &residual_add_ : &(fresh_add = residual_params(args.inputs));
     }
-    if (channels_last_ && !depthwise_) {
-      run_channels_last(x, args.inputs[3], x_zero, rq, residual, args.outputs[0], scratch, args.pool);
-      return;
-    }
     if (channels_last_) {
-      run_channels_last(x, args.inputs[3], x_zero, rq, Residual(), args.outputs[0], scratch, args.pool);
+      run_channels_last(x, args.inputs[3], x_zero, rq, residual, args.outputs[0], scratch, args.pool);
     } else if (depthwise_) {
       run_depthwise(x, args.inputs[3], x_zero, rq, args.outputs[0], args.pool);
     } else {
       run_nchw(x, x_zero, rq, args, scratch);
     }
-    if (residual_) add_residual(residual, args.outputs[0], args.pool);
+    // The GEMM's epilogue adds the residual on channels-last tensors; the other schemes here.
+    if (residual_ && (depthwise_ || !channels_last_)) add_residual(residual, args.outputs[0], args.pool);
   }
 
  private:
@@ -407,6 +404,7 @@ class QLinearConvKernel : public Kernel {
     });
   }
 
+  // The residual goes into the GEMM's epilogue (depthwise layers leave it to execute).
   void run_channels_last(const Tensor* x, const Tensor* w, int32_t x_zero, const Requantization& rq,
                          const Residual& residual, Tensor* y, void* scratch, ThreadPool* pool) const {
     const int64_t OC = s_.out_c;
