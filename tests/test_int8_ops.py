@@ -137,9 +137,15 @@ def test_qlinear_add_and_mul_with_extreme_ratios(fresh, target, dtype):
     # (an output scale of 0), against ratios near 1.
     rng, seed = fresh
     with simd_target(target):
+        info = np.iinfo(dtype)
+        middle = (int(info.min) + int(info.max) + 1) // 2
         for sa, sb, sy in ((1.0, 1.0, 1e-8), (1.0, 1e-9, 1e-8), (3e-9, 1.0, 3e-9), (1.0, 1.0, 0.0)):
             a, b = _random(rng, dtype, (3, 130)), _random(rng, dtype, (3, 130))
-            za, zb, zy = (_random(rng, dtype, ()) for _ in range(3))
+            # Zero points about the middle, and extremes whose sums and products take both signs:
+            # the saturated outputs are not all one value.
+            a[0, :3] = info.max, info.min, info.min
+            b[0, :3] = info.max, info.min, info.max
+            za, zb, zy = (np.asarray(middle + rng.integers(-20, 21), dtype) for _ in range(3))
             args = (a, np.float32(sa), za, b, np.float32(sb), zb, np.float32(sy), zy)
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 for fn, reference in ((F.qlinear_add, _add_reference), (F.qlinear_mul, _mul_reference)):

@@ -61,14 +61,19 @@ def _of_images(graph, node):
     """A global pool whose input is a 2-D convolution's output, or an 8-bit sum or product of
     such (residual connections): 4-D for certain."""
     producers = {o: n for n in graph.nodes for o in n.outputs}
+    known = {}  # name -> whether it is an image: each name is asked once, however often it is reused
 
     def image(name, depth):
-        n = producers.get(name)
-        if n is None or depth > 64:
-            return False
-        if n.op == "QLinearConv":
-            return _is_conv2d(graph, n)
-        return n.op in ("QLinearAdd", "QLinearMul") and image(n.inputs[0], depth + 1) and image(n.inputs[3], depth + 1)
+        if name not in known:
+            n = producers.get(name)
+            if n is None or depth > 64:
+                return False
+            if n.op == "QLinearConv":
+                known[name] = _is_conv2d(graph, n)
+            else:
+                known[name] = n.op in ("QLinearAdd", "QLinearMul") and image(n.inputs[0], depth + 1) and \
+                    image(n.inputs[3], depth + 1)
+        return known[name]
     return image(node.inputs[0], 0)
 
 
