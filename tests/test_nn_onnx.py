@@ -724,6 +724,37 @@ BAD_INPUTS = [
 ]
 
 
+def test_repeated_calls_give_onnxruntime_values_and_still_check_their_inputs(rng):
+    """Calls repeating the last call's shapes and dtypes run its plan directly: each gives
+    onnxruntime's values for its own input, other shapes and dtypes go through the checks, and
+    inputs named out of the model's order still reach their placeholders."""
+    model, module = _conv_module(rng, ["N", 3, 8, 8])
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for batch in (1, 1, 2, 2, 1):
+        x = rand(rng, batch, 3, 8, 8)
+        kept = x.copy()
+        np.testing.assert_allclose(module.forward(x).read(), session.run(None, {"x": x})[0], rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(x, kept)
+    x64 = rand(rng, 1, 3, 8, 8).astype(np.float64)
+    np.testing.assert_allclose(module.forward(x64).read(), session.run(None, {"x": x64.astype(np.float32)})[0],
+                               rtol=1e-5, atol=1e-5)
+    module.forward(rand(rng, 1, 3, 8, 8))
+    for _, make_input, error, message, _ in BAD_INPUTS:
+        with pytest.raises(error, match=message):
+            module.forward(make_input())
+    with pytest.raises(ValueError, match="takes 1 inputs"):
+        module.forward(rand(rng, 1, 3, 8, 8), rand(rng, 1, 3, 8, 8))
+    difference = make_model([h.make_node("Sub", ["a", "b"], ["y"])],
+                            {"a": np.zeros((2, 3), np.float32), "b": np.zeros((2, 3), np.float32)}, ["y"])
+    graph, _ = convert.from_onnx(difference.SerializeToString())
+    swapped = nn._ConvertedModule(graph, graph.weights, ["b", "a"], [])
+    for _ in range(3):
+        b, a = rand(rng, 2, 3), rand(rng, 2, 3)
+        y = swapped.forward([b, a])
+        np.testing.assert_array_equal(y.read(), a - b)
+        assert y.name == "y"
+
+
 @pytest.mark.parametrize("declared", [["N", 3, 8, 8], ["N", "C", "H", "W"]], ids=["fixed", "symbolic"])
 @pytest.mark.parametrize("case", BAD_INPUTS, ids=[c[0] for c in BAD_INPUTS])
 def test_forward_refuses_bad_inputs_with_a_clear_error(rng, declared, case):
