@@ -40,6 +40,15 @@ constexpr int64_t kL2BlockBytes = 192 << 10;  // a task's rows of A, kept in L2
 constexpr int64_t kGrainMacs = int64_t(1) << 22;
 constexpr int64_t kGrainOutputs = int64_t(1) << 15;
 int64_t grains(int64_t M, int64_t N, int64_t K) { return M * N * K / kGrainMacs + M * N / kGrainOutputs; }
+// Tasks of a product split by rows, on `threads` threads: grains a quarter of those, a whole number
+// of tasks per thread (up to four). Each thread then reads the rows it wrote in the layer before
+// (ThreadPool's shares), where one thread running all of a small layer (mobilenet_v2's 28x28 and
+// 14x14 projections, 10-15 us) reads half its input from the other core's cache and takes longer
+// than on one thread.
+int64_t row_split_tasks(int64_t M, int64_t N, int64_t K, int threads) {
+  const int64_t fine_grains = M * N * K / (kGrainMacs / 4) + M * N / (kGrainOutputs / 4);
+  return fine_grains <= 1 ? 1 : std::min<int64_t>(4, ceil_div(fine_grains, threads)) * threads;
+}
 
 // Column blocks per task for `tasks` tasks over `blocks`; with byte outputs a whole number of
 // pairs (64 bytes of a row: threads never write parts of one cache line).
@@ -261,28 +270,28 @@ void gemm_int8_amx(int64_t M, const void* a, int64_t lda, bool a_signed, const P
       thread_buffer(kRowsSlot, (size_t)ceil_div(row_blocks_total * block_bytes, (int64_t)sizeof(float))));
   int32_t* row_sums = reinterpret_cast<int32_t*>(thread_buffer(kRowSumsSlot, (size_t)M));
   if (blocks_in_place) std::memset(row_sums, 0, sizeof(int32_t) * (size_t)M);  // not read: no zero points of B
-  const int64_t copy_grain = std::max<int64_t>(1, (int64_t(1) << 16) / block_bytes);
-  parallel_for(pool, row_blocks_total - blocks_in_place, copy_grain, [&](int64_t c0, int64_t c1) {
-    const int64_t r0 = c0 + blocks_in_place, r1 = c1 + blocks_in_place;
-    for (int64_t r = r0; r < r1; ++r) {
+  // Copies the blocks of rows [r0, r1) that are not read in place.
+  auto copy_blocks = [&](int64_t r0, int64_t r1) {
+    for (int64_t r = std::max(r0, blocks_in_place); r < r1; ++r) {
       const int64_t m0 = r * kAmxInt8BlockRows, n_rows = std::min(kAmxInt8BlockRows, M - m0);
       uint8_t* dst = rows + r * block_bytes;
       if (a_signed) copy_rows(static_cast<const int8_t*>(a), lda, m0, n_rows, K, kp, a_stride, dst, row_sums);
       else copy_rows(static_cast<const uint8_t*>(a), lda, m0, n_rows, K, kp, a_stride, dst, row_sums);
     }
-  });
+  };
   // Tasks as on the vector path: blocks of rows whose copy of A fits in L2, times blocks of
   // column pairs; more tasks than threads so that shares even out.
   const int64_t col_blocks_total = ceil_div(N, kAmxInt8BlockCols);
   int64_t row_tasks = ceil_div(row_blocks_total, std::max<int64_t>(1, kL2BlockBytes / block_bytes));
   const int threads = pool ? pool->num_threads() : 1;
-  const int64_t want =
-      threads > 1 ? std::min<int64_t>(4 * threads, std::max<int64_t>(1, grains(M, N, K))) : 1;
+  const bool split_columns = byte_output && N > M;
+  int64_t want = 1;
+  if (threads > 1 && byte_output && !split_columns) want = row_split_tasks(M, N, K, threads);
+  else if (threads > 1) want = std::min<int64_t>(4 * threads, std::max<int64_t>(1, grains(M, N, K)));
   // Byte outputs split by rows first: a block of 32 byte columns covers part of a cache line,
   // which threads writing its neighbours would contend for. But where B has more columns than A
   // has rows (the last stages of a CNN at batch 1) every thread would stream all of B: they split
   // by columns then, in whole column tasks (split_columns).
-  const bool split_columns = byte_output && N > M;
   int64_t col_tasks = byte_output && !split_columns
                           ? 1 : std::min(col_blocks_total, std::max<int64_t>(1, ceil_div(want, row_tasks)));
   if (row_tasks * col_tasks < want) row_tasks = std::min(row_blocks_total, ceil_div(want, col_tasks));
@@ -295,6 +304,14 @@ void gemm_int8_amx(int64_t M, const void* a, int64_t lda, bool a_signed, const P
   // B's depth tiles: whole ones read in place; the last groups of a panel (fewer than a tile) are
   // copied out, since a tile read in place would run past the panel (and past the last one's end).
   const int64_t full_tiles = groups / kTileGroups, tail_groups = groups % kTileGroups;
+  // Where each block of rows belongs to one task, that task copies it just before its products
+  // (in its core's cache, and no pass of its own to wait for); otherwise a pass copies them first.
+  const bool copy_in_tasks = col_tasks == 1;
+  if (!copy_in_tasks) {
+    const int64_t copy_grain = std::max<int64_t>(1, (int64_t(1) << 16) / block_bytes);
+    parallel_for(pool, row_blocks_total - blocks_in_place, copy_grain,
+                 [&](int64_t c0, int64_t c1) { copy_blocks(c0 + blocks_in_place, c1 + blocks_in_place); });
+  }
   parallel_for(pool, row_tasks * col_tasks, 1, [&](int64_t t0, int64_t t1) {
     alignas(64) int32_t block[kAmxInt8BlockRows * kAmxInt8BlockCols];
     alignas(64) int8_t tails[2][kBTileBytes];
@@ -306,6 +323,7 @@ void gemm_int8_amx(int64_t M, const void* a, int64_t lda, bool a_signed, const P
       const int64_t ct = split_columns ? t / row_tasks : t % col_tasks;
       const int64_t rb0 = rt * rows_per_task, rb1 = std::min(row_blocks_total, rb0 + rows_per_task);
       const int64_t cb0 = ct * cols_per_task, cb1 = std::min(col_blocks_total, cb0 + cols_per_task);
+      if (copy_in_tasks) copy_blocks(rb0, rb1);
       for (int64_t cb = cb0; cb < cb1; ++cb) {
         const int64_t j0 = cb * kAmxInt8BlockCols;
         const int cols = (int)std::min(kAmxInt8BlockCols, N - j0);
