@@ -205,6 +205,11 @@ IMAGE_CASES = [  # (N, C, H, W), OC, kernel, stride, pads: whole tiles of 64 cha
     ((2, 64, 7, 7), 48, (3, 3), (1, 1), (1, 1, 1, 1)),
     ((1, 64, 6, 11), 32, (3, 3), (1, 1), (1, 0, 1, 2)),      # more padding right than left: not flat
     ((1, 128, 5, 4), 40, (5, 5), (1, 1), (2, 2, 2, 2)),
+    # Stride 2 with output rows of under 12 pixels: four phase planes read flat
+    ((1, 64, 14, 14), 96, (3, 3), (2, 2), (1, 1, 1, 1)),     # resnet50's last stage, in small
+    ((2, 128, 13, 15), 32, (3, 3), (2, 2), (0, 1, 2, 0)),    # odd sizes, uneven padding, a batch
+    ((1, 64, 12, 21), 24, (5, 4), (2, 2), (2, 1, 1, 2)),     # a 5x4 kernel: odd and even reaches
+    ((1, 64, 9, 9), 40, (2, 2), (2, 2), (0, 0, 0, 0)),       # unpadded: the planes replace reads in place
 ]
 
 
@@ -239,6 +244,7 @@ RESIDUAL_CASES = [  # (N, C, H, W), OC, kernel, stride, pads, group: every schem
     ((2, 256, 5, 7), 40, (1, 1), (1, 1), (0, 0, 0, 0), 1),     # AMX's depths in tiles, a partial column tile
     ((1, 64, 9, 20), 40, (3, 3), (1, 1), (1, 1, 1, 1), 1),     # the image path (AMX): flat tiles
     ((2, 128, 7, 7), 64, (3, 3), (2, 2), (1, 1, 1, 1), 1),     # the image path, strided, a batch
+    ((1, 64, 14, 14), 40, (3, 3), (2, 2), (1, 1, 1, 1), 1),    # the image path, phase planes
     ((1, 16, 9, 9), 24, (1, 1), (2, 2), (0, 0, 0, 0), 1),      # strided 1x1: patches
     ((1, 8, 9, 9), 16, (3, 3), (1, 1), (1, 1, 1, 1), 1),       # patches of few channels
     ((1, 4, 9, 10), 6, (3, 2), (1, 2), (0, 1, 2, 0), 2),       # groups

@@ -425,8 +425,13 @@ void gemm_int8_amx_image(const Int8ImageRows& rows, const PackedInt8B& b, Thread
   const int64_t tiles = flat ? ceil_div(rows.out_h * W, kTileRows) : rows.out_h * tiles_per_row;
   const int64_t M = rows.out_h * OW, taps = rows.kernel_h * rows.kernel_w, channel_tiles = rows.tap_tiles;
   std::vector<int64_t> tap_offsets((size_t)taps);
-  for (int64_t ki = 0; ki < rows.kernel_h; ++ki)
-    for (int64_t kj = 0; kj < rows.kernel_w; ++kj) tap_offsets[ki * rows.kernel_w + kj] = (ki * W + kj) * C;
+  for (int64_t ki = 0; ki < rows.kernel_h; ++ki) {
+    for (int64_t kj = 0; kj < rows.kernel_w; ++kj) {
+      tap_offsets[ki * rows.kernel_w + kj] =
+          rows.phase_bytes ? ((ki % 2) * 2 + kj % 2) * rows.phase_bytes + ((ki / 2) * W + kj / 2) * C
+                           : (ki * W + kj) * C;
+    }
+  }
   const int64_t a_stride = rows.stride_w * C;
   // Tile i: the first pixel's bytes.
   auto tile_start = [&](int64_t i) {

@@ -81,6 +81,12 @@ struct Int8ImageRows {
   int64_t width = 0, channels = 0, out_h = 0, out_w = 0, kernel_h = 0, kernel_w = 0, stride_h = 1, stride_w = 1;
   int64_t tap_tiles = 0;
   bool flat = false;
+  // Nonzero: a stride-2 layer's padded image as four planes of this many bytes, one per (row
+  // parity, column parity) in that order, each of rows of `width` pixels, read flat at stride 1:
+  // tap (ki, kj) reads plane (ki % 2, kj % 2) from pixel (ki / 2, kj / 2) on. An output row then
+  // fills tiles as a stride-1 layer's does, where its own tiles of 16 strided pixels would hold a
+  // 7-pixel row (resnet50's last stage) in 16 tile rows.
+  int64_t phase_bytes = 0;
 };
 
 // Raw sums of the image's rows times the packed B (K = kernel_h * kernel_w * channels, depths in

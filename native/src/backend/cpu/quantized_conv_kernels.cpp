@@ -503,22 +503,36 @@ class QLinearConvKernel : public Kernel {
     const int64_t pad_right = s_.out_w - 1 + s_.kernel_w - s_.in_w - s_.pad_left;
     return !row_taps() && s_.stride_h == 1 && s_.stride_w == 1 && pad_right <= s_.pad_left;
   }
+  // Stride-2 layers whose output rows would fill under three quarters of their tiles (resnet50's
+  // last stage: 7 pixels in 16) read their image as four phase planes, flat
+  // (Int8ImageRows::phase_bytes): about half the tile rows.
+  bool phased_image() const {
+    return !row_taps() && s_.stride_h == 2 && s_.stride_w == 2 && 4 * s_.out_w < 3 * cpu::round_up(s_.out_w, 16);
+  }
   // The padded image gemm_int8_image reads, as rows of image_width() pixels: the rows and
   // columns that whole tiles of 16 output pixels reach (flat: the rows that the tiles over every
-  // position reach, rows of in_w + pad_left pixels).
+  // position reach, rows of in_w + pad_left pixels; phased: each plane's, rows of the output's
+  // width and the kernel's reach in the plane).
   int64_t image_width() const {
+    if (phased_image()) return s_.out_w + (s_.kernel_w - 1) / 2;
     if (flat_image()) return s_.in_w + s_.pad_left;
     return (cpu::round_up(s_.out_w, 16) - 1) * s_.stride_w + s_.kernel_w;
   }
   int64_t image_height() const {
+    const int64_t W = image_width();
+    if (phased_image()) {
+      const int64_t reach = cpu::round_up(s_.out_h * W, 16) + (s_.kernel_h - 1) / 2 * W + (s_.kernel_w + 1) / 2;
+      return cpu::ceil_div(reach, W);
+    }
     if (flat_image()) {
-      const int64_t W = image_width(), reach = cpu::round_up(s_.out_h * W, 16) + (s_.kernel_h - 1) * W + s_.kernel_w;
+      const int64_t reach = cpu::round_up(s_.out_h * W, 16) + (s_.kernel_h - 1) * W + s_.kernel_w;
       return cpu::ceil_div(reach, W);
     }
     return (s_.out_h - 1) * s_.stride_h + s_.kernel_h;
   }
   size_t image_bytes() const {
-    return (size_t)(image_height() * image_width() * s_.in_c) + (size_t)cpu::kAmxInt8TileDepth;
+    const int64_t planes = phased_image() ? 4 : 1;
+    return (size_t)(planes * image_height() * image_width() * s_.in_c) + (size_t)cpu::kAmxInt8TileDepth;
   }
 
   // One image of x as gemm_int8_image reads it: in place where it is uint8, unpadded and holds
@@ -533,14 +547,42 @@ class QLinearConvKernel : public Kernel {
     rows.tap_tiles = C / cpu::kAmxInt8TileDepth;
     if (row_taps()) rows.kernel_w = 1, rows.tap_tiles = 1;
     rows.flat = flat_image();
+    uint8_t* image = static_cast<uint8_t*>(scratch);
+    const uint8_t flip = x_signed_ ? 0x80 : 0, fill = (uint8_t)(x_zero ^ flip);
+    if (phased_image()) {
+      // Plane (a, b)'s pixel (i, j) is the padded image's (2i + a, 2j + b).
+      const int64_t plane = Hp * Wp * C;
+      const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, Wp * C));
+      parallel_for(pool, 4 * Hp, grain, [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+          const int64_t phase = r / Hp, i = r % Hp, ih = 2 * i + phase / 2 - s_.pad_top;
+          uint8_t* dst = image + phase * plane + i * Wp * C;
+          for (int64_t j = 0; j < Wp; ++j, dst += C) {
+            const int64_t iw = 2 * j + phase % 2 - s_.pad_left;
+            if (ih < 0 || ih >= H || iw < 0 || iw >= W) {
+              std::memset(dst, fill, (size_t)C);
+              continue;
+            }
+            const uint8_t* src = x + (ih * W + iw) * C;
+            if (flip) {
+              for (int64_t c = 0; c < C; ++c) dst[c] = (uint8_t)(src[c] ^ flip);
+            } else {
+              std::memcpy(dst, src, (size_t)C);
+            }
+          }
+        }
+      });
+      std::memset(image + 4 * plane, 0, (size_t)cpu::kAmxInt8TileDepth);
+      rows.x = image, rows.width = Wp, rows.phase_bytes = plane;
+      rows.flat = true, rows.stride_h = 1, rows.stride_w = 1;
+      return rows;
+    }
     const bool unpadded = s_.pad_top == 0 && s_.pad_left == 0 && Hp <= H &&
                           (s_.out_w - 1) * s_.stride_w + s_.kernel_w <= W;
     if (!x_signed_ && unpadded && !row_taps() && !rows.flat && (Hp - 1) * W + Wp <= H * W) {
       rows.x = x, rows.width = W;
       return rows;
     }
-    uint8_t* image = static_cast<uint8_t*>(scratch);
-    const uint8_t flip = x_signed_ ? 0x80 : 0, fill = (uint8_t)(x_zero ^ flip);
     const int64_t left = std::min(s_.pad_left, Wp), inside = std::max<int64_t>(0, std::min(W, Wp - left));
     parallel_for(pool, Hp, std::max<int64_t>(1, 65536 / std::max<int64_t>(1, Wp * C)), [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
