@@ -38,6 +38,7 @@ constexpr int64_t kL2BlockBytes = 192 << 10;  // a task's rows of A, kept in L2
 // Epilogues overlap the next block's products in tasks of at most this many blocks of rows, of at
 // least this many depth steps (PendingEpilogue).
 constexpr int64_t kOverlapRowBlocks = 2, kOverlapSteps = 4;
+constexpr int64_t kRowsOuterBBytes = 32 << 10;  // B's bytes that a task's rows go through in L1
 // Work below this is not worth a thread (a few microseconds): multiply-adds, which the tiles run
 // fast, plus the outputs, whose epilogue is the larger part of a layer with few depths.
 constexpr int64_t kGrainMacs = int64_t(1) << 22;
@@ -358,6 +359,12 @@ void gemm_int8_amx(int64_t M, const void* a, int64_t lda, bool a_signed, const P
   // Blocks of few rows a task wait on B's stream: their epilogues overlap the next block's products.
   const int64_t steps = full_tiles + (tail_groups ? 1 : 0);
   const bool overlap = steps >= kOverlapSteps && rows_per_task <= kOverlapRowBlocks;
+  // Byte outputs whose task's part of B stays in L1 (whole depths without tails) go row block by
+  // row block, each through all the task's columns: A's block then stays in L1 too, and each output
+  // row's cache lines (and the residual's) are written whole while they are in cache, where column
+  // blocks outermost write each line in halves far apart (resnet50's 56x56 layers of 64 depths).
+  const bool rows_outer =
+      byte_output && !tail_groups && cols_per_task * 2 * panel_stride <= kRowsOuterBBytes && !split_columns;
   parallel_for(pool, row_tasks * col_tasks, 1, [&](int64_t t0, int64_t t1) {
     // Two blocks of sums: one computed while the other goes through the epilogue.
     alignas(64) int32_t sums_buffers[2][kAmxInt8BlockRows * kAmxInt8BlockCols];
@@ -380,30 +387,37 @@ void gemm_int8_amx(int64_t M, const void* a, int64_t lda, bool a_signed, const P
       const int64_t rb0 = rt * rows_per_task, rb1 = std::min(row_blocks_total, rb0 + rows_per_task);
       const int64_t cb0 = ct * cols_per_task, cb1 = std::min(col_blocks_total, cb0 + cols_per_task);
       if (copy_in_tasks) copy_blocks(rb0, rb1);
-      for (int64_t cb = cb0; cb < cb1; ++cb) {
-        const int64_t j0 = cb * kAmxInt8BlockCols;
-        const int cols = (int)std::min(kAmxInt8BlockCols, N - j0);
+      // Block (rb, cb); tails: B's last groups of column block cb copied already.
+      auto run_block = [&](int64_t rb, int64_t cb) {
+        const int64_t i0 = rb * kAmxInt8BlockRows, j0 = cb * kAmxInt8BlockCols;
         // pack_int8_b stores whole pairs of panels: the second exists (zero) past N.
         const int8_t* b0 = b.data.get() + 2 * cb * panel_stride;
         const int8_t* b1 = b0 + panel_stride;
+        int32_t* block = sums_buffers[current];
+        if (rb < blocks_in_place) {
+          block_amx_int8(static_cast<const uint8_t*>(a) + i0 * lda, lda, b0, b1, full_tiles,
+                         tail_groups ? tails[0] : nullptr, tails[1], block, pending);
+        } else {
+          block_amx_int8(rows + rb * block_bytes, a_stride, b0, b1, full_tiles, tail_groups ? tails[0] : nullptr,
+                         tails[1], block, pending);
+        }
+        pending_sums = block, pending_i0 = i0, pending_j0 = j0;
+        pending_cols = (int)std::min(kAmxInt8BlockCols, N - j0);
+        pending.start((int)std::min(kAmxInt8BlockRows, M - i0));
+        current ^= 1;
+      };
+      if (rows_outer) {
+        for (int64_t rb = rb0; rb < rb1; ++rb)
+          for (int64_t cb = cb0; cb < cb1; ++cb) run_block(rb, cb);
+        continue;
+      }
+      for (int64_t cb = cb0; cb < cb1; ++cb) {
         if (tail_groups) {
+          const int8_t* b0 = b.data.get() + 2 * cb * panel_stride;
           std::memcpy(tails[0], b0 + full_tiles * kBTileBytes, (size_t)(tail_groups * kGroupBytes));
-          std::memcpy(tails[1], b1 + full_tiles * kBTileBytes, (size_t)(tail_groups * kGroupBytes));
+          std::memcpy(tails[1], b0 + panel_stride + full_tiles * kBTileBytes, (size_t)(tail_groups * kGroupBytes));
         }
-        for (int64_t rb = rb0; rb < rb1; ++rb) {
-          const int64_t i0 = rb * kAmxInt8BlockRows;
-          int32_t* block = sums_buffers[current];
-          if (rb < blocks_in_place) {
-            block_amx_int8(static_cast<const uint8_t*>(a) + i0 * lda, lda, b0, b1, full_tiles,
-                           tail_groups ? tails[0] : nullptr, tails[1], block, pending);
-          } else {
-            block_amx_int8(rows + rb * block_bytes, a_stride, b0, b1, full_tiles, tail_groups ? tails[0] : nullptr,
-                           tails[1], block, pending);
-          }
-          pending_sums = block, pending_i0 = i0, pending_j0 = j0, pending_cols = cols;
-          pending.start((int)std::min(kAmxInt8BlockRows, M - i0));
-          current ^= 1;
-        }
+        for (int64_t rb = rb0; rb < rb1; ++rb) run_block(rb, cb);
       }
     }
     pending.finish();
