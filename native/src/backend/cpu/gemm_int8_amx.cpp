@@ -38,7 +38,7 @@ constexpr int64_t kL2BlockBytes = 192 << 10;  // a task's rows of A, kept in L2
 // Epilogues overlap the next block's products in tasks of at most this many blocks of rows, of at
 // least this many depth steps (PendingEpilogue).
 constexpr int64_t kOverlapRowBlocks = 2, kOverlapSteps = 4;
-constexpr int64_t kRowsOuterBBytes = 32 << 10;  // B's bytes that a task's rows go through in L1
+constexpr int64_t kRowsOuterBBytes = 32 << 10;  // B's bytes of a chunk of columns, kept in L1
 // Work below this is not worth a thread (a few microseconds): multiply-adds, which the tiles run
 // fast, plus the outputs, whose epilogue is the larger part of a layer with few depths.
 constexpr int64_t kGrainMacs = int64_t(1) << 22;
@@ -359,12 +359,13 @@ void gemm_int8_amx(int64_t M, const void* a, int64_t lda, bool a_signed, const P
   // Blocks of few rows a task wait on B's stream: their epilogues overlap the next block's products.
   const int64_t steps = full_tiles + (tail_groups ? 1 : 0);
   const bool overlap = steps >= kOverlapSteps && rows_per_task <= kOverlapRowBlocks;
-  // Byte outputs whose task's part of B stays in L1 (whole depths without tails) go row block by
-  // row block, each through all the task's columns: A's block then stays in L1 too, and each output
-  // row's cache lines (and the residual's) are written whole while they are in cache, where column
-  // blocks outermost write each line in halves far apart (resnet50's 56x56 layers of 64 depths).
-  const bool rows_outer =
-      byte_output && !tail_groups && cols_per_task * 2 * panel_stride <= kRowsOuterBBytes && !split_columns;
+  // Byte outputs (whole depths without tails) go through the task's columns in chunks whose part
+  // of B stays in L1, row block by row block within a chunk: A's block then stays in L1 too, and
+  // each output row's cache lines (and the residual's) are written whole while they are in cache,
+  // where column blocks outermost write each line in halves far apart (resnet50's 56x56 layers of
+  // 64 depths, 10-15 % faster). Chunks are whole cache lines of the output (pairs of blocks).
+  const int64_t chunk_blocks = std::max<int64_t>(2, kRowsOuterBBytes / (2 * panel_stride) / 2 * 2);
+  const bool rows_outer = byte_output && !tail_groups && !split_columns;
   parallel_for(pool, row_tasks * col_tasks, 1, [&](int64_t t0, int64_t t1) {
     // Two blocks of sums: one computed while the other goes through the epilogue.
     alignas(64) int32_t sums_buffers[2][kAmxInt8BlockRows * kAmxInt8BlockCols];
@@ -407,8 +408,11 @@ void gemm_int8_amx(int64_t M, const void* a, int64_t lda, bool a_signed, const P
         current ^= 1;
       };
       if (rows_outer) {
-        for (int64_t rb = rb0; rb < rb1; ++rb)
-          for (int64_t cb = cb0; cb < cb1; ++cb) run_block(rb, cb);
+        for (int64_t c0 = cb0; c0 < cb1; c0 += chunk_blocks) {
+          const int64_t c1 = std::min(cb1, c0 + chunk_blocks);
+          for (int64_t rb = rb0; rb < rb1; ++rb)
+            for (int64_t cb = c0; cb < c1; ++cb) run_block(rb, cb);
+        }
         continue;
       }
       for (int64_t cb = cb0; cb < cb1; ++cb) {
