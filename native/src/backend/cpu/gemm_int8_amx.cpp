@@ -363,9 +363,10 @@ void gemm_int8_amx(int64_t M, const void* a, int64_t lda, bool a_signed, const P
   // of B stays in L1, row block by row block within a chunk: A's block then stays in L1 too, and
   // each output row's cache lines (and the residual's) are written whole while they are in cache,
   // where column blocks outermost write each line in halves far apart (resnet50's 56x56 layers of
-  // 64 depths, 10-15 % faster). Chunks are whole cache lines of the output (pairs of blocks).
-  const int64_t chunk_blocks = std::max<int64_t>(2, kRowsOuterBBytes / (2 * panel_stride) / 2 * 2);
-  const bool rows_outer = byte_output && !tail_groups && !split_columns;
+  // 64 depths, 10-15 % faster). Chunks are whole cache lines of the output (pairs of blocks); B
+  // too deep for a pair in L1 keeps column blocks outermost.
+  const int64_t chunk_blocks = kRowsOuterBBytes / (2 * panel_stride) / 2 * 2;
+  const bool rows_outer = byte_output && !tail_groups && !split_columns && chunk_blocks >= 2;
   parallel_for(pool, row_tasks * col_tasks, 1, [&](int64_t t0, int64_t t1) {
     // Two blocks of sums: one computed while the other goes through the epilogue.
     alignas(64) int32_t sums_buffers[2][kAmxInt8BlockRows * kAmxInt8BlockCols];
