@@ -549,10 +549,18 @@ class QLinearConvKernel : public Kernel {
     rows.flat = flat_image();
     uint8_t* image = static_cast<uint8_t*>(scratch);
     const uint8_t flip = x_signed_ ? 0x80 : 0, fill = (uint8_t)(x_zero ^ flip);
+    const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, Wp * C));  // rows of the copy a task
+    // n bytes of the input into the copy, int8 flipped to uint8.
+    auto copy_in = [&](uint8_t* dst, const uint8_t* src, int64_t n) {
+      if (flip) {
+        for (int64_t i = 0; i < n; ++i) dst[i] = (uint8_t)(src[i] ^ flip);
+      } else {
+        std::memcpy(dst, src, (size_t)n);
+      }
+    };
     if (phased_image()) {
       // Plane (a, b)'s pixel (i, j) is the padded image's (2i + a, 2j + b).
       const int64_t plane = Hp * Wp * C;
-      const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, Wp * C));
       parallel_for(pool, 4 * Hp, grain, [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r) {
           const int64_t phase = r / Hp, i = r % Hp, ih = 2 * i + phase / 2 - s_.pad_top;
@@ -563,12 +571,7 @@ class QLinearConvKernel : public Kernel {
               std::memset(dst, fill, (size_t)C);
               continue;
             }
-            const uint8_t* src = x + (ih * W + iw) * C;
-            if (flip) {
-              for (int64_t c = 0; c < C; ++c) dst[c] = (uint8_t)(src[c] ^ flip);
-            } else {
-              std::memcpy(dst, src, (size_t)C);
-            }
+            copy_in(dst, x + (ih * W + iw) * C, C);
           }
         }
       });
@@ -584,7 +587,7 @@ class QLinearConvKernel : public Kernel {
       return rows;
     }
     const int64_t left = std::min(s_.pad_left, Wp), inside = std::max<int64_t>(0, std::min(W, Wp - left));
-    parallel_for(pool, Hp, std::max<int64_t>(1, 65536 / std::max<int64_t>(1, Wp * C)), [&](int64_t r0, int64_t r1) {
+    parallel_for(pool, Hp, grain, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
         uint8_t* dst = image + r * Wp * C;
         const int64_t ih = r - s_.pad_top;
@@ -595,11 +598,7 @@ class QLinearConvKernel : public Kernel {
         std::memset(dst, fill, (size_t)(left * C));
         const uint8_t* src = x + ih * W * C;
         uint8_t* body = dst + left * C;
-        if (flip) {
-          for (int64_t i = 0; i < inside * C; ++i) body[i] = (uint8_t)(src[i] ^ flip);
-        } else {
-          std::memcpy(body, src, (size_t)(inside * C));
-        }
+        copy_in(body, src, inside * C);
         std::memset(body + inside * C, fill, (size_t)((Wp - left - inside) * C));
       }
     });
