@@ -145,6 +145,56 @@ __attribute__((target("amx-tile,amx-int8"), always_inline)) inline void depth_st
   _tile_dpbusd(3, 5, 7);
 }
 
+// One depth tile's operands, as depth_step takes them.
+struct DepthStep {
+  const uint8_t* a_high;
+  const uint8_t* a_low;
+  const int8_t* b0;
+  const int8_t* b1;
+};
+
+// C's 2 x 2 tiles += the products of `steps` depth tiles, step(t) giving step t's operands
+// (asked for in order); after_step(t) runs once step t's products are issued.
+// kPipelined: the tile registers are not renamed, so each of the next step's loads is issued as
+// soon as the last product reading its register is, its latency overlapping the remaining
+// products. Measured on resnet50's layers that reuse B from cache: 1x1 layers of 512 and 1024
+// depths 11 % faster, 3x3 layers 4-7 %; on layers streaming B from memory (two blocks of rows or
+// fewer a task) it was 5-10 % slower, so those load each step's operands together.
+template <bool kPipelined, typename Step, typename AfterStep>
+__attribute__((target("amx-tile,amx-int8"), always_inline)) inline void run_depth_steps(int64_t steps,
+                                                                                         int64_t a_stride, Step step,
+                                                                                         AfterStep after_step) {
+  if (steps <= 0) return;
+  DepthStep s = step(0);
+  if (!kPipelined) {
+    for (int64_t t = 0; t < steps; ++t) {
+      if (t > 0) s = step(t);
+      depth_step(s.a_high, s.a_low, a_stride, s.b0, s.b1);
+      after_step(t);
+    }
+    return;
+  }
+  _tile_loadd(4, s.a_high, a_stride);
+  _tile_loadd(6, s.b0, kGroupBytes);
+  _tile_loadd(7, s.b1, kGroupBytes);
+  _tile_loadd(5, s.a_low, a_stride);
+  for (int64_t t = 0; t < steps; ++t) {
+    const bool more = t + 1 < steps;
+    if (more) s = step(t + 1);
+    _tile_dpbusd(0, 4, 6);
+    _tile_dpbusd(1, 4, 7);
+    if (more) _tile_loadd(4, s.a_high, a_stride);
+    _tile_dpbusd(2, 5, 6);
+    if (more) _tile_loadd(6, s.b0, kGroupBytes);
+    _tile_dpbusd(3, 5, 7);
+    if (more) {
+      _tile_loadd(5, s.a_low, a_stride);
+      _tile_loadd(7, s.b1, kGroupBytes);
+    }
+    after_step(t);
+  }
+}
+
 // B's depth tile `ahead` of the panels b0 and b1, prefetched: a layer with few rows (the last
 // stages of a CNN at batch 1) streams its weights from memory faster than the hardware
 // prefetchers fetch them.
@@ -208,7 +258,8 @@ template <typename Pending>
 __attribute__((target("amx-tile,amx-int8"))) void block_amx_int8(const uint8_t* a, int64_t a_stride,
                                                                   const int8_t* b0, const int8_t* b1,
                                                                   int64_t full_tiles, const int8_t* tail0,
-                                                                  const int8_t* tail1, int32_t* c, Pending& pending) {
+                                                                  const int8_t* tail1, int32_t* c, Pending& pending,
+                                                                  bool pipelined) {
   const uint8_t* a_low = a + kTileRows * a_stride;  // rows 16-31
   // The tile loads' asm names no memory: make the caller's copies of A and B land before them.
   __asm__ volatile("" : : : "memory");
@@ -216,15 +267,21 @@ __attribute__((target("amx-tile,amx-int8"))) void block_amx_int8(const uint8_t* 
   _tile_zero(1);
   _tile_zero(2);
   _tile_zero(3);
-  for (int64_t t = 0; t < full_tiles; ++t) {
+  const int64_t steps = full_tiles + (tail0 ? 1 : 0);
+  if (kPrefetchTiles < full_tiles) prefetch_b_tiles(b0, b1, kPrefetchTiles);
+  auto step = [&](int64_t t) {
     const int64_t k0 = t * kAmxInt8TileDepth;
-    if (t + kPrefetchTiles < full_tiles) prefetch_b_tiles(b0, b1, t + kPrefetchTiles);
-    depth_step(a + k0, a_low + k0, a_stride, b0 + t * kBTileBytes, b1 + t * kBTileBytes);
-    pending.after_step(t);
-  }
-  if (tail0) {
-    const int64_t k0 = full_tiles * kAmxInt8TileDepth;
-    depth_step(a + k0, a_low + k0, a_stride, tail0, tail1);
+    if (t < full_tiles) return DepthStep{a + k0, a_low + k0, b0 + t * kBTileBytes, b1 + t * kBTileBytes};
+    return DepthStep{a + k0, a_low + k0, tail0, tail1};
+  };
+  auto after_step = [&](int64_t t) {
+    if (t + 1 + kPrefetchTiles < full_tiles) prefetch_b_tiles(b0, b1, t + 1 + kPrefetchTiles);
+    if (t < full_tiles) pending.after_step(t);
+  };
+  if (pipelined) {
+    run_depth_steps<true>(steps, a_stride, step, after_step);
+  } else {
+    run_depth_steps<false>(steps, a_stride, step, after_step);
   }
   pending.finish();  // before the stores, which wait for the products
   store_block(c);
@@ -236,20 +293,33 @@ __attribute__((target("amx-tile,amx-int8"))) void block_amx_int8(const uint8_t* 
 __attribute__((target("amx-tile,amx-int8"))) void block_amx_image(const uint8_t* a_high, const uint8_t* a_low,
                                                                    int64_t a_stride, const int64_t* tap_offsets,
                                                                    int64_t taps, int64_t channel_tiles,
-                                                                   const int8_t* b0, const int8_t* b1, int32_t* c) {
+                                                                   const int8_t* b0, const int8_t* b1, int32_t* c,
+                                                                   bool pipelined) {
   __asm__ volatile("" : : : "memory");
   _tile_zero(0);
   _tile_zero(1);
   _tile_zero(2);
   _tile_zero(3);
-  int64_t t = 0;
   const int64_t depth_tiles = taps * channel_tiles;
-  for (int64_t tap = 0; tap < taps; ++tap) {
-    const int64_t offset = tap_offsets[tap];
-    for (int64_t j = 0; j < channel_tiles; ++j, ++t) {
-      if (t + kPrefetchTiles < depth_tiles) prefetch_b_tiles(b0, b1, t + kPrefetchTiles);
-      const int64_t at = offset + j * kAmxInt8TileDepth;
-      depth_step(a_high + at, a_low + at, a_stride, b0 + t * kBTileBytes, b1 + t * kBTileBytes);
+  if (pipelined) {
+    int64_t tap = 0, channel_tile = 0;  // of the step asked for, asked in order
+    auto step = [&](int64_t t) {
+      const int64_t at = tap_offsets[tap] + channel_tile * kAmxInt8TileDepth;
+      if (++channel_tile == channel_tiles) channel_tile = 0, ++tap;
+      return DepthStep{a_high + at, a_low + at, b0 + t * kBTileBytes, b1 + t * kBTileBytes};
+    };
+    run_depth_steps<true>(depth_tiles, a_stride, step, [](int64_t) {});
+  } else {
+    // B streams from memory (few rows): each step's B prefetched kPrefetchTiles ahead. (This
+    // loop, not run_depth_steps with a step counting taps, measured 5-10 % faster here.)
+    int64_t t = 0;
+    for (int64_t tap = 0; tap < taps; ++tap) {
+      const int64_t offset = tap_offsets[tap];
+      for (int64_t j = 0; j < channel_tiles; ++j, ++t) {
+        if (t + kPrefetchTiles < depth_tiles) prefetch_b_tiles(b0, b1, t + kPrefetchTiles);
+        const int64_t at = offset + j * kAmxInt8TileDepth;
+        depth_step(a_high + at, a_low + at, a_stride, b0 + t * kBTileBytes, b1 + t * kBTileBytes);
+      }
     }
   }
   store_block(c);
@@ -359,6 +429,7 @@ void gemm_int8_amx(int64_t M, const void* a, int64_t lda, bool a_signed, const P
   // Blocks of few rows a task wait on B's stream: their epilogues overlap the next block's products.
   const int64_t steps = full_tiles + (tail_groups ? 1 : 0);
   const bool overlap = steps >= kOverlapSteps && rows_per_task <= kOverlapRowBlocks;
+  const bool pipelined = rows_per_task > kOverlapRowBlocks;  // B reused from cache (run_depth_steps)
   // Byte outputs (whole depths without tails) go through the task's columns in chunks whose part
   // of B stays in L1, row block by row block within a chunk: A's block then stays in L1 too, and
   // each output row's cache lines (and the residual's) are written whole while they are in cache,
@@ -398,10 +469,11 @@ void gemm_int8_amx(int64_t M, const void* a, int64_t lda, bool a_signed, const P
         int32_t* block = sums_buffers[current];
         if (rb < blocks_in_place) {
           block_amx_int8(static_cast<const uint8_t*>(a) + i0 * lda, lda, b0, b1, full_tiles,
-                         tail_groups ? tails[0] : nullptr, tails[1], block, pending);
+                         tail_groups ? tails[0] : nullptr, tails[1], block, pending,
+                         pipelined);
         } else {
           block_amx_int8(rows + rb * block_bytes, a_stride, b0, b1, full_tiles, tail_groups ? tails[0] : nullptr,
-                         tails[1], block, pending);
+                         tails[1], block, pending, pipelined);
         }
         pending_sums = block, pending_i0 = i0, pending_j0 = j0;
         pending_cols = (int)std::min(kAmxInt8BlockCols, N - j0);
@@ -493,6 +565,7 @@ void gemm_int8_amx_image(const Int8ImageRows& rows, const PackedInt8B& b, Thread
   const int64_t per_task = ceil_div(blocks, std::min(blocks, ceil_div(want, col_tasks)));
   const int64_t row_tasks = ceil_div(blocks, per_task);
   const int64_t panel_stride = b.groups * kGroupBytes;
+  const bool pipelined = per_task > kOverlapRowBlocks;  // B reused from cache (run_depth_steps)
   parallel_for(pool, row_tasks * col_tasks, 1, [&](int64_t t0, int64_t t1) {
     alignas(64) int32_t block[kAmxInt8BlockRows * kAmxInt8BlockCols];
     configure_tiles();
@@ -508,7 +581,7 @@ void gemm_int8_amx_image(const Int8ImageRows& rows, const PackedInt8B& b, Thread
         for (int64_t blk = rt * per_task; blk < std::min(blocks, (rt + 1) * per_task); ++blk) {
           const int64_t high = 2 * blk, low = std::min(tiles - 1, high + 1);  // an odd last tile pairs with itself
           block_amx_image(tile_start(high), tile_start(low), a_stride, tap_offsets.data(), taps, channel_tiles, b0,
-                          b1, block);
+                          b1, block, pipelined);
           finish_tile(high, block, j0, cols, row_sums);
           if (low != high) finish_tile(low, block + kTileRows * kAmxInt8BlockCols, j0, cols, row_sums);
         }
