@@ -201,6 +201,12 @@ IMAGE_CASES = [  # (N, C, H, W), OC, kernel, stride, pads: whole tiles of 64 cha
     ((1, 3, 30, 27), 24, (7, 7), (2, 2), (3, 3, 2, 2)),
     ((2, 12, 9, 10), 8, (3, 5), (1, 1), (1, 2, 1, 2)),       # 60 bytes a kernel row, int8 input
     ((1, 5, 11, 40), 40, (3, 3), (1, 2), (1, 1, 0, 0)),
+    # ... whose kernel rows stack, several to a tap (Int8ImageRows::tap_rows)
+    ((1, 3, 17, 23), 32, (3, 3), (2, 2), (1, 1, 1, 1)),      # mobilenet_v2's first layer: 3 rows, one tap, even rows
+    ((2, 4, 13, 12), 24, (7, 7), (1, 1), (3, 3, 3, 3)),      # 2 rows a tap, 4 taps, every row
+    ((1, 3, 19, 16), 16, (7, 5), (3, 2), (2, 2, 1, 1)),      # stride 3: 3 rows a tap, every third row
+    ((1, 1, 21, 13), 8, (9, 1), (1, 1), (4, 0, 4, 0)),       # grayscale: the most rows a tap (8), then 1
+    ((1, 2, 12, 30), 40, (5, 11), (2, 1), (0, 5, 1, 5)),     # 2 rows of 22 bytes, strided rows, uneven padding
     # Stride 1 with the right padding within the left: flat, tiles running across output rows
     ((2, 64, 7, 7), 48, (3, 3), (1, 1), (1, 1, 1, 1)),
     ((1, 64, 6, 11), 32, (3, 3), (1, 1), (1, 0, 1, 2)),      # more padding right than left: not flat

@@ -506,6 +506,91 @@ void gemm_int8_amx(int64_t M, const void* a, int64_t lda, bool a_signed, const P
 #endif
 }
 
+#ifdef MNNPY_INT8_AMX_X86
+namespace {
+// 64 bytes of a stacked row from where a pixel's byte `phase` lies (stack_image_rows): source row
+// s's 64 bytes from that pixel on, permuted into place by index[s] where mask[s] is set.
+struct StackChunk {
+  alignas(64) uint8_t index[kMaxStackedRows][kAmxInt8TileDepth];
+  uint64_t mask[kMaxStackedRows];
+};
+
+// The rows [r0, r1) of stack_image_rows for kS stacked rows: every row's chunks alike, chunk k
+// made by pattern[k] from the source rows' bytes at from[k] on (the loop over the stacked rows
+// unrolled, so that the parts stay in registers).
+template <int64_t kS>
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) void stack_rows(const uint8_t* image, int64_t row_in,
+                                                                       int64_t row_step, int64_t row_out,
+                                                                       const StackChunk* const* pattern,
+                                                                       const int64_t* from, int64_t count, int64_t r0,
+                                                                       int64_t r1, uint8_t* out) {
+  const int64_t tail = row_out - (count - 1) * kAmxInt8TileDepth;
+  const __mmask64 last = tail == kAmxInt8TileDepth ? ~__mmask64(0) : (__mmask64(1) << tail) - 1;
+  for (int64_t r = r0; r < r1; ++r) {
+    uint8_t* dst = out + r * row_out;
+    const uint8_t* src = image + r * row_step * row_in;
+    for (int64_t k = 0; k < count; ++k) {
+      const StackChunk& chunk = *pattern[k];
+      const uint8_t* at = src + from[k];
+      __m512i v = _mm512_maskz_permutexvar_epi8(chunk.mask[0], _mm512_load_si512(chunk.index[0]), _mm512_loadu_si512(at));
+      _Pragma("GCC unroll 8") for (int64_t s = 1; s < kS; ++s) {
+        const __m512i part = _mm512_maskz_permutexvar_epi8(chunk.mask[s], _mm512_load_si512(chunk.index[s]),
+                                                           _mm512_loadu_si512(at + s * row_in));
+        v = _mm512_or_si512(v, part);
+      }
+      _mm512_mask_storeu_epi8(dst + k * kAmxInt8TileDepth, k + 1 < count ? ~__mmask64(0) : last, v);
+    }
+  }
+}
+}  // namespace
+
+void stack_image_rows(const uint8_t* image, int64_t width, int64_t channels, int64_t stacked, int64_t row_step,
+                      int64_t r0, int64_t r1, uint8_t* out) {
+  const int64_t C = channels, S = stacked, pixel = S * C, row_out = width * pixel;
+  std::vector<StackChunk> chunks((size_t)pixel);  // by the byte of a pixel they start at
+  for (int64_t phase = 0; phase < pixel; ++phase) {
+    StackChunk& chunk = chunks[(size_t)phase];
+    std::memset(chunk.index, 0, sizeof chunk.index);
+    std::memset(chunk.mask, 0, sizeof chunk.mask);
+    for (int64_t i = 0; i < kAmxInt8TileDepth; ++i) {
+      const int64_t q = phase + i, j = q / pixel, s = q % pixel / C, c = q % C;
+      chunk.index[s][i] = (uint8_t)(j * C + c);  // under 64: at most 64 / (S C) + 2 pixels of C <= 16 bytes
+      chunk.mask[s] |= uint64_t(1) << i;
+    }
+  }
+  const int64_t count = ceil_div(row_out, kAmxInt8TileDepth);
+  std::vector<const StackChunk*> pattern((size_t)count);
+  std::vector<int64_t> from((size_t)count);
+  for (int64_t k = 0; k < count; ++k) {
+    const int64_t o = k * kAmxInt8TileDepth;
+    pattern[(size_t)k] = &chunks[(size_t)(o % pixel)];
+    from[(size_t)k] = o / pixel * C;
+  }
+  const int64_t row_in = width * C;
+  switch (S) {
+#define MNNPY_STACK_ROWS(n) \
+  case n:                   \
+    return stack_rows<n>(image, row_in, row_step, row_out, pattern.data(), from.data(), count, r0, r1, out);
+    MNNPY_STACK_ROWS(2)
+    MNNPY_STACK_ROWS(3)
+    MNNPY_STACK_ROWS(4)
+    MNNPY_STACK_ROWS(5)
+    MNNPY_STACK_ROWS(6)
+    MNNPY_STACK_ROWS(7)
+    MNNPY_STACK_ROWS(8)
+#undef MNNPY_STACK_ROWS
+    default:
+      throw ValueError("stack_image_rows: 2 to " + std::to_string(kMaxStackedRows) + " stacked rows, not " +
+                       std::to_string(S));
+  }
+}
+#else
+void stack_image_rows(const uint8_t* image, int64_t width, int64_t channels, int64_t stacked, int64_t row_step,
+                      int64_t r0, int64_t r1, uint8_t* out) {
+  (void)image, (void)width, (void)channels, (void)stacked, (void)row_step, (void)r0, (void)r1, (void)out;
+}
+#endif
+
 void gemm_int8_amx_image(const Int8ImageRows& rows, const PackedInt8B& b, ThreadPool* pool, Int8BlockEpilogue finish,
                          const void* context) {
 #ifdef MNNPY_INT8_AMX_X86
@@ -520,7 +605,7 @@ void gemm_int8_amx_image(const Int8ImageRows& rows, const PackedInt8B& b, Thread
     for (int64_t kj = 0; kj < rows.kernel_w; ++kj) {
       tap_offsets[ki * rows.kernel_w + kj] =
           rows.phase_bytes ? ((ki % 2) * 2 + kj % 2) * rows.phase_bytes + ((ki / 2) * W + kj / 2) * C
-                           : (ki * W + kj) * C;
+                           : (ki * rows.tap_rows * W + kj) * C;
     }
   }
   const int64_t a_stride = rows.stride_w * C;

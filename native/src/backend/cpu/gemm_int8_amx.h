@@ -81,6 +81,10 @@ struct Int8ImageRows {
   int64_t width = 0, channels = 0, out_h = 0, out_w = 0, kernel_h = 0, kernel_w = 0, stride_h = 1, stride_w = 1;
   int64_t tap_tiles = 0;
   bool flat = false;
+  // Row taps (kernel_w 1) over stacked rows: image row r holds `tap_rows` consecutive rows of the
+  // padded image pixel by pixel (stack_image_rows), and tap ki reads image row
+  // oh * stride_h + ki * tap_rows. A 7x7 first layer on 3 channels takes 3 taps instead of 7.
+  int64_t tap_rows = 1;
   // Nonzero: a stride-2 layer's padded image as four planes of this many bytes, one per (row
   // parity, column parity) in that order, each of rows of `width` pixels, read flat at stride 1:
   // tap (ki, kj) reads plane (ki % 2, kj % 2) from pixel (ki / 2, kj / 2) on. An output row then
@@ -88,6 +92,16 @@ struct Int8ImageRows {
   // 7-pixel row (resnet50's last stage) in 16 tile rows.
   int64_t phase_bytes = 0;
 };
+
+// Rows [r0, r1) of the stacked image of Int8ImageRows::tap_rows: out's row r holds pixel by pixel
+// (`stacked` runs of `channels` bytes each) the pixels of rows r * row_step .. r * row_step +
+// stacked - 1 of `image` (rows of `width` pixels of `channels` bytes), which must hold those rows
+// and 64 bytes past its last. Rows of out are width * stacked * channels bytes. For channels <= 16
+// and 2 <= stacked <= kMaxStackedRows, stacked * channels <= 64; call only when
+// int8_amx_available() (AVX-512 VBMI permutes).
+constexpr int64_t kMaxStackedRows = 8;
+void stack_image_rows(const uint8_t* image, int64_t width, int64_t channels, int64_t stacked, int64_t row_step,
+                      int64_t r0, int64_t r1, uint8_t* out);
 
 // Raw sums of the image's rows times the packed B (K = kernel_h * kernel_w * channels, depths in
 // the order (ki, kj, c)) into `finish`, a tile of 16 rows at a time; row_sums are zeros (for B
