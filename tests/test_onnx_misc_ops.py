@@ -106,12 +106,14 @@ def test_qlinear_matmul(rng, dtype):
 
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8])
 @pytest.mark.parametrize("depth", [64, 258, 259, 700])
-def test_batched_integer_matmuls_are_exact(rng, dtype, depth):
-    """A batched B (attention's products): exact float32 products up to 258 terms of 255 * 255,
-    int32 beyond; extreme values against opposite zero points reach the largest sums."""
+@pytest.mark.parametrize("rows, columns, b_batch", [(6, 5, (2, 3)), (40, 37, (1, 3))])
+def test_batched_integer_matmuls_are_exact(rng, dtype, depth, rows, columns, b_batch):
+    """A batched B (attention's products) on the int8 GEMM, one pack of B per product: extreme
+    values against opposite zero points reach the largest sums. 40 rows: AMX's tiles where the
+    CPU has them; a B of one batch for A's two: broadcast."""
     info = np.iinfo(dtype)
-    a = rng.integers(info.min, info.max + 1, (2, 3, 6, depth)).astype(dtype)
-    b = rng.integers(info.min, info.max + 1, (2, 3, depth, 5)).astype(dtype)
+    a = rng.integers(info.min, info.max + 1, (2, 3, rows, depth)).astype(dtype)
+    b = rng.integers(info.min, info.max + 1, b_batch + (depth, columns)).astype(dtype)
     a[0, 0, 0, :] = info.min
     b[0, 0, :, 0] = info.min
     zeros = {"za": np.array(info.max, dtype), "zb": np.array(info.max, dtype)}

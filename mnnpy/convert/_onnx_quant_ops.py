@@ -159,7 +159,7 @@ def _integer_matmul(a, a_zero, b, b_zero, node, as_int32=True):
     for v, which in ((a, "A"), (b, "B")):
         if np.dtype(v.dtype) not in (np.dtype(np.int8), np.dtype(np.uint8)):
             raise TypeError(f"input {which} must be int8 or uint8, got {np.dtype(v.dtype).name}")
-    if a.ndim >= 2 and b.ndim == 2 and _fits_int8_kernel(a_zero, a.shape[-2]) and _fits_int8_kernel(b_zero, b.shape[1]):
+    if a.ndim >= 2 and b.ndim >= 2 and _fits_int8_kernel(a_zero, a.shape[-2]) and _fits_int8_kernel(b_zero, b.shape[-1]):
         # The int8 GEMM (B packed once when it is constant), same int32 results.
         return F.matmul_integer(a, b, a_zero, b_zero)
     # Centred 8-bit values are at most 255 in magnitude: up to _EXACT_MATMUL_DEPTH terms, every

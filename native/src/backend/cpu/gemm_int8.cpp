@@ -70,6 +70,33 @@ inline float round_half_even(float v) { return (v + kRoundShift) - kRoundShift; 
 // v clamped to [lo, hi]; NaN (from a row holding NaN or infinity) to lo.
 inline float clamp_to(float v, float lo, float hi) { return v >= lo ? (v <= hi ? v : hi) : lo; }
 
+// pack_int8_b's panel p of B (element (k, n) at b[k * rs + n * cs], uint8 when !b_signed, stored
+// less 128), element by element: column c's 4 depths of group g at byte g * 64 + 4c + (k % 4),
+// zeros past K and N; sums: each column's total. Returns whether every depth pair (0, 1) and
+// (2, 3) has |b0| + |b1| <= 128 (vpmaddubsw's bound).
+inline bool pack_int8_panel(int64_t K, int64_t N, const void* b, int64_t rs, int64_t cs, bool b_signed, int64_t p,
+                            int8_t* data, int32_t* sums) {
+  const int64_t groups = (K + kInt8Depth - 1) / kInt8Depth;
+  int8_t* dst = data + p * groups * kGroupBytes;
+  std::memset(dst, 0, (size_t)(groups * kGroupBytes));
+  for (int64_t c = 0; c < kInt8Panel; ++c) {
+    const int64_t n = p * kInt8Panel + c;
+    uint32_t sum = 0;
+    if (n < N) {
+      for (int64_t k = 0; k < K; ++k) {
+        const int32_t v = b_signed ? (int32_t)static_cast<const int8_t*>(b)[k * rs + n * cs]
+                                   : (int32_t)static_cast<const uint8_t*>(b)[k * rs + n * cs] - 128;
+        dst[(k / 4) * kGroupBytes + c * 4 + (k % 4)] = (int8_t)v;
+        sum += (uint32_t)v;
+      }
+    }
+    sums[n] = (int32_t)sum;
+  }
+  bool fits = true;
+  for (int64_t i = 0; i < groups * kInt8Panel * 2; ++i) fits &= std::abs((int)dst[2 * i]) + std::abs((int)dst[2 * i + 1]) <= 128;
+  return fits;
+}
+
 }  // namespace gemm_int8_detail
 }  // namespace cpu
 }  // namespace mnnpy
@@ -503,6 +530,28 @@ void finish_tile(const Int8Call& g, int32_t* tile, int64_t i0, int rows, int64_t
   }
   // A as bytes went in as A + 128: take 128 colsum(B) back.
   const uint32_t a_shift = g.bytes_form && g.a_signed ? 128u : 0u;
+  if (!ep.row_scale && ep.a_zero_step == 0) {
+    // int32 outputs with one zero point of A: acc = t + (K za zb - (za + shift) colsum) - zb rs,
+    // the column term once per tile, each row's in vectors (wrapping uint32 arithmetic).
+    const uint32_t za = ep.a_zero ? (uint32_t)ep.a_zero[0] : 0u;
+    alignas(64) uint32_t col_term[kNR];
+    for (int j = 0; j < cols; ++j) col_term[j] = K * za * b_zero[j] - (za + a_shift) * col_sum[j];
+    const hn::ScalableTag<uint32_t> du;
+    const int L = (int)hn::Lanes(du), whole = cols / L * L;
+    for (int r = 0; r < rows; ++r) {
+      const int64_t m = i0 + r;
+      const uint32_t rs = (uint32_t)row_sums[m];
+      const uint32_t* t = reinterpret_cast<const uint32_t*>(tile + r * kNR);
+      uint32_t* out = reinterpret_cast<uint32_t*>(static_cast<int32_t*>(g.c) + m * g.ldc + j0);
+      const auto row_sum = hn::Set(du, rs);
+      for (int j = 0; j < whole; j += L) {
+        const auto v = hn::Add(hn::LoadU(du, t + j), hn::LoadU(du, col_term + j));
+        hn::StoreU(hn::Sub(v, hn::Mul(hn::LoadU(du, b_zero + j), row_sum)), du, out + j);
+      }
+      for (int j = whole; j < cols; ++j) out[j] = t[j] + col_term[j] - b_zero[j] * rs;
+    }
+    return;
+  }
   for (int r = 0; r < rows; ++r) {
     const int64_t m = i0 + r;
     const uint32_t za = ep.a_zero ? (uint32_t)ep.a_zero[m * ep.a_zero_step] : 0u;
@@ -961,6 +1010,81 @@ void QuantizeRowsImpl(int64_t m0, int64_t m1, int64_t K, const float* x, int64_t
   }
 }
 
+// pack_int8_b's panels [p0, p1) of a row-major B (row k at b + k * ldb, uint8 when !b_signed,
+// stored less 128): each group of 4 rows times the panel's 16 columns is a 4 x 16 byte transpose
+// (column c's 4 depths at bytes 4c .. 4c + 3), zeros past K and N. sums: each column's total;
+// returns whether every depth pair (0, 1) and (2, 3) has |b0| + |b1| <= 128 (vpmaddubsw's bound).
+bool PackInt8PanelsImpl(int64_t K, int64_t N, const uint8_t* b, int64_t ldb, bool b_signed, int64_t p0, int64_t p1,
+                        int8_t* data, int32_t* sums) {
+#if HWY_TARGET == HWY_SCALAR
+  bool fits = true;
+  for (int64_t p = p0; p < p1; ++p) fits &= pack_int8_panel(K, N, b, ldb, 1, b_signed, p, data, sums);
+  return fits;
+#else
+  const hn::Full128<uint8_t> d8;
+  const hn::Full128<uint16_t> d16;
+  const hn::Full128<int16_t> di16;
+  const hn::Full128<int32_t> di32;
+  const hn::Full64<int8_t> dh8;
+  const hn::Full64<int16_t> dh16;
+  const int64_t groups = ceil_div(K, kInt8Depth);
+  const auto flip = hn::Set(d8, (uint8_t)(b_signed ? 0 : 0x80));
+  const auto low_byte = hn::Set(d16, 0xFF), pair_bound = hn::Set(d16, 128);
+  auto pairs_fit = hn::Set(d16, 0);  // lanes over the bound, summed
+  alignas(16) uint8_t row_bytes[kInt8Panel];
+  for (int64_t p = p0; p < p1; ++p) {
+    const int64_t n0 = p * kInt8Panel, cols = std::max<int64_t>(0, std::min(kInt8Panel, N - n0));
+    int8_t* dst = data + p * groups * kGroupBytes;
+    auto load_row = [&](int64_t k) {
+      if (k >= K || cols == 0) return hn::Zero(d8);
+      const uint8_t* src = b + k * ldb + n0;
+      if (cols < kInt8Panel) {
+        std::memcpy(row_bytes, src, (size_t)cols);
+        std::memset(row_bytes + cols, b_signed ? 0 : 0x80, (size_t)(kInt8Panel - cols));
+        src = row_bytes;
+      }
+      return hn::Xor(hn::LoadU(d8, src), flip);
+    };
+    hn::Vec128<int32_t> total[4] = {hn::Zero(di32), hn::Zero(di32), hn::Zero(di32), hn::Zero(di32)};
+    auto partial_low = hn::Zero(di16), partial_high = hn::Zero(di16);  // int16 sums of up to 128 rows
+    auto flush = [&]() {
+      total[0] = hn::Add(total[0], hn::PromoteTo(di32, hn::LowerHalf(partial_low)));
+      total[1] = hn::Add(total[1], hn::PromoteTo(di32, hn::UpperHalf(dh16, partial_low)));
+      total[2] = hn::Add(total[2], hn::PromoteTo(di32, hn::LowerHalf(partial_high)));
+      total[3] = hn::Add(total[3], hn::PromoteTo(di32, hn::UpperHalf(dh16, partial_high)));
+      partial_low = partial_high = hn::Zero(di16);
+    };
+    for (int64_t g = 0; g < groups; ++g) {
+      const int64_t k = g * kInt8Depth;
+      const auto r0 = load_row(k), r1 = load_row(k + 1), r2 = load_row(k + 2), r3 = load_row(k + 3);
+      const auto r01 = hn::BitCast(d16, hn::InterleaveLower(r0, r1)), r01h = hn::BitCast(d16, hn::InterleaveUpper(d8, r0, r1));
+      const auto r23 = hn::BitCast(d16, hn::InterleaveLower(r2, r3)), r23h = hn::BitCast(d16, hn::InterleaveUpper(d8, r2, r3));
+      const hn::Vec128<uint8_t> out[4] = {
+          hn::BitCast(d8, hn::InterleaveLower(r01, r23)), hn::BitCast(d8, hn::InterleaveUpper(d16, r01, r23)),
+          hn::BitCast(d8, hn::InterleaveLower(r01h, r23h)), hn::BitCast(d8, hn::InterleaveUpper(d16, r01h, r23h))};
+      for (int q = 0; q < 4; ++q) {
+        hn::StoreU(out[q], d8, reinterpret_cast<uint8_t*>(dst + g * kGroupBytes + q * 16));
+        // |b0| + |b1| of each depth pair: the pair's two bytes as one uint16 lane.
+        const auto magnitudes = hn::BitCast(d16, hn::Abs(hn::BitCast(hn::Full128<int8_t>(), out[q])));
+        const auto pair = hn::Add(hn::And(magnitudes, low_byte), hn::ShiftRight<8>(magnitudes));
+        pairs_fit = hn::Add(pairs_fit, hn::VecFromMask(d16, hn::Gt(pair, pair_bound)));
+      }
+      for (const auto& r : {r0, r1, r2, r3}) {
+        const auto v = hn::BitCast(hn::Full128<int8_t>(), r);
+        partial_low = hn::Add(partial_low, hn::PromoteTo(di16, hn::LowerHalf(dh8, v)));
+        partial_high = hn::Add(partial_high, hn::PromoteTo(di16, hn::UpperHalf(dh8, v)));
+      }
+      if (g % 32 == 31) flush();
+    }
+    flush();
+    alignas(16) int32_t column_sums[kInt8Panel];
+    for (int q = 0; q < 4; ++q) hn::Store(total[q], di32, column_sums + 4 * q);
+    for (int64_t c = 0; c < kInt8Panel; ++c) sums[n0 + c] = c < cols ? column_sums[c] : 0;
+  }
+  return hn::AllTrue(d16, hn::Eq(pairs_fit, hn::Zero(d16)));
+#endif
+}
+
 void Int8InfoImpl(const char** path, int* mr, int* nr) {
   *path = kPath;
 #if HWY_TARGET == HWY_AVX3_DL
@@ -983,6 +1107,7 @@ HWY_EXPORT(GemmInt8Impl);
 HWY_EXPORT(ImageGemmInt8Impl);
 HWY_EXPORT(Int8InfoImpl);
 HWY_EXPORT(QuantizeRowsImpl);
+HWY_EXPORT(PackInt8PanelsImpl);
 
 using gemm_int8_detail::Int8Call;
 
@@ -1004,29 +1129,20 @@ PackedInt8B pack_int8_b(int64_t K, int64_t N, const void* b, int64_t ldb, bool t
   const int64_t groups = out.groups;
   const int64_t rs = trans_b ? 1 : ldb, cs = trans_b ? ldb : 1;
   std::atomic<bool> pairs_fit{true};
-  parallel_for(pool, panels, std::max<int64_t>(1, (int64_t(1) << 15) / std::max<int64_t>(1, groups * 64)),
-               [&](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) {
-      int8_t* dst = data + p * groups * gemm_int8_detail::kGroupBytes;
-      std::memset(dst, 0, (size_t)(groups * gemm_int8_detail::kGroupBytes));
-      for (int64_t c = 0; c < kInt8Panel; ++c) {
-        const int64_t n = p * kInt8Panel + c;
-        uint32_t sum = 0;
-        if (n < N) {
-          for (int64_t k = 0; k < K; ++k) {
-            const int32_t v = b_signed ? (int32_t)static_cast<const int8_t*>(b)[k * rs + n * cs]
-                                       : (int32_t)static_cast<const uint8_t*>(b)[k * rs + n * cs] - 128;
-            dst[(k / 4) * gemm_int8_detail::kGroupBytes + c * 4 + (k % 4)] = (int8_t)v;
-            sum += (uint32_t)v;
-          }
-        }
-        sums[n] = (int32_t)sum;
-      }
-      // The depth pairs vpmaddubsw sums: (0, 1) and (2, 3) of each group and column.
-      bool fits = true;
-      for (int64_t i = 0; i < groups * kInt8Panel * 2; ++i) fits &= std::abs((int)dst[2 * i]) + std::abs((int)dst[2 * i + 1]) <= 128;
-      if (!fits) pairs_fit.store(false, std::memory_order_relaxed);
-    }
+  const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 15) / std::max<int64_t>(1, groups * 64));
+  if (!trans_b) {  // rows of B as they lie: a vector transpose per group of 4 rows
+    parallel_for(pool, panels, grain, [&](int64_t p0, int64_t p1) {
+      if (!HWY_DYNAMIC_DISPATCH(PackInt8PanelsImpl)(K, N, static_cast<const uint8_t*>(b), ldb, b_signed, p0, p1, data,
+                                                    sums))
+        pairs_fit.store(false, std::memory_order_relaxed);
+    });
+    out.pairs_fit_u8s8 = pairs_fit.load();
+    return out;
+  }
+  parallel_for(pool, panels, grain, [&](int64_t p0, int64_t p1) {
+    bool fits = true;
+    for (int64_t p = p0; p < p1; ++p) fits &= gemm_int8_detail::pack_int8_panel(K, N, b, rs, cs, b_signed, p, data, sums);
+    if (!fits) pairs_fit.store(false, std::memory_order_relaxed);
   });
   out.pairs_fit_u8s8 = pairs_fit.load();
   return out;

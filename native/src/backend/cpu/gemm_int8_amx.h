@@ -98,7 +98,7 @@ struct Int8ImageRows {
 // stacked - 1 of `image` (rows of `width` pixels of `channels` bytes), which must hold those rows
 // and 64 bytes past its last. Rows of out are width * stacked * channels bytes. For channels <= 16
 // and 2 <= stacked <= kMaxStackedRows, stacked * channels <= 64; call only when
-// int8_amx_available() (AVX-512 VBMI permutes).
+// int8_amx_available() (AVX-512 VBMI permutes: the AVX3_DL target that AMX's path runs on has them).
 constexpr int64_t kMaxStackedRows = 8;
 void stack_image_rows(const uint8_t* image, int64_t width, int64_t channels, int64_t stacked, int64_t row_step,
                       int64_t r0, int64_t r1, uint8_t* out);
