@@ -15,7 +15,9 @@ against onnxruntime, side by side in one process, at 1 and 2 threads.
    "bert": BERT-base at sequence 128) quantized by quantize_static in QDQ format: mnnpy (QDQ
    fused onto its int8 kernels, convolutions run channels last) against onnxruntime and OpenVINO
    (when installed: scripts/setup.sh bench) on the same file and against mnnpy float32 on the
-   float model.
+   float model. Where OpenVINO's own transformations refuse the QDQ file (BERT-base's), OpenVINO's
+   INT8 is its own quantization of the same float model: NNCF's quantize (transformer preset,
+   the same four calibration inputs), OpenVINO's post-training path.
 
 Each pair runs in interleaved bursts (common.compare_in_bursts); ratios are time / other time
 (below 1: the first is faster). Run: python benchmarks/bench_int8.py [--threads 1,2] [--skip-gemm]
@@ -146,19 +148,37 @@ def bench_bert(threads_list, tmp):
 
 
 def openvino_runner(path, feeds, threads):
-    """OpenVINO's CPU plugin on the ONNX file (it runs QDQ models on its int8 kernels; on CPUs with
-    bf16 or AMX its default precision is bf16, which its float32 numbers then are), or None when
-    openvino is not installed (scripts/setup.sh bench installs it)."""
+    """OpenVINO's CPU plugin on the ONNX file at `path`, or on an OpenVINO model (it runs QDQ
+    models on its int8 kernels; on CPUs with bf16 or AMX its default precision is bf16, which its
+    float32 numbers then are), or None when openvino is not installed (scripts/setup.sh bench
+    installs it)."""
     try:
         import openvino as ov
     except ImportError:
         return None
     core = ov.Core()
-    net = core.read_model(path)
-    net.reshape({name: list(x.shape) for name, x in feeds.items()})
+    if isinstance(path, str):
+        net = core.read_model(path)
+        net.reshape({name: list(x.shape) for name, x in feeds.items()})
+    else:
+        net = path
     compiled = core.compile_model(net, "CPU", {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_NUM_THREADS": str(threads)})
     request = compiled.create_infer_request()
     return lambda: request.infer(feeds)
+
+
+def openvino_nncf_model(path, feeds, batches):
+    """The float ONNX model quantized by OpenVINO's NNCF (post-training, its transformer preset
+    for models with attention, calibrated on `batches`), or None without openvino and nncf."""
+    try:
+        import nncf
+        import openvino as ov
+    except ImportError:
+        return None
+    net = ov.Core().read_model(path)
+    net.reshape({name: list(x.shape) for name, x in feeds.items()})
+    preset = nncf.ModelType.TRANSFORMER if "input_ids" in feeds else None
+    return nncf.quantize(net, nncf.Dataset(batches), model_type=preset, subset_size=len(batches))
 
 
 def calibration_reader(batches):
@@ -194,9 +214,11 @@ def bench_static(threads_list, tmp, names):
             path = export_torchvision(name, 224)
             make = lambda: {"input": rng.standard_normal((1, 3, 224, 224)).astype(np.float32)}  # noqa: E731
         qdq_path = os.path.join(tmp, f"{name}_qdq.onnx")
-        quantize_static(path, qdq_path, calibration_reader([make() for _ in range(4)]), quant_format=QuantFormat.QDQ,
+        calibration = [make() for _ in range(4)]
+        quantize_static(path, qdq_path, calibration_reader(calibration), quant_format=QuantFormat.QDQ,
                         per_channel=True, reduce_range=True, activation_type=QuantType.QUInt8,
                         weight_type=QuantType.QInt8)
+        nncf_model = None  # OpenVINO's own quantization, made once where it refuses the QDQ file
         feeds = make()
         inputs = list(feeds.values())
         for threads in threads_list:
@@ -211,14 +233,19 @@ def bench_static(threads_list, tmp, names):
             line = (f"  {name:<13} {threads}T  mnnpy int8 {fmt_time(t_int8)}  onnxruntime int8 {fmt_time(t_ort)}"
                     f"  mnnpy fp32 {fmt_time(t_fp32)}  int8/onnxruntime {t_int8 / t_ort:5.2f}"
                     f"  int8/fp32 {t_int8b / t_fp32:5.2f}")
+            label = "openvino int8"
             try:
                 ov_int8 = openvino_runner(qdq_path, feeds, threads)
             except RuntimeError as e:  # OpenVINO's own transformations refuse some QDQ graphs
                 ov_int8 = None
-                line += f"  openvino int8: not compiled ({str(e).strip().splitlines()[-2][:60]}...)"
+                line += f"  openvino on the QDQ file: not compiled ({str(e).strip().splitlines()[-2][:60]}...)"
+                if nncf_model is None:
+                    nncf_model = openvino_nncf_model(path, feeds, calibration)
+                if nncf_model is not None:
+                    ov_int8, label = openvino_runner(nncf_model, feeds, threads), "openvino int8 (NNCF)"
             if ov_int8 is not None:
                 t_int8c, t_ov = compare_in_bursts(ours, ov_int8, rounds=3)
-                line += f"  openvino int8 {fmt_time(t_ov)}  int8/openvino {t_int8c / t_ov:5.2f}"
+                line += f"  {label} {fmt_time(t_ov)}  int8/openvino {t_int8c / t_ov:5.2f}"
             print(line + f"  (max |mnnpy - onnxruntime| {np.abs(y_int8 - y_ort).max():.3g},"
                   f" outputs up to {np.abs(y_ort).max():.3g})", flush=True)
 
