@@ -7,7 +7,7 @@ from ._core import Var
 from ._expr_quant import _EIGHT_BIT, _operand
 
 __all__ = ["qlinear_add", "qlinear_mul", "qlinear_global_average_pool", "qlinear_average_pool2d",
-           "max_pool2d_int8", "qlinear_concat"]
+           "max_pool2d_int8", "qlinear_concat", "qlinear_softmax"]
 
 
 def _data(x, op, name):
@@ -61,6 +61,20 @@ def qlinear_mul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_z
     """onnxruntime's QLinearMul: ``sat(round(float(a_scale * b_scale / y_scale) (a - a_zero)(b -
     b_zero)) + y_zero)``, the product of the centred values exact, one float32 rounding."""
     return _binary("QLinearMul", a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point)
+
+
+def qlinear_softmax(x, x_scale, x_zero_point, y_scale, y_zero_point):
+    """Softmax along the last axis of an 8-bit ``x``, quantized again (onnxruntime's QLinearSoftmax,
+    and a QDQ model's DequantizeLinear, Softmax, QuantizeLinear): ``v = (float(x) - x_zero) *
+    x_scale``, ``e = exp(v - max(v))``, ``y = sat(round((e / sum(e)) / y_scale) + y_zero)`` in
+    ``y_zero_point``'s type, in float32 (the Exp op's exp, QuantizeLinear's rounding), a row in
+    one pass."""
+    op = "QLinearSoftmax"
+    x = _data(x, op, "x")
+    y_zero_point = _operand(y_zero_point, "y_zero_point")
+    inputs = [x, _scale(x_scale, "x_scale"), _zero(x_zero_point, "x_zero_point", x.dtype), _scale(y_scale, "y_scale"),
+              y_zero_point]
+    return _core.op(op, inputs, {})
 
 
 def qlinear_global_average_pool(x, x_scale, x_zero_point, y_scale, y_zero_point, channels_last=False):

@@ -4,7 +4,7 @@ import numpy as _np
 from . import _core
 from ._core import Var
 
-__all__ = ["matmul_integer", "dynamic_quant_matmul", "quantize_weight_per_column", "qlinear_conv2d"]
+__all__ = ["matmul_integer", "qlinear_matmul", "dynamic_quant_matmul", "quantize_weight_per_column", "qlinear_conv2d"]
 
 _EIGHT_BIT = (_np.dtype(_np.int8), _np.dtype(_np.uint8))
 
@@ -55,6 +55,32 @@ def matmul_integer(a, b, a_zero_point=None, b_zero_point=None):
             del shape[-1 if b_vec else -2]
         c = _core.reshape(c, tuple(shape))
     return c
+
+
+def qlinear_matmul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point):
+    """ONNX's QLinearMatMul: ``saturate(round(float32(acc) * (a_scale * b_scale / y_scale)) +
+    y_zero)`` with ``acc = (a - a_zero) @ (b - b_zero)`` exactly in int32 (the multiplier formed
+    and applied in float32, rounding half to even, as onnxruntime computes it), in
+    ``y_zero_point``'s type.
+
+    ``a`` ([..., M, K]) and ``b`` ([..., K, N], batch dimensions broadcast) are int8 or uint8, the
+    scales float32 and the zero points of their tensor's type; each holds one value, except
+    ``b_scale`` and ``b_zero_point``, which may hold one per column (N). The requantization runs in
+    the int8 GEMM's epilogue; a batched ``b`` (attention's products) is packed per product, each
+    product on one thread. A constant 2-D ``b`` is packed once when the graph is planned."""
+    a, b = _operand(a, "a"), _operand(b, "b")
+    for v, name in ((a, "a"), (b, "b")):
+        if v.dtype not in _EIGHT_BIT:
+            raise ValueError(f"qlinear_matmul: {name} must be int8 or uint8, got {v.dtype}")
+        if v.ndim < 2:
+            raise ValueError(f"qlinear_matmul: {name} must have at least 2 dimensions, got shape {list(v.shape)}")
+    inputs = [a, _operand(a_scale, "a_scale", None if isinstance(a_scale, Var) else _np.float32),
+              _operand(a_zero_point, "a_zero_point", None if isinstance(a_zero_point, Var) else a.dtype), b,
+              _operand(b_scale, "b_scale", None if isinstance(b_scale, Var) else _np.float32),
+              _operand(b_zero_point, "b_zero_point", None if isinstance(b_zero_point, Var) else b.dtype),
+              _operand(y_scale, "y_scale", None if isinstance(y_scale, Var) else _np.float32),
+              _operand(y_zero_point, "y_zero_point")]
+    return _core.op("QLinearMatMul", inputs, {})
 
 
 def dynamic_quant_matmul(x, weight_int8, scales, bias=None, activation=None):

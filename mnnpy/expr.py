@@ -437,7 +437,7 @@ __all__ = [n for n in globals() if not n.startswith("_") and n not in ("where_",
 
 # ---------------------------------------------------------------- 8-bit integer products
 from ._expr_quant import *  # noqa: E402,F401,F403
-__all__ += ["matmul_integer", "dynamic_quant_matmul", "quantize_weight_per_column", "qlinear_conv2d"]
+__all__ += ["matmul_integer", "qlinear_matmul", "dynamic_quant_matmul", "quantize_weight_per_column", "qlinear_conv2d"]
 
 # ---------------------------------------------------------------- 8-bit elementwise, pooling, concat
 from ._expr_int8_ops import *  # noqa: E402,F401,F403

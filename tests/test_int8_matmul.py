@@ -103,6 +103,83 @@ def test_matmul_integer_threads_agree(rng):
         mnnpy.set_num_threads(threads)
 
 
+def _qlinear_reference(a, a_scale, za, b, b_scale, zb, y_scale, zy):
+    """ONNX's QLinearMatMul in NumPy: the exact int32 sums, float32(sum) times the float32
+    multiplier (a_scale * b_scale) / y_scale, rounded half to even, plus y_zero, saturated."""
+    acc = _reference(a, b, za, zb)
+    multiplier = (np.float32(a_scale) * np.asarray(b_scale, np.float32)) / np.float32(y_scale)
+    v = acc.astype(np.float32) * multiplier.astype(np.float32)
+    info = np.iinfo(np.asarray(zy).dtype)
+    return np.clip(np.rint(v) + np.int64(zy), info.min, info.max).astype(np.asarray(zy).dtype)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("a_dtype, b_dtype, y_dtype", [(np.uint8, np.uint8, np.uint8), (np.int8, np.uint8, np.int8),
+                                                       (np.uint8, np.int8, np.int8)])
+def test_qlinear_matmul_requantizes_in_the_gemm(rng, target, a_dtype, b_dtype, y_dtype):
+    """expr.qlinear_matmul against NumPy's arithmetic: batched activations (attention's products,
+    one pack of B each; 40 and 128 rows reach AMX's tiles where the CPU has them), a broadcast B,
+    per-column scales and zero points of a 2-D B, a constant B."""
+    with simd_target(target):
+        for a_shape, b_shape in [((2, 3, 40, 64), (2, 3, 64, 37)), ((1, 4, 128, 128), (1, 4, 128, 64)),
+                                 ((2, 3, 7, 33), (1, 3, 33, 5)), ((5, 70), (70, 19))]:
+            a, b = _random(rng, a_dtype, a_shape), _random(rng, b_dtype, b_shape)
+            n = b_shape[-1]
+            # Zero points near the data's middle and y's: outputs spread over y's range.
+            mid = {np.dtype(np.uint8): 128, np.dtype(np.int8): 0}
+            za = np.asarray(mid[np.dtype(a_dtype)] + rng.integers(-20, 20), a_dtype)
+            zy = np.asarray(mid[np.dtype(y_dtype)] + rng.integers(-20, 20), y_dtype)
+            per_column = len(b_shape) == 2
+            zb = (mid[np.dtype(b_dtype)] + rng.integers(-20, 20, (n,) if per_column else ())).astype(b_dtype)
+            sa = np.float32(0.02)
+            sb = rng.uniform(0.01, 0.05, n).astype(np.float32) if per_column else np.float32(0.03)
+            # y's scale: the largest result about 100 steps from the zero point.
+            sy = np.float32(sa * np.max(sb) * np.abs(_reference(a, b, za, zb).astype(np.float64)).max() / 100)
+            expected = _qlinear_reference(a, sa, za, b, sb, zb, sy, zy)
+            for b_operand in (b, F.const(b)):
+                got = F.qlinear_matmul(a, sa, za, b_operand, sb, zb, sy, zy).read()
+                assert got.dtype == y_dtype
+                np.testing.assert_array_equal(got, expected, err_msg=f"{target} {a_shape} x {b_shape}")
+            assert len(np.unique(expected)) > 20  # the range is used, not one saturated value
+
+
+def test_qlinear_matmul_threads_agree(rng):
+    a, b = _random(rng, np.uint8, (1, 12, 128, 64)), _random(rng, np.uint8, (1, 12, 64, 128))
+    sy = np.float32(0.02 * 0.03 * np.abs(_reference(a, b, np.uint8(120), np.uint8(131))).max() / 100)
+    args = (np.float32(0.02), np.uint8(120), b, np.float32(0.03), np.uint8(131), sy, np.uint8(128))
+    expected = _qlinear_reference(a, *args)
+    threads = mnnpy.get_num_threads()
+    try:
+        for n in (1, 2, 3):
+            mnnpy.set_num_threads(n)
+            np.testing.assert_array_equal(F.qlinear_matmul(a, *args).read(), expected)
+    finally:
+        mnnpy.set_num_threads(threads)
+
+
+def test_qlinear_matmul_bad_inputs():
+    a8, b8 = np.zeros((3, 4), np.uint8), np.zeros((4, 5), np.uint8)
+    f, u = np.float32(0.1), np.uint8(3)
+    with pytest.raises(ValueError, match="a must be int8 or uint8"):
+        F.qlinear_matmul(np.zeros((3, 4), np.float32), f, u, b8, f, u, f, u)
+    with pytest.raises(ValueError, match="b must have at least 2 dimensions"):
+        F.qlinear_matmul(a8, f, u, np.zeros(4, np.uint8), f, u, f, u)
+    with pytest.raises(ValueError, match="4 columns but B has 6 rows"):
+        F.qlinear_matmul(a8, f, u, np.zeros((6, 5), np.uint8), f, u, f, u)
+    with pytest.raises(ValueError, match="a_scale must hold one value"):
+        F.qlinear_matmul(a8, np.ones(3, np.float32), u, b8, f, u, f, u)
+    with pytest.raises(ValueError, match="b_scale must be a scalar or hold one value per column of b"):
+        F.qlinear_matmul(a8, f, u, b8, np.ones(4, np.float32), u, f, u)
+    with pytest.raises(ValueError, match="b_zero_point must have b's type uint8"):
+        F.qlinear_matmul(a8, f, u, b8, f, F.const(np.int8(0)), f, u)
+    with pytest.raises(ValueError, match="y_scale must be float32"):
+        F.qlinear_matmul(a8, f, u, b8, f, u, F.const(np.float64(0.1)), u)
+    with pytest.raises(ValueError, match="y_zero_point must be int8 or uint8"):
+        F.qlinear_matmul(a8, f, u, b8, f, u, f, F.const(np.int32(0)))
+    with pytest.raises(ValueError, match="do not broadcast"):
+        F.qlinear_matmul(np.zeros((2, 3, 4), np.uint8), f, u, np.zeros((3, 4, 5), np.uint8), f, u, f, u)
+
+
 # ---------------------------------------------------------------- dynamic quantization
 def _quantize_rows(x):
     """NumPy's float32 arithmetic of the kernel's per-row quantization (ONNX's

@@ -1,5 +1,6 @@
 """The 8-bit elementwise, pooling and concatenation ops (expr.qlinear_add, qlinear_mul,
-qlinear_global_average_pool, qlinear_average_pool2d, max_pool2d_int8, qlinear_concat): exact
+qlinear_global_average_pool, qlinear_average_pool2d, max_pool2d_int8, qlinear_concat,
+qlinear_softmax): exact
 against NumPy evaluations of their definitions on every SIMD target, and against onnxruntime's
 contrib kernels; onnxruntime's QOperator models of torchvision CNNs; the QDQ fusion of the ops
 around the convolutions (docs/int8.md, "int8 elementwise ops").
@@ -302,6 +303,56 @@ def test_qlinear_concat_matches_onnxruntime(fresh, target, dtype):
                                               err_msg=seed)
 
 
+def _softmax_reference(x, sx, zx, sy, zy):
+    """The definition in float64 (exact exp and sums), quantized: the kernel's float32 rounding
+    (its exp within a few ulps, a sum of n terms within n ulps, two quotients) moves y / y_scale
+    by under 1e-4 of a step at these scales, so a byte differs from this by at most 1."""
+    v = (x.astype(np.float64) - float(zx)) * float(sx)
+    e = np.exp(v - v.max(axis=-1, keepdims=True))
+    return _requantized(((e / e.sum(axis=-1, keepdims=True)) / float(sy)).astype(np.float64), zy, np.asarray(zy).dtype)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_qlinear_softmax_against_float64(fresh, target, dtype):
+    """Rows of 128 (whole vectors), 37 (a tail) and 1; a wide scale, so that some arguments of
+    exp fall below -87 (libm's exp there, as the Exp op's); int8 and uint8 outputs."""
+    rng, seed = fresh
+    with simd_target(target):
+        for shape, sx in [((2, 3, 4, 128), np.float32(8 / 255)), ((3, 64), _scale(rng)), ((5, 37), np.float32(0.9)),
+                          ((4, 1), _scale(rng))]:
+            x = _random(rng, dtype, shape)
+            zx = _random(rng, dtype, ())
+            for out in DTYPES:
+                zy = np.asarray(np.iinfo(out).min, out)  # probabilities: the range from 0 up
+                sy = np.float32(1 / 256)
+                got = F.qlinear_softmax(x, sx, zx, sy, zy).read()
+                expected = _softmax_reference(x, sx, zx, sy, zy)
+                assert got.dtype == out and got.shape == x.shape
+                difference = np.abs(got.astype(np.int32) - expected.astype(np.int32))
+                assert difference.max() <= 1, (seed, target, shape, difference.max())
+                if shape[-1] == 1:  # probability 1, past the range's top
+                    assert (got == np.iinfo(out).max).all(), (seed, got)
+                elif sx == np.float32(8 / 255):  # arguments of exp over [-8, 0]: many steps used
+                    assert len(np.unique(got)) > 10, (seed, shape)
+            if sx == np.float32(0.9):
+                assert np.ptp((x.astype(np.float64) - float(zx)) * 0.9, axis=-1).max() > 87  # libm's part ran
+
+
+def test_qlinear_softmax_same_bytes_as_its_parts(fresh):
+    """The fused row kernel against DequantizeLinear, Softmax and QuantizeLinear run as separate
+    ops (the same exp and quotients; only the sum's order differs, at most one step)."""
+    rng, seed = fresh
+    x = _random(rng, np.uint8, (2, 12, 16, 64))
+    sx, zx, sy, zy = np.float32(0.08), np.uint8(131), np.float32(1 / 255), np.uint8(0)
+    got = F.qlinear_softmax(x, sx, zx, sy, zy).read()
+    v = F.multiply(F.subtract(F.cast(F.const(x), np.float32), np.float32(zx)), sx)
+    parts = F.round(F.divide(F.softmax(v, -1), sy)).read()
+    expected = np.clip(parts + int(zy), 0, 255).astype(np.uint8)
+    difference = np.abs(got.astype(np.int32) - expected.astype(np.int32))
+    assert difference.max() <= 1 and (difference > 0).mean() < 0.01, (seed, difference.max())
+
+
 def test_int8_ops_bad_inputs():
     x = np.zeros((1, 2, 4, 4), np.uint8)
     one, zero = np.float32(1), np.uint8(0)
@@ -323,6 +374,14 @@ def test_int8_ops_bad_inputs():
         F.qlinear_concat([(x, one, zero), (np.zeros((1, 2, 3, 4), np.uint8), one, zero)], one, zero, 1)
     with pytest.raises((TypeError, ValueError), match="float32"):
         F.qlinear_global_average_pool(x, F.const(np.int32(1)), zero, one, zero)
+    with pytest.raises(ValueError, match="x must be int8 or uint8"):
+        F.qlinear_softmax(np.zeros((2, 3), np.float32), one, zero, one, zero)
+    with pytest.raises((TypeError, ValueError), match="x_zero_point must be uint8"):
+        F.qlinear_softmax(x, one, F.const(np.int8(0)), one, zero)
+    with pytest.raises(ValueError, match="y_scale must hold one value"):
+        F.qlinear_softmax(x, one, zero, np.ones(2, np.float32), zero)
+    with pytest.raises((TypeError, ValueError), match="y_zero_point must be int8 or uint8"):
+        F.qlinear_softmax(x, one, zero, one, F.const(np.int32(0)))
 
 
 # ---------------------------------------------------------------- models
@@ -472,6 +531,7 @@ def test_qdq_bert_fuses_matmuls_adds_and_muls(fresh, tmp_path, monkeypatch):
     assert before.get("MatMul", 0) >= 12, before  # the per-column weights the convolution pass leaves
     assert counts.get("QLinearMatMul") == matmuls and "MatMul" not in counts, counts
     assert counts.get("QLinearAdd", 0) >= 20 and counts.get("QLinearMul", 0) >= 6, counts
+    assert counts.get("QLinearSoftmax") == before.get("Softmax") >= 2 and "Softmax" not in counts, counts
     assert counts["DequantizeLinear"] < before["DequantizeLinear"] / 4, (before, counts)
     inputs = feed()
     expected = ort.InferenceSession(qdq, providers=["CPUExecutionProvider"]).run(None, inputs)[0]
@@ -586,6 +646,11 @@ def test_contrib_ops_import_against_onnxruntime(fresh, tmp_path, dtype):
              ("QLinearAveragePool", [sx, zx, sy, zy], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1],
                                                       "strides": [2, 2]}, (), 1),
              ("QLinearConcat", [sx, zx, _random(rng, dtype, (2, 3, 5, 7)), sb, zb], {"axis": 1}, (sy, zy), 0)]
+    # QLinearSoftmax: the last axis on the 8-bit kernel, others as DequantizeLinear, Softmax and
+    # QuantizeLinear (opset 12: flattened from `axis` on); float32 exps that differ by ulps.
+    probability = (np.float32(1 / 256), np.asarray(np.iinfo(dtype).min, dtype))
+    cases += [("QLinearSoftmax", [sx, zx, *probability], {"axis": axis, "opset": opset}, (), 1)
+              for axis, opset in ((-1, 13), (1, 13), (1, 12), (3, 12))]
     for op, inputs, attrs, before, steps in cases:
         path = _contrib_model(op, shape, dtype, inputs, attrs, tmp_path, before)
         expected = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]

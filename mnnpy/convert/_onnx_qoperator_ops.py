@@ -2,19 +2,20 @@
 ``quantize_static(..., quant_format=QuantFormat.QOperator)``) as mnnpy.expr calls on the int8
 kernels (docs/int8.md, "int8 elementwise ops"), and ONNX MaxPool on 8-bit tensors.
 
-QLinearAdd, QLinearMul, QLinearGlobalAveragePool, QLinearAveragePool and QLinearConcat map onto
-their ops one to one; QLinearLeakyRelu and QLinearSigmoid become a 256-entry table (each possible
+QLinearAdd, QLinearMul, QLinearGlobalAveragePool, QLinearAveragePool, QLinearConcat and
+QLinearSoftmax (over the last axis) map onto their ops one to one; QLinearLeakyRelu and QLinearSigmoid become a 256-entry table (each possible
 input value dequantized, the function applied in float32, quantized again, as onnxruntime builds
 its table) read by a gather; QGemm becomes the int8 GEMM (``matmul_integer``) with its int32 bias
 and onnxruntime's requantization."""
 import numpy as np
 
+from .. import _core
 from .. import expr as F
 from ._onnx_ops import HANDLERS, UnsupportedOperator, _attr, handles
 
 # The contrib operators this module converts; the reader accepts these from com.microsoft.
 MICROSOFT_OPS = ("QLinearAdd", "QLinearMul", "QLinearGlobalAveragePool", "QLinearAveragePool", "QLinearConcat",
-                 "QLinearLeakyRelu", "QLinearSigmoid", "QGemm")
+                 "QLinearLeakyRelu", "QLinearSigmoid", "QLinearSoftmax", "QGemm")
 
 _EIGHT_BIT = (np.dtype(np.int8), np.dtype(np.uint8))
 
@@ -127,6 +128,30 @@ def _qlinear_leaky_relu(ctx, node, ins):
 @handles("QLinearSigmoid")
 def _qlinear_sigmoid(ctx, node, ins):
     return _table_lookup(node, ins, F.sigmoid)
+
+
+@handles("QLinearSoftmax")
+def _qlinear_softmax(ctx, node, ins):
+    """onnxruntime's QLinearSoftmax (attributes axis and opset, the Softmax version whose meaning
+    it takes), and what the QDQ pass fuses from DequantizeLinear, Softmax, QuantizeLinear: the
+    8-bit kernel over the last axis; another axis dequantizes, runs Softmax and quantizes."""
+    x = _eight_bit(ins[0], node)
+    y_zero = _optional(ins, 4)
+    out = np.dtype(y_zero.dtype) if y_zero is not None else np.dtype(np.uint8)
+    opset = int(_attr(node, "opset", 13))
+    axis = int(_attr(node, "axis", -1 if opset >= 13 else 1))
+    axis = axis + x.ndim if axis < 0 else axis
+    x_scale, x_zero = _scale(ins[1], node, "X_scale"), _zero(_optional(ins, 2), np.dtype(x.dtype))
+    y_scale = _scale(ins[3], node, "y_scale")
+    if axis == x.ndim - 1:
+        return F.qlinear_softmax(x, x_scale, x_zero, y_scale, _zero(y_zero, out))
+    v = F.multiply(F.subtract(F.cast(x, np.float32), F.cast(x_zero, np.float32)), x_scale)
+    shape = list(v.shape)
+    if opset < 13:  # coerced to 2-D at `axis`
+        v = F.reshape(v, [int(np.prod(shape[:axis])), int(np.prod(shape[axis:]))])
+        axis = 1
+    y = F.reshape(F.softmax(v, axis), shape)
+    return _core.op("QuantizeLinear", [y, y_scale, _zero(y_zero, out)], {"channels_last": 0})
 
 
 @handles("QGemm")

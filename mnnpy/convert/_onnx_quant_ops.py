@@ -226,6 +226,16 @@ def _qlinear_matmul(ctx, node, ins):
                              F.reshape(b_scale, [-1]), zero_b, F.reshape(y_scale, []), F.reshape(y_zero, []),
                              channels_last=True)
         return F.reshape(y, list(a.shape[:-1]) + [columns])
+    if (a.ndim >= 2 and b.ndim >= 2 and (a_zero is None or a_zero.size == 1) and y_zero is not None
+            and y_zero.size == 1 and (b_zero is None or b_zero.size in (1, b.shape[-1]))
+            and all(np.dtype(v.dtype) == np.dtype(np.float32) for v in (a_scale, b_scale, y_scale))):
+        # Activations times activations (attention's products): the int8 GEMM with the
+        # requantization in its epilogue, B packed per product.
+        zero_a = F.reshape(a_zero, []) if a_zero is not None else F.const(np.zeros((), a.dtype))
+        zero_b = F.reshape(b_zero, [-1] if b_zero.size != 1 else []) if b_zero is not None else F.const(
+            np.zeros((), b.dtype))
+        return F.qlinear_matmul(a, F.reshape(a_scale, []), zero_a, b, F.reshape(b_scale, [-1] if per_column else []),
+                                zero_b, F.reshape(y_scale, []), F.reshape(y_zero, []))
     if b_zero is not None and b_zero.size != 1:
         b_zero = F.reshape(b_zero, [-1])
     acc = _integer_matmul(a, a_zero, b, b_zero, node, as_int32=False)

@@ -222,6 +222,8 @@ def _int32_bias(graph, producer, name, x_scale, w_scale, where):
 #                                               the op on the 8-bit tensor (exact: they only move or
 #                                               compare values, and quantization keeps the order)
 #   DQ -> GlobalAveragePool/AveragePool -> Q    QLinearGlobalAveragePool / QLinearAveragePool
+#   DQ -> Softmax -> Q                          QLinearSoftmax (attention's; its axis and the
+#                                               model's opset, whose Softmax it means)
 #   DQ, ... -> Concat -> Q                      QLinearConcat (a plain Concat when every input has
 #                                               the output's scale and zero point)
 #   DQ, DQ(weight) -> MatMul -> Q, the weight per column
@@ -329,6 +331,14 @@ def fuse_int8_ops(graph):
                 continue
             attrs = {k: v for k, v in node.attrs.items() if k != "dilations"}
             replaced[id(quant)] = [Node("QLinear" + op, [*x, quant.inputs[1], quant.inputs[2]], list(quant.outputs),
+                                        attrs, node.name)]
+        elif op == "Softmax" and len(node.inputs) == 1:
+            quant = quantized_output(node)
+            x = _per_tensor_dq(graph, producer, node.inputs[0])
+            if quant is None or x is None:
+                continue
+            attrs = {"axis": int(node.attrs.get("axis", -1 if graph.opset >= 13 else 1)), "opset": int(graph.opset)}
+            replaced[id(quant)] = [Node("QLinearSoftmax", [*x, quant.inputs[1], quant.inputs[2]], list(quant.outputs),
                                         attrs, node.name)]
         elif op == "Concat" and node.inputs:
             quant = quantized_output(node)

@@ -20,6 +20,10 @@
 //     whose scale or zero point differ from the output's are requantized value by value,
 //     sat(round(float(x - x_zero) * x_scale / y_scale) + y_zero) (as a 256-entry table), the
 //     others copied. A pass that changes the layout moves `axis` with it.
+//   QLinearSoftmax(x, x_scale, x_zero, y_scale, y_zero) -> y_zero's type, along x's last axis:
+//     v = (float(x) - float(x_zero)) * x_scale, e = exp(v - max(v)), y = sat(round((e / sum(e)) /
+//     y_scale) + y_zero) (QuantizeLinear's bytes), each row in one pass (the DequantizeLinear,
+//     Softmax, QuantizeLinear chain of a QDQ model's attention, and onnxruntime's contrib op).
 //   QuantizeLinear(x, y_scale, y_zero) -> T: ONNX's per-tensor QuantizeLinear of float32 x,
 //     y = sat(round(x / y_scale) + y_zero), the quotient in float32 rounded half to even, NaN to
 //     T's least value; channels_last 1: x is [N, C, H, W] and y [N, H, W, C] (a model's input
@@ -208,6 +212,21 @@ OpDef fixed_def(const char* name, int inputs, InferFn infer) {
 MNNPY_REGISTER_OP(fixed_def("QLinearAveragePool", 5, infer_average_pool));
 MNNPY_REGISTER_OP(fixed_def("QLinearGlobalAveragePool", 5, infer_global_average_pool));
 MNNPY_REGISTER_OP(fixed_def("MaxPool2DInt8", 1, infer_max_pool));
+
+// ---------------------------------------------------------------- QLinearSoftmax
+std::vector<TensorType> infer_softmax(const std::vector<TensorType>& in, Attrs&) {
+  const std::string op = "QLinearSoftmax";
+  const TensorType& x = in[0];
+  check_data(op, "x", x);
+  if (x.shape.empty()) throw ValueError(op + ": x must have at least 1 dimension, got a scalar");
+  check_scale(op, "x_scale", in[1]);
+  check_zero(op, "x_zero_point", in[2], x.dtype);
+  check_scale(op, "y_scale", in[3]);
+  check_data(op, "y_zero_point", in[4]);
+  if (in[4].numel() != 1) throw ValueError(op + ": y_zero_point must hold one value, got shape " + shape_str(in[4].shape));
+  return {TensorType{in[4].dtype, x.shape}};
+}
+MNNPY_REGISTER_OP(fixed_def("QLinearSoftmax", 5, infer_softmax));
 
 // ---------------------------------------------------------------- QuantizeLinear
 std::vector<TensorType> infer_quantize(const std::vector<TensorType>& in, Attrs& attrs) {

@@ -2,6 +2,11 @@
 //   MatMulInteger(A, B, a_zero?, b_zero?) -> int32: ONNX's MatMulInteger, (A - a_zero)(B - b_zero)
 //     summed in int32; A [..., M, K] and B [..., K, N] int8 or uint8 with batch broadcasting, a_zero
 //     of A's type and shape () or (M,), b_zero of B's type and shape () or (N,).
+//   QLinearMatMul(A, a_scale, a_zero, B, b_scale, b_zero, y_scale, y_zero) -> y_zero's type: ONNX's
+//     QLinearMatMul, MatMulInteger's int32 sums requantized in float32 as
+//     saturate(round_half_even(float(sum) * (a_scale * b_scale / y_scale)) + y_zero); scales
+//     float32, one value (b_scale: or one per column of B), zero points one value (b_zero: or
+//     one per column).
 //   DynamicQuantMatMul(x, w, scales, bias?) -> float32: x [..., K] float32 quantized per row at run
 //     time (asymmetric uint8, ONNX's DynamicQuantizeLinear per row), w [K, N] int8 with per-column
 //     float32 scales (N,) (or one), bias (N,): the integer product dequantized, plus the bias;
@@ -23,6 +28,11 @@ void check_vector(const char* op, const char* what, const TensorType& t, int64_t
   if (one || (t.shape.size() == 1 && t.shape[0] == count)) return;
   throw ValueError(std::string(op) + ": " + what + " must be a scalar or hold one value per " + per + " (" +
                    std::to_string(count) + "), got shape " + shape_str(t.shape));
+}
+
+void check_one_value(const char* op, const char* what, const TensorType& t) {
+  if (t.numel() == 1 && t.shape.size() <= 1) return;
+  throw ValueError(std::string(op) + ": " + what + " must hold one value, got shape " + shape_str(t.shape));
 }
 
 std::vector<TensorType> infer_matmul_integer(const std::vector<TensorType>& in, Attrs&) {
@@ -75,6 +85,43 @@ OpDef matmul_integer_def() {
   return def;
 }
 MNNPY_REGISTER_OP(matmul_integer_def());
+
+std::vector<TensorType> infer_qlinear_matmul(const std::vector<TensorType>& in, Attrs& attrs) {
+  const TensorType &A = in[0], &B = in[3];
+  const char* names[8] = {"a", "a_scale", "a_zero_point", "b", "b_scale", "b_zero_point", "y_scale", "y_zero_point"};
+  for (int i : {0, 3, 7}) {
+    if (!is_8bit(in[i].dtype)) {
+      throw ValueError(std::string("QLinearMatMul: ") + names[i] + " must be int8 or uint8, got " +
+                       dtype_name(in[i].dtype));
+    }
+  }
+  for (int i : {1, 4, 6}) {
+    if (in[i].dtype != DType::Float32) {
+      throw ValueError(std::string("QLinearMatMul: ") + names[i] + " must be float32, got " + dtype_name(in[i].dtype));
+    }
+  }
+  for (int i : {2, 5}) {
+    const DType want = in[i == 2 ? 0 : 3].dtype;
+    if (in[i].dtype != want) {
+      throw ValueError(std::string("QLinearMatMul: ") + names[i] + " must have " + (i == 2 ? "a" : "b") +
+                       "'s type " + dtype_name(want) + ", got " + dtype_name(in[i].dtype));
+    }
+  }
+  // The product's checks and shape are MatMulInteger's.
+  std::vector<TensorType> product = infer_matmul_integer({A, B}, attrs);
+  const int64_t N = product[0].shape.back();
+  for (int i : {1, 2, 6, 7}) check_one_value("QLinearMatMul", names[i], in[i]);
+  check_vector("QLinearMatMul", "b_scale", in[4], N, "column of b");
+  check_vector("QLinearMatMul", "b_zero_point", in[5], N, "column of b");
+  return {TensorType{in[7].dtype, product[0].shape}};
+}
+
+OpDef qlinear_matmul_def() {
+  OpDef def{"QLinearMatMul", 8, 8, infer_qlinear_matmul, {}, false};
+  def.packed_inputs = 1u << 3;  // B, when constant (weights), is packed at plan time
+  return def;
+}
+MNNPY_REGISTER_OP(qlinear_matmul_def());
 
 std::vector<TensorType> infer_dynamic_quant_matmul(const std::vector<TensorType>& in, Attrs& attrs) {
   const TensorType &X = in[0], &W = in[1], &S = in[2];

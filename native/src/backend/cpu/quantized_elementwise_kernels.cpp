@@ -8,11 +8,14 @@
 #include <hwy/highway.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <vector>
 
 #include "backend/cpu/quantized_elementwise-inl.h"
+#include "backend/cpu/simd_shared-inl.h"
 #include "backend/cpu/thread_buffers.h"
 #include "mnnpy/backend.h"
 #include "mnnpy/thread_pool.h"
@@ -150,6 +153,84 @@ void QuantizeRowImpl(const float* HWY_RESTRICT x, int64_t n, float scale, const 
   }
 }
 
+// exp(row[j] - largest) into row[j] for `count` lanes from `at`, as the Exp op computes it: the
+// vector exp where the argument lies inside [-87, 88], libm's elsewhere.
+HWY_NOINLINE void softmax_exp_lanes(float* HWY_RESTRICT row, int64_t at, int64_t count, float largest) {
+  const DF d;
+  HWY_ALIGN float lanes[hn::MaxLanes(d)];
+  for (size_t j = 0; j < hn::Lanes(d); ++j) lanes[j] = (int64_t)j < count ? row[at + j] - largest : -87.0f;
+  const VF v = hn::Load(d, lanes);
+  hn::Store(ExpInRange(d, hn::Min(hn::Max(v, hn::Set(d, -87.0f)), hn::Set(d, 88.0f))), d, lanes);
+  for (int64_t j = 0; j < count; ++j) {
+    const float vj = row[at + j] - largest;
+    row[at + j] = vj >= -87.0f && vj <= 88.0f ? lanes[j] : std::exp(vj);
+  }
+}
+
+// QLinearSoftmax's rows [r0, r1) of n values: x's bytes ^ x_flip in the uint8 domain (x_zero
+// there too), each row dequantized, exp(v - max) (softmax_exp_lanes' values), divided by the
+// row's sum and then by y_scale (QuantizeLinear's quotient) and stored as QuantizeRowImpl does.
+// row: n floats.
+void SoftmaxRowsImpl(const uint8_t* HWY_RESTRICT x, uint8_t x_flip, int64_t r0, int64_t r1, int64_t n, int32_t x_zero,
+                     float x_scale, float y_scale, const Requant& q, uint8_t flip, uint8_t* HWY_RESTRICT y,
+                     float* HWY_RESTRICT row) {
+  const DF d;
+  const DI di;
+  const D8 d8;
+  const int64_t L = (int64_t)hn::Lanes(d);
+  const VF zero = hn::Set(d, (float)x_zero), scale = hn::Set(d, x_scale);
+  const VF lo = hn::Set(d, -87.0f), hi = hn::Set(d, 88.0f), ys = hn::Set(d, y_scale), least = hn::Set(d, q.lo);
+  const auto x_flips = hn::Set(d8, x_flip);
+  for (int64_t r = r0; r < r1; ++r) {
+    const uint8_t* in = x + r * n;
+    // The dequantized row and its largest value.
+    VF top = hn::Set(d, -std::numeric_limits<float>::infinity());
+    int64_t i = 0;
+    for (; i + L <= n; i += L) {
+      const VF v = hn::Mul(hn::Sub(hn::ConvertTo(d, hn::PromoteTo(di, hn::Xor(hn::LoadU(d8, in + i), x_flips))), zero),
+                           scale);
+      hn::StoreU(v, d, row + i);
+      top = hn::Max(top, v);
+    }
+    float largest = hn::GetLane(hn::MaxOfLanes(d, top));
+    for (; i < n; ++i) {
+      row[i] = ((float)(uint8_t)(in[i] ^ x_flip) - (float)x_zero) * x_scale;
+      largest = std::max(largest, row[i]);
+    }
+    // exp(v - max) and the sum: whole vectors, then the rest of the row as one padded vector.
+    const VF shift = hn::Set(d, largest);
+    VF total = hn::Zero(d);
+    for (i = 0; i + L <= n; i += L) {
+      const VF v = hn::Sub(hn::LoadU(d, row + i), shift);
+      if (HWY_LIKELY(hn::AllTrue(d, hn::And(hn::Ge(v, lo), hn::Le(v, hi))))) {
+        const VF e = ExpInRange(d, v);
+        hn::StoreU(e, d, row + i);
+        total = hn::Add(total, e);
+      } else {
+        softmax_exp_lanes(row, i, L, largest);
+        total = hn::Add(total, hn::LoadU(d, row + i));
+      }
+    }
+    float sum = 0.0f;
+    if (i < n) {
+      softmax_exp_lanes(row, i, n - i, largest);
+      for (int64_t j = i; j < n; ++j) sum += row[j];
+    }
+    sum += hn::GetLane(hn::SumOfLanes(d, total));
+    // (e / sum) / y_scale, each quotient rounded as its op rounds it, then the bytes.
+    const VF s = hn::Set(d, sum);
+    uint8_t* out = y + r * n;
+    for (i = 0; i + L <= n; i += L) {
+      const VF v = hn::Div(hn::Div(hn::LoadU(d, row + i), s), ys);
+      store_requantized(hn::IfThenElse(hn::Eq(v, v), v, least), q, flip, out + i);
+    }
+    for (; i < n; ++i) {
+      const float v = (row[i] / sum) / y_scale;
+      out[i] = requantize_one(v == v ? v : q.lo, q) ^ flip;
+    }
+  }
+}
+
 // Channels-last bytes of one row of pixels: y[w * channels + c] = rows[c][w] for w < n.
 void InterleaveRowsImpl(const uint8_t* const* rows, int64_t channels, int64_t n, uint8_t* HWY_RESTRICT y) {
   const hn::ScalableTag<uint8_t> d8;
@@ -202,6 +283,7 @@ HWY_EXPORT(MaxWindowsImpl);
 HWY_EXPORT(RequantizeSumsImpl);
 HWY_EXPORT(SlidingMaxImpl);
 HWY_EXPORT(SlidingSumImpl);
+HWY_EXPORT(SoftmaxRowsImpl);
 
 void qlinear_add_row(const uint8_t* a, const uint8_t* b, uint8_t* y, int64_t n,
                      const quantized_elementwise_detail::BinaryParams& p) {
@@ -449,6 +531,37 @@ class QuantizeLinearKernel : public Kernel {
 };
 
 MNNPY_REGISTER_KERNEL("QuantizeLinear", "cpu", construct_kernel<QuantizeLinearKernel>);
+
+// ---------------------------------------------------------------- QLinearSoftmax
+// Rows of the last axis, a task's rows through one float buffer.
+class QLinearSoftmaxKernel : public Kernel {
+ public:
+  explicit QLinearSoftmaxKernel(const KernelContext& ctx)
+      : x_flip_(flip_of(ctx.input_types[0].dtype)), flip_(flip_of(ctx.output_types[0].dtype)) {
+    const Shape& s = ctx.input_types[0].shape;
+    n_ = s.empty() ? 1 : s.back();
+    rows_ = n_ ? shape_numel(s) / n_ : 0;
+  }
+
+  void execute(const KernelArgs& args, void*) const override {
+    if (rows_ == 0 || n_ == 0) return;
+    const uint8_t* x = static_cast<const uint8_t*>(args.inputs[0]->data);
+    uint8_t* y = static_cast<uint8_t*>(args.outputs[0]->data);
+    const float x_scale = scale_of(args.inputs[1]), y_scale = scale_of(args.inputs[3]);
+    const int32_t x_zero = zero_u8(args.inputs[2]);
+    const Requant q = make_requant(zero_u8(args.inputs[4]));
+    parallel_for(args.pool, rows_, grain_for(n_ * 12), [&](int64_t r0, int64_t r1) {
+      std::vector<float> row((size_t)n_);
+      HWY_DYNAMIC_DISPATCH(cpu::SoftmaxRowsImpl)(x, x_flip_, r0, r1, n_, x_zero, x_scale, y_scale, q, flip_, y,
+                                                 row.data());
+    });
+  }
+
+ private:
+  uint8_t x_flip_, flip_;
+  int64_t n_ = 0, rows_ = 0;
+};
+MNNPY_REGISTER_KERNEL("QLinearSoftmax", "cpu", construct_kernel<QLinearSoftmaxKernel>);
 
 // ---------------------------------------------------------------- windowed pools
 struct Window {

@@ -25,12 +25,22 @@ std::vector<int32_t> zero_points(const Tensor* t) {
   return out;
 }
 
+// MatMulInteger (int32 sums) and QLinearMatMul (the sums requantized in the GEMM's epilogue):
+// inputs at A's, B's and the zero points' places of each op.
 class MatMulIntegerKernel : public Kernel {
+  struct Places {
+    int a, b, a_zero, b_zero;
+  };
+  static Places places_of(bool requantized) { return requantized ? Places{0, 3, 2, 5} : Places{0, 1, 2, 3}; }
+
  public:
-  explicit MatMulIntegerKernel(const KernelContext& ctx)
-      : a_signed_(ctx.input_types[0].dtype == DType::Int8), b_signed_(ctx.input_types[1].dtype == DType::Int8) {
-    const Shape& as = ctx.input_types[0].shape;
-    const Shape& bs = ctx.input_types[1].shape;
+  explicit MatMulIntegerKernel(const KernelContext& ctx, bool requantized = false)
+      : requantized_(requantized),
+        at_(places_of(requantized)),
+        a_signed_(ctx.input_types[at_.a].dtype == DType::Int8),
+        b_signed_(ctx.input_types[at_.b].dtype == DType::Int8) {
+    const Shape& as = ctx.input_types[at_.a].shape;
+    const Shape& bs = ctx.input_types[at_.b].shape;
     const MatMulDims d = matmul_dims(as, bs, false, false);
     M_ = d.M, N_ = d.N, K_ = d.K;
     const MatMulBatches batches = matmul_batches(as, bs, ctx.output_types[0].shape, d);
@@ -39,9 +49,13 @@ class MatMulIntegerKernel : public Kernel {
     b_stride_ = batches.b_stride;
     batch_ = batches.count;
     b_batch_ = batches.b_count;
-    a_zero_per_row_ = ctx.input_types.size() > 2 && ctx.input_types[2].numel() > 1;
-    if (ctx.constants.size() > 1 && ctx.constants[1] && b_batch_ == 1 && N_ > 0) {
-      packed_b_ = cpu::pack_int8_b(K_, N_, ctx.constants[1]->data, N_, false, b_signed_, nullptr);
+    a_zero_per_row_ = (int)ctx.input_types.size() > at_.a_zero && ctx.input_types[at_.a_zero].numel() > 1;
+    if ((int)ctx.constants.size() > at_.b && ctx.constants[at_.b] && b_batch_ == 1 && N_ > 0) {
+      packed_b_ = cpu::pack_int8_b(K_, N_, ctx.constants[at_.b]->data, N_, false, b_signed_, nullptr);
+    }
+    if (requantized_) {
+      const bool y_signed = ctx.output_types[0].dtype == DType::Int8;
+      out_low_ = y_signed ? -128 : 0, out_high_ = y_signed ? 127 : 255;
     }
   }
 
@@ -54,19 +68,31 @@ class MatMulIntegerKernel : public Kernel {
     if (out->numel() == 0) return;
     std::vector<int32_t> za, zb;
     cpu::Int8Epilogue ep;
-    if (args.inputs.size() > 2) {
-      za = zero_points(args.inputs[2]);
+    if ((int)args.inputs.size() > at_.a_zero) {
+      za = zero_points(args.inputs[at_.a_zero]);
       ep.a_zero = za.data();
       ep.a_zero_step = za.size() > 1 ? 1 : 0;
     }
-    if (args.inputs.size() > 3) {
-      zb = zero_points(args.inputs[3]);
+    if ((int)args.inputs.size() > at_.b_zero) {
+      zb = zero_points(args.inputs[at_.b_zero]);
       ep.b_zero = zb.data();
       ep.b_zero_step = zb.size() > 1 ? 1 : 0;
     }
-    const uint8_t* a = static_cast<const uint8_t*>(args.inputs[0]->data);
-    const uint8_t* b = static_cast<const uint8_t*>(args.inputs[1]->data);
-    int32_t* c = out->ptr<int32_t>();
+    std::vector<float> multiplier;
+    if (requantized_) {
+      // ONNX's (a_scale * b_scale) / y_scale in float32, per column of B.
+      const float a_scale = args.inputs[1]->ptr<float>()[0], y_scale = args.inputs[6]->ptr<float>()[0];
+      const Tensor* b_scale = args.inputs[4];
+      multiplier.resize((size_t)N_);
+      for (int64_t n = 0; n < N_; ++n) multiplier[(size_t)n] = a_scale * b_scale->ptr<float>()[b_scale->numel() > 1 ? n : 0] / y_scale;
+      ep.requant_multiplier = multiplier.data();
+      ep.out_zero = zero_points(args.inputs[7])[0], ep.out_low = out_low_, ep.out_high = out_high_;
+    }
+    const uint8_t* a = static_cast<const uint8_t*>(args.inputs[at_.a]->data);
+    const uint8_t* b = static_cast<const uint8_t*>(args.inputs[at_.b]->data);
+    // int32 sums, or bytes (requantized)
+    const int64_t out_bytes = requantized_ ? 1 : (int64_t)sizeof(int32_t);
+    uint8_t* c = static_cast<uint8_t*>(out->data);
     cpu::PackedInt8B shared_b = packed_b_;
     if (!shared_b.data && b_batch_ == 1) shared_b = cpu::pack_int8_b(K_, N_, b, N_, false, b_signed_, args.pool);
     // A shared B and one zero point for every row of A: the stack is one tall product.
@@ -74,23 +100,29 @@ class MatMulIntegerKernel : public Kernel {
       cpu::gemm_int8(batch_ * M_, a, K_, a_signed_, shared_b, ep, c, N_, args.pool);
       return;
     }
-    for (int64_t index = 0; index < batch_; ++index) {
-      int64_t rest = index, a_off = 0, b_off = 0;
-      for (int64_t d = (int64_t)batch_shape_.size() - 1; d >= 0; --d) {
-        const int64_t i = rest % batch_shape_[d];
-        rest /= batch_shape_[d];
-        a_off += i * a_stride_[d];
-        b_off += i * b_stride_[d];
+    // Threads take whole products (attention's are 12 or more of about a million products each,
+    // too small to split): each packs its own B, when it has one, and multiplies alone.
+    parallel_for(args.pool, batch_, 1, [&](int64_t first, int64_t last) {
+      for (int64_t index = first; index < last; ++index) {
+        int64_t rest = index, a_off = 0, b_off = 0;
+        for (int64_t d = (int64_t)batch_shape_.size() - 1; d >= 0; --d) {
+          const int64_t i = rest % batch_shape_[d];
+          rest /= batch_shape_[d];
+          a_off += i * a_stride_[d];
+          b_off += i * b_stride_[d];
+        }
+        const cpu::PackedInt8B bi =
+            shared_b.data ? shared_b : cpu::pack_int8_b(K_, N_, b + b_off, N_, false, b_signed_, nullptr);
+        cpu::gemm_int8(M_, a + a_off, K_, a_signed_, bi, ep, c + index * M_ * N_ * out_bytes, N_, nullptr);
       }
-      // Products with B of their own pack it each (a loop of packs).
-      const cpu::PackedInt8B bi =
-          shared_b.data ? shared_b : cpu::pack_int8_b(K_, N_, b + b_off, N_, false, b_signed_, args.pool);
-      cpu::gemm_int8(M_, a + a_off, K_, a_signed_, bi, ep, c + index * M_ * N_, N_, args.pool);
-    }
+    });
   }
 
  private:
+  bool requantized_;
+  Places at_;
   bool a_signed_, b_signed_;
+  int32_t out_low_ = 0, out_high_ = 255;  // QLinearMatMul: the output type's range
   int64_t M_ = 0, N_ = 0, K_ = 0;
   Shape batch_shape_;
   std::vector<int64_t> a_stride_, b_stride_;
@@ -100,6 +132,9 @@ class MatMulIntegerKernel : public Kernel {
 };
 
 MNNPY_REGISTER_KERNEL("MatMulInteger", "cpu", construct_kernel<MatMulIntegerKernel>);
+MNNPY_REGISTER_KERNEL("QLinearMatMul", "cpu", [](const KernelContext& ctx) -> std::unique_ptr<Kernel> {
+  return new_kernel<MatMulIntegerKernel>(ctx, true);
+});
 
 class DynamicQuantMatMulKernel : public Kernel {
  public:
