@@ -1,5 +1,6 @@
 """The compressed-model kernels called from 8 Python threads at once: the int8 GEMM
-(MatMulInteger, DynamicQuantMatMul), the int8 convolution (QLinearConv2D: im2col, pointwise and
+(MatMulInteger, DynamicQuantMatMul, QLinearMatMul of two activations with QLinearSoftmax between,
+as in attention), the int8 convolution (QLinearConv2D: im2col, pointwise and
 depthwise schemes), weight-only int4/int8 blocks (WeightQuantMatMul) and the block-sparse MatMul,
 each planned once in a module that the threads share, each thread also splitting its work over
 the core's pool.
@@ -17,7 +18,8 @@ import mnnpy
 import mnnpy.expr as F
 from mnnpy import nn
 from test_int8_conv import _random, _reference as qlinear_conv_reference
-from test_int8_matmul import _dynamic_reference, _quantize_columns, _reference as matmul_integer_reference
+from test_int8_matmul import _dynamic_reference, _qlinear_reference, _quantize_columns, _reference as matmul_integer_reference
+from test_int8_ops import _softmax_reference
 from test_sparse import check_within, matmul_bound, pruned_weight
 from test_threads import THREADS, run_threads
 from test_weight_quant import EPS32, _gamma, _op_case
@@ -54,6 +56,40 @@ def test_matmul_integer_from_threads(rng):
     for x, y in zip(inputs, single):
         np.testing.assert_array_equal(y, matmul_integer_reference(x, b, np.uint8(131)))
     check_from_threads(module, inputs, single)
+
+
+def test_attention_products_from_threads(rng):
+    """Scores Q K^T (one pack of B per head), their softmax, then P V: 8-bit throughout."""
+    q = F.placeholder((1, 4, 40, 64), dtype=np.uint8)
+    k = F.placeholder((1, 4, 64, 40), dtype=np.uint8)
+    v = F.placeholder((1, 4, 40, 64), dtype=np.uint8)
+    s8, z = np.float32(0.02), np.uint8(128)
+    scores_scale = np.float32(0.02 * 0.02 * 2000)
+    scores = F.qlinear_matmul(q, s8, z, k, s8, z, scores_scale, np.uint8(128))
+    probs = F.qlinear_softmax(scores, scores_scale, np.uint8(128), np.float32(1 / 256), np.uint8(0))
+    out = F.qlinear_matmul(probs, np.float32(1 / 256), np.uint8(0), v, s8, z, np.float32(0.02), np.uint8(128))
+    module = nn.load_module([q, k, v], [out, scores])
+    inputs = [[_random(rng, np.uint8, p.shape) for p in (q, k, v)] for _ in range(INPUTS)]
+    single = []
+    for x in inputs:
+        got_out, got_scores = (np.asarray(t.read()) for t in module.forward(x))
+        np.testing.assert_array_equal(got_scores, _qlinear_reference(x[0], s8, z, x[1], s8, z, scores_scale,
+                                                                     np.uint8(128)))
+        probs_ref = _softmax_reference(got_scores, scores_scale, np.uint8(128), np.float32(1 / 256), np.uint8(0))
+        # The softmax within a step of float64's; P V exactly of the kernel's probabilities.
+        got_probs = np.asarray(F.qlinear_softmax(got_scores, scores_scale, np.uint8(128), np.float32(1 / 256),
+                                                 np.uint8(0)).read())
+        assert np.abs(got_probs.astype(np.int32) - probs_ref.astype(np.int32)).max() <= 1
+        np.testing.assert_array_equal(got_out, _qlinear_reference(got_probs, np.float32(1 / 256), np.uint8(0), x[2],
+                                                                  s8, z, np.float32(0.02), np.uint8(128)))
+        single.append(got_out)
+
+    def work(i):
+        for n in range(5 * INPUTS):
+            j = (i + n) % INPUTS
+            got = np.asarray(module.forward(inputs[j])[0].read())
+            np.testing.assert_array_equal(got, single[j], err_msg=f"thread {i} input {j}")
+    run_threads(work)
 
 
 def test_dynamic_quant_matmul_from_threads(rng):
