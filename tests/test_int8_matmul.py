@@ -144,15 +144,17 @@ def test_qlinear_matmul_requantizes_in_the_gemm(rng, target, a_dtype, b_dtype, y
 
 
 def test_qlinear_matmul_threads_agree(rng):
-    a, b = _random(rng, np.uint8, (1, 12, 128, 64)), _random(rng, np.uint8, (1, 12, 64, 128))
-    sy = np.float32(0.02 * 0.03 * np.abs(_reference(a, b, np.uint8(120), np.uint8(131))).max() / 100)
-    args = (np.float32(0.02), np.uint8(120), b, np.float32(0.03), np.uint8(131), sy, np.uint8(128))
-    expected = _qlinear_reference(a, *args)
+    """12 products (threads take whole ones) and 2 (each split over the threads)."""
     threads = mnnpy.get_num_threads()
     try:
-        for n in (1, 2, 3):
-            mnnpy.set_num_threads(n)
-            np.testing.assert_array_equal(F.qlinear_matmul(a, *args).read(), expected)
+        for a_shape, b_shape in [((1, 12, 128, 64), (1, 12, 64, 128)), ((2, 1, 50, 64), (2, 1, 64, 70))]:
+            a, b = _random(rng, np.uint8, a_shape), _random(rng, np.uint8, b_shape)
+            sy = np.float32(0.02 * 0.03 * np.abs(_reference(a, b, np.uint8(120), np.uint8(131))).max() / 100)
+            args = (np.float32(0.02), np.uint8(120), b, np.float32(0.03), np.uint8(131), sy, np.uint8(128))
+            expected = _qlinear_reference(a, *args)
+            for n in (1, 2, 3):
+                mnnpy.set_num_threads(n)
+                np.testing.assert_array_equal(F.qlinear_matmul(a, *args).read(), expected)
     finally:
         mnnpy.set_num_threads(threads)
 

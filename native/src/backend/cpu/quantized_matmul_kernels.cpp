@@ -100,9 +100,8 @@ class MatMulIntegerKernel : public Kernel {
       cpu::gemm_int8(batch_ * M_, a, K_, a_signed_, shared_b, ep, c, N_, args.pool);
       return;
     }
-    // Threads take whole products (attention's are 12 or more of about a million products each,
-    // too small to split): each packs its own B, when it has one, and multiplies alone.
-    parallel_for(args.pool, batch_, 1, [&](int64_t first, int64_t last) {
+    // Products [first, last), each with its own pack of B where it has one, split over `pool`.
+    auto products = [&](int64_t first, int64_t last, ThreadPool* pool) {
       for (int64_t index = first; index < last; ++index) {
         int64_t rest = index, a_off = 0, b_off = 0;
         for (int64_t d = (int64_t)batch_shape_.size() - 1; d >= 0; --d) {
@@ -112,10 +111,18 @@ class MatMulIntegerKernel : public Kernel {
           b_off += i * b_stride_[d];
         }
         const cpu::PackedInt8B bi =
-            shared_b.data ? shared_b : cpu::pack_int8_b(K_, N_, b + b_off, N_, false, b_signed_, nullptr);
-        cpu::gemm_int8(M_, a + a_off, K_, a_signed_, bi, ep, c + index * M_ * N_ * out_bytes, N_, nullptr);
+            shared_b.data ? shared_b : cpu::pack_int8_b(K_, N_, b + b_off, N_, false, b_signed_, pool);
+        cpu::gemm_int8(M_, a + a_off, K_, a_signed_, bi, ep, c + index * M_ * N_ * out_bytes, N_, pool);
       }
-    });
+    };
+    // At least a product per thread (attention's: 12 or more of about a million multiply-adds,
+    // too small to split well): threads take whole products. Fewer: each is split.
+    const int threads = args.pool ? args.pool->num_threads() : 1;
+    if (batch_ < threads) {
+      products(0, batch_, args.pool);
+      return;
+    }
+    parallel_for(args.pool, batch_, 1, [&](int64_t first, int64_t last) { products(first, last, nullptr); });
   }
 
  private:
