@@ -25,7 +25,7 @@ from . import data, optim  # noqa: E402  (MNN.data / MNN.optim as attributes)
 
 # Reached as attributes right after `import mnnpy` (MNN code writes `MNN.nn...` after `import MNN`),
 # imported on first access so that `import mnnpy` stays light.
-_LAZY_SUBMODULES = ("nn", "cv", "numpy", "convert", "audio", "quantize")
+_LAZY_SUBMODULES = ("nn", "cv", "numpy", "convert", "audio", "quantize", "llm")
 # MNN's session API and image processing at the top level, as MNN has them: module by name.
 _LAZY_NAMES = dict.fromkeys(
     ("Interpreter", "Session", "Tensor", "OpInfo", "version", "get_model_uuid", "Halide_Type_Float",

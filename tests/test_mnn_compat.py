@@ -183,12 +183,11 @@ def test_expr_scale_takes_nc4hw4s_padded_channel_count(rng):
 
 # MNN 3.6.1's names that mnnpy does not have, each with why (docs/from_mnn.md lists them too).
 NOT_PROVIDED = {
-    "MNN": {"llm"},  # language models: mnnpy.llm is a project of its own
     # Device pointers of GPU backends mnnpy does not have (CUDA/OpenCL), and closing a Var's
     # device memory.
     "MNN.expr.Var": {"close", "copy_to_device_ptr", "set_device_ptr"},
     "MNN.numpy": {"sort_complex"},  # mnnpy has no complex dtype
-    "MNN.llm": None,  # the whole module
+    "MNN.llm": {"Reranker", "create_reranker"},  # mnnpy.llm's first part: decoder models only
 }
 
 

@@ -1,0 +1,196 @@
+"""Decoder-only transformers of the Llama family (Llama, Mistral, Qwen2/Qwen2.5, Qwen3) from a
+Hugging Face checkpoint, as mnnpy expr graphs: token embedding, per layer RMSNorm, attention with
+grouped key/value heads, rotary position embedding (default, linear or llama3 scaling) and
+optional q/k norms (Qwen3), RMSNorm, the SwiGLU MLP, then the final norm and the (tied or own)
+output projection. The arithmetic is transformers' own, in float32."""
+import math
+
+import numpy as np
+
+from .. import _core
+from .. import expr as F
+
+FAMILIES = ("llama", "mistral", "qwen2", "qwen3")
+
+
+class DecoderConfig:
+    """The fields of a Hugging Face config.json that the graph needs, checked."""
+
+    def __init__(self, hf):
+        model_type = hf.get("model_type")
+        if model_type not in FAMILIES:
+            raise ValueError(f"model_type {model_type!r} is not supported (supported: {', '.join(FAMILIES)})")
+        self.model_type = model_type
+
+        def need(key):
+            if key not in hf:
+                raise ValueError(f"config.json of a {model_type} model needs '{key}'")
+            return hf[key]
+
+        self.hidden = int(need("hidden_size"))
+        self.layers = int(need("num_hidden_layers"))
+        self.heads = int(need("num_attention_heads"))
+        self.kv_heads = int(hf.get("num_key_value_heads") or self.heads)
+        self.head_dim = int(hf.get("head_dim") or self.hidden // self.heads)
+        self.intermediate = int(need("intermediate_size"))
+        self.vocab = int(need("vocab_size"))
+        self.eps = float(hf.get("rms_norm_eps", 1e-6))
+        self.rope_theta = float(hf.get("rope_theta", (hf.get("rope_parameters") or {}).get("rope_theta", 10000.0)))
+        self.rope_scaling = hf.get("rope_scaling") or hf.get("rope_parameters") or None
+        self.tie_embeddings = bool(hf.get("tie_word_embeddings", model_type in ("qwen2", "qwen3")))
+        self.attention_bias = bool(hf.get("attention_bias", model_type == "qwen2"))
+        self.qk_norm = model_type == "qwen3"
+        self.max_positions = int(hf.get("max_position_embeddings", 2048))
+        if self.heads % self.kv_heads:
+            raise ValueError(f"num_attention_heads ({self.heads}) must be a multiple of num_key_value_heads "
+                             f"({self.kv_heads})")
+        if self.head_dim % 2:
+            raise ValueError(f"head_dim ({self.head_dim}) must be even for the rotary embedding")
+
+    def inverse_frequencies(self):
+        """transformers' rotary inverse frequencies, with its 'linear' and 'llama3' scalings."""
+        d = self.head_dim
+        inv = 1.0 / (self.rope_theta ** (np.arange(0, d, 2, dtype=np.int64).astype(np.float32) / d))
+        scaling = self.rope_scaling or {}
+        kind = scaling.get("rope_type", scaling.get("type", "default"))
+        if kind in (None, "default"):
+            return inv.astype(np.float32)
+        if kind == "linear":
+            return (inv / np.float32(scaling["factor"])).astype(np.float32)
+        if kind == "llama3":
+            factor = float(scaling["factor"])
+            low, high = float(scaling["low_freq_factor"]), float(scaling["high_freq_factor"])
+            old = float(scaling["original_max_position_embeddings"])
+            wavelen = 2 * math.pi / inv
+            low_wavelen, high_wavelen = old / low, old / high
+            scaled = np.where(wavelen > low_wavelen, inv / factor, inv)
+            smooth = (old / wavelen - low) / (high - low)
+            smoothed = (1 - smooth) * scaled / factor + smooth * scaled
+            medium = (wavelen >= high_wavelen) & (wavelen <= low_wavelen)
+            return np.where(medium, smoothed, scaled).astype(np.float32)
+        raise ValueError(f"rope scaling {kind!r} is not supported (default, linear, llama3)")
+
+
+def _weight(tensors, name):
+    if name not in tensors:
+        raise ValueError(f"the checkpoint has no tensor '{name}'")
+    return tensors[name]
+
+
+class DecoderWeights:
+    """The checkpoint's tensors as the graphs use them, constants made once and shared by every
+    graph built (one per prompt length): projections transposed to [in, out] (a constant B,
+    packed once when a graph is planned), shapes checked against the config."""
+
+    def __init__(self, cfg, tensors):
+        H, D, hq, hkv = cfg.hidden, cfg.head_dim, cfg.heads, cfg.kv_heads
+        embed = _weight(tensors, "model.embed_tokens.weight")
+        if embed.shape != (cfg.vocab, H):
+            raise ValueError(f"model.embed_tokens.weight has shape {list(embed.shape)}, the config says "
+                             f"[{cfg.vocab}, {H}]")
+        self.embed = F.const(embed)
+
+        def vector(name, size):
+            w = _weight(tensors, name)
+            if w.shape != (size,):
+                raise ValueError(f"{name} has shape {list(w.shape)}, the config says [{size}]")
+            return F.const(w)
+        self.layers = []
+        for i in range(cfg.layers):
+            p = f"model.layers.{i}."
+
+            def proj(name, out_features, in_features, bias=False):
+                w = _weight(tensors, p + name + ".weight")
+                if w.shape != (out_features, in_features):
+                    raise ValueError(f"{p}{name}.weight has shape {list(w.shape)}, the config says "
+                                     f"[{out_features}, {in_features}]")
+                b = vector(p + name + ".bias", out_features) if bias else None
+                return F.const(np.ascontiguousarray(w.T)), b
+
+            layer = {
+                "input_norm": vector(p + "input_layernorm.weight", H),
+                "post_norm": vector(p + "post_attention_layernorm.weight", H),
+                "q": proj("self_attn.q_proj", hq * D, H, cfg.attention_bias),
+                "k": proj("self_attn.k_proj", hkv * D, H, cfg.attention_bias),
+                "v": proj("self_attn.v_proj", hkv * D, H, cfg.attention_bias),
+                "o": proj("self_attn.o_proj", H, hq * D),
+                "gate": proj("mlp.gate_proj", cfg.intermediate, H),
+                "up": proj("mlp.up_proj", cfg.intermediate, H),
+                "down": proj("mlp.down_proj", H, cfg.intermediate),
+            }
+            if cfg.qk_norm:
+                layer["q_norm"] = vector(p + "self_attn.q_norm.weight", D)
+                layer["k_norm"] = vector(p + "self_attn.k_norm.weight", D)
+            self.layers.append(layer)
+        self.norm = vector("model.norm.weight", H)
+        head = embed if cfg.tie_embeddings or "lm_head.weight" not in tensors else tensors["lm_head.weight"]
+        if head.shape != (cfg.vocab, H):
+            raise ValueError(f"lm_head.weight has shape {list(head.shape)}, the config says [{cfg.vocab}, {H}]")
+        self.lm_head = F.const(np.ascontiguousarray(head.T))
+
+
+def _rms_norm(x, weight, eps):
+    """transformers' RMSNorm: x * rsqrt(mean(x^2) + eps), times the weight."""
+    variance = F.reduce_mean(F.square(x), [-1], True)
+    return F.multiply(F.multiply(x, F.rsqrt(F.add(variance, np.float32(eps)))), weight)
+
+
+def _linear(x, projection):
+    w, b = projection
+    y = F.matmul(x, w)
+    return F.add(y, b) if b is not None else y
+
+
+def _rotate_half_matrix(d):
+    """R with x @ R = rotate_half(x) = concat(-x[d/2:], x[:d/2]): one nonzero term a column."""
+    r = np.zeros((d, d), np.float32)
+    half = d // 2
+    r[np.arange(half) + half, np.arange(half)] = -1
+    r[np.arange(half), np.arange(half) + half] = 1
+    return r
+
+
+def build_logits(cfg, weights, ids, positions):
+    """Logits [T, vocab] of the token ids `ids` (an int64 Var of T ids) at `positions` (T
+    integers; the rotary angles), each token attending to itself and the tokens before it."""
+    T = len(positions)
+    H, D, hq, hkv = cfg.hidden, cfg.head_dim, cfg.heads, cfg.kv_heads
+    freqs = np.outer(np.asarray(positions, np.float32), cfg.inverse_frequencies()).astype(np.float32)
+    angles = np.concatenate([freqs, freqs], axis=-1)
+    cos, sin = F.const(np.cos(angles).astype(np.float32)), F.const(np.sin(angles).astype(np.float32))
+    rotate = F.const(_rotate_half_matrix(D))
+    mask = np.triu(np.full((T, T), np.finfo(np.float32).min, np.float32), 1)
+    mask_var = F.const(mask)
+
+    def rope(x):  # x [heads, T, D]
+        return F.add(F.multiply(x, cos), F.multiply(F.matmul(x, rotate), sin))
+
+    def heads(x, count, norm=None):  # [T, count * D] -> [count, T, D]
+        x = F.reshape(x, [T, count, D])
+        if norm is not None:
+            x = _rms_norm(x, norm, cfg.eps)
+        return F.transpose(x, [1, 0, 2])
+
+    def expand(x):  # grouped key/value heads: each serves hq / hkv query heads
+        if hkv == hq:
+            return x
+        group = hq // hkv
+        x = F.broadcast_to(F.reshape(x, [hkv, 1, T, D]), [hkv, group, T, D])
+        return F.reshape(x, [hq, T, D])
+
+    x = F.gather(weights.embed, ids)
+    for layer in weights.layers:
+        h = _rms_norm(x, layer["input_norm"], cfg.eps)
+        q = rope(heads(_linear(h, layer["q"]), hq, layer.get("q_norm")))
+        k = rope(heads(_linear(h, layer["k"]), hkv, layer.get("k_norm")))
+        v = heads(_linear(h, layer["v"]), hkv)
+        k, v = expand(k), expand(v)
+        attention = _core.op("ScaledDotProductAttention", [q, F.transpose(k, [0, 2, 1]), v, mask_var],
+                             {"scale": float(D) ** -0.5})
+        attention = F.reshape(F.transpose(attention, [1, 0, 2]), [T, hq * D])
+        x = F.add(x, _linear(attention, layer["o"]))
+        h = _rms_norm(x, layer["post_norm"], cfg.eps)
+        gate = _linear(h, layer["gate"])
+        x = F.add(x, _linear(F.multiply(F.multiply(gate, F.sigmoid(gate)), _linear(h, layer["up"])), layer["down"]))
+    x = _rms_norm(x, weights.norm, cfg.eps)
+    return F.matmul(x, weights.lm_head)

@@ -1,0 +1,149 @@
+"""mnnpy.llm against transformers: small configs of each supported family with random weights
+(seeded), written with save_pretrained (safetensors), no downloads; the prefill logits of every
+position, float32, against transformers' own float32 forward; bfloat16 checkpoints; the
+tokenizer; bad folders, configs and inputs."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+import mnnpy.llm as llm  # noqa: E402
+
+VOCAB = 320
+
+# Each family's distinguishing parts: grouped key/value heads, q/k/v biases (Qwen2), q/k norms
+# and an explicit head_dim (Qwen3), untied output projections, scaled rotary embeddings.
+FAMILIES = {
+    "llama": ("LlamaConfig", "LlamaForCausalLM",
+              dict(num_key_value_heads=2, tie_word_embeddings=False,
+                   rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                 "high_freq_factor": 4.0, "original_max_position_embeddings": 64})),
+    "llama_linear": ("LlamaConfig", "LlamaForCausalLM",
+                     dict(num_key_value_heads=4, rope_scaling={"rope_type": "linear", "factor": 2.0})),
+    "mistral": ("MistralConfig", "MistralForCausalLM", dict(num_key_value_heads=1, sliding_window=None)),
+    "qwen2": ("Qwen2Config", "Qwen2ForCausalLM", dict(num_key_value_heads=2, tie_word_embeddings=True)),
+    "qwen3": ("Qwen3Config", "Qwen3ForCausalLM", dict(num_key_value_heads=2, head_dim=24, tie_word_embeddings=True)),
+}
+
+
+def make_checkpoint(folder, family, seed, dtype=None):
+    """A random checkpoint of `family` in `folder`; returns transformers' float32 model of it."""
+    config_name, model_name, extra = FAMILIES[family]
+    config = getattr(transformers, config_name)(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=112, num_hidden_layers=2, num_attention_heads=4,
+        max_position_embeddings=256, rms_norm_eps=1e-6, rope_theta=10000.0, **extra)
+    torch.manual_seed(seed)
+    model = getattr(transformers, model_name)(config).eval()
+    with torch.no_grad():  # weights well away from the default init's small values, norms too
+        for p in model.parameters():
+            p.normal_(0, 0.2)
+    if dtype is not None:
+        model = model.to(dtype)
+    model.save_pretrained(folder, safe_serialization=True)
+    return model.float()
+
+
+def reference_logits(model, ids):
+    with torch.no_grad():
+        return model(torch.tensor([ids])).logits[0].float().numpy()
+
+
+def check_close(got, expected):
+    """Within 1e-4 of the largest logit: float32 sums over 64-112 terms per product through two
+    layers differ from torch's in another order by a few ulps (~1e-6 relative) a step."""
+    assert got.shape == expected.shape and got.dtype == np.float32
+    scale = np.abs(expected).max()
+    assert np.abs(got - expected).max() <= 1e-4 * scale, np.abs(got - expected).max() / scale
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_prefill_logits_match_transformers(tmp_path, rng, family):
+    folder = str(tmp_path / family)
+    reference = make_checkpoint(folder, family, seed=int(rng.integers(1 << 30)))
+    model = llm.create(folder)
+    assert model.load()
+    for length in (1, 7, 33):
+        ids = rng.integers(0, VOCAB, length).tolist()
+        check_close(model.forward(ids), reference_logits(reference, ids))
+
+
+def test_bfloat16_checkpoint(tmp_path, rng):
+    folder = str(tmp_path / "bf16")
+    reference = make_checkpoint(folder, "qwen2", seed=int(rng.integers(1 << 30)), dtype=torch.bfloat16)
+    model = llm.create(os.path.join(folder, "config.json"))  # the config's path names its folder too
+    model.load()
+    ids = rng.integers(0, VOCAB, 12).tolist()
+    check_close(model.forward(ids), reference_logits(reference, ids))
+
+
+def test_tokenizer_round_trip(tmp_path, rng):
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+    folder = str(tmp_path / "tok")
+    make_checkpoint(folder, "llama", seed=1)
+    tokenizer = Tokenizer(models.BPE(unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    corpus = ["the quick brown fox jumps over the lazy dog", "mnnpy runs language models locally",
+              "hello world, hello tokens"] * 20
+    tokenizer.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=VOCAB, special_tokens=["[UNK]"],
+                                                              initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    tokenizer.decoder = __import__("tokenizers").decoders.ByteLevel()
+    tokenizer.save(os.path.join(folder, "tokenizer.json"))
+    model = llm.create(folder)
+    model.load()
+    text = "hello quick fox"
+    ids = model.tokenizer_encode(text)
+    assert ids == tokenizer.encode(text, add_special_tokens=False).ids and len(ids) > 1
+    assert model.tokenizer_decode(ids) == text
+    assert model.forward(ids).shape == (len(ids), VOCAB)
+
+
+def test_bad_folders_configs_and_inputs(tmp_path, rng):
+    with pytest.raises(FileNotFoundError, match="no config.json"):
+        llm.create(str(tmp_path))
+    folder = str(tmp_path / "m")
+    make_checkpoint(folder, "qwen2", seed=2)
+    config_path = os.path.join(folder, "config.json")
+    config = json.load(open(config_path))
+
+    def with_config(**changes):
+        bad = str(tmp_path / f"bad{len(os.listdir(tmp_path))}")
+        os.makedirs(bad)
+        json.dump({**config, **changes}, open(os.path.join(bad, "config.json"), "w"))
+        for name in os.listdir(folder):
+            if name.endswith(".safetensors"):
+                os.symlink(os.path.join(folder, name), os.path.join(bad, name))
+        return bad
+    with pytest.raises(ValueError, match="model_type 'bert' is not supported"):
+        llm.create(with_config(model_type="bert"))
+    with pytest.raises(ValueError, match="multiple of num_key_value_heads"):
+        llm.create(with_config(num_key_value_heads=3))
+    with pytest.raises(ValueError, match="embed_tokens.weight has shape"):
+        llm.create(with_config(vocab_size=VOCAB + 1)).load()
+    model = llm.create(folder)
+    with pytest.raises(RuntimeError, match="call load"):
+        model.forward([1, 2])
+    model.load()
+    with pytest.raises(ValueError, match="vocabulary"):
+        model.forward([1, VOCAB])
+    with pytest.raises(ValueError, match="1-D sequence of integers"):
+        model.forward(np.zeros((2, 2), np.int64))
+    with pytest.raises(ValueError, match="1-D sequence of integers"):
+        model.forward([0.5, 1.0])
+    with pytest.raises(RuntimeError, match="no tokenizer"):
+        model.tokenizer_encode("hi")
+    # A truncated weights file: named, with what it lacks.
+    weights = os.path.join(folder, "model.safetensors")
+    data = open(weights, "rb").read()
+    open(weights, "wb").write(data[:len(data) // 2])
+    with pytest.raises(ValueError, match="truncated"):
+        llm.create(folder).load()
+    open(weights, "wb").write(data[:5])
+    with pytest.raises(ValueError, match="not a safetensors file"):
+        llm.create(folder).load()
+    os.remove(weights)
+    with pytest.raises(FileNotFoundError, match="no .safetensors weights"):
+        llm.create(folder).load()
