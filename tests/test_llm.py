@@ -71,6 +71,55 @@ def test_prefill_logits_match_transformers(tmp_path, rng, family):
         check_close(model.forward(ids), reference_logits(reference, ids))
 
 
+@pytest.mark.parametrize("family", ["llama", "qwen3"])
+def test_greedy_generation_follows_transformers(tmp_path, rng, family):
+    """Each new token from the key/value cache: the logits of every decode step against
+    transformers' forward of the whole sequence so far, and the token its argmax, as
+    transformers' greedy choice wherever its two best logits are further apart than the
+    tolerance (closer, either may win)."""
+    folder = str(tmp_path / family)
+    reference = make_checkpoint(folder, family, seed=int(rng.integers(1 << 30)))
+    model = llm.create(folder)
+    model.load()
+    prompt = rng.integers(0, VOCAB, 9).tolist()
+    new = model.generate(prompt, max_new_tokens=12)
+    assert len(new) == 12 and model.context.prompt_len == 9 and model.context.gen_seq_len == 12
+    assert model.context.kv_cache_bytes >= 2 * 2 * 2 * 20 * 64 * 4  # 2 layers, K and V, 2 heads, 20 tokens
+    sequence = list(prompt)
+    for token in new:
+        expected = reference_logits(reference, sequence)[-1]
+        scale = np.abs(expected).max()
+        best, second = np.sort(expected)[::-1][:2]
+        if best - second > 2e-4 * scale:
+            assert token == int(np.argmax(expected)), (sequence, token)
+        sequence.append(token)
+    # The decode steps' logits themselves: the same cache, step by step.
+    model.reset()
+    steps = [model.forward(prompt)[-1]]
+    for token in new[:-1]:
+        steps.append(model._step(np.array([token], np.int64), last_only=True)[-1])
+    for i, got in enumerate(steps):
+        check_close(got[None], reference_logits(reference, prompt + new[:i])[-1][None])
+
+
+def test_generation_stops_at_end_of_sequence(tmp_path, rng):
+    folder = str(tmp_path / "eos")
+    reference = make_checkpoint(folder, "qwen2", seed=int(rng.integers(1 << 30)))
+    prompt = rng.integers(0, VOCAB, 5).tolist()
+    with torch.no_grad():
+        first = int(reference(torch.tensor([prompt])).logits[0, -1].argmax())
+    config = json.load(open(os.path.join(folder, "config.json")))
+    json.dump({**config, "eos_token_id": [first]}, open(os.path.join(folder, "config.json"), "w"))
+    model = llm.create(folder)
+    model.load()
+    assert model.generate(prompt, max_new_tokens=10) == [first]
+    assert model.generate(prompt, max_new_tokens=0) == []
+    with pytest.raises(ValueError, match="max_position_embeddings"):
+        model.generate(prompt, max_new_tokens=1000)
+    with pytest.raises(ValueError, match="max_new_tokens must be >= 0"):
+        model.generate(prompt, max_new_tokens=-1)
+
+
 def test_bfloat16_checkpoint(tmp_path, rng):
     folder = str(tmp_path / "bf16")
     reference = make_checkpoint(folder, "qwen2", seed=int(rng.integers(1 << 30)), dtype=torch.bfloat16)
@@ -147,3 +196,23 @@ def test_bad_folders_configs_and_inputs(tmp_path, rng):
     os.remove(weights)
     with pytest.raises(FileNotFoundError, match="no .safetensors weights"):
         llm.create(folder).load()
+
+
+def test_calls_from_threads_take_turns(tmp_path, rng):
+    """forward and generate from 4 Python threads at once: each call sees the cache as a call
+    alone would (the model's lock), so every thread gets the single-threaded results."""
+    from test_threads import run_threads
+    folder = str(tmp_path / "threads")
+    make_checkpoint(folder, "llama", seed=int(rng.integers(1 << 30)))
+    model = llm.create(folder)
+    model.load()
+    prompts = [rng.integers(0, VOCAB, n).tolist() for n in (3, 8, 5, 11)]
+    logits = [model.forward(p) for p in prompts]
+    generated = [model.generate(p, max_new_tokens=6) for p in prompts]
+
+    def work(i):
+        for k in range(6):
+            j = (i + k) % len(prompts)
+            np.testing.assert_array_equal(model.forward(prompts[j]), logits[j])
+            assert model.generate(prompts[j], max_new_tokens=6) == generated[j]
+    run_threads(work, 4)

@@ -5,27 +5,45 @@
     model.load()
     ids = model.tokenizer_encode("Hello")
     logits = model.forward(ids)                    # [len(ids), vocab] float32 NumPy array
+    new_ids = model.generate(ids, max_new_tokens=32)
 
 Supported now: decoder-only models of the Llama family (Llama, Mistral, Qwen2/Qwen2.5, Qwen3) in
-float32 from a checkpoint folder; `forward` computes a whole sequence's logits. Generation, the
-KV cache, quantized weights and the export to mnnpy's files are not there yet."""
+float32 from a checkpoint folder, a key/value cache grown in blocks, greedy generation. Sampling,
+streaming responses, chat templates, quantized weights and the export to mnnpy's files are not
+there yet."""
 import json
 import os
 import threading
+import time
 
 import numpy as np
 
 from .. import _core
 from .. import expr as F
-from ._decoder import DecoderConfig, DecoderWeights, build_logits
+from ._decoder import DecoderConfig, DecoderWeights, build_step, rotary_tables
 from ._safetensors import load_checkpoint
 
 __all__ = ["LLM", "create"]
 
 
+class Context:
+    """What the last call did (MNN.llm's context): prompt_len, gen_seq_len, prefill_us, decode_us,
+    and the key/value cache's bytes (kv_cache_bytes)."""
+
+    def __init__(self):
+        self.prompt_len = self.gen_seq_len = 0
+        self.prefill_us = self.decode_us = 0
+        self.kv_cache_bytes = 0
+
+    def __repr__(self):
+        return (f"Context(prompt_len={self.prompt_len}, gen_seq_len={self.gen_seq_len}, "
+                f"prefill_us={self.prefill_us}, decode_us={self.decode_us}, kv_cache_bytes={self.kv_cache_bytes})")
+
+
 class LLM:
-    """A language model (MNN.llm.LLM): `load()` reads the weights, then `forward`,
-    `tokenizer_encode` and `tokenizer_decode` run."""
+    """A language model (MNN.llm.LLM): `load()` reads the weights, then `forward`, `generate`,
+    `tokenizer_encode` and `tokenizer_decode` run. Calls from several threads take turns (the
+    key/value cache is the model's one state)."""
 
     def __init__(self, path):
         folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
@@ -39,29 +57,43 @@ class LLM:
                 raise ValueError(f"{config_path}: not valid JSON ({e})") from None
         self.folder = folder
         self.config = DecoderConfig(hf)
+        eos = hf.get("eos_token_id")
+        self.eos_token_ids = set(eos if isinstance(eos, list) else [] if eos is None else [eos])
+        self.context = Context()
         self._weights = None
         self._tokenizer = None
-        self._plans = {}  # prompt length -> (planned graph, its ids placeholder)
-        self._lock = threading.Lock()
+        self._cache = None
+        self._past = 0  # tokens in the cache
+        self._plans = {}  # (tokens, last only) -> (planned graph)
+        self._lock = threading.RLock()
+
+    def __del__(self):
+        if getattr(self, "_cache", None) is not None:
+            _core.kv_cache_release(self._cache)
 
     def load(self):
         """Reads the weights (and the tokenizer, where the folder has tokenizer.json); returns True."""
-        self._weights = DecoderWeights(self.config, load_checkpoint(self.folder))
-        tokenizer_path = os.path.join(self.folder, "tokenizer.json")
-        if os.path.exists(tokenizer_path):
-            from tokenizers import Tokenizer
-            self._tokenizer = Tokenizer.from_file(tokenizer_path)
+        with self._lock:
+            self._weights = DecoderWeights(self.config, load_checkpoint(self.folder))
+            tokenizer_path = os.path.join(self.folder, "tokenizer.json")
+            if os.path.exists(tokenizer_path):
+                from tokenizers import Tokenizer
+                self._tokenizer = Tokenizer.from_file(tokenizer_path)
+            if self._cache is None:
+                cfg = self.config
+                self._cache = _core.kv_cache_create(cfg.layers, cfg.kv_heads, cfg.head_dim)
+            self._plans.clear()
+            self._past = 0
         return True
 
-    def _loaded(self):
+    def reset(self):
+        """Forgets the conversation: the next call starts from an empty cache."""
+        with self._lock:
+            self._past = 0
+
+    def _ids(self, input_ids):
         if self._weights is None:
             raise RuntimeError("the model is not loaded: call load() first")
-        return self._weights
-
-    def forward(self, input_ids):
-        """Logits [len(input_ids), vocab] (float32) of a sequence of token ids, each position
-        attending to itself and the positions before it."""
-        weights = self._loaded()
         ids = np.asarray(input_ids)
         if ids.ndim != 1 or ids.size == 0 or not np.issubdtype(ids.dtype, np.integer):
             raise ValueError(f"input_ids must be a non-empty 1-D sequence of integers, got shape {list(ids.shape)} "
@@ -69,15 +101,61 @@ class LLM:
         if ids.min() < 0 or ids.max() >= self.config.vocab:
             raise ValueError(f"input_ids must lie in [0, {self.config.vocab}) (the vocabulary), got "
                              f"{int(ids.min())}..{int(ids.max())}")
-        T = ids.size
+        return ids.astype(np.int64)
+
+    def _step(self, ids, last_only):
+        """Logits of `ids` appended after the cache's tokens; the cache grows by them."""
+        S = ids.size
+        key = (S, last_only and S > 1)
+        plan = self._plans.get(key)
+        if plan is None:
+            D = self.config.head_dim
+            holders = [F.placeholder([S], dtype=np.int64), F.placeholder([S, D]), F.placeholder([S, D]),
+                       F.placeholder([], dtype=np.int64)]
+            logits = build_step(self.config, self._weights, *holders, self._cache, key[1])
+            plan = self._plans[key] = _core.PlannedGraph([logits], holders)
+        cos, sin = rotary_tables(self.config, np.arange(self._past, self._past + S))
+        out = plan.run([ids, cos, sin, np.array(self._past, np.int64)])
+        self._past += S
+        return np.asarray(out[0].read())
+
+    def forward(self, input_ids):
+        """Logits [len(input_ids), vocab] (float32) of a sequence of token ids from an empty cache,
+        each position attending to itself and the positions before it."""
         with self._lock:
-            plan = self._plans.get(T)
-            if plan is None:
-                placeholder = F.placeholder([T], dtype=np.int64)
-                logits = build_logits(self.config, weights, placeholder, np.arange(T))
-                plan = (_core.PlannedGraph([logits], [placeholder]), placeholder)
-                self._plans[T] = plan
-        return np.asarray(plan[0].run([ids.astype(np.int64)])[0].read())
+            ids = self._ids(input_ids)
+            self._past = 0
+            return self._step(ids, last_only=False)
+
+    def generate(self, input_ids, max_new_tokens=None):
+        """The token ids that follow `input_ids` (greedy: the most likely each step), at most
+        `max_new_tokens` (default: the config's max_new_tokens, else 512), stopping after an
+        end-of-sequence token. Starts from an empty cache."""
+        limit = 512 if max_new_tokens is None else int(max_new_tokens)
+        if limit < 0:
+            raise ValueError(f"max_new_tokens must be >= 0, got {limit}")
+        with self._lock:
+            ids = self._ids(input_ids)
+            if ids.size + limit > self.config.max_positions:
+                raise ValueError(f"{ids.size} prompt tokens and {limit} new ones pass the model's "
+                                 f"max_position_embeddings ({self.config.max_positions})")
+            self._past = 0
+            out = []
+            start = time.perf_counter()
+            logits = self._step(ids, last_only=True) if limit else None
+            prefilled = time.perf_counter()
+            while len(out) < limit:
+                token = int(np.argmax(logits[-1]))
+                out.append(token)
+                if token in self.eos_token_ids or len(out) == limit:
+                    break
+                logits = self._step(np.array([token], np.int64), last_only=True)
+            end = time.perf_counter()
+            c = self.context
+            c.prompt_len, c.gen_seq_len = int(ids.size), len(out)
+            c.prefill_us, c.decode_us = int((prefilled - start) * 1e6), int((end - prefilled) * 1e6)
+            c.kv_cache_bytes = _core.kv_cache_bytes(self._cache)
+            return out
 
     def tokenizer_encode(self, text):
         """The token ids of `text` (list of int), by the checkpoint's tokenizer.json."""

@@ -150,47 +150,45 @@ def _rotate_half_matrix(d):
     return r
 
 
-def build_logits(cfg, weights, ids, positions):
-    """Logits [T, vocab] of the token ids `ids` (an int64 Var of T ids) at `positions` (T
-    integers; the rotary angles), each token attending to itself and the tokens before it."""
-    T = len(positions)
-    H, D, hq, hkv = cfg.hidden, cfg.head_dim, cfg.heads, cfg.kv_heads
+def rotary_tables(cfg, positions):
+    """cos and sin [len(positions), head_dim] of transformers' rotary embedding."""
     freqs = np.outer(np.asarray(positions, np.float32), cfg.inverse_frequencies()).astype(np.float32)
     angles = np.concatenate([freqs, freqs], axis=-1)
-    cos, sin = F.const(np.cos(angles).astype(np.float32)), F.const(np.sin(angles).astype(np.float32))
-    rotate = F.const(_rotate_half_matrix(D))
-    mask = np.triu(np.full((T, T), np.finfo(np.float32).min, np.float32), 1)
-    mask_var = F.const(mask)
+    return np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
 
-    def rope(x):  # x [heads, T, D]
+
+def build_step(cfg, weights, ids, cos, sin, past, cache, last_only):
+    """Logits of S new tokens ([S, vocab], or [1, vocab] of the last with `last_only`): `ids`
+    (int64 [S]), their rotary tables `cos` and `sin` ([S, head_dim], rotary_tables), `past` (int64,
+    one value: the tokens already in the key/value cache `cache`, a kv_cache_create handle, which
+    each layer's CachedAttention extends by these S)."""
+    T = ids.shape[0]
+    H, D, hq, hkv = cfg.hidden, cfg.head_dim, cfg.heads, cfg.kv_heads
+    rotate = F.const(_rotate_half_matrix(D))
+
+    def rope(x):  # x [heads, S, D]
         return F.add(F.multiply(x, cos), F.multiply(F.matmul(x, rotate), sin))
 
-    def heads(x, count, norm=None):  # [T, count * D] -> [count, T, D]
+    def heads(x, count, norm=None):  # [S, count * D] -> [count, S, D]
         x = F.reshape(x, [T, count, D])
         if norm is not None:
             x = _rms_norm(x, norm, cfg.eps)
         return F.transpose(x, [1, 0, 2])
 
-    def expand(x):  # grouped key/value heads: each serves hq / hkv query heads
-        if hkv == hq:
-            return x
-        group = hq // hkv
-        x = F.broadcast_to(F.reshape(x, [hkv, 1, T, D]), [hkv, group, T, D])
-        return F.reshape(x, [hq, T, D])
-
     x = F.gather(weights.embed, ids)
-    for layer in weights.layers:
+    for index, layer in enumerate(weights.layers):
         h = _rms_norm(x, layer["input_norm"], cfg.eps)
         q = rope(heads(_linear(h, layer["q"]), hq, layer.get("q_norm")))
         k = rope(heads(_linear(h, layer["k"]), hkv, layer.get("k_norm")))
         v = heads(_linear(h, layer["v"]), hkv)
-        k, v = expand(k), expand(v)
-        attention = _core.op("ScaledDotProductAttention", [q, F.transpose(k, [0, 2, 1]), v, mask_var],
-                             {"scale": float(D) ** -0.5})
+        attention = _core.op("CachedAttention", [q, k, v, past],
+                             {"cache": int(cache), "layer": index, "scale": float(D) ** -0.5})
         attention = F.reshape(F.transpose(attention, [1, 0, 2]), [T, hq * D])
         x = F.add(x, _linear(attention, layer["o"]))
         h = _rms_norm(x, layer["post_norm"], cfg.eps)
         gate = _linear(h, layer["gate"])
         x = F.add(x, _linear(F.multiply(F.multiply(gate, F.sigmoid(gate)), _linear(h, layer["up"])), layer["down"]))
+    if last_only and T > 1:  # the output projection of the last token only
+        x = F.gather(x, F.const(np.array([T - 1], np.int64)))
     x = _rms_norm(x, weights.norm, cfg.eps)
     return F.matmul(x, weights.lm_head)

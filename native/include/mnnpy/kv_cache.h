@@ -1,0 +1,36 @@
+// Key/value caches of language models' attention (mnnpy.llm): host buffers that the
+// CachedAttention op (ops/cached_attention.cpp) appends to and reads. A cache outlives the runs
+// of a plan and is shared by every plan of one model (its prefill and its decode graphs), which
+// name it by a handle; the model's owner creates and releases it.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace mnnpy {
+
+constexpr int64_t kKvCacheBlock = 256;  // tokens a cache grows by
+
+struct KvCache {
+  KvCache(int64_t layers, int64_t kv_heads, int64_t head_dim);
+  // Room for `tokens` tokens in every layer, grown in whole blocks; the first `keep` tokens of
+  // each head are kept.
+  void reserve(int64_t tokens, int64_t keep);
+  float* keys(int64_t layer, int64_t head) { return key_data[(size_t)layer].data() + head * capacity * head_dim; }
+  float* values(int64_t layer, int64_t head) { return value_data[(size_t)layer].data() + head * capacity * head_dim; }
+
+  const int64_t layers, kv_heads, head_dim;
+  int64_t capacity = 0;  // tokens each head's rows hold
+  std::vector<std::vector<float>> key_data, value_data;  // per layer: [kv_heads][capacity][head_dim]
+  std::mutex mutex;  // one run appends at a time
+};
+
+int64_t kv_cache_create(int64_t layers, int64_t kv_heads, int64_t head_dim);
+// The cache of a handle; ValueError if it was released or never made.
+std::shared_ptr<KvCache> kv_cache_find(int64_t handle);
+void kv_cache_release(int64_t handle);
+// Bytes a cache's buffers take (its capacity), for the model's memory report.
+int64_t kv_cache_bytes(int64_t handle);
+
+}  // namespace mnnpy
