@@ -60,6 +60,9 @@ NON_DIFFERENTIABLE = {
     "QLinearAveragePool": "int8 average pooling: integer output",
     "QLinearGlobalAveragePool": "int8 global average pooling: integer output",
     "QLinearConcat": "int8 concatenation with requantization: integer output",
+    "QLinearMatMul": "int8 product with requantization: integer output",
+    "QLinearSoftmax": "int8 softmax with requantization: integer output",
+    "CachedAttention": "inference over a language model's key/value cache, which it appends to",
     "MaxPool2DInt8": "8-bit max pooling: integer output",
     "QuantizeLinear": "quantization to 8 bits: integer output",
 }

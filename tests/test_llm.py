@@ -216,3 +216,90 @@ def test_calls_from_threads_take_turns(tmp_path, rng):
             np.testing.assert_array_equal(model.forward(prompts[j]), logits[j])
             assert model.generate(prompts[j], max_new_tokens=6) == generated[j]
     run_threads(work, 4)
+
+
+# ---------------------------------------------------------------- samplers
+def _config(**values):
+    from mnnpy.llm._sampler import SamplerConfig
+    config = SamplerConfig()
+    config.update(values)
+    return config
+
+
+def _expected_probabilities(logits, keep, temperature=1.0):
+    x = np.where(keep, np.asarray(logits, np.float64) / temperature, -np.inf)
+    e = np.exp(x - x.max())
+    return e / e.sum()
+
+
+@pytest.mark.parametrize("case", ["temperature", "topK", "topP", "minP", "penalty", "mixed"])
+def test_sampler_draws_follow_the_filtered_distribution(rng, case):
+    """Each step's kept set and weights against a direct NumPy evaluation of its definition, then
+    20000 draws: every token's count within 5 standard deviations of its binomial mean (a
+    bound a correct sampler passes but for a chance under 1e-5 per token)."""
+    from mnnpy.llm._sampler import filtered_logits, sample
+    logits = rng.normal(0, 2, 12).astype(np.float32)
+    history = [1, 4, 4]
+    p_of = _expected_probabilities
+    order = np.argsort(-logits)
+    if case == "temperature":
+        config, expected = _config(sampler_type="temperature", temperature=0.7), p_of(logits, np.ones(12, bool), 0.7)
+    elif case == "topK":
+        keep = np.zeros(12, bool)
+        keep[order[:3]] = True
+        config, expected = _config(sampler_type="topK", top_k=3), p_of(logits, keep)
+    elif case == "topP":
+        p = p_of(logits, np.ones(12, bool))
+        keep = np.zeros(12, bool)
+        keep[order[:int(np.searchsorted(np.cumsum(p[order]), 0.8) + 1)]] = True
+        config, expected = _config(sampler_type="topP", top_p=0.8), p_of(logits, keep)
+    elif case == "minP":
+        p = p_of(logits, np.ones(12, bool))
+        config, expected = _config(sampler_type="minP", min_p=0.1), p_of(logits, p >= 0.1 * p.max())
+    elif case == "penalty":
+        penalized = logits.astype(np.float64).copy()
+        for t in (1, 4):
+            penalized[t] = penalized[t] / 1.5 if penalized[t] > 0 else penalized[t] * 1.5
+        config, expected = _config(sampler_type="penalty", repetition_penalty=1.5), p_of(penalized, np.ones(12, bool))
+    else:  # mixed: penalty, topK 6, topP 0.95, minP 0.02, temperature 0.9 in MNN's order
+        config = _config(sampler_type="mixed", repetition_penalty=1.2, top_k=6, top_p=0.95, min_p=0.02, temperature=0.9)
+        x = logits.astype(np.float64).copy()
+        for t in (1, 4):
+            x[t] = x[t] / 1.2 if x[t] > 0 else x[t] * 1.2
+        keep = np.zeros(12, bool)
+        keep[np.argsort(-x)[:6]] = True
+        p = p_of(x, keep)
+        o = np.argsort(-p)
+        top = np.zeros(12, bool)
+        top[o[:int(np.searchsorted(np.cumsum(p[o]), 0.95) + 1)]] = True
+        keep &= top
+        p = p_of(x, keep)
+        keep &= p >= 0.02 * p.max()
+        expected = p_of(x, keep, 0.9)
+    got = np.exp(filtered_logits(config, logits, history) - filtered_logits(config, logits, history).max())
+    np.testing.assert_allclose(got / got.sum(), expected, rtol=1e-9, atol=1e-12)
+    source = np.random.default_rng(int(rng.integers(1 << 62)))
+    draws = np.bincount([sample(config, logits, history, source) for _ in range(20000)], minlength=12)
+    sigma = np.sqrt(20000 * expected * (1 - expected))
+    assert np.all(np.abs(draws - 20000 * expected) <= 5 * sigma + 1e-9), (draws, 20000 * expected)
+
+
+def test_sampled_generation_is_reproducible_by_seed(tmp_path, rng):
+    folder = str(tmp_path / "sampled")
+    make_checkpoint(folder, "qwen2", seed=int(rng.integers(1 << 30)))
+    model = llm.create(folder)
+    model.load()
+    prompt = rng.integers(0, VOCAB, 6).tolist()
+    assert model.set_config('{"sampler_type": "mixed", "temperature": 1.5, "top_k": 50, "seed": 7, "max_new_tokens": 16}')
+    first = model.generate(prompt)
+    assert len(first) == 16 and model.generate(prompt) == first
+    model.set_config({"seed": 8})
+    runs = {tuple(model.generate(prompt))} | {tuple(first)}
+    assert len(runs) == 2  # another seed, another draw (16 tokens from about 50 each: equal by chance < 1e-20)
+    model.set_config({"sampler_type": "greedy"})
+    assert model.generate(prompt, max_new_tokens=5) == model.generate(prompt, max_new_tokens=5)
+    for bad, message in [({"sampler_type": "beam"}, "sampler_type must be one of"), ({"temperature": 0}, "temperature"),
+                         ({"top_p": 1.5}, "top_p"), ({"top_k": 0}, "top_k"), ({"mixed_samplers": ["typo"]}, "unknown"),
+                         ({"max_new_tokens": -2}, "max_new_tokens")]:
+        with pytest.raises(ValueError, match=message):
+            llm.create(folder).set_config(bad)

@@ -8,9 +8,9 @@
     new_ids = model.generate(ids, max_new_tokens=32)
 
 Supported now: decoder-only models of the Llama family (Llama, Mistral, Qwen2/Qwen2.5, Qwen3) in
-float32 from a checkpoint folder, a key/value cache grown in blocks, greedy generation. Sampling,
-streaming responses, chat templates, quantized weights and the export to mnnpy's files are not
-there yet."""
+float32 from a checkpoint folder, a key/value cache grown in blocks, generation with MNN-LLM's
+samplers (`set_config`). Streaming responses, chat templates, quantized weights and the export to
+mnnpy's files are not there yet."""
 import json
 import os
 import threading
@@ -22,6 +22,7 @@ from .. import _core
 from .. import expr as F
 from ._decoder import DecoderConfig, DecoderWeights, build_step, rotary_tables
 from ._safetensors import load_checkpoint
+from ._sampler import SamplerConfig, sample
 
 __all__ = ["LLM", "create"]
 
@@ -60,6 +61,8 @@ class LLM:
         eos = hf.get("eos_token_id")
         self.eos_token_ids = set(eos if isinstance(eos, list) else [] if eos is None else [eos])
         self.context = Context()
+        self.sampler = SamplerConfig()
+        self.max_new_tokens = 512
         self._weights = None
         self._tokenizer = None
         self._cache = None
@@ -84,6 +87,19 @@ class LLM:
                 self._cache = _core.kv_cache_create(cfg.layers, cfg.kv_heads, cfg.head_dim)
             self._plans.clear()
             self._past = 0
+        return True
+
+    def set_config(self, config):
+        """MNN-LLM's runtime keys, as a dict or a JSON string: sampler_type ("greedy",
+        "temperature", "topK", "topP", "minP", "penalty", "mixed"), mixed_samplers, temperature,
+        top_k, top_p, min_p, repetition_penalty, seed, max_new_tokens. Returns True."""
+        values = json.loads(config) if isinstance(config, str) else dict(config)
+        with self._lock:
+            if "max_new_tokens" in values:
+                if int(values["max_new_tokens"]) < 0:
+                    raise ValueError(f"max_new_tokens must be >= 0, got {values['max_new_tokens']}")
+                self.max_new_tokens = int(values["max_new_tokens"])
+            self.sampler.update(values)
         return True
 
     def reset(self):
@@ -128,10 +144,10 @@ class LLM:
             return self._step(ids, last_only=False)
 
     def generate(self, input_ids, max_new_tokens=None):
-        """The token ids that follow `input_ids` (greedy: the most likely each step), at most
-        `max_new_tokens` (default: the config's max_new_tokens, else 512), stopping after an
-        end-of-sequence token. Starts from an empty cache."""
-        limit = 512 if max_new_tokens is None else int(max_new_tokens)
+        """The token ids that follow `input_ids`, each chosen by the configured sampler (greedy by
+        default; set_config), at most `max_new_tokens` (default: set_config's, 512), stopping
+        after an end-of-sequence token. Starts from an empty cache."""
+        limit = self.max_new_tokens if max_new_tokens is None else int(max_new_tokens)
         if limit < 0:
             raise ValueError(f"max_new_tokens must be >= 0, got {limit}")
         with self._lock:
@@ -141,12 +157,15 @@ class LLM:
                                  f"max_position_embeddings ({self.config.max_positions})")
             self._past = 0
             out = []
+            rng = np.random.default_rng(self.sampler.seed)
+            history = [int(i) for i in ids]
             start = time.perf_counter()
             logits = self._step(ids, last_only=True) if limit else None
             prefilled = time.perf_counter()
             while len(out) < limit:
-                token = int(np.argmax(logits[-1]))
+                token = sample(self.sampler, logits[-1], history, rng)
                 out.append(token)
+                history.append(token)
                 if token in self.eos_token_ids or len(out) == limit:
                     break
                 logits = self._step(np.array([token], np.int64), last_only=True)
