@@ -150,6 +150,55 @@ def test_tokenizer_round_trip(tmp_path, rng):
     assert model.forward(ids).shape == (len(ids), VOCAB)
 
 
+CHATML = ("{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + "
+          "'<|im_end|>' + '\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
+
+
+def make_tokenizer(folder):
+    """A byte-level BPE tokenizer trained here on a few sentences, with ChatML's special tokens
+    and chat template, saved beside the checkpoint."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    tokenizer = Tokenizer(models.BPE(unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    corpus = ["the quick brown fox jumps over the lazy dog", "mnnpy runs language models locally",
+              "hello world, hello tokens", "user assistant system"] * 20
+    special = ["[UNK]", "<|im_start|>", "<|im_end|>"]
+    tokenizer.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=VOCAB, special_tokens=special,
+                                                              initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    tokenizer.save(os.path.join(folder, "tokenizer.json"))
+    json.dump({"chat_template": CHATML, "eos_token": "<|im_end|>"}, open(os.path.join(folder, "tokenizer_config.json"), "w"))
+    return tokenizer
+
+
+def test_response_streaming_chat_template_and_stop_strings(tmp_path, rng):
+    folder = str(tmp_path / "chat")
+    make_checkpoint(folder, "qwen2", seed=int(rng.integers(1 << 30)))
+    tokenizer = make_tokenizer(folder)
+    model = llm.create(folder)
+    model.load()
+    model.set_config({"max_new_tokens": 24})
+    prompt = "hello quick fox"
+    answer = model.response(prompt)
+    new = model.generate(tokenizer.encode(prompt, add_special_tokens=False).ids)
+    assert answer == tokenizer.decode(new, skip_special_tokens=True) and answer
+    pieces = list(model.response(prompt, stream=True))
+    assert len(pieces) > 1 and "".join(pieces) == answer
+    # A stop string from the middle of the answer: the text ends just before it.
+    stop = answer[len(answer) // 2:len(answer) // 2 + 3]
+    cut = answer.find(stop)
+    assert model.response(prompt, stop=[stop, "never appears \u2603"]) == answer[:cut]
+    assert "".join(model.response(prompt, stream=True, stop=stop)) == answer[:cut]
+    # Messages through the chat template, as transformers renders it.
+    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tokenizer, chat_template=CHATML)
+    messages = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hello world"}]
+    text = model.apply_chat_template(messages)
+    assert text == fast.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    assert model.response(messages) == model.response(text)
+    with pytest.raises(ValueError, match="list of dicts"):
+        model.apply_chat_template([{"content": "no role"}])
+
+
 def test_bad_folders_configs_and_inputs(tmp_path, rng):
     with pytest.raises(FileNotFoundError, match="no config.json"):
         llm.create(str(tmp_path))

@@ -143,10 +143,8 @@ class LLM:
             self._past = 0
             return self._step(ids, last_only=False)
 
-    def generate(self, input_ids, max_new_tokens=None):
-        """The token ids that follow `input_ids`, each chosen by the configured sampler (greedy by
-        default; set_config), at most `max_new_tokens` (default: set_config's, 512), stopping
-        after an end-of-sequence token. Starts from an empty cache."""
+    def _tokens(self, input_ids, max_new_tokens):
+        """Yields the new tokens one by one (generate's loop), holding the model until done."""
         limit = self.max_new_tokens if max_new_tokens is None else int(max_new_tokens)
         if limit < 0:
             raise ValueError(f"max_new_tokens must be >= 0, got {limit}")
@@ -156,25 +154,108 @@ class LLM:
                 raise ValueError(f"{ids.size} prompt tokens and {limit} new ones pass the model's "
                                  f"max_position_embeddings ({self.config.max_positions})")
             self._past = 0
-            out = []
             rng = np.random.default_rng(self.sampler.seed)
             history = [int(i) for i in ids]
+            c = self.context
+            c.prompt_len, c.gen_seq_len, c.prefill_us, c.decode_us = int(ids.size), 0, 0, 0
+            if limit == 0:
+                return
             start = time.perf_counter()
-            logits = self._step(ids, last_only=True) if limit else None
-            prefilled = time.perf_counter()
-            while len(out) < limit:
+            logits = self._step(ids, last_only=True)
+            c.prefill_us = int((time.perf_counter() - start) * 1e6)
+            start = time.perf_counter()
+            while True:
                 token = sample(self.sampler, logits[-1], history, rng)
-                out.append(token)
                 history.append(token)
-                if token in self.eos_token_ids or len(out) == limit:
+                c.gen_seq_len += 1
+                c.kv_cache_bytes = _core.kv_cache_bytes(self._cache)
+                yield token
+                if token in self.eos_token_ids or c.gen_seq_len == limit:
                     break
                 logits = self._step(np.array([token], np.int64), last_only=True)
-            end = time.perf_counter()
-            c = self.context
-            c.prompt_len, c.gen_seq_len = int(ids.size), len(out)
-            c.prefill_us, c.decode_us = int((prefilled - start) * 1e6), int((end - prefilled) * 1e6)
-            c.kv_cache_bytes = _core.kv_cache_bytes(self._cache)
-            return out
+                c.decode_us = int((time.perf_counter() - start) * 1e6)
+
+    def generate(self, input_ids, max_new_tokens=None):
+        """The token ids that follow `input_ids`, each chosen by the configured sampler (greedy by
+        default; set_config), at most `max_new_tokens` (default: set_config's, 512), stopping
+        after an end-of-sequence token. Starts from an empty cache."""
+        return list(self._tokens(input_ids, max_new_tokens))
+
+    def apply_chat_template(self, messages, add_generation_prompt=True):
+        """The prompt text of a conversation (a list of {"role", "content"} dicts) by the chat
+        template of the checkpoint's tokenizer_config.json (Jinja, as transformers renders it)."""
+        template = self._chat_template()
+        if not isinstance(messages, (list, tuple)) or not all(isinstance(m, dict) and "role" in m and "content" in m
+                                                              for m in messages):
+            raise ValueError("messages must be a list of dicts with 'role' and 'content'")
+        special = self._tokenizer_config
+        names = {k: (v.get("content") if isinstance(v, dict) else v) for k, v in special.items()
+                 if k in ("bos_token", "eos_token", "unk_token", "pad_token")}
+        return template.render(messages=list(messages), add_generation_prompt=add_generation_prompt, tools=None,
+                               **names)
+
+    def _chat_template(self):
+        if getattr(self, "_template", None) is not None:
+            return self._template
+        path = os.path.join(self.folder, "tokenizer_config.json")
+        config = {}
+        if os.path.exists(path):
+            with open(path) as f:
+                config = json.load(f)
+        template = config.get("chat_template")
+        if isinstance(template, list):  # named templates: the default one
+            template = next((t["template"] for t in template if t.get("name") == "default"), None)
+        if not template:
+            raise ValueError(f"{self.folder}: no chat_template in tokenizer_config.json")
+        from jinja2.exceptions import TemplateError
+        from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+        def raise_exception(message):
+            raise TemplateError(message)
+        env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+        env.globals["raise_exception"] = raise_exception
+        self._tokenizer_config = config
+        self._template = env.from_string(template)
+        return self._template
+
+    def response(self, prompt, stream=False, max_new_tokens=None, stop=None):
+        """The model's answer to `prompt` (a string, or a list of {"role", "content"} messages put
+        through the chat template) as text; with `stream`, an iterator of its pieces as they are
+        generated. Generation ends at an end-of-sequence token (not part of the text), at
+        `max_new_tokens`, or at the first of the `stop` strings (cut off)."""
+        if self._tokenizer is None:
+            raise RuntimeError("no tokenizer: the folder has no tokenizer.json, or load() was not called")
+        text = self.apply_chat_template(prompt) if not isinstance(prompt, str) else prompt
+        stops = [stop] if isinstance(stop, str) else list(stop or [])
+        pieces = self._pieces(self.tokenizer_encode(text), max_new_tokens, stops)
+        return pieces if stream else "".join(pieces)
+
+    def _pieces(self, ids, max_new_tokens, stops):
+        """The answer's text in pieces: each new token's text once it decodes to whole characters,
+        held back while it could still be the start of a stop string."""
+        new, sent = [], 0
+        tokens = self._tokens(ids, max_new_tokens)
+        for token in tokens:
+            if token in self.eos_token_ids:
+                break
+            new.append(token)
+            text = self._tokenizer.decode(new, skip_special_tokens=True)
+            if text.endswith("\ufffd"):
+                continue  # a character split across tokens
+            cut = min((i for i in (text.find(s, max(0, sent - len(s))) for s in stops) if i >= 0), default=-1)
+            if cut >= 0:
+                if cut > sent:
+                    yield text[sent:cut]
+                tokens.close()
+                return
+            # Keep back a tail that may begin a stop string.
+            hold = max((k for s in stops for k in range(1, len(s)) if text.endswith(s[:k])), default=0)
+            if len(text) - hold > sent:
+                yield text[sent:len(text) - hold]
+                sent = len(text) - hold
+        text = self._tokenizer.decode(new, skip_special_tokens=True)
+        if len(text) > sent:
+            yield text[sent:]
 
     def tokenizer_encode(self, text):
         """The token ids of `text` (list of int), by the checkpoint's tokenizer.json."""
