@@ -351,4 +351,6 @@ def test_sampled_generation_is_reproducible_by_seed(tmp_path, rng):
                          ({"top_p": 1.5}, "top_p"), ({"top_k": 0}, "top_k"), ({"mixed_samplers": ["typo"]}, "unknown"),
                          ({"max_new_tokens": -2}, "max_new_tokens")]:
         with pytest.raises(ValueError, match=message):
-            llm.create(folder).set_config(bad)
+            model.set_config({**bad, "seed": 99})
+    # A refused configuration changes nothing: still greedy, the same limit, the old seed.
+    assert model.sampler.sampler_type == "greedy" and model.sampler.seed == 8 and model.max_new_tokens == 16

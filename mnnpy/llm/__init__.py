@@ -95,11 +95,11 @@ class LLM:
         top_k, top_p, min_p, repetition_penalty, seed, max_new_tokens. Returns True."""
         values = json.loads(config) if isinstance(config, str) else dict(config)
         with self._lock:
-            if "max_new_tokens" in values:
-                if int(values["max_new_tokens"]) < 0:
-                    raise ValueError(f"max_new_tokens must be >= 0, got {values['max_new_tokens']}")
-                self.max_new_tokens = int(values["max_new_tokens"])
-            self.sampler.update(values)
+            limit = int(values.get("max_new_tokens", self.max_new_tokens))
+            if limit < 0:
+                raise ValueError(f"max_new_tokens must be >= 0, got {limit}")
+            self.sampler.update(values)  # all keys or none
+            self.max_new_tokens = limit
         return True
 
     def reset(self):

@@ -31,6 +31,14 @@ class SamplerConfig:
         self.seed = None
 
     def update(self, values):
+        """Sets the keys present in `values`, all or none: a bad value raises ValueError and leaves
+        the configuration as it was."""
+        trial = SamplerConfig()
+        trial.__dict__.update(self.__dict__)
+        trial._apply(values)
+        self.__dict__.update(trial.__dict__)
+
+    def _apply(self, values):
         names = {"sampler_type": "sampler_type", "mixed_samplers": "mixed_samplers", "temperature": "temperature",
                  "top_k": "top_k", "topK": "top_k", "top_p": "top_p", "topP": "top_p", "min_p": "min_p",
                  "minP": "min_p", "repetition_penalty": "repetition_penalty", "penalty": "repetition_penalty",
