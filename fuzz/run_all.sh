@@ -27,7 +27,7 @@ else
 fi
 
 failed=()
-for name in graph_file model_file onnx imdecode caffe; do
+for name in graph_file model_file onnx imdecode caffe safetensors; do
   extra=()
   [ "$name" = onnx ] && extra=(--node-tests)
   echo "== fuzz_$name: $seconds s"

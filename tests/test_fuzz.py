@@ -17,7 +17,7 @@ pytest.importorskip("atheris")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Executions per fuzzer: a few seconds each on one core.
-RUNS = {"graph_file": 4000, "model_file": 300, "onnx": 300, "imdecode": 3000, "caffe": 300}
+RUNS = {"graph_file": 4000, "model_file": 300, "onnx": 300, "imdecode": 3000, "caffe": 300, "safetensors": 4000}
 
 
 def run_fuzzer(name, tmp_path, *args, timeout=120):

@@ -26,8 +26,10 @@ def _read_file(path):
                              f"the file has {size - 8} after the length")
         try:
             header = json.loads(f.read(header_len))
-        except ValueError as e:
+        except (ValueError, RecursionError) as e:
             raise ValueError(f"{path}: the safetensors header is not valid JSON ({e})") from None
+    if not isinstance(header, dict):
+        raise ValueError(f"{path}: the safetensors header must be a JSON object, got {type(header).__name__}")
     data_size = size - 8 - header_len
     data = np.memmap(path, dtype=np.uint8, mode="r", offset=8 + header_len, shape=(data_size,)) if data_size else \
         np.zeros(0, np.uint8)
@@ -35,14 +37,19 @@ def _read_file(path):
     for name, info in header.items():
         if name == "__metadata__":
             continue
-        dtype = _DTYPES.get(info.get("dtype"))
+        shape, offsets = (info.get("shape"), info.get("data_offsets")) if isinstance(info, dict) else (None, None)
+        if not (isinstance(shape, list) and all(type(d) is int and 0 <= d < 1 << 40 for d in shape)
+                and isinstance(offsets, list) and len(offsets) == 2 and all(type(v) is int for v in offsets)):
+            raise ValueError(f"{path}: tensor '{name}' needs a 'shape' of sizes and two integer 'data_offsets'")
+        dtype = _DTYPES.get(info.get("dtype")) if isinstance(info.get("dtype"), str) else None
         if dtype is None:
             raise ValueError(f"{path}: tensor '{name}' has dtype {info.get('dtype')!r}, which is not supported "
                              f"({', '.join(_DTYPES)})")
-        shape = tuple(int(d) for d in info["shape"])
-        begin, end = (int(v) for v in info["data_offsets"])
-        count = int(np.prod(shape, dtype=np.int64))
-        if end > data_size or end - begin != count * np.dtype(dtype).itemsize:
+        shape, (begin, end) = tuple(shape), offsets
+        count = 1
+        for d in shape:
+            count *= d  # Python integers: no overflow
+        if not 0 <= begin <= end <= data_size or end - begin != count * np.dtype(dtype).itemsize:
             raise ValueError(f"{path}: truncated or inconsistent safetensors file: tensor '{name}' {list(shape)} "
                              f"{info['dtype']} needs bytes {begin}..{end}, the data holds {data_size}")
         raw = np.frombuffer(data[begin:end], dtype=dtype).reshape(shape)
