@@ -6,9 +6,9 @@ both), with time to first token and the cache's size. The model: a Qwen2.5-0.5B-
 model of the same widths for a quick run.
 
 Run: python benchmarks/bench_llm.py [--threads 1,2] [--prompt 128] [--new 32] [--small]
+[--quant-bits 4|8|32]   (mnnpy's projections block-quantized, block 64; transformers stays float32)
 
-Not yet here: int4/int8 weights and llama.cpp (the issue's comparison), which come with the
-quantized weights."""
+Not yet here: llama.cpp (the comparison at the same bits)."""
 import argparse
 import os
 import sys
@@ -56,17 +56,20 @@ def main():
     p.add_argument("--prompt", type=int, default=128)
     p.add_argument("--new", type=int, default=32)
     p.add_argument("--small", action="store_true")
+    p.add_argument("--quant-bits", type=int, default=32)
     args = p.parse_args()
     import torch
 
     import mnnpy
     import mnnpy.llm as llm
-    print(f"== mnnpy.llm against transformers, float32, Qwen2.5-0.5B-sized{' (2 layers)' if args.small else ''}, "
+    weights = "float32" if args.quant_bits == 32 else f"int{args.quant_bits} weights (transformers float32)"
+    print(f"== mnnpy.llm against transformers, {weights}, Qwen2.5-0.5B-sized{' (2 layers)' if args.small else ''}, "
           f"prompt {args.prompt}, {args.new} new tokens ({machine_summary()})")
     print("   ratios: mnnpy tokens/s / transformers tokens/s (above 1: mnnpy is faster); medians of 3 runs")
     with tempfile.TemporaryDirectory() as folder:
         reference = make_model(folder, 2 if args.small else 24)
         model = llm.create(folder)
+        model.set_config({"quant_bits": args.quant_bits, "quant_block": 64})
         model.load()
         prompt = np.random.default_rng(0).integers(0, 151936, args.prompt).tolist()
         for threads in [int(t) for t in args.threads.split(",")]:

@@ -30,12 +30,12 @@ FAMILIES = {
 }
 
 
-def make_checkpoint(folder, family, seed, dtype=None):
+def make_checkpoint(folder, family, seed, dtype=None, **overrides):
     """A random checkpoint of `family` in `folder`; returns transformers' float32 model of it."""
     config_name, model_name, extra = FAMILIES[family]
-    config = getattr(transformers, config_name)(
-        vocab_size=VOCAB, hidden_size=64, intermediate_size=112, num_hidden_layers=2, num_attention_heads=4,
-        max_position_embeddings=256, rms_norm_eps=1e-6, rope_theta=10000.0, **extra)
+    sizes = dict(vocab_size=VOCAB, hidden_size=64, intermediate_size=112, num_hidden_layers=2, num_attention_heads=4,
+                 max_position_embeddings=256, rms_norm_eps=1e-6, rope_theta=10000.0)
+    config = getattr(transformers, config_name)(**{**sizes, **extra, **overrides})
     torch.manual_seed(seed)
     model = getattr(transformers, model_name)(config).eval()
     with torch.no_grad():  # weights well away from the default init's small values, norms too
@@ -354,3 +354,34 @@ def test_sampled_generation_is_reproducible_by_seed(tmp_path, rng):
             model.set_config({**bad, "seed": 99})
     # A refused configuration changes nothing: still greedy, the same limit, the old seed.
     assert model.sampler.sampler_type == "greedy" and model.sampler.seed == 8 and model.max_new_tokens == 16
+
+
+@pytest.mark.parametrize("bits", [4, 8])
+def test_quantized_weights_match_transformers_on_their_values(tmp_path, rng, bits):
+    """quant_bits 4 and 8: every projection (the output one too) as block codes, computed from
+    without expanding them. Against transformers holding the dequantized weights
+    (expr.dequantize_weight_blocks), the same tolerance as float32: the kernel multiplies those
+    very values; against the float32 model, the quantization's own error (looser)."""
+    from mnnpy.expr import dequantize_weight_blocks, quantize_weight_blocks
+    folder = str(tmp_path / f"q{bits}")
+    reference = make_checkpoint(folder, "qwen2", seed=int(rng.integers(1 << 30)), intermediate_size=128)
+    float_ids = rng.integers(0, VOCAB, 10).tolist()
+    float_logits = reference_logits(reference, float_ids)
+    with torch.no_grad():  # transformers' model on the values the codes stand for
+        for name, p in reference.named_parameters():
+            if p.ndim == 2 and "embed_tokens" not in name:
+                p.copy_(torch.from_numpy(dequantize_weight_blocks(quantize_weight_blocks(p.numpy(), bits, 32))))
+        head = quantize_weight_blocks(reference.model.embed_tokens.weight.numpy(), bits, 32)
+        reference.lm_head = torch.nn.Linear(64, VOCAB, bias=False)
+        reference.lm_head.weight.copy_(torch.from_numpy(dequantize_weight_blocks(head)))
+    model = llm.create(folder)
+    model.set_config({"quant_bits": bits, "quant_block": 32})
+    model.load()
+    got = model.forward(float_ids)
+    check_close(got, reference_logits(reference, float_ids))
+    error = np.abs(got - float_logits).max() / np.abs(float_logits).max()
+    assert error < (0.2 if bits == 4 else 0.02), error  # 4-bit codes: about 1/14 of a block's range per weight
+    with pytest.raises(ValueError, match="quant_bits must be 4, 8 or 32"):
+        model.set_config({"quant_bits": 2})
+    with pytest.raises(ValueError, match="quant_block must be"):
+        model.set_config({"quant_bits": 4, "quant_block": 128})  # the 64 hidden widths

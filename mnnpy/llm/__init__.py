@@ -63,6 +63,7 @@ class LLM:
         self.context = Context()
         self.sampler = SamplerConfig()
         self.max_new_tokens = 512
+        self.quant_bits, self.quant_block = 32, 64  # the weights load() makes (set_config)
         self._weights = None
         self._tokenizer = None
         self._cache = None
@@ -77,7 +78,7 @@ class LLM:
     def load(self):
         """Reads the weights (and the tokenizer, where the folder has tokenizer.json); returns True."""
         with self._lock:
-            self._weights = DecoderWeights(self.config, load_checkpoint(self.folder))
+            self._weights = DecoderWeights(self.config, load_checkpoint(self.folder), self.quant_bits, self.quant_block)
             tokenizer_path = os.path.join(self.folder, "tokenizer.json")
             if os.path.exists(tokenizer_path):
                 from tokenizers import Tokenizer
@@ -92,14 +93,24 @@ class LLM:
     def set_config(self, config):
         """MNN-LLM's runtime keys, as a dict or a JSON string: sampler_type ("greedy",
         "temperature", "topK", "topP", "minP", "penalty", "mixed"), mixed_samplers, temperature,
-        top_k, top_p, min_p, repetition_penalty, seed, max_new_tokens. Returns True."""
+        top_k, top_p, min_p, repetition_penalty, seed, max_new_tokens; and, for the weights the
+        next load() makes, quant_bits (4 or 8: block-quantized projections; 32: float32, the
+        default) and quant_block (32, 64 or 128). Returns True."""
         values = json.loads(config) if isinstance(config, str) else dict(config)
         with self._lock:
             limit = int(values.get("max_new_tokens", self.max_new_tokens))
             if limit < 0:
                 raise ValueError(f"max_new_tokens must be >= 0, got {limit}")
+            bits, block = int(values.get("quant_bits", self.quant_bits)), int(values.get("quant_block", self.quant_block))
+            if bits not in (4, 8, 32):
+                raise ValueError(f"quant_bits must be 4, 8 or 32 (float32), got {bits}")
+            cfg = self.config
+            widths = (cfg.hidden, cfg.heads * cfg.head_dim, cfg.intermediate)  # the projections' inputs
+            if block not in (32, 64, 128) or (bits != 32 and any(w % block for w in widths)):
+                raise ValueError(f"quant_block must be 32, 64 or 128 and divide the projections' input widths "
+                                 f"{widths}, got {block}")
             self.sampler.update(values)  # all keys or none
-            self.max_new_tokens = limit
+            self.max_new_tokens, self.quant_bits, self.quant_block = limit, bits, block
         return True
 
     def reset(self):

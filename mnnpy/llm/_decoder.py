@@ -77,12 +77,37 @@ def _weight(tensors, name):
     return tensors[name]
 
 
+class QuantizedProjection:
+    """A projection's weight [out, in] as block-quantized codes (expr.quantize_weight_blocks, the
+    WeightQuantMatMul kernel computing from them without expanding), its constants made once."""
+
+    def __init__(self, w, bits, block):
+        from .._expr_weight_quant import quantize_weight_blocks
+        q = quantize_weight_blocks(w, bits, block)
+        self.codes, self.scales = F.const(q.codes), F.const(q.scales)
+        self.attrs = {"bits": q.bits, "block": q.block, "asymmetric": 0, "int8_activations": 0}
+        self.nbytes = q.codes.nbytes + q.scales.nbytes
+
+    def __call__(self, x, bias=None):
+        return _core.op("WeightQuantMatMul", [x, self.codes, self.scales] + ([bias] if bias is not None else []),
+                        self.attrs)
+
+
 class DecoderWeights:
     """The checkpoint's tensors as the graphs use them, constants made once and shared by every
     graph built (one per prompt length): projections transposed to [in, out] (a constant B,
-    packed once when a graph is planned), shapes checked against the config."""
+    packed once when a graph is planned), or with `quant_bits` 4 or 8 block-quantized along their
+    input in blocks of `quant_block` (the output projection too; the embedding stays float32);
+    shapes checked against the config."""
 
-    def __init__(self, cfg, tensors):
+    def __init__(self, cfg, tensors, quant_bits=32, quant_block=64):
+        if quant_bits not in (4, 8, 32):
+            raise ValueError(f"quant_bits must be 4, 8 or 32 (float32), got {quant_bits!r}")
+
+        def matrix(w):  # [out, in]
+            if quant_bits == 32:
+                return F.const(np.ascontiguousarray(w.T))
+            return QuantizedProjection(w, quant_bits, quant_block)
         H, D, hq, hkv = cfg.hidden, cfg.head_dim, cfg.heads, cfg.kv_heads
         embed = _weight(tensors, "model.embed_tokens.weight")
         if embed.shape != (cfg.vocab, H):
@@ -105,7 +130,7 @@ class DecoderWeights:
                     raise ValueError(f"{p}{name}.weight has shape {list(w.shape)}, the config says "
                                      f"[{out_features}, {in_features}]")
                 b = vector(p + name + ".bias", out_features) if bias else None
-                return F.const(np.ascontiguousarray(w.T)), b
+                return matrix(w), b
 
             layer = {
                 "input_norm": vector(p + "input_layernorm.weight", H),
@@ -126,7 +151,7 @@ class DecoderWeights:
         head = embed if cfg.tie_embeddings or "lm_head.weight" not in tensors else tensors["lm_head.weight"]
         if head.shape != (cfg.vocab, H):
             raise ValueError(f"lm_head.weight has shape {list(head.shape)}, the config says [{cfg.vocab}, {H}]")
-        self.lm_head = F.const(np.ascontiguousarray(head.T))
+        self.lm_head = matrix(head)
 
 
 def _rms_norm(x, weight, eps):
@@ -137,6 +162,8 @@ def _rms_norm(x, weight, eps):
 
 def _linear(x, projection):
     w, b = projection
+    if isinstance(w, QuantizedProjection):
+        return w(x, b)
     y = F.matmul(x, w)
     return F.add(y, b) if b is not None else y
 
@@ -191,4 +218,4 @@ def build_step(cfg, weights, ids, cos, sin, past, cache, last_only):
     if last_only and T > 1:  # the output projection of the last token only
         x = F.gather(x, F.const(np.array([T - 1], np.int64)))
     x = _rms_norm(x, weights.norm, cfg.eps)
-    return F.matmul(x, weights.lm_head)
+    return _linear(x, (weights.lm_head, None))
