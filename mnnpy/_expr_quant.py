@@ -21,6 +21,20 @@ def _operand(x, name, dtype=None):
     return _core.const(value, None, "NCHW")
 
 
+def _qlinear_operands(a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero, names):
+    """ONNX's QLinear* inputs (a, its scale and zero point, b's, y's) as Vars: arrays and numbers
+    become constants, scales float32, zero points of their data's type (y's of its own)."""
+    def scale(v, name):
+        return _operand(v, name, None if isinstance(v, Var) else _np.float32)
+
+    def zero(v, name, dtype):
+        return _operand(v, name, None if isinstance(v, Var) else dtype)
+    first, second = names
+    return [a, scale(a_scale, f"{first}_scale"), zero(a_zero, f"{first}_zero_point", a.dtype),
+            b, scale(b_scale, f"{second}_scale"), zero(b_zero, f"{second}_zero_point", b.dtype),
+            scale(y_scale, "y_scale"), _operand(y_zero, "y_zero_point")]
+
+
 def matmul_integer(a, b, a_zero_point=None, b_zero_point=None):
     """ONNX's MatMulInteger: ``(a - a_zero_point) @ (b - b_zero_point)`` in int32, exactly.
 
@@ -74,12 +88,8 @@ def qlinear_matmul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, 
             raise ValueError(f"qlinear_matmul: {name} must be int8 or uint8, got {v.dtype}")
         if v.ndim < 2:
             raise ValueError(f"qlinear_matmul: {name} must have at least 2 dimensions, got shape {list(v.shape)}")
-    inputs = [a, _operand(a_scale, "a_scale", None if isinstance(a_scale, Var) else _np.float32),
-              _operand(a_zero_point, "a_zero_point", None if isinstance(a_zero_point, Var) else a.dtype), b,
-              _operand(b_scale, "b_scale", None if isinstance(b_scale, Var) else _np.float32),
-              _operand(b_zero_point, "b_zero_point", None if isinstance(b_zero_point, Var) else b.dtype),
-              _operand(y_scale, "y_scale", None if isinstance(y_scale, Var) else _np.float32),
-              _operand(y_zero_point, "y_zero_point")]
+    inputs = _qlinear_operands(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point,
+                               ("a", "b"))
     return _core.op("QLinearMatMul", inputs, {})
 
 
@@ -141,12 +151,8 @@ def qlinear_conv2d(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, 
     for v, name in ((x, "x"), (w, "w")):
         if v.dtype not in _EIGHT_BIT:
             raise ValueError(f"qlinear_conv2d: {name} must be int8 or uint8, got {v.dtype}")
-    inputs = [x, _operand(x_scale, "x_scale", None if isinstance(x_scale, Var) else _np.float32),
-              _operand(x_zero_point, "x_zero_point", None if isinstance(x_zero_point, Var) else x.dtype), w,
-              _operand(w_scale, "w_scale", None if isinstance(w_scale, Var) else _np.float32),
-              _operand(w_zero_point, "w_zero_point", None if isinstance(w_zero_point, Var) else w.dtype),
-              _operand(y_scale, "y_scale", None if isinstance(y_scale, Var) else _np.float32),
-              _operand(y_zero_point, "y_zero_point")]
+    inputs = _qlinear_operands(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point,
+                               ("x", "w"))
     if bias is not None:
         inputs.append(_operand(bias, "bias", None if isinstance(bias, Var) else _np.int32))
     if residual is not None:
