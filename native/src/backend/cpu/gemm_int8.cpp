@@ -1126,22 +1126,16 @@ PackedInt8B pack_int8_b(int64_t K, int64_t N, const void* b, int64_t ldb, bool t
   int32_t* sums = static_cast<int32_t*>(allocate_aligned(sizeof(int32_t) * panels * kInt8Panel));
   out.col_sums = std::shared_ptr<int32_t>(sums, [](int32_t* p) { std::free(p); });
   out.nbytes = data_bytes + sizeof(int32_t) * panels * kInt8Panel;
-  const int64_t groups = out.groups;
-  const int64_t rs = trans_b ? 1 : ldb, cs = trans_b ? ldb : 1;
+  const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 15) / std::max<int64_t>(1, out.groups * 64));
   std::atomic<bool> pairs_fit{true};
-  const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 15) / std::max<int64_t>(1, groups * 64));
-  if (!trans_b) {  // rows of B as they lie: a vector transpose per group of 4 rows
-    parallel_for(pool, panels, grain, [&](int64_t p0, int64_t p1) {
-      if (!HWY_DYNAMIC_DISPATCH(PackInt8PanelsImpl)(K, N, static_cast<const uint8_t*>(b), ldb, b_signed, p0, p1, data,
-                                                    sums))
-        pairs_fit.store(false, std::memory_order_relaxed);
-    });
-    out.pairs_fit_u8s8 = pairs_fit.load();
-    return out;
-  }
   parallel_for(pool, panels, grain, [&](int64_t p0, int64_t p1) {
     bool fits = true;
-    for (int64_t p = p0; p < p1; ++p) fits &= gemm_int8_detail::pack_int8_panel(K, N, b, rs, cs, b_signed, p, data, sums);
+    if (trans_b) {  // B's columns as rows: element by element
+      for (int64_t p = p0; p < p1; ++p) fits &= gemm_int8_detail::pack_int8_panel(K, N, b, 1, ldb, b_signed, p, data, sums);
+    } else {  // rows of B as they lie: a vector transpose per group of 4 rows
+      fits = HWY_DYNAMIC_DISPATCH(PackInt8PanelsImpl)(K, N, static_cast<const uint8_t*>(b), ldb, b_signed, p0, p1,
+                                                      data, sums);
+    }
     if (!fits) pairs_fit.store(false, std::memory_order_relaxed);
   });
   out.pairs_fit_u8s8 = pairs_fit.load();
