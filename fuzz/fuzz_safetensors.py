@@ -11,10 +11,10 @@ _files = _harness.ScratchFiles(".safetensors")
 
 
 def fuzz_one(data):
-    from mnnpy.llm._safetensors import _read_file
+    from mnnpy.llm._safetensors import read_safetensors
     path = _files.write(data)
     try:
-        for name, array in _read_file(path).items():
+        for name, array in read_safetensors(path).items():
             assert isinstance(name, str) and array.ndim >= 0 and array.size == int(array.size)
     except Exception as e:  # noqa: BLE001 (sorted by check_documented)
         _harness.check_documented(e)

@@ -3,7 +3,9 @@
 ``--bizCode`` work too)
 and ``python -m mnnpy info`` (version, SIMD target, threads).
 ``python -m mnnpy quantize MODEL OUT.mnnpy --calibration DIR_OR_NPZ [--config quant.json]``
-calibrates and writes a static int8 model, printing the per-layer report."""
+calibrates and writes a static int8 model, printing the per-layer report.
+``python -m mnnpy llm-export HF_DIR OUT_DIR [--quant-bits 4|8|16|32] [--quant-block 32|64|128]`` writes a
+Hugging Face language model checkpoint as mnnpy.llm's model folder (docs/llm.md)."""
 import argparse
 import sys
 
@@ -42,9 +44,26 @@ def main(argv=None):
                            "fuse activations into Conv (default)")
     sub.add_parser("info", help="version, SIMD target and threads")
     _add_quantize_parser(sub)
+    export = sub.add_parser("llm-export", help="write a Hugging Face language model checkpoint as mnnpy.llm's model "
+                                               "folder (config.json in MNN-LLM's shape)")
+    export.add_argument("source", help="the checkpoint folder: config.json, *.safetensors, tokenizer.json")
+    export.add_argument("output", help="the folder to write")
+    export.add_argument("--quant-bits", "--quant_bit", dest="quant_bits", type=int, default=4, choices=[4, 8, 16, 32],
+                        help="4 or 8: block-quantized projections; 16: float16 weights; 32: float32 (default 4)")
+    export.add_argument("--quant-block", "--quant_block", dest="quant_block", type=int, default=64,
+                        choices=[32, 64, 128], help="weights per quantization block (default 64)")
     args = parser.parse_args(argv)
     if args.command == "quantize":
         return _quantize(args)
+    if args.command == "llm-export":
+        from mnnpy.llm._export import export
+        try:
+            path = export(args.source, args.output, args.quant_bits, args.quant_block)
+        except (ValueError, OSError) as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 1
+        print(f"wrote {path}")
+        return 0
     if args.command == "info":
         import mnnpy
         for k, v in mnnpy.runtime_info().items():

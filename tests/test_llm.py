@@ -215,8 +215,8 @@ def test_bad_folders_configs_and_inputs(tmp_path, rng):
             if name.endswith(".safetensors"):
                 os.symlink(os.path.join(folder, name), os.path.join(bad, name))
         return bad
-    with pytest.raises(ValueError, match="model_type 'bert' is not supported"):
-        llm.create(with_config(model_type="bert"))
+    with pytest.raises(ValueError, match="model_type 'gpt_neox' is not supported"):
+        llm.create(with_config(model_type="gpt_neox"))
     with pytest.raises(ValueError, match="multiple of num_key_value_heads"):
         llm.create(with_config(num_key_value_heads=3))
     with pytest.raises(ValueError, match="embed_tokens.weight has shape"):
@@ -368,10 +368,12 @@ def test_quantized_weights_match_transformers_on_their_values(tmp_path, rng, bit
     float_ids = rng.integers(0, VOCAB, 10).tolist()
     float_logits = reference_logits(reference, float_ids)
     with torch.no_grad():  # transformers' model on the values the codes stand for
+        head = quantize_weight_blocks(reference.model.embed_tokens.weight.numpy(), bits, 32)
         for name, p in reference.named_parameters():
             if p.ndim == 2 and "embed_tokens" not in name:
                 p.copy_(torch.from_numpy(dequantize_weight_blocks(quantize_weight_blocks(p.numpy(), bits, 32))))
-        head = quantize_weight_blocks(reference.model.embed_tokens.weight.numpy(), bits, 32)
+            elif p.ndim == 2:  # the embedding keeps bfloat16's values
+                p.copy_(p.to(torch.bfloat16).float())
         reference.lm_head = torch.nn.Linear(64, VOCAB, bias=False)
         reference.lm_head.weight.copy_(torch.from_numpy(dequantize_weight_blocks(head)))
     model = llm.create(folder)
@@ -381,7 +383,112 @@ def test_quantized_weights_match_transformers_on_their_values(tmp_path, rng, bit
     check_close(got, reference_logits(reference, float_ids))
     error = np.abs(got - float_logits).max() / np.abs(float_logits).max()
     assert error < (0.2 if bits == 4 else 0.02), error  # 4-bit codes: about 1/14 of a block's range per weight
-    with pytest.raises(ValueError, match="quant_bits must be 4, 8 or 32"):
+    with pytest.raises(ValueError, match="quant_bits must be 4, 8, 16"):
         model.set_config({"quant_bits": 2})
     with pytest.raises(ValueError, match="quant_block must be"):
         model.set_config({"quant_bits": 4, "quant_block": 128})  # the 64 hidden widths
+
+
+def test_float16_weights_match_transformers_on_their_values(tmp_path, rng):
+    """quant_bits 16: every matrix (the embedding too) keeps float16's values, computed in float32."""
+    folder = str(tmp_path / "f16")
+    reference = make_checkpoint(folder, "llama", seed=int(rng.integers(1 << 30)))
+    with torch.no_grad():
+        for p in reference.parameters():
+            if p.ndim == 2:
+                p.copy_(p.half().float())
+    model = llm.create(folder)
+    model.set_config({"quant_bits": 16})
+    model.load()
+    ids = rng.integers(0, VOCAB, 9).tolist()
+    check_close(model.forward(ids), reference_logits(reference, ids))
+
+
+@pytest.mark.parametrize("bits", [4, 8, 16, 32])
+def test_exported_model_gives_the_checkpoints_logits(tmp_path, rng, bits):
+    """`python -m mnnpy llm-export`: the folder's weights are those set_config makes at load(),
+    so the logits are the same bytes; config.json has MNN-LLM's keys and is read back."""
+    from mnnpy.__main__ import main
+    source, out = str(tmp_path / "hf"), str(tmp_path / "out")
+    family = "qwen2" if bits != 16 else "llama"  # tied and untied output projections
+    make_checkpoint(source, family, seed=int(rng.integers(1 << 30)), intermediate_size=128)
+    make_tokenizer(source)
+    assert main(["llm-export", source, out, "--quant-bits", str(bits), "--quant-block", "32"]) == 0
+    config = json.load(open(os.path.join(out, "config.json")))
+    for key in ("llm_model", "llm_weight", "tokenizer_file", "backend_type", "thread_num", "precision", "memory",
+                "max_new_tokens", "sampler_type", "temperature", "top_k", "top_p", "min_p", "repetition_penalty"):
+        assert key in config, key
+    assert os.path.exists(os.path.join(out, config["tokenizer_file"]))
+    direct = llm.create(source)
+    direct.set_config({"quant_bits": bits, "quant_block": 32})
+    direct.load()
+    exported = llm.create(os.path.join(out, "config.json"))
+    exported.load()
+    ids = rng.integers(0, VOCAB, 12).tolist()
+    np.testing.assert_array_equal(exported.forward(ids), direct.forward(ids))
+    assert exported.response("hello fox", max_new_tokens=4) == direct.response("hello fox", max_new_tokens=4)
+    assert exported.apply_chat_template([{"role": "user", "content": "hi"}]).startswith("<|im_start|>user")
+    sizes = {4: 0.3, 8: 0.45, 16: 0.55, 32: 1.05}  # the weights file against the float32 checkpoint's
+    ratio = os.path.getsize(os.path.join(out, "llm.safetensors")) / os.path.getsize(os.path.join(source, "model.safetensors"))
+    assert ratio < sizes[bits], ratio
+    other = 8 if bits == 4 else 4
+    with pytest.raises(ValueError, match="stored at"):
+        exported.set_config({"quant_bits": other})
+
+
+def test_export_and_runtime_config_errors(tmp_path, rng, capsys):
+    from mnnpy.__main__ import main
+    source = str(tmp_path / "hf")
+    make_checkpoint(source, "qwen2", seed=3)  # intermediate width 112: block 32 does not divide it
+    assert main(["llm-export", source, str(tmp_path / "o1"), "--quant-block", "32"]) == 1
+    assert "quant_block must be" in capsys.readouterr().err
+    assert main(["llm-export", str(tmp_path / "none"), str(tmp_path / "o2")]) == 1
+    assert "no config.json" in capsys.readouterr().err
+    assert main(["llm-export", source, source, "--quant-bits", "32"]) == 1
+    assert "must differ" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["llm-export", source, str(tmp_path / "o3"), "--quant-bits", "3"])
+    out = str(tmp_path / "out")
+    assert main(["llm-export", source, out, "--quant-bits", "32"]) == 0
+    config_path = os.path.join(out, "config.json")
+    config = json.load(open(config_path))
+    json.dump({**config, "backend_type": "opencl"}, open(config_path, "w"))
+    with pytest.raises(ValueError, match="backend_type 'opencl' is not supported"):
+        llm.create(config_path)
+    json.dump({**config, "llm_model": "missing.json"}, open(config_path, "w"))
+    with pytest.raises(FileNotFoundError):
+        llm.create(config_path)
+    json.dump({"format": "other"}, open(os.path.join(out, "other.json"), "w"))
+    json.dump({**config, "llm_model": "other.json"}, open(config_path, "w"))
+    with pytest.raises(ValueError, match="not an mnnpy.llm model file"):
+        llm.create(config_path)
+    json.dump({**config, "thread_num": 1, "temperature": 0.5, "sampler_type": "temperature"}, open(config_path, "w"))
+    model = llm.create(config_path)
+    assert model.sampler.sampler_type == "temperature" and model.sampler.temperature == 0.5 and model.thread_num == 1
+    weights = os.path.join(out, "llm.safetensors")
+    open(weights, "r+b").truncate(os.path.getsize(weights) - 8)
+    with pytest.raises(ValueError, match="truncated"):
+        model.load()
+    for bad in ({"prefill_chunk": 0}, {"memory": "tiny"}, {"thread_num": -1}, {"precision": "ultra"}):
+        with pytest.raises(ValueError):
+            model.set_config({**bad, "temperature": 2.0})
+    assert model.sampler.temperature == 0.5  # all or none
+
+
+def test_chunked_prefill_and_bounded_plans(tmp_path, rng):
+    """A prompt longer than prefill_chunk runs chunk by chunk, each attending to the cache the
+    ones before wrote: every position's logits as one pass gives them, and the same greedy tokens."""
+    folder = str(tmp_path / "chunk")
+    reference = make_checkpoint(folder, "qwen3", seed=int(rng.integers(1 << 30)))
+    model = llm.create(folder)
+    model.load()
+    ids = rng.integers(0, VOCAB, 23).tolist()
+    whole = model.forward(ids)
+    generated = model.generate(ids, max_new_tokens=5)
+    model.set_config({"prefill_chunk": 4})
+    check_close(model.forward(ids), reference_logits(reference, ids))
+    check_close(model.forward(ids), whole)
+    assert model.generate(ids, max_new_tokens=5) == generated or np.sort(whole[-1])[-2:].ptp() < 1e-4 * np.abs(whole).max()
+    for length in range(1, 12):  # many prompt lengths: only the most recent plans are kept
+        model.forward(ids[:length])
+    assert len(model._plans) <= 8

@@ -11,6 +11,7 @@ Supported now: decoder-only models of the Llama family (Llama, Mistral, Qwen2/Qw
 float32 from a checkpoint folder, a key/value cache grown in blocks, generation with MNN-LLM's
 samplers (`set_config`). Streaming responses, chat templates, quantized weights and the export to
 mnnpy's files are not there yet."""
+import collections
 import json
 import os
 import threading
@@ -20,11 +21,14 @@ import numpy as np
 
 from .. import _core
 from .. import expr as F
-from ._decoder import DecoderConfig, DecoderWeights, build_step, rotary_tables
-from ._safetensors import load_checkpoint
+from . import _export
+from ._decoder import WEIGHT_BITS, DecoderConfig, DecoderWeights, build_step, check_quant_block, rotary_tables
+from ._safetensors import load_checkpoint, read_safetensors
 from ._sampler import SamplerConfig, sample
 
-__all__ = ["LLM", "create"]
+__all__ = ["LLM", "Embedding", "create"]
+
+_KEPT_PLANS = 8  # planned graphs kept per model (prompt lengths seen last, and the decoding step)
 
 
 class Context:
@@ -48,41 +52,68 @@ class LLM:
 
     def __init__(self, path):
         folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
-        config_path = os.path.join(folder, "config.json")
+        config_path = path if os.path.isfile(path) else os.path.join(folder, "config.json")
         if not os.path.exists(config_path):
-            raise FileNotFoundError(f"{folder}: no config.json (a Hugging Face checkpoint folder)")
-        with open(config_path) as f:
-            try:
-                hf = json.load(f)
-            except ValueError as e:
-                raise ValueError(f"{config_path}: not valid JSON ({e})") from None
+            raise FileNotFoundError(f"{folder}: no config.json (a Hugging Face checkpoint folder, or a model "
+                                    "folder of `python -m mnnpy llm-export`)")
+        config = _read_json(config_path)
         self.folder = folder
-        self.config = DecoderConfig(hf)
-        eos = hf.get("eos_token_id")
-        self.eos_token_ids = set(eos if isinstance(eos, list) else [] if eos is None else [eos])
         self.context = Context()
         self.sampler = SamplerConfig()
         self.max_new_tokens = 512
         self.quant_bits, self.quant_block = 32, 64  # the weights load() makes (set_config)
+        self.thread_num, self.precision, self.memory = 0, "normal", "normal"  # thread_num 0: the process's count
+        self._exported = "llm_model" in config  # an llm-export folder: config.json is MNN-LLM's runtime config
+        self._weight_path = self._tokenizer_path = None
+        if self._exported:
+            model = _read_json(self._path(config, "llm_model"))
+            if model.get("format") != _export.FORMAT or not isinstance(model.get("architecture"), dict):
+                raise ValueError(f"{self._path(config, 'llm_model')}: not an mnnpy.llm model file (format "
+                                 f"{model.get('format')!r})")
+            hf = model["architecture"]
+            self.quant_bits, self.quant_block = int(model.get("quant_bits", 32)), int(model.get("quant_block", 64))
+            self._weight_path = self._path(config, "llm_weight")
+            self._tokenizer_path = self._path(config, "tokenizer_file", "tokenizer.json")
+        else:
+            hf = config
+            self._tokenizer_path = os.path.join(folder, "tokenizer.json")
+        self.config = DecoderConfig(hf)
+        eos = hf.get("eos_token_id")
+        self.eos_token_ids = set(eos if isinstance(eos, list) else [] if eos is None else [eos])
         self._weights = None
         self._tokenizer = None
         self._cache = None
         self._past = 0  # tokens in the cache
-        self._plans = {}  # (tokens, last only) -> (planned graph)
+        self._plans = collections.OrderedDict()  # (tokens, last only) -> planned graph, least recent first
+        self.prefill_chunk = 512  # prompts longer run in chunks of this many tokens
         self._lock = threading.RLock()
+        if self._exported:
+            self.set_config({k: v for k, v in config.items() if k not in ("llm_model", "llm_weight", "tokenizer_file")})
+
+    def _path(self, config, key, default=None):
+        name = config.get(key, default)
+        if not isinstance(name, str):
+            raise ValueError(f"{self.folder}/config.json: '{key}' must name a file, got {name!r}")
+        return os.path.join(self.folder, name)
 
     def __del__(self):
         if getattr(self, "_cache", None) is not None:
             _core.kv_cache_release(self._cache)
 
     def load(self):
-        """Reads the weights (and the tokenizer, where the folder has tokenizer.json); returns True."""
+        """Reads the weights (and the tokenizer, where the folder has one); returns True. The
+        config's thread_num (when set) becomes the process's thread count (mnnpy.set_num_threads)."""
         with self._lock:
-            self._weights = DecoderWeights(self.config, load_checkpoint(self.folder), self.quant_bits, self.quant_block)
-            tokenizer_path = os.path.join(self.folder, "tokenizer.json")
-            if os.path.exists(tokenizer_path):
+            tensors = read_safetensors(self._weight_path) if self._exported else load_checkpoint(self.folder)
+            self._weights = DecoderWeights(self.config, tensors, self.quant_bits, self.quant_block,
+                                           int8_activations=self.memory == "low")
+            del tensors
+            if os.path.exists(self._tokenizer_path):
                 from tokenizers import Tokenizer
-                self._tokenizer = Tokenizer.from_file(tokenizer_path)
+                self._tokenizer = Tokenizer.from_file(self._tokenizer_path)
+            if self.thread_num:
+                from .. import set_num_threads
+                set_num_threads(self.thread_num)
             if self._cache is None:
                 cfg = self.config
                 self._cache = _core.kv_cache_create(cfg.layers, cfg.kv_heads, cfg.head_dim)
@@ -93,24 +124,47 @@ class LLM:
     def set_config(self, config):
         """MNN-LLM's runtime keys, as a dict or a JSON string: sampler_type ("greedy",
         "temperature", "topK", "topP", "minP", "penalty", "mixed"), mixed_samplers, temperature,
-        top_k, top_p, min_p, repetition_penalty, seed, max_new_tokens; and, for the weights the
-        next load() makes, quant_bits (4 or 8: block-quantized projections; 32: float32, the
-        default) and quant_block (32, 64 or 128). Returns True."""
+        top_k, top_p, min_p, repetition_penalty, seed, max_new_tokens; thread_num, backend_type
+        ("cpu"), precision ("normal", "high"; "low": products of float32 weights in bfloat16
+        where the CPU has it), memory ("low": quantized projections multiply int8-quantized
+        inputs), prefill_chunk (prompts longer run in chunks of this many tokens, default 512);
+        and, for the weights the next load() makes from a checkpoint,
+        quant_bits (4 or 8: block-quantized projections; 16: float16 values; 32: float32, the
+        default) and quant_block (32, 64 or 128). Keys it does not know are left alone, as
+        MNN-LLM does. All or none: a bad value raises ValueError and changes nothing. Returns True."""
         values = json.loads(config) if isinstance(config, str) else dict(config)
         with self._lock:
             limit = int(values.get("max_new_tokens", self.max_new_tokens))
             if limit < 0:
                 raise ValueError(f"max_new_tokens must be >= 0, got {limit}")
             bits, block = int(values.get("quant_bits", self.quant_bits)), int(values.get("quant_block", self.quant_block))
-            if bits not in (4, 8, 32):
-                raise ValueError(f"quant_bits must be 4, 8 or 32 (float32), got {bits}")
-            cfg = self.config
-            widths = (cfg.hidden, cfg.heads * cfg.head_dim, cfg.intermediate)  # the projections' inputs
-            if block not in (32, 64, 128) or (bits != 32 and any(w % block for w in widths)):
-                raise ValueError(f"quant_block must be 32, 64 or 128 and divide the projections' input widths "
-                                 f"{widths}, got {block}")
+            if bits not in WEIGHT_BITS:
+                raise ValueError(f"quant_bits must be 4, 8, 16 (float16) or 32 (float32), got {bits}")
+            if self._exported and (bits, block) != (self.quant_bits, self.quant_block):
+                raise ValueError(f"the weights of an exported model are stored at {self.quant_bits} bits, block "
+                                 f"{self.quant_block}: export the checkpoint again for other ones")
+            check_quant_block(self.config, bits, block)
+            threads = int(values.get("thread_num", self.thread_num))
+            if threads < 0:
+                raise ValueError(f"thread_num must be >= 0 (0: the process's thread count), got {threads}")
+            backend = str(values.get("backend_type", "cpu")).lower()
+            if backend != "cpu":
+                raise ValueError(f"backend_type {backend!r} is not supported by mnnpy.llm (supported: cpu)")
+            from .. import _precision_name
+            precision = _precision_name(values.get("precision", self.precision))
+            memory = str(values.get("memory", self.memory)).lower()
+            if memory not in ("normal", "high", "low"):
+                raise ValueError(f"memory must be 'normal', 'high' or 'low', got {values['memory']!r}")
+            chunk = int(values.get("prefill_chunk", self.prefill_chunk))
+            if chunk < 1:
+                raise ValueError(f"prefill_chunk must be >= 1, got {chunk}")
             self.sampler.update(values)  # all keys or none
             self.max_new_tokens, self.quant_bits, self.quant_block = limit, bits, block
+            self.prefill_chunk = chunk
+            self.thread_num, self.memory = threads, memory
+            if precision != self.precision:
+                self.precision = precision
+                self._plans.clear()  # planned at the other precision
         return True
 
     def reset(self):
@@ -140,11 +194,23 @@ class LLM:
             holders = [F.placeholder([S], dtype=np.int64), F.placeholder([S, D]), F.placeholder([S, D]),
                        F.placeholder([], dtype=np.int64)]
             logits = build_step(self.config, self._weights, *holders, self._cache, key[1])
-            plan = self._plans[key] = _core.PlannedGraph([logits], holders)
+            from .. import _thread_precision
+            with _thread_precision(self.precision):
+                plan = self._plans[key] = _core.PlannedGraph([logits], holders)
+            while len(self._plans) > _KEPT_PLANS:  # each holds its own working memory
+                self._plans.popitem(last=False)
+        self._plans.move_to_end(key)
         cos, sin = rotary_tables(self.config, np.arange(self._past, self._past + S))
         out = plan.run([ids, cos, sin, np.array(self._past, np.int64)])
         self._past += S
         return np.asarray(out[0].read())
+
+    def _prefill(self, ids, last_only):
+        """_step over the prompt in chunks of prefill_chunk tokens (the logits of every chunk, or
+        of the last token with `last_only`)."""
+        chunks = [ids[i:i + self.prefill_chunk] for i in range(0, ids.size, self.prefill_chunk)]
+        logits = [self._step(chunk, last_only) for chunk in chunks]
+        return logits[-1] if last_only else np.concatenate(logits)
 
     def forward(self, input_ids):
         """Logits [len(input_ids), vocab] (float32) of a sequence of token ids from an empty cache,
@@ -152,7 +218,7 @@ class LLM:
         with self._lock:
             ids = self._ids(input_ids)
             self._past = 0
-            return self._step(ids, last_only=False)
+            return self._prefill(ids, last_only=False)
 
     def _tokens(self, input_ids, max_new_tokens):
         """Yields the new tokens one by one (generate's loop), holding the model until done."""
@@ -172,7 +238,7 @@ class LLM:
             if limit == 0:
                 return
             start = time.perf_counter()
-            logits = self._step(ids, last_only=True)
+            logits = self._prefill(ids, last_only=True)
             c.prefill_us = int((time.perf_counter() - start) * 1e6)
             start = time.perf_counter()
             while True:
@@ -281,6 +347,72 @@ class LLM:
         return self._tokenizer.decode([int(i) for i in ids], skip_special_tokens=False)
 
 
-def create(config_path):
-    """MNN.llm.create: a model from a Hugging Face checkpoint folder (or its config.json)."""
-    return LLM(config_path)
+def _read_json(path):
+    with open(path) as f:
+        try:
+            value = json.load(f)
+        except ValueError as e:
+            raise ValueError(f"{path}: not valid JSON ({e})") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"{path}: must hold a JSON object, got {type(value).__name__}")
+    return value
+
+
+class Embedding:
+    """A text embedding model (MNN.llm.create(path, embedding_model=True)): an encoder checkpoint
+    of the BERT family (bert, roberta, xlm-roberta) whose `txt_embedding(text)` is the sentence
+    embedding by the folder's sentence-transformers pooling (the first token's where it has
+    none), L2-normalized."""
+
+    def __init__(self, path):
+        self.folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+        config_path = os.path.join(self.folder, "config.json")
+        if not os.path.exists(config_path):
+            raise FileNotFoundError(f"{self.folder}: no config.json (a Hugging Face checkpoint folder)")
+        from ._encoder import EncoderConfig
+        self._hf = _read_json(config_path)
+        self.config = EncoderConfig(self._hf)
+        self._encoder = None
+
+    def load(self):
+        """Reads the weights and the tokenizer; returns True."""
+        from ._encoder import TextEncoder
+        self._encoder = TextEncoder(self.folder, hf_config=self._hf)
+        return True
+
+    def _loaded(self):
+        if self._encoder is None:
+            raise RuntimeError("the model is not loaded: call load() first")
+        return self._encoder
+
+    def txt_embedding(self, text):
+        """The embedding (float32 NumPy array [hidden_size]) of `text`, tokenized with the special
+        tokens ([CLS] ... [SEP])."""
+        return self._loaded().embed_text(text)
+
+    def ids_embedding(self, ids):
+        """The embedding of token ids (special tokens included, as tokenizer_encode gives them)."""
+        return self._loaded().embed(ids)
+
+    def tokenizer_encode(self, text):
+        """The token ids of `text` with the special tokens (list of int)."""
+        return self._loaded().encode_text(text)
+
+    def tokenizer_decode(self, ids):
+        """The text of token ids."""
+        encoder = self._loaded()
+        if encoder.tokenizer is None:
+            raise RuntimeError(f"{self.folder}: no tokenizer.json")
+        return encoder.tokenizer.decode([int(i) for i in ids], skip_special_tokens=False)
+
+
+def create(config_path, embedding_model=False):
+    """MNN.llm.create: a model from a Hugging Face checkpoint folder, or a model folder that
+    `python -m mnnpy llm-export` wrote (or either's config.json); with `embedding_model` (or an
+    encoder checkpoint: bert, roberta, xlm-roberta), an Embedding."""
+    if not embedding_model:
+        folder = config_path if os.path.isdir(config_path) else os.path.dirname(os.path.abspath(config_path))
+        config = os.path.join(folder, "config.json")
+        from ._encoder import FAMILIES as ENCODERS
+        embedding_model = os.path.isfile(config) and _read_json(config).get("model_type") in ENCODERS
+    return Embedding(config_path) if embedding_model else LLM(config_path)

@@ -77,15 +77,46 @@ def _weight(tensors, name):
     return tensors[name]
 
 
-class QuantizedProjection:
-    """A projection's weight [out, in] as block-quantized codes (expr.quantize_weight_blocks, the
-    WeightQuantMatMul kernel computing from them without expanding), its constants made once."""
+WEIGHT_BITS = (4, 8, 16, 32)
 
-    def __init__(self, w, bits, block):
-        from .._expr_weight_quant import quantize_weight_blocks
-        q = quantize_weight_blocks(w, bits, block)
+
+def projection_prefixes(cfg):
+    """The names (without ".weight") of the matrices that quant_bits 4/8 block-quantize: every
+    layer's projections, then the output projection "lm_head" (tied or not)."""
+    names = []
+    for i in range(cfg.layers):
+        p = f"model.layers.{i}."
+        names += [p + n for n in ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
+                                  "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj")]
+    return names + ["lm_head"]
+
+
+def stored_values(w, bits):
+    """A float matrix's values as weights of `bits` keep them: float16 at 16 bits, bfloat16 for
+    the (unquantized) embedding at 4 and 8 bits, float32 otherwise; as float32."""
+    from ._safetensors import round_to_bfloat16
+    if bits == 16:
+        return w.astype(np.float16).astype(np.float32)
+    return round_to_bfloat16(w) if bits in (4, 8) else w
+
+
+def check_quant_block(cfg, bits, block):
+    """ValueError unless `block` (32, 64 or 128) divides every projection's input width, where
+    `bits` quantizes them."""
+    widths = (cfg.hidden, cfg.heads * cfg.head_dim, cfg.intermediate)
+    if block not in (32, 64, 128) or (bits in (4, 8) and any(w % block for w in widths)):
+        raise ValueError(f"quant_block must be 32, 64 or 128 and divide the projections' input widths "
+                         f"{widths}, got {block}")
+
+
+class QuantizedProjection:
+    """A projection's weight [out, in] as block-quantized codes (a QuantizedWeight of
+    expr.quantize_weight_blocks, symmetric), run by the WeightQuantMatMul kernel without expanding,
+    its constants made once."""
+
+    def __init__(self, q, int8_activations=False):
         self.codes, self.scales = F.const(q.codes), F.const(q.scales)
-        self.attrs = {"bits": q.bits, "block": q.block, "asymmetric": 0, "int8_activations": 0}
+        self.attrs = {"bits": q.bits, "block": q.block, "asymmetric": 0, "int8_activations": int(int8_activations)}
         self.nbytes = q.codes.nbytes + q.scales.nbytes
 
     def __call__(self, x, bias=None):
@@ -93,27 +124,55 @@ class QuantizedProjection:
                         self.attrs)
 
 
+def stored_quantized(tensors, prefix, out_features, in_features):
+    """The QuantizedWeight an exported file holds for `prefix` (its .qweight codes and .scales),
+    checked against the projection's shape; None where the file has the float weight."""
+    from .._expr_weight_quant import QuantizedWeight, check_weight_quant_options
+    if prefix + ".qweight" not in tensors:
+        return None
+    codes, scales = tensors[prefix + ".qweight"], _weight(tensors, prefix + ".scales")
+    bits = codes.shape[-1] * 8 // in_features if codes.ndim == 2 else 0
+    block = in_features // scales.shape[-1] if scales.ndim == 2 and scales.shape[-1] else 0
+    if codes.dtype != np.uint8 or codes.shape != (out_features, in_features * bits // 8) or bits not in (4, 8) or \
+            scales.shape != (out_features, in_features // max(block, 1)) or block * scales.shape[-1] != in_features:
+        raise ValueError(f"{prefix}.qweight {list(codes.shape)} {codes.dtype} and {prefix}.scales "
+                         f"{list(scales.shape)} are not block-quantized codes of a [{out_features}, {in_features}] "
+                         "weight")
+    check_weight_quant_options(bits, block, prefix)
+    return QuantizedWeight(codes, scales.astype(np.float32), None, bits, block, (out_features, in_features))
+
+
 class DecoderWeights:
     """The checkpoint's tensors as the graphs use them, constants made once and shared by every
     graph built (one per prompt length): projections transposed to [in, out] (a constant B,
     packed once when a graph is planned), or with `quant_bits` 4 or 8 block-quantized along their
-    input in blocks of `quant_block` (the output projection too; the embedding stays float32);
-    shapes checked against the config."""
+    input in blocks of `quant_block` (the output projection too; the embedding then keeps
+    bfloat16's values), or at 16 rounded to float16's values (computed in float32); shapes
+    checked against the config. The tensors may be an exported file's (_export.py): projections
+    stored quantized are used as they are. `int8_activations` (MNN's memory mode "low"): the
+    quantized projections quantize their inputs to int8 per row and multiply integers."""
 
-    def __init__(self, cfg, tensors, quant_bits=32, quant_block=64):
-        if quant_bits not in (4, 8, 32):
-            raise ValueError(f"quant_bits must be 4, 8 or 32 (float32), got {quant_bits!r}")
+    def __init__(self, cfg, tensors, quant_bits=32, quant_block=64, int8_activations=False):
+        from .._expr_weight_quant import quantize_weight_blocks
+        if quant_bits not in WEIGHT_BITS:
+            raise ValueError(f"quant_bits must be 4, 8, 16 (float16) or 32 (float32), got {quant_bits!r}")
 
-        def matrix(w):  # [out, in]
-            if quant_bits == 32:
-                return F.const(np.ascontiguousarray(w.T))
-            return QuantizedProjection(w, quant_bits, quant_block)
+        def matrix(prefix, w, out_features, in_features):  # w [out, in], or None where stored quantized
+            q = stored_quantized(tensors, prefix, out_features, in_features)
+            if q is None and quant_bits in (4, 8):
+                q = quantize_weight_blocks(w, quant_bits, quant_block)
+            if q is not None:
+                return QuantizedProjection(q, int8_activations)
+            if w.shape != (out_features, in_features):
+                raise ValueError(f"{prefix}.weight has shape {list(w.shape)}, the config says "
+                                 f"[{out_features}, {in_features}]")
+            return F.const(np.ascontiguousarray(stored_values(w, quant_bits).T))
         H, D, hq, hkv = cfg.hidden, cfg.head_dim, cfg.heads, cfg.kv_heads
         embed = _weight(tensors, "model.embed_tokens.weight")
         if embed.shape != (cfg.vocab, H):
             raise ValueError(f"model.embed_tokens.weight has shape {list(embed.shape)}, the config says "
                              f"[{cfg.vocab}, {H}]")
-        self.embed = F.const(embed)
+        self.embed = F.const(stored_values(embed, quant_bits))
 
         def vector(name, size):
             w = _weight(tensors, name)
@@ -125,12 +184,10 @@ class DecoderWeights:
             p = f"model.layers.{i}."
 
             def proj(name, out_features, in_features, bias=False):
-                w = _weight(tensors, p + name + ".weight")
-                if w.shape != (out_features, in_features):
-                    raise ValueError(f"{p}{name}.weight has shape {list(w.shape)}, the config says "
-                                     f"[{out_features}, {in_features}]")
-                b = vector(p + name + ".bias", out_features) if bias else None
-                return matrix(w), b
+                prefix = p + name
+                w = None if prefix + ".qweight" in tensors else _weight(tensors, prefix + ".weight")
+                b = vector(prefix + ".bias", out_features) if bias else None
+                return matrix(prefix, w, out_features, in_features), b
 
             layer = {
                 "input_norm": vector(p + "input_layernorm.weight", H),
@@ -148,10 +205,16 @@ class DecoderWeights:
                 layer["k_norm"] = vector(p + "self_attn.k_norm.weight", D)
             self.layers.append(layer)
         self.norm = vector("model.norm.weight", H)
-        head = embed if cfg.tie_embeddings or "lm_head.weight" not in tensors else tensors["lm_head.weight"]
-        if head.shape != (cfg.vocab, H):
-            raise ValueError(f"lm_head.weight has shape {list(head.shape)}, the config says [{cfg.vocab}, {H}]")
-        self.lm_head = matrix(head)
+        self.lm_head = matrix("lm_head", output_weight(cfg, tensors), cfg.vocab, H)
+
+
+def output_weight(cfg, tensors):
+    """The output projection's float weight [vocab, hidden]: lm_head's, or the embedding's where
+    tied (or the checkpoint has none); None where an exported file stores it quantized."""
+    if "lm_head.qweight" in tensors:
+        return None
+    tied = cfg.tie_embeddings or "lm_head.weight" not in tensors
+    return tensors["model.embed_tokens.weight" if tied else "lm_head.weight"]
 
 
 def _rms_norm(x, weight, eps):

@@ -1,4 +1,5 @@
-"""Reading a Hugging Face checkpoint's safetensors files into float32 NumPy arrays.
+"""Reading a Hugging Face checkpoint's safetensors files into float32 NumPy arrays, and writing them
+(mnnpy.llm's exported weights).
 
 The format: an 8-byte little-endian header length, a JSON header naming each tensor's dtype,
 shape and byte range in the data that follows. Read here directly (rather than through the
@@ -13,7 +14,7 @@ _DTYPES = {"F32": np.float32, "F16": np.float16, "BF16": np.uint16, "F64": np.fl
            "I32": np.int32, "I16": np.int16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_}
 
 
-def _read_file(path):
+def read_safetensors(path):
     """{name: float32 array} of one .safetensors file (integer tensors keep their type)."""
     size = os.path.getsize(path)
     with open(path, "rb") as f:
@@ -79,5 +80,61 @@ def load_checkpoint(folder):
         path = os.path.join(folder, name)
         if not os.path.exists(path):
             raise FileNotFoundError(f"{path}: listed in model.safetensors.index.json but missing")
-        tensors.update(_read_file(path))
+        tensors.update(read_safetensors(path))
     return tensors
+
+
+def round_to_bfloat16(a):
+    """float32 values rounded to the nearest bfloat16 (ties to even), still float32; NaN stays NaN."""
+    bits = np.ascontiguousarray(a, np.float32).view(np.uint32)
+    rounded = (bits + (np.uint32(0x7FFF) + ((bits >> 16) & 1))) & np.uint32(0xFFFF0000)
+    return np.where(np.isnan(a), a, rounded.view(np.float32)).astype(np.float32)
+
+
+class SafetensorsWriter:
+    """Writes a safetensors file tensor by tensor, so a large model is never in memory twice: the
+    tensors' names, dtypes ("F32", "F16", "BF16", "U8" ...) and shapes are declared first (the
+    header), then `write(name, array)` in that order. BF16 takes float32 arrays and rounds them."""
+
+    def __init__(self, path, declared, metadata=None):
+        self.path = path
+        self._order, header, offset = [], {}, 0
+        for name, dtype, shape in declared:
+            size = int(np.prod(shape, dtype=np.int64)) * (2 if dtype == "BF16" else np.dtype(_DTYPES[dtype]).itemsize)
+            header[name] = {"dtype": dtype, "shape": [int(d) for d in shape], "data_offsets": [offset, offset + size]}
+            self._order.append((name, dtype, tuple(int(d) for d in shape)))
+            offset += size
+        if metadata:
+            header["__metadata__"] = {str(k): str(v) for k, v in metadata.items()}
+        text = json.dumps(header, separators=(",", ":")).encode()
+        text += b" " * (-len(text) % 8)  # the data 8-byte aligned, as the format recommends
+        self._file = open(path, "wb")
+        self._file.write(len(text).to_bytes(8, "little") + text)
+        self._next = 0
+
+    def write(self, name, array):
+        expected, dtype, shape = self._order[self._next]
+        if name != expected or tuple(array.shape) != shape:
+            raise ValueError(f"{self.path}: tensor {self._next} must be '{expected}' {list(shape)}, got '{name}' "
+                             f"{list(array.shape)}")
+        if dtype == "BF16":
+            data = (round_to_bfloat16(array).view(np.uint32) >> 16).astype(np.uint16)
+        else:
+            data = np.ascontiguousarray(array, _DTYPES[dtype])
+        self._file.write(data.data)
+        self._next += 1
+
+    def close(self):
+        self._file.close()
+        if self._next != len(self._order):
+            raise ValueError(f"{self.path}: {len(self._order) - self._next} declared tensors were not written")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, trace):
+        if kind is None:
+            self.close()
+        else:
+            self._file.close()
+            os.remove(self.path)  # no half-written file left behind
