@@ -222,6 +222,30 @@ def test_text_embedding_with_special_tokens(tmp_path, rng, bert):
         encoder.encode_text(ids)
 
 
+def test_create_embedding_model_like_mnn(tmp_path, bert):
+    """MNN.llm's route: create(path, embedding_model=True) (or an encoder's folder) -> load() ->
+    txt_embedding(text), the text tokenized with its special tokens."""
+    import mnnpy.llm as llm
+    source, reference = bert
+    folder = str(tmp_path / "embedding")
+    os.makedirs(folder)
+    for name in ("config.json", "model.safetensors"):
+        os.symlink(os.path.join(source, name), os.path.join(folder, name))
+    tokenizer, _ = make_wordpiece_tokenizer()
+    tokenizer.save(os.path.join(folder, "tokenizer.json"))
+    model = llm.create(os.path.join(folder, "config.json"), embedding_model=True)
+    assert isinstance(model, llm.Embedding) and isinstance(llm.create(folder), llm.Embedding)
+    with pytest.raises(RuntimeError, match="call load"):
+        model.txt_embedding("hello")
+    assert model.load()
+    text = "hello world, the lazy dog"
+    ids = model.tokenizer_encode(text)
+    expected = reference_embedding(reference_hidden(reference, ids), ("cls",))
+    check_close(model.txt_embedding(text), expected)
+    check_close(model.ids_embedding(ids), expected)
+    assert model.tokenizer_decode(ids).startswith("[CLS]")
+
+
 def test_bad_inputs_raise_clear_errors(rng, bert):
     folder, _ = bert
     encoder = TextEncoder(folder)

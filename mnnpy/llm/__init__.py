@@ -7,10 +7,11 @@
     logits = model.forward(ids)                    # [len(ids), vocab] float32 NumPy array
     new_ids = model.generate(ids, max_new_tokens=32)
 
-Supported now: decoder-only models of the Llama family (Llama, Mistral, Qwen2/Qwen2.5, Qwen3) in
-float32 from a checkpoint folder, a key/value cache grown in blocks, generation with MNN-LLM's
-samplers (`set_config`). Streaming responses, chat templates, quantized weights and the export to
-mnnpy's files are not there yet."""
+Decoder-only models of the Llama family (Llama, Mistral, Qwen2/Qwen2.5, Qwen3) and GPT-2 from a
+checkpoint folder or from `python -m mnnpy llm-export`'s folder (int4/int8/float16/float32
+weights), a key/value cache grown in blocks, prompts in chunks, MNN-LLM's samplers
+(`set_config`), streaming responses and chat templates; text embeddings of BERT-family encoders
+(`create(path, embedding_model=True).txt_embedding(text)`)."""
 import collections
 import json
 import os
@@ -22,7 +23,8 @@ import numpy as np
 from .. import _core
 from .. import expr as F
 from . import _export
-from ._decoder import WEIGHT_BITS, DecoderConfig, DecoderWeights, build_step, check_quant_block, rotary_tables
+from ._decoder import (WEIGHT_BITS, DecoderConfig, build_step, check_quant_block, load_weights, step_placeholders,
+                       step_values)
 from ._safetensors import load_checkpoint, read_safetensors
 from ._sampler import SamplerConfig, sample
 
@@ -105,8 +107,8 @@ class LLM:
         config's thread_num (when set) becomes the process's thread count (mnnpy.set_num_threads)."""
         with self._lock:
             tensors = read_safetensors(self._weight_path) if self._exported else load_checkpoint(self.folder)
-            self._weights = DecoderWeights(self.config, tensors, self.quant_bits, self.quant_block,
-                                           int8_activations=self.memory == "low")
+            self._weights = load_weights(self.config, tensors, self.quant_bits, self.quant_block,
+                                         int8_activations=self.memory == "low")
             del tensors
             if os.path.exists(self._tokenizer_path):
                 from tokenizers import Tokenizer
@@ -190,18 +192,15 @@ class LLM:
         key = (S, last_only and S > 1)
         plan = self._plans.get(key)
         if plan is None:
-            D = self.config.head_dim
-            holders = [F.placeholder([S], dtype=np.int64), F.placeholder([S, D]), F.placeholder([S, D]),
-                       F.placeholder([], dtype=np.int64)]
-            logits = build_step(self.config, self._weights, *holders, self._cache, key[1])
+            holders = step_placeholders(self.config, S)
+            logits = build_step(self.config, self._weights, holders, self._cache, key[1])
             from .. import _thread_precision
             with _thread_precision(self.precision):
                 plan = self._plans[key] = _core.PlannedGraph([logits], holders)
             while len(self._plans) > _KEPT_PLANS:  # each holds its own working memory
                 self._plans.popitem(last=False)
         self._plans.move_to_end(key)
-        cos, sin = rotary_tables(self.config, np.arange(self._past, self._past + S))
-        out = plan.run([ids, cos, sin, np.array(self._past, np.int64)])
+        out = plan.run(step_values(self.config, ids, self._past))
         self._past += S
         return np.asarray(out[0].read())
 

@@ -10,7 +10,7 @@ import numpy as np
 from .. import _core
 from .. import expr as F
 
-FAMILIES = ("llama", "mistral", "qwen2", "qwen3")
+FAMILIES = ("llama", "mistral", "qwen2", "qwen3", "gpt2")
 
 
 class DecoderConfig:
@@ -27,25 +27,65 @@ class DecoderConfig:
                 raise ValueError(f"config.json of a {model_type} model needs '{key}'")
             return hf[key]
 
-        self.hidden = int(need("hidden_size"))
-        self.layers = int(need("num_hidden_layers"))
-        self.heads = int(need("num_attention_heads"))
-        self.kv_heads = int(hf.get("num_key_value_heads") or self.heads)
-        self.head_dim = int(hf.get("head_dim") or self.hidden // self.heads)
-        self.intermediate = int(need("intermediate_size"))
-        self.vocab = int(need("vocab_size"))
-        self.eps = float(hf.get("rms_norm_eps", 1e-6))
-        self.rope_theta = float(hf.get("rope_theta", (hf.get("rope_parameters") or {}).get("rope_theta", 10000.0)))
-        self.rope_scaling = hf.get("rope_scaling") or hf.get("rope_parameters") or None
-        self.tie_embeddings = bool(hf.get("tie_word_embeddings", model_type in ("qwen2", "qwen3")))
-        self.attention_bias = bool(hf.get("attention_bias", model_type == "qwen2"))
-        self.qk_norm = model_type == "qwen3"
-        self.max_positions = int(hf.get("max_position_embeddings", 2048))
+        if model_type == "gpt2":
+            self._gpt2(hf, need)
+        else:
+            self.hidden = int(need("hidden_size"))
+            self.layers = int(need("num_hidden_layers"))
+            self.heads = int(need("num_attention_heads"))
+            self.kv_heads = int(hf.get("num_key_value_heads") or self.heads)
+            self.head_dim = int(hf.get("head_dim") or self.hidden // self.heads)
+            self.intermediate = int(need("intermediate_size"))
+            self.vocab = int(need("vocab_size"))
+            self.eps = float(hf.get("rms_norm_eps", 1e-6))
+            self.rope_theta = float(hf.get("rope_theta", (hf.get("rope_parameters") or {}).get("rope_theta",
+                                                                                               10000.0)))
+            self.rope_scaling = hf.get("rope_scaling") or hf.get("rope_parameters") or None
+            self.tie_embeddings = bool(hf.get("tie_word_embeddings", model_type in ("qwen2", "qwen3")))
+            self.attention_bias = bool(hf.get("attention_bias", model_type == "qwen2"))
+            self.qk_norm = model_type == "qwen3"
+            self.max_positions = int(hf.get("max_position_embeddings", 2048))
         if self.heads % self.kv_heads:
             raise ValueError(f"num_attention_heads ({self.heads}) must be a multiple of num_key_value_heads "
                              f"({self.kv_heads})")
-        if self.head_dim % 2:
+        if self.model_type != "gpt2" and self.head_dim % 2:
             raise ValueError(f"head_dim ({self.head_dim}) must be even for the rotary embedding")
+
+    def _gpt2(self, hf, need):
+        """GPT-2's config.json names (n_embd, n_layer, n_head, n_inner, n_positions), or the
+        generic ones transformers also accepts."""
+        def either(name, generic, default=None):
+            value = hf.get(name, hf.get(generic, default))
+            return need(name) if value is None else value
+        self.hidden = int(either("n_embd", "hidden_size"))
+        self.layers = int(either("n_layer", "num_hidden_layers"))
+        self.heads = self.kv_heads = int(either("n_head", "num_attention_heads"))
+        if self.hidden % self.heads:
+            raise ValueError(f"n_embd ({self.hidden}) must be a multiple of n_head ({self.heads})")
+        self.head_dim = self.hidden // self.heads
+        self.intermediate = int(hf.get("n_inner") or 4 * self.hidden)
+        self.vocab = int(need("vocab_size"))
+        self.eps = float(hf.get("layer_norm_epsilon", 1e-5))
+        self.max_positions = int(either("n_positions", "max_position_embeddings", 1024))
+        self.tie_embeddings = bool(hf.get("tie_word_embeddings", True))
+        self.activation = hf.get("activation_function", "gelu_new")
+        from ._encoder import _ACTIVATIONS
+        if self.activation not in _ACTIVATIONS:
+            raise ValueError(f"activation_function {self.activation!r} is not supported "
+                             f"({', '.join(sorted(_ACTIVATIONS))})")
+        if hf.get("add_cross_attention"):
+            raise ValueError("GPT-2 with cross-attention (add_cross_attention) is not supported")
+        # scale_attn_by_inverse_layer_idx divides layer i's scores by i + 1 as well.
+        self.attention_scale_by_layer = bool(hf.get("scale_attn_by_inverse_layer_idx", False))
+        self.scale_attention = bool(hf.get("scale_attn_weights", True))
+        self.qk_norm, self.rope_scaling = False, None
+
+    def attention_scale(self, layer):
+        """The factor of layer `layer`'s attention scores."""
+        if self.model_type != "gpt2":
+            return float(self.head_dim) ** -0.5
+        scale = float(self.head_dim) ** -0.5 if self.scale_attention else 1.0
+        return scale / (layer + 1) if self.attention_scale_by_layer else scale
 
     def inverse_frequencies(self):
         """transformers' rotary inverse frequencies, with its 'linear' and 'llama3' scalings."""
@@ -80,15 +120,35 @@ def _weight(tensors, name):
 WEIGHT_BITS = (4, 8, 16, 32)
 
 
-def projection_prefixes(cfg):
-    """The names (without ".weight") of the matrices that quant_bits 4/8 block-quantize: every
-    layer's projections, then the output projection "lm_head" (tied or not)."""
-    names = []
+def gpt2_prefix(tensors):
+    """Where a GPT-2 checkpoint's tensors sit: "transformer." (GPT2LMHeadModel) or "" (GPT2Model)."""
+    for prefix in ("transformer.", ""):
+        if prefix + "wte.weight" in tensors:
+            return prefix
+    raise ValueError("the checkpoint has no tensor 'transformer.wte.weight' (nor 'wte.weight'): not a GPT-2 "
+                     "checkpoint")
+
+
+def projections(cfg, tensors):
+    """{name without ".weight": True where the checkpoint stores it [in, out]} of the matrices
+    that quant_bits 4/8 block-quantize: every layer's projections, then the output projection
+    "lm_head" (tied or not). GPT-2's Conv1D layers store [in, out], the others torch's [out, in]."""
+    names = {}
     for i in range(cfg.layers):
-        p = f"model.layers.{i}."
-        names += [p + n for n in ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
-                                  "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj")]
-    return names + ["lm_head"]
+        if cfg.model_type == "gpt2":
+            p = f"{gpt2_prefix(tensors)}h.{i}."
+            names.update((p + n, True) for n in ("attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj"))
+        else:
+            p = f"model.layers.{i}."
+            names.update((p + n, False) for n in ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+                                                  "self_attn.o_proj", "mlp.gate_proj", "mlp.up_proj",
+                                                  "mlp.down_proj"))
+    names["lm_head"] = False
+    return names
+
+
+def embedding_name(cfg, tensors):
+    return gpt2_prefix(tensors) + "wte.weight" if cfg.model_type == "gpt2" else "model.embed_tokens.weight"
 
 
 def stored_values(w, bits):
@@ -142,6 +202,44 @@ def stored_quantized(tensors, prefix, out_features, in_features):
     return QuantizedWeight(codes, scales.astype(np.float32), None, bits, block, (out_features, in_features))
 
 
+def projection_matrix(tensors, prefix, w, out_features, in_features, quant_bits, quant_block,
+                      int8_activations=False):
+    """A projection as the graphs use it: its weight `w` [out, in] (None where `tensors`, an
+    exported file's, store it quantized) block-quantized at quant_bits 4 and 8 (a
+    QuantizedProjection), else a constant [in, out] of float16's values at 16, float32's at 32."""
+    from .._expr_weight_quant import quantize_weight_blocks
+    q = stored_quantized(tensors, prefix, out_features, in_features)
+    if q is None and quant_bits in (4, 8):
+        q = quantize_weight_blocks(w, quant_bits, quant_block)
+    if q is not None:
+        return QuantizedProjection(q, int8_activations)
+    if w.shape != (out_features, in_features):
+        raise ValueError(f"{prefix}.weight has shape {list(w.shape)}, the config says "
+                         f"[{out_features}, {in_features}]")
+    return F.const(np.ascontiguousarray(stored_values(w, quant_bits).T))
+
+
+def check_weight_bits(quant_bits):
+    if quant_bits not in WEIGHT_BITS:
+        raise ValueError(f"quant_bits must be 4, 8, 16 (float16) or 32 (float32), got {quant_bits!r}")
+
+
+def vector_const(tensors, name, size):
+    """A 1-D tensor (a norm's weight, a bias) of `size` values as a constant."""
+    w = _weight(tensors, name)
+    if w.shape != (size,):
+        raise ValueError(f"{name} has shape {list(w.shape)}, the config says [{size}]")
+    return F.const(w)
+
+
+def embedding_const(cfg, tensors, name, rows, quant_bits):
+    """An embedding table [rows, hidden] as a constant of the values quant_bits keeps."""
+    table = _weight(tensors, name)
+    if table.shape != (rows, cfg.hidden):
+        raise ValueError(f"{name} has shape {list(table.shape)}, the config says [{rows}, {cfg.hidden}]")
+    return F.const(stored_values(table, quant_bits))
+
+
 class DecoderWeights:
     """The checkpoint's tensors as the graphs use them, constants made once and shared by every
     graph built (one per prompt length): projections transposed to [in, out] (a constant B,
@@ -153,59 +251,36 @@ class DecoderWeights:
     quantized projections quantize their inputs to int8 per row and multiply integers."""
 
     def __init__(self, cfg, tensors, quant_bits=32, quant_block=64, int8_activations=False):
-        from .._expr_weight_quant import quantize_weight_blocks
-        if quant_bits not in WEIGHT_BITS:
-            raise ValueError(f"quant_bits must be 4, 8, 16 (float16) or 32 (float32), got {quant_bits!r}")
+        check_weight_bits(quant_bits)
 
-        def matrix(prefix, w, out_features, in_features):  # w [out, in], or None where stored quantized
-            q = stored_quantized(tensors, prefix, out_features, in_features)
-            if q is None and quant_bits in (4, 8):
-                q = quantize_weight_blocks(w, quant_bits, quant_block)
-            if q is not None:
-                return QuantizedProjection(q, int8_activations)
-            if w.shape != (out_features, in_features):
-                raise ValueError(f"{prefix}.weight has shape {list(w.shape)}, the config says "
-                                 f"[{out_features}, {in_features}]")
-            return F.const(np.ascontiguousarray(stored_values(w, quant_bits).T))
+        def proj(prefix, out_features, in_features, bias=False):
+            w = None if prefix + ".qweight" in tensors else _weight(tensors, prefix + ".weight")
+            b = vector_const(tensors, prefix + ".bias", out_features) if bias else None
+            return projection_matrix(tensors, prefix, w, out_features, in_features, quant_bits, quant_block,
+                                     int8_activations), b
         H, D, hq, hkv = cfg.hidden, cfg.head_dim, cfg.heads, cfg.kv_heads
-        embed = _weight(tensors, "model.embed_tokens.weight")
-        if embed.shape != (cfg.vocab, H):
-            raise ValueError(f"model.embed_tokens.weight has shape {list(embed.shape)}, the config says "
-                             f"[{cfg.vocab}, {H}]")
-        self.embed = F.const(stored_values(embed, quant_bits))
-
-        def vector(name, size):
-            w = _weight(tensors, name)
-            if w.shape != (size,):
-                raise ValueError(f"{name} has shape {list(w.shape)}, the config says [{size}]")
-            return F.const(w)
+        self.embed = embedding_const(cfg, tensors, "model.embed_tokens.weight", cfg.vocab, quant_bits)
         self.layers = []
         for i in range(cfg.layers):
             p = f"model.layers.{i}."
-
-            def proj(name, out_features, in_features, bias=False):
-                prefix = p + name
-                w = None if prefix + ".qweight" in tensors else _weight(tensors, prefix + ".weight")
-                b = vector(prefix + ".bias", out_features) if bias else None
-                return matrix(prefix, w, out_features, in_features), b
-
             layer = {
-                "input_norm": vector(p + "input_layernorm.weight", H),
-                "post_norm": vector(p + "post_attention_layernorm.weight", H),
-                "q": proj("self_attn.q_proj", hq * D, H, cfg.attention_bias),
-                "k": proj("self_attn.k_proj", hkv * D, H, cfg.attention_bias),
-                "v": proj("self_attn.v_proj", hkv * D, H, cfg.attention_bias),
-                "o": proj("self_attn.o_proj", H, hq * D),
-                "gate": proj("mlp.gate_proj", cfg.intermediate, H),
-                "up": proj("mlp.up_proj", cfg.intermediate, H),
-                "down": proj("mlp.down_proj", H, cfg.intermediate),
+                "input_norm": vector_const(tensors, p + "input_layernorm.weight", H),
+                "post_norm": vector_const(tensors, p + "post_attention_layernorm.weight", H),
+                "q": proj(p + "self_attn.q_proj", hq * D, H, cfg.attention_bias),
+                "k": proj(p + "self_attn.k_proj", hkv * D, H, cfg.attention_bias),
+                "v": proj(p + "self_attn.v_proj", hkv * D, H, cfg.attention_bias),
+                "o": proj(p + "self_attn.o_proj", H, hq * D),
+                "gate": proj(p + "mlp.gate_proj", cfg.intermediate, H),
+                "up": proj(p + "mlp.up_proj", cfg.intermediate, H),
+                "down": proj(p + "mlp.down_proj", H, cfg.intermediate),
             }
             if cfg.qk_norm:
-                layer["q_norm"] = vector(p + "self_attn.q_norm.weight", D)
-                layer["k_norm"] = vector(p + "self_attn.k_norm.weight", D)
+                layer["q_norm"] = vector_const(tensors, p + "self_attn.q_norm.weight", D)
+                layer["k_norm"] = vector_const(tensors, p + "self_attn.k_norm.weight", D)
             self.layers.append(layer)
-        self.norm = vector("model.norm.weight", H)
-        self.lm_head = matrix("lm_head", output_weight(cfg, tensors), cfg.vocab, H)
+        self.norm = vector_const(tensors, "model.norm.weight", H)
+        self.lm_head = projection_matrix(tensors, "lm_head", output_weight(cfg, tensors), cfg.vocab, H, quant_bits,
+                                         quant_block, int8_activations)
 
 
 def output_weight(cfg, tensors):
@@ -214,7 +289,7 @@ def output_weight(cfg, tensors):
     if "lm_head.qweight" in tensors:
         return None
     tied = cfg.tie_embeddings or "lm_head.weight" not in tensors
-    return tensors["model.embed_tokens.weight" if tied else "lm_head.weight"]
+    return _weight(tensors, embedding_name(cfg, tensors) if tied else "lm_head.weight")
 
 
 def _rms_norm(x, weight, eps):
@@ -247,11 +322,40 @@ def rotary_tables(cfg, positions):
     return np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
 
 
-def build_step(cfg, weights, ids, cos, sin, past, cache, last_only):
-    """Logits of S new tokens ([S, vocab], or [1, vocab] of the last with `last_only`): `ids`
-    (int64 [S]), their rotary tables `cos` and `sin` ([S, head_dim], rotary_tables), `past` (int64,
-    one value: the tokens already in the key/value cache `cache`, a kv_cache_create handle, which
-    each layer's CachedAttention extends by these S)."""
+def step_placeholders(cfg, S):
+    """The inputs of a graph of S new tokens: their ids (int64 [S]), the positions' rotary tables
+    cos and sin ([S, head_dim]; GPT-2: the positions, int64 [S]), and past (int64, one value: the
+    tokens already in the key/value cache)."""
+    ids, past = F.placeholder([S], dtype=np.int64), F.placeholder([], dtype=np.int64)
+    if cfg.model_type == "gpt2":
+        return [ids, F.placeholder([S], dtype=np.int64), past]
+    return [ids, F.placeholder([S, cfg.head_dim]), F.placeholder([S, cfg.head_dim]), past]
+
+
+def step_values(cfg, ids, past):
+    """The values of step_placeholders for token ids following `past` cached tokens."""
+    positions = np.arange(past, past + ids.size)
+    if cfg.model_type == "gpt2":
+        return [ids, positions.astype(np.int64), np.array(past, np.int64)]
+    return [ids, *rotary_tables(cfg, positions), np.array(past, np.int64)]
+
+
+def load_weights(cfg, tensors, quant_bits=32, quant_block=64, int8_activations=False):
+    """The family's weights object (DecoderWeights, or Gpt2Weights)."""
+    if cfg.model_type == "gpt2":
+        from ._gpt2 import Gpt2Weights
+        return Gpt2Weights(cfg, tensors, quant_bits, quant_block, int8_activations)
+    return DecoderWeights(cfg, tensors, quant_bits, quant_block, int8_activations)
+
+
+def build_step(cfg, weights, inputs, cache, last_only):
+    """Logits of S new tokens ([S, vocab], or [1, vocab] of the last with `last_only`) from the
+    step_placeholders `inputs`; each layer's CachedAttention extends the key/value cache `cache`
+    (a kv_cache_create handle) by these S."""
+    if cfg.model_type == "gpt2":
+        from ._gpt2 import build_gpt2_step
+        return build_gpt2_step(cfg, weights, inputs, cache, last_only)
+    ids, cos, sin, past = inputs
     T = ids.shape[0]
     H, D, hq, hkv = cfg.hidden, cfg.head_dim, cfg.heads, cfg.kv_heads
     rotate = F.const(_rotate_half_matrix(D))
@@ -272,13 +376,19 @@ def build_step(cfg, weights, ids, cos, sin, past, cache, last_only):
         k = rope(heads(_linear(h, layer["k"]), hkv, layer.get("k_norm")))
         v = heads(_linear(h, layer["v"]), hkv)
         attention = _core.op("CachedAttention", [q, k, v, past],
-                             {"cache": int(cache), "layer": index, "scale": float(D) ** -0.5})
+                             {"cache": int(cache), "layer": index, "scale": cfg.attention_scale(index)})
         attention = F.reshape(F.transpose(attention, [1, 0, 2]), [T, hq * D])
         x = F.add(x, _linear(attention, layer["o"]))
         h = _rms_norm(x, layer["post_norm"], cfg.eps)
         gate = _linear(h, layer["gate"])
         x = F.add(x, _linear(F.multiply(F.multiply(gate, F.sigmoid(gate)), _linear(h, layer["up"])), layer["down"]))
-    if last_only and T > 1:  # the output projection of the last token only
+    return output_logits(x, weights, last_only, lambda v: _rms_norm(v, weights.norm, cfg.eps))
+
+
+def output_logits(x, weights, last_only, final_norm):
+    """The output projection of the final norm of hidden states x [S, hidden] (of the last row
+    only with `last_only`)."""
+    T = x.shape[0]
+    if last_only and T > 1:
         x = F.gather(x, F.const(np.array([T - 1], np.int64)))
-    x = _rms_norm(x, weights.norm, cfg.eps)
-    return _linear(x, (weights.lm_head, None))
+    return _linear(final_norm(x), (weights.lm_head, None))

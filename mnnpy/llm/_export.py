@@ -5,8 +5,9 @@ its config.json) loads without the checkpoint:
     config.json       MNN-LLM's runtime config: llm_model, llm_weight, tokenizer_file, backend_type,
                       thread_num, precision, memory, max_new_tokens and the sampler's keys
     llm.json          the architecture (the checkpoint's config.json) and the weights' bits and block
-    llm.safetensors   the weights: projections as block-quantized codes (<name>.qweight, uint8) and
-                      scales (<name>.scales, float32) at 4 and 8 bits, the embedding as bfloat16;
+    llm.safetensors   the weights: projections as block-quantized codes (<name>.qweight, uint8,
+                      [out, in * bits / 8], GPT-2's Conv1D turned to [out, in]) and scales
+                      (<name>.scales, float32) at 4 and 8 bits, the token embedding as bfloat16;
                       every matrix float16 at 16 bits; float32 at 32; norms and biases float32
     tokenizer.json, tokenizer_config.json (and the other tokenizer files) copied as they are
 
@@ -19,7 +20,7 @@ import sys
 
 import numpy as np
 
-from ._decoder import WEIGHT_BITS, DecoderConfig, check_quant_block, output_weight, projection_prefixes
+from ._decoder import WEIGHT_BITS, DecoderConfig, check_quant_block, embedding_name, output_weight, projections
 from ._safetensors import SafetensorsWriter, load_checkpoint
 
 FORMAT = "mnnpy-llm"
@@ -73,16 +74,17 @@ def export(source, out_dir, quant_bits=4, quant_block=64, progress=True):
         raise ValueError("the output folder must differ from the checkpoint folder")
     tensors = load_checkpoint(source)
     quantized = quant_bits in (4, 8)
-    projections = set(projection_prefixes(cfg))
+    matrices = projections(cfg, tensors)  # name -> stored [in, out]
+    embedding = embedding_name(cfg, tensors)
     plan = []  # (name in the file, dtype, shape, makes the array)
     for name in sorted(tensors):
         w = tensors[name]
         if w.dtype != np.float32 or (quantized and name == "lm_head.weight"):
             continue  # integer buffers are not weights; the quantized output projection follows
         prefix = name[:-len(".weight")] if name.endswith(".weight") else None
-        if quantized and prefix in projections:
-            plan += _quantized_entries(prefix, w, quant_bits, quant_block)
-        elif name == "model.embed_tokens.weight":
+        if quantized and prefix in matrices:
+            plan += _quantized_entries(prefix, w.T if matrices[prefix] else w, quant_bits, quant_block)
+        elif name == embedding:
             plan.append((name, {4: "BF16", 8: "BF16", 16: "F16"}.get(quant_bits, "F32"), w.shape, w))
         else:
             plan.append((name, "F16" if quant_bits == 16 and w.ndim == 2 else "F32", w.shape, w))
