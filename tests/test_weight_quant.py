@@ -210,11 +210,12 @@ def int8_activation_reference(x, q, bias):
 @pytest.mark.parametrize("bits", [4, 8])
 @pytest.mark.parametrize("block,symmetric", [(32, True), (64, False), (128, True), (128, False)])
 def test_int8_activations_formula_on_every_target(rng, bits, block, symmetric):
-    # M across one pass of 64 rows; K with and without a tail past the last 16 sub-blocks. Every
+    # M across one pass of 64 rows; K with and without a tail past the last 16 sub-blocks (and past
+    # the last 8, of every length on AVX2; 896, a width of Qwen2.5-0.5B). Every
     # target gives the same bits: the integer sums are exact and the float steps one sequence.
     previous = mnnpy.get_simd_target()
     try:
-        for m, k in ((1, 16 * block), (3, 20 * block), (70, 2 * block)):
+        for m, k in ((1, 16 * block), (3, 20 * block), (70, 2 * block), (2, 7 * block), (5, 896)):
             n = 37
             w = (rng.standard_normal((n, k)) * 0.5).astype(np.float32)
             x = rng.standard_normal((m, k)).astype(np.float32)

@@ -117,9 +117,8 @@ MNNPY_WEIGHT_QUANT_VNNI HWY_INLINE __m512i add_quad_products(__m512i acc, __m512
 }
 
 // One 64-byte chunk of int4 codes against the even and odd activation codes of the same ks.
-MNNPY_WEIGHT_QUANT_VNNI HWY_INLINE __m512i int4_chunk(const uint8_t* codes, __m512i even, __m512i odd) {
+MNNPY_WEIGHT_QUANT_VNNI HWY_INLINE __m512i int4_codes_chunk(__m512i u, __m512i even, __m512i odd) {
   const __m512i nibble = _mm512_set1_epi8(15);
-  const __m512i u = _mm512_loadu_si512((const void*)codes);
   const __m512i high = _mm512_and_si512(_mm512_srli_epi16(u, 4), nibble);
 #if HWY_TARGET == HWY_AVX3_DL
   return _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), high, even), _mm512_and_si512(u, nibble), odd);
@@ -129,6 +128,10 @@ MNNPY_WEIGHT_QUANT_VNNI HWY_INLINE __m512i int4_chunk(const uint8_t* codes, __m5
                                          _mm512_maddubs_epi16(_mm512_and_si512(u, nibble), odd));
   return _mm512_madd_epi16(pairs, _mm512_set1_epi16(1));
 #endif
+}
+
+MNNPY_WEIGHT_QUANT_VNNI HWY_INLINE __m512i int4_chunk(const uint8_t* codes, __m512i even, __m512i odd) {
+  return int4_codes_chunk(_mm512_loadu_si512((const void*)codes), even, odd);
 }
 
 // Four vectors holding one sub-block per 128-bit lane (a[c]: sub-blocks 4c to 4c + 3) to the 16
@@ -141,28 +144,46 @@ MNNPY_WEIGHT_QUANT_VNNI HWY_INLINE __m512i sum_sub_blocks(const __m512i* a) {
   return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), t);
 }
 
-// The integer sums of group g (sub-blocks 16g to 16g + 15) of NR weight rows against one activation row.
-template <int BITS, int NR>
+// Bytes [0, bytes) of a 64-byte chunk (the rest zero): a group's last sub-blocks.
+MNNPY_WEIGHT_QUANT_VNNI HWY_INLINE __m512i load_first_bytes(const void* p, int64_t bytes) {
+  if (bytes >= 64) return _mm512_loadu_si512(p);
+  return bytes <= 0 ? _mm512_setzero_si512() : _mm512_maskz_loadu_epi8((__mmask64)((1ULL << bytes) - 1), p);
+}
+
+// The integer sums of group g (sub-blocks 16g to 16g + count - 1; count < 16 only for the last,
+// partial group, whose missing sub-blocks sum to zero) of NR weight rows against one activation
+// row.
+template <int BITS, int NR, bool kPartial>
 MNNPY_WEIGHT_QUANT_VNNI HWY_INLINE void group_sums(const uint8_t* const* rows, const int8_t* q, int64_t K, int64_t g,
-                                                   __m512i* sums) {
+                                                   int64_t count, __m512i* sums) {
   __m512i a[NR][4];
   if constexpr (BITS == 4) {
     const int64_t at = g * kChains * kSub / 2;
     for (int c = 0; c < 4; ++c) {
-      const __m512i even = _mm512_loadu_si512((const void*)(q + at + 64 * c));
-      const __m512i odd = _mm512_loadu_si512((const void*)(q + K / 2 + at + 64 * c));
-      for (int r = 0; r < NR; ++r) a[r][c] = int4_chunk(rows[r] + at + 64 * c, even, odd);
+      // A chunk: 4 sub-blocks of 16 code bytes.
+      const int64_t bytes = kPartial ? (count - 4 * c) * (kSub / 2) : 64;
+      if (kPartial && bytes <= 0) {
+        for (int r = 0; r < NR; ++r) a[r][c] = _mm512_setzero_si512();
+        continue;
+      }
+      const __m512i even = load_first_bytes(q + at + 64 * c, bytes);
+      const __m512i odd = load_first_bytes(q + K / 2 + at + 64 * c, bytes);
+      for (int r = 0; r < NR; ++r) {
+        a[r][c] = kPartial ? int4_codes_chunk(load_first_bytes(rows[r] + at + 64 * c, bytes), even, odd)
+                           : int4_chunk(rows[r] + at + 64 * c, even, odd);
+      }
     }
   } else {
     const int64_t at = g * kChains * kSub;
     for (int c = 0; c < 4; ++c) {
-      const __m512i x0 = _mm512_loadu_si512((const void*)(q + at + 128 * c));
-      const __m512i x1 = _mm512_loadu_si512((const void*)(q + at + 128 * c + 64));
+      // A chunk: 4 sub-blocks of 32 code bytes, two vectors.
+      const int64_t bytes = kPartial ? (count - 4 * c) * kSub : 128;
+      const __m512i x0 = load_first_bytes(q + at + 128 * c, bytes);
+      const __m512i x1 = load_first_bytes(q + at + 128 * c + 64, bytes - 64);
       for (int r = 0; r < NR; ++r) {
         const __m512i zero = _mm512_setzero_si512();
-        const __m512i p0 = add_quad_products(zero, _mm512_loadu_si512((const void*)(rows[r] + at + 128 * c)), x0);
-        const __m512i p1 =
-            add_quad_products(zero, _mm512_loadu_si512((const void*)(rows[r] + at + 128 * c + 64)), x1);
+        const __m512i p0 = add_quad_products(zero, load_first_bytes(rows[r] + at + 128 * c, bytes), x0);
+        const __m512i p1 = add_quad_products(zero, load_first_bytes(rows[r] + at + 128 * c + 64, bytes - 64), x1);
         // Sub-blocks 4c, 4c + 1 (two 128-bit lanes each), then 4c + 2, 4c + 3: one per lane.
         a[r][c] = _mm512_add_epi32(_mm512_shuffle_i32x4(p0, p1, 0x88), _mm512_shuffle_i32x4(p0, p1, 0xDD));
       }
@@ -172,56 +193,63 @@ MNNPY_WEIGHT_QUANT_VNNI HWY_INLINE void group_sums(const uint8_t* const* rows, c
 }
 
 // 16 lanes of per-block values for sub-blocks from the one in block `first`, each block's value
-// repeated over its `per_block` sub-blocks (1, 2 or 4).
-MNNPY_WEIGHT_QUANT_VNNI HWY_INLINE __m512 block_floats(const float* first, int per_block) {
-  if (per_block == 1) return _mm512_loadu_ps(first);
+// repeated over its `per_block` sub-blocks (1, 2 or 4); `blocks` of them (fewer than 16 /
+// per_block in a partial group: the other lanes zero).
+MNNPY_WEIGHT_QUANT_VNNI HWY_INLINE __m512 block_floats(const float* first, int per_block, int64_t blocks) {
+  const __m512 v = _mm512_maskz_loadu_ps((__mmask16)((1u << blocks) - 1), first);
+  if (per_block == 1) return v;
   const __m512i index = _mm512_srli_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                           per_block == 2 ? 1 : 2);
-  const __m512 v = per_block == 2 ? _mm512_castps256_ps512(_mm256_loadu_ps(first))
-                                  : _mm512_castps128_ps512(_mm_loadu_ps(first));
   return _mm512_permutexvar_ps(index, v);
 }
 
-MNNPY_WEIGHT_QUANT_VNNI HWY_INLINE __m512i block_zeros(const uint8_t* first, int per_block) {
-  const int count = kChains / per_block;
-  uint8_t bytes[16] = {};
-  std::memcpy(bytes, first, (size_t)count);
-  const __m512i z = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i*)bytes));
+MNNPY_WEIGHT_QUANT_VNNI HWY_INLINE __m512i block_zeros(const uint8_t* first, int per_block, int64_t blocks) {
+  const __m512i z = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8((__mmask16)((1u << blocks) - 1), first));
   if (per_block == 1) return z;
   const __m512i index = _mm512_srli_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                           per_block == 2 ? 1 : 2);
   return _mm512_permutexvar_epi32(index, z);
 }
 
+// Adds group g's sub-block products (count of them) of NR weight rows to their chains acc.
+template <int BITS, int NR, bool kPartial>
+MNNPY_WEIGHT_QUANT_VNNI HWY_INLINE void add_group(const BlockQuantWeights& w, const ActivationCodes& x,
+                                                  const uint8_t* const* rows, int64_t n0, int64_t i, int64_t g,
+                                                  int64_t count, __m512* acc) {
+  const int64_t K = w.k, subs = K / kSub, blocks = K / w.block;
+  const int per_block = (int)(w.block / kSub);
+  __m512i sums[NR];
+  group_sums<BITS, NR, kPartial>(rows, x.codes + i * K, K, g, count, sums);
+  const __mmask16 lanes = (__mmask16)((1u << count) - 1);
+  const __m512i code_sums = _mm512_maskz_loadu_epi32(lanes, x.sums + i * subs + g * kChains);
+  const __m512 x_scales = _mm512_maskz_loadu_ps(lanes, x.scales + i * subs + g * kChains);
+  const int64_t first_block = g * kChains / per_block, group_blocks = count / per_block;
+  for (int r = 0; r < NR; ++r) {
+    const __m512i centred =
+        w.zeros ? _mm512_mullo_epi32(block_zeros(w.zeros + (n0 + r) * blocks + first_block, per_block, group_blocks),
+                                     code_sums)
+                : _mm512_slli_epi32(code_sums, BITS - 1);
+    const __m512 scale =
+        _mm512_mul_ps(block_floats(w.scales + (n0 + r) * blocks + first_block, per_block, group_blocks), x_scales);
+    // Lanes past count: 0 * 0 added, which leaves their chains as they are.
+    acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(sums[r], centred)), scale, acc[r]);
+  }
+}
+
 // Outputs (i, n0 .. n0 + NR - 1).
 template <int BITS, int NR>
 MNNPY_WEIGHT_QUANT_VNNI void dot_tile(const BlockQuantWeights& w, const ActivationCodes& x, int64_t n0, int64_t i,
                                       const float* bias, float* out) {
-  const int64_t K = w.k, subs = K / kSub, groups = subs / kChains, blocks = K / w.block;
-  const int per_block = (int)(w.block / kSub);
+  const int64_t K = w.k, subs = K / kSub, groups = subs / kChains;
   const uint8_t* rows[NR];
   for (int r = 0; r < NR; ++r) rows[r] = w.codes + (n0 + r) * (K * BITS / 8);
-  const int8_t* q = x.codes + i * K;
   __m512 acc[NR];
   for (int r = 0; r < NR; ++r) acc[r] = _mm512_setzero_ps();
-  for (int64_t g = 0; g < groups; ++g) {
-    __m512i sums[NR];
-    group_sums<BITS, NR>(rows, q, K, g, sums);
-    const __m512i code_sums = _mm512_loadu_si512((const void*)(x.sums + i * subs + g * kChains));
-    const __m512 x_scales = _mm512_loadu_ps(x.scales + i * subs + g * kChains);
-    const int64_t first_block = g * kChains / per_block;
-    for (int r = 0; r < NR; ++r) {
-      const __m512i centred =
-          w.zeros ? _mm512_mullo_epi32(block_zeros(w.zeros + (n0 + r) * blocks + first_block, per_block), code_sums)
-                  : _mm512_slli_epi32(code_sums, BITS - 1);
-      const __m512 scale = _mm512_mul_ps(block_floats(w.scales + (n0 + r) * blocks + first_block, per_block), x_scales);
-      acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(sums[r], centred)), scale, acc[r]);
-    }
-  }
+  for (int64_t g = 0; g < groups; ++g) add_group<BITS, NR, false>(w, x, rows, n0, i, g, kChains, acc);
+  if (subs % kChains) add_group<BITS, NR, true>(w, x, rows, n0, i, groups, subs % kChains, acc);
   for (int r = 0; r < NR; ++r) {
     float chains[kChains];
     _mm512_storeu_ps(chains, acc[r]);
-    add_sub_blocks(w, n0 + r, x, i, groups * kChains, subs, chains);
     out[r] = finish_output(chains, bias, n0 + r);
   }
 }
@@ -241,27 +269,36 @@ HWY_INLINE __m256i quad_products(__m256i u, __m256i x) {
   return _mm256_add_epi32(sum_low, _mm256_slli_epi32(sum_top, 7));
 }
 
-HWY_INLINE __m256i int4_chunk(const uint8_t* codes, __m256i even, __m256i odd) {
+HWY_INLINE __m256i int4_codes_chunk(__m256i u, __m256i even, __m256i odd) {
   const __m256i nibble = _mm256_set1_epi8(15);
-  const __m256i u = _mm256_loadu_si256((const __m256i*)codes);
   const __m256i high = _mm256_and_si256(_mm256_srli_epi16(u, 4), nibble);
   const __m256i pairs = _mm256_add_epi16(_mm256_maddubs_epi16(high, even),
                                          _mm256_maddubs_epi16(_mm256_and_si256(u, nibble), odd));
   return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
 }
 
-// The sums of 8 sub-blocks, in order, of NR weight rows (half h of group g: sub-blocks 16g + 8h on).
-template <int BITS, int NR>
+// 32 bytes at p, or (for a half group's last sub-blocks) the first `bytes` of them, the rest zero:
+// 0, 16 or 32 for int4 (16 code bytes a sub-block), 0 or 32 for int8 codes.
+HWY_INLINE __m256i load_first_bytes(const void* p, int64_t bytes) {
+  if (bytes >= 32) return _mm256_loadu_si256((const __m256i*)p);
+  if (bytes >= 16) return _mm256_zextsi128_si256(_mm_loadu_si128((const __m128i*)p));
+  return _mm256_setzero_si256();
+}
+
+// The sums of `count` (8, or fewer in the last, partial half group: the others zero) sub-blocks
+// from first_sub on, in order, of NR weight rows.
+template <int BITS, int NR, bool kPartial>
 HWY_INLINE void half_group_sums(const uint8_t* const* rows, const int8_t* q, int64_t K, int64_t first_sub,
-                                __m256i* sums) {
+                                int64_t count, __m256i* sums) {
   if constexpr (BITS == 4) {
     // A 32-byte chunk holds two sub-blocks, one per 128-bit lane.
     const int64_t at = first_sub * kSub / 2;
     __m256i a[NR][4];
     for (int c = 0; c < 4; ++c) {
-      const __m256i even = _mm256_loadu_si256((const __m256i*)(q + at + 32 * c));
-      const __m256i odd = _mm256_loadu_si256((const __m256i*)(q + K / 2 + at + 32 * c));
-      for (int r = 0; r < NR; ++r) a[r][c] = int4_chunk(rows[r] + at + 32 * c, even, odd);
+      const int64_t bytes = kPartial ? (count - 2 * c) * (kSub / 2) : 32;
+      const __m256i even = load_first_bytes(q + at + 32 * c, bytes);
+      const __m256i odd = load_first_bytes(q + K / 2 + at + 32 * c, bytes);
+      for (int r = 0; r < NR; ++r) a[r][c] = int4_codes_chunk(load_first_bytes(rows[r] + at + 32 * c, bytes), even, odd);
     }
     for (int r = 0; r < NR; ++r) {
       // Lanes 0-3: the low halves' sums (sub-blocks 0, 2, 4, 6), lanes 4-7 the high ones'.
@@ -273,11 +310,12 @@ HWY_INLINE void half_group_sums(const uint8_t* const* rows, const int8_t* q, int
     const int64_t at = first_sub * kSub;
     __m256i h[NR][4];
     for (int c = 0; c < 4; ++c) {
-      const __m256i x0 = _mm256_loadu_si256((const __m256i*)(q + at + 64 * c));
-      const __m256i x1 = _mm256_loadu_si256((const __m256i*)(q + at + 64 * c + 32));
+      const int64_t bytes0 = kPartial ? (count - 2 * c) * kSub : 32, bytes1 = kPartial ? bytes0 - kSub : 32;
+      const __m256i x0 = load_first_bytes(q + at + 64 * c, bytes0);
+      const __m256i x1 = load_first_bytes(q + at + 64 * c + 32, bytes1);
       for (int r = 0; r < NR; ++r) {
-        h[r][c] = _mm256_hadd_epi32(quad_products(_mm256_loadu_si256((const __m256i*)(rows[r] + at + 64 * c)), x0),
-                                    quad_products(_mm256_loadu_si256((const __m256i*)(rows[r] + at + 64 * c + 32)), x1));
+        h[r][c] = _mm256_hadd_epi32(quad_products(load_first_bytes(rows[r] + at + 64 * c, bytes0), x0),
+                                    quad_products(load_first_bytes(rows[r] + at + 64 * c + 32, bytes1), x1));
       }
     }
     for (int r = 0; r < NR; ++r) {
@@ -288,56 +326,69 @@ HWY_INLINE void half_group_sums(const uint8_t* const* rows, const int8_t* q, int
   }
 }
 
-// 8 lanes of per-block values for sub-blocks from the one in block `first` (see the AVX-512 twin).
-HWY_INLINE __m256 block_floats(const float* first, int per_block) {
-  if (per_block == 1) return _mm256_loadu_ps(first);
+// 8 lanes of per-block values for sub-blocks from the one in block `first` (see the AVX-512
+// twin), `blocks` of them.
+HWY_INLINE __m256 block_floats(const float* first, int per_block, int64_t blocks) {
   float values[8] = {};
-  std::memcpy(values, first, sizeof(float) * (size_t)(8 / per_block));
+  std::memcpy(values, first, sizeof(float) * (size_t)blocks);
+  if (per_block == 1) return _mm256_loadu_ps(values);
   const __m256i index = _mm256_srli_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), per_block == 2 ? 1 : 2);
   return _mm256_permutevar8x32_ps(_mm256_loadu_ps(values), index);
 }
 
-HWY_INLINE __m256i block_zeros(const uint8_t* first, int per_block) {
+HWY_INLINE __m256i block_zeros(const uint8_t* first, int per_block, int64_t blocks) {
   uint8_t bytes[16] = {};
-  std::memcpy(bytes, first, (size_t)(8 / per_block));
+  std::memcpy(bytes, first, (size_t)blocks);
   const __m256i z = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i*)bytes));
   if (per_block == 1) return z;
   const __m256i index = _mm256_srli_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), per_block == 2 ? 1 : 2);
   return _mm256_permutevar8x32_epi32(z, index);
 }
 
+// Adds the `count` sub-block products from first_sub on (8, or fewer in the last half group) of
+// NR weight rows to their chains acc (first_sub % 16 picks the chains' half).
+template <int BITS, int NR, bool kPartial>
+HWY_INLINE void add_half_group(const BlockQuantWeights& w, const ActivationCodes& x, const uint8_t* const* rows,
+                               int64_t n0, int64_t i, int64_t first_sub, int64_t count, __m256 (*acc)[2]) {
+  const int64_t K = w.k, subs = K / kSub, blocks = K / w.block;
+  const int per_block = (int)(w.block / kSub);
+  __m256i sums[NR];
+  half_group_sums<BITS, NR, kPartial>(rows, x.codes + i * K, K, first_sub, count, sums);
+  int32_t code_sum_values[8] = {};
+  float x_scale_values[8] = {};
+  std::memcpy(code_sum_values, x.sums + i * subs + first_sub, sizeof(int32_t) * (size_t)count);
+  std::memcpy(x_scale_values, x.scales + i * subs + first_sub, sizeof(float) * (size_t)count);
+  const __m256i code_sums = _mm256_loadu_si256((const __m256i*)code_sum_values);
+  const __m256 x_scales = _mm256_loadu_ps(x_scale_values);
+  const int64_t first_block = first_sub / per_block, half_blocks = count / per_block;
+  const int h = (int)(first_sub % kChains) / 8;
+  for (int r = 0; r < NR; ++r) {
+    const __m256i centred =
+        w.zeros ? _mm256_mullo_epi32(block_zeros(w.zeros + (n0 + r) * blocks + first_block, per_block, half_blocks),
+                                     code_sums)
+                : _mm256_slli_epi32(code_sums, BITS - 1);
+    const __m256 scale =
+        _mm256_mul_ps(block_floats(w.scales + (n0 + r) * blocks + first_block, per_block, half_blocks), x_scales);
+    // Lanes past count: 0 * 0 added, which leaves their chains as they are.
+    acc[r][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(sums[r], centred)), scale, acc[r][h]);
+  }
+}
+
 template <int BITS, int NR>
 void dot_tile(const BlockQuantWeights& w, const ActivationCodes& x, int64_t n0, int64_t i, const float* bias,
               float* out) {
-  const int64_t K = w.k, subs = K / kSub, groups = subs / kChains, blocks = K / w.block;
-  const int per_block = (int)(w.block / kSub);
+  const int64_t K = w.k, subs = K / kSub;
   const uint8_t* rows[NR];
   for (int r = 0; r < NR; ++r) rows[r] = w.codes + (n0 + r) * (K * BITS / 8);
-  const int8_t* q = x.codes + i * K;
   __m256 acc[NR][2];  // chains 0-7 and 8-15
   for (int r = 0; r < NR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
-  for (int64_t g = 0; g < groups; ++g) {
-    for (int h = 0; h < 2; ++h) {
-      const int64_t first_sub = g * kChains + 8 * h;
-      __m256i sums[NR];
-      half_group_sums<BITS, NR>(rows, q, K, first_sub, sums);
-      const __m256i code_sums = _mm256_loadu_si256((const __m256i*)(x.sums + i * subs + first_sub));
-      const __m256 x_scales = _mm256_loadu_ps(x.scales + i * subs + first_sub);
-      const int64_t first_block = first_sub / per_block;
-      for (int r = 0; r < NR; ++r) {
-        const __m256i centred =
-            w.zeros ? _mm256_mullo_epi32(block_zeros(w.zeros + (n0 + r) * blocks + first_block, per_block), code_sums)
-                    : _mm256_slli_epi32(code_sums, BITS - 1);
-        const __m256 scale = _mm256_mul_ps(block_floats(w.scales + (n0 + r) * blocks + first_block, per_block), x_scales);
-        acc[r][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(sums[r], centred)), scale, acc[r][h]);
-      }
-    }
-  }
+  int64_t first_sub = 0;
+  for (; first_sub + 8 <= subs; first_sub += 8) add_half_group<BITS, NR, false>(w, x, rows, n0, i, first_sub, 8, acc);
+  if (first_sub < subs) add_half_group<BITS, NR, true>(w, x, rows, n0, i, first_sub, subs - first_sub, acc);
   for (int r = 0; r < NR; ++r) {
     float chains[kChains];
     _mm256_storeu_ps(chains, acc[r][0]);
     _mm256_storeu_ps(chains + 8, acc[r][1]);
-    add_sub_blocks(w, n0 + r, x, i, groups * kChains, subs, chains);
     out[r] = finish_output(chains, bias, n0 + r);
   }
 }
