@@ -248,9 +248,13 @@ MNNPY_WEIGHT_QUANT_VNNI void dot_tile(const BlockQuantWeights& w, const Activati
   for (int64_t g = 0; g < groups; ++g) add_group<BITS, NR, false>(w, x, rows, n0, i, g, kChains, acc);
   if (subs % kChains) add_group<BITS, NR, true>(w, x, rows, n0, i, groups, subs % kChains, acc);
   for (int r = 0; r < NR; ++r) {
-    float chains[kChains];
-    _mm512_storeu_ps(chains, acc[r]);
-    out[r] = finish_output(chains, bias, n0 + r);
+    // finish_output's halvings in registers: chains j + j + 8, then j + j + 4, j + j + 2, j + j + 1.
+    const __m256 eighths = _mm256_add_ps(_mm512_castps512_ps256(acc[r]), _mm512_extractf32x8_ps(acc[r], 1));
+    __m128 v = _mm_add_ps(_mm256_castps256_ps128(eighths), _mm256_extractf128_ps(eighths, 1));
+    v = _mm_add_ps(v, _mm_movehl_ps(v, v));
+    v = _mm_add_ss(v, _mm_shuffle_ps(v, v, 1));
+    const float total = _mm_cvtss_f32(v);
+    out[r] = bias ? total + bias[n0 + r] : total;
   }
 }
 #undef MNNPY_WEIGHT_QUANT_VNNI
@@ -386,10 +390,13 @@ void dot_tile(const BlockQuantWeights& w, const ActivationCodes& x, int64_t n0, 
   for (; first_sub + 8 <= subs; first_sub += 8) add_half_group<BITS, NR, false>(w, x, rows, n0, i, first_sub, 8, acc);
   if (first_sub < subs) add_half_group<BITS, NR, true>(w, x, rows, n0, i, first_sub, subs - first_sub, acc);
   for (int r = 0; r < NR; ++r) {
-    float chains[kChains];
-    _mm256_storeu_ps(chains, acc[r][0]);
-    _mm256_storeu_ps(chains + 8, acc[r][1]);
-    out[r] = finish_output(chains, bias, n0 + r);
+    // finish_output's halvings in registers: chains j + j + 8, then j + j + 4, j + j + 2, j + j + 1.
+    const __m256 eighths = _mm256_add_ps(acc[r][0], acc[r][1]);
+    __m128 v = _mm_add_ps(_mm256_castps256_ps128(eighths), _mm256_extractf128_ps(eighths, 1));
+    v = _mm_add_ps(v, _mm_movehl_ps(v, v));
+    v = _mm_add_ss(v, _mm_shuffle_ps(v, v, 1));
+    const float total = _mm_cvtss_f32(v);
+    out[r] = bias ? total + bias[n0 + r] : total;
   }
 }
 
