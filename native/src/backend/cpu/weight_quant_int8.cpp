@@ -433,6 +433,65 @@ void DotRowsImpl(const BlockQuantWeights& w, const ActivationCodes& x, int64_t i
   else dot_rows<8>(w, x, i0, i1, n0, n1, bias, c);
 }
 
+// Rows [i0, i1) of a as int8 codes (int4 weights: even ks first, then odd ks), with each
+// sub-block's scale and code sum. IEEE steps only (max of magnitudes, one division, a product,
+// clamping, rounding half to even), so every target gives the same codes.
+void QuantizeRowsImpl(const float* a, int64_t i0, int64_t i1, int64_t K, int bits, int8_t* codes, float* scales,
+                      int32_t* sums) {
+  namespace hn = hwy::HWY_NAMESPACE;
+  const hn::ScalableTag<float> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const int64_t lanes = (int64_t)hn::Lanes(d), subs = K / kSub;
+  HWY_ALIGN int32_t values[kSub];
+  for (int64_t i = i0; i < i1; ++i) {
+    const float* row = a + i * K;
+    int8_t* out = codes + i * K;
+    for (int64_t s = 0; s < subs; ++s) {
+      const float* x = row + s * kSub;
+      auto top = hn::Zero(d);
+      auto finite = hn::Zero(d);  // x - x: 0 for finite values, NaN for inf and NaN
+      for (int64_t j = 0; j < kSub; j += lanes) {
+        const auto v = hn::LoadU(d, x + j);
+        top = hn::Max(top, hn::Abs(v));
+        finite = hn::Add(finite, hn::Sub(v, v));
+      }
+      const float largest = hn::GetLane(hn::MaxOfLanes(d, top));
+      const bool all_finite = hn::GetLane(hn::SumOfLanes(d, finite)) == 0.0f;
+      if (!all_finite) {
+        // inf or NaN: a scale of NaN makes every output of the row NaN, as the float product
+        // would be NaN or infinite there; the codes are zero.
+        scales[i * subs + s] = std::nanf("");
+        sums[i * subs + s] = 0;
+        if (bits == 4) {
+          for (int64_t k = s * kSub; k < (s + 1) * kSub; ++k) out[(k % 2) * (K / 2) + k / 2] = 0;
+        } else {
+          std::memset(out + s * kSub, 0, kSub);
+        }
+        continue;
+      }
+      const auto ratio = hn::Set(d, largest > 0.0f ? 127.0f / largest : 0.0f);
+      scales[i * subs + s] = largest / 127.0f;
+      auto total = hn::Zero(di);
+      const auto low = hn::Set(d, -127.0f), high = hn::Set(d, 127.0f);
+      for (int64_t j = 0; j < kSub; j += lanes) {
+        const auto scaled = hn::Min(high, hn::Max(low, hn::Mul(hn::LoadU(d, x + j), ratio)));
+        const auto code = hn::ConvertTo(di, hn::Round(scaled));
+        total = hn::Add(total, code);
+        hn::Store(code, di, values + j);
+      }
+      sums[i * subs + s] = hn::GetLane(hn::SumOfLanes(di, total));
+      if (bits == 4) {
+        for (int64_t j = 0; j < kSub; ++j) {
+          const int64_t k = s * kSub + j;
+          out[(k % 2) * (K / 2) + k / 2] = (int8_t)values[j];
+        }
+      } else {
+        for (int64_t j = 0; j < kSub; ++j) out[s * kSub + j] = (int8_t)values[j];
+      }
+    }
+  }
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace cpu
 }  // namespace mnnpy
@@ -442,45 +501,13 @@ HWY_AFTER_NAMESPACE();
 namespace mnnpy {
 namespace cpu {
 HWY_EXPORT(DotRowsImpl);
+HWY_EXPORT(QuantizeRowsImpl);
 
 using namespace weight_quant_int8_detail;
 
 namespace {
 
 constexpr size_t align64(size_t bytes) { return (bytes + 63) & ~size_t(63); }
-
-// Row i of a as int8 codes (int4 weights: even ks first, then odd ks), with each sub-block's scale
-// and code sum. Scalar IEEE steps (one division, a product, rounding half to even), compiled once:
-// every target sees the same codes.
-void quantize_activation_rows(const float* a, int64_t m, int64_t K, int bits, int8_t* codes, float* scales,
-                              int32_t* sums) {
-  const int64_t subs = K / kSub;
-  for (int64_t i = 0; i < m; ++i) {
-    const float* row = a + i * K;
-    int8_t* out = codes + i * K;
-    for (int64_t s = 0; s < subs; ++s) {
-      const float* x = row + s * kSub;
-      float top = 0.0f;
-      bool finite = true;
-      for (int64_t j = 0; j < kSub; ++j) {
-        top = std::max(top, std::fabs(x[j]));
-        finite &= std::isfinite(x[j]);
-      }
-      // inf or NaN: a scale of NaN makes every output of the row NaN, as the float product would
-      // be NaN or infinite there.
-      const float ratio = finite && top > 0.0f ? 127.0f / top : 0.0f;
-      scales[i * subs + s] = finite ? top / 127.0f : std::nanf("");
-      int32_t total = 0;
-      for (int64_t j = 0; j < kSub; ++j) {
-        const int32_t v = (int32_t)std::nearbyint(std::min(127.0f, std::max(-127.0f, x[j] * ratio)));
-        total += v;
-        const int64_t k = s * kSub + j;
-        out[bits == 4 ? (k % 2) * (K / 2) + k / 2 : k] = (int8_t)v;
-      }
-      sums[i * subs + s] = total;
-    }
-  }
-}
 
 }  // namespace
 
@@ -496,7 +523,9 @@ void weight_quant_matmul_int8(const float* a, int64_t m, const BlockQuantWeights
   int8_t* codes = static_cast<int8_t*>(scratch);
   float* scales = reinterpret_cast<float*>(static_cast<char*>(scratch) + align64((size_t)(m * K)));
   int32_t* sums = reinterpret_cast<int32_t*>(reinterpret_cast<char*>(scales) + align64((size_t)(m * subs) * sizeof(float)));
-  quantize_activation_rows(a, m, K, w.bits, codes, scales, sums);
+  parallel_for(pool, m, std::max<int64_t>(1, 8192 / K), [&](int64_t i0, int64_t i1) {
+    HWY_DYNAMIC_DISPATCH(QuantizeRowsImpl)(a, i0, i1, K, w.bits, codes, scales, sums);
+  });
   const ActivationCodes x{codes, scales, sums, K, subs};
   for (int64_t i0 = 0; i0 < m; i0 += kRowsPerPass) {
     const int64_t i1 = std::min(m, i0 + kRowsPerPass);
