@@ -464,3 +464,34 @@ def test_cli_flags(tmp_path):
     r = subprocess.run(base + [str(tmp_path / "bad.mnnpy"), "--weightQuantBits", "3"], capture_output=True,
                        text=True, env=env)
     assert r.returncode == 1 and "bits must be 4 or 8, got 3" in r.stderr
+
+
+AMX_INT8 = mnnpy.runtime_info()["int8"] == "amx"
+
+
+@pytest.mark.skipif(not AMX_INT8, reason="the CPU has no AMX-INT8 (the vector paths are checked on every target)")
+@pytest.mark.parametrize("bits", [4, 8])
+@pytest.mark.parametrize("block,symmetric", [(32, True), (64, False), (128, True)])
+def test_int8_activations_amx_gives_the_vector_paths_bits(rng, bits, block, symmetric):
+    """The AMX tiles against the AVX-512 VNNI path: the same integer sums per
+    sub-block and the same float steps, so the same bits; rows not filling the last tile, output
+    columns not filling the last pair of tiles, with and without a bias, inf in a row."""
+    previous = mnnpy._core.set_int8_amx(True, 16, 64)
+    try:
+        for m, n, k in ((16, 32, 4 * block), (5, 20, 2 * block), (37, 45, 7 * block), (70, 16, 896),
+                        (130, 77, 3 * block)):
+            w = (rng.standard_normal((n, k)) * 0.5).astype(np.float32)
+            x = rng.standard_normal((m, k)).astype(np.float32)
+            x[m // 2, k // 3] = np.inf
+            bias = rng.standard_normal(n).astype(np.float32) if m % 2 else None
+            q = F.quantize_weight_blocks(w, bits=bits, block=block, symmetric=symmetric)
+            mnnpy._core.set_int8_amx(True, 1, 64)  # rows short of a tile too
+            tiles = np.asarray(F.weight_quant_matmul(x, q, bias, int8_activations=True).read())
+            mnnpy._core.set_int8_amx(False, 16, 64)
+            vectors = np.asarray(F.weight_quant_matmul(x, q, bias, int8_activations=True).read())
+            np.testing.assert_array_equal(tiles, vectors, err_msg=f"m={m} n={n} k={k}")
+            assert np.isnan(tiles[m // 2]).all() and np.isfinite(np.delete(tiles, m // 2, axis=0)).all()
+            exact, bound = int8_activation_reference(np.delete(x, m // 2, axis=0), q, bias)
+            assert np.all(np.abs(np.delete(tiles, m // 2, axis=0) - exact) <= bound)
+    finally:
+        mnnpy._core.set_int8_amx(*previous)

@@ -47,6 +47,14 @@ size_t weight_quant_int8_scratch_bytes(int64_t m, const BlockQuantWeights& w);
 void weight_quant_matmul_int8(const float* a, int64_t m, const BlockQuantWeights& w, const float* bias, float* c,
                               void* scratch, ThreadPool* pool);
 
+// Its AMX-INT8 path (weight_quant_amx.cpp), taken on the AVX3_DL target where the CPU and OS allow
+// AMX-INT8 and gemm_int8's AMX setting takes the product (int8_amx_chosen: 16 rows and more by
+// default): the activation codes in k order (codes + i * k, rows padded with zeros to a multiple
+// of 16), their scales and sums per sub-block as the vector path has them; the same bits.
+bool weight_quant_amx_usable();
+void weight_quant_int8_amx(const int8_t* codes, const float* x_scales, const int32_t* x_sums, int64_t m,
+                           const BlockQuantWeights& w, const float* bias, float* c, ThreadPool* pool);
+
 
 }  // namespace cpu
 }  // namespace mnnpy

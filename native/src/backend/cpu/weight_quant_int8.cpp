@@ -13,8 +13,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
+#include "backend/cpu/gemm_int8_amx.h"
 #include "backend/cpu/weight_quant.h"
 #include "mnnpy/thread_pool.h"
 
@@ -427,17 +430,20 @@ void dot_rows(const BlockQuantWeights& w, const ActivationCodes& x, int64_t i0, 
     for (int64_t i = i0; i < i1; ++i) dot_tile<BITS, 1>(w, x, n, i, bias, c + i * w.n + n);
 }
 
+bool AmxTargetImpl() { return HWY_TARGET == HWY_AVX3_DL; }  // the target gemm_int8 takes AMX on too
+
 void DotRowsImpl(const BlockQuantWeights& w, const ActivationCodes& x, int64_t i0, int64_t i1, int64_t n0, int64_t n1,
                  const float* bias, float* c) {
   if (w.bits == 4) dot_rows<4>(w, x, i0, i1, n0, n1, bias, c);
   else dot_rows<8>(w, x, i0, i1, n0, n1, bias, c);
 }
 
-// Rows [i0, i1) of a as int8 codes (int4 weights: even ks first, then odd ks), with each
+// Rows [i0, i1) of a as int8 codes (split_nibble_order, the vector path's for int4 weights: even
+// ks first, then odd ks; else in k order), with each
 // sub-block's scale and code sum. IEEE steps only (max of magnitudes, one division, a product,
 // clamping, rounding half to even), so every target gives the same codes.
-void QuantizeRowsImpl(const float* a, int64_t i0, int64_t i1, int64_t K, int bits, int8_t* codes, float* scales,
-                      int32_t* sums) {
+void QuantizeRowsImpl(const float* a, int64_t i0, int64_t i1, int64_t K, bool split_nibble_order, int8_t* codes,
+                      float* scales, int32_t* sums) {
   namespace hn = hwy::HWY_NAMESPACE;
   const hn::ScalableTag<float> d;
   const hn::RebindToSigned<decltype(d)> di;
@@ -462,7 +468,7 @@ void QuantizeRowsImpl(const float* a, int64_t i0, int64_t i1, int64_t K, int bit
         // would be NaN or infinite there; the codes are zero.
         scales[i * subs + s] = std::nanf("");
         sums[i * subs + s] = 0;
-        if (bits == 4) {
+        if (split_nibble_order) {
           for (int64_t k = s * kSub; k < (s + 1) * kSub; ++k) out[(k % 2) * (K / 2) + k / 2] = 0;
         } else {
           std::memset(out + s * kSub, 0, kSub);
@@ -480,7 +486,7 @@ void QuantizeRowsImpl(const float* a, int64_t i0, int64_t i1, int64_t K, int bit
         hn::Store(code, di, values + j);
       }
       sums[i * subs + s] = hn::GetLane(hn::SumOfLanes(di, total));
-      if (bits == 4) {
+      if (split_nibble_order) {
         for (int64_t j = 0; j < kSub; ++j) {
           const int64_t k = s * kSub + j;
           out[(k % 2) * (K / 2) + k / 2] = (int8_t)values[j];
@@ -502,6 +508,7 @@ namespace mnnpy {
 namespace cpu {
 HWY_EXPORT(DotRowsImpl);
 HWY_EXPORT(QuantizeRowsImpl);
+HWY_EXPORT(AmxTargetImpl);
 
 using namespace weight_quant_int8_detail;
 
@@ -511,21 +518,30 @@ constexpr size_t align64(size_t bytes) { return (bytes + 63) & ~size_t(63); }
 
 }  // namespace
 
+// Rows of scratch for m activation rows: a multiple of 16, the AMX path's tile of rows.
+int64_t padded_rows(int64_t m) { return (m + 15) / 16 * 16; }
+
 size_t weight_quant_int8_scratch_bytes(int64_t m, const BlockQuantWeights& w) {
-  const size_t rows = (size_t)m, subs = (size_t)(w.k / kSub);
+  const size_t rows = (size_t)padded_rows(m), subs = (size_t)(w.k / kSub);
   return align64(rows * (size_t)w.k) + align64(rows * subs * sizeof(float)) + rows * subs * sizeof(int32_t);
 }
 
 void weight_quant_matmul_int8(const float* a, int64_t m, const BlockQuantWeights& w, const float* bias, float* c,
                               void* scratch, ThreadPool* pool) {
   if (m == 0 || w.n == 0) return;
-  const int64_t K = w.k, subs = K / kSub;
+  const int64_t K = w.k, subs = K / kSub, rows = padded_rows(m);
   int8_t* codes = static_cast<int8_t*>(scratch);
-  float* scales = reinterpret_cast<float*>(static_cast<char*>(scratch) + align64((size_t)(m * K)));
-  int32_t* sums = reinterpret_cast<int32_t*>(reinterpret_cast<char*>(scales) + align64((size_t)(m * subs) * sizeof(float)));
+  float* scales = reinterpret_cast<float*>(static_cast<char*>(scratch) + align64((size_t)(rows * K)));
+  int32_t* sums = reinterpret_cast<int32_t*>(reinterpret_cast<char*>(scales) + align64((size_t)(rows * subs) * sizeof(float)));
+  const bool amx = HWY_DYNAMIC_DISPATCH(AmxTargetImpl)() && int8_amx_chosen(m, K) && weight_quant_amx_usable();
   parallel_for(pool, m, std::max<int64_t>(1, 8192 / K), [&](int64_t i0, int64_t i1) {
-    HWY_DYNAMIC_DISPATCH(QuantizeRowsImpl)(a, i0, i1, K, w.bits, codes, scales, sums);
+    HWY_DYNAMIC_DISPATCH(QuantizeRowsImpl)(a, i0, i1, K, w.bits == 4 && !amx, codes, scales, sums);
   });
+  if (amx) {
+    std::memset(codes + m * K, 0, (size_t)((rows - m) * K));  // the last tile's rows past m
+    weight_quant_int8_amx(codes, scales, sums, m, w, bias, c, pool);
+    return;
+  }
   const ActivationCodes x{codes, scales, sums, K, subs};
   for (int64_t i0 = 0; i0 < m; i0 += kRowsPerPass) {
     const int64_t i1 = std::min(m, i0 + kRowsPerPass);
