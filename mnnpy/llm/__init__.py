@@ -64,7 +64,8 @@ class LLM:
         self.sampler = SamplerConfig()
         self.max_new_tokens = 512
         self.quant_bits, self.quant_block = 32, 64  # the weights load() makes (set_config)
-        self.thread_num, self.precision, self.memory = 0, "normal", "normal"  # thread_num 0: the process's count
+        # thread_num 0: the process's count; memory "low" (MNN-LLM's default): int8 activations
+        self.thread_num, self.precision, self.memory = 0, "normal", "low"
         self._exported = "llm_model" in config  # an llm-export folder: config.json is MNN-LLM's runtime config
         self._weight_path = self._tokenizer_path = None
         if self._exported:
@@ -128,8 +129,8 @@ class LLM:
         "temperature", "topK", "topP", "minP", "penalty", "mixed"), mixed_samplers, temperature,
         top_k, top_p, min_p, repetition_penalty, seed, max_new_tokens; thread_num, backend_type
         ("cpu"), precision ("normal", "high"; "low": products of float32 weights in bfloat16
-        where the CPU has it), memory ("low": quantized projections multiply int8-quantized
-        inputs), prefill_chunk (prompts longer run in chunks of this many tokens, default 512);
+        where the CPU has it), memory ("low", the default: quantized projections multiply
+        int8-quantized inputs; "normal": float inputs), prefill_chunk (prompts longer run in chunks of this many tokens, default 512);
         and, for the weights the next load() makes from a checkpoint,
         quant_bits (4 or 8: block-quantized projections; 16: float16 values; 32: float32, the
         default) and quant_block (32, 64 or 128). Keys it does not know are left alone, as

@@ -34,7 +34,7 @@ def runtime_config(quant_bits):
     sampler = SamplerConfig()
     return {"llm_model": MODEL_FILE, "llm_weight": WEIGHT_FILE, "tokenizer_file": "tokenizer.json",
             "backend_type": "cpu", "thread_num": min(4, os.cpu_count() or 1), "precision": "normal",
-            "memory": "normal", "max_new_tokens": 512,
+            "memory": "low", "max_new_tokens": 512,
             "sampler_type": sampler.sampler_type, "mixed_samplers": sampler.mixed_samplers,
             "temperature": sampler.temperature, "top_k": sampler.top_k, "top_p": sampler.top_p,
             "min_p": sampler.min_p, "repetition_penalty": sampler.repetition_penalty}
