@@ -7,7 +7,8 @@
 // Per task a pair of column tiles (32 weight rows): their codes are first laid out as B tiles,
 // per sub-block 8 rows of 16 columns x 4 consecutive k (int4 codes expanded to bytes), with each
 // sub-block's weight scales (and zero points) per column beside them; then every 16 activation
-// rows run over all sub-blocks against them, the chains of those 16 x 32 outputs in a buffer.
+// rows run over all sub-blocks against them, the tile sums of every sub-block stored, then per
+// output row the 16 chains of 16 columns in registers.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -99,8 +100,7 @@ struct TaskBuffers {
   uint8_t* tiles;     // subs * 2 B tiles
   float* scales;      // [subs][kCols]: each sub-block's weight scale per column
   int32_t* zeros;     // [subs][kCols]: zero points (asymmetric weights)
-  int32_t* sums;      // [kRows][kCols]: one sub-block's tile sums
-  float* chains;      // [kChains][kRows][kCols]
+  int32_t* sums;      // [kRows][subs][kCols]: the tile sums of every sub-block, a row's in a run
 };
 
 // The weight scales (and zero points) of columns n0 .. n0 + 31 per sub-block.
@@ -116,13 +116,27 @@ void gather_block_values(const BlockQuantWeights& w, int64_t n0, const TaskBuffe
   }
 }
 
-// Outputs of activation rows i0 .. i0 + 15 (those below m) and columns n0 .. n0 + 31 (below n).
+// Adds sub-block s of output row r's 16 columns from `half` to its chain acc.
+MNNPY_AMX_TARGET inline __attribute__((always_inline)) void add_sub_block(const BlockQuantWeights& w, const TaskBuffers& b,
+                                                    const int32_t* x_sums, const float* x_scales, int64_t r,
+                                                    int half, int64_t s, __m512& acc) {
+  const __m512i sums = _mm512_loadu_si512((const void*)(b.sums + (r * (w.k / kSub) + s) * kCols + 16 * half));
+  const __m512i code_sum = _mm512_set1_epi32(x_sums[s]);
+  const __m512i centred =
+      w.zeros ? _mm512_mullo_epi32(_mm512_loadu_si512((const void*)(b.zeros + s * kCols + 16 * half)), code_sum)
+              : _mm512_slli_epi32(code_sum, w.bits - 1);
+  const __m512 scale = _mm512_mul_ps(_mm512_loadu_ps(b.scales + s * kCols + 16 * half), _mm512_set1_ps(x_scales[s]));
+  acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(sums, centred)), scale, acc);
+}
+
+// Outputs of activation rows i0 .. i0 + 15 (those below m) and columns n0 .. n0 + 31 (below n):
+// every sub-block's tile sums first, then per output row and 16 columns the 16 chains in
+// registers.
 MNNPY_AMX_TARGET void tile_rows(const BlockQuantWeights& w, const int8_t* codes, const float* x_scales,
                                 const int32_t* x_sums, int64_t m, int64_t i0, int64_t n0, const float* bias,
                                 float* c, const TaskBuffers& b) {
   const int64_t K = w.k, subs = K / kSub;
   const int64_t rows = std::min(kRows, m - i0);
-  std::memset(b.chains, 0, sizeof(float) * kChains * kRows * kCols);
   for (int64_t s = 0; s < subs; ++s) {
     _tile_zero(0);
     _tile_zero(1);
@@ -131,42 +145,30 @@ MNNPY_AMX_TARGET void tile_rows(const BlockQuantWeights& w, const int8_t* codes,
     _tile_loadd(4, b.tiles + (s * 2 + 1) * kTileBytes, 64);
     _tile_dpbsud(0, 2, 3);
     _tile_dpbsud(1, 2, 4);
-    _tile_stored(0, b.sums, kCols * sizeof(int32_t));
-    _tile_stored(1, b.sums + 16, kCols * sizeof(int32_t));
-    const __m512 weight_scale[2] = {_mm512_loadu_ps(b.scales + s * kCols), _mm512_loadu_ps(b.scales + s * kCols + 16)};
-    __m512i zero[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
-    if (w.zeros) {
-      zero[0] = _mm512_loadu_si512((const void*)(b.zeros + s * kCols));
-      zero[1] = _mm512_loadu_si512((const void*)(b.zeros + s * kCols + 16));
-    }
-    float* chain = b.chains + (s % kChains) * kRows * kCols;
-    for (int64_t r = 0; r < rows; ++r) {
-      const int64_t at = (i0 + r) * subs + s;
-      const __m512 x_scale = _mm512_set1_ps(x_scales[at]);
-      const __m512i code_sum = _mm512_set1_epi32(x_sums[at]);
-      for (int half = 0; half < 2; ++half) {
-        const __m512i centred = w.zeros ? _mm512_mullo_epi32(zero[half], code_sum)
-                                        : _mm512_slli_epi32(code_sum, w.bits - 1);
-        const __m512i total = _mm512_sub_epi32(_mm512_loadu_si512((const void*)(b.sums + r * kCols + 16 * half)),
-                                               centred);
-        float* acc = chain + r * kCols + 16 * half;
-        _mm512_storeu_ps(acc, _mm512_fmadd_ps(_mm512_cvtepi32_ps(total),
-                                              _mm512_mul_ps(weight_scale[half], x_scale), _mm512_loadu_ps(acc)));
-      }
-    }
+    _tile_stored(0, b.sums + s * kCols, subs * kCols * sizeof(int32_t));
+    _tile_stored(1, b.sums + s * kCols + 16, subs * kCols * sizeof(int32_t));
   }
-  // The chains summed in halves (j + j + 8, then + 4, + 2, + 1), then the bias.
   const int64_t valid = std::min<int64_t>(kCols, w.n - n0);
   for (int64_t r = 0; r < rows; ++r) {
+    const int32_t* row_sums = x_sums + (i0 + r) * subs;
+    const float* row_scales = x_scales + (i0 + r) * subs;
     for (int half = 0; half < 2; ++half) {
       const int64_t cols = std::min<int64_t>(16, valid - 16 * half);
       if (cols <= 0) break;
-      __m512 v[kChains];
-      for (int j = 0; j < kChains; ++j) v[j] = _mm512_loadu_ps(b.chains + (j * kRows + r) * kCols + 16 * half);
+      __m512 acc[kChains];
+      for (int j = 0; j < kChains; ++j) acc[j] = _mm512_setzero_ps();
+      for (int64_t s = 0; s < subs; s += kChains) {
+        // Chain j takes sub-blocks s + j (indices known here, so the chains stay in registers).
+#pragma GCC unroll 16
+        for (int j = 0; j < kChains; ++j) {
+          if (s + j < subs) add_sub_block(w, b, row_sums, row_scales, r, half, s + j, acc[j]);
+        }
+      }
+      // The chains summed in halves (j + j + 8, then + 4, + 2, + 1), then the bias.
       for (int width = kChains / 2; width >= 1; width /= 2)
-        for (int j = 0; j < width; ++j) v[j] = _mm512_add_ps(v[j], v[j + width]);
-      const __mmask16 lanes = cols >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << cols) - 1);
-      __m512 out = v[0];
+        for (int j = 0; j < width; ++j) acc[j] = _mm512_add_ps(acc[j], acc[j + width]);
+      const __mmask16 lanes = (__mmask16)((1u << cols) - 1);
+      __m512 out = acc[0];
       if (bias) out = _mm512_add_ps(out, _mm512_maskz_loadu_ps(lanes, bias + n0 + 16 * half));
       _mm512_mask_storeu_ps(c + (i0 + r) * w.n + n0 + 16 * half, lanes, out);
     }
@@ -176,7 +178,7 @@ MNNPY_AMX_TARGET void tile_rows(const BlockQuantWeights& w, const int8_t* codes,
 // Bytes of one task's buffers (TaskBuffers).
 size_t weight_quant_amx_task_bytes(const BlockQuantWeights& w) {
   const size_t subs = (size_t)(w.k / kSub);
-  return subs * 2 * kTileBytes + 2 * subs * kCols * 4 + kRows * kCols * 4 + kChains * kRows * kCols * 4;
+  return subs * 2 * kTileBytes + 2 * subs * kCols * 4 + subs * kRows * kCols * 4;
 }
 
 }  // namespace
@@ -195,7 +197,6 @@ MNNPY_AMX_TARGET void run_pairs(const int8_t* codes, const float* x_scales, cons
   b.scales = reinterpret_cast<float*>(base + subs * 2 * kTileBytes);
   b.zeros = reinterpret_cast<int32_t*>(b.scales + subs * kCols);
   b.sums = b.zeros + subs * kCols;
-  b.chains = reinterpret_cast<float*>(b.sums + kRows * kCols);
   configure_tiles();
   for (int64_t p = p0; p < p1; ++p) {
     const int64_t n0 = p * kCols;
