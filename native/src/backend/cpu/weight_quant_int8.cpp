@@ -37,6 +37,7 @@ constexpr int kChains = 16;                  // float accumulators per output; s
 // in L2 while every weight row meets them.
 constexpr int64_t kRowsPerPass = 64;
 constexpr int64_t kTaskBytes = int64_t(1) << 16;  // codes a task reads at least, to outweigh a wake-up
+constexpr int64_t kPrefetchRows = 16;  // weight rows ahead whose codes are requested early
 
 // The activations of one call: row i's codes at codes + i * k (int4 weights: its even ks, then its
 // odd ks, the order of the nibbles), and per sub-block s its scale and the sum of its codes at
@@ -423,9 +424,20 @@ void dot_tile(const BlockQuantWeights& w, const ActivationCodes& x, int64_t n0, 
 template <int BITS>
 void dot_rows(const BlockQuantWeights& w, const ActivationCodes& x, int64_t i0, int64_t i1, int64_t n0, int64_t n1,
               const float* bias, float* c) {
+  // The codes and scales of the tile kPrefetchRows rows on are requested while this one computes:
+  // a few rows of activations leave the product bound by memory latency, whose lines the
+  // hardware prefetcher, new to each matrix, does not request early enough.
+  const int64_t row_bytes = w.k * BITS / 8, blocks = w.k / w.block;
   int64_t n = n0;
-  for (; n + kTileRows <= n1; n += kTileRows)
+  for (; n + kTileRows <= n1; n += kTileRows) {
+    if (n + kPrefetchRows + kTileRows <= n1) {
+      const char* codes = reinterpret_cast<const char*>(w.codes + (n + kPrefetchRows) * row_bytes);
+      for (int64_t at = 0; at < kTileRows * row_bytes; at += 64) __builtin_prefetch(codes + at);
+      const char* scales = reinterpret_cast<const char*>(w.scales + (n + kPrefetchRows) * blocks);
+      for (int64_t at = 0; at < kTileRows * blocks * 4; at += 64) __builtin_prefetch(scales + at);
+    }
     for (int64_t i = i0; i < i1; ++i) dot_tile<BITS, kTileRows>(w, x, n, i, bias, c + i * w.n + n);
+  }
   for (; n < n1; ++n)
     for (int64_t i = i0; i < i1; ++i) dot_tile<BITS, 1>(w, x, n, i, bias, c + i * w.n + n);
 }
