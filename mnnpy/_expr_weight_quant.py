@@ -61,6 +61,22 @@ def quantize_weight_blocks(w, bits=4, block=32, symmetric=True):
     if k % block:
         raise ValueError(f"quantize_weight_blocks: the block {block} does not divide K = {k} (the weight's "
                          f"last dimension)")
+    codes = _np.empty((n, k * bits // 8), _np.uint8)
+    scales = _np.empty((n, k // block), _np.float32)
+    zeros = None if symmetric else _np.empty((n, k // block), _np.uint8)
+    rows = max(1, (1 << 22) // max(k, 1))  # rows a slice: its float temporaries stay a few MB
+    for r0 in range(0, n, rows):
+        r1 = min(n, r0 + rows)
+        part = _quantize_rows(w[r0:r1], bits, block, symmetric)
+        codes[r0:r1], scales[r0:r1] = part[0], part[1]
+        if zeros is not None:
+            zeros[r0:r1] = part[2]
+    return QuantizedWeight(codes, scales, zeros, bits, block, (n, k))
+
+
+def _quantize_rows(w, bits, block, symmetric):
+    """(codes, scales, zeros or None) of some rows of a weight (quantize_weight_blocks' rules)."""
+    n, k = w.shape
     w32 = w.astype(_np.float32).reshape(n, k // block, block)
     if not _np.all(_np.isfinite(w32)):
         raise ValueError("quantize_weight_blocks: the weight holds inf or NaN")
@@ -81,7 +97,7 @@ def quantize_weight_blocks(w, bits=4, block=32, symmetric=True):
     codes = codes.reshape(n, k)
     if bits == 4:
         codes = (codes[:, 0::2] << 4) | codes[:, 1::2]
-    return QuantizedWeight(_np.ascontiguousarray(codes), scales.astype(_np.float32), zeros, bits, block, (n, k))
+    return codes, scales.astype(_np.float32), zeros
 
 
 def _check_quantized(q, what):

@@ -13,6 +13,7 @@ weights), a key/value cache grown in blocks, prompts in chunks, MNN-LLM's sample
 (`set_config`), streaming responses and chat templates; text embeddings of BERT-family encoders
 (`create(path, embedding_model=True).txt_embedding(text)`)."""
 import collections
+import gc
 import json
 import os
 import threading
@@ -111,6 +112,8 @@ class LLM:
             self._weights = load_weights(self.config, tensors, self.quant_bits, self.quant_block,
                                          int8_activations=self.memory == "low")
             del tensors
+            gc.collect()
+            _core.release_free_memory()  # the checkpoint's arrays, freed into the C heap
             if os.path.exists(self._tokenizer_path):
                 from tokenizers import Tokenizer
                 self._tokenizer = Tokenizer.from_file(self._tokenizer_path)

@@ -5,6 +5,7 @@ The format: an 8-byte little-endian header length, a JSON header naming each ten
 shape and byte range in the data that follows. Read here directly (rather than through the
 `safetensors` package's NumPy loader, which has no bfloat16) so that bfloat16 checkpoints load, and
 so that a truncated or inconsistent file is reported by name before anything is computed."""
+import collections.abc
 import json
 import os
 
@@ -14,8 +15,49 @@ _DTYPES = {"F32": np.float32, "F16": np.float16, "BF16": np.uint16, "F64": np.fl
            "I32": np.int32, "I16": np.int16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_}
 
 
+class LazyTensors(collections.abc.Mapping):
+    """{name: array} of safetensors files whose headers were checked, each tensor read from its
+    file when looked up (float32, bfloat16 and float16 as float32; integer tensors keep their
+    type), so that a model's load holds one of its float tensors at a time, not the checkpoint."""
+
+    def __init__(self):
+        self._entries = {}  # name -> (path, safetensors dtype, shape, byte offset)
+
+    def add_file(self, path):
+        for name, entry in _read_header(path).items():
+            self._entries[name] = entry
+
+    def __getitem__(self, name):
+        path, kind, shape, offset = self._entries[name]
+        count = 1
+        for d in shape:
+            count *= d
+        raw = np.fromfile(path, dtype=_DTYPES[kind], count=count, offset=offset).reshape(shape)
+        if kind == "BF16":  # the high half of a float32
+            return (raw.astype(np.uint32) << 16).view(np.float32)
+        return raw.astype(np.float32, copy=False) if np.issubdtype(raw.dtype, np.floating) else raw
+
+    def __iter__(self):
+        return iter(self._entries)
+
+    def __len__(self):
+        return len(self._entries)
+
+    def __contains__(self, name):
+        return name in self._entries
+
+
 def read_safetensors(path):
-    """{name: float32 array} of one .safetensors file (integer tensors keep their type)."""
+    """The tensors of one .safetensors file (a LazyTensors: float tensors read as float32, integer
+    ones keeping their type), its header checked first."""
+    tensors = LazyTensors()
+    tensors.add_file(path)
+    return tensors
+
+
+def _read_header(path):
+    """{name: (path, dtype, shape, byte offset)} of a safetensors file, every entry checked against
+    the file's size."""
     size = os.path.getsize(path)
     with open(path, "rb") as f:
         head = f.read(8)
@@ -32,8 +74,6 @@ def read_safetensors(path):
     if not isinstance(header, dict):
         raise ValueError(f"{path}: the safetensors header must be a JSON object, got {type(header).__name__}")
     data_size = size - 8 - header_len
-    data = np.memmap(path, dtype=np.uint8, mode="r", offset=8 + header_len, shape=(data_size,)) if data_size else \
-        np.zeros(0, np.uint8)
     out = {}
     for name, info in header.items():
         if name == "__metadata__":
@@ -53,13 +93,7 @@ def read_safetensors(path):
         if not 0 <= begin <= end <= data_size or end - begin != count * np.dtype(dtype).itemsize:
             raise ValueError(f"{path}: truncated or inconsistent safetensors file: tensor '{name}' {list(shape)} "
                              f"{info['dtype']} needs bytes {begin}..{end}, the data holds {data_size}")
-        raw = np.frombuffer(data[begin:end], dtype=dtype).reshape(shape)
-        if info["dtype"] == "BF16":  # the high half of a float32
-            out[name] = (raw.astype(np.uint32) << 16).view(np.float32)
-        elif np.issubdtype(dtype, np.floating):
-            out[name] = raw.astype(np.float32)
-        else:
-            out[name] = np.array(raw)
+        out[name] = (path, info["dtype"], shape, 8 + header_len + begin)
     return out
 
 
@@ -75,20 +109,28 @@ def load_checkpoint(folder):
     if not files:
         raise FileNotFoundError(f"{folder}: no .safetensors weights (a Hugging Face checkpoint folder holds "
                                 "model.safetensors or its shards)")
-    tensors = {}
+    tensors = LazyTensors()
     for name in files:
         path = os.path.join(folder, name)
         if not os.path.exists(path):
             raise FileNotFoundError(f"{path}: listed in model.safetensors.index.json but missing")
-        tensors.update(read_safetensors(path))
+        tensors.add_file(path)
     return tensors
 
 
 def round_to_bfloat16(a):
-    """float32 values rounded to the nearest bfloat16 (ties to even), still float32; NaN stays NaN."""
-    bits = np.ascontiguousarray(a, np.float32).view(np.uint32)
-    rounded = (bits + (np.uint32(0x7FFF) + ((bits >> 16) & 1))) & np.uint32(0xFFFF0000)
-    return np.where(np.isnan(a), a, rounded.view(np.float32)).astype(np.float32)
+    """float32 values rounded to the nearest bfloat16 (ties to even), still float32; NaN stays NaN.
+    In slices, so that an embedding's rounding needs no temporaries of its size."""
+    a = np.ascontiguousarray(a, np.float32)
+    out = np.empty_like(a)
+    flat, result = a.reshape(-1), out.reshape(-1)
+    step = 1 << 20
+    for start in range(0, flat.size, step):
+        part = flat[start:start + step]
+        bits = part.view(np.uint32)
+        rounded = (bits + (np.uint32(0x7FFF) + ((bits >> 16) & 1))) & np.uint32(0xFFFF0000)
+        result[start:start + step] = np.where(np.isnan(part), part, rounded.view(np.float32))
+    return out
 
 
 class SafetensorsWriter:

@@ -3,6 +3,9 @@
 
 #include <cstdlib>
 #include <cstring>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "mnnpy/backend.h"
 #include "mnnpy/executor.h"
@@ -369,6 +372,15 @@ PYBIND11_MODULE(_core, m) {
     ThreadPool::global().set_num_threads(n);
   });
   m.def("get_num_threads", [] { return ThreadPool::global().num_threads(); });
+  m.def("release_free_memory", [] {
+#if defined(__GLIBC__)
+    // Blocks freed below glibc's mmap threshold stay in its heaps, counted in the process's
+    // memory: a model's load frees many (its float weights once quantized and copied).
+    return malloc_trim(0) != 0;
+#else
+    return false;
+#endif
+  }, "Returns the C heap's free memory to the system (glibc's malloc_trim); True if some was returned.");
   m.def("simd_target", &simd_target, "The SIMD target the CPU kernels run on now.");
   m.def("compiled_simd_targets", &compiled_simd_targets, "The SIMD targets the kernels were compiled for, best first.");
   m.def("usable_simd_targets", &usable_simd_targets,
