@@ -3,7 +3,7 @@
 # the Debian packages the C++ core builds against, then mnnpy and its Python dependencies.
 #   scripts/setup.sh          core + demo dependencies
 #   scripts/setup.sh test     also the test and reference libraries, and MNN itself in ./.venv-mnn
-#   scripts/setup.sh bench    also the test libraries and the benchmarks' other engines (OpenVINO)
+#   scripts/setup.sh bench    also the test libraries and the benchmarks' other engines (OpenVINO, llama.cpp)
 #   scripts/setup.sh fuzz     also clang and its libFuzzer runtime, for `make fuzz`
 set -euo pipefail
 cd "$(dirname "$0")/.."
