@@ -312,16 +312,23 @@ class LLM:
 
     def _pieces(self, ids, max_new_tokens, stops):
         """The answer's text in pieces: each new token's text once it decodes to whole characters,
-        held back while it could still be the start of a stop string."""
-        new, sent = [], 0
+        held back while it could still be the start of a stop string. Each token's text is the
+        decode of a short window (the tokens since the last text but one, as context) less the
+        window's text before it, so the work stays linear in the answer's length."""
+        def decode(part):
+            return self._tokenizer.decode(part, skip_special_tokens=True)
+        new, text, sent = [], "", 0
+        start, end = 0, 0  # new[start:end]: the context whose text is already in `text`
         tokens = self._tokens(ids, max_new_tokens)
         for token in tokens:
             if token in self.eos_token_ids:
                 break
             new.append(token)
-            text = self._tokenizer.decode(new, skip_special_tokens=True)
-            if text.endswith("\ufffd"):
-                continue  # a character split across tokens
+            before, after = decode(new[start:end]), decode(new[start:])
+            if len(after) <= len(before) or after.endswith("\ufffd"):
+                continue  # no text yet, or a character split across tokens
+            text += after[len(before):]
+            start, end = end, len(new)
             cut = min((i for i in (text.find(s, max(0, sent - len(s))) for s in stops) if i >= 0), default=-1)
             if cut >= 0:
                 if cut > sent:
@@ -333,7 +340,7 @@ class LLM:
             if len(text) - hold > sent:
                 yield text[sent:len(text) - hold]
                 sent = len(text) - hold
-        text = self._tokenizer.decode(new, skip_special_tokens=True)
+        text += decode(new[start:])[len(decode(new[start:end])):]
         if len(text) > sent:
             yield text[sent:]
 
