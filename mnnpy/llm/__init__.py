@@ -22,7 +22,6 @@ import time
 import numpy as np
 
 from .. import _core
-from .. import expr as F
 from . import _export
 from ._decoder import (WEIGHT_BITS, DecoderConfig, build_step, check_quant_block, load_weights, step_placeholders,
                        step_values)

@@ -1,14 +1,16 @@
-"""Decoder-only transformers of the Llama family (Llama, Mistral, Qwen2/Qwen2.5, Qwen3) from a
-Hugging Face checkpoint, as mnnpy expr graphs: token embedding, per layer RMSNorm, attention with
-grouped key/value heads, rotary position embedding (default, linear or llama3 scaling) and
-optional q/k norms (Qwen3), RMSNorm, the SwiGLU MLP, then the final norm and the (tied or own)
-output projection. The arithmetic is transformers' own, in float32."""
+"""Decoder-only transformers of the Llama family (Llama, Mistral, Qwen2/Qwen2.5, Qwen3; GPT-2 in
+_gpt2.py, through the same entry points) from a Hugging Face checkpoint, as mnnpy expr graphs:
+token embedding, per layer RMSNorm, attention with grouped key/value heads, rotary position
+embedding (default, linear or llama3 scaling) and optional q/k norms (Qwen3), RMSNorm, the SwiGLU
+MLP, then the final norm and the (tied or own) output projection. The arithmetic is
+transformers' own, in float32."""
 import math
 
 import numpy as np
 
 from .. import _core
 from .. import expr as F
+from ._layers import ACTIVATIONS, QuantizedProjection, linear
 
 FAMILIES = ("llama", "mistral", "qwen2", "qwen3", "gpt2")
 
@@ -69,10 +71,9 @@ class DecoderConfig:
         self.max_positions = int(either("n_positions", "max_position_embeddings", 1024))
         self.tie_embeddings = bool(hf.get("tie_word_embeddings", True))
         self.activation = hf.get("activation_function", "gelu_new")
-        from ._encoder import _ACTIVATIONS
-        if self.activation not in _ACTIVATIONS:
+        if self.activation not in ACTIVATIONS:
             raise ValueError(f"activation_function {self.activation!r} is not supported "
-                             f"({', '.join(sorted(_ACTIVATIONS))})")
+                             f"({', '.join(sorted(ACTIVATIONS))})")
         if hf.get("add_cross_attention"):
             raise ValueError("GPT-2 with cross-attention (add_cross_attention) is not supported")
         # scale_attn_by_inverse_layer_idx divides layer i's scores by i + 1 as well.
@@ -167,21 +168,6 @@ def check_quant_block(cfg, bits, block):
     if block not in (32, 64, 128) or (bits in (4, 8) and any(w % block for w in widths)):
         raise ValueError(f"quant_block must be 32, 64 or 128 and divide the projections' input widths "
                          f"{widths}, got {block}")
-
-
-class QuantizedProjection:
-    """A projection's weight [out, in] as block-quantized codes (a QuantizedWeight of
-    expr.quantize_weight_blocks, symmetric), run by the WeightQuantMatMul kernel without expanding,
-    its constants made once."""
-
-    def __init__(self, q, int8_activations=False):
-        self.codes, self.scales = F.const(q.codes), F.const(q.scales)
-        self.attrs = {"bits": q.bits, "block": q.block, "asymmetric": 0, "int8_activations": int(int8_activations)}
-        self.nbytes = q.codes.nbytes + q.scales.nbytes
-
-    def __call__(self, x, bias=None):
-        return _core.op("WeightQuantMatMul", [x, self.codes, self.scales] + ([bias] if bias is not None else []),
-                        self.attrs)
 
 
 def stored_quantized(tensors, prefix, out_features, in_features):
@@ -298,14 +284,6 @@ def _rms_norm(x, weight, eps):
     return F.multiply(F.multiply(x, F.rsqrt(F.add(variance, np.float32(eps)))), weight)
 
 
-def _linear(x, projection):
-    w, b = projection
-    if isinstance(w, QuantizedProjection):
-        return w(x, b)
-    y = F.matmul(x, w)
-    return F.add(y, b) if b is not None else y
-
-
 def _rotate_half_matrix(d):
     """R with x @ R = rotate_half(x) = concat(-x[d/2:], x[:d/2]): one nonzero term a column."""
     r = np.zeros((d, d), np.float32)
@@ -372,16 +350,16 @@ def build_step(cfg, weights, inputs, cache, last_only):
     x = F.gather(weights.embed, ids)
     for index, layer in enumerate(weights.layers):
         h = _rms_norm(x, layer["input_norm"], cfg.eps)
-        q = rope(heads(_linear(h, layer["q"]), hq, layer.get("q_norm")))
-        k = rope(heads(_linear(h, layer["k"]), hkv, layer.get("k_norm")))
-        v = heads(_linear(h, layer["v"]), hkv)
+        q = rope(heads(linear(h, layer["q"]), hq, layer.get("q_norm")))
+        k = rope(heads(linear(h, layer["k"]), hkv, layer.get("k_norm")))
+        v = heads(linear(h, layer["v"]), hkv)
         attention = _core.op("CachedAttention", [q, k, v, past],
                              {"cache": int(cache), "layer": index, "scale": cfg.attention_scale(index)})
         attention = F.reshape(F.transpose(attention, [1, 0, 2]), [T, hq * D])
-        x = F.add(x, _linear(attention, layer["o"]))
+        x = F.add(x, linear(attention, layer["o"]))
         h = _rms_norm(x, layer["post_norm"], cfg.eps)
-        gate = _linear(h, layer["gate"])
-        x = F.add(x, _linear(F.multiply(F.multiply(gate, F.sigmoid(gate)), _linear(h, layer["up"])), layer["down"]))
+        gate = linear(h, layer["gate"])
+        x = F.add(x, linear(F.multiply(F.multiply(gate, F.sigmoid(gate)), linear(h, layer["up"])), layer["down"]))
     return output_logits(x, weights, last_only, lambda v: _rms_norm(v, weights.norm, cfg.eps))
 
 
@@ -391,4 +369,4 @@ def output_logits(x, weights, last_only, final_norm):
     T = x.shape[0]
     if last_only and T > 1:
         x = F.gather(x, F.const(np.array([T - 1], np.int64)))
-    return _linear(final_norm(x), (weights.lm_head, None))
+    return linear(final_norm(x), (weights.lm_head, None))

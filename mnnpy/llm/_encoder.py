@@ -14,17 +14,10 @@ import numpy as np
 
 from .. import _core
 from .. import expr as F
+from ._layers import ACTIVATIONS, layer_norm, linear
 from ._safetensors import load_checkpoint
 
 FAMILIES = ("bert", "roberta", "xlm-roberta")
-
-# transformers' ACT2FN names of the MLP activations the graph has.
-_ACTIVATIONS = {
-    "gelu": lambda x: F.gelu(x),  # the erf form
-    "gelu_new": lambda x: F.gelu(x, approximate=True),
-    "gelu_pytorch_tanh": lambda x: F.gelu(x, approximate=True),
-    "relu": lambda x: F.relu(x),
-}
 
 # sentence-transformers' pooling modes, in the order its Pooling module concatenates them.
 POOLING_MODES = ("cls", "max", "mean", "mean_sqrt_len_tokens", "weightedmean", "lasttoken")
@@ -68,8 +61,8 @@ class EncoderConfig:
             raise ValueError(f"hidden_size ({self.hidden}) must be a multiple of num_attention_heads ({self.heads})")
         self.head_dim = self.hidden // self.heads
         self.activation = hf.get("hidden_act", "gelu")
-        if self.activation not in _ACTIVATIONS:
-            raise ValueError(f"hidden_act {self.activation!r} is not supported ({', '.join(_ACTIVATIONS)})")
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"hidden_act {self.activation!r} is not supported ({', '.join(ACTIVATIONS)})")
         kind = hf.get("position_embedding_type", "absolute") or "absolute"
         if kind != "absolute":
             raise ValueError(f"position_embedding_type {kind!r} is not supported (absolute only)")
@@ -204,33 +197,23 @@ class EncoderWeights:
         return F.const(self._tensor(name + ".weight", (size,))), F.const(self._tensor(name + ".bias", (size,)))
 
 
-def _linear(x, projection):
-    w, b = projection
-    return F.add(F.matmul(x, w), b)
-
-
-def _layer_norm(x, norm, eps):
-    weight, bias = norm
-    return _core.op("LayerNorm", [x, weight, bias], {"axis": -1, "epsilon": float(eps)})
-
-
 def build_encoder(cfg, weights, ids, positions):
     """The last hidden states [S, hidden] of the tokens `ids` (int64 [S]) at `positions` (int64
     [S], EncoderConfig.positions), all attending to all."""
     S, H, heads, D = ids.shape[0], cfg.hidden, cfg.heads, cfg.head_dim
-    activation = _ACTIVATIONS[cfg.activation]
+    activation = ACTIVATIONS[cfg.activation]
     # transformers' order: (word + token type) + position.
     x = F.add(F.add(F.gather(weights.word, ids), weights.token_type0), F.gather(weights.position, positions))
-    x = _layer_norm(x, weights.embed_norm, cfg.eps)
+    x = layer_norm(x, weights.embed_norm, cfg.eps)
     for layer in weights.layers:
-        q = F.transpose(F.reshape(_linear(x, layer["q"]), [S, heads, D]), [1, 0, 2])   # [heads, S, D]
-        kt = F.transpose(F.reshape(_linear(x, layer["k"]), [S, heads, D]), [1, 2, 0])  # [heads, D, S]
-        v = F.transpose(F.reshape(_linear(x, layer["v"]), [S, heads, D]), [1, 0, 2])   # [heads, S, D]
+        q = F.transpose(F.reshape(linear(x, layer["q"]), [S, heads, D]), [1, 0, 2])   # [heads, S, D]
+        kt = F.transpose(F.reshape(linear(x, layer["k"]), [S, heads, D]), [1, 2, 0])  # [heads, D, S]
+        v = F.transpose(F.reshape(linear(x, layer["v"]), [S, heads, D]), [1, 0, 2])   # [heads, S, D]
         attention = _core.op("ScaledDotProductAttention", [q, kt, v], {"scale": 1.0 / math.sqrt(D)})
         attention = F.reshape(F.transpose(attention, [1, 0, 2]), [S, H])
-        x = _layer_norm(F.add(_linear(attention, layer["o"]), x), layer["attention_norm"], cfg.eps)
-        h = activation(_linear(x, layer["up"]))
-        x = _layer_norm(F.add(_linear(h, layer["down"]), x), layer["output_norm"], cfg.eps)
+        x = layer_norm(F.add(linear(attention, layer["o"]), x), layer["attention_norm"], cfg.eps)
+        h = activation(linear(x, layer["up"]))
+        x = layer_norm(F.add(linear(h, layer["down"]), x), layer["output_norm"], cfg.eps)
     return x
 
 

@@ -3,13 +3,11 @@ learned position embeddings; per layer LayerNorm, attention from one fused query
 projection (Conv1D, stored [in, out]) through the key/value cache, its output projection and the
 residual; LayerNorm, the MLP (gelu_new by default) and the residual; the final LayerNorm and the
 output projection, tied to the token embedding. transformers' arithmetic, in float32."""
-import numpy as np
-
 from .. import _core
 from .. import expr as F
-from ._decoder import (_linear, _weight, check_weight_bits, embedding_const, gpt2_prefix, output_logits,
+from ._decoder import (_weight, check_weight_bits, embedding_const, gpt2_prefix, output_logits,
                        output_weight, projection_matrix, vector_const)
-from ._encoder import _ACTIVATIONS, _layer_norm
+from ._layers import ACTIVATIONS, layer_norm, linear
 
 
 class Gpt2Weights:
@@ -52,15 +50,15 @@ def build_gpt2_step(cfg, weights, inputs, cache, last_only):
     """build_step for GPT-2: inputs are the ids, their positions (int64 [S]) and past."""
     ids, positions, past = inputs
     T, H, D, heads = ids.shape[0], cfg.hidden, cfg.head_dim, cfg.heads
-    activation = _ACTIVATIONS[cfg.activation]
+    activation = ACTIVATIONS[cfg.activation]
     x = F.add(F.gather(weights.embed, ids), F.gather(weights.positions, positions))
     for index, layer in enumerate(weights.layers):
-        h = _layer_norm(x, layer["input_norm"], cfg.eps)
-        qkv = F.transpose(F.reshape(_linear(h, layer["qkv"]), [T, 3, heads, D]), [1, 2, 0, 3])  # [3, heads, S, D]
+        h = layer_norm(x, layer["input_norm"], cfg.eps)
+        qkv = F.transpose(F.reshape(linear(h, layer["qkv"]), [T, 3, heads, D]), [1, 2, 0, 3])  # [3, heads, S, D]
         q, k, v = F.unstack(qkv, 0)
         attention = _core.op("CachedAttention", [q, k, v, past],
                              {"cache": int(cache), "layer": index, "scale": cfg.attention_scale(index)})
-        x = F.add(x, _linear(F.reshape(F.transpose(attention, [1, 0, 2]), [T, H]), layer["o"]))
-        h = _layer_norm(x, layer["post_norm"], cfg.eps)
-        x = F.add(x, _linear(activation(_linear(h, layer["up"])), layer["down"]))
-    return output_logits(x, weights, last_only, lambda v: _layer_norm(v, weights.norm, cfg.eps))
+        x = F.add(x, linear(F.reshape(F.transpose(attention, [1, 0, 2]), [T, H]), layer["o"]))
+        h = layer_norm(x, layer["post_norm"], cfg.eps)
+        x = F.add(x, linear(activation(linear(h, layer["up"])), layer["down"]))
+    return output_logits(x, weights, last_only, lambda v: layer_norm(v, weights.norm, cfg.eps))
