@@ -48,7 +48,9 @@ inline void* allocate_aligned(size_t bytes) {
   const bool huge = rounded >= kHugePageBytes;
   void* p = std::aligned_alloc(huge ? kHugePageBytes : 64, rounded);
   if (!p) throw std::bad_alloc();
-  if (huge) prefault_for_writing(p, rounded);  // large blocks are written whole: packed weights, tensors
+  // Large blocks are written whole (packed weights, tensors): their pages mapped at once, but not
+  // the rounding's tail, which nothing writes (up to 2 MB a block, resident for nothing).
+  if (huge) prefault_for_writing(p, bytes);
   limit_access(p, bytes, rounded);  // ASan builds: the rounding is not the caller's
   return p;
 }
