@@ -159,6 +159,13 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
     t_inside_job = false;
     return;
   }
+  if (num_threads_.load() != threads) {
+    // set_num_threads resized the pool between the count read above and this lock (it holds the
+    // lock to resize): the shares and the workers are for the new count, so split again by it.
+    job_lock.unlock();
+    parallel_for(n, grain, fn);
+    return;
+  }
   job_.store(&fn, std::memory_order_relaxed);
   job_n_.store(n, std::memory_order_relaxed);
   job_chunk_.store(chunk, std::memory_order_relaxed);
