@@ -25,7 +25,7 @@ from .. import _core
 from . import _export
 from ._decoder import (WEIGHT_BITS, DecoderConfig, build_step, check_quant_block, load_weights, step_placeholders,
                        step_values)
-from ._safetensors import load_checkpoint, read_safetensors
+from ._safetensors import load_checkpoint, read_json, read_safetensors
 from ._sampler import SamplerConfig, sample
 
 __all__ = ["LLM", "Embedding", "create"]
@@ -58,7 +58,7 @@ class LLM:
         if not os.path.exists(config_path):
             raise FileNotFoundError(f"{folder}: no config.json (a Hugging Face checkpoint folder, or a model "
                                     "folder of `python -m mnnpy llm-export`)")
-        config = _read_json(config_path)
+        config = read_json(config_path, dict)
         self.folder = folder
         self.context = Context()
         self.sampler = SamplerConfig()
@@ -69,7 +69,7 @@ class LLM:
         self._exported = "llm_model" in config  # an llm-export folder: config.json is MNN-LLM's runtime config
         self._weight_path = self._tokenizer_path = None
         if self._exported:
-            model = _read_json(self._path(config, "llm_model"))
+            model = read_json(self._path(config, "llm_model"), dict)
             if model.get("format") != _export.FORMAT or not isinstance(model.get("architecture"), dict):
                 raise ValueError(f"{self._path(config, 'llm_model')}: not an mnnpy.llm model file (format "
                                  f"{model.get('format')!r})")
@@ -279,10 +279,7 @@ class LLM:
         if getattr(self, "_template", None) is not None:
             return self._template
         path = os.path.join(self.folder, "tokenizer_config.json")
-        config = {}
-        if os.path.exists(path):
-            with open(path) as f:
-                config = json.load(f)
+        config = read_json(path, dict) if os.path.exists(path) else {}
         template = config.get("chat_template")
         if isinstance(template, list):  # named templates: the default one
             template = next((t["template"] for t in template if t.get("name") == "default"), None)
@@ -358,17 +355,6 @@ class LLM:
         return self._tokenizer.decode([int(i) for i in ids], skip_special_tokens=False)
 
 
-def _read_json(path):
-    with open(path) as f:
-        try:
-            value = json.load(f)
-        except ValueError as e:
-            raise ValueError(f"{path}: not valid JSON ({e})") from None
-    if not isinstance(value, dict):
-        raise ValueError(f"{path}: must hold a JSON object, got {type(value).__name__}")
-    return value
-
-
 class Embedding:
     """A text embedding model (MNN.llm.create(path, embedding_model=True)): an encoder checkpoint
     of the BERT family (bert, roberta, xlm-roberta) whose `txt_embedding(text)` is the sentence
@@ -381,7 +367,7 @@ class Embedding:
         if not os.path.exists(config_path):
             raise FileNotFoundError(f"{self.folder}: no config.json (a Hugging Face checkpoint folder)")
         from ._encoder import EncoderConfig
-        self._hf = _read_json(config_path)
+        self._hf = read_json(config_path, dict)
         self.config = EncoderConfig(self._hf)
         self._encoder = None
 
@@ -425,5 +411,5 @@ def create(config_path, embedding_model=False):
         folder = config_path if os.path.isdir(config_path) else os.path.dirname(os.path.abspath(config_path))
         config = os.path.join(folder, "config.json")
         from ._encoder import FAMILIES as ENCODERS
-        embedding_model = os.path.isfile(config) and _read_json(config).get("model_type") in ENCODERS
+        embedding_model = os.path.isfile(config) and read_json(config, dict).get("model_type") in ENCODERS
     return Embedding(config_path) if embedding_model else LLM(config_path)

@@ -5,7 +5,6 @@ of the one sequence) and the MLP, each followed by its residual LayerNorm (post-
 pooling of sentence-transformers' `1_Pooling/config.json` (the first token, CLS, without one)
 and, by default, L2 normalization. The arithmetic is transformers' own, in float32."""
 import collections
-import json
 import math
 import os
 import threading
@@ -15,7 +14,7 @@ import numpy as np
 from .. import _core
 from .. import expr as F
 from ._layers import ACTIVATIONS, layer_norm, linear
-from ._safetensors import load_checkpoint
+from ._safetensors import load_checkpoint, read_json
 
 FAMILIES = ("bert", "roberta", "xlm-roberta")
 
@@ -95,24 +94,14 @@ def read_pooling(folder):
     path = os.path.join(folder, "1_Pooling")
     modules_path = os.path.join(folder, "modules.json")
     if os.path.exists(modules_path):
-        with open(modules_path) as f:
-            try:
-                modules = json.load(f)
-            except ValueError as e:
-                raise ValueError(f"{modules_path}: not valid JSON ({e})") from None
+        modules = read_json(modules_path)
         for module in modules if isinstance(modules, list) else []:
             if isinstance(module, dict) and str(module.get("type", "")).endswith(".Pooling") and module.get("path"):
                 path = os.path.join(folder, module["path"])
     config_path = os.path.join(path, "config.json")
     if not os.path.exists(config_path):
         return ("cls",)
-    with open(config_path) as f:
-        try:
-            config = json.load(f)
-        except ValueError as e:
-            raise ValueError(f"{config_path}: not valid JSON ({e})") from None
-    if not isinstance(config, dict):
-        raise ValueError(f"{config_path}: the pooling config must be a JSON object")
+    config = read_json(config_path, dict)
     mode = config.get("pooling_mode")
     if mode is not None:  # one mode by name overrides the flags, as in sentence-transformers
         return check_pooling(mode)
@@ -265,11 +254,7 @@ class TextEncoder:
             config_path = os.path.join(folder, "config.json")
             if not os.path.exists(config_path):
                 raise FileNotFoundError(f"{folder}: no config.json (a Hugging Face checkpoint folder)")
-            with open(config_path) as f:
-                try:
-                    hf_config = json.load(f)
-                except ValueError as e:
-                    raise ValueError(f"{config_path}: not valid JSON ({e})") from None
+            hf_config = read_json(config_path, dict)
         self.config = EncoderConfig(hf_config)
         self.pooling = check_pooling(pooling) if pooling is not None else read_pooling(folder)
         self.normalize = bool(normalize)

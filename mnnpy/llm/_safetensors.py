@@ -118,6 +118,20 @@ def load_checkpoint(folder):
     return tensors
 
 
+def read_json(path, kind=None):
+    """The JSON value in the file `path`; ValueError naming the file where it is not valid JSON,
+    or (with `kind`, dict or list) not a JSON object or array."""
+    with open(path) as f:
+        try:
+            value = json.load(f)
+        except ValueError as e:
+            raise ValueError(f"{path}: not valid JSON ({e})") from None
+    if kind is not None and not isinstance(value, kind):
+        raise ValueError(f"{path}: must hold a JSON {'object' if kind is dict else 'array'}, got "
+                         f"{type(value).__name__}")
+    return value
+
+
 def round_to_bfloat16(a):
     """float32 values rounded to the nearest bfloat16 (ties to even), still float32; NaN stays NaN.
     In slices, so that an embedding's rounding needs no temporaries of its size."""
