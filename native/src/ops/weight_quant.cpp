@@ -82,6 +82,9 @@ OpDef weight_quant_matmul_def() {
   def.min_inputs = 3;
   def.max_inputs = 5;
   def.infer = infer_weight_quant_matmul;
+  // The codes, scales, zero points and bias are a model's weights: a device backend keeps them
+  // in its memory instead of copying them at every run.
+  def.resident_inputs = (1u << 1) | (1u << 2) | (1u << 3) | (1u << 4);
   return def;
 }
 
