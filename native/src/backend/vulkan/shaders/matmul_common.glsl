@@ -42,6 +42,9 @@ void split_of_workgroup(out uint k_begin, out uint k_end, out uint first_batch, 
 // Where product `batch`'s C (or this split's partial sums of it) starts in binding 0.
 uint c_base(uint batch) { return ((gl_WorkGroupID.z % pc.splits) * pc.batch_count + batch) * pc.M * pc.N; }
 
+// Writes element `at` of binding 0 (column `n` of C): as it is, MatMul having no epilogue.
+void store_c(uint at, uint n, float v) { c[at] = v; }
+
 // Where the matrices of product `batch` of the stack start in A and B (the batch strides are 0
 // where an operand broadcasts).
 void batch_bases(uint batch, out uint a_base, out uint b_base) {

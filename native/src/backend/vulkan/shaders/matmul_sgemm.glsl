@@ -9,6 +9,8 @@
 // addresses; the next step's elements are loaded into registers while this step computes.
 // Products of the stack times splits of K are the grid's z (matmul_common.glsl): a workgroup sums
 // its split's run of K, and where K is split writes the sums to the split's partial tile.
+// The includer defines the operands' loads (load_a, load_b and their positions), the grid's
+// helpers and store_c(at, column, value), which writes one element of C (or of a partial tile).
 layout(constant_id = 3) const uint TM = 4;  // multiples of 4 dividing BM, BN
 layout(constant_id = 4) const uint TN = 4;
 
@@ -81,7 +83,7 @@ void main() {
         for (uint j = 0; j < TN / 4; ++j) {
           for (uint q = 0; q < 4; ++q) {
             const uint gn = col0 + j * col_run + tx * 4 + q;
-            if (gn < pc.N) c[c_at + gm * pc.N + gn] = acc[(i * 4 + r) * (TN / 4) + j][q];
+            if (gn < pc.N) store_c(c_at + gm * pc.N + gn, gn, acc[(i * 4 + r) * (TN / 4) + j][q]);
           }
         }
       }
