@@ -67,15 +67,18 @@ def assert_within(y, exact, bound):
     assert np.all(err <= bound), float((err / bound).max())
 
 
-# (m, n, k in blocks or "896", bias, the scheme's start): the GEMV at 1, 2 and 4 rows with teams
-# of 1 to 32 invocations and N across its workgroups of 128 / team outputs; the SGEMM at 5 rows
-# and across its 64 x 64 tiles (65, 130), K split (K >= 256 on a grid of few tiles) and not.
+# (m, n, k in blocks, or K where >= 896, bias, the scheme's start): the GEMV at 1 to 4 rows (4, 2,
+# 1 and 1 outputs a team) with teams of 1 to 32 invocations and N across its workgroups of
+# 128 / team teams and its teams (N not a multiple of the outputs a team); the SGEMM at 5 rows and
+# across its 64 x 64 tiles (65, 130), K split (K >= 256 on a grid of few tiles) and not.
 CASES = [
     (1, 75, 896, True, "gemv team"),
     (1, 300, 1, False, "gemv team"),  # team 1 at int4, block 32
+    (1, 1, 2, True, "gemv team"),
     (2, 33, 3, False, "gemv team"),
+    (3, 61, 5, True, "gemv team"),
     (4, 129, 2, True, "gemv team"),
-    (1, 40, 4096, True, "gemv team 32"),
+    (1, 40, 4096, True, "gemv team 32, 4 outputs"),
     (5, 75, 896, False, "dequantize sgemm 64x64x16 4x4 split-k 7"),
     (65, 70, 3, True, "dequantize sgemm"),
     (130, 9, 896, True, "dequantize sgemm"),

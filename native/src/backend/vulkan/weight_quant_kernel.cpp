@@ -2,8 +2,9 @@
 // block-quantized codes, read from the codes on the device (never expanded to a float copy of W),
 // as one of two shaders by the rows of x (M, the product of x's leading dims):
 // - M up to kGemvMaxRows (decoding a token: memory bound): shaders/weight_quant_gemv.comp, a team
-//   of invocations per output feature striding over its row of codes 16 bytes at a time, each
-//   decoded weight used for every row of x; scheme "gemv team T";
+//   of invocations per 4 / M output features striding over their rows of codes 16 bytes at a
+//   time, each decoded weight used for every row of x and each value of x read once for the
+//   team's rows; scheme "gemv team T, O outputs";
 // - more rows (a prompt): shaders/weight_quant_gemm.comp, the MatMul kernel's tiled SGEMM
 //   (shaders/matmul_sgemm.glsl) with W's tile dequantized into shared memory once per step and
 //   used by every row of x's tile; tiles and K splits chosen as MatMul's (gemm_tiles.h), the split
@@ -54,7 +55,10 @@ struct Quantized {
   bool asymmetric, has_bias;
 };
 
-// Invocations per output feature: one per uvec4 of its codes (a chunk: 128 / bits codes), as a
+// Output features per team: 4 / M, so that a team keeps at most 4 sums (the shader's kMaxSums).
+uint32_t gemv_outputs(const Quantized& q) { return kGemvMaxRows / std::max<uint32_t>(q.m, 1); }
+
+// Invocations per team: one per uvec4 of a row of codes (a chunk: 128 / bits codes), as a
 // power of two, at most kGemvMaxTeam; longer rows give each invocation several chunks.
 uint32_t gemv_team(const Quantized& q) {
   const uint32_t chunks = q.k * q.bits / 128;
@@ -63,16 +67,20 @@ uint32_t gemv_team(const Quantized& q) {
   return team;
 }
 
+// The GEMV's workgroups: kGemvWorkgroup / team teams each, of gemv_outputs outputs a team.
+uint64_t gemv_groups(const Quantized& q) { return groups_for(q.n, kGemvWorkgroup / gemv_team(q) * gemv_outputs(q)); }
+
 class WeightQuantKernel : public VulkanKernel {
  public:
   // The GEMV.
   explicit WeightQuantKernel(const Quantized& q)
       : q_(q),
         gemv_push_{q.n, q.k},
-        scheme_("gemv team " + std::to_string(gemv_team(q))),
+        scheme_("gemv team " + std::to_string(gemv_team(q)) + ", " + std::to_string(gemv_outputs(q)) + " outputs"),
         pipeline_(pipeline_for(kGemvSpirv, sizeof(kGemvSpirv), kBindings, sizeof(GemvPush),
-                               {kGemvWorkgroup, gemv_team(q), q.m, q.bits, q.block, q.asymmetric, q.has_bias})) {
-    const GroupGrid grid = group_grid(groups_for(q.n, kGemvWorkgroup / gemv_team(q)));
+                               {kGemvWorkgroup, gemv_team(q), q.m, q.bits, q.block, q.asymmetric, q.has_bias,
+                                gemv_outputs(q)})) {
+    const GroupGrid grid = group_grid(gemv_groups(q));
     groups_x_ = grid.x, groups_y_ = grid.y;
   }
 
@@ -149,7 +157,7 @@ std::unique_ptr<Kernel> make_weight_quant_kernel(const KernelContext& ctx) {
   if (k == 0 || m * k > UINT32_MAX || m * n > UINT32_MAX || n * k > UINT32_MAX) return nullptr;
   q.m = (uint32_t)m, q.n = (uint32_t)n, q.k = (uint32_t)k;
   if (m <= kGemvMaxRows) {
-    if (groups_for(n, kGemvWorkgroup / gemv_team(q)) > (uint64_t)kMaxGroupsPerDim * kMaxGroupsPerDim) return nullptr;
+    if (gemv_groups(q) > (uint64_t)kMaxGroupsPerDim * kMaxGroupsPerDim) return nullptr;
     return new_kernel<WeightQuantKernel>(q);
   }
   const GemmShape shape{m, n, k, 1};
