@@ -30,6 +30,11 @@ void KvCache::reserve(int64_t tokens, int64_t keep) {
   if (tokens <= capacity) return;
   const int64_t grown = (tokens + kKvCacheBlock - 1) / kKvCacheBlock * kKvCacheBlock;
   keep = std::min(keep, capacity);
+  if (device) {
+    device->grow(*this, grown, keep);
+    capacity = grown;
+    return;
+  }
   for (int64_t l = 0; l < layers; ++l) {
     for (auto* data : {&key_data[(size_t)l], &value_data[(size_t)l]}) {
       std::vector<float> bigger((size_t)(kv_heads * grown * head_dim));
@@ -67,6 +72,16 @@ void kv_cache_release(int64_t handle) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
   r.caches.erase(handle);
+}
+
+void kv_cache_reserve(int64_t handle, int64_t tokens, int64_t keep) {
+  if (tokens < 0 || keep < 0) {
+    throw ValueError("kv cache: tokens and keep must be >= 0, got " + std::to_string(tokens) + " and " +
+                     std::to_string(keep));
+  }
+  const std::shared_ptr<KvCache> cache = kv_cache_find(handle);
+  std::lock_guard<std::mutex> lock(cache->mutex);
+  cache->reserve(tokens, keep);
 }
 
 int64_t kv_cache_bytes(int64_t handle) {

@@ -86,6 +86,10 @@ class CachedAttentionKernel : public Kernel {
   void execute(const KernelArgs& args, void*) const override {
     const std::shared_ptr<KvCache> cache = kv_cache_find(handle_);
     std::lock_guard<std::mutex> lock(cache->mutex);
+    if (cache->device) {
+      throw ValueError(std::string("CachedAttention: the cache is held by the ") + cache->device->backend() +
+                       " backend; every plan of a model runs its attention on one backend");
+    }
     if (layer_ >= cache->layers || kv_heads_ != cache->kv_heads || depth_ != cache->head_dim) {
       throw ValueError("CachedAttention: layer " + std::to_string(layer_) + " with " + std::to_string(kv_heads_) +
                        " key/value heads of " + std::to_string(depth_) + " does not fit its cache (" +
