@@ -827,12 +827,30 @@ char* reserve_device_arena(const DeviceArena& needed) {
   return (char*)held->buffer.get();
 }
 
-// The device copy of a resident constant, uploaded by the first run that needs it.
+// The device copies of constants, by (tensor id, backend): plans of one model that read the same
+// weights (a language model's prompt and decoding plans) share one copy.
+std::mutex g_device_copies_mutex;
+std::map<std::pair<uint64_t, const Backend*>, std::weak_ptr<void>> g_device_copies;
+
+// The device copy of a resident constant, uploaded by the first run that needs it (unless a
+// live plan has it already).
 char* resident_data(ResidentConstant& r, const Tensor& value) {
   std::call_once(r.uploaded, [&] {
+    const std::pair<uint64_t, const Backend*> key{value.id, r.backend};
+    {
+      std::lock_guard<std::mutex> lock(g_device_copies_mutex);
+      auto found = g_device_copies.find(key);
+      if (found != g_device_copies.end()) r.buffer = found->second.lock();
+    }
+    if (r.buffer) return;
     r.buffer = r.backend->allocate(std::max<size_t>(align64(r.bytes), 64));
     r.backend->copy_from_host(r.buffer.get(), value.data, r.bytes);
     r.backend->synchronize();
+    std::lock_guard<std::mutex> lock(g_device_copies_mutex);
+    for (auto it = g_device_copies.begin(); it != g_device_copies.end();) {
+      it = it->second.expired() ? g_device_copies.erase(it) : std::next(it);
+    }
+    g_device_copies[key] = r.buffer;
   });
   return (char*)r.buffer.get();
 }
