@@ -66,6 +66,7 @@ class LLM:
         self.quant_bits, self.quant_block = 32, 64  # the weights load() makes (set_config)
         # thread_num 0: the process's count; memory "low" (MNN-LLM's default): int8 activations
         self.thread_num, self.precision, self.memory = 0, "normal", "low"
+        self.backend_type = "cpu"
         self._exported = "llm_model" in config  # an llm-export folder: config.json is MNN-LLM's runtime config
         self._weight_path = self._tokenizer_path = None
         if self._exported:
@@ -122,8 +123,7 @@ class LLM:
                 from .. import set_num_threads
                 set_num_threads(self.thread_num)
             if self._cache is None:
-                cfg = self.config
-                self._cache = _core.kv_cache_create(cfg.layers, cfg.kv_heads, cfg.head_dim)
+                self._new_cache()
             self._plans.clear()
             self._past = 0
         return True
@@ -132,7 +132,7 @@ class LLM:
         """MNN-LLM's runtime keys, as a dict or a JSON string: sampler_type ("greedy",
         "temperature", "topK", "topP", "minP", "penalty", "mixed"), mixed_samplers, temperature,
         top_k, top_p, min_p, repetition_penalty, seed, max_new_tokens; thread_num, backend_type
-        ("cpu"), precision ("normal", "high"; "low": products of float32 weights in bfloat16
+        ("cpu", or "vulkan" where runtime_info()["backends"] lists it), precision ("normal", "high"; "low": products of float32 weights in bfloat16
         where the CPU has it), memory ("low", the default: quantized projections multiply
         int8-quantized inputs; "normal": float inputs), prefill_chunk (prompts longer run in
         chunks of this many tokens, default 256); and, for the weights the next load() makes
@@ -154,9 +154,10 @@ class LLM:
             threads = int(values.get("thread_num", self.thread_num))
             if threads < 0:
                 raise ValueError(f"thread_num must be >= 0 (0: the process's thread count), got {threads}")
-            backend = str(values.get("backend_type", "cpu")).lower()
-            if backend != "cpu":
-                raise ValueError(f"backend_type {backend!r} is not supported by mnnpy.llm (supported: cpu)")
+            backend = str(values.get("backend_type", self.backend_type)).lower()
+            usable = _core.usable_backends()
+            if backend not in usable:
+                raise ValueError(f"backend_type {backend!r} is not usable here (usable: {', '.join(usable)})")
             from .. import _precision_name
             precision = _precision_name(values.get("precision", self.precision))
             memory = str(values.get("memory", self.memory)).lower()
@@ -172,7 +173,21 @@ class LLM:
             if precision != self.precision:
                 self.precision = precision
                 self._plans.clear()  # planned at the other precision
+            if backend != self.backend_type:
+                self.backend_type = backend
+                self._plans.clear()
+                self._new_cache()  # a cache lives on the backend its attention runs on
         return True
+
+    def _new_cache(self):
+        """An empty key/value cache in place of the model's (once loaded)."""
+        if self._cache is not None:
+            _core.kv_cache_release(self._cache)
+            self._cache = None
+        if self._weights is not None:
+            cfg = self.config
+            self._cache = _core.kv_cache_create(cfg.layers, cfg.kv_heads, cfg.head_dim)
+        self._past = 0
 
     def reset(self):
         """Forgets the conversation: the next call starts from an empty cache."""
@@ -195,17 +210,19 @@ class LLM:
         """Logits of `ids` appended after the cache's tokens; the cache grows by them."""
         S = ids.size
         key = (S, last_only and S > 1)
-        plan = self._plans.get(key)
-        if plan is None:
-            holders = step_placeholders(self.config, S)
-            logits = build_step(self.config, self._weights, holders, self._cache, key[1])
-            from .. import _thread_precision
-            with _thread_precision(self.precision):
+        # A device's recorded commands read `past` there: the cache makes room for these tokens first.
+        _core.kv_cache_reserve(self._cache, self._past + S, self._past)
+        from .. import _thread_backend, _thread_precision
+        with _thread_backend(self.backend_type), _thread_precision(self.precision):  # planned and run so
+            plan = self._plans.get(key)
+            if plan is None:
+                holders = step_placeholders(self.config, S)
+                logits = build_step(self.config, self._weights, holders, self._cache, key[1])
                 plan = self._plans[key] = _core.PlannedGraph([logits], holders)
-            while len(self._plans) > _KEPT_PLANS:  # each holds its own working memory
-                self._plans.popitem(last=False)
-        self._plans.move_to_end(key)
-        out = plan.run(step_values(self.config, ids, self._past))
+                while len(self._plans) > _KEPT_PLANS:  # each holds its own working memory
+                    self._plans.popitem(last=False)
+            self._plans.move_to_end(key)
+            out = plan.run(step_values(self.config, ids, self._past))
         self._past += S
         return np.asarray(out[0].read())
 
