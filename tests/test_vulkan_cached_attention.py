@@ -8,7 +8,8 @@ delta_j = gamma_D scale sum_d |q_d k_jd| (+ half an ulp for the scale); the onli
 exp(s_j - m) are then off by a factor within e^(delta_j) times exp's own error, which Vulkan
 bounds by 3 + 2|x| ulp (x = s_j - m; the CPU's std::exp is within that); the rescalings multiply
 numerator and denominator by the same rounded factor, and the weighted sums of n = keys values add
-gamma_(n + 2 rounds) relative to sum_j p_j |v_j|. A perturbation e_j of weight j moves the output
+gamma_(n + 2 rounds) relative to sum_j p_j |v_j|, with up to 32 more terms and rounds where a
+decoding step's keys are split over workgroups and their partials combined. A perturbation e_j of weight j moves the output
 by p_j (v_j - o) e_j at first order: the bound sums p_j (|v_j| + |o|) e_j over the keys, doubled
 for the second-order terms, plus the sums' rounding."""
 import numpy as np
@@ -22,6 +23,7 @@ from helpers import compute_steps
 
 U = 2.0 ** -24  # float32's unit roundoff
 WORKGROUP = 64  # keys per round of the shader's online softmax
+MAX_SPLITS = 32  # workgroups a row's keys are split over at most
 
 
 def gamma(n):
@@ -63,10 +65,10 @@ def exact_and_bound(q, keys, values, past, scale):
     x = np.where(visible, top - scores, 0)
     e = np.expm1(delta) + 2 * U * (3 + 2 * x) + 4 * U
     keys_seen = past + np.arange(S) + 1
-    rounds = -(-keys_seen // WORKGROUP)
+    rounds = -(-keys_seen // WORKGROUP) + MAX_SPLITS
     weighted = np.einsum("hst,htd->hsd", p, np.abs(vh))
     first = np.einsum("hst,htd->hsd", p * e, np.abs(vh)) + np.einsum("hst->hs", p * e)[..., None] * np.abs(out)
-    sums = gamma(keys_seen + 2 * rounds + 4)[None, :, None] * (weighted + np.abs(out))
+    sums = gamma(keys_seen + 2 * rounds + MAX_SPLITS + 4)[None, :, None] * (weighted + np.abs(out))
     return out, 2 * first + sums + U * np.abs(out)
 
 

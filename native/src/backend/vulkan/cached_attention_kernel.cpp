@@ -2,7 +2,10 @@
 // buffers (one per layer: every head's keys, then every head's values, [kv_heads][capacity]
 // [head_dim] each), made when the first kernel of a cache is planned. A run records two
 // dispatches: shaders/kv_cache_write.comp writes the new tokens' keys and values at past ..
-// past + S - 1, then shaders/cached_attention.comp has one workgroup per (head, query) row. Both
+// past + S - 1, then shaders/cached_attention.comp has one workgroup per (head, query) row, or
+// for few rows (a decoding step's one per head) several, each over a share of the keys, whose
+// partials shaders/cached_attention_combine.comp puts together: a step's keys are spread over the
+// device instead of one workgroup per head walking them all. The shaders
 // read `past` on the device, so the recorded commands run again for every step; the host makes
 // room before a run (kv_cache_reserve), as a recording cannot grow the buffers it binds.
 #include <algorithm>
@@ -25,9 +28,21 @@ const uint32_t kKvCacheWriteSpirv[] =
 const uint32_t kCachedAttentionSpirv[] =
 #include "backend/vulkan/shaders/cached_attention.spv.inc"
     ;
+const uint32_t kCombineSpirv[] =
+#include "backend/vulkan/shaders/cached_attention_combine.spv.inc"
+    ;
 
 constexpr uint32_t kWorkgroup = 64;    // invocations per (head, query) row: keys scored per round
 constexpr int64_t kMaxHeadDim = 256;  // the query row a workgroup keeps in shared memory
+constexpr uint32_t kBusyGroups = 256;  // workgroups that keep a GPU busy enough: fewer rows split keys
+constexpr uint32_t kMaxSplits = 32;
+
+// Workgroups per row: a power of two bringing the rows near kBusyGroups workgroups.
+uint32_t splits_for(uint64_t rows) {
+  uint32_t splits = 1;
+  while (splits < kMaxSplits && rows * splits * 2 <= kBusyGroups) splits *= 2;
+  return splits;
+}
 
 class DeviceKvStorage : public KvCacheStorage {
  public:
@@ -100,11 +115,19 @@ class CachedAttentionKernel : public VulkanKernel {
         write_{(uint32_t)kv_heads, (uint32_t)tokens, (uint32_t)depth, 0},
         attend_{(uint32_t)heads, (uint32_t)tokens, (uint32_t)depth, 0, (uint32_t)(heads / kv_heads),
                 (uint32_t)kv_heads, scale},
+        splits_(splits_for((uint64_t)heads * tokens)),
         write_pipeline_(pipeline_for(kKvCacheWriteSpirv, sizeof(kKvCacheWriteSpirv), 4, sizeof(WritePush))),
-        attend_pipeline_(pipeline_for(kCachedAttentionSpirv, sizeof(kCachedAttentionSpirv), 4, sizeof(AttendPush),
-                                      {kWorkgroup})) {}
+        attend_pipeline_(pipeline_for(kCachedAttentionSpirv, sizeof(kCachedAttentionSpirv), 5, sizeof(AttendPush),
+                                      {kWorkgroup, splits_})),
+        combine_pipeline_(splits_ > 1 ? pipeline_for(kCombineSpirv, sizeof(kCombineSpirv), 2, sizeof(CombinePush))
+                                      : nullptr) {}
 
-  void execute(const KernelArgs& args, void*) const override {
+  // The split rows' partials: per workgroup, depth sums, its maximum and its sum of weights.
+  size_t scratch_bytes() const override {
+    return splits_ > 1 ? sizeof(float) * (size_t)attend_.heads * attend_.tokens * splits_ * (attend_.depth + 2) : 0;
+  }
+
+  void execute(const KernelArgs& args, void* scratch) const override {
     std::lock_guard<std::mutex> lock(cache_->mutex);
     const auto* storage = dynamic_cast<const DeviceKvStorage*>(cache_->device.get());
     if (!storage) throw ValueError("CachedAttention: the cache's device buffers were released");
@@ -118,10 +141,17 @@ class CachedAttentionKernel : public VulkanKernel {
     write_pipeline_->dispatch({layer, resolve(args.inputs[1]->data, args.inputs[1]->nbytes()),
                                resolve(args.inputs[2]->data, args.inputs[2]->nbytes()), past},
                               &write, groups_for(written, 256));
-    const GroupGrid grid = group_grid((uint64_t)attend.heads * attend.tokens);
-    attend_pipeline_->dispatch({resolve(args.outputs[0]->data, args.outputs[0]->nbytes()),
-                                resolve(args.inputs[0]->data, args.inputs[0]->nbytes()), layer, past},
+    const uint64_t rows = (uint64_t)attend.heads * attend.tokens;
+    const BufferRange out = resolve(args.outputs[0]->data, args.outputs[0]->nbytes());
+    const BufferRange partials = splits_ > 1 ? resolve(scratch, scratch_bytes()) : out;
+    const GroupGrid grid = group_grid(rows * splits_);
+    attend_pipeline_->dispatch({partials, resolve(args.inputs[0]->data, args.inputs[0]->nbytes()), layer, past, layer},
                                &attend, grid.x, grid.y);
+    if (splits_ > 1) {
+      const CombinePush combine{(uint32_t)rows, attend.depth, splits_};
+      const GroupGrid rows_grid = group_grid(rows);
+      combine_pipeline_->dispatch({out, partials}, &combine, rows_grid.x, rows_grid.y);
+    }
   }
 
  private:
@@ -132,11 +162,15 @@ class CachedAttentionKernel : public VulkanKernel {
     uint32_t heads, tokens, depth, capacity, group, kv_heads;
     float scale;
   };
+  struct CombinePush {
+    uint32_t rows, depth, splits;
+  };
   std::shared_ptr<KvCache> cache_;
   int64_t layer_;
   WritePush write_;
   AttendPush attend_;
-  std::shared_ptr<Pipeline> write_pipeline_, attend_pipeline_;
+  uint32_t splits_;
+  std::shared_ptr<Pipeline> write_pipeline_, attend_pipeline_, combine_pipeline_;
 };
 
 std::unique_ptr<Kernel> make_cached_attention_kernel(const KernelContext& ctx) {
