@@ -11,8 +11,37 @@ if _os.environ.get("MNNPY_CORE_DIR"):
     # Development builds: load _core from a CMake build folder instead of the package.
     __path__.insert(0, _os.environ["MNNPY_CORE_DIR"])
 
-from . import _core  # noqa: E402
-from ._core import Var, get_num_threads, set_num_threads, set_simd_target
+
+def _core_missing_message():
+    """What to tell when ``mnnpy._core`` cannot be imported because no compiled module is where
+    Python looked for it; None when one is there (then the original error says more)."""
+    import importlib.machinery
+    import importlib.util
+    if importlib.util.find_spec(f"{__name__}._core") is not None:
+        return None
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+    if _os.environ.get("MNNPY_CORE_DIR"):
+        return (f"MNNPY_CORE_DIR={_os.environ['MNNPY_CORE_DIR']} holds no compiled core (_core{suffix}): "
+                "point it at the build folder that scripts/dev_build.sh built "
+                "(scripts/dev_build.sh build/dev, then MNNPY_CORE_DIR=$PWD/build/dev), or unset it "
+                "to use the installed package.")
+    folder = _os.path.dirname(_os.path.abspath(__file__))
+    return (f"mnnpy was imported from {folder}, which holds its Python sources but not its compiled "
+            f"core (_core{suffix}). This happens when Python starts in the source checkout (or a "
+            "copy of it): the mnnpy/ folder there is found before the installed package. "
+            "Start Python from another directory to use the installed mnnpy (`make demo` or "
+            "`pip install .` installs it), or, to work on the sources, build the core with "
+            "`scripts/dev_build.sh build/dev` and run with MNNPY_CORE_DIR=$PWD/build/dev "
+            "PYTHONPATH=$PWD (docs/install.md).")
+
+
+try:
+    from . import _core  # noqa: E402
+except ImportError as _error:
+    if _core_missing_message() is None:
+        raise
+    raise ImportError(_core_missing_message(), name=f"{__name__}._core") from _error
+from ._core import Var, get_num_threads, set_num_threads, set_simd_target  # noqa: E402
 
 if _os.environ.get("MNNPY_SIMD"):
     # One SIMD target for the whole process, by name (AVX2, AVX3, EMU128 ... or portable/best).
