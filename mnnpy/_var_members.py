@@ -12,7 +12,7 @@ import sys as _sys
 
 import numpy as _np
 
-from . import _core
+from . import _core, _display
 from ._core import Var
 
 __all__ = []
@@ -138,5 +138,6 @@ Var.reorder = _reorder
 Var.set_order = _set_order
 Var.sync = _sync
 Var.argpartition = _argpartition
+Var._repr_html_ = lambda self: _display.var_html(self)  # Jupyter's view (computes nothing lazy)
 # Every Var is valid: ops check their inputs when built and raise instead of making an invalid one.
 Var.valid = property(lambda self: True)

@@ -7,7 +7,7 @@ import threading
 
 import numpy as np
 
-from .. import _core
+from .. import _core, _display
 from .. import expr as F
 from .._core import Var
 from ._module import (Buffer, IncompatibleKeys, Module, Parameter, check_input_shape, load_state,  # noqa: F401
@@ -22,7 +22,8 @@ from . import compress, loss  # noqa: F401,E402  (MNN's nn.compress and nn.loss)
 from ._runtime import RuntimeManager, create_runtime_manager, module_threads
 
 __all__ = ["Module", "Parameter", "Buffer", "load_state", "functional", "load_module_from_file", "load_module",
-           "RuntimeManager", "create_runtime_manager", "profile", "summary", "TrainableGraphModule",
+           "RuntimeManager", "create_runtime_manager", "profile", "summary", "draw_graph", "draw_plan",
+           "TrainableGraphModule",
            "export", "loss", "compress"] + _layer_names + _loss_names
 
 
@@ -282,38 +283,42 @@ class _Instance:
 def profile(module, *inputs, repeats=5, print_table=True):
     """Per-step times of ``module.forward(*inputs)`` (median of ``repeats`` runs), as MNN's
     session callbacks give: op (or fused ops), chosen kernel scheme, output shape, time and
-    GFLOP/s. Returns the rows, slowest first."""
-    module.forward(*inputs)  # plan first
-    _core.set_executor_option("profile", True)
-    try:
-        runs = []
-        for _ in range(max(1, repeats)):
-            module.forward(*inputs)
-            runs.append(_core.last_profile())
-    finally:
-        _core.set_executor_option("profile", False)
+    GFLOP/s. Returns the rows, slowest first: a list of dicts that prints as a text table, shows
+    as an HTML table in Jupyter, and has ``total_seconds`` and ``plot()`` (a bar chart)."""
+    runs = _display.run_profiled(module, inputs, repeats)
     rows = []
     for i, step in enumerate(runs[0]):
         seconds = float(np.median([r[i]["seconds"] for r in runs if i < len(r)]))
         rows.append(dict(step, seconds=seconds, index=i))
-    total = sum(r["seconds"] for r in rows) or 1.0
+    table = _display.ProfileTable(sorted(rows, key=lambda r: -r["seconds"]))
     if print_table:
-        flops = sum(r["flops"] for r in rows)
-        print(f"{len(rows)} steps, {total * 1e3:.2f} ms, {flops / 1e9:.2f} GFLOP")
-        print(f"{'#':>4} {'op':<28} {'scheme':<16} {'output':<20} {'ms':>8} {'%':>6} {'GFLOP/s':>8}")
-        for r in sorted(rows, key=lambda r: -r["seconds"])[:40]:
-            rate = r["flops"] / r["seconds"] / 1e9 if r["flops"] and r["seconds"] else 0
-            print(f"{r['index']:>4} {r['op'][:28]:<28} {r['scheme'][:16]:<16} {r['shape'][:20]:<20} "
-                  f"{r['seconds'] * 1e3:8.3f} {100 * r['seconds'] / total:6.1f} {rate:8.1f}")
-    return sorted(rows, key=lambda r: -r["seconds"])
+        print(table)
+    return table
 
 
 def summary(module, *inputs):
-    """Parameters and floating-point operations of one forward pass of a converted module."""
+    """Parameters and floating-point operations of one forward pass of a converted module: a
+    dict (parameters, flops, steps) that shows as a table in Jupyter."""
     rows = profile(module, *inputs, repeats=1, print_table=False)
-    return {"parameters": int(sum(int(np.prod(v.shape)) for v in module.parameters)),
-            "flops": float(sum(r["flops"] for r in rows)),
-            "steps": len(rows)}
+    return _display.Summary({"parameters": int(sum(int(np.prod(v.shape)) for v in module.parameters)),
+                             "flops": float(sum(r["flops"] for r in rows)),
+                             "steps": len(rows)})
+
+
+def draw_graph(outputs, *inputs, max_nodes=300, rankdir="TB"):
+    """The expression graph behind ``outputs`` (a Var, a list of Vars, or a Module: the graph of
+    ``load_module``'s module, of a converted model's last call (or its call on ``inputs``), or of
+    a Python module's ``forward`` on example ``inputs``) as a ``graphviz.Digraph``, before the
+    executor's passes: a box per node with op, shape and dtype; constants and placeholders
+    styled apart; at most ``max_nodes`` nodes (the nearest the outputs), with a note of the rest."""
+    return _display.draw_graph(outputs, *inputs, max_nodes=max_nodes, rankdir=rankdir)
+
+
+def draw_plan(module, *inputs, rankdir="TB"):
+    """The steps ``module.forward(*inputs)`` runs, after the executor's passes, as a
+    ``graphviz.Digraph`` in execution order: fused ops as one box, each with kernel scheme,
+    backend, output shape and time; copies between backends drawn apart."""
+    return _display.draw_plan(module, *inputs, rankdir=rankdir)
 
 
 def load_module_from_file(file_name, input_names=None, output_names=None, dynamic=False, shape_mutable=True,

@@ -546,6 +546,11 @@ class Module:
         lines.append(")")
         return "\n".join(lines)
 
+    def _repr_html_(self):
+        """Jupyter's view: a table of the layers with their parameter shapes and counts."""
+        from .._display import module_html
+        return module_html(self)
+
 
 def _clone_value(value, memo):
     """A module attribute as ``clone`` copies it: placeholders (parameters, buffers) become new
