@@ -19,11 +19,12 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 # TIFF), a C++ compiler, and for the Vulkan backend the Vulkan headers, volk (which opens the
 # loader at run time), glslc (shaders to SPIR-V), spirv-tools (spirv-val checks each shader) and
 # spirv-cross (each shader in Metal Shading Language, shipped for the Metal backend).
-# The tests also need a Vulkan device: lavapipe (Mesa's Vulkan on the CPU) and the validation layer.
+# The tests also need a Vulkan device: lavapipe (Mesa's Vulkan on the CPU) and the validation layer,
+# and Graphviz's dot (nn.draw_graph and nn.draw_plan pictures rendered to SVG).
 need_apt=()
 packages=(libhwy-dev libjpeg-dev libpng-dev libwebp-dev libtiff-dev pkg-config
           libvulkan-dev libvulkan-volk-dev glslc spirv-tools spirv-cross)
-[ $want_tests = 1 ] && packages+=(mesa-vulkan-drivers vulkan-validationlayers)
+[ $want_tests = 1 ] && packages+=(mesa-vulkan-drivers vulkan-validationlayers graphviz)
 for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || need_apt+=("$package")
 done
