@@ -3,6 +3,7 @@ train_digits' test accuracy, audio_features' spectrogram error against torch.stf
 chirp's frequencies, from_mnn's differences from onnxruntime, pretrained_ocr's detector against
 onnxruntime."""
 import importlib.util
+import math
 import os
 import re
 
@@ -19,13 +20,14 @@ NUMBER = r"([-+0-9.eE]+)"
 
 
 def run_notebook(name):
-    """Executes notebooks/<name> (committed with its outputs cleared) and returns the text its
-    code cells printed."""
+    """Executes a copy of notebooks/<name> in memory from a clean kernel (the committed file keeps
+    its outputs from when it was last run) and returns the text its code cells printed now."""
     path = os.path.join(ROOT, "notebooks", name)
     nb = nbformat.read(path, as_version=4)
     for cell in nb.cells:
         if cell.cell_type == "code":
-            assert not cell.outputs, f"{name} is committed with its outputs cleared"
+            cell.outputs = []
+            cell.execution_count = None
     # The kernel inherits this environment: make it import the mnnpy these tests import (the
     # installed package, or a checkout with MNNPY_CORE_DIR during development).
     env_path = os.environ.get("PYTHONPATH")
@@ -103,3 +105,52 @@ def test_pretrained_ocr_notebook():
     # Probabilities in [0, 1] after ~200 float32 layers: agreement far inside a visible difference.
     assert float(printed(rf"max abs difference from onnxruntime: {NUMBER}", text)[0]) < 1e-4
     assert int(printed(r"text regions found: (\d+)", text)[0]) >= 1
+
+
+def gamma(n):
+    """Higham's gamma_n: the relative error bound of n float32 roundings in a row."""
+    return n * UNIT / (1 - n * UNIT)
+
+
+def test_numpy_dropin_notebook():
+    text = run_notebook("numpy_dropin.ipynb")
+    n, d, c = map(int, printed(r"sizes: n (\d+), d (\d+), classes (\d+)", text)[0])
+    l1 = float(printed(rf"largest \|x\| @ \|w\|: {NUMBER}", text)[0])
+    difference = float(printed(rf"max difference from NumPy: {NUMBER}", text)[0])
+    # Each logit of either implementation is off by at most gamma_d max(|x| @ |w|), and the
+    # subtraction of the row's largest (|difference| <= 2 l1) rounds once more; a softmax of
+    # logits each off by delta is off by a factor exp(2 delta) at most; the exponential is
+    # within mnnpy's tested float32 ufunc tolerance (2e-5 relative, tests/test_numpy_ufuncs.py;
+    # NumPy's within an ulp), the row sum of c terms and the division within gamma_{c+1}.
+    # Probabilities are at most 1, so each implementation is off by at most that factor - 1.
+    delta = gamma(d) * l1 + UNIT * 2 * l1
+    exp_tolerance = 2e-5
+    each = math.exp(2 * delta) * ((1 + exp_tolerance) / (1 - exp_tolerance)) * (1 + gamma(c + 1)) - 1
+    assert difference <= 2 * each, (difference, 2 * each)
+    ratios = printed(rf"(\d+) rows: NumPy {NUMBER} ms, mnnpy {NUMBER} ms, ratio {NUMBER}", text)
+    assert len(ratios) == 3
+    for rows, numpy_ms, mnnpy_ms, ratio in ratios:  # timings: positive numbers, never compared
+        assert float(numpy_ms) > 0 and float(mnnpy_ms) > 0 and float(ratio) > 0
+
+
+def test_image_pipeline_notebook():
+    for module in ("torch", "torchvision", "cv2", "skimage", "matplotlib"):
+        pytest.importorskip(module, reason=f"the notebook uses {module}")
+    text = run_notebook("image_pipeline.ipynb")
+    # resize INTER_LINEAR on uint8 is exact against OpenCV (tests/test_cv_geometry.py); the
+    # color conversion is a channel swap.
+    assert dict(printed(r"(resized|rgb): max abs difference from OpenCV (\d+)", text)) == {"resized": "0", "rgb": "0"}
+    largest, difference = map(float, printed(
+        rf"normalized: largest \|value\| {NUMBER}, max abs difference from NumPy {NUMBER}", text)[0])
+    # (p / 255 - mean) / std: p / 255 in [0, 1] off by 2 roundings at most (a reciprocal and a
+    # product, where an implementation divides so), the subtraction (|result| <= 1) by one more,
+    # the division by std >= 0.224 by 2 more of the result: 3u / 0.224 + 2u |v| each.
+    each = 3 * UNIT / 0.224 + 2 * UNIT * largest
+    assert difference <= 2 * each
+    assert printed(r"computed before reading: (\w+)", text) == ["False"]  # one graph, run when read
+    layers, longest = map(int, printed(r"layers with products: (\d+), longest dot product: (\d+) terms", text)[0])
+    output = float(printed(rf"largest \|output\|: {NUMBER}", text)[0])
+    difference = float(printed(rf"max abs difference from torch: {NUMBER}", text)[0])
+    # As tests/test_mnn_model.py: either implementation may be off by gamma_longest of the
+    # largest output in each layer with products.
+    assert difference <= 2 * layers * gamma(longest) * max(1.0, output)
