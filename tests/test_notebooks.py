@@ -154,3 +154,23 @@ def test_image_pipeline_notebook():
     # As tests/test_mnn_model.py: either implementation may be off by gamma_longest of the
     # largest output in each layer with products.
     assert difference <= 2 * layers * gamma(longest) * max(1.0, output)
+
+
+def test_llm_generate_notebook():
+    for module in ("torch", "transformers", "tokenizers", "jinja2"):
+        pytest.importorskip(module, reason=f"the notebook uses {module}")
+    text = run_notebook("llm_generate.ipynb")
+    assert printed(r"loaded: (\w+)", text) == ["True"]
+    prompt = printed(r"prompt ids: \[([0-9, ]+)\]", text)[0].split(",")
+    new = printed(r"new ids: \[([0-9, ]+)\]", text)[0].split(",")
+    assert len(new) == 16
+    assert printed(r"context: prompt_len (\d+), gen_seq_len (\d+)", text) == [(str(len(prompt)), "16")]
+    pieces, joined = printed(r"streamed pieces: (\d+) joined equal to the answer: (\w+)", text)[0]
+    assert int(pieces) > 1 and joined == "True"
+    assert printed(r"chat prompt: '(.*)'", text) == [r"<|im_start|>user\nhello world<|im_end|>\n<|im_start|>assistant\n"]
+    # As tests/test_llm.py's check_close: float32 sums over 64-112 terms per product through two
+    # layers, in another order than torch's, differ by a few ulps a step: 1e-4 of the largest logit.
+    assert float(printed(rf"max \|difference\| / largest \|logit\|: {NUMBER}", text)[0]) <= 1e-4
+    gap = float(printed(rf"smallest gap between the two best logits / largest \|logit\|: {NUMBER}", text)[0])
+    if gap > 2e-4:  # closer than twice the tolerance, either token may win
+        assert printed(r"greedy tokens as transformers': (\w+)", text) == ["True"]
