@@ -1,5 +1,5 @@
 # The two set-up commands of the README.
-.PHONY: demo test bench fuzz sanitize
+.PHONY: demo test bench fuzz sanitize docs
 
 demo:
 	scripts/setup.sh
@@ -26,3 +26,9 @@ fuzz:
 sanitize:
 	scripts/setup.sh test
 	scripts/sanitize.sh
+
+# The documentation site (mkdocs.yml, docs/) built into site/ from the installed package's docstrings:
+# run from docs/ so that `python -m` puts no source-tree mnnpy (which lacks the compiled core) first.
+docs:
+	scripts/setup.sh docs
+	cd docs && ../.venv/bin/python -m mkdocs build --strict -f ../mkdocs.yml

