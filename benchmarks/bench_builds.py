@@ -87,13 +87,17 @@ def run_child(checkout, threads, models, seconds):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("old")
-    p.add_argument("new")
+    p.add_argument("old", nargs="?", help="the build before the change")
+    p.add_argument("new", nargs="?", help="the build after it")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--threads", default="1,2")
     p.add_argument("--models", default="resnet18,mobilenet_v2")
     p.add_argument("--seconds", type=float, default=0.5, help="time per case per child")
     args = p.parse_args()
+    if args.new is None:
+        # `make bench` runs every benchmark without arguments: there are no two builds to compare.
+        print("bench_builds: no builds to compare (python benchmarks/bench_builds.py OLD NEW)")
+        return
     sys.path.insert(0, HERE)
     from common import fmt_time, machine_summary
     print(f"new = {args.new}, old = {args.old}; {machine_summary()}")

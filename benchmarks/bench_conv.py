@@ -11,12 +11,9 @@ read back as a NumPy array); torch's includes the activation as a separate op, a
 """
 import argparse
 import json
-import os
-import sys
 
 from common import run_in_children, timed_bursts
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # name, C, H(=W), Cout, k, stride, pad, group, activation (0 none, 1 relu, 2 relu6)
 LAYERS = [
@@ -48,7 +45,6 @@ def measure_child(threads, repeats, burst, warmup, pause, only):
     import numpy as np
     import torch
 
-    sys.path.insert(0, ROOT)  # run from a checkout
     import mnnpy
     from mnnpy import expr as F
     from mnnpy._expr_conv import _conv2d_nchw

@@ -15,12 +15,10 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import tempfile
 
 from common import run_in_children
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # name, C, H(=W), Cout, k, stride, pad, group, NCHW input (a first layer)
 LAYERS = [
@@ -90,7 +88,6 @@ def ort_conv_times(session):
 def measure_child(threads, repeats, burst, warmup, only):
     import numpy as np
 
-    sys.path.insert(0, ROOT)  # run from a checkout
     import mnnpy
     from mnnpy import expr as F
     from mnnpy._expr_conv import _conv2d_nchw

@@ -11,7 +11,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 import mnnpy  # noqa: E402
 from mnnpy import expr as F  # noqa: E402
 
-from common import Table, compare  # noqa: E402
+from common import NO_WORKING_DIRECTORY_ON_PATH, Table, compare  # noqa: E402
 
 
 def speed(repeats):
@@ -88,7 +88,8 @@ def memory():
     print("\n== peak memory of a 10-op elementwise chain on two 64 MB float32 inputs")
     print("   (growth above the inputs; the output itself is 64 MB)")
     for which in ("mnnpy", "numpy"):
-        out = subprocess.run([sys.executable, "-c", MEMORY_CHILD, which], capture_output=True, text=True)
+        out = subprocess.run([sys.executable, "-c", NO_WORKING_DIRECTORY_ON_PATH + MEMORY_CHILD, which],
+                             capture_output=True, text=True)
         if out.returncode != 0:
             print(out.stderr)
             continue

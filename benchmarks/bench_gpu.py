@@ -23,14 +23,12 @@ it the driver lets them fall between Vulkan's runs).
 Prints one line and exits 0 where this machine has no Vulkan device.
 """
 import argparse
-import os
 import statistics
 import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run from a checkout
 import mnnpy  # noqa: E402
 from mnnpy import expr as F  # noqa: E402
 

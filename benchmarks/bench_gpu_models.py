@@ -27,7 +27,7 @@ import sys
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.dirname(HERE), os.path.join(os.path.dirname(HERE), "tests")]  # run from a checkout
+sys.path[:0] = [HERE, os.path.join(os.path.dirname(HERE), "tests")]
 import mnnpy  # noqa: E402
 from mnnpy import nn  # noqa: E402
 from bench_gpu import median_time, torch_seconds  # noqa: E402

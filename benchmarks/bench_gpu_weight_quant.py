@@ -19,13 +19,11 @@ MNNPY_VULKAN_WEIGHT_QUANT_SPLITS=S (set before running). Prints one line and exi
 machine has no Vulkan device.
 """
 import argparse
-import os
 import statistics
 import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run from a checkout
 import mnnpy  # noqa: E402
 from mnnpy import expr as F  # noqa: E402
 

@@ -11,7 +11,6 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import mnnpy  # noqa: E402
 from mnnpy import _expr_layout as L  # noqa: E402
 from mnnpy import _expr_pool as P  # noqa: E402

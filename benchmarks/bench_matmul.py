@@ -14,12 +14,8 @@ count over the sizes measured).
 """
 import argparse
 import json
-import os
-import sys
 
 from common import run_in_children, timed_bursts
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def measure_child(threads, sizes, repeats, pause, burst, warmup):
@@ -28,7 +24,6 @@ def measure_child(threads, sizes, repeats, pause, burst, warmup):
 
     import numpy as np
 
-    sys.path.insert(0, ROOT)  # run from a checkout
     import mnnpy
     from mnnpy import _core
     from mnnpy import expr as F

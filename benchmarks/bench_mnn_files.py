@@ -21,7 +21,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 sys.path.insert(0, HERE)
-from common import machine_summary  # noqa: E402
+from common import NO_WORKING_DIRECTORY_ON_PATH, machine_summary  # noqa: E402
 
 VARIANTS = {"float": [], "fp16": ["--fp16"], "q8": ["--weightQuantBits", "8"]}
 
@@ -68,8 +68,9 @@ def timed(engine, path, inputs, threads, repeats):
         import mnn_reference
         out = mnn_reference.call(TIMED_RUN, engine, path, inputs, threads, repeats, what="timing").stdout
     else:
-        out = subprocess.run([sys.executable, "-c", TIMED_RUN, engine, path, inputs, str(threads), str(repeats)],
-                             env=env, check=True, capture_output=True, text=True).stdout
+        code = NO_WORKING_DIRECTORY_ON_PATH + TIMED_RUN
+        out = subprocess.run([sys.executable, "-c", code, engine, path, inputs, str(threads), str(repeats)], env=env,
+                             check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 

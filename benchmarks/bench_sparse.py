@@ -10,13 +10,10 @@ block-sparse is faster).
     python benchmarks/bench_sparse.py [--threads 1 2] [--sparsity 0.5 0.75 0.9] [--only linear]
 """
 import argparse
-import os
 import statistics
-import sys
 
 from common import machine_summary, timed_bursts
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # name, kind, input shape, output channels (or features)
 CASES = [
@@ -58,7 +55,6 @@ def main():
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--only", default="", help="run only cases whose name contains this")
     args = parser.parse_args()
-    sys.path.insert(0, ROOT)  # run from a checkout
     import numpy as np
 
     import mnnpy

@@ -14,12 +14,9 @@ faster) and the effective weight bandwidth (bytes of weights read per second).
 """
 import argparse
 import json
-import os
-import sys
 
 from common import machine_summary, run_in_children, timed_bursts
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHAPES = [(1, 4096, 4096), (1, 4096, 11008), (16, 4096, 4096)]  # (M, K, N)
 
 
@@ -28,7 +25,6 @@ def measure_child(threads, repeats, block, pause):
 
     import numpy as np
 
-    sys.path.insert(0, ROOT)  # run from a checkout
     import mnnpy
     from mnnpy import expr as F
 

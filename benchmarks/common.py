@@ -7,6 +7,12 @@ import subprocess
 import sys
 import time
 
+# `python -c CODE` puts the working directory first on sys.path: from the repository root that is
+# the source tree, whose mnnpy/ has no compiled core. Code run so starts with these lines, to import
+# the mnnpy its parent imports (the installed package, or during development PYTHONPATH's checkout
+# with MNNPY_CORE_DIR).
+NO_WORKING_DIRECTORY_ON_PATH = "import sys\nif sys.path[:1] == ['']:\n    del sys.path[0]\n"
+
 
 def machine_summary():
     import mnnpy
