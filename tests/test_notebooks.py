@@ -174,3 +174,23 @@ def test_llm_generate_notebook():
     gap = float(printed(rf"smallest gap between the two best logits / largest \|logit\|: {NUMBER}", text)[0])
     if gap > 2e-4:  # closer than twice the tolerance, either token may win
         assert printed(r"greedy tokens as transformers': (\w+)", text) == ["True"]
+
+
+def test_vulkan_notebook():
+    pytest.importorskip("torch", reason="the notebook converts a PyTorch model")
+    text = run_notebook("vulkan.ipynb")
+    if "no Vulkan device" in text:
+        pytest.skip("no Vulkan device (lavapipe: scripts/setup.sh test)")
+    k, l1, difference = map(float, printed(
+        rf"matmul \+ tanh: k (\d+), largest \|a\| @ \|b\| {NUMBER}, max difference from the CPU {NUMBER}", text)[0])
+    # Each backend's product off by gamma_k max(|a| @ |b|); tanh (slope <= 1, |tanh| <= 1) within
+    # 1e-5 relative on Vulkan (docs/gpu.md) and 2e-5 on the CPU (tests/test_numpy_ufuncs.py).
+    assert difference <= 2 * gamma(int(k)) * l1 + 1e-5 + 2e-5
+    layers, longest, largest = printed(rf"model: (\d+) layers with products, longest (\d+) terms, "
+                                       rf"largest \|output\| {NUMBER}", text)[0]
+    bound = 2 * int(layers) * gamma(int(longest)) * max(1.0, float(largest))  # as test_image_pipeline_notebook
+    from_cpu, from_torch = map(float, printed(rf"max difference from the CPU {NUMBER}, from torch {NUMBER}", text)[0])
+    assert from_cpu <= bound and from_torch <= bound
+    # Every op of the model has a Vulkan kernel: nothing falls back to the CPU.
+    on_device, computing = printed(r"steps on vulkan: (\d+) of (\d+) computing steps", text)[0]
+    assert int(computing) >= 5 and on_device == computing
