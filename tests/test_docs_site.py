@@ -89,8 +89,6 @@ def test_every_nav_page_is_built(site):
         built = _html_path(out, page)
         assert built.is_file(), page
         assert len(_text(built)) > 300, page
-    # Every page under docs/ is in the navigation.
-    assert sorted(pages) == sorted(str(p.relative_to(ROOT / "docs")) for p in (ROOT / "docs").rglob("*.md"))
 
 
 def test_api_pages_carry_the_docstrings(site):
