@@ -194,3 +194,28 @@ def test_vulkan_notebook():
     # Every op of the model has a Vulkan kernel: nothing falls back to the CPU.
     on_device, computing = printed(r"steps on vulkan: (\d+) of (\d+) computing steps", text)[0]
     assert int(computing) >= 5 and on_device == computing
+
+
+def test_model_profiling_notebook():
+    for module in ("torch", "torchvision", "matplotlib", "graphviz"):
+        pytest.importorskip(module, reason=f"the notebook uses {module}")
+    text = run_notebook("model_profiling.ipynb")
+    layers, longest = map(int, printed(r"layers with products: (\d+), longest dot product: (\d+) terms", text)[0])
+    largest = float(printed(rf"largest \|output\|: {NUMBER}", text)[0])
+    bound = 2 * layers * gamma(longest) * max(1.0, largest)  # as test_image_pipeline_notebook
+    assert float(printed(rf"max abs difference from torch: {NUMBER}", text)[0]) <= bound
+    assert float(printed(rf"as exported: max abs difference from torch {NUMBER}", text)[0]) <= bound
+    ours, torchs, channels = map(int, printed(r"parameters: (\d+), torch's: (\d+), batch norm channels: (\d+)", text)[0])
+    assert ours == torchs - channels  # each batch norm's weight and bias folded into one bias
+    exported_nodes, exported_steps, nodes, steps = map(int, printed(
+        r"graph nodes as exported: (\d+), planned steps (\d+); after the converter's passes: (\d+), planned steps (\d+)",
+        text)[0])
+    assert steps < nodes < exported_nodes and steps < exported_steps  # fusion in both passes
+    layers, longest, largest = printed(rf"block: (\d+) layers with products, longest (\d+) terms, "
+                                       rf"largest \|output\| {NUMBER}", text)[0]
+    bound = 2 * int(layers) * gamma(int(longest)) * max(1.0, float(largest))
+    blocks = printed(rf"block (as exported|after the converter's passes): (\d+) planned steps, "
+                     rf"max abs difference from torch {NUMBER}", text)
+    assert [b[0] for b in blocks] == ["as exported", "after the converter's passes"]
+    assert int(blocks[1][1]) < int(blocks[0][1])
+    assert all(float(b[2]) <= bound for b in blocks)
