@@ -294,12 +294,15 @@ def draw_graph(outputs, *inputs, max_nodes=300, rankdir="TB"):
     return dot
 
 
-def draw_plan(module, *inputs, rankdir="TB"):
+def draw_plan(module, *inputs, repeats=3, rankdir="TB"):
     """The plan ``module.forward(*inputs)`` runs, after the executor's passes (fused ops as one
     step, copies between backends as steps of their own), as a ``graphviz.Digraph`` of its steps
-    in execution order, each labelled with op, kernel scheme, backend, output shape and time."""
+    in execution order, each labelled with op, kernel scheme, backend, output shape and time
+    (the median of ``repeats`` runs)."""
     import graphviz
-    steps = run_profiled(module, inputs, 1)[0]
+    runs = run_profiled(module, inputs, repeats)
+    steps = [dict(step, seconds=float(np.median([r[i]["seconds"] for r in runs if i < len(r)])))
+             for i, step in enumerate(runs[-1])]
     total = sum(s["seconds"] for s in steps)
     dot = graphviz.Digraph("mnnpy_plan", graph_attr={"rankdir": rankdir, "labelloc": "t",
                                                       "label": f"{len(steps)} steps, {total * 1e3:.3f} ms"},

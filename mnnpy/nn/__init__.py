@@ -314,11 +314,12 @@ def draw_graph(outputs, *inputs, max_nodes=300, rankdir="TB"):
     return _display.draw_graph(outputs, *inputs, max_nodes=max_nodes, rankdir=rankdir)
 
 
-def draw_plan(module, *inputs, rankdir="TB"):
+def draw_plan(module, *inputs, repeats=3, rankdir="TB"):
     """The steps ``module.forward(*inputs)`` runs, after the executor's passes, as a
     ``graphviz.Digraph`` in execution order: fused ops as one box, each with kernel scheme,
-    backend, output shape and time; copies between backends drawn apart."""
-    return _display.draw_plan(module, *inputs, rankdir=rankdir)
+    backend, output shape and time (median of ``repeats`` runs); copies between backends drawn
+    apart."""
+    return _display.draw_plan(module, *inputs, repeats=repeats, rankdir=rankdir)
 
 
 def load_module_from_file(file_name, input_names=None, output_names=None, dynamic=False, shape_mutable=True,
