@@ -1,7 +1,10 @@
-"""Runs the notebooks in notebooks/ headlessly (nbclient) and checks what each prints:
-train_digits' test accuracy, audio_features' spectrogram error against torch.stft and the
-chirp's frequencies, from_mnn's differences from onnxruntime, pretrained_ocr's detector against
-onnxruntime."""
+"""Runs the notebooks in notebooks/ headlessly (nbclient), each a copy from a clean kernel, and
+checks what each prints against real references: train_digits' test accuracy and loss, audio_features'
+spectrogram error against torch.stft and the chirp's frequencies, from_mnn's differences from
+onnxruntime, pretrained_ocr's detector against onnxruntime, numpy_dropin against NumPy,
+image_pipeline against OpenCV, NumPy and torch, vulkan against the CPU and torch, llm_generate
+against transformers, model_profiling against torch, and quantization's trade-off. The notebooks
+are committed executed, with their outputs (pictures included): test_committed_with_outputs."""
 import importlib.util
 import math
 import os
@@ -24,10 +27,11 @@ def run_notebook(name):
     its outputs from when it was last run) and returns the text its code cells printed now."""
     path = os.path.join(ROOT, "notebooks", name)
     nb = nbformat.read(path, as_version=4)
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            cell.outputs = []
-            cell.execution_count = None
+    code = [cell for cell in nb.cells if cell.cell_type == "code"]
+    committed = [bool(cell.outputs) for cell in code]
+    for cell in code:
+        cell.outputs = []
+        cell.execution_count = None
     # The kernel inherits this environment: make it import the mnnpy these tests import (the
     # installed package, or a checkout with MNNPY_CORE_DIR during development).
     env_path = os.environ.get("PYTHONPATH")
@@ -41,8 +45,29 @@ def run_notebook(name):
             del os.environ["PYTHONPATH"]
         else:
             os.environ["PYTHONPATH"] = env_path
+    shows = [bool(cell.outputs) for cell in code]
+    assert all(c or not s for c, s in zip(committed, shows)), \
+        f"{name}: cells {[i + 1 for i, (c, s) in enumerate(zip(committed, shows)) if s and not c]} show outputs " \
+        f"when run but are committed without them: run the notebook and commit it with its outputs"
     return "".join(o.get("text", "") for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs
                    if o.get("output_type") == "stream")
+
+
+NOTEBOOKS = sorted(f for f in os.listdir(os.path.join(ROOT, "notebooks")) if f.endswith(".ipynb"))
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_committed_with_outputs(name):
+    """Each notebook is committed executed: every code cell ran, in order, from a fresh kernel,
+    none raised, and it shows what it printed or drew (run_notebook checks that each cell with
+    outputs when run has them in the committed file too)."""
+    nb = nbformat.read(os.path.join(ROOT, "notebooks", name), as_version=4)
+    code = [cell for cell in nb.cells if cell.cell_type == "code"]
+    assert code, f"{name} has no code cells"
+    for i, cell in enumerate(code):
+        assert cell.execution_count == i + 1, f"{name}: code cell {i + 1} was not executed in order"
+        assert not [o for o in cell.outputs if o.get("output_type") == "error"], f"{name}: code cell {i + 1} raised"
+    assert sum(bool(cell.outputs) for cell in code) >= len(code) / 2, f"{name} is committed without its outputs"
 
 
 def printed(pattern, text):
@@ -56,6 +81,8 @@ def test_train_digits_notebook():
     pytest.importorskip("sklearn", reason="scikit-learn provides the digits data set")
     text = run_notebook("train_digits.ipynb")
     assert float(printed(r"test accuracy: ([0-9.]+)", text)[-1]) >= 0.97
+    first, last = map(float, printed(rf"training loss: first epoch {NUMBER}, last epoch {NUMBER}", text)[0])
+    assert last < first
 
 
 def test_audio_features_notebook():
@@ -219,3 +246,20 @@ def test_model_profiling_notebook():
     assert [b[0] for b in blocks] == ["as exported", "after the converter's passes"]
     assert int(blocks[1][1]) < int(blocks[0][1])
     assert all(float(b[2]) <= bound for b in blocks)
+
+
+def test_quantization_tradeoff_notebook():
+    """The trade-off section of quantization.ipynb (tests/test_quantize.py checks its accuracies)."""
+    for module in ("sklearn", "matplotlib"):
+        pytest.importorskip(module, reason=f"the notebook uses {module}")
+    text = run_notebook("quantization.ipynb")
+    weights = int(printed(r"weights in convolutions and linear layers: (\d+)", text)[0])
+    rows = {name: (float(top1), int(size), float(ms)) for name, top1, size, ms in printed(
+        rf"(float32|int8): top-1 {NUMBER}, file (\d+) bytes, {NUMBER} ms for \d+ images", text)}
+    assert set(rows) == {"float32", "int8"}
+    float_top1 = float(printed(r"float top-1: ([0-9.]+)", text)[-1])
+    assert rows["float32"][0] == float_top1
+    assert abs(rows["int8"][0] - float_top1) <= 0.005  # as tests/test_quantize.py
+    # Four bytes a weight in float32, one in int8 (plus per-channel scales and the graph).
+    assert rows["float32"][1] >= 4 * weights and weights <= rows["int8"][1] < rows["float32"][1]
+    assert rows["float32"][2] > 0 and rows["int8"][2] > 0  # times: never compared
