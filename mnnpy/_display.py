@@ -239,11 +239,14 @@ def _graph_outputs(outputs, inputs):
     return [v for v in outs if isinstance(v, Var)]
 
 
-def _node_label(var):
+def _node_label(var, outputs):
+    """The node's op (with its name) and the shape and dtype of each of its outputs in the graph."""
     head = var.op_type
     if var.name:
         head = f"{var.name}\n{head}"
-    return f"{head}\n{_shape(var.shape)} {np.dtype(var.dtype)}"
+    if len(outputs) == 1 and var.output_index == 0:
+        return f"{head}\n{_shape(var.shape)} {np.dtype(var.dtype)}"
+    return head + "".join(f"\n{i}: {_shape(v.shape)} {np.dtype(v.dtype)}" for i, v in sorted(outputs.items()))
 
 
 def draw_graph(outputs, *inputs, max_nodes=300, rankdir="TB"):
@@ -255,14 +258,15 @@ def draw_graph(outputs, *inputs, max_nodes=300, rankdir="TB"):
     import graphviz
     roots = _graph_outputs(outputs, inputs)
     # Breadth first from the outputs: the nodes nearest them are kept when the graph is cut.
-    order, seen = [], {}
+    order, seen = [], {}  # seen: node id -> {output index: Var}
     queue = deque(roots)
     while queue:
         v = queue.popleft()
         nid = v.node_id
         if nid in seen:
+            seen[nid].setdefault(v.output_index, v)
             continue
-        seen[nid] = v
+        seen[nid] = {v.output_index: v}
         order.append(v)
         queue.extend(v.inputs)
     shown = {v.node_id for v in order[:max_nodes]}
@@ -280,7 +284,7 @@ def draw_graph(outputs, *inputs, max_nodes=300, rankdir="TB"):
             attrs = {"fillcolor": "#cfe2ff", "shape": "ellipse"}
         if nid in output_ids:
             attrs["penwidth"] = "2"
-        dot.node(f"n{nid}", _node_label(v), **attrs)
+        dot.node(f"n{nid}", _node_label(v, seen[nid]), **attrs)
         for x in v.inputs:
             if x.node_id in shown:
                 label = str(x.output_index) if x.output_index else None

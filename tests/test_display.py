@@ -230,6 +230,16 @@ def test_draw_graph_shares_nodes_and_caps_them():
     assert f'cut [label="{len(full) - 10} more nodes not shown (max_nodes=10)"' in cut
 
 
+def test_draw_graph_labels_each_output_of_a_node_with_several():
+    parts = _core.split(F.const(np.arange(6.0, dtype=np.float32)), [2, 4], 0)
+    source = nn.draw_graph(parts[1][:2] * 2.0 + parts[0]).source
+    labels = [label for _, label in _dot_nodes(source)]
+    assert labels.count("Split\n0: (2,) float32\n1: (4,) float32") == 1
+    split = next(n for n, label in _dot_nodes(source) if label.startswith("Split"))
+    assert re.search(rf"\t{split} -> \w+ \[label=1\]", source)  # output 1 into the slice
+    assert re.search(rf"\t{split} -> \w+\n", source)  # output 0 into the sum
+
+
 def test_draw_graph_of_a_python_module_needs_inputs(rng):
     net = nn.Sequential(nn.Linear(4, 3), nn.Tanh())
     with pytest.raises(ValueError, match="example inputs"):
