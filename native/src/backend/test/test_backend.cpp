@@ -35,15 +35,24 @@ void scramble_copy(void* dst, const void* src, size_t bytes) {
 
 // The live buffers, by start address: every pointer the backend is handed must address bytes
 // inside one of them (the executor sub-allocates values and scratch from one buffer per plan).
-std::mutex g_buffers_mutex;
-std::map<const char*, size_t> g_buffers;
+// Never destroyed: a buffer freed while the process exits (held by a cached plan) still
+// unregisters itself.
+struct BufferRegistry {
+  std::mutex mutex;
+  std::map<const char*, size_t> buffers;
+};
+BufferRegistry& buffer_registry() {
+  static BufferRegistry* registry = new BufferRegistry;
+  return *registry;
+}
 
 void check_buffer(const void* device_ptr, size_t bytes) {
   if (bytes == 0) return;  // an empty value has no bytes to address
   const char* p = (const char*)device_ptr;
-  std::lock_guard<std::mutex> lock(g_buffers_mutex);
-  auto it = g_buffers.upper_bound(p);
-  if (it == g_buffers.begin() || p + bytes > std::prev(it)->first + std::prev(it)->second) {
+  BufferRegistry& r = buffer_registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  auto it = r.buffers.upper_bound(p);
+  if (it == r.buffers.begin() || p + bytes > std::prev(it)->first + std::prev(it)->second) {
     throw std::logic_error("test backend: a pointer that is not inside one of its buffers");
   }
 }
@@ -113,13 +122,15 @@ class TestBackend : public Backend {
   std::shared_ptr<void> allocate(size_t bytes) const override {
     char* block = (char*)allocate_aligned(bytes);
     {
-      std::lock_guard<std::mutex> lock(g_buffers_mutex);
-      g_buffers[block] = bytes;
+      BufferRegistry& r = buffer_registry();
+      std::lock_guard<std::mutex> lock(r.mutex);
+      r.buffers[block] = bytes;
     }
     return std::shared_ptr<void>(block, [](void* p) {
       {
-        std::lock_guard<std::mutex> lock(g_buffers_mutex);
-        g_buffers.erase((const char*)p);  // a stale pointer fails check_buffer
+        BufferRegistry& r = buffer_registry();
+        std::lock_guard<std::mutex> lock(r.mutex);
+        r.buffers.erase((const char*)p);  // a stale pointer fails check_buffer
       }
       std::free(p);
     });
