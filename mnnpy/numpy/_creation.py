@@ -279,6 +279,7 @@ def eye(N, M=None, k=0, dtype=float, order="C", *, device=None, like=None):
     N, M, k = _operator.index(N), _operator.index(M), _operator.index(k)
     if N < 0 or M < 0:
         raise ValueError("negative dimensions are not allowed")
+    k = min(max(k, -N), M)  # any diagonal outside the matrix leaves it all zeros (k may exceed int64)
     rows = _core.reshape(_iota(N), (N, 1))
     cols = _core.reshape(_iota(M), (1, M))
     on = _core.binary("Equal", cols, _core.binary("Add", rows, _core.scalar(k, rows)))

@@ -40,6 +40,25 @@ def _dtype_of(x):
     return x.dtype if isinstance(x, Var) else x
 
 
+def astype(x, dtype, /, *, copy=True, device=None):
+    """``x`` cast to ``dtype`` (NumPy 2's and the Array API's function form of ``x.astype``):
+    a new array, or ``x`` itself when ``copy=False`` and the dtype already matches. Like NumPy,
+    only arrays and scalars are accepted, not lists."""
+    from .. import _core
+    from ._common import asvar
+    if not (isinstance(x, Var) or isinstance(x, _np.ndarray) or _np.isscalar(x)):
+        raise TypeError(f"Input should be a NumPy array or scalar. It is a {type(x)} instead.")
+    if device is not None and device != "cpu":
+        raise ValueError(f'Device not understood. Only "cpu" is allowed, but received: {device}')
+    x = asvar(x)
+    dtype = _np.dtype(dtype)
+    if dtype.kind not in "biuf":
+        raise TypeError(f"mnnpy.numpy does not support arrays of dtype {dtype}")
+    if dtype == x.dtype:
+        return _core.unary("Identity", x) if copy else x
+    return _core.cast(x, dtype)
+
+
 def result_type(*arrays_and_dtypes):
     """The dtype NumPy gives an operation on these arrays, dtypes and Python numbers."""
     return _np.result_type(*(_dtype_of(x) for x in arrays_and_dtypes))

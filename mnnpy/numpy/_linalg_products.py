@@ -14,7 +14,7 @@ from .._core import Var
 from ._common import asvar, normalize_axis, store
 
 __all__ = ["dot", "vdot", "inner", "outer", "matmul", "tensordot", "einsum", "trace", "kron", "cross",
-           "convolve", "correlate", "vander", "diagonal_view"]
+           "convolve", "correlate", "vander", "diagonal_view", "vecdot"]
 
 _BOOL = _np.dtype(bool)
 _INT64 = _np.dtype("int64")
@@ -123,6 +123,39 @@ def dot(a, b, out=None):
         b2 = _reshape(_transpose(b, perm), (k, _prod(b.shape) // max(k, 1) if k else _prod(b.shape[:-2]) * b.shape[-1]))
         result = _reshape(_core.matmul(a2, b2), tuple(a.shape[:-1]) + tuple(b.shape[:-2]) + (b.shape[-1],))
     return store(result, out)
+
+
+def vecdot(x1, x2, /, out=None, *, axis=-1, keepdims=False, dtype=None):
+    """numpy.vecdot: dot products of the vectors along ``axis`` of each operand (its own axis,
+    as for NumPy's gufunc), the other axes broadcast; the result has the operands' common dtype."""
+    a, b = _pair(x1, x2)
+    for i, v in enumerate((a, b)):
+        if v.ndim == 0:
+            raise ValueError(f"vecdot: Input operand {i} does not have enough dimensions (has 0, gufunc core "
+                             "with signature (n),(n)->() requires 1)")
+    a = _transpose(a, _to_last(normalize_axis(axis, a.ndim), a.ndim))
+    b = _transpose(b, _to_last(normalize_axis(axis, b.ndim), b.ndim))
+    n = a.shape[-1]
+    if b.shape[-1] != n:
+        raise ValueError(f"vecdot: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
+                         f"(n),(n)->() (size {b.shape[-1]} is different from {n})")
+    batch = tuple(_np.broadcast_shapes(tuple(a.shape[:-1]), tuple(b.shape[:-1])))
+    dt = _np.result_type(a.dtype, b.dtype) if dtype is None else _np.dtype(dtype)
+    a, b = _cast(a, dt), _cast(b, dt)
+    # One row times one column per batch entry: the core's MatMul broadcasts the batch axes.
+    result = _core.matmul(_reshape(a, tuple(a.shape[:-1]) + (1, n)), _reshape(b, tuple(b.shape[:-1]) + (n, 1)))
+    result = _reshape(result, batch)
+    if keepdims:
+        result = _reshape(result, _insert(batch, normalize_axis(axis, len(batch) + 1), 1))
+    return store(result, out)
+
+
+def _to_last(axis, ndim):
+    return [i for i in range(ndim) if i != axis] + [axis]
+
+
+def _insert(shape, pos, value):
+    return tuple(shape[:pos]) + (value,) + tuple(shape[pos:])
 
 
 def vdot(a, b, /):

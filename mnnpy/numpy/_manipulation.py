@@ -14,7 +14,7 @@ from .._core import Var
 from ._common import AxisError, asvar, ints, normalize_axis, operand, store
 
 __all__ = [
-    "reshape", "ravel", "transpose", "swapaxes", "moveaxis", "rollaxis", "expand_dims", "squeeze",
+    "reshape", "ravel", "transpose", "permute_dims", "matrix_transpose", "unstack", "swapaxes", "moveaxis", "rollaxis", "expand_dims", "squeeze",
     "concatenate", "concat", "stack", "hstack", "vstack", "dstack", "column_stack", "row_stack", "block",
     "split", "array_split", "hsplit", "vsplit", "dsplit", "tile", "repeat", "flip", "fliplr", "flipud", "roll",
     "rot90", "pad", "broadcast_to", "broadcast_arrays", "broadcast_shapes", "atleast_1d", "atleast_2d",
@@ -141,6 +141,31 @@ def transpose(a, axes=None):
     if len(set(axes)) != len(axes):
         raise ValueError("repeated axis in transpose")
     return _core.transpose(a, axes)
+
+
+permute_dims = transpose  # NumPy 2's Array API name (the same function, as in NumPy)
+
+
+def matrix_transpose(x, /):
+    """Swaps the last two axes of a matrix or a stack of matrices."""
+    x = asvar(x)
+    if x.ndim < 2:
+        raise ValueError(f"Input array must be at least 2-dimensional, but it is {x.ndim}")
+    return swapaxes(x, -1, -2)
+
+
+def unstack(x, /, *, axis=0):
+    """The arrays along ``axis``, as a tuple (the inverse of ``stack(..., axis=axis)``)."""
+    x = asvar(x)
+    if x.ndim == 0:
+        raise ValueError("Input array must be at least 1-d.")
+    axis = normalize_axis(axis, x.ndim)
+    n = x.shape[axis]
+    if n == 0:
+        return ()
+    parts = _core.split_sections(x, n, axis, False) if n > 1 else [x]
+    rest = tuple(s for i, s in enumerate(x.shape) if i != axis)
+    return tuple(_core.reshape(p, rest) for p in parts)
 
 
 def swapaxes(a, axis1, axis2):

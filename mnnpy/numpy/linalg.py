@@ -15,11 +15,11 @@ from .. import _core
 from .._core import Var
 from ._common import asvar, normalize_axis, store
 from ._linalg_products import (cross, diagonal_view as _diagonal_view, matmul, outer as _outer, tensordot,
-                               trace as _trace)
+                               trace as _trace, vecdot as _vecdot)
 
 __all__ = ["LinAlgError", "norm", "vector_norm", "matrix_norm", "inv", "det", "slogdet", "solve", "lstsq", "pinv",
            "svd", "svdvals", "qr", "cholesky", "eigh", "eigvalsh", "matrix_power", "matrix_rank", "multi_dot",
-           "matmul", "tensordot", "cross", "outer", "trace", "diagonal", "matrix_transpose",
+           "matmul", "tensordot", "cross", "outer", "trace", "diagonal", "matrix_transpose", "vecdot",
            "SVDResult", "EighResult", "QRResult", "SlogdetResult"]
 
 LinAlgError = _np.linalg.LinAlgError
@@ -479,6 +479,11 @@ def matrix_transpose(x, /):
     if x.ndim < 2:
         raise ValueError("Input array must be at least 2-dimensional")
     return _swap_last(x)
+
+
+def vecdot(x1, x2, /, *, axis=-1):
+    """Dot products of the vectors along ``axis`` (numpy.vecdot)."""
+    return _vecdot(x1, x2, axis=axis)
 
 
 def outer(x1, x2, /):
