@@ -20,6 +20,7 @@ from ._misc import *  # noqa: F401,F403
 from . import linalg, random  # noqa: F401
 import math  # noqa: F401,E402  (MNN.numpy.math, as NumPy 1.x had it: Python's math module)
 from ._ndarray import *  # noqa: F401,F403  (also gives Var its ndarray methods)
+from ._info import *  # noqa: F401,F403  (__array_namespace_info__, __array_api_version__)
 
 
 def __getattr__(name):
