@@ -50,6 +50,9 @@ def astype(x, dtype, /, *, copy=True, device=None):
         raise TypeError(f"Input should be a NumPy array or scalar. It is a {type(x)} instead.")
     if device is not None and device != "cpu":
         raise ValueError(f'Device not understood. Only "cpu" is allowed, but received: {device}')
+    if not isinstance(x, (Var, _np.ndarray, _np.generic)):
+        # A Python number passes NumPy's scalar check, then has no astype method.
+        raise AttributeError(f"'{type(x).__name__}' object has no attribute 'astype'")
     x = asvar(x)
     dtype = _np.dtype(dtype)
     if dtype.kind not in "biuf":

@@ -405,12 +405,12 @@ def nancumprod(a, axis=None, dtype=None, out=None):
 
 def _cumulative_api(kind, x, axis, dtype, out, include_initial):
     v = asvar(x)
+    if v.ndim == 0:  # NumPy reads a 0-d array as one of shape (1,)
+        v = _reshape(v, (1,))
     if axis is None:
         if v.ndim > 1:
             raise ValueError("For arrays which have more than one dimension ``axis`` argument is required.")
         axis = 0
-    if v.ndim == 0:
-        raise ValueError("cumulative operations require an array with at least one dimension")
     return _cumulative(kind, v, axis, dtype, out, False, include_initial)
 
 
