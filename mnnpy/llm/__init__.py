@@ -155,9 +155,11 @@ class LLM:
             if threads < 0:
                 raise ValueError(f"thread_num must be >= 0 (0: the process's thread count), got {threads}")
             backend = str(values.get("backend_type", self.backend_type)).lower()
-            usable = _core.usable_backends()
-            if backend not in usable:
-                raise ValueError(f"backend_type {backend!r} is not usable here (usable: {', '.join(usable)})")
+            # Asking for the usable backends opens the Vulkan driver (tens of MB resident on a
+            # machine whose device is lavapipe): only when another backend than the CPU is asked.
+            if backend != "cpu" and backend not in _core.usable_backends():
+                usable = ", ".join(_core.usable_backends())
+                raise ValueError(f"backend_type {backend!r} is not usable here (usable: {usable})")
             from .. import _precision_name
             precision = _precision_name(values.get("precision", self.precision))
             memory = str(values.get("memory", self.memory)).lower()
