@@ -150,3 +150,24 @@ def test_cumulative(a, data):
 def test_eye_offsets(n, m, k):
     same(lambda mod: mod.eye(n, m, k=k))
     same(lambda mod: mod.eye(n, m, k=k, dtype=mod.int8))
+
+
+# ---------------------------------------------------------------- signed zeros and cos near zero
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("name", ["sin", "expm1", "cos"])
+def test_zero_special_cases(name, dtype):
+    x = numpy.array([0.0, -0.0, 1e-30, -1e-30, 2.0 ** -28, -(2.0 ** -27.5), 2.0 ** -26, -1.0, 3.0, numpy.nan,
+                     numpy.inf, -numpy.inf], dtype)
+    with numpy.errstate(invalid="ignore"):
+        expected = getattr(numpy, name)(x)
+    ours = numpy.asarray(getattr(mnp, name)(x))
+    assert_same(ours, expected)
+    assert numpy.array_equal(numpy.signbit(ours), numpy.signbit(expected))  # sin(-0) = expm1(-0) = -0
+    if name == "cos":
+        assert numpy.all(ours[:6] == 1)  # exactly 1 where 1 - x*x/2 rounds to 1
+
+
+@pytest.mark.parametrize("name", ["sin", "expm1", "cos"])
+def test_zero_special_cases_integer_and_dtype_args(name):
+    same(lambda m: getattr(m, name)(numpy.array([0, 1, -2], numpy.int8)))
+    same(lambda m: getattr(m, name)(numpy.array([-0.0, 0.0], numpy.float32), dtype=numpy.float64))

@@ -200,6 +200,26 @@ def _u(op):
     return lambda x: _core.unary(op, x)
 
 
+def _odd_at_zero(op):
+    """An odd function f with f(0) = 0 whose kernel drops the sign of zero: +0 and -0 pass
+    through unchanged, as NumPy's (and IEEE 754's) sin(-0) = -0, expm1(-0) = -0."""
+    def compute(x):
+        y = _core.unary(op, x)
+        if x.dtype.kind != "f":
+            return y
+        return _core.where(_core.binary("Equal", x, _scalar(0, x)), x, y)
+    return compute
+
+
+def _cos(x):
+    """cos, exactly 1 for |x| < 2**-27 (where 1 - x*x/2 rounds to 1 even in float64)."""
+    y = _core.unary("Cos", x)
+    if x.dtype.kind != "f":
+        return y
+    near_zero = _core.binary("Less", _core.unary("Abs", x), _scalar(2.0 ** -27, x))
+    return _core.where(near_zero, _scalar(1, y), y)
+
+
 def _b(op):
     return lambda x, y: _core.binary(op, x, y)
 
@@ -305,8 +325,8 @@ _UNARY = {
     "negative": _u("Neg"), "positive": _u("Identity"), "absolute": _u("Abs"), "fabs": _u("Abs"),
     "sign": _u("Sign"), "rint": _rounding("Round"), "floor": _rounding("Floor"), "ceil": _rounding("Ceil"),
     "trunc": _rounding("Trunc"), "sqrt": _u("Sqrt"), "cbrt": _u("Cbrt"), "square": _u("Square"),
-    "reciprocal": _reciprocal, "exp": _u("Exp"), "exp2": _u("Exp2"), "expm1": _u("Expm1"), "log": _u("Log"),
-    "log2": _u("Log2"), "log10": _u("Log10"), "log1p": _u("Log1p"), "sin": _u("Sin"), "cos": _u("Cos"),
+    "reciprocal": _reciprocal, "exp": _u("Exp"), "exp2": _u("Exp2"), "expm1": _odd_at_zero("Expm1"), "log": _u("Log"),
+    "log2": _u("Log2"), "log10": _u("Log10"), "log1p": _u("Log1p"), "sin": _odd_at_zero("Sin"), "cos": _cos,
     "tan": _u("Tan"), "arcsin": _u("Asin"), "arccos": _u("Acos"), "arctan": _u("Atan"), "sinh": _u("Sinh"),
     "cosh": _u("Cosh"), "tanh": _u("Tanh"), "arcsinh": _u("Asinh"), "arccosh": _u("Acosh"),
     "arctanh": _u("Atanh"), "deg2rad": _scale_by(_math.pi / 180), "rad2deg": _scale_by(180 / _math.pi),
