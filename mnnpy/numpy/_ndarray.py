@@ -113,6 +113,24 @@ def _iter(self):
         yield self[i]
 
 
+def _complex(self):
+    """``complex(v)``: the value as NumPy converts the same array (mnnpy has no complex dtypes)."""
+    return complex(_np.asarray(self.read()))
+
+
+_getitem = Var.__getitem__
+
+
+def _empty_mask_getitem(self, key):
+    """``v[mask]`` with NumPy's rule for an empty boolean mask: each of its axes of length 0 or of
+    the length of the array's axis; it selects nothing (a (0, *rest) array)."""
+    if isinstance(key, (Var, _np.ndarray)) and key.dtype == _np.bool_ and 0 < key.ndim <= self.ndim:
+        shape, key_shape = tuple(self.shape), tuple(key.shape)
+        if 0 in key_shape and all(k in (s, 0) for k, s in zip(key_shape, shape)):
+            key = _np.zeros(shape[:len(key_shape)], dtype=_np.bool_)
+    return _getitem(self, key)
+
+
 def _real(self):
     return self
 
@@ -136,6 +154,8 @@ Var.__array_namespace__ = _array_namespace
 Var.__dlpack__ = _dlpack
 Var.__dlpack_device__ = _dlpack_device
 Var.__iter__ = _iter
+Var.__complex__ = _complex
+Var.__getitem__ = _empty_mask_getitem
 Var.real = property(_real)
 Var.imag = property(_imag)
 Var.mT = property(lambda self: _core.transpose(self, list(range(self.ndim - 2)) + [self.ndim - 1, self.ndim - 2]))
