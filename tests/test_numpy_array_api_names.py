@@ -35,7 +35,8 @@ def test_astype_copy_is_independent():
 
 
 def test_astype_device_and_scalars():
-    assert_same(mnp.astype(numpy.float32(2.5), numpy.int16, device="cpu"), numpy.astype(numpy.float32(2.5), numpy.int16))
+    scalar = numpy.float32(2.5)
+    assert_same(mnp.astype(scalar, numpy.int16, device="cpu"), numpy.astype(scalar, numpy.int16))
     for call in (lambda m: m.astype(3, m.float32),  # NumPy: AttributeError (a Python int has no astype)
                  lambda m: m.astype([1, 2], m.float32),  # lists are not arrays here (NumPy's rule)
                  lambda m: m.astype(numpy.ones(2), numpy.float32, device="gpu"),

@@ -14,7 +14,8 @@ from .._core import Var
 from ._common import AxisError, asvar, ints, normalize_axis, operand, store
 
 __all__ = [
-    "reshape", "ravel", "transpose", "permute_dims", "matrix_transpose", "unstack", "swapaxes", "moveaxis", "rollaxis", "expand_dims", "squeeze",
+    "reshape", "ravel", "transpose", "permute_dims", "matrix_transpose", "unstack",
+    "swapaxes", "moveaxis", "rollaxis", "expand_dims", "squeeze",
     "concatenate", "concat", "stack", "hstack", "vstack", "dstack", "column_stack", "row_stack", "block",
     "split", "array_split", "hsplit", "vsplit", "dsplit", "tile", "repeat", "flip", "fliplr", "flipud", "roll",
     "rot90", "pad", "broadcast_to", "broadcast_arrays", "broadcast_shapes", "atleast_1d", "atleast_2d",
