@@ -122,8 +122,8 @@ _getitem = Var.__getitem__
 
 
 def _empty_mask_getitem(self, key):
-    """``v[mask]`` with NumPy's rule for an empty boolean mask: each of its axes of length 0 or of
-    the length of the array's axis; it selects nothing (a (0, *rest) array)."""
+    """NumPy indexing; returns a new Var. An empty boolean mask whose axes each have length 0 or the
+    length of the array's axis selects nothing (a (0, *rest) array), as in NumPy."""
     if isinstance(key, (Var, _np.ndarray)) and key.dtype == _np.bool_ and 0 < key.ndim <= self.ndim:
         shape, key_shape = tuple(self.shape), tuple(key.shape)
         if 0 in key_shape and all(k in (s, 0) for k, s in zip(key_shape, shape)):
