@@ -399,6 +399,16 @@ def test_fit_and_evaluate(capsys):
     assert set(hist) >= {"loss", "accuracy", "samples_per_s", "lr", "val_loss", "val_accuracy"}
     assert len(hist["loss"]) == 4 and hist["lr"] == [0.01, 0.005, 0.0025, 0.00125]
     assert hist["loss"][-1] < hist["loss"][0]
+    # on_epoch_end sees each epoch's history as it grows (a live loss curve); True stops training.
+    seen = []
+    hist = optim.fit(model, loader, opt, nnf.cross_entropy, epochs=3, progress=False,
+                     on_epoch_end=lambda epoch, h: seen.append((epoch, list(h["loss"]))))
+    assert seen == [(0, hist["loss"][:1]), (1, hist["loss"][:2]), (2, hist["loss"])]
+    hist = optim.fit(model, loader, opt, nnf.cross_entropy, epochs=5, progress=False,
+                     on_epoch_end=lambda epoch, h: epoch == 1)
+    assert len(hist["loss"]) == 2 and not model.is_training
+    with pytest.raises(TypeError, match="on_epoch_end must be callable"):
+        optim.fit(model, loader, opt, nnf.cross_entropy, on_epoch_end=3)
     hist = optim.fit(model, loader, opt, nnf.cross_entropy, epochs=1, progress=True)
     bar = capsys.readouterr().err
     assert "epoch 1/1" in bar and "loss=" in bar and "acc=" in bar and "samples/s=" in bar

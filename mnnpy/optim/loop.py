@@ -123,17 +123,21 @@ def evaluate(model, loader, loss_fn=None, metrics=("accuracy",)):
 
 
 def fit(model, loader, optimizer, loss_fn, epochs=1, val_loader=None, metrics=("accuracy",), scheduler=None,
-        progress=True, verbose=False):
+        progress=True, verbose=False, on_epoch_end=None):
     """Trains ``model`` for ``epochs`` passes over ``loader`` with planned steps of
     ``optimizer`` on ``loss_fn(model(*inputs), *targets)``. ``scheduler.step()`` runs after
     each epoch. Shows a tqdm bar per epoch (``progress=False`` hides it) and, with
     ``verbose``, prints one line per epoch. Returns the history: per-epoch lists ``loss``,
     ``accuracy``, ``samples_per_s``, ``lr`` and, with ``val_loader``, ``val_loss`` and
-    ``val_accuracy``."""
+    ``val_accuracy``. ``on_epoch_end(epoch, history)``, where given, is called after each epoch
+    (0-based) with the history so far (a live loss curve in a notebook, checkpoints); when it
+    returns True, training stops there (early stopping)."""
     if not callable(loss_fn):
         raise TypeError(f"fit: loss_fn must be callable, got {type(loss_fn).__name__}")
     if isinstance(epochs, bool) or not isinstance(epochs, (int, np.integer)) or epochs < 0:
         raise ValueError(f"fit: epochs must be a non-negative int, got {epochs!r}")
+    if on_epoch_end is not None and not callable(on_epoch_end):
+        raise TypeError(f"fit: on_epoch_end must be callable, got {type(on_epoch_end).__name__}")
     metrics = _check_metrics(metrics)
     history = {"loss": [], "samples_per_s": [], "lr": []}
     for m in metrics:
@@ -206,5 +210,7 @@ def fit(model, loader, optimizer, loss_fn, epochs=1, val_loader=None, metrics=("
                 parts += [f"val_{m} {history['val_' + m][-1]:.4f}" for m in metrics]
             parts.append(f"{history['samples_per_s'][-1]:.0f} samples/s")
             print("  ".join(parts))
+        if on_epoch_end is not None and on_epoch_end(epoch, history) is True:
+            break
     _set_training(model, False)
     return history
