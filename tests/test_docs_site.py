@@ -103,6 +103,13 @@ def test_api_pages_carry_the_docstrings(site):
     assert 'id="mnnpy.Var"' in core_page and 'id="mnnpy.Var.read"' in core_page
     # pybind11 puts the signature first; the description follows a blank line.
     assert read_doc and _first_sentence(read_doc.split("\n\n", 1)[-1]) in _text(out / "api" / "mnnpy" / "index.html")
+    # Every name a module lists in __all__ is documented on its page (classes such as mnnpy.llm.LLM
+    # with their methods).
+    import mnnpy.llm
+    llm_page = (out / "api" / "mnnpy.llm" / "index.html").read_text(encoding="utf-8")
+    for name in mnnpy.llm.__all__:
+        assert f'id="mnnpy.llm.{name}"' in llm_page, name
+    assert 'id="mnnpy.llm.LLM.generate"' in llm_page and 'id="mnnpy.llm.LLM.response"' in llm_page
     # Each API page documents more than its module docstring.
     for page in (out / "api").iterdir():
         assert len(re.findall(r'class="doc doc-heading"', (page / "index.html").read_text(encoding="utf-8"))) >= 5, page
