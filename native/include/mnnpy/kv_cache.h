@@ -31,6 +31,11 @@ struct KvCache {
   // Room for `tokens` tokens in every layer, grown in whole blocks; the first `keep` tokens of
   // each head are kept.
   void reserve(int64_t tokens, int64_t keep);
+  // ValueError unless layer `layer` of the cache holds `kv_heads` heads of `head_dim` values
+  // (a CachedAttention node against its cache).
+  void check_fits(int64_t layer, int64_t node_kv_heads, int64_t node_head_dim) const;
+  // ValueError unless the cache's buffers are `backend`'s ("cpu": the host vectors).
+  void check_held_by(const char* backend) const;
   float* keys(int64_t layer, int64_t head) { return key_data[(size_t)layer].data() + head * capacity * head_dim; }
   float* values(int64_t layer, int64_t head) { return value_data[(size_t)layer].data() + head * capacity * head_dim; }
 

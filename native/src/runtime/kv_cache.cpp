@@ -48,6 +48,23 @@ void KvCache::reserve(int64_t tokens, int64_t keep) {
   capacity = grown;
 }
 
+void KvCache::check_fits(int64_t layer, int64_t node_kv_heads, int64_t node_head_dim) const {
+  if (layer >= layers || node_kv_heads != kv_heads || node_head_dim != head_dim) {
+    throw ValueError("CachedAttention: layer " + std::to_string(layer) + " with " + std::to_string(node_kv_heads) +
+                     " key/value heads of " + std::to_string(node_head_dim) + " does not fit its cache (" +
+                     std::to_string(layers) + " layers, " + std::to_string(kv_heads) + " heads of " +
+                     std::to_string(head_dim) + ")");
+  }
+}
+
+void KvCache::check_held_by(const char* backend) const {
+  const std::string holder = device ? device->backend() : "cpu";
+  if (holder != backend) {
+    throw ValueError("CachedAttention: the cache is held by the " + holder +
+                     " backend; every plan of a model runs its attention on one backend");
+  }
+}
+
 int64_t kv_cache_create(int64_t layers, int64_t kv_heads, int64_t head_dim) {
   if (layers <= 0 || kv_heads <= 0 || head_dim <= 0) {
     throw ValueError("kv cache: layers, heads and head_dim must be positive, got " + std::to_string(layers) + ", " +

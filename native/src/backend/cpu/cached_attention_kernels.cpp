@@ -86,16 +86,8 @@ class CachedAttentionKernel : public Kernel {
   void execute(const KernelArgs& args, void*) const override {
     const std::shared_ptr<KvCache> cache = kv_cache_find(handle_);
     std::lock_guard<std::mutex> lock(cache->mutex);
-    if (cache->device) {
-      throw ValueError(std::string("CachedAttention: the cache is held by the ") + cache->device->backend() +
-                       " backend; every plan of a model runs its attention on one backend");
-    }
-    if (layer_ >= cache->layers || kv_heads_ != cache->kv_heads || depth_ != cache->head_dim) {
-      throw ValueError("CachedAttention: layer " + std::to_string(layer_) + " with " + std::to_string(kv_heads_) +
-                       " key/value heads of " + std::to_string(depth_) + " does not fit its cache (" +
-                       std::to_string(cache->layers) + " layers, " + std::to_string(cache->kv_heads) + " heads of " +
-                       std::to_string(cache->head_dim) + ")");
-    }
+    cache->check_held_by("cpu");
+    cache->check_fits(layer_, kv_heads_, depth_);
     const int64_t past = args.inputs[3]->ptr<int64_t>()[0];
     if (past < 0) throw ValueError("CachedAttention: past must be >= 0, got " + std::to_string(past));
     const int64_t S = tokens_, D = depth_, total = past + S;

@@ -181,19 +181,13 @@ std::unique_ptr<Kernel> make_cached_attention_kernel(const KernelContext& ctx) {
   const std::shared_ptr<KvCache> cache = kv_cache_find(ctx.attrs.get_int("cache"));
   const int64_t layer = ctx.attrs.get_int("layer");
   std::lock_guard<std::mutex> lock(cache->mutex);
-  if (layer >= cache->layers || kv_heads != cache->kv_heads || depth != cache->head_dim) {
-    throw ValueError("CachedAttention: layer " + std::to_string(layer) + " with " + std::to_string(kv_heads) +
-                     " key/value heads of " + std::to_string(depth) + " does not fit its cache (" +
-                     std::to_string(cache->layers) + " layers, " + std::to_string(cache->kv_heads) + " heads of " +
-                     std::to_string(cache->head_dim) + ")");
-  }
+  cache->check_fits(layer, kv_heads, depth);
   if (!cache->device) {
     auto storage = std::make_unique<DeviceKvStorage>();
     if (cache->capacity > 0) storage->adopt(*cache);
     cache->device = std::move(storage);
-  } else if (!dynamic_cast<DeviceKvStorage*>(cache->device.get())) {
-    throw ValueError(std::string("CachedAttention: the cache is held by the ") + cache->device->backend() +
-                     " backend; every plan of a model runs its attention on one backend");
+  } else {
+    cache->check_held_by("vulkan");
   }
   cache->reserve(tokens, cache->capacity);
   return new_kernel<CachedAttentionKernel>(cache, layer, (float)ctx.attrs.get_float("scale"), heads, tokens, depth,
